@@ -1,0 +1,227 @@
+"""DecodeConfig: every knob of one decoding request, frozen and validated, plus the article's presets.
+
+The defaults are the *correct* behaviour of the source article: confidence from the raw logits,
+tokens drawn only where the schedule confirms, one generator per request. The teaching switches
+(`confidence_from`, `sample_scope`, `rng`) reproduce the mistakes it warns about.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+# Registry keys. The modules that implement them (schedules.py, scoring.py) check at import time
+# that their registries use exactly these names, so the UI and the validator never drift apart.
+SCHEDULES = ("topk_decay", "fixed_steps", "threshold", "adaptive")
+CONFIDENCES = ("max_prob", "margin", "entropy", "random")
+CONFIDENCE_FROM = ("raw", "tempered", "sampled")
+SAMPLE_SCOPES = ("selected", "all")
+RNG_MODES = ("per_request", "shared")
+BLOCK_SCHEDULES = ("continue", "restart")
+
+MAX_SEED = 2**63 - 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preset:
+    """One row of the article's tuning table (section 4.2); values are the middle of each range."""
+
+    temperature: float  # sampling temperature at the confirmed positions
+    top_k_divisor: int  # initial top_k = gen_length // top_k_divisor
+    decay: float  # k <- floor(k * decay) after each step
+    note: str  # the article's one-line advice
+
+
+PRESETS: dict[str, Preset] = {
+    "quality": Preset(temperature=0.7, top_k_divisor=6, decay=0.95, note="slow but steady"),
+    "balanced": Preset(temperature=1.0, top_k_divisor=4, decay=0.9, note="recommended default"),
+    "speed": Preset(temperature=1.35, top_k_divisor=3, decay=0.85, note="fast, may repeat"),
+    "creative": Preset(temperature=1.45, top_k_divisor=5, decay=0.92, note="diversity first"),
+}
+
+
+def _bad(name: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"{name}={value!r} is invalid: expected {allowed}")
+
+
+def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= lo
+    if ok and hi is not None:
+        ok = value <= hi
+    if not ok:
+        rng = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
+        raise _bad(name, value, rng)
+
+
+def _check_float(name: str, value: Any, lo: float, hi: float | None, *, lo_open: bool) -> None:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = number and math.isfinite(value)
+    if ok:
+        ok = value > lo if lo_open else value >= lo
+    if ok and hi is not None:
+        ok = value <= hi
+    if not ok:
+        left = "(" if lo_open else "["
+        right = f"{hi}]" if hi is not None else "inf)"
+        raise _bad(name, value, f"a finite number in {left}{lo}, {right}")
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise _bad(name, value, "one of " + " | ".join(choices))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecodeConfig:
+    """How one request is decoded. Keyword-only, frozen; invalid values raise ValueError."""
+
+    gen_length: int = 64  # number of [MASK] positions appended to the prompt (0 = nothing to generate)
+    block_length: int | None = None  # semi-autoregressive block size; None = one block; divides gen_length
+    schedule: str = "topk_decay"  # how many positions to confirm per step: see schedules.py
+    top_k: int | None = None  # initial k for topk_decay / adaptive; None = max(1, gen_length // 4)
+    decay: float = 0.9  # topk_decay: after each step k = max(min_k, floor(k * decay)); in (0, 1]
+    min_k: int = 1  # floor on confirmations per step (topk_decay, threshold, adaptive)
+    steps: int | None = None  # fixed_steps: total steps, a multiple of the block count; None = gen_length // 2
+    threshold: float = 0.9  # threshold schedule: confirm every position with confidence >= threshold
+    temperature: float = 1.0  # sampling temperature at confirmed positions; 0 = argmax
+    temperature_stages: tuple[float, float, float] | None = None  # (early, middle, late); overrides temperature
+    confidence: str = "max_prob"  # confidence measure from probabilities: see scoring.py
+    top_p: float | None = None  # nucleus filter on the tempered distribution at drawn positions; None = off
+    vocab_top_k: int | None = None  # keep the vocab_top_k most likely tokens at drawn positions; None = off
+    seed: int = 0  # seeds this request's own torch.Generator
+    block_schedule: str = "continue"  # "restart": k (topk_decay/adaptive) restarts at top_k in each block
+    # Teaching switches: the defaults are correct; the others are the article's mistakes.
+    confidence_from: str = "raw"  # "tempered": polluted confidence; "sampled": p(sampled token), global sampling
+    sample_scope: str = "selected"  # "all": draw at every masked position, then confirm (wasted work)
+    rng: str = "per_request"  # "shared": one generator for the whole batch (results depend on neighbours)
+
+    def __post_init__(self) -> None:
+        _check_int("gen_length", self.gen_length, 0)
+        if self.block_length is not None:
+            _check_int("block_length", self.block_length, 1, max(1, self.gen_length))
+            if self.gen_length % self.block_length:
+                raise _bad("block_length", self.block_length, f"a divisor of gen_length={self.gen_length}")
+        _check_choice("schedule", self.schedule, SCHEDULES)
+        if self.top_k is not None:
+            _check_int("top_k", self.top_k, 1)
+        _check_float("decay", self.decay, 0.0, 1.0, lo_open=True)
+        _check_int("min_k", self.min_k, 1)
+        if self.steps is not None:
+            _check_int("steps", self.steps, 1, max(1, self.gen_length))
+            if self.steps % self.num_blocks:
+                raise _bad("steps", self.steps, f"a multiple of the number of blocks ({self.num_blocks})")
+        _check_float("threshold", self.threshold, 0.0, 1.0, lo_open=True)
+        _check_float("temperature", self.temperature, 0.0, None, lo_open=False)
+        if self.temperature_stages is not None:
+            stages = self.temperature_stages
+            if not isinstance(stages, (tuple, list)) or len(stages) != 3:
+                raise _bad("temperature_stages", stages, "None or three temperatures (early, middle, late)")
+            for name, value in zip(("early", "middle", "late"), stages):
+                _check_float(f"temperature_stages[{name}]", value, 0.0, None, lo_open=False)
+            object.__setattr__(self, "temperature_stages", tuple(float(t) for t in stages))
+        _check_choice("confidence", self.confidence, CONFIDENCES)
+        if self.top_p is not None:
+            _check_float("top_p", self.top_p, 0.0, 1.0, lo_open=True)
+        if self.vocab_top_k is not None:
+            _check_int("vocab_top_k", self.vocab_top_k, 1)
+        _check_int("seed", self.seed, 0, MAX_SEED)
+        _check_choice("block_schedule", self.block_schedule, BLOCK_SCHEDULES)
+        _check_choice("confidence_from", self.confidence_from, CONFIDENCE_FROM)
+        _check_choice("sample_scope", self.sample_scope, SAMPLE_SCOPES)
+        _check_choice("rng", self.rng, RNG_MODES)
+        if self.confidence_from == "sampled" and self.sample_scope != "all":
+            raise ValueError(
+                "confidence_from='sampled' needs sample_scope='all': the confidence of a sampled token "
+                f"exists only where a token was sampled (got sample_scope={self.sample_scope!r})"
+            )
+
+    # ----- derived values -------------------------------------------------------------------
+    @property
+    def block_size(self) -> int:
+        """Positions per block (gen_length when there is one block)."""
+        return self.block_length or self.gen_length
+
+    @property
+    def num_blocks(self) -> int:
+        return self.gen_length // self.block_length if self.block_length else 1
+
+    @property
+    def initial_k(self) -> int:
+        return self.top_k if self.top_k is not None else max(1, self.gen_length // 4)
+
+    @property
+    def total_steps(self) -> int:
+        """fixed_steps only: the step budget (default gen_length // 2, rounded to whole blocks)."""
+        if self.steps is not None:
+            return self.steps
+        return self.num_blocks * max(1, self.block_size // 2)
+
+    @cached_property
+    def planned_steps(self) -> int | None:
+        """Number of steps this config will take, or None when it depends on the model (threshold)."""
+        from dllm_viz.schedules import planned_steps  # late import: schedules imports config
+
+        return planned_steps(self)
+
+    # ----- construction helpers -------------------------------------------------------------
+    @classmethod
+    def preset(cls, name: str, gen_length: int = 64, **overrides: Any) -> DecodeConfig:
+        """A config from the article's tuning table; `overrides` replace any field."""
+        if name not in PRESETS:
+            raise _bad("preset", name, "one of " + " | ".join(PRESETS))
+        _check_int("gen_length", gen_length, 0)
+        p = PRESETS[name]
+        base = dict(
+            gen_length=gen_length,
+            schedule="topk_decay",
+            top_k=max(1, gen_length // p.top_k_divisor),
+            decay=p.decay,
+            temperature=p.temperature,
+        )
+        base.update(overrides)
+        return cls.from_dict(base)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> DecodeConfig:
+        """Build from a plain mapping (JSON, UI); an unknown key raises ValueError naming it."""
+        if not isinstance(values, dict):
+            raise _bad("config", values, "a mapping of DecodeConfig field names to values")
+        known = set(cls.field_names())
+        for key in values:
+            if key not in known:
+                raise _bad(key, values[key], "no such field; known fields: " + ", ".join(sorted(known)))
+        values = dict(values)
+        if isinstance(values.get("temperature_stages"), list):
+            values["temperature_stages"] = tuple(values["temperature_stages"])
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in self.field_names()}
+        if out["temperature_stages"] is not None:
+            out["temperature_stages"] = list(out["temperature_stages"])
+        return out
+
+    def replace(self, **changes: Any) -> DecodeConfig:
+        """A copy with `changes` applied (validated again)."""
+        return self.from_dict({**self.to_dict(), **changes})
+
+    def temperature_at(self, step: int, confirmed_fraction: float) -> float:
+        """Temperature in force at `step` (0-based): constant, or staged by thirds (article 6.4).
+
+        Thirds of the planned steps when the step count is known in advance, else thirds of the
+        confirmed fraction of the generation.
+        """
+        if self.temperature_stages is None:
+            return self.temperature
+        planned = self.planned_steps
+        if planned:
+            stage = min(2, (3 * step) // planned)
+        else:
+            stage = min(2, int(3 * confirmed_fraction))
+        return self.temperature_stages[stage]

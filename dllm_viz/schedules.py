@@ -1,0 +1,137 @@
+"""Confirmation schedules: how many positions a step confirms, and which ones.
+
+Every function here is pure and batched over requests: the state (current k, steps taken in the
+block, masks left) is passed in as `(B,)` tensors, never kept on an object. A batch may mix
+schedules; the decoder evaluates each schedule present and picks per row by `schedule_id`.
+
+Rules (article sections 3.3, 4.2, 5.4):
+- ``topk_decay``: confirm ``k``; after each step ``k = max(min_k, floor(k * decay))``.
+- ``fixed_steps``: a block of M masks and s steps confirms ``M // s`` per step, the remainder
+  ``M % s`` going one each to the earliest steps (LLaDA's ``get_num_transfer_tokens``).
+- ``threshold``: every eligible position whose confidence >= threshold, and at least ``min_k``.
+- ``adaptive``: k follows the fraction still masked: ``k = max(min_k, ceil(top_k * m / M))`` with m
+  masks left of the block's M. Each step confirms a constant share (top_k / M) of what is left, so
+  the count of masks decays geometrically: many confirmations while the canvas is wide open, and
+  single careful ones at the end, when each choice fixes the last gaps of an almost-written text.
+  Unlike topk_decay, k is tied to progress rather than to the step index, so it re-expands by
+  itself in each new block and never hits the floor while much is still masked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from dllm_viz.config import SCHEDULES, DecodeConfig
+
+
+@dataclass(frozen=True)
+class QuotaInputs:
+    """What a schedule may look at, one row per request (all `(B,)` long tensors)."""
+
+    k: torch.Tensor  # current k of topk_decay (also adaptive's top_k after block restarts)
+    top_k: torch.Tensor  # initial k
+    min_k: torch.Tensor
+    block_step: torch.Tensor  # steps already taken in the current block
+    block_size: torch.Tensor  # M: positions per block
+    steps_per_block: torch.Tensor  # fixed_steps: s
+    eligible: torch.Tensor  # masks left in the current block
+    above: torch.Tensor  # eligible positions whose confidence >= threshold
+
+
+def _topk_decay(q: QuotaInputs) -> torch.Tensor:
+    return q.k
+
+
+def _fixed_steps(q: QuotaInputs) -> torch.Tensor:
+    base = q.block_size // q.steps_per_block
+    remainder = q.block_size % q.steps_per_block
+    return base + (q.block_step < remainder).long()
+
+
+def _threshold(q: QuotaInputs) -> torch.Tensor:
+    return torch.maximum(q.above, q.min_k)
+
+
+def _adaptive(q: QuotaInputs) -> torch.Tensor:
+    # ceil(top_k * m / M) in exact integer arithmetic.
+    share = (q.top_k * q.eligible + q.block_size - 1) // q.block_size
+    return torch.maximum(share, q.min_k)
+
+
+QUOTAS: dict[str, Callable[[QuotaInputs], torch.Tensor]] = {
+    "topk_decay": _topk_decay,
+    "fixed_steps": _fixed_steps,
+    "threshold": _threshold,
+    "adaptive": _adaptive,
+}
+if tuple(QUOTAS) != SCHEDULES:  # the validator and the registry must name the same schedules
+    raise ImportError(f"schedule registry {tuple(QUOTAS)} != config.SCHEDULES {SCHEDULES}")
+
+SCHEDULE_IDS = {name: i for i, name in enumerate(SCHEDULES)}
+
+
+def quota(q: QuotaInputs, schedule_id: torch.Tensor, present: set[str] | None = None) -> torch.Tensor:
+    """Positions to confirm this step, `(B,)`, clamped to the eligible count.
+
+    `schedule_id` `(B,)` indexes SCHEDULES; `present` (names in the batch) skips absent schedules.
+    """
+    out = torch.zeros_like(q.eligible)
+    for name, fn in QUOTAS.items():
+        if present is not None and name not in present:
+            continue
+        out = torch.where(schedule_id == SCHEDULE_IDS[name], fn(q), out)
+    return torch.minimum(out, q.eligible)
+
+
+def next_k(k: torch.Tensor, decay: torch.Tensor, min_k: torch.Tensor) -> torch.Tensor:
+    """topk_decay's update ``max(min_k, floor(k * decay))``, in float64 to match Python exactly."""
+    return torch.maximum(torch.floor(k.double() * decay.double()).long(), min_k)
+
+
+def select_top(confidence: torch.Tensor, eligible: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+    """The `count` most confident eligible positions of each row, as a `(B, L)` bool mask.
+
+    A rank mask instead of a per-row topk, so rows with different counts stay one batched op.
+    Ties go to the earlier position (stable sort), which keeps the choice deterministic.
+    """
+    score = confidence.masked_fill(~eligible, float("-inf"))  # (B, L)
+    order = torch.sort(score, dim=-1, descending=True, stable=True).indices  # (B, L)
+    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
+    return (rank < count.unsqueeze(-1)) & eligible
+
+
+def block_of(positions: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:
+    """Block index of generated-relative `positions` `(L,)` for each row: `(B, L)`."""
+    return positions.unsqueeze(0) // block_size.unsqueeze(-1)
+
+
+def planned_steps(config: DecodeConfig) -> int | None:
+    """Steps the schedule will take, simulated from its own quota rule; None for threshold.
+
+    Only `threshold` depends on what the model predicts; the others are fixed by the config.
+    """
+    if config.schedule == "threshold":
+        return None
+    if config.gen_length == 0:
+        return 0
+    one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
+    bs, min_k, top_k = config.block_size, one(config.min_k), one(config.initial_k)
+    decay = torch.tensor([config.decay], dtype=torch.float64)
+    k, steps = top_k, 0
+    for _ in range(config.num_blocks):
+        left, block_step = bs, 0
+        if config.block_schedule == "restart":
+            k = top_k
+        while left > 0:
+            q = QuotaInputs(
+                k=k, top_k=top_k, min_k=min_k, block_step=one(block_step), block_size=one(bs),
+                steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
+                above=one(0),
+            )
+            left -= int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
+            k = next_k(k, decay, min_k)
+            block_step += 1
+            steps += 1
+    return steps

@@ -1,0 +1,189 @@
+"""The record of one decode: a StepRecord per step, the result, and metrics; exact JSON round trip.
+
+Floats are kept at 1e-6 resolution (`quantize`), so what is in memory is exactly what the JSON
+says and `Trace.from_json(s).to_json() == s`. Missing values (NaN confidence at positions that were
+already confirmed) are written as JSON `null`, which every JSON parser, a browser's included, reads.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from dllm_viz.config import DecodeConfig
+
+FORMAT = "dllm-viz-trace"
+VERSION = 1
+
+
+def quantize(values: list[float]) -> list[float]:
+    """Round to 6 decimals; NaN stays NaN. Applied once, when a record is made."""
+    return [v if math.isnan(v) else round(v, 6) for v in values]
+
+
+def _nan_to_none(values: list[float]) -> list[float | None]:
+    return [None if math.isnan(v) else v for v in values]
+
+
+def _none_to_nan(values: list[float | None]) -> list[float]:
+    return [math.nan if v is None else float(v) for v in values]
+
+
+@dataclass
+class StepRecord:
+    """One denoising step of one request. Positions are relative to the generated span."""
+
+    step: int  # 0-based step index of this request
+    block: int  # block being decoded
+    k: int  # positions confirmed this step
+    temperature: float  # temperature in force for the draws of this step
+    confidence: list[float]  # (gen_length,) confidence the schedule ranked by; NaN where not masked
+    argmax: list[int]  # (gen_length,) raw argmax at masked positions; -1 elsewhere
+    selected: list[int]  # (k,) positions confirmed, most confident first
+    tokens: list[int]  # (k,) ids placed at `selected`
+    logprobs: list[float]  # (k,) raw log-probability of those ids
+    raw_confidence: list[float] | None = None  # (gen_length,) raw confidence, when the schedule used another
+    candidates: list[list[int]] | None = None  # (gen_length, N) top raw candidates; [] where not masked
+    candidate_probs: list[list[float]] | None = None  # (gen_length, N) their raw probabilities
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["confidence"] = _nan_to_none(self.confidence)
+        if self.raw_confidence is not None:
+            d["raw_confidence"] = _nan_to_none(self.raw_confidence)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StepRecord:
+        d = dict(d)
+        d["confidence"] = _none_to_nan(d["confidence"])
+        if d.get("raw_confidence") is not None:
+            d["raw_confidence"] = _none_to_nan(d["raw_confidence"])
+        return cls(**d)
+
+    @property
+    def schedule_confidence(self) -> list[float]:
+        return self.confidence
+
+    @property
+    def raw(self) -> list[float]:
+        """Raw confidence whatever the schedule used."""
+        return self.raw_confidence if self.raw_confidence is not None else self.confidence
+
+
+def ngram_stats(ids: list[int]) -> dict[str, float]:
+    """distinct-1, distinct-2 and the share of 3-grams that repeat an earlier one."""
+
+    def grams(n: int) -> list[tuple[int, ...]]:
+        return [tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)]
+
+    out = {}
+    for n in (1, 2):
+        g = grams(n)
+        out[f"distinct_{n}"] = round(len(set(g)) / len(g), 6) if g else 0.0
+    g3 = grams(3)
+    out["repeat_3"] = round(1 - len(set(g3)) / len(g3), 6) if g3 else 0.0
+    return out
+
+
+@dataclass
+class Trace:
+    """Everything about one request's decode, enough to replay it without the model."""
+
+    prompt_ids: list[int]
+    token_ids: list[int]  # (gen_length,) generated ids
+    order: list[int]  # (gen_length,) step at which each position was confirmed
+    steps: list[StepRecord]
+    config: DecodeConfig
+    model: str = "model"
+    wall_time: float = 0.0  # seconds from the request's first step to its last
+    vocab: dict[int, str] = field(default_factory=dict)  # id -> token text for ids in this trace
+    text: str | None = None  # generated text, when the model has a tokenizer
+    prompt_text: str | None = None
+    mask_token_id: int | None = None
+
+    @property
+    def nfe(self) -> int:
+        """Forward passes that computed this request (one per step)."""
+        return len(self.steps)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        confirmed = [
+            rec.raw[pos] for rec in self.steps for pos in rec.selected if not math.isnan(rec.raw[pos])
+        ]
+        logprobs = [lp for rec in self.steps for lp in rec.logprobs]
+        gen = self.config.gen_length
+        wall = self.wall_time
+        return {
+            "nfe": self.nfe,
+            "steps": len(self.steps),
+            "mean_confidence": round(sum(confirmed) / len(confirmed), 6) if confirmed else 0.0,
+            "mean_logprob": round(sum(logprobs) / len(logprobs), 6) if logprobs else 0.0,
+            "tokens_per_second": round(gen / wall, 3) if wall > 0 else 0.0,
+            "tokens_per_step": round(gen / len(self.steps), 3) if self.steps else 0.0,
+            **ngram_stats(self.token_ids),
+        }
+
+    def token_text(self, token_id: int) -> str:
+        if token_id == self.mask_token_id:
+            return "[MASK]"
+        return self.vocab.get(token_id, f"<{token_id}>")
+
+    def canvas_at(self, step: int) -> list[int | None]:
+        """Generated ids as they stood after `step` (None = still masked); step -1 is the start."""
+        return [tok if o <= step else None for tok, o in zip(self.token_ids, self.order)]
+
+    # ----- JSON -----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "model": self.model,
+            "config": self.config.to_dict(),
+            "prompt_ids": self.prompt_ids,
+            "prompt_text": self.prompt_text,
+            "token_ids": self.token_ids,
+            "text": self.text,
+            "order": self.order,
+            "wall_time": self.wall_time,
+            "mask_token_id": self.mask_token_id,
+            "metrics": self.metrics,
+            "vocab": {str(k): v for k, v in sorted(self.vocab.items())},
+            "steps": [rec.to_dict() for rec in self.steps],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Trace:
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ValueError(f"trace format={d.get('format') if isinstance(d, dict) else d!r}: expected {FORMAT!r}")
+        if d.get("version") != VERSION:
+            raise ValueError(f"trace version={d.get('version')!r}: this dllm-viz reads version {VERSION}")
+        try:
+            return cls(
+                prompt_ids=list(d["prompt_ids"]),
+                token_ids=list(d["token_ids"]),
+                order=list(d["order"]),
+                steps=[StepRecord.from_dict(s) for s in d["steps"]],
+                config=DecodeConfig.from_dict(d["config"]),
+                model=d["model"],
+                wall_time=d["wall_time"],
+                vocab={int(k): v for k, v in d["vocab"].items()},
+                text=d["text"],
+                prompt_text=d["prompt_text"],
+                mask_token_id=d["mask_token_id"],
+            )
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"trace JSON is missing or has a malformed field: {err}") from err
+
+    @classmethod
+    def from_json(cls, s: str) -> Trace:
+        try:
+            data = json.loads(s)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"trace JSON does not parse: {err}") from err
+        return cls.from_dict(data)
