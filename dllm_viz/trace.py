@@ -63,10 +63,6 @@ class StepRecord:
         return cls(**d)
 
     @property
-    def schedule_confidence(self) -> list[float]:
-        return self.confidence
-
-    @property
     def raw(self) -> list[float]:
         """Raw confidence whatever the schedule used."""
         return self.raw_confidence if self.raw_confidence is not None else self.confidence

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dllm_viz import PRESETS, DecodeConfig
+
+INVALID = [
+    ("gen_length", -1), ("gen_length", 2.5), ("gen_length", True),
+    ("block_length", 0), ("block_length", 5), ("block_length", 100),
+    ("schedule", "cosine"), ("top_k", 0), ("decay", 0.0), ("decay", 1.5), ("decay", float("nan")),
+    ("min_k", 0), ("steps", 0), ("steps", 65), ("threshold", 0.0), ("threshold", 1.01),
+    ("temperature", -0.1), ("temperature", float("inf")), ("temperature_stages", (1.0, 1.0)),
+    ("temperature_stages", (1.0, -1.0, 0.5)), ("confidence", "logit"), ("top_p", 0.0), ("top_p", 1.2),
+    ("vocab_top_k", 0), ("seed", -1), ("seed", 2**64), ("block_schedule", "reset"),
+    ("confidence_from", "logits"), ("sample_scope", "none"), ("rng", "global"),
+]
+
+
+@pytest.mark.parametrize("field,value", INVALID)
+def test_every_invalid_field_raises_a_named_value_error(field, value):
+    with pytest.raises(ValueError, match=field.split("[")[0]) as err:
+        DecodeConfig(**{"gen_length": 64, field: value})
+    assert "expected" in str(err.value) or "needs" in str(err.value)
+
+
+def test_cross_field_checks():
+    with pytest.raises(ValueError, match="steps=6.*multiple of the number of blocks"):
+        DecodeConfig(gen_length=64, block_length=16, steps=6)
+    with pytest.raises(ValueError, match="confidence_from='sampled' needs sample_scope='all'"):
+        DecodeConfig(confidence_from="sampled")
+    DecodeConfig(confidence_from="sampled", sample_scope="all")
+
+
+def test_frozen_and_keyword_only():
+    cfg = DecodeConfig()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.temperature = 2.0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        DecodeConfig(64)  # type: ignore[misc]
+
+
+def test_defaults_are_the_correct_behaviour():
+    cfg = DecodeConfig()
+    assert (cfg.confidence_from, cfg.sample_scope, cfg.rng) == ("raw", "selected", "per_request")
+    assert cfg.initial_k == 16 and DecodeConfig(gen_length=2).initial_k == 1
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_presets_follow_the_article_table(name):
+    cfg = DecodeConfig.preset(name, 120)
+    p = PRESETS[name]
+    assert cfg.top_k == 120 // p.top_k_divisor and cfg.decay == p.decay and cfg.temperature == p.temperature
+    assert cfg.schedule == "topk_decay"
+    assert DecodeConfig.preset(name, 120, temperature=0.3).temperature == 0.3
+
+
+def test_preset_errors():
+    with pytest.raises(ValueError, match="preset"):
+        DecodeConfig.preset("fast", 64)
+    with pytest.raises(ValueError, match="gen_length"):
+        DecodeConfig.preset("balanced", -4)
+
+
+def test_from_dict_and_replace():
+    cfg = DecodeConfig.from_dict({"gen_length": 32, "temperature_stages": [1.2, 1.0, 0.7]})
+    assert cfg.temperature_stages == (1.2, 1.0, 0.7)
+    assert DecodeConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="temprature"):
+        DecodeConfig.from_dict({"temprature": 1.0})
+    assert cfg.replace(seed=3).seed == 3 and cfg.replace(seed=3).gen_length == 32
+    with pytest.raises(ValueError, match="seed"):
+        cfg.replace(seed=-3)
+
+
+@pytest.mark.parametrize("kw,planned", [
+    (dict(gen_length=64, top_k=16, decay=0.9), 6),
+    (dict(gen_length=16, top_k=1, decay=1.0), 16),
+    (dict(gen_length=16, schedule="fixed_steps", steps=5), 5),
+    (dict(gen_length=16, schedule="fixed_steps"), 8),
+    (dict(gen_length=16, schedule="threshold"), None),
+    (dict(gen_length=0), 0),
+])
+def test_planned_steps(kw, planned):
+    assert DecodeConfig(**kw).planned_steps == planned
+
+
+def test_temperature_at_thirds():
+    cfg = DecodeConfig(gen_length=12, schedule="fixed_steps", steps=6, temperature_stages=(1.2, 1.0, 0.7))
+    assert [cfg.temperature_at(s, 0.0) for s in range(6)] == [1.2, 1.2, 1.0, 1.0, 0.7, 0.7]
+    thr = DecodeConfig(schedule="threshold", temperature_stages=(1.2, 1.0, 0.7))
+    assert [thr.temperature_at(0, f) for f in (0.0, 0.34, 0.7, 1.0)] == [1.2, 1.0, 0.7, 0.7]
+    assert DecodeConfig(temperature=0.5).temperature_at(3, 0.5) == 0.5
