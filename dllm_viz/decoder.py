@@ -18,41 +18,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn.functional as F
 
 from dllm_viz import sampling
 from dllm_viz.config import CONFIDENCE_FROM, SAMPLE_SCOPES, DecodeConfig
+from dllm_viz.models.base import Denoiser, check_denoiser, model_device, model_max_length, model_name
 from dllm_viz.schedules import SCHEDULE_IDS, QuotaInputs, block_of, next_k, quota, select_top
 from dllm_viz.scoring import CONFIDENCE_IDS, Distribution, score
 from dllm_viz.trace import StepRecord, Trace, quantize
 
 
-class Denoiser(Protocol):
-    """What the decoder needs from a model."""
-
-    mask_token_id: int
-
-    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """`input_ids (B, N)`, `attention_mask (B, N)` bool -> logits `(B, N, V)`."""
-        ...
-
-
 FROM_IDS = {name: i for i, name in enumerate(CONFIDENCE_FROM)}
 SCOPE_IDS = {name: i for i, name in enumerate(SAMPLE_SCOPES)}
-
-
-def model_device(model: Any) -> torch.device:
-    dev = getattr(model, "device", None)
-    if isinstance(dev, (torch.device, str)):
-        return torch.device(dev)
-    params = getattr(model, "parameters", None)
-    if callable(params):
-        for p in params():
-            return p.device
-    return torch.device("cpu")
 
 
 def encode_prompt(model: Any, prompt: Sequence[int] | str) -> list[int]:
@@ -333,7 +313,7 @@ class DecodeBatch:
             text = tok.decode(token_ids)
         return Trace(
             prompt_ids=s.prompt_ids, token_ids=token_ids, order=order, steps=s.records, config=s.config,
-            model=str(getattr(self.model, "name", type(self.model).__name__)),
+            model=model_name(self.model),
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id,
         )
@@ -371,8 +351,9 @@ def decode(
             raise ValueError(f"config: {c!r} is not a DecodeConfig")
     if not prompts:
         return []
+    check_denoiser(model)
     ids = [encode_prompt(model, p) for p in prompts]
-    limit = getattr(model, "max_length", None)
+    limit = model_max_length(model)
     longest = max(len(p) + c.gen_length for p, c in zip(ids, configs))
     if limit is not None and longest > limit:
         raise ValueError(f"prompt length + gen_length = {longest} exceeds the model's max_length={limit}")

@@ -1,0 +1,99 @@
+"""Models: the `Denoiser` protocol, the embedded default model, and local Hugging Face checkpoints.
+
+`load_model()` is the one entry point. Heavy imports (transformers) happen only when a checkpoint
+path is given, so importing the package and loading the embedded model stay fast.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dllm_viz.models.base import (
+    Denoiser,
+    TextTokenizer,
+    check_denoiser,
+    model_device,
+    model_max_length,
+    model_name,
+    read_config,
+    resolve_device,
+    resolve_dtype,
+)
+
+EMBEDDED = "embedded"  # the kind of the model shipped in assets/ (and of `dllm_viz.train` outputs)
+
+__all__ = [
+    "Denoiser",
+    "TextTokenizer",
+    "check_denoiser",
+    "load_model",
+    "model_device",
+    "model_max_length",
+    "model_name",
+]
+
+
+def load_model(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    kind: str = "auto",
+    device_map: str | dict[str, Any] | None = None,
+    trust_remote_code: bool = False,
+) -> Denoiser:
+    """Load a denoiser; nothing is ever downloaded.
+
+    Args:
+        path: None for the embedded model shipped in assets/; otherwise a local directory: a
+            Hugging Face checkpoint (config.json with a model_type, weights, tokenizer) or a model
+            saved in the embedded format by `dllm_viz.train` (its config.json has no model_type).
+        device: where to run; default CUDA when available, else CPU.
+        dtype: torch dtype or name ("bf16", "fp16", "fp32"); default bf16 on CUDA and fp32 elsewhere
+            for checkpoints; the embedded model keeps its own default (fp32) when None.
+        kind: "auto" detects from config.json (model_type, architectures, auto_map); or force
+            "embedded" or one of `dllm_viz.models.hf.ADAPTERS` ("llada", "dream", "masked_lm").
+        device_map: e.g. "auto" to spread a large checkpoint over the available devices through
+            accelerate; excludes `device`.
+        trust_remote_code: allow modeling code shipped inside the checkpoint (LLaDA, Dream).
+
+    Returns:
+        A `Denoiser` with `tokenizer`, `name`, `max_length`, `device` and `mask_token_id`.
+    """
+    root = None
+    if path is not None:
+        root = Path(path).expanduser()
+        if not root.exists():
+            raise ValueError(
+                f"path={str(path)!r} does not exist: expected a local checkpoint directory (nothing is downloaded)"
+            )
+        if kind == "auto" and "model_type" not in read_config(root):
+            kind = EMBEDDED  # Hugging Face configs always name their model_type; ours never does.
+    if device_map is not None and (device is not None or kind == EMBEDDED or root is None):
+        raise ValueError(
+            f"device_map={device_map!r} is invalid with device={device!r}, kind={kind!r}: "
+            "expected device_map only for a Hugging Face checkpoint and without device"
+        )
+    resolved = resolve_device(device)
+    if kind == EMBEDDED or root is None:
+        if kind not in ("auto", EMBEDDED):
+            raise ValueError(f"kind={kind!r} is invalid without a path: expected 'auto' or {EMBEDDED!r}")
+        from dllm_viz.models.embedded import load_embedded  # imported only when used
+
+        return load_embedded(
+            device=resolved, dtype=None if dtype is None else resolve_dtype(dtype, resolved), path=root
+        )
+
+    from dllm_viz.models.hf import load_hf  # transformers is imported only for checkpoints
+
+    return load_hf(
+        root,
+        device=None if device_map is not None else resolved,
+        dtype=resolve_dtype(dtype, resolved),
+        kind=kind,
+        device_map=device_map,
+        trust_remote_code=trust_remote_code,
+    )

@@ -1,0 +1,154 @@
+"""The model protocol the decoder relies on, and the small helpers every model loader shares.
+
+A denoiser is anything that maps a canvas of token ids to logits at every position. The decoder
+needs nothing else: no tokenizer, no Hugging Face classes. The optional attributes below are read
+with `getattr` and a default, so a five-line test model is a valid denoiser.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class TextTokenizer(Protocol):
+    """Text <-> token ids, the only tokenizer surface the playground uses."""
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text`, ready to be placed before the masked canvas."""
+        ...
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of `ids`; special tokens such as [MASK] stay visible."""
+        ...
+
+
+@runtime_checkable
+class Denoiser(Protocol):
+    """A masked-diffusion model as the decoder sees it.
+
+    Required:
+        mask_token_id: the id that marks a position still to be generated.
+        __call__(input_ids (B, N) long, attention_mask (B, N) bool | None) -> logits (B, N, V):
+            the logits at position i are the model's prediction of the token at position i.
+            Batches are right-padded; `attention_mask` is True on real tokens, and a row's logits
+            at its real positions must not depend on the padding or on the other rows.
+    Optional (read with `getattr`): tokenizer (`TextTokenizer`), name (str), max_length (int, the
+    context limit), device (torch.device), eos_token_id / pad_token_id (int | None).
+    """
+
+    mask_token_id: int
+
+    def __call__(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+    ) -> torch.Tensor: ...
+
+
+def check_denoiser(model: Any) -> None:
+    """Raise ValueError unless `model` has an integer `mask_token_id` and is callable."""
+    mask_id = getattr(model, "mask_token_id", None)
+    if not isinstance(mask_id, int) or isinstance(mask_id, bool) or mask_id < 0:
+        raise ValueError(
+            f"model.mask_token_id={mask_id!r} is invalid: expected a non-negative integer token id"
+        )
+    if not callable(model):
+        raise ValueError(f"model={type(model).__name__} is invalid: expected a callable denoiser")
+
+
+def model_name(model: Any) -> str:
+    """`model.name`, or its class name when it has none."""
+    name = getattr(model, "name", None)
+    return name if isinstance(name, str) and name else type(model).__name__
+
+
+def model_max_length(model: Any) -> int | None:
+    """`model.max_length` (the context limit in tokens), or None when the model states none."""
+    limit = getattr(model, "max_length", None)
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
+
+
+def model_device(model: Any) -> torch.device:
+    """Where the model wants its inputs: `model.device`, else its first parameter's, else CPU."""
+    device = getattr(model, "device", None)
+    if device is not None:
+        return torch.device(device)
+    parameters = getattr(model, "parameters", None)
+    if callable(parameters):
+        first = next(iter(parameters()), None)
+        if first is not None:
+            return first.device
+    return torch.device("cpu")
+
+
+def check_inputs(
+    input_ids: torch.Tensor, attention_mask: torch.Tensor | None, *, max_length: int | None
+) -> None:
+    """Validate a denoiser call: (B, N) integer ids, a matching right-padded bool mask, N <= limit."""
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+        shape = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids)
+        raise ValueError(f"input_ids with shape {shape} is invalid: expected a (B, N) tensor")
+    if input_ids.dtype.is_floating_point or input_ids.dtype == torch.bool:
+        raise ValueError(f"input_ids.dtype={input_ids.dtype} is invalid: expected an integer dtype")
+    if max_length is not None and input_ids.shape[1] > max_length:
+        raise ValueError(
+            f"input length {input_ids.shape[1]} is invalid: expected at most max_length={max_length} "
+            "tokens (prompt plus generation), the model's context limit"
+        )
+    if attention_mask is None:
+        return
+    if attention_mask.shape != input_ids.shape or attention_mask.dtype != torch.bool:
+        raise ValueError(
+            f"attention_mask with shape {tuple(attention_mask.shape)} and dtype {attention_mask.dtype} "
+            f"is invalid: expected a bool tensor of shape {tuple(input_ids.shape)}"
+        )
+    # Right padding: once a row has a padded position, everything after it is padding too.
+    if bool((attention_mask[:, 1:] & ~attention_mask[:, :-1]).any()):
+        raise ValueError("attention_mask is invalid: expected right padding (True then False per row)")
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """`device`, or CUDA when available and CPU otherwise; ValueError for unknown or absent devices."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device={device!r} is invalid: expected 'cpu', 'cuda', 'cuda:N' or 'mps'") from err
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} is invalid: CUDA is not available on this machine")
+    if resolved.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device={device!r} is invalid: MPS is not available on this machine")
+    return resolved
+
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+}
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """`dtype` (a torch dtype or a name in DTYPES); by default bf16 on CUDA and fp32 elsewhere."""
+    if dtype is None:
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if isinstance(dtype, str) and dtype in DTYPES:
+        return DTYPES[dtype]
+    raise ValueError(f"dtype={dtype!r} is invalid: expected one of {' | '.join(DTYPES)} or that torch dtype")
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The raw config.json of a checkpoint directory; ValueError when there is none."""
+    config_file = path / "config.json"
+    if not path.is_dir() or not config_file.is_file():
+        raise ValueError(f"path={str(path)!r} is invalid: expected a directory holding a config.json")
+    return json.loads(config_file.read_text(encoding="utf-8"))

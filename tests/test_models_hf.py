@@ -1,0 +1,519 @@
+"""Hugging Face adapters, offline: tiny random checkpoints built from configs in a temporary folder.
+
+Masked LMs are real transformers classes (BERT, RoBERTa, ModernBERT). LLaDA and Dream ship their own
+modeling code, so they are stood in for by small modules that follow their conventions (config
+fields, `auto_map`, forward signature, Dream's next-token logits, LLaDA's uneven attention-mask
+support), saved with that code and loaded with `trust_remote_code` exactly as a real checkpoint is.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: never touch the network
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForMaskedLM,
+    BertConfig,
+    ModernBertConfig,
+    PreTrainedTokenizerFast,
+    RobertaConfig,
+)
+
+import dllm_viz.models as models_pkg
+from dllm_viz.models import Denoiser, load_model
+from dllm_viz.models.hf import (
+    ADAPTERS,
+    DreamDenoiser,
+    LLaDADenoiser,
+    MaskedLMDenoiser,
+    detect_kind,
+    unshift_logits,
+)
+
+WORDS = "the cat sat on a mat and dog ran far away to see big red sun".split()
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+ROWS = [["the", "cat", "sat"], ["a", "dog", "ran", "far", "away", "to", "see", "the", "big", "red", "sun"]]
+
+
+# --- building checkpoints ---------------------------------------------------------------------
+
+
+def make_tokenizer(*, mask_token: str = "[MASK]", declare_mask: bool = True, prefix: str | None = "[CLS]"):
+    """A WordLevel tokenizer over WORDS; `prefix` is what its template puts first (then [SEP] last)."""
+    vocab = {token: i for i, token in enumerate([*SPECIALS, mask_token, *WORDS])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    if prefix is not None:
+        core.post_processor = processors.TemplateProcessing(
+            single=f"{prefix} $A [SEP]", special_tokens=[(prefix, vocab[prefix]), ("[SEP]", vocab["[SEP]"])]
+        )
+    roles = {"unk_token": "[UNK]", "pad_token": "[PAD]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
+    if declare_mask:
+        roles["mask_token"] = mask_token
+    hf = PreTrainedTokenizerFast(tokenizer_object=core, **roles)
+    if not declare_mask:
+        hf.add_special_tokens({"additional_special_tokens": [mask_token]})
+    return hf, vocab
+
+
+def ids_of(vocab: dict[str, int], words: list[str]) -> list[int]:
+    return [vocab[w] for w in words]
+
+
+def right_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])  # (B, N)
+    mask = torch.tensor([[True] * len(r) + [False] * (width - len(r)) for r in rows])  # (B, N)
+    return ids, mask
+
+
+def save_masked_lm(path: Path, family: str) -> dict[str, int]:
+    hf, vocab = make_tokenizer()
+    size = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+    configs = {
+        "bert": lambda: BertConfig(**size, max_position_embeddings=48),
+        "roberta": lambda: RobertaConfig(
+            **size, max_position_embeddings=40, pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[CLS]"],
+            eos_token_id=vocab["[SEP]"],
+        ),
+        "modernbert": lambda: ModernBertConfig(
+            **size, max_position_embeddings=48, pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[CLS]"],
+            eos_token_id=vocab["[SEP]"], cls_token_id=vocab["[CLS]"], sep_token_id=vocab["[SEP]"],
+        ),
+    }
+    config = configs[family]()
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = AutoModelForMaskedLM.from_config(config)
+    model.save_pretrained(path)
+    hf.save_pretrained(path)
+    return vocab
+
+
+# Stand-in modeling code, saved inside the checkpoint like LLaDA's and Dream's own files.
+STANDIN_SOURCE = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import PreTrainedConfig, PreTrainedModel
+from transformers.modeling_outputs import MaskedLMOutput
+
+
+class Block(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.out = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+    def forward(self, x, allowed):  # allowed: (B, 1, N|1, N) bool, True = may attend; None = all
+        B, N, D = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(B, N, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        x = x + self.out(a.transpose(1, 2).reshape(B, N, D))
+        return x + self.mlp(self.norm2(x))
+
+
+class Core(nn.Module):
+    """Token + learned positions, bidirectional blocks, LM head."""
+
+    def __init__(self, vocab, width, layers, heads, max_len):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, width), nn.Embedding(max_len, width)
+        self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
+
+    def forward(self, ids, allowed):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
+        for block in self.blocks:
+            x = block(x, allowed)
+        return self.head(self.norm(x))
+
+
+class StandInPreTrained(PreTrainedModel):
+    base_model_prefix = "model"
+
+    def _init_weights(self, module):
+        pass  # the test seeds torch's default initialisation
+
+    def get_input_embeddings(self):
+        return self.model.wte
+
+
+class LLaDAConfig(PreTrainedConfig):
+    model_type = "llada"
+
+    def __init__(self, vocab_size=32, d_model=32, n_layers=2, n_heads=4, max_sequence_length=64,
+                 mask_token_id=None, attention_mask_support="full", **kwargs):
+        self.vocab_size, self.d_model, self.n_layers, self.n_heads = vocab_size, d_model, n_layers, n_heads
+        self.max_sequence_length, self.mask_token_id = max_sequence_length, mask_token_id
+        self.attention_mask_support = attention_mask_support  # "full" | "causal" | "ignored"
+        super().__init__(**kwargs)
+
+
+class LLaDAModelLM(StandInPreTrained):
+    config_class = LLaDAConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.model = Core(config.vocab_size, config.d_model, config.n_layers, config.n_heads,
+                          config.max_sequence_length)
+        self.post_init()
+
+    def forward(self, input_ids, attention_mask=None, **kwargs):
+        allowed = None
+        support = self.config.attention_mask_support
+        if attention_mask is not None and support != "ignored":
+            allowed = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N) key padding
+            if support == "causal":  # as in early releases: a mask brings back the causal bias
+                n = input_ids.shape[1]
+                allowed = allowed & torch.ones(n, n, dtype=torch.bool, device=input_ids.device).tril()
+        return MaskedLMOutput(logits=self.model(input_ids, allowed))
+
+
+class DreamConfig(PreTrainedConfig):
+    model_type = "Dream"
+
+    def __init__(self, vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                 max_position_embeddings=64, mask_token_id=None, oracle_scale=0.0, **kwargs):
+        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+        self.num_hidden_layers, self.num_attention_heads = num_hidden_layers, num_attention_heads
+        self.max_position_embeddings, self.mask_token_id = max_position_embeddings, mask_token_id
+        self.oracle_scale = oracle_scale
+        super().__init__(**kwargs)
+
+
+class DreamModel(StandInPreTrained):
+    config_class = DreamConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.model = Core(config.vocab_size, config.hidden_size, config.num_hidden_layers,
+                          config.num_attention_heads, config.max_position_embeddings)
+        self.post_init()
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, **kwargs):
+        tensor = isinstance(attention_mask, torch.Tensor)
+        if tensor and (attention_mask.dim() != 4 or attention_mask.dtype != torch.bool):
+            raise ValueError("Dream takes a (B, 1, N, N) bool attention mask")
+        allowed = attention_mask if tensor else None
+        logits = self.model(input_ids, allowed)  # (B, N, V)
+        # Next-token convention made visible: output i also votes for input token i + 1.
+        following = F.one_hot(input_ids[:, 1:], self.config.vocab_size).to(logits.dtype)  # (B, N - 1, V)
+        return MaskedLMOutput(logits=logits + self.config.oracle_scale * F.pad(following, (0, 0, 0, 1)))
+'''
+
+
+def save_standin(path: Path, kind: str, *, vocab_size: int, **fields) -> None:
+    """Write the stand-in code and a config.json that maps to it, then seeded weights."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "modeling_standin.py").write_text(STANDIN_SOURCE)
+    names = {"llada": ("llada", "LLaDAConfig", "LLaDAModelLM"), "dream": ("Dream", "DreamConfig", "DreamModel")}
+    model_type, config_class, model_class = names[kind]
+    config = {
+        "model_type": model_type,
+        "architectures": [model_class],
+        "auto_map": {"AutoConfig": f"modeling_standin.{config_class}", "AutoModel": f"modeling_standin.{model_class}"},
+        "vocab_size": vocab_size,
+        **fields,
+    }
+    (path / "config.json").write_text(json.dumps(config))
+    loaded = AutoConfig.from_pretrained(path, trust_remote_code=True, local_files_only=True)
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        model = AutoModel.from_config(loaded, trust_remote_code=True)
+    model.save_pretrained(path)
+
+
+def raw_model(path: Path, auto_class=AutoModel):
+    return auto_class.from_pretrained(path, trust_remote_code=True, local_files_only=True).eval()
+
+
+def assert_padding_invariant(adapter, rows: list[list[int]], pad_id: int) -> None:
+    """Each row's logits are the same alone and inside a right-padded batch with a longer row."""
+    ids, mask = right_pad(rows, pad_id)
+    together = adapter(ids, mask)  # (B, N, V)
+    for i, row in enumerate(rows):
+        alone = adapter(torch.tensor([row]))[0]  # (n, V)
+        torch.testing.assert_close(together[i, : len(row)], alone, atol=1e-5, rtol=1e-4)
+
+
+# --- masked LMs ---------------------------------------------------------------------------------
+
+FAMILIES = ["bert", "roberta", "modernbert"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_masked_lm_checkpoint_is_a_denoiser(tmp_path: Path, family: str) -> None:
+    vocab = save_masked_lm(tmp_path, family)
+    model = load_model(tmp_path, device="cpu")
+    assert isinstance(model, MaskedLMDenoiser) and isinstance(model, Denoiser)
+    assert model.mask_token_id == vocab["[MASK]"]
+    assert model.name == tmp_path.name and model.device == torch.device("cpu")
+    assert model.pad_token_id == vocab["[PAD]"] and model.eos_token_id == vocab["[SEP]"]
+    ids, mask = right_pad([ids_of(vocab, r) for r in ROWS], vocab["[PAD]"])
+    logits = model(ids, mask)
+    assert logits.shape == (*ids.shape, len(vocab)) and logits.dtype == torch.float32
+    # The adapter adds nothing: the checkpoint's own logits, position for position.
+    expected = raw_model(tmp_path, AutoModelForMaskedLM)(input_ids=ids, attention_mask=mask.long()).logits
+    torch.testing.assert_close(logits, expected)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_masked_lm_padding_invariance(tmp_path: Path, family: str) -> None:
+    vocab = save_masked_lm(tmp_path, family)
+    model = load_model(tmp_path, device="cpu")
+    rows = [ids_of(vocab, r) for r in ROWS]
+    assert_padding_invariant(model, rows, vocab["[PAD]"])
+    # The invariant is not vacuous: without the mask the padding does change the short row.
+    ids, _ = right_pad(rows, vocab["[PAD]"])
+    assert not torch.allclose(model(ids)[0, : len(rows[0])], model(torch.tensor(rows[:1]))[0], atol=1e-4)
+
+
+def test_masked_lm_tokenizer_keeps_leading_special_only(tmp_path: Path) -> None:
+    vocab = save_masked_lm(tmp_path, "bert")
+    tokenizer = load_model(tmp_path, device="cpu").tokenizer
+    text = "the cat sat on a mat"
+    ids = tokenizer.encode(text)
+    assert ids == [vocab["[CLS]"], *ids_of(vocab, text.split())]  # [CLS] first, no [SEP] before the canvas
+    assert tokenizer.decode(ids[1:]) == text
+    assert "[MASK]" in tokenizer.decode([vocab["the"], vocab["[MASK]"]])  # masks stay visible
+
+
+@pytest.mark.parametrize(("family", "limit"), [("bert", 48), ("roberta", 40 - (0 + 1)), ("modernbert", 48)])
+def test_context_limit_from_config(tmp_path: Path, family: str, limit: int) -> None:
+    vocab = save_masked_lm(tmp_path, family)
+    model = load_model(tmp_path, device="cpu")
+    assert model.max_length == limit  # RoBERTa: positions start after pad id 0
+    model(torch.full((1, limit), vocab["the"]))
+    with pytest.raises(ValueError, match=f"max_length={limit}"):
+        model(torch.full((1, limit + 1), vocab["the"]))
+
+
+def test_bad_calls_raise_value_error(tmp_path: Path) -> None:
+    vocab = save_masked_lm(tmp_path, "bert")
+    model = load_model(tmp_path, device="cpu")
+    ids, mask = right_pad([ids_of(vocab, r) for r in ROWS], vocab["[PAD]"])
+    with pytest.raises(ValueError, match="input_ids"):
+        model(ids[0])
+    with pytest.raises(ValueError, match="dtype"):
+        model(ids.float())
+    with pytest.raises(ValueError, match="attention_mask"):
+        model(ids, mask.long())
+    with pytest.raises(ValueError, match="right padding"):
+        model(ids, mask.flip(1))
+
+
+def test_dtype_and_device_map(tmp_path: Path) -> None:
+    vocab = save_masked_lm(tmp_path, "bert")
+    half = load_model(tmp_path, device="cpu", dtype="bf16")
+    assert next(half.parameters()).dtype == torch.bfloat16
+    ids = torch.tensor([ids_of(vocab, ROWS[1])])
+    assert half(ids).dtype == torch.float32  # confidence is computed in float32 whatever the weights
+    mapped = load_model(tmp_path, device_map={"": "cpu"})  # the accelerate path, on one device
+    torch.testing.assert_close(mapped(ids), load_model(tmp_path, device="cpu")(ids))
+
+
+# --- LLaDA --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("support", "padding"), [("full", "mask"), ("causal", "split"), ("ignored", "split")])
+def test_llada_padding_is_handled_whatever_the_release(tmp_path: Path, support: str, padding: str) -> None:
+    hf, vocab = make_tokenizer(prefix=None)
+    save_standin(
+        tmp_path, "llada", vocab_size=len(vocab), mask_token_id=vocab["[MASK]"], attention_mask_support=support
+    )
+    hf.save_pretrained(tmp_path)
+    model = load_model(tmp_path, device="cpu", trust_remote_code=True)
+    assert isinstance(model, LLaDADenoiser) and model.padding == padding
+    rows = [ids_of(vocab, r) for r in ROWS]
+    assert_padding_invariant(model, rows, vocab["[PAD]"])
+    ids, mask = right_pad(rows, vocab["[PAD]"])
+    raw = raw_model(tmp_path)
+    short = raw(torch.tensor(rows[:1])).logits[0]
+    masked = raw(ids, attention_mask=mask.long()).logits[0, : len(rows[0])]
+    # Only the release that honours its mask may be given one; the others would change the row.
+    assert torch.allclose(masked, short, atol=1e-5) == (support == "full")
+    # No shift for LLaDA: the adapter returns the model's own logits.
+    torch.testing.assert_close(model(ids[1:]), raw(ids[1:]).logits)
+
+
+def test_llada_mask_id_comes_from_config_then_tokenizer(tmp_path: Path) -> None:
+    hf, vocab = make_tokenizer(mask_token="<|mdm_mask|>", declare_mask=False, prefix=None)
+    with_id, without_id = tmp_path / "with", tmp_path / "without"
+    # The config's id wins even over the tokenizer's reserved token (the one LLaDA's code would use).
+    save_standin(with_id, "llada", vocab_size=len(vocab), mask_token_id=vocab["sun"])
+    save_standin(without_id, "llada", vocab_size=len(vocab))
+    for path in (with_id, without_id):
+        hf.save_pretrained(path)
+    assert load_model(with_id, device="cpu", trust_remote_code=True).mask_token_id == vocab["sun"]
+    assert load_model(without_id, device="cpu", trust_remote_code=True).mask_token_id == vocab["<|mdm_mask|>"]
+
+
+def test_llada_without_any_mask_token_is_refused(tmp_path: Path) -> None:
+    save_standin(tmp_path, "llada", vocab_size=len(WORDS) + 8)  # no tokenizer, no mask id in config
+    with pytest.raises(ValueError, match="mask_token_id"):
+        load_model(tmp_path, device="cpu", trust_remote_code=True)
+
+
+def test_remote_code_needs_consent(tmp_path: Path) -> None:
+    save_standin(tmp_path, "llada", vocab_size=len(WORDS) + 8, mask_token_id=4)
+    with pytest.raises(ValueError, match="trust_remote_code"):
+        load_model(tmp_path, device="cpu")
+
+
+def test_llada_leading_bos_is_kept(tmp_path: Path) -> None:
+    hf, vocab = make_tokenizer(prefix="[CLS]")  # stands for LLaDA's BOS, added by its template
+    save_standin(tmp_path, "llada", vocab_size=len(vocab), mask_token_id=vocab["[MASK]"])
+    hf.save_pretrained(tmp_path)
+    tokenizer = load_model(tmp_path, device="cpu", trust_remote_code=True).tokenizer
+    assert tokenizer.encode("big red sun") == [vocab["[CLS]"], *ids_of(vocab, ["big", "red", "sun"])]
+
+
+# --- Dream --------------------------------------------------------------------------------------
+
+
+def save_dream(path: Path, oracle_scale: float) -> dict[str, int]:
+    hf, vocab = make_tokenizer(mask_token="<|mask|>", prefix=None)
+    save_standin(path, "dream", vocab_size=len(vocab), mask_token_id=vocab["<|mask|>"], oracle_scale=oracle_scale)
+    hf.save_pretrained(path)
+    return vocab
+
+
+def test_dream_logits_are_shifted_back(tmp_path: Path) -> None:
+    vocab = save_dream(tmp_path, oracle_scale=100.0)
+    model = load_model(tmp_path, device="cpu", trust_remote_code=True)
+    assert isinstance(model, DreamDenoiser) and model.mask_token_id == vocab["<|mask|>"]
+    ids = torch.tensor([ids_of(vocab, ROWS[1])])  # (1, N)
+    raw = raw_model(tmp_path)(ids).logits  # (1, N, V): output i votes for token i + 1
+    assert torch.equal(raw.argmax(-1)[:, :-1], ids[:, 1:])
+    logits = model(ids)
+    torch.testing.assert_close(logits, unshift_logits(raw))
+    # After the shift, logits at i predict token i; position 0 repeats position 0's raw output.
+    assert torch.equal(logits.argmax(-1)[:, 1:], ids[:, 1:])
+    assert torch.equal(logits.argmax(-1)[:, 0], ids[:, 1])
+
+
+def test_dream_padding_invariance(tmp_path: Path) -> None:
+    vocab = save_dream(tmp_path, oracle_scale=1.0)
+    model = load_model(tmp_path, device="cpu", trust_remote_code=True)
+    assert_padding_invariant(model, [ids_of(vocab, r) for r in ROWS], vocab["[PAD]"])
+
+
+def test_unshift_moves_every_position_by_one() -> None:
+    raw = torch.arange(2 * 4 * 3, dtype=torch.float32).view(2, 4, 3)  # (B, N, V)
+    out = unshift_logits(raw)
+    assert out.shape == raw.shape
+    assert torch.equal(out[:, 1:], raw[:, :-1]) and torch.equal(out[:, 0], raw[:, 0])
+    assert torch.equal(raw, torch.arange(24, dtype=torch.float32).view(2, 4, 3))  # input untouched
+
+
+# --- detection and load_model -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "kind"),
+    [
+        ({"model_type": "llada", "architectures": ["LLaDAModelLM"]}, "llada"),
+        ({"model_type": "llada", "architectures": ["LLaDAMoEModelLM"]}, "llada"),
+        ({"model_type": "Dream", "architectures": ["DreamModel"]}, "dream"),
+        ({"model_type": "bert", "architectures": ["BertForMaskedLM"]}, "masked_lm"),
+        ({"model_type": "modernbert", "architectures": ["ModernBertForMaskedLM"]}, "masked_lm"),
+        ({"model_type": "roberta"}, "masked_lm"),
+    ],
+)
+def test_detect_kind(config: dict, kind: str) -> None:
+    assert detect_kind(config) == kind
+
+
+def test_unknown_architecture_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="kind="):
+        detect_kind({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]})
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}))
+    with pytest.raises(ValueError, match="gpt2"):
+        load_model(tmp_path, device="cpu")
+
+
+def test_kind_forces_the_adapter(tmp_path: Path) -> None:
+    vocab = save_masked_lm(tmp_path, "bert")
+    forced = load_model(tmp_path, device="cpu", kind="dream")
+    assert isinstance(forced, DreamDenoiser)
+    ids = torch.tensor([ids_of(vocab, ROWS[1])])
+    torch.testing.assert_close(forced(ids), unshift_logits(load_model(tmp_path, device="cpu")(ids)))
+    with pytest.raises(ValueError, match="kind='gpt'"):
+        load_model(tmp_path, kind="gpt")
+    assert set(ADAPTERS) == {"llada", "dream", "masked_lm"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"device": "tpu-nonsense"}, "device="),
+        ({"dtype": "int8"}, "dtype="),
+        ({"device": "cpu", "device_map": "auto"}, "device_map="),
+    ],
+)
+def test_load_model_rejects_bad_arguments(tmp_path: Path, kwargs: dict, match: str) -> None:
+    save_masked_lm(tmp_path, "bert")
+    with pytest.raises(ValueError, match=match):
+        load_model(tmp_path, **kwargs)
+
+
+def test_missing_paths_are_refused_without_download(tmp_path: Path) -> None:
+    missing = tmp_path / "GSAI-ML" / "LLaDA-8B-Instruct"  # looks like a hub id; must not be fetched
+    with pytest.raises(ValueError, match="does not exist"):
+        load_model(missing)
+    with pytest.raises(ValueError, match="config.json"):
+        load_model(tmp_path)
+
+
+def test_no_path_loads_the_embedded_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls = []
+    fake = types.ModuleType("dllm_viz.models.embedded")
+    fake.load_embedded = lambda **kwargs: calls.append(kwargs) or "embedded"
+    monkeypatch.setitem(sys.modules, "dllm_viz.models.embedded", fake)
+    assert load_model(device="cpu") == "embedded"
+    assert calls[-1] == {"device": torch.device("cpu"), "dtype": None, "path": None}
+    # A folder in the embedded format (no model_type, as written by dllm_viz.train) goes there too.
+    (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 8, "mask_token_id": 1}))
+    assert load_model(tmp_path, device="cpu", dtype="bf16") == "embedded"
+    assert calls[-1] == {"device": torch.device("cpu"), "dtype": torch.bfloat16, "path": tmp_path}
+    with pytest.raises(ValueError, match="kind='llada'"):
+        load_model(kind="llada")
+    with pytest.raises(ValueError, match="device_map="):
+        load_model(device_map="auto")
+    assert models_pkg.load_model is load_model
+
+
+# --- the decoder on an adapter --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_decoder_runs_on_a_checkpoint(tmp_path: Path, family: str) -> None:
+    dllm_viz = pytest.importorskip("dllm_viz")
+    vocab = save_masked_lm(tmp_path, family)
+    model = load_model(tmp_path, device="cpu")
+    config = dllm_viz.DecodeConfig(gen_length=8, schedule="topk_decay", top_k=2, decay=0.9, min_k=1, seed=0)
+    prompts = ["the cat sat", "a dog ran far away"]
+    traces = dllm_viz.decode(model, prompts, config)
+    again = dllm_viz.decode(model, prompts[:1], config)
+    assert len(traces) == 2
+    for trace, prompt in zip(traces, prompts):
+        assert trace.prompt_ids == model.tokenizer.encode(prompt)
+        assert len(trace.token_ids) == 8 and vocab["[MASK]"] not in trace.token_ids
+        assert None not in trace.canvas_at(len(trace.steps))
+        assert all(0 <= t < len(vocab) for t in trace.token_ids)
+    # The first request's trace does not depend on the second one being in the batch.
+    assert traces[0].token_ids == again[0].token_ids and traces[0].order == again[0].order
