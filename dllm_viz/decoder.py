@@ -159,14 +159,16 @@ class DecodeBatch:
 
         # (1) one forward pass for every unfinished request, right-padded to the longest.
         logits = self.model(self.canvas[idx, :n], self.attention[idx, :n])  # (A, n, V)
-        V = logits.shape[-1]
         g = torch.arange(G, device=dev)
         gen_start, gen_len = self.gen_start[idx], self.gen_len[idx]
         valid = g < gen_len.unsqueeze(-1)  # (A, G)
         pos = torch.where(valid, gen_start.unsqueeze(-1) + g, self.max_length)  # (A, G); scratch if invalid
         current = self.canvas[idx].gather(1, pos)  # (A, G)
         masked = (current == self.mask_id) & valid  # (A, G)
-        gen_logits = logits.gather(1, pos.clamp(max=n - 1).unsqueeze(-1).expand(A, G, V)).float()  # (A, G, V)
+        # Only masked positions need a distribution: pack their logits, M rows in row-major order
+        # (the order of `masked_scatter`), so vocabulary-wide work shrinks as the canvas fills.
+        rows = masked.nonzero(as_tuple=True)[0]  # (M,) row of each packed position
+        gen_logits = logits[rows, pos[masked]].float().unsqueeze(1)  # (M, 1, V)
         gen_logits[..., self.mask_id] = float("-inf")  # the mask token is never a candidate
 
         noise = self._noise(slots, G, shared)  # (A, 2, G)
@@ -174,15 +176,15 @@ class DecodeBatch:
             [s.config.temperature_at(s.step, 1 - s.remaining / max(1, s.config.gen_length)) for s in slots],
             dtype=torch.float32, device=dev,
         )  # (A,)
-        per_pos = lambda t: t.unsqueeze(-1).expand(A, G)  # noqa: E731 - (A,) -> (A, G)
-        draw_params = dict(temperature=per_pos(temperature), vocab_top_k=per_pos(self.vocab_top_k[idx]),
-                           top_p=per_pos(self.top_p[idx]))
+        draw_params = dict(temperature=temperature[rows], vocab_top_k=self.vocab_top_k[idx][rows],
+                           top_p=self.top_p[idx][rows])  # (M,) each
+        noise_m = noise.permute(1, 0, 2)[:, masked]  # (2, M)
 
         # (2) confidence from the raw distribution.
         raw = Distribution(gen_logits, top=self.record_candidates)
-        measure_id = self.measure_id[idx]
+        measure_id = self.measure_id[idx][rows]  # (M,)
         measures = {c.confidence for c in configs}
-        raw_conf = score(raw, measure_id, noise[:, 1], measures)  # (A, G)
+        raw_conf = unpack(score(raw, measure_id, noise_m[1].unsqueeze(1), measures), masked)  # (A, G)
         conf = raw_conf
         from_id, scope_id = self.from_id[idx], self.scope_id[idx]
         wrong_from = {c.confidence_from for c in configs} - {"raw"}
@@ -191,14 +193,14 @@ class DecodeBatch:
         drawn_all = prob_all = None
         if any(c.sample_scope == "all" for c in configs):
             where = masked & (scope_id == SCOPE_IDS["all"]).unsqueeze(-1)
-            tok, prob = sampling.draw(gen_logits[where], noise[:, 0][where],
-                                      **{k: v[where] for k, v in draw_params.items()})
+            w = where[masked]  # (M,)
+            tok, prob = sampling.draw(gen_logits[w, 0], noise_m[0][w], **{k: v[w] for k, v in draw_params.items()})
             drawn_all = torch.full((A, G), -1, dtype=torch.long, device=dev).masked_scatter(where, tok)
             prob_all = torch.zeros(A, G, device=dev).masked_scatter(where, prob)
         if "tempered" in wrong_from:  # polluted confidence: the same measure on softmax(logits / T)
-            tempered = Distribution(gen_logits / temperature.clamp(min=1e-4).view(A, 1, 1), top=2)
-            rows = (from_id == FROM_IDS["tempered"]).unsqueeze(-1)
-            conf = torch.where(rows, score(tempered, measure_id, noise[:, 1], measures), conf)
+            tempered = Distribution(gen_logits / temperature.clamp(min=1e-4)[rows].view(-1, 1, 1), top=2)
+            polluted = unpack(score(tempered, measure_id, noise_m[1].unsqueeze(1), measures), masked)  # (A, G)
+            conf = torch.where((from_id == FROM_IDS["tempered"]).unsqueeze(-1), polluted, conf)
         if "sampled" in wrong_from:  # the sampled token's own probability
             conf = torch.where((from_id == FROM_IDS["sampled"]).unsqueeze(-1), prob_all, conf)
 
@@ -225,7 +227,8 @@ class DecodeBatch:
         here = selected & (scope_id == SCOPE_IDS["selected"]).unsqueeze(-1)
         if drawn_all is not None:
             tokens = torch.where(selected & ~here, drawn_all, tokens)
-        tok, _ = sampling.draw(gen_logits[here], noise[:, 0][here], **{k: v[here] for k, v in draw_params.items()})
+        h = here[masked]  # (M,)
+        tok, _ = sampling.draw(gen_logits[h, 0], noise_m[0][h], **{k: v[h] for k, v in draw_params.items()})
         tokens = tokens.masked_scatter(here, tok)
 
         # (5) commit, and advance the schedule state.
@@ -238,9 +241,11 @@ class DecodeBatch:
         self.block[idx] = current_block
 
         # (6) record, with one device-to-host transfer per tensor.
-        logp = raw.logp.gather(-1, tokens.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # (A, G)
-        return self._record(slots, idx_list, masked, conf, raw_conf, raw, selected, tokens, logp,
-                            count, current_block, temperature, wrong_from)
+        logp = unpack(raw.logp.gather(-1, tokens[masked].clamp(min=0).view(-1, 1, 1)).squeeze(-1), masked)  # (A, G)
+        top_p, top_i = raw.top  # (M, 1, N) each
+        cand = (unpack(top_p, masked), unpack(top_i, masked)) if self.record_candidates else None  # (A, G, N)
+        return self._record(slots, idx_list, masked, conf, raw_conf, unpack(raw.argmax, masked, -1), cand, selected,
+                            tokens, logp, count, current_block, temperature, wrong_from)
 
     def _noise(self, slots: list[Slot], G: int, shared: torch.Generator | None) -> torch.Tensor:
         """`(A, 2, G)` uniforms: each slot draws `(2, its gen_length)` from its own generator."""
@@ -251,21 +256,21 @@ class DecodeBatch:
             rows.append(F.pad(u, (0, G - s.config.gen_length)))
         return torch.stack(rows)
 
-    def _record(self, slots, idx_list, masked, conf, raw_conf, raw, selected, tokens, logp, count,
+    def _record(self, slots, idx_list, masked, conf, raw_conf, argmax, cand, selected, tokens, logp, count,
                 current_block, temperature, wrong_from) -> dict[int, StepRecord]:
         nan = float("nan")
         # Order each row's selected positions by confidence, most confident first.
         sel_order = torch.sort(conf.masked_fill(~selected, float("-inf")), dim=-1, descending=True,
                                stable=True).indices
         host = {
-            "masked": masked, "conf": conf.masked_fill(~masked, nan), "argmax": raw.argmax.masked_fill(~masked, -1),
+            "masked": masked, "conf": conf.masked_fill(~masked, nan), "argmax": argmax,
             "sel_order": sel_order, "tokens": tokens, "logp": logp, "count": count, "block": current_block,
             "remaining": (masked & ~selected).sum(-1), "temperature": temperature,
         }
         if wrong_from:
             host["raw_conf"] = raw_conf.masked_fill(~masked, nan)
         if self.record_candidates:
-            top_p, top_i = raw.top
+            top_p, top_i = cand
             host["cand_p"], host["cand_i"] = top_p[..., : self.record_candidates], top_i[..., : self.record_candidates]
         host = {k: v.cpu() for k, v in host.items()}
         out = {}
@@ -317,6 +322,17 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id,
         )
+
+
+def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:
+    """Scatter `packed (M, 1, ...)` back to `(A, G, ...)` at the True entries of `where (A, G)`.
+
+    Row-major, the order `where.nonzero()` packed them in; `fill` elsewhere.
+    """
+    A, G = where.shape
+    tail = packed.shape[2:]
+    out = torch.full((A, G, *tail), fill, dtype=packed.dtype, device=packed.device)
+    return out.masked_scatter(where.view(A, G, *[1] * len(tail)).expand(A, G, *tail), packed)
 
 
 def request_generator(config: DecodeConfig, device: torch.device) -> torch.Generator:

@@ -35,7 +35,10 @@ def filter_top_p(logits: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     sorted_logits, order = torch.sort(logits, dim=-1, descending=True)  # (n, V)
     probs = torch.softmax(sorted_logits, dim=-1)
     before = probs.cumsum(-1) - probs  # mass of strictly more likely tokens
-    drop_sorted = before >= p.unsqueeze(-1).to(probs.dtype)
+    p = p.unsqueeze(-1).to(probs.dtype)
+    # p == 1 is "off": float rounding can bring the running mass to 1 before the tail, so such
+    # rows must drop nothing even when a neighbour in the batch filters.
+    drop_sorted = (before >= p) & (p < 1)
     drop_sorted[..., 0] = False  # the most likely token always survives
     drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
     return logits.masked_fill(drop, NEG_INF)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig, Trace, decode
+from dllm_viz.decoder import unpack
 from tests.reference import reference_decode
 from tests.tiny import CharTokenizer, ScriptedDenoiser, TinyDenoiser
 
@@ -276,3 +277,10 @@ def test_trace_json_round_trip_of_a_real_decode(model):
         again = Trace.from_json(s)
         assert again.to_json() == s
         assert again.token_ids == trace.token_ids and again.config == trace.config
+
+
+def test_unpack_restores_row_major_positions():
+    where = torch.tensor([[True, False, True], [False, True, False]])
+    packed = torch.tensor([[[1.0, 2.0]], [[3.0, 4.0]], [[5.0, 6.0]]])  # (M=3, 1, 2)
+    out = unpack(packed, where, fill=-1)
+    assert out.tolist() == [[[1, 2], [-1, -1], [3, 4]], [[-1, -1], [5, 6], [-1, -1]]]

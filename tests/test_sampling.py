@@ -45,3 +45,10 @@ def test_draw_temperature_zero_is_argmax_and_reports_probability():
     empty = sampling.draw(logits[:0], torch.zeros(0), temperature=torch.zeros(0), vocab_top_k=torch.zeros(0, dtype=torch.long),
                           top_p=torch.ones(0))
     assert empty[0].shape == (0,)
+
+
+def test_top_p_one_is_neutral_even_next_to_a_filtering_row():
+    logits = torch.randn(2, 4096, generator=torch.Generator().manual_seed(3)) * 4
+    out = sampling.filter_top_p(logits, torch.tensor([1.0, 0.5]))
+    assert torch.equal(out[0], logits[0])
+    assert torch.isinf(out[1]).any()

@@ -1,0 +1,383 @@
+"""Continuous batching: concurrent requests share the forward passes of one batched decoder.
+
+The serving half of the article (sections 3.1, 4.3, 5.3): a request is a canvas plus its own
+schedule state (`current_step`, `remaining_masks`, temperature, top-k schedule) and its own
+generator. One worker thread owns the model and a fixed-capacity `DecodeBatch`, and between two
+steps it
+  (1) drops requests whose futures were cancelled,
+  (2) admits queued requests into free slots (their buffers are reset, never reallocated),
+  (3) runs one step: one forward pass over every occupied slot,
+  (4) streams each new `StepRecord` to its request's callback,
+  (5) resolves the requests whose last mask was confirmed and frees their slots.
+A request therefore joins at a step boundary and leaves the step its remaining masks reach 0.
+Because every request draws its noise from its own generator (see `decoder`), its trace is the
+one `decode(model, [prompt], config)` gives alone, whatever else shares the batch.
+
+Failure isolation: an invalid prompt or config fails only its own future (ValueError, nothing is
+queued); a full queue makes `submit` raise `QueueFull` at once; an exception in a step (the model's
+forward, say) fails the requests of that step and the worker goes on with the next ones.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from dllm_viz.config import DecodeConfig
+from dllm_viz.decoder import DecodeBatch, encode_prompt, request_generator
+from dllm_viz.models.base import Denoiser, check_denoiser, model_max_length
+from dllm_viz.trace import StepRecord, Trace
+
+OnStep = Callable[[StepRecord], None]
+
+
+class QueueFull(RuntimeError):
+    """`submit` was refused because `max_queue` requests are already waiting (back-pressure)."""
+
+
+class EngineClosed(RuntimeError):
+    """`submit` was called on an engine that is closed."""
+
+
+@dataclass(eq=False)
+class _Request:
+    """A submitted request as the worker sees it."""
+
+    future: Future[Trace]
+    prompt_ids: list[int]
+    config: DecodeConfig
+    prompt_text: str | None
+    on_step: OnStep | None
+
+
+class Stream:
+    """Iterator over one request: its `StepRecord`s as the steps happen, then its `Trace`.
+
+    Iterating raises what `future.result()` raises: the request's error, or `CancelledError`
+    after `cancel()`. Leaving a `with` block early cancels the request (a closed browser tab
+    stops costing forward passes at the next step boundary).
+    """
+
+    _DONE = object()
+
+    def __init__(self) -> None:
+        self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._finished = False
+        self.future: Future[Trace] = Future()  # replaced by `Engine.stream`
+
+    def _push(self, record: StepRecord) -> None:
+        self._items.put(record)
+
+    def _attach(self, future: Future[Trace]) -> None:
+        self.future = future
+        # Done callbacks run after the last record was pushed (same worker thread), or at once in
+        # the cancelling thread; either way the iterator sees the end after every record it gets.
+        future.add_done_callback(lambda _: self._items.put(self._DONE))
+
+    def __iter__(self) -> Iterator[StepRecord | Trace]:
+        return self
+
+    def __next__(self) -> StepRecord | Trace:
+        if self._finished:
+            raise StopIteration
+        item = self._items.get()
+        if item is self._DONE:
+            self._finished = True
+            return self.future.result()
+        return item
+
+    def cancel(self) -> bool:
+        """Ask the engine to drop the request at the next step boundary; False if already done."""
+        return self.future.cancel()
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+
+class Engine:
+    """A shared decoder: `submit` from any thread, one worker batches every running request.
+
+    Args:
+        model: a denoiser (`mask_token_id`, `(B, N) -> (B, N, V)` logits). Only the worker calls it.
+        max_batch: slots, i.e. the most requests in one forward pass.
+        max_queue: the most requests waiting for a slot; beyond it `submit` raises `QueueFull`.
+        max_length: longest prompt + gen_length; defaults to `model.max_length` (then required).
+        record_candidates: top-N raw candidates kept per masked position in each record.
+
+    The futures stay pending until the trace is ready, so `future.cancel()` works while a request
+    runs as well as while it waits; `future.running()` is therefore always False.
+    """
+
+    def __init__(
+        self,
+        model: Denoiser,
+        *,
+        max_batch: int = 8,
+        max_queue: int = 64,
+        max_length: int | None = None,
+        record_candidates: int = 5,
+        device: torch.device | str | None = None,
+    ) -> None:
+        for name, value in (("max_batch", max_batch), ("max_queue", max_queue)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}={value!r} is invalid: expected an integer >= 1")
+        check_denoiser(model)
+        limit = model_max_length(model)
+        if max_length is None:
+            if limit is None:
+                raise ValueError("max_length=None is invalid: the model states no max_length, so pass one (>= 1)")
+            max_length = limit
+        elif not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
+            raise ValueError(f"max_length={max_length!r} is invalid: expected an integer >= 1")
+        elif limit is not None and max_length > limit:
+            raise ValueError(f"max_length={max_length} is invalid: expected at most the model's max_length={limit}")
+        self.model = model
+        self.max_batch, self.max_queue, self.max_length = max_batch, max_queue, max_length
+        # The fixed per-request state buffers: allocated once here, reset by `add`, never regrown.
+        self._batch = DecodeBatch(model, capacity=max_batch, max_length=max_length,
+                                  record_candidates=record_candidates, device=device)
+        self._cond = threading.Condition()
+        self._queue: deque[_Request] = deque()  # waiting for a slot, FIFO; guarded by _cond
+        self._running: dict[int, _Request] = {}  # slot index -> request; worker thread only
+        self._free = list(range(max_batch - 1, -1, -1))  # free slot indices, lowest popped first
+        self._shared: torch.Generator | None = None  # the rng="shared" teaching switch's one stream
+        self._closed = False
+        self._counts = dict.fromkeys(
+            ("submitted", "completed", "failed", "cancelled", "rejected", "forward_calls", "steps_served"), 0
+        )
+        self._worker = threading.Thread(target=self._run, name="dllm-viz-engine", daemon=True)
+        self._worker.start()
+
+    # ----- client side ----------------------------------------------------------------------
+    def submit(
+        self, prompt: Sequence[int] | str, config: DecodeConfig | Mapping[str, Any], *, on_step: OnStep | None = None
+    ) -> Future[Trace]:
+        """Queue one request; returns a future of its `Trace`.
+
+        `prompt` is a list of token ids, or text when the model has a tokenizer; `config` a
+        `DecodeConfig` or a mapping of its fields. `on_step(record)` is called in the worker thread
+        after each of the request's steps (keep it short: the whole batch waits for it); if it
+        raises, the request fails with that exception. An invalid prompt or config gives a future
+        that already holds the ValueError. Raises `QueueFull` when `max_queue` requests wait and
+        `EngineClosed` after `close()`.
+        """
+        future: Future[Trace] = Future()
+        self._check_open()
+        try:
+            request = self._prepare(prompt, config, on_step, future)
+        except ValueError as err:
+            with self._cond:
+                self._counts["submitted"] += 1
+                self._counts["failed"] += 1
+            future.set_running_or_notify_cancel()
+            future.set_exception(err)
+            return future
+        with self._cond:
+            self._check_open()
+            if len(self._queue) >= self.max_queue:
+                self._drop_cancelled_queued()
+            if len(self._queue) >= self.max_queue:
+                self._counts["rejected"] += 1
+                raise QueueFull(
+                    f"engine queue is full: {len(self._queue)} requests wait for {self.max_batch} slots "
+                    f"(max_queue={self.max_queue}); retry after one of your requests finishes"
+                )
+            self._counts["submitted"] += 1
+            self._queue.append(request)
+            self._cond.notify()
+        return future
+
+    def stream(self, prompt: Sequence[int] | str, config: DecodeConfig | Mapping[str, Any]) -> Stream:
+        """Submit and iterate: yields each `StepRecord` as it happens, then the final `Trace`."""
+        stream = Stream()
+        stream._attach(self.submit(prompt, config, on_step=stream._push))
+        return stream
+
+    @property
+    def forward_calls(self) -> int:
+        """Batched steps run so far: one model forward each (failed ones included)."""
+        return self._counts["forward_calls"]
+
+    def stats(self) -> dict[str, Any]:
+        """A snapshot: occupancy now and on average, queue length, steps served, outcomes."""
+        with self._cond:
+            c = dict(self._counts)
+            active, queued = len(self._running), len(self._queue)
+        calls = c["forward_calls"]
+        return {
+            "capacity": self.max_batch,
+            "active": active,  # requests in the batch now
+            "queued": queued,  # requests waiting for a slot (cancelled ones until purged)
+            "mean_occupancy": round(c["steps_served"] / calls, 3) if calls else 0.0,  # requests per forward
+            **c,
+            "closed": self._closed,
+        }
+
+    def close(self, *, wait: bool = True, cancel_pending: bool = False) -> None:
+        """Refuse new requests; finish (or, with `cancel_pending`, cancel) the accepted ones.
+
+        `wait` joins the worker. Calling it again, or from an `on_step` callback, is safe.
+        """
+        with self._cond:
+            self._closed = True
+            pending = list(self._queue) + list(self._running.values()) if cancel_pending else []
+            self._cond.notify_all()
+        for request in pending:
+            request.future.cancel()
+        if wait and threading.current_thread() is not self._worker:
+            self._worker.join()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EngineClosed("engine is closed: it accepts no new requests")
+
+    def _prepare(self, prompt: Any, config: Any, on_step: Any, future: Future[Trace]) -> _Request:
+        """Validate in the caller's thread, so a bad request never takes a queue place or a slot."""
+        if isinstance(config, Mapping):
+            config = DecodeConfig.from_dict(dict(config))
+        if not isinstance(config, DecodeConfig):
+            raise ValueError(f"config={config!r} is invalid: expected a DecodeConfig or a mapping of its fields")
+        if not isinstance(prompt, (str, Sequence)) or isinstance(prompt, bytes):
+            raise ValueError(f"prompt={prompt!r} is invalid: expected a list of token ids or a string")
+        if on_step is not None and not callable(on_step):
+            raise ValueError(f"on_step={on_step!r} is invalid: expected a callable or None")
+        ids = encode_prompt(self.model, prompt)
+        total = len(ids) + config.gen_length
+        if total > self.max_length:
+            raise ValueError(
+                f"prompt length + gen_length = {len(ids)} + {config.gen_length} = {total} is invalid: "
+                f"expected at most the engine's max_length={self.max_length}"
+            )
+        text = prompt if isinstance(prompt, str) else None
+        return _Request(future=future, prompt_ids=ids, config=config, prompt_text=text, on_step=on_step)
+
+    def _drop_cancelled_queued(self) -> None:
+        """Remove cancelled requests from the queue (caller holds `_cond`)."""
+        kept = deque()
+        for request in self._queue:
+            if request.future.cancelled():
+                request.future.set_running_or_notify_cancel()  # wakes `wait`/`as_completed` waiters
+                self._counts["cancelled"] += 1
+            else:
+                kept.append(request)
+        self._queue = kept
+
+    # ----- worker side ----------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            while self._boundary():
+                self._step()
+        except BaseException as err:  # a bug in the engine itself: fail everything rather than hang callers
+            with self._cond:
+                self._closed = True
+                stranded = list(self._queue) + list(self._running.values())
+                self._queue.clear()
+            for request in stranded:
+                self._resolve(request, error=RuntimeError(f"engine worker stopped: {err!r}"))
+            raise
+
+    def _boundary(self) -> bool:
+        """Between two steps: drop cancelled, admit queued. False when closed and drained."""
+        with self._cond:
+            while not self._queue and not self._running and not self._closed:
+                self._cond.wait()
+            if self._closed and not self._queue and not self._running:
+                return False
+            self._drop_cancelled_queued()
+            admitted = [self._queue.popleft() for _ in range(min(len(self._free), len(self._queue)))]
+        for index, request in list(self._running.items()):
+            if request.future.cancelled():
+                self._leave(index, cancelled=True)
+        for request in admitted:
+            self._admit(request)
+        return True
+
+    def _admit(self, request: _Request) -> None:
+        index = self._free.pop()
+        config = request.config
+        try:
+            if config.rng == "shared" and not any(r.config.rng == "shared" for r in self._running.values()):
+                # As in `decode`: the first shared-rng request in the batch seeds the one stream.
+                self._shared = request_generator(config, self._batch.device)
+            self._batch.add(index, request.prompt_ids, config, request_generator(config, self._batch.device),
+                            request.prompt_text)
+        except Exception as err:  # noqa: BLE001 - fail this request only
+            self._batch.slots.pop(index, None)
+            self._free.append(index)
+            self._resolve(request, error=err)
+            return
+        with self._cond:
+            self._running[index] = request
+        if self._batch.slots[index].done:  # gen_length == 0: nothing to generate, no forward needed
+            self._leave(index)
+
+    def _step(self) -> None:
+        if not self._batch.active():
+            return
+        with self._cond:
+            self._counts["forward_calls"] += 1
+        try:
+            records = self._batch.step(self._shared)
+        except Exception as err:  # noqa: BLE001 - the step's requests fail, the engine goes on
+            for index in list(self._running):
+                self._leave(index, error=err)
+            return
+        with self._cond:
+            self._counts["steps_served"] += len(records)
+        for index, record in records.items():
+            request = self._running[index]
+            if request.future.cancelled():
+                continue  # leaves at the next boundary; nothing more is streamed
+            if request.on_step is not None:
+                try:
+                    request.on_step(record)
+                except Exception as err:  # noqa: BLE001 - a faulty callback fails its own request
+                    self._leave(index, error=err)
+                    continue
+            if self._batch.slots[index].done:
+                self._leave(index)
+
+    def _leave(self, index: int, *, error: BaseException | None = None, cancelled: bool = False) -> None:
+        """Resolve the request in slot `index` and free the slot."""
+        request = self._running[index]
+        trace = None
+        if error is None and not cancelled:
+            try:
+                trace = self._batch.trace(index)
+            except Exception as err:  # noqa: BLE001
+                error = err
+        self._batch.release(index)
+        with self._cond:
+            del self._running[index]
+        self._free.append(index)
+        if not any(r.config.rng == "shared" for r in self._running.values()):
+            self._shared = None
+        self._resolve(request, trace=trace, error=error)
+
+    def _resolve(self, request: _Request, *, trace: Trace | None = None, error: BaseException | None = None) -> None:
+        future = request.future
+        if not future.set_running_or_notify_cancel():  # cancelled by its owner meanwhile
+            outcome = "cancelled"
+        elif error is not None:
+            future.set_exception(error)
+            outcome = "failed"
+        else:
+            future.set_result(trace)
+            outcome = "completed"
+        with self._cond:
+            self._counts[outcome] += 1
