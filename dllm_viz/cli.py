@@ -1,4 +1,4 @@
-"""Command line: `python -m dllm_viz generate --prompt "..." --preset balanced --temperature 0.8 --json out.json`.
+"""Command line: `python -m dllm_viz generate ...` decodes a prompt; `export-policy` writes an SGLang policy.
 
 Flags mirror DecodeConfig field by field (generated from the dataclass, so they cannot drift);
 a flag given overrides the preset.
@@ -12,8 +12,6 @@ import typing
 from typing import Any, Callable, Sequence
 
 from dllm_viz.config import PRESETS, DecodeConfig
-
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []  # extra subcommands register here
 
 
 def _field_parser(name: str, hint: str) -> Callable[[str], Any]:
@@ -72,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--quiet", action="store_true", help="no progress bar, no metrics line")
     add_config_flags(gen)
     gen.set_defaults(func=_generate)
-    for register in SUBCOMMANDS:
-        register(sub)
+    from dllm_viz.policy import add_cli as add_export_policy
+
+    add_export_policy(sub)
     return parser
 
 

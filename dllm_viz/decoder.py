@@ -252,9 +252,9 @@ class DecodeBatch:
         rows = []
         for s in slots:
             gen = shared if (s.config.rng == "shared" and shared is not None) else s.generator
-            u = torch.rand(2, s.config.gen_length, generator=gen, device=self.device)
+            u = torch.rand(2, s.config.gen_length, generator=gen)
             rows.append(F.pad(u, (0, G - s.config.gen_length)))
-        return torch.stack(rows)
+        return torch.stack(rows).to(self.device, non_blocking=True)
 
     def _record(self, slots, idx_list, masked, conf, raw_conf, argmax, cand, selected, tokens, logp, count,
                 current_block, temperature, wrong_from) -> dict[int, StepRecord]:
@@ -335,9 +335,14 @@ def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.
     return out.masked_scatter(where.view(A, G, *[1] * len(tail)).expand(A, G, *tail), packed)
 
 
-def request_generator(config: DecodeConfig, device: torch.device) -> torch.Generator:
-    """The request's own generator, seeded from its config (never the global RNG)."""
-    gen = torch.Generator(device=device)
+def request_generator(config: DecodeConfig) -> torch.Generator:
+    """The request's own generator, seeded from its config (never the global RNG).
+
+    It lives on the CPU whatever the model's device: the uniforms of a step are a few kilobytes
+    to copy, and a CPU stream makes a seed mean the same tokens on CPU and CUDA (given the same
+    logits), and across tensor-parallel ranks in the SGLang plugin.
+    """
+    gen = torch.Generator()
     gen.manual_seed(config.seed)
     return gen
 
@@ -376,9 +381,9 @@ def decode(
     batch = DecodeBatch(model, capacity=len(ids), max_length=max(1, longest), record_candidates=record_candidates)
     shared = None
     for i, (p, c, raw_prompt) in enumerate(zip(ids, configs, prompts)):
-        batch.add(i, p, c, request_generator(c, batch.device), raw_prompt if isinstance(raw_prompt, str) else None)
+        batch.add(i, p, c, request_generator(c), raw_prompt if isinstance(raw_prompt, str) else None)
         if c.rng == "shared" and shared is None:  # the "global seed" mistake: one stream for all
-            shared = request_generator(c, batch.device)
+            shared = request_generator(c)
     bar = None
     if progress:
         from tqdm.auto import tqdm

@@ -313,8 +313,8 @@ class Engine:
         try:
             if config.rng == "shared" and not any(r.config.rng == "shared" for r in self._running.values()):
                 # As in `decode`: the first shared-rng request in the batch seeds the one stream.
-                self._shared = request_generator(config, self._batch.device)
-            self._batch.add(index, request.prompt_ids, config, request_generator(config, self._batch.device),
+                self._shared = request_generator(config)
+            self._batch.add(index, request.prompt_ids, config, request_generator(config),
                             request.prompt_text)
         except Exception as err:  # noqa: BLE001 - fail this request only
             self._batch.slots.pop(index, None)

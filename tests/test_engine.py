@@ -282,7 +282,7 @@ def test_failing_forward_leaves_batch_state_unchanged() -> None:
     jobs = [(prompt(4, 0), MIXED[0]), (prompt(6, 1), MIXED[5])]
     batch = DecodeBatch(gate, capacity=2, max_length=gate.max_length)
     for i, (ids, config) in enumerate(jobs):
-        batch.add(i, ids, config, request_generator(config, batch.device))
+        batch.add(i, ids, config, request_generator(config))
     failures = 0
     while batch.active():
         try:

@@ -1,0 +1,279 @@
+"""A decoding policy for a serving engine: the playground's DecodeConfig as it runs block by block.
+
+Serving engines such as SGLang decode block-causal models (LLaDA2, SDAR) one block at a time and
+know nothing of the request's total length, so the policy they run is the per-block part of a
+DecodeConfig: the schedule restarts in every block (`block_schedule="restart"`), staged
+temperature is staged by thirds of the block's steps, and each block draws from its own generator.
+
+`Policy.block_config(masks)` is the one bridge: the DecodeConfig that the playground decodes one
+block with, and that the SGLang plugin (`dllm_viz.integrations.sglang`) evaluates its quotas,
+temperatures and draws through, so both share one implementation of the article's rules.
+
+`policy.yaml` is this dataclass as a YAML mapping; SGLang passes it to the plugin unchanged
+(`--dllm-algorithm-config`) and itself reads `block_size` from it.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from dllm_viz.config import MAX_SEED, DecodeConfig
+from dllm_viz.integrations import ALGORITHM_NAME, SGLANG_VERSION
+
+# Block sizes SGLang uses for the dLLM architectures it serves (sglang/srt/dllm/config.py); LLaDA2
+# checkpoints with expert routing refuse any other block size.
+SGLANG_BLOCK_SIZES = {"LLaDA2MoeModelLM": 32, "SDARForCausalLM": 4, "SDARMoeForCausalLM": 4}
+POLICY_FORMAT = 1  # bump when a key changes meaning; `from_mapping` refuses other formats
+REQUEST_SAMPLING = ("override", "ignore")
+LAUNCHERS = ("launch_server", "serve")
+
+
+def _bad(name: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"{name}={value!r} is invalid: expected {allowed}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """What one block's decoding needs; field names and ranges follow DecodeConfig."""
+
+    block_size: int = 32  # positions per block (SGLang reads this key as its block size)
+    schedule: str = "topk_decay"  # see dllm_viz.schedules
+    top_k: int | None = None  # initial k of every block (topk_decay, adaptive); None = max(1, block_size // 4)
+    decay: float = 0.9  # topk_decay: after each step k = max(min_k, floor(k * decay))
+    min_k: int = 1  # floor on confirmations per step
+    steps_per_block: int | None = None  # fixed_steps: steps per block; None = max(1, block_size // 2)
+    threshold: float = 0.9  # threshold schedule: confirm every masked position with confidence >= threshold
+    temperature: float = 1.0  # temperature at confirmed positions; 0 = argmax
+    temperature_stages: tuple[float, float, float] | None = None  # (early, middle, late) thirds of a block's steps
+    confidence: str = "max_prob"  # confidence measure, always from the raw logits
+    top_p: float | None = None  # nucleus filter at drawn positions; None = off
+    vocab_top_k: int | None = None  # keep the vocab_top_k most likely tokens at drawn positions; None = off
+    request_sampling: str = "override"  # "override": a request's non-default temperature/top_p/top_k win; "ignore"
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.block_size) or self.block_size < 1:
+            raise _bad("block_size", self.block_size, "an integer >= 1")
+        if self.top_k is None:
+            object.__setattr__(self, "top_k", max(1, self.block_size // 4))
+        if self.steps_per_block is None:
+            object.__setattr__(self, "steps_per_block", max(1, self.block_size // 2))
+        if not _is_int(self.steps_per_block) or not 1 <= self.steps_per_block <= self.block_size:
+            raise _bad("steps_per_block", self.steps_per_block, f"an integer in [1, block_size={self.block_size}]")
+        if self.request_sampling not in REQUEST_SAMPLING:
+            raise _bad("request_sampling", self.request_sampling, "one of " + " | ".join(REQUEST_SAMPLING))
+        if isinstance(self.temperature_stages, list):
+            object.__setattr__(self, "temperature_stages", tuple(self.temperature_stages))
+        # Every other field is a DecodeConfig field of the same name: let its validator judge.
+        config = self.block_config(self.block_size)
+        object.__setattr__(self, "temperature_stages", config.temperature_stages)
+
+    # ----- the bridge to the playground -----------------------------------------------------
+    def block_config(self, masks: int, *, seed: int = 0) -> DecodeConfig:
+        """The DecodeConfig that decodes one block holding `masks` masked positions.
+
+        One block of `masks` positions: fixed_steps splits `masks` over `steps_per_block` steps
+        (capped at one per step when the block is shorter, e.g. the prompt's partial block).
+        """
+        if not _is_int(masks) or masks < 1:
+            raise _bad("masks", masks, "an integer >= 1 (a block with no mask needs no config)")
+        return DecodeConfig(
+            gen_length=masks, schedule=self.schedule, top_k=self.top_k, decay=self.decay, min_k=self.min_k,
+            steps=min(self.steps_per_block, masks) if self.schedule == "fixed_steps" else None,
+            threshold=self.threshold, temperature=self.temperature, temperature_stages=self.temperature_stages,
+            confidence=self.confidence, top_p=self.top_p, vocab_top_k=self.vocab_top_k, seed=seed,
+            block_schedule="restart",
+        )
+
+    def to_decode_config(self, *, num_blocks: int = 1, seed: int = 0) -> DecodeConfig:
+        """The playground config that runs this policy over `num_blocks` whole blocks."""
+        if not _is_int(num_blocks) or num_blocks < 1:
+            raise _bad("num_blocks", num_blocks, "an integer >= 1")
+        return DecodeConfig(
+            gen_length=self.block_size * num_blocks, block_length=self.block_size, schedule=self.schedule,
+            top_k=self.top_k, decay=self.decay, min_k=self.min_k,
+            steps=self.steps_per_block * num_blocks if self.schedule == "fixed_steps" else None,
+            threshold=self.threshold, temperature=self.temperature, temperature_stages=self.temperature_stages,
+            confidence=self.confidence, top_p=self.top_p, vocab_top_k=self.vocab_top_k, seed=seed,
+            block_schedule="restart",
+        )
+
+    @classmethod
+    def from_decode_config(cls, config: DecodeConfig, **changes: Any) -> Policy:
+        """The policy a playground config runs per block; ValueError when it cannot run per block.
+
+        Refused: the article's teaching mistakes (a serving policy implements the correct
+        variant only) and a top-k decay that carries k across blocks. `changes` override fields
+        (e.g. `request_sampling`).
+        """
+        if not isinstance(config, DecodeConfig):
+            raise _bad("config", config, "a DecodeConfig")
+        for name, correct in (("confidence_from", "raw"), ("sample_scope", "selected"), ("rng", "per_request")):
+            if getattr(config, name) != correct:
+                raise _bad(name, getattr(config, name),
+                           f"{correct!r}: the other values reproduce the article's mistakes and are not exported")
+        if config.gen_length == 0:
+            raise _bad("gen_length", 0, "an integer >= 1: an empty generation has no policy")
+        if config.schedule == "topk_decay" and config.num_blocks > 1 and config.block_schedule != "restart":
+            raise _bad("block_schedule", config.block_schedule,
+                       "'restart' for a multi-block topk_decay config: SGLang restarts k at top_k in every block")
+        fields = dict(
+            block_size=config.block_size, schedule=config.schedule, top_k=config.initial_k, decay=config.decay,
+            min_k=config.min_k, steps_per_block=config.total_steps // config.num_blocks, threshold=config.threshold,
+            temperature=config.temperature, temperature_stages=config.temperature_stages,
+            confidence=config.confidence, top_p=config.top_p, vocab_top_k=config.vocab_top_k,
+        )
+        fields.update(changes)
+        return cls(**fields)
+
+    # ----- policy.yaml ----------------------------------------------------------------------
+    def to_mapping(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"policy_format": POLICY_FORMAT}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_mapping(cls, mapping: Any) -> Policy:
+        """Read the mapping of a policy.yaml; unknown keys raise ValueError naming the key."""
+        if not isinstance(mapping, dict):
+            raise _bad("policy", mapping, "a mapping of policy keys to values")
+        values = dict(mapping)
+        fmt = values.pop("policy_format", POLICY_FORMAT)
+        if fmt != POLICY_FORMAT:
+            raise _bad("policy_format", fmt, f"{POLICY_FORMAT} (written by this dllm-viz version)")
+        known = {f.name for f in dataclasses.fields(cls)}
+        for key in values:
+            if key not in known:
+                raise _bad(key, values[key], "no such policy key; known keys: " + ", ".join(sorted(known)))
+        return cls(**values)
+
+    def to_yaml(self, *, source: str | None = None) -> str:
+        import yaml
+
+        head = [
+            f"# dllm-viz decoding policy for SGLang {SGLANG_VERSION} (--dllm-algorithm {ALGORITHM_NAME}).",
+            "# Each block: confidence from raw logits, the schedule picks positions, tokens are drawn",
+            "# only there at the (staged) temperature; k restarts in every block. Keys mirror DecodeConfig.",
+        ]
+        if source:
+            head.append(f"# Exported from: {source}")
+        return "\n".join(head) + "\n" + yaml.safe_dump(self.to_mapping(), sort_keys=False)
+
+    @classmethod
+    def from_yaml(cls, text: str) -> Policy:
+        import yaml
+
+        return cls.from_mapping(yaml.safe_load(text) or {})
+
+    def save(self, path: str | Path, *, source: str | None = None) -> Path:
+        path = Path(path)
+        path.write_text(self.to_yaml(source=source), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        return cls.from_yaml(Path(path).read_text(encoding="utf-8"))
+
+
+# ----- seeds -------------------------------------------------------------------------------
+def _digest(text: str) -> int:
+    """A stable 63-bit integer of `text` (blake2b; Python's hash() is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little") & MAX_SEED
+
+
+def request_seed(rid: str) -> int:
+    """The seed of a request that sent none: a stable hash of its request id."""
+    return _digest(f"rid:{rid}")
+
+
+def block_seed(seed: int, block_start: int) -> int:
+    """The seed of the generator of the block that starts at absolute position `block_start`.
+
+    A serving engine keeps no state between a request's blocks, so each block gets its own
+    generator; deriving it from the block's position keeps every tensor-parallel rank, every
+    retry and every batch composition on the same stream.
+    """
+    return _digest(f"block:{seed}:{block_start}")
+
+
+# ----- notes and the launch command -------------------------------------------------------
+def differences(config: DecodeConfig) -> list[str]:
+    """How SGLang running `Policy.from_decode_config(config)` differs from decoding `config` here."""
+    notes = []
+    sampled = config.temperature > 0 or config.temperature_stages is not None
+    if config.temperature_stages is not None and config.num_blocks > 1:
+        notes.append("staged temperature: the playground stages by thirds of the whole generation's steps, "
+                     "SGLang by thirds of each block's steps")
+    if sampled:
+        notes.append("random draws: SGLang seeds one generator per block (block_seed(request seed, block start)), "
+                     "the playground one per request; sampled tokens follow the same distributions but not the "
+                     "same random stream (argmax decoding is identical)")
+    return notes
+
+
+def launch_command(
+    model_path: str, policy_path: str | Path, *, launcher: str = "launch_server", extra: Sequence[str] = ()
+) -> list[str]:
+    """The argv that serves `model_path` with this policy (`launcher`: launch_server | serve)."""
+    if launcher not in LAUNCHERS:
+        raise _bad("launcher", launcher, "one of " + " | ".join(LAUNCHERS))
+    head = ["python", "-m", "sglang.launch_server"] if launcher == "launch_server" else ["sglang", "serve"]
+    return [*head, "--model-path", str(model_path), "--dllm-algorithm", ALGORITHM_NAME,
+            "--dllm-algorithm-config", str(policy_path), *extra]
+
+
+def _export(args: argparse.Namespace) -> int:
+    from dllm_viz.cli import config_from_args
+
+    if args.trace:
+        from dllm_viz.trace import Trace
+
+        config = Trace.from_json(Path(args.trace).read_text(encoding="utf-8")).config
+        source = f"the config of trace {args.trace}"
+    else:
+        config = config_from_args(args)
+        source = f"preset {args.preset!r}, gen_length={args.gen_length} and the flags given"
+    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling)
+    path = policy.save(args.output, source=source)
+    extra = ["--trust-remote-code"] if args.trust_remote_code else []
+    print(f"wrote {path}", file=sys.stderr)
+    if policy.block_size not in SGLANG_BLOCK_SIZES.values():
+        sizes = ", ".join(f"{arch} {size}" for arch, size in SGLANG_BLOCK_SIZES.items())
+        print(f"note: the policy runs blocks of {policy.block_size}; SGLang's models use {sizes} "
+              "(set --block-length to match the checkpoint)", file=sys.stderr)
+    for note in differences(config):
+        print(f"note: {note}", file=sys.stderr)
+    print(shlex.join(launch_command(args.model_path, path, launcher=args.launcher, extra=extra)))
+    return 0
+
+
+def add_cli(subparsers: argparse._SubParsersAction) -> None:
+    """Register `export-policy`: write policy.yaml and print the SGLang command line."""
+    from dllm_viz.cli import add_config_flags
+    from dllm_viz.config import PRESETS
+
+    p = subparsers.add_parser(
+        "export-policy", help=f"write policy.yaml for SGLang's --dllm-algorithm {ALGORITHM_NAME} and print the command")
+    p.add_argument("--model-path", default="<checkpoint>", help="checkpoint to serve (printed in the command)")
+    p.add_argument("--output", default="policy.yaml", help="where to write the policy (default: policy.yaml)")
+    p.add_argument("--launcher", default="launch_server", choices=LAUNCHERS,
+                   help="print `python -m sglang.launch_server ...` or `sglang serve ...`")
+    p.add_argument("--trust-remote-code", action="store_true", help="add --trust-remote-code to the command")
+    p.add_argument("--request-sampling", default="override", choices=REQUEST_SAMPLING,
+                   help="whether a request's own temperature/top_p/top_k override the policy's")
+    p.add_argument("--trace", default=None, help="export the config of a saved trace JSON instead of the flags")
+    p.add_argument("--preset", default="balanced", choices=list(PRESETS), help="starting point from the article's table")
+    p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
+    add_config_flags(p)
+    p.set_defaults(func=_export)
