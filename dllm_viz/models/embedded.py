@@ -1,0 +1,228 @@
+"""The embedded default model: a small bidirectional transformer trained as a masked-diffusion LM.
+
+Architecture (chosen by measurement, see ``assets/embedded/MODEL_CARD.md``): token embedding,
+``n_layers`` pre-norm blocks of (depthwise local mixing, full bidirectional self-attention with
+rotary positions, SwiGLU MLP), final RMSNorm and an output head tied to the embedding. There is no
+causal mask and no time embedding: like LLaDA, the model reads the noise level off the masks.
+
+The depthwise convolution lets each position mix with its immediate neighbours before attention;
+in a feasibility run it is what let the model leave the unigram plateau within a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dllm_viz.models.base import check_inputs
+from dllm_viz.models.tokenizer import EmbeddedTokenizer
+
+_NEVER = -1e4  # logit of tokens the model must never produce (probability exp(-1e4) = 0)
+ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "embedded"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddedConfig:
+    """Hyper-parameters of :class:`EmbeddedDenoiser`; stored as ``config.json`` next to the weights."""
+
+    vocab_size: int  # tokenizer vocabulary, special tokens included
+    mask_token_id: int  # the [MASK] id the decoder writes into the canvas
+    pad_token_id: int  # id used for right padding (its key positions are ignored)
+    eos_token_id: int  # end-of-text id (never produced by training on running text)
+    d_model: int = 256  # residual width
+    n_layers: int = 6  # number of blocks
+    n_heads: int = 4  # attention heads; d_model / n_heads is the head size
+    d_ff: int = 704  # SwiGLU hidden width (about 8/3 * d_model, rounded to 64)
+    conv_kernel: int = 5  # width of the depthwise local mixing step (odd: centred)
+    max_length: int = 256  # longest canvas (prompt + generation) the model accepts
+    rope_base: float = 10000.0  # rotary frequency base
+    name: str = "austen-mdlm"  # human-readable model name
+
+    def __post_init__(self) -> None:
+        for field in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_length"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{field}={value!r} must be a positive int")
+        for field in ("mask_token_id", "pad_token_id", "eos_token_id"):
+            value = getattr(self, field)
+            if not 0 <= value < self.vocab_size:
+                raise ValueError(f"{field}={value} must be in [0, vocab_size={self.vocab_size})")
+        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
+            raise ValueError(
+                f"d_model={self.d_model} must be a multiple of 2 * n_heads={2 * self.n_heads} (even rotary head size)"
+            )
+        if self.conv_kernel < 1 or self.conv_kernel % 2 == 0:
+            raise ValueError(f"conv_kernel={self.conv_kernel} must be a positive odd int")
+        if self.rope_base <= 1.0:
+            raise ValueError(f"rope_base={self.rope_base} must be > 1")
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> EmbeddedConfig:
+        return cls(**json.loads(Path(path).read_text()))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def rotary_tables(n: int, head_dim: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos/sin tables for rotary positions (Su et al., 2021), each ``(n, head_dim / 2)``."""
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (D/2,)
+    angles = torch.arange(n, dtype=torch.float32)[:, None] * inv_freq[None, :]  # (N, D/2)
+    return angles.cos(), angles.sin()
+
+
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate pairs (first half, second half) of the head dimension. x: (B, H, N, D)."""
+    x1, x2 = x.chunk(2, dim=-1)  # (B, H, N, D/2) each
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
+class Block(nn.Module):
+    """Pre-norm block: local depthwise mixing, bidirectional attention, SwiGLU MLP."""
+
+    def __init__(self, cfg: EmbeddedConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads = cfg.n_heads
+        self.norm_mix = nn.RMSNorm(d)
+        self.mix = nn.Conv1d(d, d, cfg.conv_kernel, padding=cfg.conv_kernel // 2, groups=d)
+        self.norm_attn = nn.RMSNorm(d)
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.proj = nn.Linear(d, d, bias=False)
+        self.norm_mlp = nn.RMSNorm(d)
+        self.up = nn.Linear(d, 2 * cfg.d_ff, bias=False)
+        self.down = nn.Linear(cfg.d_ff, d, bias=False)
+
+    def forward(
+        self, x: torch.Tensor, keep: torch.Tensor, key_mask: torch.Tensor | None, cos: torch.Tensor, sin: torch.Tensor
+    ) -> torch.Tensor:
+        B, N, D = x.shape
+        # Zero padded positions before the convolution so they act like the conv's own zero padding:
+        # a row's outputs are then identical with or without right padding.
+        h = self.norm_mix(x) * keep  # (B, N, D)
+        x = x + self.mix(h.transpose(1, 2)).transpose(1, 2)
+        q, k, v = self.qkv(self.norm_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # (B, H, N, Dh)
+        att = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, H, N, Dh), no causal mask
+        x = x + self.proj(att.transpose(1, 2).reshape(B, N, D))
+        gate, up = self.up(self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
+        return x + self.down(F.silu(gate) * up)
+
+
+class EmbeddedDenoiser(nn.Module):
+    """Masked-diffusion denoiser: ``input_ids (B, N)`` with some ``mask_token_id`` -> ``logits (B, N, V)``."""
+
+    def __init__(
+        self, cfg: EmbeddedConfig, tokenizer: EmbeddedTokenizer | None = None, *, generator: torch.Generator | None = None
+    ) -> None:
+        super().__init__()
+        self.config = cfg
+        self.tokenizer = tokenizer
+        self.name = cfg.name
+        self.mask_token_id = cfg.mask_token_id
+        self.pad_token_id = cfg.pad_token_id
+        self.eos_token_id = cfg.eos_token_id
+        self.max_length = cfg.max_length
+        self.vocab_size = cfg.vocab_size
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.norm_out = nn.RMSNorm(cfg.d_model)
+        self.register_buffer(
+            "special_ids", torch.tensor(sorted({cfg.mask_token_id, cfg.pad_token_id, cfg.eos_token_id})), persistent=False
+        )
+        cos, sin = rotary_tables(cfg.max_length, cfg.d_model // cfg.n_heads, cfg.rope_base)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+        self.reset_parameters(generator if generator is not None else torch.Generator().manual_seed(0))
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Normal(0, 0.02) weights, residual output projections scaled by depth (GPT-2 style).
+
+        Every parameter is (re)drawn here from ``generator``, so the initial model is a pure
+        function of the seed and never touches the global RNG.
+        """
+        std = 0.02
+        for name, p in self.named_parameters():
+            if name.endswith("mix.bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 1:  # RMSNorm gains
+                nn.init.ones_(p)
+            elif name.endswith("mix.weight"):  # (D, 1, K): start close to an average of neighbours
+                nn.init.normal_(p, mean=0.0, std=1 / p.shape[-1], generator=generator)
+            else:
+                scale = 1 / math.sqrt(2 * self.config.n_layers) if name.endswith(("proj.weight", "down.weight")) else 1.0
+                nn.init.normal_(p, std=std * scale, generator=generator)
+
+    @property
+    def device(self) -> torch.device:
+        return self.embed.weight.device
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``(B, N, V)``; ``attention_mask (B, N)`` bool marks real (True) vs padded keys.
+
+        The special tokens (mask, pad, eos) get a logit of -1e4 everywhere: the training text never
+        has them as targets, and a denoiser must never "unmask" a position into [MASK] (MDLM's
+        zero-masking-probability rule). A finite value keeps entropy and log-prob finite.
+        """
+        logits = self.head(self.features(input_ids, attention_mask))  # (B, N, V)
+        return logits.index_fill(-1, self.special_ids, _NEVER)
+
+    def head(self, h: torch.Tensor) -> torch.Tensor:
+        """Output logits from final hidden states ``(..., D) -> (..., V)`` (tied to the embedding)."""
+        return F.linear(self.norm_out(h), self.embed.weight)
+
+    def features(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Final hidden states ``(B, N, D)`` before the output head (training scores masked rows only)."""
+        check_inputs(input_ids, attention_mask, max_length=self.max_length)
+        B, N = input_ids.shape
+        keep = torch.ones(B, N, 1, dtype=torch.bool, device=input_ids.device)
+        key_mask = None
+        if attention_mask is not None:
+            attention_mask = attention_mask.to(device=input_ids.device)
+            keep = attention_mask[:, :, None]  # (B, N, 1)
+            key_mask = attention_mask[:, None, None, :]  # (B, 1, 1, N): padded keys are never attended
+        x = self.embed(input_ids)  # (B, N, D)
+        keep = keep.to(x.dtype)
+        cos, sin = self.rope_cos[:N], self.rope_sin[:N]  # (N, Dh/2)
+        for block in self.blocks:
+            x = block(x, keep, key_mask, cos, sin)
+        return x  # (B, N, D)
+
+
+def load_embedded(
+    device: str | torch.device | None = None, dtype: torch.dtype | None = None, path: str | Path | None = None
+) -> EmbeddedDenoiser:
+    """Load the shipped model from ``assets/embedded`` (or ``path``): eval mode, on ``device``.
+
+    ``device`` defaults to CUDA when available, else CPU; ``dtype`` defaults to float32 (the
+    weights are stored in float16 and up-cast, which is the fastest choice on CPU).
+    """
+    from safetensors.torch import load_file
+
+    folder = Path(path) if path is not None else ASSET_DIR
+    for file in ("config.json", "tokenizer.json", "model.safetensors"):
+        if not (folder / file).is_file():
+            raise FileNotFoundError(f"embedded model: {folder / file} is missing")
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = dtype or torch.float32
+    if not dtype.is_floating_point:
+        raise ValueError(f"dtype={dtype} must be a floating point dtype")
+    cfg = EmbeddedConfig.from_json(folder / "config.json")
+    tokenizer = EmbeddedTokenizer.from_file(folder / "tokenizer.json")
+    if tokenizer.mask_token_id != cfg.mask_token_id or tokenizer.vocab_size != cfg.vocab_size:
+        raise ValueError(f"embedded model: tokenizer.json and config.json in {folder} disagree")
+    model = EmbeddedDenoiser(cfg, tokenizer)
+    state = load_file(str(folder / "model.safetensors"))
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.to(device=device, dtype=dtype).eval().requires_grad_(False)

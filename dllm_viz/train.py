@@ -1,0 +1,366 @@
+"""Train (and export) the embedded masked-diffusion model: ``python -m dllm_viz.train {fit,export} ...``.
+
+Objective (MDLM, Sahoo et al. 2024; LLaDA, Nie et al. 2025): for each sequence draw a noise level
+``t`` in (0, 1], mask every token independently with probability ``t`` and minimise the
+cross-entropy on the masked tokens weighted by ``1 / t``. Averaged over ``t ~ U(0, 1)`` this is an
+upper bound (ELBO) on the sequence's negative log-likelihood, which is what the held-out
+bits-per-character figure reports. The ``t`` of a batch are stratified (one per ``1/B`` slice,
+sharing one uniform offset) so the gradient estimate has low variance.
+
+The recipe of ``assets/embedded`` (data from ``scripts/prepare_data.py``; details and figures in
+``assets/embedded/MODEL_CARD.md``)::
+
+    python -m dllm_viz.train fit --data DATA --out RUN --threads 1 --steps 2000 --batch-size 16 \\
+        --warmup 100 --lr 2e-3 --eval-every 200 --eval-windows 48 --ckpt-every 100 --resume
+    python -m dllm_viz.train fit --data DATA --out FT --init-from RUN/ckpt.pt --threads 1 --steps 500 \\
+        --batch-size 16 --warmup 50 --lr 6e-4 --prompt-fraction 0.5 --eval-every 100 --eval-windows 48
+    python -m dllm_viz.train export --run FT --out assets/embedded
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
+from dllm_viz.models.tokenizer import EmbeddedTokenizer
+
+EVAL_MASK_RATIOS = (0.15, 0.5, 0.85, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """One training run; saved in every checkpoint so ``--resume`` continues the same recipe."""
+
+    vocab_size: int = 4096  # BPE vocabulary, special tokens included
+    d_model: int = 256  # see EmbeddedConfig
+    n_layers: int = 6
+    n_heads: int = 4
+    d_ff: int = 704
+    conv_kernel: int = 5
+    max_length: int = 256  # model context; also the training window
+    batch_size: int = 32  # windows per step
+    short_fraction: float = 0.25  # share of steps trained on a shorter random window (playground canvases)
+    prompt_fraction: float = 0.0  # share of rows whose random prefix stays clean, as a prompt does (LLaDA SFT)
+    steps: int = 6000  # optimiser steps
+    lr: float = 2e-3  # peak AdamW learning rate
+    min_lr_ratio: float = 0.1  # cosine floor, as a fraction of lr
+    warmup: int = 200  # linear warm-up steps
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    t_min: float = 1e-3  # smallest noise level (keeps the 1/t weight finite)
+    seed: int = 0
+    bf16: bool = True  # bf16 autocast (CPU AMX / CUDA)
+    eval_every: int = 250
+    eval_windows: int = 64  # held-out windows per evaluation
+    ckpt_every: int = 250
+
+    def __post_init__(self) -> None:
+        positive = ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "batch_size", "steps", "eval_every",
+                    "eval_windows", "ckpt_every")
+        for field in positive:
+            if getattr(self, field) < 1:
+                raise ValueError(f"{field}={getattr(self, field)} must be >= 1")
+        if self.max_length < 16:
+            raise ValueError(f"max_length={self.max_length} must be >= 16")
+        for field in ("short_fraction", "prompt_fraction"):
+            if not 0.0 <= getattr(self, field) <= 1.0:
+                raise ValueError(f"{field}={getattr(self, field)} must be in [0, 1]")
+        if not 0.0 < self.lr < 1.0:
+            raise ValueError(f"lr={self.lr} must be in (0, 1)")
+        if not 0.0 <= self.min_lr_ratio <= 1.0:
+            raise ValueError(f"min_lr_ratio={self.min_lr_ratio} must be in [0, 1]")
+        if not 0.0 < self.t_min < 1.0:
+            raise ValueError(f"t_min={self.t_min} must be in (0, 1)")
+        if self.warmup < 0:
+            raise ValueError(f"warmup={self.warmup} must be >= 0")
+
+
+def stratified_t(batch: int, t_min: float, generator: torch.Generator) -> torch.Tensor:
+    """Low-discrepancy noise levels ``(B,)``: ``(u + i) / B`` for one shared ``u ~ U(0, 1)``."""
+    u = torch.rand((), generator=generator)
+    t = (u + torch.arange(batch, dtype=torch.float32)) / batch
+    return t.clamp(min=t_min)
+
+
+def mask_tokens(
+    x: torch.Tensor, t: torch.Tensor, mask_id: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Forward process: mask each token of ``x (B, N)`` with probability ``t (B,)``. Returns (noisy, masked)."""
+    masked = torch.rand(x.shape, generator=generator) < t[:, None]  # (B, N)
+    return torch.where(masked, torch.full_like(x, mask_id), x), masked
+
+
+def diffusion_loss(logits: torch.Tensor, x: torch.Tensor, masked: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """Per-token ELBO estimate in nats: ``sum_masked CE / t`` divided by ``B * N``.
+
+    logits: (B, N, V); x, masked: (B, N); t: (B,).
+    """
+    ce = F.cross_entropy(logits.float().transpose(1, 2), x, reduction="none")  # (B, N)
+    return (ce * masked / t[:, None]).sum() / x.numel()
+
+
+def keep_prompts(
+    masked: torch.Tensor, fraction: float, generator: torch.Generator
+) -> torch.Tensor:
+    """Unmask a random prefix (up to half the window) in a ``fraction`` of the rows of ``masked (B, N)``.
+
+    Decoding fills a masked suffix after a clean prompt; training rows shaped like that (as in
+    LLaDA's supervised fine-tuning, where the prompt is never masked) close the gap between the
+    uniform masks of pre-training and the canvases the playground shows.
+    """
+    B, N = masked.shape
+    rows = torch.rand(B, generator=generator) < fraction  # (B,)
+    prefix = torch.randint(1, max(2, N // 2), (B,), generator=generator)  # (B,)
+    clean = rows[:, None] & (torch.arange(N)[None, :] < prefix[:, None])  # (B, N)
+    return masked & ~clean
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up then cosine decay to ``min_lr_ratio * lr``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def sample_windows(tokens: torch.Tensor, batch: int, length: int, generator: torch.Generator) -> torch.Tensor:
+    """``batch`` random contiguous windows ``(B, length)`` of a token stream."""
+    starts = torch.randint(0, tokens.numel() - length, (batch,), generator=generator)
+    return tokens[starts[:, None] + torch.arange(length)].long()
+
+
+def _autocast(enabled: bool, device: torch.device):
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=enabled)
+
+
+@torch.no_grad()
+def evaluate(
+    model: EmbeddedDenoiser, tokens: torch.Tensor, chars_per_token: float, cfg: TrainConfig, *, n_t: int = 8
+) -> dict[str, float]:
+    """Held-out ELBO (bits/char, bits/token) and masked-token accuracy at fixed mask ratios.
+
+    Windows are fixed (evenly spaced over the held-out stream) and the generator is re-seeded, so
+    successive evaluations compare like with like.
+    """
+    was_training = model.training
+    model.eval()
+    device = model.device
+    n = cfg.max_length
+    span = tokens.numel() - n
+    starts = torch.linspace(0, span, cfg.eval_windows).long()
+    x_all = tokens[starts[:, None] + torch.arange(n)].long()  # (W, N)
+    gen = torch.Generator().manual_seed(1234)
+    nats, count = 0.0, 0
+    correct = {r: 0 for r in EVAL_MASK_RATIOS}
+    total = {r: 0 for r in EVAL_MASK_RATIOS}
+    for chunk in x_all.split(16):
+        for j in range(n_t):  # midpoint rule in t: an ELBO estimate with low variance
+            t = torch.full((chunk.shape[0],), (j + 0.5) / n_t)
+            noisy, masked = mask_tokens(chunk, t, model.mask_token_id, gen)
+            with _autocast(cfg.bf16, device):
+                logits = model(noisy.to(device)).float().cpu()
+            nats += diffusion_loss(logits, chunk, masked, t).item() * chunk.numel() / n_t
+        count += chunk.numel()
+        for r in EVAL_MASK_RATIOS:
+            t = torch.full((chunk.shape[0],), r)
+            noisy, masked = mask_tokens(chunk, t, model.mask_token_id, gen)
+            with _autocast(cfg.bf16, device):
+                pred = model(noisy.to(device)).argmax(-1).cpu()
+            correct[r] += int(((pred == chunk) & masked).sum())
+            total[r] += int(masked.sum())
+    model.train(was_training)
+    bits_per_token = nats / count / math.log(2)
+    out = {"bits_per_token": bits_per_token, "bits_per_char": bits_per_token / chars_per_token}
+    out.update({f"acc@{r:g}": correct[r] / max(1, total[r]) for r in EVAL_MASK_RATIOS})
+    return out
+
+
+def _load_corpus(data: Path, run: Path, vocab_size: int) -> tuple[EmbeddedTokenizer, torch.Tensor, torch.Tensor, float]:
+    """Tokenizer (trained on the training split once, then reused) and both token streams."""
+    train_text, heldout_text = (data / "train.txt").read_text(), (data / "heldout.txt").read_text()
+    tok_path = run / "tokenizer.json"
+    if tok_path.is_file():
+        tokenizer = EmbeddedTokenizer.from_file(tok_path)
+    else:
+        tokenizer = EmbeddedTokenizer.train(train_text.split("\n"), vocab_size=vocab_size)
+        tokenizer.save(tok_path)
+    cache = run / "tokens.pt"
+    if cache.is_file():
+        streams = torch.load(cache)
+    else:
+        streams = {
+            name: torch.tensor(tokenizer.encode(text), dtype=torch.int32)
+            for name, text in (("train", train_text), ("heldout", heldout_text))
+        }
+        torch.save(streams, cache)
+    chars_per_token = len(heldout_text) / streams["heldout"].numel()
+    return tokenizer, streams["train"], streams["heldout"], chars_per_token
+
+
+def build_model(cfg: TrainConfig, tokenizer: EmbeddedTokenizer) -> EmbeddedDenoiser:
+    mcfg = EmbeddedConfig(
+        vocab_size=tokenizer.vocab_size,
+        mask_token_id=tokenizer.mask_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        d_model=cfg.d_model,
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        d_ff=cfg.d_ff,
+        conv_kernel=cfg.conv_kernel,
+        max_length=cfg.max_length,
+    )
+    return EmbeddedDenoiser(mcfg, tokenizer, generator=torch.Generator().manual_seed(cfg.seed))
+
+
+def _save_checkpoint(path: Path, **state: object) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # atomic: a crash never leaves a half-written checkpoint
+
+
+def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_from: Path | None = None,
+        threads: int | None = None, device: str = "cpu", time_limit_min: float | None = None,
+        progress: bool = True) -> dict[str, float]:
+    """Train into ``run/`` (tokenizer.json, tokens.pt, ckpt.pt, log.jsonl). Returns the last eval.
+
+    ``init_from``: a checkpoint of an earlier run whose weights (only) start this one, for a second
+    phase with its own optimiser and schedule; its tokenizer is reused.
+    """
+    if threads is not None:
+        torch.set_num_threads(threads)
+    run.mkdir(parents=True, exist_ok=True)
+    ckpt_path, log_path = run / "ckpt.pt", run / "log.jsonl"
+    if init_from is not None and not (run / "tokenizer.json").is_file():
+        (run / "tokenizer.json").write_bytes((init_from.parent / "tokenizer.json").read_bytes())
+    tokenizer, train_tokens, heldout_tokens, cpt = _load_corpus(data, run, cfg.vocab_size)
+    if resume and ckpt_path.is_file():
+        state = torch.load(ckpt_path, weights_only=False)
+        # The saved recipe wins, except the step budget: resuming with a larger --steps extends a run.
+        cfg = replace(TrainConfig(**state["train_config"]), steps=cfg.steps)
+    dev = torch.device(device)
+    model = build_model(cfg, tokenizer).to(dev)
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or "mix" in n]
+    decay = [p for n, p in model.named_parameters() if not (p.dim() < 2 or "mix" in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=cfg.lr, betas=(0.9, 0.98))
+    gen = torch.Generator().manual_seed(cfg.seed)
+    step, elapsed = 0, 0.0
+    if resume and ckpt_path.is_file():
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optim"])
+        gen.set_state(state["generator"])
+        step, elapsed = state["step"], state["elapsed"]
+    elif init_from is not None:
+        init = torch.load(init_from, weights_only=False)
+        model.load_state_dict(init["model"])
+        print(f"initialised from {init_from} (step {init['step']})", flush=True)
+    (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    model.train()
+    print(f"model: {model.num_parameters() / 1e6:.2f}M parameters; train {train_tokens.numel()} tokens, "
+          f"held-out {heldout_tokens.numel()} tokens ({cpt:.2f} chars/token); starting at step {step}", flush=True)
+    last_eval: dict[str, float] = {}
+    t0 = time.time() - elapsed
+    bar = tqdm(total=cfg.steps, initial=step, disable=not progress, mininterval=10, dynamic_ncols=True)
+    while step < cfg.steps:
+        length = cfg.max_length
+        if torch.rand((), generator=gen) < cfg.short_fraction:
+            length = int(torch.randint(16, cfg.max_length, (), generator=gen))
+        x = sample_windows(train_tokens, cfg.batch_size, length, gen)  # (B, N)
+        t = stratified_t(cfg.batch_size, cfg.t_min, gen)
+        noisy, masked = mask_tokens(x, t, model.mask_token_id, gen)
+        if cfg.prompt_fraction > 0:
+            masked = keep_prompts(masked, cfg.prompt_fraction, gen)
+            noisy = torch.where(masked, noisy, x)
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        x, masked, t = x.to(dev), masked.to(dev), t.to(dev)
+        with _autocast(cfg.bf16, dev):
+            h = model.features(noisy.to(dev))[masked]  # (M, D): only masked rows are scored
+            logits = model.head(h)  # (M, V)
+        weight = (1.0 / t)[:, None].expand_as(x)[masked]  # (M,)
+        ce = F.cross_entropy(logits.float(), x[masked], reduction="none")  # (M,)
+        loss = (ce * weight).sum() / x.numel()  # same estimator as diffusion_loss, without unmasked rows
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        step += 1
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+        done = step == cfg.steps or (time_limit_min is not None and time.time() - t0 > 60 * time_limit_min)
+        if step % cfg.eval_every == 0 or done:
+            last_eval = evaluate(model, heldout_tokens, cpt, cfg)
+            record = {"step": step, "elapsed_s": round(time.time() - t0, 1), "train_loss": loss.item(), **last_eval}
+            with log_path.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+            print(json.dumps(record), flush=True)
+        if step % cfg.ckpt_every == 0 or done:
+            _save_checkpoint(ckpt_path, model=model.state_dict(), optim=opt.state_dict(), step=step,
+                             generator=gen.get_state(), elapsed=time.time() - t0, train_config=asdict(cfg))
+        if done:
+            break
+    bar.close()
+    return last_eval
+
+
+def export(run: Path, out: Path) -> Path:
+    """Write ``model.safetensors`` (float16), ``config.json`` and ``tokenizer.json`` to ``out``."""
+    from safetensors.torch import save_file
+
+    state = torch.load(run / "ckpt.pt", weights_only=False)
+    cfg = TrainConfig(**state["train_config"])
+    tokenizer = EmbeddedTokenizer.from_file(run / "tokenizer.json")
+    model = build_model(cfg, tokenizer)
+    model.load_state_dict(state["model"])
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().half().contiguous() for k, v in model.state_dict().items()}, str(out / "model.safetensors"),
+              metadata={"step": str(state["step"])})
+    (out / "config.json").write_text(model.config.to_json() + "\n")
+    tokenizer.save(out / "tokenizer.json")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m dllm_viz.train", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_fit = sub.add_parser("fit", help="train (or resume) a run")
+    p_fit.add_argument("--data", type=Path, required=True, help="folder with train.txt and heldout.txt")
+    p_fit.add_argument("--out", type=Path, required=True, help="run folder (checkpoints, logs)")
+    p_fit.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.pt if present")
+    p_fit.add_argument("--init-from", type=Path, default=None, help="start from this checkpoint's weights")
+    p_fit.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    p_fit.add_argument("--device", default="cpu")
+    p_fit.add_argument("--time-limit", type=float, default=None, help="stop (and checkpoint) after N minutes")
+    p_fit.add_argument("--no-progress", action="store_true")
+    for name, default in asdict(TrainConfig()).items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            p_fit.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=default)
+        else:
+            p_fit.add_argument(flag, type=type(default), default=default)
+    p_exp = sub.add_parser("export", help="write assets (safetensors fp16, config, tokenizer)")
+    p_exp.add_argument("--run", type=Path, required=True)
+    p_exp.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "export":
+        print(export(args.run, args.out))
+        return
+    cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(TrainConfig())})
+    fit(cfg, data=args.data, run=args.out, resume=args.resume, init_from=args.init_from, threads=args.threads,
+        device=args.device,
+        time_limit_min=args.time_limit, progress=not args.no_progress)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Prepare the embedded model's corpus from Debian's ``r-cran-janeaustenr`` package.
+
+The package (MIT; Jane Austen's six completed novels, public domain) stores the texts as R
+lazy-load data: ``data/Rdata.rdx`` is an index and ``data/Rdata.rdb`` a concatenation of
+zlib-compressed R serialisations (XDR format). Both are read here in pure Python, without R.
+
+Usage (no root needed; ``apt-get download`` only fetches the .deb)::
+
+    cd /work/scratch-model && apt-get download r-cran-janeaustenr
+    python scripts/prepare_data.py --deb r-cran-janeaustenr_1.0.0-1_all.deb --out /work/scratch-model/data
+
+Writes ``train.txt``, ``heldout.txt`` (a contiguous passage from each novel, never trained on)
+and ``provenance.json``. Only the trained weights are committed, never this corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import re
+import struct
+import subprocess
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+# R SEXP type codes used by the serialisation format (R Internals, "Serialization Formats").
+_NILSXP, _SYMSXP, _LISTSXP, _CLOSXP, _ENVSXP, _LANGSXP = 0, 1, 2, 3, 4, 6
+_CHARSXP, _LGLSXP, _INTSXP, _REALSXP, _STRSXP, _VECSXP = 9, 10, 13, 14, 16, 19
+_ALTREP, _EMPTYENV, _BASEENV, _GLOBALENV = 238, 242, 241, 253
+_NILVALUE, _REFSXP = 254, 255
+_SPECIAL_ENVS = {_EMPTYENV, _BASEENV, _GLOBALENV, 247, 248, 249, 250, 251, 252}
+
+BOOKS = ("sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion")
+
+
+@dataclass(frozen=True)
+class RAttr:
+    """An R value that carried attributes (names, class, ...)."""
+
+    value: object
+    attributes: dict
+
+
+class _XdrReader:
+    """Minimal reader for R's XDR serialisation: enough for vectors, lists and pairlists."""
+
+    def __init__(self, data: bytes) -> None:
+        if data[:2] != b"X\n":
+            raise ValueError(f"data: expected an XDR R serialisation ('X\\n'), got {data[:2]!r}")
+        self.buf, self.pos, self.refs = data, 2, []
+        version = self._int()
+        self._int(), self._int()  # writer version, minimal reader version
+        if version == 3:
+            self._bytes(self._int())  # native encoding name
+
+    def _int(self) -> int:
+        (v,) = struct.unpack_from(">i", self.buf, self.pos)
+        self.pos += 4
+        return v
+
+    def _bytes(self, n: int) -> bytes:
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def read(self) -> object:
+        flags = self._int()
+        kind, has_attr, has_tag = flags & 0xFF, bool(flags & 0x200), bool(flags & 0x400)
+        if kind == _NILVALUE:
+            return None
+        if kind in _SPECIAL_ENVS:
+            return f"<env {kind}>"
+        if kind == _REFSXP:
+            index = flags >> 8 or self._int()
+            return self.refs[index - 1]
+        if kind == _SYMSXP:
+            name = self.read()
+            self.refs.append(name)
+            return name
+        if kind in (_LISTSXP, _LANGSXP):
+            attrs = self.read() if has_attr else None
+            tag = self.read() if has_tag else None
+            car, cdr = self.read(), self.read()
+            items = [(tag, car)] + (cdr if isinstance(cdr, list) else [])
+            return items if attrs is None else RAttr(items, dict(attrs))
+        if kind == _ENVSXP:
+            slot = len(self.refs)
+            self.refs.append(None)
+            self._int()  # locked
+            env = {"enclos": self.read(), "frame": self.read(), "hashtab": self.read(), "attr": self.read()}
+            self.refs[slot] = env
+            return env
+        if kind == _CHARSXP:
+            n = self._int()
+            return None if n == -1 else self._bytes(n).decode("utf-8", errors="replace")
+        if kind == _ALTREP:
+            info, state, attr = self.read(), self.read(), self.read()
+            return _altrep_value(info, state)
+        if kind in (_LGLSXP, _INTSXP):
+            n = self._int()
+            value: object = list(struct.unpack_from(f">{n}i", self.buf, self.pos))
+            self.pos += 4 * n
+        elif kind == _REALSXP:
+            n = self._int()
+            value = list(struct.unpack_from(f">{n}d", self.buf, self.pos))
+            self.pos += 8 * n
+        elif kind in (_STRSXP, _VECSXP, 20):
+            value = [self.read() for _ in range(self._int())]
+        else:
+            raise ValueError(f"R serialisation: unsupported SEXP type {kind} at byte {self.pos}")
+        if has_attr:
+            return RAttr(value, dict(self.read()))
+        return value
+
+
+def _altrep_value(info: object, state: object) -> object:
+    """Expand the ALTREP classes R uses for lazily stored vectors (compact sequences, wrappers)."""
+    cls = info[0][1] if isinstance(info, list) else None
+    if cls == "compact_intseq":
+        n, start, step = (int(x) for x in state)
+        return list(range(start, start + n * step, step))
+    if cls and cls.startswith("wrap_"):
+        return state[0] if isinstance(state, list) else state
+    return state
+
+
+def _unpack_rdb_entry(blob: bytes, compression: int) -> bytes:
+    """One lazy-load entry: 4-byte big-endian length, then zlib (1) or typed (2/3) payload."""
+    if compression == 1:
+        return zlib.decompress(blob[4:])
+    kind = blob[4:5]
+    if kind == b"Z":
+        return zlib.decompress(blob[5:])
+    if kind == b"0":
+        return blob[5:]
+    raise ValueError(f"rdb entry: unsupported compression type {kind!r} (only zlib is implemented)")
+
+
+def read_lazyload(rdx: Path, rdb: Path) -> dict[str, object]:
+    """All variables of an R lazy-load database, as Python values."""
+    raw = rdx.read_bytes()
+    # R writes the index with saveRDS (gzip) for data/, with a length-prefixed zlib stream for R/.
+    index_bytes = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else zlib.decompress(raw[4:])
+    index = _XdrReader(index_bytes).read()
+    fields = dict(zip(index.attributes["names"], index.value))
+    compression = int(fields["compressed"][0])
+    blob = rdb.read_bytes()
+    out = {}
+    names = fields["variables"].attributes["names"]
+    for name, (offset, length) in zip(names, fields["variables"].value):
+        raw = _unpack_rdb_entry(blob[int(offset) : int(offset) + int(length)], compression)
+        out[name] = _XdrReader(raw).read()
+    return out
+
+
+def book_to_text(lines: list[str | None]) -> str:
+    """Join wrapped lines into paragraphs (one per line) and drop the ``_italic_`` markup."""
+    paragraphs, current = [], []
+    for line in lines:
+        line = (line or "").strip()
+        if line:
+            current.append(line)
+        elif current:
+            paragraphs.append(" ".join(current))
+            current = []
+    if current:
+        paragraphs.append(" ".join(current))
+    text = "\n".join(paragraphs).replace("_", "")
+    return re.sub(r"[ \t]+", " ", text)
+
+
+def split_heldout(text: str, fraction: float) -> tuple[str, str]:
+    """Hold out one contiguous run of whole paragraphs at about 60% of the book."""
+    if not 0.0 < fraction < 0.5:
+        raise ValueError(f"heldout_fraction={fraction} must be in (0, 0.5)")
+    paras = text.split("\n")
+    total = sum(len(p) + 1 for p in paras)
+    start_char, want = int(0.6 * total), int(fraction * total)
+    pos, lo, hi = 0, None, None
+    for i, p in enumerate(paras):
+        if lo is None and pos >= start_char:
+            lo = i
+        if lo is not None and pos - start_char >= want:
+            hi = i
+            break
+        pos += len(p) + 1
+    hi = hi if hi is not None else len(paras)
+    train = "\n".join(paras[:lo] + paras[hi:])
+    return train, "\n".join(paras[lo:hi])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--deb", type=Path, required=True, help="r-cran-janeaustenr .deb file")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--heldout-fraction", type=float, default=0.03)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["dpkg-deb", "-x", str(args.deb), tmp], check=True)
+        root = Path(tmp) / "usr/lib/R/site-library/janeaustenr"
+        data = read_lazyload(root / "data/Rdata.rdx", root / "data/Rdata.rdb")
+        description = (root / "DESCRIPTION").read_text()
+    train_parts, heldout_parts, stats = [], [], {}
+    for name in BOOKS:
+        value = data[name]
+        lines = value.value if isinstance(value, RAttr) else value
+        train, heldout = split_heldout(book_to_text(lines), args.heldout_fraction)
+        train_parts.append(train)
+        heldout_parts.append(heldout)
+        stats[name] = {"train_chars": len(train), "heldout_chars": len(heldout)}
+    train_text, heldout_text = "\n".join(train_parts) + "\n", "\n".join(heldout_parts) + "\n"
+    (args.out / "train.txt").write_text(train_text)
+    (args.out / "heldout.txt").write_text(heldout_text)
+    version = re.search(r"^Version: (.*)$", description, re.M).group(1)
+    provenance = {
+        "package": "Debian r-cran-janeaustenr",
+        "deb": args.deb.name,
+        "deb_sha256": hashlib.sha256(args.deb.read_bytes()).hexdigest(),
+        "upstream_version": version,
+        "licence": "MIT (package); the novels themselves are public domain",
+        "files": ["usr/lib/R/site-library/janeaustenr/data/Rdata.rdx", "usr/lib/R/site-library/janeaustenr/data/Rdata.rdb"],
+        "objects": list(BOOKS),
+        "heldout": f"one contiguous passage of ~{args.heldout_fraction:.0%} starting at 60% of each novel",
+        "books": stats,
+        "train_chars": len(train_text),
+        "heldout_chars": len(heldout_text),
+    }
+    (args.out / "provenance.json").write_text(json.dumps(provenance, indent=2))
+    print(json.dumps({k: provenance[k] for k in ("train_chars", "heldout_chars")}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The embedded model: protocol, context limit, padding/batch invariance, determinism, shipped assets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from dllm_viz.models.embedded import ASSET_DIR, EmbeddedConfig, EmbeddedDenoiser, load_embedded
+from dllm_viz.models.tokenizer import SPECIAL_TOKENS, EmbeddedTokenizer
+
+TEXT = (
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
+    "must be in want of a wife. However little known the feelings or views of such a man may be, "
+    "this truth is so well fixed in the minds of the surrounding families.\n"
+) * 4
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> EmbeddedTokenizer:
+    return EmbeddedTokenizer.train(TEXT.split("\n"), vocab_size=300)
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer: EmbeddedTokenizer) -> EmbeddedDenoiser:
+    cfg = EmbeddedConfig(
+        vocab_size=tokenizer.vocab_size,
+        mask_token_id=tokenizer.mask_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        d_model=32,
+        n_layers=2,
+        n_heads=2,
+        d_ff=64,
+        max_length=48,
+    )
+    return EmbeddedDenoiser(cfg, tokenizer, generator=torch.Generator().manual_seed(0)).eval().requires_grad_(False)
+
+
+def _random_ids(model: EmbeddedDenoiser, shape: tuple[int, int], seed: int = 0) -> torch.Tensor:
+    return torch.randint(0, model.vocab_size, shape, generator=torch.Generator().manual_seed(seed))
+
+
+def test_tokenizer_round_trip_and_special_ids(tokenizer: EmbeddedTokenizer) -> None:
+    text = "a single man in possession of a good fortune"
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+    ids = {tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.mask_token_id}
+    assert len(ids) == len(SPECIAL_TOKENS)
+    assert tokenizer.decode([tokenizer.mask_token_id]) == "<mask>"  # masks stay visible
+    assert tokenizer.decode([tokenizer.mask_token_id], skip_special_tokens=True) == ""
+
+
+def test_protocol_attributes_and_shapes(model: EmbeddedDenoiser) -> None:
+    assert isinstance(model.mask_token_id, int) and 0 <= model.mask_token_id < model.vocab_size
+    assert isinstance(model.name, str) and model.name
+    assert model.max_length == 48
+    assert model.device == torch.device("cpu")
+    ids = _random_ids(model, (3, 10))
+    assert model(ids).shape == (3, 10, model.vocab_size)
+
+
+def test_special_tokens_are_never_predicted(model: EmbeddedDenoiser) -> None:
+    logits = model(_random_ids(model, (2, 10)))  # (B, N, V)
+    probs = logits.softmax(-1)
+    for special in (model.mask_token_id, model.pad_token_id, model.eos_token_id):
+        assert float(probs[..., special].max()) == 0.0
+    assert torch.isfinite(logits).all()  # finite, so entropy / log-prob scorers stay finite
+
+
+def test_longer_than_context_raises_naming_the_limit(model: EmbeddedDenoiser) -> None:
+    model(_random_ids(model, (1, 48)))  # exactly at the limit is fine
+    with pytest.raises(ValueError, match="max_length=48"):
+        model(_random_ids(model, (1, 49)))
+
+
+def test_right_padding_does_not_change_real_positions(model: EmbeddedDenoiser) -> None:
+    ids = _random_ids(model, (1, 12))
+    alone = model(ids)  # (1, 12, V)
+    padded = torch.cat([ids, torch.full((1, 7), model.pad_token_id)], dim=1)
+    mask = torch.arange(19)[None, :] < 12
+    with_pad = model(padded, attention_mask=mask)
+    torch.testing.assert_close(with_pad[:, :12], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_row_does_not_depend_on_the_rest_of_the_batch(model: EmbeddedDenoiser) -> None:
+    a, b = _random_ids(model, (1, 9), seed=1), _random_ids(model, (1, 15), seed=2)
+    batch = torch.full((2, 15), model.pad_token_id)
+    batch[0, :9], batch[1] = a[0], b[0]
+    mask = torch.arange(15)[None, :] < torch.tensor([[9], [15]])
+    out = model(batch, attention_mask=mask)
+    torch.testing.assert_close(out[0, :9], model(a)[0], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out[1], model(b)[0], atol=1e-5, rtol=1e-5)
+
+
+def test_bidirectional_later_tokens_change_earlier_logits(model: EmbeddedDenoiser) -> None:
+    ids = _random_ids(model, (1, 20))
+    changed = ids.clone()
+    changed[0, -1] = (ids[0, -1] + 1) % model.vocab_size
+    assert not torch.allclose(model(ids)[0, 0], model(changed)[0, 0])
+
+
+def test_same_seed_same_weights_different_seed_different(tokenizer: EmbeddedTokenizer, model: EmbeddedDenoiser) -> None:
+    again = EmbeddedDenoiser(model.config, tokenizer, generator=torch.Generator().manual_seed(0))
+    other = EmbeddedDenoiser(model.config, tokenizer, generator=torch.Generator().manual_seed(1))
+    ids = _random_ids(model, (2, 10))
+    torch.testing.assert_close(again.eval()(ids), model(ids))
+    assert not torch.allclose(other.eval()(ids), model(ids))
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("d_model", 30), ("conv_kernel", 4), ("mask_token_id", 10_000), ("n_layers", 0), ("rope_base", 1.0)],
+)
+def test_config_rejects_bad_values_naming_the_field(field: str, value: object) -> None:
+    kwargs = dict(vocab_size=300, mask_token_id=2, pad_token_id=0, eos_token_id=1, n_heads=4)
+    kwargs[field] = value
+    with pytest.raises(ValueError, match=field):
+        EmbeddedConfig(**kwargs)
+
+
+def test_load_embedded_reports_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        load_embedded(device="cpu", path=tmp_path)
+
+
+@pytest.mark.skipif(not (ASSET_DIR / "model.safetensors").is_file(), reason="shipped weights not built yet")
+def test_shipped_model_loads_and_fits_the_budget() -> None:
+    size = sum(f.stat().st_size for f in ASSET_DIR.iterdir() if f.is_file())
+    assert size < 50 * 2**20
+    model = load_embedded(device="cpu")
+    assert not model.training
+    assert model.max_length >= 192  # prompt + 128 generated tokens
+    assert model.tokenizer.mask_token_id == model.mask_token_id
+    ids = model.tokenizer.encode("It is a truth universally acknowledged")
+    canvas = torch.tensor([ids + [model.mask_token_id] * 4])
+    logits = model(canvas)  # (1, N, V)
+    assert torch.isfinite(logits).all()
+    # A trained model prefers real text over the mask token at masked positions.
+    assert (logits[0, -4:].argmax(-1) != model.mask_token_id).all()
