@@ -1,0 +1,105 @@
+"""Entry point (Hugging Face Spaces and `python app.py`): load the model once, build the playground, serve it.
+
+Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT say otherwise. Every decode
+of every user goes through one shared continuous-batching `Engine`. On a ZeroGPU Space (where the
+`spaces` package is present) the decode entry is wrapped in `spaces.GPU` and each call decodes its
+own batch, since the GPU exists only inside those calls; elsewhere the wrapper is a no-op.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dllm_viz.config import DecodeConfig
+from dllm_viz.decoder import decode
+from dllm_viz.engine import Engine, QueueFull
+from dllm_viz.models import load_model
+from dllm_viz.sweep import Runner
+from dllm_viz.trace import StepRecord, Trace
+from dllm_viz.ui import build_demo, launch_options
+
+EXAMPLES_DIR = Path(__file__).resolve().parent / "assets" / "examples"
+MAX_BATCH = 16  # requests per forward pass in the shared engine
+MAX_QUEUE = 512  # a full sweep grid fits in the queue at once
+# torch intra-op threads for the decodes (DLLM_VIZ_THREADS). The embedded model's matrices are
+# small, and one thread leaves a core for the web server: on the 2-core build machine, with one
+# core busy elsewhere, a gen_length-64 decode took 1.1 s with two threads and 0.12 s with one.
+THREADS = int(os.environ.get("DLLM_VIZ_THREADS", "1"))
+
+try:  # ZeroGPU: functions that need the GPU are wrapped; elsewhere the wrapper does nothing.
+    import spaces
+
+    gpu: Callable[[Callable[..., Any]], Callable[..., Any]] = spaces.GPU
+    ZERO_GPU = True
+except ImportError:
+    ZERO_GPU = False
+
+    def gpu(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn
+
+
+def load_examples(directory: Path = EXAMPLES_DIR) -> list[tuple[str, Trace]]:
+    """The example traces shipped in assets/examples, named after their files, in file-name order."""
+    return [(p.stem.split("-", 1)[-1].replace("_", " "), Trace.from_json(p.read_text(encoding="utf-8")))
+            for p in sorted(directory.glob("*.json"))]
+
+
+def make_runner(model: Any, engine: Engine | None) -> Runner:
+    """The UI's `run`: requests go to the shared engine, which batches them with everyone else's.
+
+    Calls with the `rng="shared"` teaching switch decode as a batch of their own instead: a stream
+    shared with whatever strangers happen to run in the engine would make the lesson unrepeatable.
+    """
+
+    @gpu
+    def run(prompts: list[str], configs: list[DecodeConfig], *,
+            on_step: Callable[[int, StepRecord], None] | None = None, record_candidates: int = 5) -> list[Trace]:
+        if engine is None or any(c.rng == "shared" for c in configs):
+            return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+        futures = []
+        try:
+            for i, (p, c) in enumerate(zip(prompts, configs)):
+                hook = None if on_step is None else (lambda rec, i=i: on_step(i, rec))
+                futures.append(engine.submit(p, c, on_step=hook))
+            return [f.result() for f in futures]
+        except QueueFull as err:
+            raise ValueError(f"server busy: {err}") from err
+        finally:
+            for f in futures:  # after an error, the rest of the call stops costing forward passes
+                f.cancel()
+
+    return run
+
+
+def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
+    """Build the playground around `model` (default: the embedded model).
+
+    On ZeroGPU the GPU exists only inside `spaces.GPU` calls, so the engine's long-lived worker
+    thread cannot use it there; each call then decodes its own batch with `decode`.
+    """
+    model = load_model() if model is None else model
+    engine = Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE) if use_engine else None
+    demo = build_demo(
+        make_runner(model, engine), examples=load_examples(), model_name=getattr(model, "name", "model"),
+        max_length=getattr(model, "max_length", None), concurrency_limit=MAX_BATCH if engine else 1,
+    )
+    demo.engine = engine  # kept alive with the demo; closed with the process
+    return demo
+
+
+def main() -> None:
+    import torch
+
+    torch.set_num_threads(THREADS)
+    demo = create_demo()
+    demo.queue(default_concurrency_limit=MAX_BATCH).launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        **launch_options(),
+    )
+
+
+if __name__ == "__main__":
+    main()

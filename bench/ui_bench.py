@@ -1,0 +1,175 @@
+"""How much the playground adds to a decode, measured side by side in one run (issue 4's speed check).
+
+For gen_length 64 with the balanced preset, the median over interleaved rounds of:
+  direct    `decode(model, [prompt], config)` in this process;
+  engine    the same request through the shared `Engine` (what app.py routes decodes to);
+  handlers  what the server runs for a slider release: `Playground.decode` + `Playground.rest`,
+            including the figures' JSON (no network);
+  api       `/generate` through the real `gradio_client`, against the app served in this process;
+  browser   (with --browser) slider release to the canvas text and the heatmap updated in Debian's
+            chromium, measured in the page with a MutationObserver.
+Each line prints the median in ms and the ratio to `direct`.
+
+    python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
+    python bench/ui_bench.py --browser --rounds 9
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from dllm_viz import DecodeConfig, decode  # noqa: E402
+
+PROMPT = "It is a truth universally acknowledged, that"
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def load(kind: str) -> Any:
+    if kind in ("auto", "embedded"):
+        try:
+            from dllm_viz.models import load_model
+
+            return load_model(device="cpu")
+        except Exception as err:  # noqa: BLE001 - "auto" falls back, "embedded" reports
+            if kind == "embedded":
+                raise
+            print(f"[embedded model unavailable ({type(err).__name__}: {err}); using the tiny test model]")
+    from tests.ui_model import make_text_model
+
+    return make_text_model()
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def browser_latency(url: str, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds from slider release to (canvas text changed, heatmap data changed), per round."""
+    from playwright.sync_api import sync_playwright
+
+    # Polled inside the page every 5 ms with cheap checks (textContent needs no layout; the heatmap's
+    # data object is replaced on update), so the probe itself costs the page next to nothing.
+    watch = """() => {
+      const text = () => { const el = document.querySelector('#dv-canvas .dv-text'); return el ? el.textContent : null; };
+      const heat = () => { const el = document.querySelector('#dv-heatmap .js-plotly-plot');
+                           return el && el.data && el.data.length ? el.data[0] : null; };
+      const w = window.__dv = {text: null, heat: null, t0: performance.now(), old: [text(), heat()]};
+      w.timer = setInterval(() => {
+        const now = performance.now();
+        if (w.text === null && text() !== w.old[0]) w.text = now;
+        if (w.heat === null && heat() !== w.old[1]) w.heat = now;
+        if (w.text !== null && w.heat !== null) clearInterval(w.timer);
+      }, 5); }"""
+    text_s, heat_s = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.goto(url)
+        page.wait_for_selector("#dv-canvas", timeout=120_000)
+        if page.locator("#dv-heatmap .js-plotly-plot").count() == 0:  # no example traces shipped: run once
+            page.get_by_role("button", name="Run", exact=True).click()
+        page.wait_for_selector("#dv-heatmap .js-plotly-plot", timeout=120_000)
+        slider = page.locator("#dv-temperature input[type=range]")
+        for i in range(rounds + 1):
+            slider.scroll_into_view_if_needed()
+            box = slider.bounding_box()
+            page.evaluate(watch)
+            current = float(slider.input_value())  # move well away from it, so every release changes the decode
+            frac = (0.2 if current > 1.25 else 0.75) + 0.01 * (i % 5)
+            page.mouse.click(box["x"] + frac * box["width"], box["y"] + box["height"] / 2)
+            page.wait_for_function("() => window.__dv.text !== null && window.__dv.heat !== null", timeout=120_000)
+            t = page.evaluate("() => [window.__dv.text - window.__dv.t0, window.__dv.heat - window.__dv.t0]")
+            if i:  # round 0 warms up
+                text_s.append(t[0] / 1000)
+                heat_s.append(t[1] / 1000)
+            page.wait_for_timeout(300)  # let the follow-up event (rest of the figures) finish before the next release
+        browser.close()
+    return text_s, heat_s
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=("auto", "embedded", "tiny"), default="auto")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--gen-length", type=int, default=64)
+    parser.add_argument("--browser", action="store_true", help="also measure slider release in chromium")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: app.THREADS)")
+    args = parser.parse_args(argv)
+
+    import torch
+    from gradio_client import Client
+
+    import app
+    from dllm_viz.engine import Engine
+    from dllm_viz.ui import Playground, build_demo, config_to_settings, launch_options
+    from tests.ui_model import free_port
+
+    torch.set_num_threads(args.threads or app.THREADS)
+    model = load(args.model)
+    cfg = DecodeConfig.preset("balanced", args.gen_length)
+    print(f"model: {getattr(model, 'name', type(model).__name__)}; torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads; gen_length {args.gen_length}, balanced preset, "
+          f"median of {args.rounds} interleaved rounds")
+
+    engine = Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE)
+    run = app.make_runner(model, engine)
+    pg = Playground(run)
+    settings = config_to_settings(cfg)
+    demo = build_demo(run, examples=app.load_examples(), model_name=getattr(model, "name", "model"),
+                      max_length=getattr(model, "max_length", None), concurrency_limit=app.MAX_BATCH)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    url = f"http://127.0.0.1:{port}/"
+    client = Client(url, verbose=False)
+    config_json = json.dumps({"gen_length": args.gen_length})
+
+    def handlers() -> None:
+        first = pg.decode(prompt=PROMPT, lang="en", position=0, **settings)
+        trace = first["trace"]
+        rest = pg.rest(trace=trace, lang="en", frame=len(trace.steps), position=0, temperature=cfg.temperature)
+        for value in (*first.values(), *rest.values()):  # what Gradio serialises
+            if hasattr(value, "to_json"):
+                value.to_json()
+
+    cases: dict[str, Callable[[], Any]] = {
+        "direct": lambda: decode(model, [PROMPT], cfg),
+        "engine": lambda: engine.submit(PROMPT, cfg).result(),
+        "handlers": handlers,
+        "api": lambda: client.predict(PROMPT, config_json, api_name="/generate"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for name, fn in cases.items():  # warm-up
+        fn()
+    for _ in range(args.rounds):
+        for name, fn in cases.items():
+            times[name].append(timed(fn))
+    if args.browser:
+        text_s, heat_s = browser_latency(url, args.rounds)
+        times["browser: canvas text"] = text_s
+        times["browser: heatmap drawn"] = heat_s
+    demo.close()
+    engine.close()
+
+    base = statistics.median(times["direct"])
+    print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s}")
+    for name, values in times.items():
+        if not values:
+            print(f"{name:28s} {'n/a':>10s}")
+            continue
+        med = statistics.median(values)
+        p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
+        print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {med / base:9.2f}")
+
+
+if __name__ == "__main__":
+    main()

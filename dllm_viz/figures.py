@@ -1,0 +1,289 @@
+"""Plotly figures of a decode, pure functions of a `Trace` (no model calls).
+
+Steps are shown 1-based (step 1 = the first forward pass); colours come from `render.PALETTE` and
+the scales next to it, so the canvas tints and the figures agree.
+
+Figures are built as plain dicts and wrapped with `go.Figure(..., _validate=False)`: plotly's
+per-property validation cost about 60 ms per figure on the target CPU, a quarter of the budget
+from slider release to updated figures; the dicts below use only documented plotly.js attributes.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from dllm_viz.i18n import t
+from dllm_viz.render import (
+    CONFIDENCE_SCALE,
+    CONFIDENCE_TICKS,
+    ORDER_SCALE,
+    PALETTE,
+    confidence_position,
+    confirmations,
+    divergence,
+    piece,
+    plotly_scale,
+)
+from dllm_viz.trace import Trace
+
+FONT = "Inter, ui-sans-serif, system-ui, -apple-system, Segoe UI, sans-serif"
+GRID = "#eef0f4"
+_AXIS = {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": "#d1d5db", "ticks": "", "automargin": True}
+TEMPLATE: dict[str, Any] = {  # our light theme; replaces plotly's default template
+    "layout": {
+        "paper_bgcolor": PALETTE["card"],
+        "plot_bgcolor": PALETTE["card"],
+        "font": {"family": FONT, "size": 12, "color": PALETTE["text"]},
+        "xaxis": _AXIS,
+        "yaxis": _AXIS,
+        "hoverlabel": {"font": {"family": "ui-monospace, monospace"}},
+        "colorway": [PALETTE["side_a"], PALETTE["side_b"], PALETTE["accent"], PALETTE["k"]],
+    }
+}
+
+
+def _figure(data: list[dict[str, Any]], title: str, height: int, **layout: Any) -> go.Figure:
+    base = {
+        "template": TEMPLATE,
+        "title": {"text": title, "font": {"size": 14}, "x": 0.01, "xanchor": "left"},
+        "height": height,
+        "margin": {"l": 50, "r": 20, "t": 44, "b": 40},
+        # Legends sit under the x axis title, so they never cover the figure title.
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.28, "xanchor": "left", "x": 0},
+    }
+    return go.Figure({"data": data, "layout": {**base, **layout}}, _validate=False)
+
+
+def _axis(title: str, **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": title}, **extra}
+
+
+def _colorbar(title: str, **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": title, "side": "right"}, "thickness": 12, "len": 0.9, **extra}
+
+
+def _scaled(row: Sequence[float]) -> list[float | None]:
+    """Confidences as positions on the colour scale (logit, see render.confidence_position); NaN -> gap."""
+    return [None if math.isnan(v) else round(confidence_position(v), 6) for v in row]
+
+
+# Tick marks that label the scaled confidence axes and colour bars with the real confidences.
+CONFIDENCE_AXIS = {
+    "tickvals": [round(confidence_position(c), 6) for c in CONFIDENCE_TICKS],
+    "ticktext": [f"{c:g}" for c in CONFIDENCE_TICKS],
+}
+
+
+def confidence_heatmap(trace: Trace, *, lang: str = "en") -> go.Figure:
+    """Step x position heatmap of the confidence the schedule ranked by; confirmed cells boxed.
+
+    Empty cells are positions already confirmed. Hover shows the argmax guess and its raw
+    confidence; the boxes are the positions confirmed at that step, with the token drawn.
+    """
+    G, n = trace.config.gen_length, len(trace.steps)
+    hover = [
+        [
+            f"{c:.3f} · argmax {piece(trace, a)!r} (raw {r:.3f})" if a >= 0 and not math.isnan(c) else ""
+            for c, r, a in zip(rec.confidence, rec.raw, rec.argmax)
+        ]
+        for rec in trace.steps
+    ]
+    where = f"{t('axis_step', lang)} %{{y}} · {t('axis_position', lang)} %{{x}}<br>"
+    heat = {
+        "type": "heatmap", "name": "confidence",
+        "z": [_scaled(rec.confidence) for rec in trace.steps],  # (n, G) on the logit colour scale
+        "x": list(range(G)), "y": list(range(1, n + 1)), "customdata": hover,
+        "zmin": 0, "zmax": 1, "colorscale": plotly_scale(CONFIDENCE_SCALE), "xgap": 1, "ygap": 1,
+        "hoverongaps": False, "colorbar": _colorbar(t("axis_confidence", lang), **CONFIDENCE_AXIS),
+        "hovertemplate": where + "%{customdata}<extra></extra>",
+    }
+    xs, ys, labels = [], [], []
+    for rec in trace.steps:
+        for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
+            xs.append(pos)
+            ys.append(rec.step + 1)
+            labels.append(f"{piece(trace, tok)!r} · raw p {math.exp(lp):.3f}")
+    boxes = {
+        "type": "scatter", "mode": "markers", "x": xs, "y": ys, "customdata": labels,
+        "name": t("confirmed_marker", lang), "showlegend": False,
+        "marker": {"symbol": "square-open", "size": max(4, min(12, 520 // max(G, 1))),
+                   "color": PALETTE["accent"], "line": {"width": 2}},
+        "hovertemplate": where + t("confirmed_marker", lang) + " %{customdata}<extra></extra>",
+    }
+    if trace.config.confidence_from == "raw":
+        title = t("fig_heatmap", lang)
+    else:
+        title = t("fig_heatmap_polluted", lang, src=trace.config.confidence_from)
+    return _figure(
+        [heat, boxes], title, height=max(240, min(460, 90 + 16 * n)),
+        xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5], showgrid=False),
+        yaxis=_axis(t("axis_step", lang), autorange="reversed", dtick=max(1, n // 8)),
+    )
+
+
+def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go.Figure:
+    """The generated span laid out in rows of `width` (8, or 16 past 96 positions); each cell coloured
+    by the step that confirmed it and labelled with its token."""
+    G, n = trace.config.gen_length, max(1, len(trace.steps))
+    width = width or (8 if G <= 96 else 16)
+    rows = max(1, math.ceil(G / width))
+    z: list[list[int | None]] = [[None] * width for _ in range(rows)]
+    text = [[""] * width for _ in range(rows)]
+    hover = [[""] * width for _ in range(rows)]
+    for pos, conf in enumerate(confirmations(trace)):
+        if conf is None:
+            continue
+        r, c = divmod(pos, width)
+        tok = piece(trace, conf.token)
+        z[r][c] = conf.step + 1
+        text[r][c] = tok if len(tok) <= 6 else tok[:5] + "…"
+        hover[r][c] = (f"{t('axis_position', lang)} {pos} · {t('axis_step', lang)} {conf.step + 1}"
+                       f"<br>{tok!r} · {conf.confidence:.3f}")
+    heat = {
+        "type": "heatmap", "z": z, "text": text, "customdata": hover, "texttemplate": "%{text}",
+        "textfont": {"size": 11}, "colorscale": plotly_scale(ORDER_SCALE), "zmin": 1, "zmax": n,
+        "xgap": 2, "ygap": 2, "hoverongaps": False, "colorbar": _colorbar(t("axis_step", lang)),
+        "hovertemplate": "%{customdata}<extra></extra>",
+    }
+    return _figure(
+        [heat], t("fig_order", lang), height=max(180, min(420, 80 + 34 * rows)),
+        xaxis={"showticklabels": False, "showgrid": False, "zeroline": False},
+        yaxis=_axis(t("axis_position", lang), autorange="reversed", showgrid=False,
+                    tickvals=list(range(rows)), ticktext=[str(r * width) for r in range(rows)]),
+    )
+
+
+def steps_plot(trace: Trace, *, lang: str = "en") -> go.Figure:
+    """Two panels over the steps. Top: positions confirmed (k, bars) and the temperature in force
+    (line). Bottom: each confirmed token's confidence as the schedule saw it (dots) and the raw
+    probability of the token actually drawn (crosses), with the per-step mean.
+
+    The two bottom series agree at temperature 0 with raw max-prob confidence; a gap shows
+    sampling at work, and a low raw p under a high schedule confidence is the "lock-in" of the
+    article's wrong variants.
+    """
+    steps = [rec.step + 1 for rec in trace.steps]
+    temps = [rec.temperature for rec in trace.steps]
+    step = t("axis_step", lang)
+    xs, conf, rawp, labels, means = [], [], [], [], []
+    for rec in trace.steps:
+        vals = [rec.confidence[p] for p in rec.selected]
+        for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
+            xs.append(rec.step + 1)
+            conf.append(rec.confidence[pos])
+            rawp.append(math.exp(lp))
+            labels.append(f"{t('axis_position', lang)} {pos} · {piece(trace, tok)!r}")
+        means.append(sum(vals) / len(vals) if vals else None)
+    # The lower panel uses the heatmap's logit scale; hover shows the real values.
+    conf_hover = [f"{lab}<br>{t('schedule_conf', lang)} {c:.3f}" for lab, c in zip(labels, conf)]
+    rawp_hover = [f"{lab}<br>{t('raw_token_p', lang)} {p:.3g}" for lab, p in zip(labels, rawp)]
+    mean_hover = [f"{t('mean', lang)} {m:.3f}" if m is not None else "" for m in means]
+    conf, rawp = _scaled(conf), _scaled(rawp)
+    means = [None if m is None else round(confidence_position(m), 6) for m in means]
+    hover = "%{customdata}<extra></extra>"
+    data = [
+        {"type": "bar", "x": steps, "y": [rec.k for rec in trace.steps], "name": "k", "xaxis": "x", "yaxis": "y",
+         "marker": {"color": PALETTE["k"]}, "hovertemplate": f"{step} %{{x}} · k = %{{y}}<extra></extra>"},
+        {"type": "scatter", "x": steps, "y": temps, "xaxis": "x", "yaxis": "y2", "name": t("axis_temperature", lang),
+         "mode": "lines+markers", "line": {"color": PALETTE["temperature"], "width": 2, "shape": "hv"},
+         "hovertemplate": f"{step} %{{x}} · T = %{{y}}<extra></extra>"},
+        {"type": "scatter", "mode": "markers", "x": xs, "y": conf, "customdata": conf_hover, "xaxis": "x2", "yaxis": "y3",
+         "name": t("schedule_conf", lang), "hovertemplate": hover,
+         "marker": {"color": PALETTE["raw"], "size": 7, "opacity": 0.75}},
+        {"type": "scatter", "mode": "markers", "x": xs, "y": rawp, "customdata": rawp_hover, "xaxis": "x2", "yaxis": "y3",
+         "name": t("raw_token_p", lang), "hovertemplate": hover,
+         "marker": {"color": PALETTE["tempered"], "size": 6, "symbol": "x", "opacity": 0.9,
+                    "line": {"color": PALETTE["temperature"], "width": 1}}},
+        {"type": "scatter", "mode": "lines", "x": steps, "y": means, "xaxis": "x2", "yaxis": "y3",
+         "name": t("mean", lang), "line": {"color": PALETTE["accent"], "width": 2}, "customdata": mean_hover,
+         "hovertemplate": hover},
+    ]
+    return _figure(
+        data, t("fig_steps", lang), height=440, margin={"l": 50, "r": 50, "t": 44, "b": 96},
+        xaxis={"anchor": "y", "matches": "x2", "showticklabels": False, **_AXIS},
+        yaxis=_axis(t("axis_k", lang), domain=[0.56, 1.0], rangemode="tozero"),
+        yaxis2=_axis(t("axis_temperature", lang), overlaying="y", side="right", showgrid=False,
+                     range=[0, 1.15 * max(temps + [1.0])]),
+        xaxis2=_axis(step, anchor="y3"),
+        yaxis3=_axis(t("axis_confidence", lang), domain=[0.0, 0.44], range=[-0.03, 1.03], **CONFIDENCE_AXIS),
+        legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0},
+    )
+
+
+def compare_orders(a: Trace, b: Trace, *, lang: str = "en") -> go.Figure:
+    """Confirmation step per position for A and B; positions where they differ shaded."""
+    d = divergence(a, b)
+    G = a.config.gen_length
+    where = f"{t('axis_position', lang)} %{{x}} · {t('axis_step', lang)} %{{y}} · %{{customdata}}"
+    data = [
+        {"type": "scatter", "mode": "markers", "x": list(range(G)), "y": [o + 1 for o in trace.order],
+         "name": t(side, lang), "customdata": [piece(trace, i) for i in trace.token_ids],
+         "marker": {"color": PALETTE[side], "symbol": symbol, "size": 8, "opacity": 0.85},
+         "hovertemplate": where + "<extra>%{fullData.name}</extra>"}
+        for side, trace, symbol in (("side_a", a, "circle"), ("side_b", b, "x"))
+    ]
+    shapes = [
+        {"type": "rect", "xref": "x", "yref": "paper", "x0": p - 0.5, "x1": p + 0.5, "y0": 0, "y1": 1,
+         "fillcolor": PALETTE["diverge"], "opacity": 0.10, "line": {"width": 0}, "layer": "below"}
+        for p in d.order_differs
+    ]
+    annotations = []
+    if d.first_step is not None:
+        y = d.first_step + 1
+        shapes.append({"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y, "y1": y,
+                       "line": {"color": PALETTE["diverge"], "dash": "dash", "width": 1.5}})
+        annotations.append({"xref": "paper", "yref": "y", "x": 0, "y": y, "xanchor": "left", "yanchor": "bottom",
+                            "showarrow": False, "text": f"{t('axis_step', lang)} {y}",
+                            "font": {"color": PALETTE["diverge"]}})
+    return _figure(
+        data, t("fig_compare", lang), height=320, shapes=shapes, annotations=annotations,
+        margin={"l": 50, "r": 20, "t": 44, "b": 80},
+        xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5]),
+        yaxis=_axis(t("axis_step", lang), autorange="reversed"),
+    )
+
+
+def sweep_heatmap(
+    table: dict[float, list[list[float]]],
+    temperatures: Sequence[float],
+    divisors: Sequence[int],
+    *,
+    title: str,
+    lang: str = "en",
+    reverse: bool = False,
+) -> go.Figure:
+    """One heatmap per decay, side by side: rows temperature, columns initial top_k = L / d.
+
+    `table[decay][i][j]` is the value at temperatures[i], divisors[j]; `reverse` flips the colour
+    scale for metrics where lower is better (repetition), so the cool end always means "better".
+    """
+    decays = list(table)
+    cols = max(1, len(decays))
+    gap = 0.04
+    w = (1 - gap * (cols - 1)) / cols
+    values = [v for d in decays for row in table[d] for v in row if v is not None and not math.isnan(v)]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    scale = plotly_scale(CONFIDENCE_SCALE)
+    if reverse:
+        scale = [[round(1 - x, 6), c] for x, c in reversed(scale)]
+    x = [f"L/{d}" for d in divisors]
+    y = [f"T={v:g}" for v in temperatures]
+    data, layout, annotations = [], {}, []
+    for i, d in enumerate(decays):
+        suffix = "" if i == 0 else str(i + 1)
+        data.append({
+            "type": "heatmap", "z": table[d], "x": x, "y": y, "xaxis": f"x{suffix}", "yaxis": "y",
+            "zmin": lo, "zmax": hi if hi > lo else lo + 1, "colorscale": scale, "xgap": 2, "ygap": 2,
+            "text": [[f"{v:.2f}" for v in row] for row in table[d]], "texttemplate": "%{text}",
+            "showscale": i == cols - 1, "colorbar": {"thickness": 12, "len": 0.9},
+            "hovertemplate": "%{y} · top_k %{x}<br>%{z:.3f}<extra></extra>",
+        })
+        x0 = i * (w + gap)
+        layout[f"xaxis{suffix}"] = _axis(t("top_k", lang), domain=[x0, x0 + w], anchor="y")
+        annotations.append({"xref": "paper", "yref": "paper", "x": x0 + w / 2, "y": 1.0, "yanchor": "bottom",
+                            "showarrow": False, "text": f"{t('decay', lang)} {d:g}"})
+    return _figure(data, title, height=max(220, 100 + 36 * len(temperatures)), annotations=annotations,
+                   yaxis={"autorange": "reversed"}, margin={"l": 60, "r": 20, "t": 64, "b": 40}, **layout)

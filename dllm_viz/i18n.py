@@ -1,0 +1,252 @@
+"""English / 中文 strings for the playground: labels, teaching text, figure titles.
+
+One table, one lookup. Keys are short English identifiers; every key has both languages (a test
+checks it), so switching language never shows a raw key.
+"""
+from __future__ import annotations
+
+LANGS = ("en", "zh")
+LANG_CHOICES = (("English", "en"), ("中文", "zh"))
+
+STRINGS: dict[str, tuple[str, str]] = {
+    # ----- page ----------------------------------------------------------------------------
+    "title": ("dllm-viz · watch a diffusion LM decide what to write first", "dllm-viz · 看扩散语言模型先写哪个词"),
+    "subtitle": (
+        "A masked-diffusion LM starts from a canvas of masks and confirms a few positions per step, the most "
+        "confident first. Confidence comes from the **raw** logits; temperature only changes the tokens drawn "
+        "at the confirmed positions. Move a slider: the decode re-runs at once.",
+        "掩码扩散语言模型从一整块 [MASK] 画布开始，每一步确认几个位置，最有把握的先确认。置信度来自**原始** logits；"
+        "温度只影响被确认位置上抽取的词。拖动滑块，解码会立即重跑。",
+    ),
+    "language": ("Language", "语言"),
+    "model": ("model", "模型"),
+    "tab_play": ("Playground", "演练场"),
+    "tab_compare": ("Compare", "对比"),
+    "tab_sweep": ("Sweep", "参数扫描"),
+    "tab_about": ("How to read this", "怎么看"),
+    # ----- playground widgets ----------------------------------------------------------------
+    "prompt": ("Prompt", "提示词"),
+    "presets": ("Presets (article table 4.2)", "预设（文章 4.2 节调参表）"),
+    "preset_quality": ("quality", "质量"),
+    "preset_balanced": ("balanced", "均衡"),
+    "preset_speed": ("speed", "速度"),
+    "preset_creative": ("creative", "创意"),
+    "gen_length": ("gen length L", "生成长度 L"),
+    "temperature": ("temperature", "温度"),
+    "top_k": ("initial top_k", "初始 top_k"),
+    "decay": ("decay", "衰减"),
+    "min_k": ("min_k (floor per step)", "min_k（每步下限）"),
+    "steps": ("steps (fixed_steps)", "步数（fixed_steps）"),
+    "threshold": ("threshold", "阈值"),
+    "block_length": ("block length (0 = one block)", "块长度（0 = 不分块）"),
+    "schedule": ("schedule", "确认调度"),
+    "confidence": ("confidence measure", "置信度度量"),
+    "stages_on": ("staged temperature", "分阶段温度"),
+    "t_early": ("early", "前期"),
+    "t_middle": ("middle", "中期"),
+    "t_late": ("late", "后期"),
+    "seed": ("seed", "随机种子"),
+    "new_seed": ("↻ new seed", "↻ 换种子"),
+    "run": ("Run", "运行"),
+    "schedule_box": ("Schedule", "调度"),
+    "sampling_box": ("Sampling", "采样"),
+    "teaching": ("Teaching switches (the article's mistakes)", "教学开关（文章里的错误做法）"),
+    "confidence_from": ("confidence computed from", "置信度来源"),
+    "sample_scope": ("sample at", "采样范围"),
+    "rng": ("random numbers", "随机数"),
+    "canvas": ("Canvas", "画布"),
+    "frame": ("step", "步"),
+    "play": ("▶ Play", "▶ 播放"),
+    "pause": ("⏸ Pause", "⏸ 暂停"),
+    "figures": ("Figures", "图表"),
+    "inspector": ("Inspect a position", "查看某个位置"),
+    "position": ("position", "位置"),
+    "facts": ("Run facts", "运行数据"),
+    "trace_io": ("Traces in and out", "轨迹导入导出"),
+    "download": ("⬇ Download trace JSON", "⬇ 下载轨迹 JSON"),
+    "upload": ("⬆ Replay a trace JSON", "⬆ 回放轨迹 JSON"),
+    "examples": ("Example traces", "示例轨迹"),
+    # ----- canvas -----------------------------------------------------------------------------
+    "step_of": ("step {f} of {n}", "第 {f} / {n} 步"),
+    "start": ("start: every position masked", "开始：所有位置都是掩码"),
+    "after_step": ("after step {s}: {k} confirmed ({new} highlighted)", "第 {s} 步后：确认了 {k} 个（{new} 个高亮）"),
+    "finished": ("finished", "完成"),
+    "legend_conf": ("confidence when confirmed", "确认时的置信度"),
+    "legend_low": ("low", "低"),
+    "legend_high": ("high", "高"),
+    "legend_new": ("confirmed at this step", "本步确认"),
+    "legend_mask": ("still masked; faint text = current argmax guess", "仍是掩码；淡色字 = 当前 argmax 猜测"),
+    "legend_prompt": ("prompt", "提示词"),
+    "tip_confirmed": ("position {p} · confirmed at step {s}\nconfidence {c}\nraw p(token) {q}",
+                      "位置 {p} · 第 {s} 步确认\n置信度 {c}\n原始 p(词) {q}"),
+    "tip_masked": ("position {p} · masked\nargmax guess {g} (confidence {c})",
+                   "位置 {p} · 掩码\nargmax 猜测 {g}（置信度 {c}）"),
+    # ----- figures ----------------------------------------------------------------------------
+    "fig_heatmap": ("Confidence per step and position (□ = confirmed there)", "每步每个位置的置信度（□ = 在此确认）"),
+    "fig_heatmap_polluted": ("Confidence the schedule ranked by: {src} (□ = confirmed)",
+                             "调度所用的置信度：{src}（□ = 在此确认）"),
+    "fig_order": ("Unmasking order (colour = step confirmed)", "去掩码顺序（颜色 = 确认的步）"),
+    "fig_steps": ("Per step: k, temperature, confidence", "每步：k、温度、置信度"),
+    "insp_title": ("Top candidates at position {p}, step {s}", "位置 {p}、第 {s} 步的候选词"),
+    "fig_compare": ("Where the two orders diverge", "两种顺序在哪里分叉"),
+    "axis_step": ("step", "步"),
+    "axis_position": ("position", "位置"),
+    "axis_k": ("k (confirmed)", "k（确认数）"),
+    "axis_temperature": ("temperature", "温度"),
+    "axis_confidence": ("confidence", "置信度"),
+    "axis_probability": ("probability", "概率"),
+    "raw": ("raw", "原始"),
+    "tempered": ("tempered, T={t}", "加温后，T={t}"),
+    "schedule_conf": ("schedule's confidence", "调度置信度"),
+    "raw_token_p": ("raw p(drawn token)", "原始 p(抽到的词)"),
+    "mean": ("mean", "平均"),
+    "confirmed_marker": ("confirmed", "确认"),
+    # ----- inspector --------------------------------------------------------------------------
+    "insp_confirmed": (
+        "**Confirmed at step {s}**: rank {r} of {m} masked positions in block {b} by {measure} = {c}; "
+        "the schedule confirmed k = {k} this step{why}. Drew **{tok}** (raw p = {q}); the argmax was **{g}**.",
+        "**第 {s} 步确认**：在第 {b} 块的 {m} 个掩码位置中按 {measure} = {c} 排第 {r}；"
+        "本步调度确认 k = {k} 个{why}。抽到 **{tok}**（原始 p = {q}）；argmax 是 **{g}**。",
+    ),
+    "insp_waiting": (
+        "**Still masked after step {s}**: rank {r} of {m} in block {b} by {measure} = {c}, "
+        "but the schedule confirmed only k = {k}{why}.",
+        "**第 {s} 步后仍是掩码**：在第 {b} 块的 {m} 个位置中按 {measure} = {c} 排第 {r}，"
+        "但调度只确认了 k = {k} 个{why}。",
+    ),
+    "insp_other_block": (
+        "**Waiting for its block**: position {p} is in block {pb}; step {s} decodes block {b}.",
+        "**等待所在块**：位置 {p} 在第 {pb} 块；第 {s} 步在解码第 {b} 块。",
+    ),
+    "insp_before": ("Confirmed earlier, at step {s}; showing the candidates of that step.",
+                    "更早已在第 {s} 步确认；下面是那一步的候选。"),
+    "insp_threshold_above": (" (confidence ≥ threshold {t})", "（置信度 ≥ 阈值 {t}）"),
+    "insp_threshold_below": (" (confidence < threshold {t})", "（置信度 < 阈值 {t}）"),
+    "insp_floor": (" (filled up to the min_k floor)", "（由 min_k 下限补足）"),
+    "insp_tempered_note": (
+        "Bars: each candidate's share among the stored top {n}, which hold {m:.0%} of the raw probability; "
+        "raw (T = 1) above, at the temperature slider below (p^(1/T) renormalised: exact shares, no model call). "
+        "The schedule never sees the tempered numbers.",
+        "柱：每个候选在保存的前 {n} 个候选中所占的份额，这 {n} 个候选共占原始概率的 {m:.0%}；上为原始（T = 1），"
+        "下为温度滑块下的份额（p^(1/T) 重新归一化：份额精确，不调用模型）。调度从不看加温后的数字。",
+    ),
+    "insp_no_candidates": ("This trace was recorded without candidates.", "这条轨迹没有记录候选词。"),
+    # ----- facts ------------------------------------------------------------------------------
+    "f_nfe": ("NFE (forward passes)", "NFE（前向次数）"),
+    "f_steps": ("steps", "步数"),
+    "f_wall": ("wall time", "耗时"),
+    "f_tps": ("tokens / s", "词 / 秒"),
+    "f_tokens_per_step": ("tokens / step", "词 / 步"),
+    "f_conf": ("mean confidence (confirmed)", "平均置信度（确认时）"),
+    "f_logprob": ("mean log-prob of drawn tokens", "抽取词的平均对数概率"),
+    "f_repeat": ("repeated 3-grams", "重复 3-gram 比例"),
+    "f_distinct1": ("distinct-1", "distinct-1"),
+    "f_distinct2": ("distinct-2", "distinct-2"),
+    "f_config": ("config", "配置"),
+    # ----- compare ----------------------------------------------------------------------------
+    "lessons": ("One-click lessons", "一键对比"),
+    "compare_note": (
+        "Both sides decode the Playground's prompt with its seed and gen length, in one batch. Positions whose "
+        "final token differs are underlined in red.",
+        "两边都用演练场的提示词、随机种子和生成长度，在同一批里解码。最终词不同的位置用红色波浪线标出。",
+    ),
+    "config_a": ("Config A (JSON: DecodeConfig fields over the balanced preset)", "配置 A（JSON：覆盖均衡预设的 DecodeConfig 字段）"),
+    "config_b": ("Config B", "配置 B"),
+    "compare_run": ("Compare", "对比"),
+    "side_a": ("A", "A"),
+    "side_b": ("B", "B"),
+    "look_for": ("What to look for", "看什么"),
+    "measured": ("What we measured on the embedded model", "在内置模型上实测"),
+    "diverge_none": ("The two runs confirmed the same positions at every step.", "两次运行每一步确认的位置完全相同。"),
+    "diverge_at": (
+        "The orders agree for {a} step(s) and diverge at step {s}; {n} of {g} positions were confirmed at a "
+        "different step, and {t} positions hold a different token.",
+        "两种顺序前 {a} 步一致，在第 {s} 步分叉；{g} 个位置中有 {n} 个在不同的步被确认，{t} 个位置的词不同。",
+    ),
+    "batch_note": (
+        "Decoded in one batch with {n} neighbour prompt(s). Same text as when decoded alone: A {a}, B {b}.",
+        "与 {n} 个邻居提示词同批解码。与单独解码时文本相同吗：A {a}，B {b}。",
+    ),
+    "neighbours": ("neighbour prompts in the same batch", "同批的邻居提示词数"),
+    "yes": ("yes", "是"),
+    "no": ("no", "否"),
+    # ----- sweep ------------------------------------------------------------------------------
+    "sweep_intro": (
+        "Regenerate the article's tuning table from measurement: every cell is decoded for every seed and "
+        "prompt, all in **one batched decode**. Numbers are means over seeds and prompts.",
+        "用实测重建文章的调参表：每个格子对每个种子和提示词都解码一次，全部放在**一次批量解码**里。数值为各种子与提示词的平均。",
+    ),
+    "sweep_temps": ("temperatures", "温度"),
+    "sweep_topk": ("initial top_k = L / d", "初始 top_k = L / d"),
+    "sweep_decays": ("decays", "衰减"),
+    "sweep_seeds": ("seeds per cell", "每格种子数"),
+    "sweep_prompts": ("prompts (one per line)", "提示词（每行一个）"),
+    "sweep_run": ("Run sweep", "开始扫描"),
+    "sweep_table": ("All cells", "所有格子"),
+    "sweep_done": ("{n} requests in one batched decode, {s:.1f} s.", "{n} 个请求，一次批量解码，耗时 {s:.1f} 秒。"),
+    "m_nfe": ("steps / NFE", "步数 / NFE"),
+    "m_repeat_3": ("repeated 3-gram share", "重复 3-gram 比例"),
+    "m_distinct_2": ("distinct-2", "distinct-2"),
+    "m_mean_logprob": ("mean log-prob of drawn tokens", "抽取词平均对数概率"),
+    # ----- about ------------------------------------------------------------------------------
+    "about_md": (
+        """### The decoding loop
+A masked-diffusion LM fills a canvas `prompt + [MASK] × L`. Every **step** runs one forward pass over the whole
+canvas and predicts a distribution at each masked position. Then:
+
+1. **Confidence** comes from the *raw* logits: `p = softmax(logits)`, confidence = `max p` (or margin / entropy).
+2. The **schedule** picks which positions to confirm: top-k with decay (`k ← ⌊k · decay⌋`, never below `min_k`),
+   a fixed number of steps, a confidence threshold, or adaptive.
+3. Only at those positions a token is **drawn** from `softmax(logits / T)`; `T = 0` means argmax.
+4. Confirmed tokens never change. The run ends when no mask is left; NFE = number of forward passes.
+
+### Reading the playground
+- **Canvas**: the text after the chosen step. Tints = confidence when the token was confirmed (warm = unsure,
+  cool = sure); outlined = confirmed at this step; dashed grey = still masked, with the model's current argmax guess.
+  Click a token to inspect it.
+- **Heatmap**: rows are steps, columns positions; colour = the confidence the schedule ranked by; □ = confirmed there.
+- **Unmasking order**: the span laid out in rows, each cell coloured by the step it was confirmed at.
+- **Per step**: how many positions each step confirmed (k) and the temperature in force; below, each confirmed
+  token's confidence as the schedule saw it (dots) and the raw probability of the token actually drawn (crosses).
+- **Inspector**: the stored top candidates of a position; raw probabilities next to the tempered ones for the
+  temperature slider, computed from the stored numbers without calling the model.
+
+### The article's advice
+Balanced: `T ≈ 1.0`, `k₀ = L/4`, decay 0.9. Repetition → lower `k₀` (L/6) and keep `T ≥ 0.6`; incoherence → lower T
+or raise k. Tune the schedule first, then temperature. The **Compare** tab shows each mistake next to the correct
+version, with what we measured on the embedded model; the **Sweep** tab rebuilds the tuning table from measurement.
+""",
+        """### 解码循环
+掩码扩散语言模型要填满画布 `提示词 + [MASK] × L`。每一**步**对整块画布做一次前向，在每个掩码位置预测一个分布。然后：
+
+1. **置信度**来自*原始* logits：`p = softmax(logits)`，置信度 = `max p`（或 margin / 熵）。
+2. **调度**决定确认哪些位置：带衰减的 top-k（`k ← ⌊k · decay⌋`，不低于 `min_k`）、固定步数、置信度阈值或自适应。
+3. 只在这些位置从 `softmax(logits / T)` **抽取**词；`T = 0` 即 argmax。
+4. 已确认的词不再改变。没有掩码时结束；NFE = 前向次数。
+
+### 怎么看演练场
+- **画布**：所选步之后的文本。底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = 有把握）；描边 = 本步确认；
+  灰色虚线框 = 仍是掩码，淡色字是模型当前的 argmax 猜测。点击一个词即可查看它。
+- **热力图**：行是步，列是位置；颜色 = 调度排序所用的置信度；□ = 在此确认。
+- **去掩码顺序**：把生成段按行排开，每格按其被确认的步着色。
+- **每步图**：每步确认了多少位置（k）以及当时的温度；下方是每个被确认词在调度眼中的置信度（圆点）和实际抽到的词的原始概率（叉）。
+- **查看位置**：某个位置保存下来的候选词；原始概率旁边是按温度滑块加温后的概率，直接由保存的数字算出，不调用模型。
+
+### 文章的建议
+均衡：`T ≈ 1.0`，`k₀ = L/4`，衰减 0.9。出现重复 → 降低 `k₀`（L/6）并保持 `T ≥ 0.6`；语句不通 → 降低 T 或增大 k。
+先调调度，再调温度。**对比**页把每个错误做法与正确做法并排展示，并附上在内置模型上的实测；**参数扫描**页用实测重建调参表。
+""",
+    ),
+    # ----- errors -----------------------------------------------------------------------------
+    "err_prompt": ("prompt: the model's tokenizer produced no tokens for {v!r}", "prompt：分词器对 {v!r} 没有产生任何词"),
+    "err_trace": ("trace file: {e}", "轨迹文件：{e}"),
+    "err_empty_grid": ("sweep: choose at least one value for {v}", "扫描：{v} 至少选一个值"),
+}
+
+
+def t(key: str, lang: str = "en", **values: object) -> str:
+    """The string `key` in `lang` ("en" | "zh"), formatted with `values`."""
+    if lang not in LANGS:
+        raise ValueError(f"lang={lang!r} is invalid: expected one of {' | '.join(LANGS)}")
+    text = STRINGS[key][LANGS.index(lang)]
+    return text.format(**values) if values else text

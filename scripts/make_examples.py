@@ -1,0 +1,56 @@
+"""Regenerate the example traces the playground shows before any click (assets/examples/*.json).
+
+    python scripts/make_examples.py            # embedded model, writes assets/examples/
+    python scripts/make_examples.py --out /tmp/examples
+
+Every example is seeded, so a rerun reproduces the same tokens and order (only the recorded wall
+time changes). File names sort in display order; the part after "NN-" is the name shown in the UI.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from dllm_viz import DecodeConfig, decode  # noqa: E402
+from dllm_viz.lessons import DEFAULT_PROMPTS  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "assets" / "examples"
+L = 64
+EXAMPLES: list[tuple[str, str, DecodeConfig]] = [
+    ("01-quality_preset", DEFAULT_PROMPTS[1], DecodeConfig.preset("quality", L, seed=2)),
+    ("02-balanced_preset", DEFAULT_PROMPTS[0], DecodeConfig.preset("balanced", L, seed=1)),
+    ("03-polluted_confidence_at_T1.5", DEFAULT_PROMPTS[0],
+     DecodeConfig.preset("balanced", L, seed=1, temperature=1.5, confidence_from="tempered")),
+    ("04-staged_temperature", DEFAULT_PROMPTS[3],
+     DecodeConfig.preset("balanced", L, seed=4, temperature_stages=(1.2, 1.0, 0.7))),
+    ("05-semi_autoregressive_blocks", DEFAULT_PROMPTS[2],
+     DecodeConfig(gen_length=L, block_length=16, schedule="threshold", threshold=0.8, seed=5)),
+]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    import torch
+
+    from dllm_viz.models import load_model
+
+    torch.set_num_threads(1)  # as app.py serves them; the recorded wall times match what the page shows
+    model = load_model(device="cpu")
+    decode(model, [DEFAULT_PROMPTS[0]], DecodeConfig(gen_length=8))  # warm-up: keep first-call costs out of wall times
+    args.out.mkdir(parents=True, exist_ok=True)
+    for old in args.out.glob("*.json"):  # names may change between versions of this list
+        old.unlink()
+    for name, prompt, cfg in EXAMPLES:
+        trace = decode(model, [prompt], cfg)[0]
+        path = args.out / f"{name}.json"
+        path.write_text(trace.to_json() + "\n", encoding="utf-8")
+        print(f"{path.name}: {len(trace.steps)} steps, {path.stat().st_size / 1024:.0f} KiB, {trace.text!r}")
+
+
+if __name__ == "__main__":
+    main()

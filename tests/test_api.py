@@ -1,0 +1,84 @@
+"""The /generate endpoint through the real gradio_client, against a served playground."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+from dllm_viz import DecodeConfig
+from dllm_viz.trace import Trace
+from tests.ui_model import free_port, launch_tiny_demo
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    demo, url = launch_tiny_demo(str(tmp_path_factory.mktemp("exports")))
+    try:
+        yield Client(url, verbose=False)
+    finally:
+        demo.close()
+
+
+def test_generate_returns_text_and_trace_json(client):
+    text, trace_json = client.predict("the cat ", json.dumps({"gen_length": 16, "temperature": 0.5, "seed": 3}),
+                                      api_name="/generate")
+    trace = Trace.from_json(trace_json)
+    assert text == trace.text and len(text) == 16
+    assert trace.config == DecodeConfig.preset("balanced", 16, temperature=0.5, seed=3)
+    assert trace.prompt_text == "the cat "
+
+
+def test_same_request_same_result(client):
+    args = ("abc ", json.dumps({"gen_length": 12, "seed": 11}))
+    (text1, json1), (text2, json2) = (client.predict(*args, api_name="/generate") for _ in range(2))
+    one, two = Trace.from_json(json1), Trace.from_json(json2)
+    assert text1 == text2 and one.order == two.order and one.steps == two.steps  # wall time may differ
+
+
+def test_invalid_settings_name_the_field_and_the_app_keeps_serving(client):
+    with pytest.raises(Exception, match="temprature"):
+        client.predict("x", json.dumps({"temprature": 1.0}), api_name="/generate")
+    with pytest.raises(Exception, match="decay=1.5"):
+        client.predict("x", json.dumps({"decay": 1.5}), api_name="/generate")
+    with pytest.raises(Exception, match="config_json"):
+        client.predict("x", "{oops", api_name="/generate")
+    text, _ = client.predict("x", json.dumps({"gen_length": 8}), api_name="/generate")
+    assert len(text) == 8
+
+
+def test_only_generate_is_public(client):
+    assert list(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/generate"]
+
+
+@pytest.mark.skipif(not (ROOT / "assets" / "embedded").exists(), reason="the embedded model has not landed yet")
+def test_app_py_serves_the_embedded_model(tmp_path):
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 180
+        client = None
+        while client is None:
+            if proc.poll() is not None:
+                pytest.fail(f"app.py exited: {proc.stdout.read()}")
+            try:
+                client = Client(url, verbose=False)
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)  # polling for the server to come up, not timing anything
+        text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 32}), api_name="/generate")
+        assert Trace.from_json(trace_json).text == text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

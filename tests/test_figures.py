@@ -1,0 +1,103 @@
+"""figures.py: Plotly figures are pure functions of a Trace, valid plotly, and show the trace's numbers."""
+from __future__ import annotations
+
+import json
+import math
+
+import plotly.graph_objects as go
+import pytest
+
+from dllm_viz import DecodeConfig, decode, figures
+from dllm_viz.render import confidence_position
+from dllm_viz.trace import Trace
+from tests.ui_model import make_text_model
+
+
+@pytest.fixture(scope="module")
+def model():
+    return make_text_model()
+
+
+@pytest.fixture(scope="module")
+def trace(model) -> Trace:
+    return decode(model, ["the cat "], DecodeConfig.preset("balanced", 32, seed=5))[0]
+
+
+def valid(fig: go.Figure) -> dict:
+    """The figure's dict, after checking it against plotly's schema (figures skip validation when built)."""
+    spec = json.loads(fig.to_json())
+    go.Figure(spec)  # raises ValueError on any attribute plotly.js does not know
+    return spec
+
+
+def test_heatmap_cells_are_the_schedule_confidence(trace):
+    spec = valid(figures.confidence_heatmap(trace))
+    heat, boxes = spec["data"]
+    assert heat["y"] == list(range(1, len(trace.steps) + 1))
+    for row, rec in zip(heat["z"], trace.steps):  # on the logit colour scale, gaps where confirmed
+        assert row == [None if math.isnan(c) else round(confidence_position(c), 6) for c in rec.confidence]
+    for row, rec in zip(heat["customdata"], trace.steps):  # hover shows the real confidence
+        assert all(h.startswith(f"{c:.3f}") for h, c in zip(row, rec.confidence) if h)
+    assert heat["colorbar"]["ticktext"][0] == "0.01" and heat["colorbar"]["ticktext"][-1] == "0.99"
+    # Every position is boxed exactly once, at the step that confirmed it.
+    assert sorted(boxes["x"]) == list(range(32))
+    assert all(trace.order[x] + 1 == y for x, y in zip(boxes["x"], boxes["y"]))
+    assert len(heat["customdata"]) == len(trace.steps)
+
+
+def test_heatmap_title_names_polluted_confidence(model):
+    tr = decode(model, ["a "], DecodeConfig(gen_length=8, temperature=2.0, confidence_from="tempered"))[0]
+    assert "tempered" in figures.confidence_heatmap(tr).layout.title.text
+
+
+def test_order_map_cells_hold_the_confirmation_step(trace):
+    spec = valid(figures.order_map(trace, width=8))
+    z, text = spec["data"][0]["z"], spec["data"][0]["text"]
+    assert len(z) == 4 and all(len(r) == 8 for r in z)
+    for pos in range(32):
+        r, c = divmod(pos, 8)
+        assert z[r][c] == trace.order[pos] + 1
+        assert text[r][c].startswith(figures.piece(trace, trace.token_ids[pos])[:5])
+
+
+def test_steps_plot_shows_k_temperature_and_confirmed_confidence(model):
+    cfg = DecodeConfig(gen_length=24, top_k=6, temperature_stages=(1.2, 1.0, 0.7), seed=2)
+    tr = decode(model, ["x "], cfg)[0]
+    spec = valid(figures.steps_plot(tr))
+    bars, line, conf, rawp, mean = spec["data"]
+    assert bars["y"] == [rec.k for rec in tr.steps] and sum(bars["y"]) == 24
+    assert line["y"] == [rec.temperature for rec in tr.steps]
+    assert line["y"][0] == 1.2 and line["y"][-1] == 0.7
+    assert len(conf["y"]) == len(rawp["y"]) == 24
+    drawn = [math.exp(lp) for rec in tr.steps for lp in rec.logprobs]
+    assert rawp["y"] == [round(confidence_position(p), 6) for p in drawn]
+
+
+def test_compare_orders_shades_each_differing_position(model, trace):
+    other = decode(model, ["the cat "], trace.config.replace(temperature=2.0, seed=9))[0]
+    spec = valid(figures.compare_orders(trace, other))
+    differs = [p for p in range(32) if trace.order[p] != other.order[p]]
+    rects = [s for s in spec["layout"]["shapes"] if s["type"] == "rect"]
+    assert sorted(int(s["x0"] + 0.5) for s in rects) == differs
+    assert spec["data"][0]["y"] == [o + 1 for o in trace.order]
+
+
+def test_sweep_heatmap_has_one_panel_per_decay():
+    table = {0.9: [[1.0, 2.0], [3.0, 4.0]], 0.95: [[5.0, 6.0], [7.0, 8.0]]}
+    spec = valid(figures.sweep_heatmap(table, [0.5, 1.0], [4, 6], title="steps"))
+    assert [d["z"] for d in spec["data"]] == [table[0.9], table[0.95]]
+    assert spec["data"][0]["x"] == ["L/4", "L/6"] and spec["data"][0]["y"] == ["T=0.5", "T=1"]
+    assert spec["data"][1]["xaxis"] == "x2"
+
+
+def test_figures_are_pure_and_translated(trace):
+    copy = Trace.from_json(trace.to_json())
+    for fn in (figures.confidence_heatmap, figures.order_map, figures.steps_plot):
+        assert fn(copy).to_json() == fn(trace).to_json()
+        assert fn(trace, lang="zh").layout.title.text != fn(trace, lang="en").layout.title.text
+
+
+def test_empty_generation_draws_without_error(model):
+    tr = decode(model, ["a"], DecodeConfig(gen_length=0))[0]
+    for fn in (figures.confidence_heatmap, figures.order_map, figures.steps_plot):
+        valid(fn(tr))

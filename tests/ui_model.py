@@ -1,0 +1,38 @@
+"""A tiny text model for the UI tests: the shared TinyDenoiser with a character tokenizer attached."""
+from __future__ import annotations
+
+from tests.tiny import CharTokenizer, TinyDenoiser
+
+
+def make_text_model(seed: int = 0) -> TinyDenoiser:
+    """A deterministic denoiser with `.tokenizer`, `.name` and `.max_length`, like the embedded model."""
+    model = TinyDenoiser(vocab=40, seed=seed)
+    model.tokenizer = CharTokenizer()
+    model.name = "tiny-chars"
+    model.max_length = 256
+    return model
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_tiny_demo(tmp_dir: str):
+    """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close()."""
+    from dllm_viz import DecodeConfig, decode
+    from dllm_viz.ui import build_demo, launch_options
+
+    model = make_text_model()
+
+    def run(prompts, configs, *, on_step=None, record_candidates=5):
+        return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+    example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
+    demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    return demo, f"http://127.0.0.1:{port}/"
