@@ -1,6 +1,7 @@
 """Entry point (Hugging Face Spaces and `python app.py`): load the model once, build the playground, serve it.
 
-Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT say otherwise. Every decode
+Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT say otherwise, the embedded
+model unless DLLM_VIZ_MODEL names a local checkpoint directory (see `model_from_env`). Every decode
 of every user goes through one shared continuous-batching `Engine`. On a ZeroGPU Space (where the
 `spaces` package is present) the decode entry is wrapped in `spaces.GPU` and each call decodes its
 own batch, since the GPU exists only inside those calls; elsewhere the wrapper is a no-op.
@@ -8,7 +9,7 @@ own batch, since the GPU exists only inside those calls; elsewhere the wrapper i
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,20 @@ except ImportError:
 
     def gpu(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn
+
+
+def model_from_env(environ: Mapping[str, str] = os.environ) -> Any:
+    """The model to serve: ``DLLM_VIZ_MODEL`` (a local checkpoint directory) or the embedded model.
+
+    ``DLLM_VIZ_TRUST_REMOTE_CODE=1`` allows the modeling code that LLaDA and Dream checkpoints ship;
+    ``DLLM_VIZ_CHAT=1`` wraps each prompt in the checkpoint's chat template (instruction-tuned models).
+    Nothing is downloaded: a path that does not exist is a ``ValueError``.
+    """
+    def flag(name: str) -> bool:
+        return environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+    return load_model(environ.get("DLLM_VIZ_MODEL") or None, trust_remote_code=flag("DLLM_VIZ_TRUST_REMOTE_CODE"),
+                      chat=flag("DLLM_VIZ_CHAT"))
 
 
 def load_examples(directory: Path = EXAMPLES_DIR) -> list[tuple[str, Trace]]:
@@ -74,12 +89,12 @@ def make_runner(model: Any, engine: Engine | None) -> Runner:
 
 
 def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
-    """Build the playground around `model` (default: the embedded model).
+    """Build the playground around `model` (default: `model_from_env()`, the embedded model).
 
     On ZeroGPU the GPU exists only inside `spaces.GPU` calls, so the engine's long-lived worker
     thread cannot use it there; each call then decodes its own batch with `decode`.
     """
-    model = load_model() if model is None else model
+    model = model_from_env() if model is None else model
     engine = Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE) if use_engine else None
     demo = build_demo(
         make_runner(model, engine), examples=load_examples(), model_name=getattr(model, "name", "model"),

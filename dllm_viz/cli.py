@@ -46,7 +46,8 @@ def _generate(args: argparse.Namespace) -> int:
     from dllm_viz.models import load_model
 
     config = config_from_args(args)  # validate before the (slower) model load
-    model = load_model(args.model) if args.model else load_model()
+    model = load_model(args.model, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
+                       chat=args.chat)
     (trace,) = decode(model, [args.prompt], config, progress=not args.quiet and config.gen_length >= 64)
     print(trace.text if trace.text is not None else " ".join(map(str, trace.token_ids)))
     if args.json:
@@ -64,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="decode one prompt and print the text")
     gen.add_argument("--prompt", required=True, help="prompt text")
     gen.add_argument("--model", default=None, help="local checkpoint directory (default: the embedded model)")
+    gen.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: CUDA when available)")
+    gen.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 (default: bf16 on CUDA for checkpoints)")
+    gen.add_argument("--trust-remote-code", action="store_true", help="run modeling code shipped in the checkpoint")
+    gen.add_argument("--chat", action="store_true", help="wrap the prompt in the checkpoint's chat template")
     gen.add_argument("--preset", default="balanced", choices=list(PRESETS), help="starting point from the article's table")
     gen.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     gen.add_argument("--json", default=None, help="write the trace JSON to this file")

@@ -223,6 +223,26 @@ def build_model(cfg: TrainConfig, tokenizer: EmbeddedTokenizer) -> EmbeddedDenoi
     return EmbeddedDenoiser(mcfg, tokenizer, generator=torch.Generator().manual_seed(cfg.seed))
 
 
+def grow_embedding(weight: torch.Tensor, old: EmbeddedTokenizer, new: EmbeddedTokenizer) -> torch.Tensor:
+    """Embedding ``(V_old, D) -> (V_new, D)`` for a larger vocabulary that extends ``old``.
+
+    BPE trained on the same text with more merges keeps the first merges, so every old piece keeps
+    its id (checked: a ``ValueError`` otherwise). Old rows are copied; a new piece starts at the mean
+    of the rows of the old pieces it is made of, so the tied head scores it like its spelling.
+    """
+    old_vocab, new_vocab = old.get_vocab(), new.get_vocab()
+    moved = [piece for piece, i in old_vocab.items() if new_vocab.get(piece) != i]
+    if moved or weight.shape[0] != len(old_vocab):
+        raise ValueError(f"vocab_size={len(new_vocab)}: the new tokenizer must keep all {len(old_vocab)} pieces of "
+                         f"the old one at their ids ({len(moved)} moved); train it on the same text")
+    grown = weight.new_empty(len(new_vocab), weight.shape[1])  # (V_new, D)
+    grown[: weight.shape[0]] = weight
+    for piece, i in new_vocab.items():
+        if i >= weight.shape[0]:
+            grown[i] = weight[old.piece_ids(piece)].mean(0)
+    return grown
+
+
 def _save_checkpoint(path: Path, **state: object) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
@@ -241,8 +261,11 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         torch.set_num_threads(threads)
     run.mkdir(parents=True, exist_ok=True)
     ckpt_path, log_path = run / "ckpt.pt", run / "log.jsonl"
-    if init_from is not None and not (run / "tokenizer.json").is_file():
-        (run / "tokenizer.json").write_bytes((init_from.parent / "tokenizer.json").read_bytes())
+    init_tokenizer = None
+    if init_from is not None:
+        init_tokenizer = EmbeddedTokenizer.from_file(init_from.parent / "tokenizer.json")
+        if init_tokenizer.vocab_size == cfg.vocab_size and not (run / "tokenizer.json").is_file():
+            init_tokenizer.save(run / "tokenizer.json")  # same vocabulary: reuse it
     tokenizer, train_tokens, heldout_tokens, cpt = _load_corpus(data, run, cfg.vocab_size)
     if resume and ckpt_path.is_file():
         state = torch.load(ckpt_path, weights_only=False)
@@ -263,7 +286,11 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         step, elapsed = state["step"], state["elapsed"]
     elif init_from is not None:
         init = torch.load(init_from, weights_only=False)
-        model.load_state_dict(init["model"])
+        weights = init["model"]
+        if init_tokenizer.vocab_size != tokenizer.vocab_size:  # a larger vocabulary grown from the old one
+            weights["embed.weight"] = grow_embedding(weights["embed.weight"], init_tokenizer, tokenizer)
+            print(f"vocabulary grown {init_tokenizer.vocab_size} -> {tokenizer.vocab_size}", flush=True)
+        model.load_state_dict(weights)
         print(f"initialised from {init_from} (step {init['step']})", flush=True)
     (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     model.train()

@@ -58,7 +58,19 @@ def test_only_generate_is_public(client):
     assert list(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/generate"]
 
 
-@pytest.mark.skipif(not (ROOT / "assets" / "embedded").exists(), reason="the embedded model has not landed yet")
+def test_app_model_comes_from_the_environment():
+    import app
+
+    assert app.model_from_env({}).name == "austen-mdlm"
+    # A checkpoint directory: here the embedded model's own folder, which load_model reads by path.
+    model = app.model_from_env({"DLLM_VIZ_MODEL": str(ROOT / "assets" / "embedded")})
+    assert model.name == "austen-mdlm" and model.tokenizer.encode("Emma") != []
+    with pytest.raises(ValueError, match="does not exist"):
+        app.model_from_env({"DLLM_VIZ_MODEL": str(ROOT / "no-such-checkpoint")})
+    with pytest.raises(ValueError, match="chat=True"):
+        app.model_from_env({"DLLM_VIZ_CHAT": "1"})
+
+
 def test_app_py_serves_the_embedded_model(tmp_path):
     port = free_port()
     env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}

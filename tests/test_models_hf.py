@@ -31,9 +31,11 @@ from transformers import (
 )
 
 import dllm_viz.models as models_pkg
+from dllm_viz import DecodeConfig, decode
 from dllm_viz.models import Denoiser, load_model
 from dllm_viz.models.hf import (
     ADAPTERS,
+    UNUSED_LOGIT,
     DreamDenoiser,
     LLaDADenoiser,
     MaskedLMDenoiser,
@@ -350,6 +352,24 @@ def test_llada_padding_is_handled_whatever_the_release(tmp_path: Path, support: 
     torch.testing.assert_close(model(ids[1:]), raw(ids[1:]).logits)
 
 
+def test_padded_output_rows_are_never_drawn(tmp_path: Path) -> None:
+    hf, vocab = make_tokenizer(prefix=None)
+    # Like LLaDA's output matrix, rounded up past its tokenizer: 24 rows no token stands for.
+    save_standin(tmp_path, "llada", vocab_size=len(vocab) + 24, mask_token_id=vocab["[MASK]"])
+    hf.save_pretrained(tmp_path)
+    model = load_model(tmp_path, device="cpu", trust_remote_code=True)
+    assert model.vocab_size == len(hf) == len(vocab)
+    ids = torch.tensor([ids_of(vocab, ROWS[1])])
+    logits, raw = model(ids), raw_model(tmp_path)(ids).logits
+    assert logits.shape[-1] == len(vocab) + 24
+    torch.testing.assert_close(logits[..., : len(vocab)], raw[..., : len(vocab)])
+    assert bool((logits[..., len(vocab) :] == UNUSED_LOGIT).all())
+    assert bool((raw[..., len(vocab) :] > logits[..., len(vocab) :]).all())  # the raw rows were live
+    config = DecodeConfig(gen_length=12, schedule="fixed_steps", steps=4, temperature=5.0, seed=0)
+    traces = decode(model, [" ".join(ROWS[0])] * 8, config)
+    assert all(0 <= t < len(vocab) for trace in traces for t in trace.token_ids)
+
+
 def test_llada_mask_id_comes_from_config_then_tokenizer(tmp_path: Path) -> None:
     hf, vocab = make_tokenizer(mask_token="<|mdm_mask|>", declare_mask=False, prefix=None)
     with_id, without_id = tmp_path / "with", tmp_path / "without"
@@ -372,6 +392,38 @@ def test_remote_code_needs_consent(tmp_path: Path) -> None:
     save_standin(tmp_path, "llada", vocab_size=len(WORDS) + 8, mask_token_id=4)
     with pytest.raises(ValueError, match="trust_remote_code"):
         load_model(tmp_path, device="cpu")
+
+
+CHAT_TEMPLATE = (  # the shape of LLaDA-Instruct's template: BOS, a user turn, then the assistant's header
+    "[CLS]{% for m in messages %} {{ m['role'] }} {{ m['content'] }} [SEP]{% endfor %}"
+    "{% if add_generation_prompt %} big{% endif %}"
+)
+
+
+def test_chat_wraps_the_prompt_in_the_checkpoint_template(tmp_path: Path) -> None:
+    hf, vocab = make_tokenizer(prefix="[CLS]")
+    vocab_size = len(vocab)
+    hf.add_tokens(["user"])
+    hf.chat_template = CHAT_TEMPLATE
+    save_standin(tmp_path, "llada", vocab_size=vocab_size + 1, mask_token_id=vocab["[MASK]"])
+    hf.save_pretrained(tmp_path)
+    plain = load_model(tmp_path, device="cpu", trust_remote_code=True)
+    chat = load_model(tmp_path, device="cpu", trust_remote_code=True, chat=True)
+    assert plain.tokenizer.encode("the cat") == ids_of(vocab, ["[CLS]", "the", "cat"])
+    # The template writes BOS itself (no second one), then the turn and the generation prompt.
+    user = hf.convert_tokens_to_ids("user")
+    assert chat.tokenizer.encode("the cat") == [vocab["[CLS]"], user, vocab["the"], vocab["cat"], vocab["[SEP]"],
+                                                vocab["big"]]
+    trace = decode(chat, ["the cat"], DecodeConfig(gen_length=4, schedule="fixed_steps", steps=2, seed=0))[0]
+    assert trace.prompt_ids == chat.tokenizer.encode("the cat")
+
+
+def test_chat_without_a_template_is_refused(tmp_path: Path) -> None:
+    save_masked_lm(tmp_path, "bert")  # a base encoder: no chat template
+    with pytest.raises(ValueError, match="chat=True is invalid .* no chat_template"):
+        load_model(tmp_path, device="cpu", chat=True)
+    with pytest.raises(ValueError, match="chat=True is invalid for the embedded model"):
+        load_model(chat=True)
 
 
 def test_llada_leading_bos_is_kept(tmp_path: Path) -> None:

@@ -11,11 +11,13 @@ import torch
 from safetensors.torch import load_file
 
 from dllm_viz.models.embedded import load_embedded
+from dllm_viz.models.tokenizer import EmbeddedTokenizer
 from dllm_viz.train import (
     TrainConfig,
     diffusion_loss,
     export,
     fit,
+    grow_embedding,
     keep_prompts,
     lr_at,
     main,
@@ -131,6 +133,38 @@ def test_second_phase_starts_from_earlier_weights(data_dir: Path, tmp_path: Path
     # One step at a negligible learning rate: the weights are those of the first phase.
     for key, value in first.items():
         torch.testing.assert_close(second[key], value, atol=1e-6, rtol=0, msg=key)
+
+
+def test_second_phase_can_grow_the_vocabulary(data_dir: Path, tmp_path: Path) -> None:
+    fit(TINY, data=data_dir, run=tmp_path / "one", threads=1, progress=False)
+    first = torch.load(tmp_path / "one" / "ckpt.pt", weights_only=False)["model"]
+    old = EmbeddedTokenizer.from_file(tmp_path / "one" / "tokenizer.json")
+    fit(replace(TINY, vocab_size=TINY.vocab_size + 12, steps=1, lr=1e-9, warmup=0), data=data_dir,
+        run=tmp_path / "two", init_from=tmp_path / "one" / "ckpt.pt", threads=1, progress=False)
+    second = torch.load(tmp_path / "two" / "ckpt.pt", weights_only=False)["model"]
+    new = EmbeddedTokenizer.from_file(tmp_path / "two" / "tokenizer.json")
+    assert new.vocab_size == old.vocab_size + 12
+    text = (data_dir / "heldout.txt").read_text()
+    assert len(new.encode(text)) < len(old.encode(text))  # the extra merges make longer pieces
+    grown, base = second["embed.weight"], first["embed.weight"]
+    assert grown.shape == (new.vocab_size, base.shape[1])
+    torch.testing.assert_close(grown[: old.vocab_size], base, atol=1e-6, rtol=0)
+    for piece, i in new.get_vocab().items():
+        if i >= old.vocab_size:  # a new piece starts at the mean of the old pieces that spell it
+            parts = old.piece_ids(piece)
+            assert len(parts) >= 2
+            torch.testing.assert_close(grown[i], base[parts].mean(0), atol=1e-6, rtol=0)
+    for key, value in first.items():
+        if key != "embed.weight":
+            torch.testing.assert_close(second[key], value, atol=1e-6, rtol=0, msg=key)
+
+
+def test_grow_embedding_refuses_a_tokenizer_that_moves_old_pieces() -> None:
+    old = EmbeddedTokenizer.train(["the lady said that she was happy"] * 20, vocab_size=280)
+    other = EmbeddedTokenizer.train(["quick brown foxes jumped over lazy dogs"] * 20, vocab_size=290)
+    assert (old.vocab_size, other.vocab_size) == (280, 290)
+    with pytest.raises(ValueError, match=r"vocab_size=290: .* \(\d+ moved\)"):
+        grow_embedding(torch.zeros(old.vocab_size, 8), old, other)
 
 
 def test_cli_runs_a_tiny_configuration(data_dir: Path, tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ def load_model(
     kind: str = "auto",
     device_map: str | dict[str, Any] | None = None,
     trust_remote_code: bool = False,
+    chat: bool = False,
 ) -> Denoiser:
     """Load a denoiser; nothing is ever downloaded.
 
@@ -59,6 +60,8 @@ def load_model(
         device_map: e.g. "auto" to spread a large checkpoint over the available devices through
             accelerate; excludes `device`.
         trust_remote_code: allow modeling code shipped inside the checkpoint (LLaDA, Dream).
+        chat: encode each prompt as a user turn of the checkpoint's chat template (instruction-tuned
+            checkpoints); ValueError when its tokenizer has none.
 
     Returns:
         A `Denoiser` with `tokenizer`, `name`, `max_length`, `device` and `mask_token_id`.
@@ -81,6 +84,10 @@ def load_model(
     if kind == EMBEDDED or root is None:
         if kind not in ("auto", EMBEDDED):
             raise ValueError(f"kind={kind!r} is invalid without a path: expected 'auto' or {EMBEDDED!r}")
+        if chat:
+            raise ValueError(
+                "chat=True is invalid for the embedded model: it has no chat template (it is not instruction-tuned)"
+            )
         from dllm_viz.models.embedded import load_embedded  # imported only when used
 
         return load_embedded(
@@ -96,4 +103,5 @@ def load_model(
         kind=kind,
         device_map=device_map,
         trust_remote_code=trust_remote_code,
+        chat=chat,
     )

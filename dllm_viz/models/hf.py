@@ -42,6 +42,9 @@ LLADA_MASK_TOKEN = "<|mdm_mask|>"
 PROBE_TOLERANCE: dict[torch.dtype, float] = {torch.float32: 1e-3, torch.bfloat16: 3e-2, torch.float16: 1e-2}
 
 
+UNUSED_LOGIT = -1e4  # logit of output ids the tokenizer has no token for (probability exp(-1e4) = 0)
+
+
 def _leading_special_ids(hf: Any) -> tuple[int, ...]:
     """The special tokens the tokenizer's own template puts before a text ([CLS], <s>, BOS)."""
     probe = "a b"
@@ -61,16 +64,27 @@ class HFTokenizer:
     `encode` adds only the *leading* special tokens the tokenizer's own template adds ([CLS] for
     BERT, <s> for RoBERTa, BOS for LLaDA), because the models saw them at position 0 in training.
     Trailing ones ([SEP], </s>) are left out: the masked canvas follows the prompt directly.
-    The wrapped tokenizer stays available as `.hf` (chat templates, vocabulary).
+    With `chat=True` (instruction-tuned checkpoints such as LLaDA-Instruct or Dream-Instruct) the
+    prompt becomes one user turn of the tokenizer's own chat template, generation prompt included;
+    the template writes its own special tokens. The wrapped tokenizer stays available as `.hf`.
     """
 
-    def __init__(self, hf: Any, *, leading_special: bool = True) -> None:
+    def __init__(self, hf: Any, *, leading_special: bool = True, chat: bool = False) -> None:
+        if chat and not getattr(hf, "chat_template", None):
+            raise ValueError(
+                f"chat=True is invalid for {getattr(hf, 'name_or_path', 'this tokenizer')!r}: its tokenizer has no "
+                "chat_template; expected an instruction-tuned checkpoint, or chat=False"
+            )
         self.hf = hf
-        self.prefix_ids: tuple[int, ...] = _leading_special_ids(hf) if leading_special else ()
+        self.chat = chat
+        self.prefix_ids: tuple[int, ...] = _leading_special_ids(hf) if leading_special and not chat else ()
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
             raise ValueError(f"text={text!r} is invalid: expected a string")
+        if self.chat:
+            turn = [{"role": "user", "content": text}]
+            text = self.hf.apply_chat_template(turn, add_generation_prompt=True, tokenize=False)
         return [*self.prefix_ids, *self.hf.encode(text, add_special_tokens=False)]
 
     def decode(self, ids: Iterable[int] | torch.Tensor, *, skip_special_tokens: bool = False) -> str:
@@ -125,6 +139,7 @@ class HFDenoiser(nn.Module):
         max_length: int | None = None,
         eos_token_id: int | None = None,
         pad_token_id: int | None = None,
+        vocab_size: int | None = None,
     ) -> None:
         super().__init__()
         self.model = model.eval()
@@ -134,6 +149,9 @@ class HFDenoiser(nn.Module):
         self.max_length = max_length
         self.eos_token_id = eos_token_id
         self.pad_token_id = pad_token_id
+        # Ids the tokenizer can write. Checkpoints round their output matrix up for speed (LLaDA has 126464
+        # rows, Qwen-based Dream 152064): rows past the tokenizer's tokens are never drawn.
+        self.vocab_size = vocab_size
 
     # --- which checkpoints, and what to read from them -------------------------------------------
 
@@ -182,6 +200,7 @@ class HFDenoiser(nn.Module):
                 getattr(hf, "sep_token_id", None),
             ),
             pad_token_id=_first_int(getattr(hf, "pad_token_id", None), getattr(config, "pad_token_id", None)),
+            vocab_size=len(tokenizer) if tokenizer is not None else None,
         )
 
     # --- the call --------------------------------------------------------------------------------
@@ -202,7 +221,10 @@ class HFDenoiser(nn.Module):
         mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
             mask = attention_mask.to(self.device)
-        return self._logits(ids, mask).float()  # (B, N, V)
+        logits = self._logits(ids, mask).float()  # (B, N, V)
+        if self.vocab_size is not None and logits.shape[-1] > self.vocab_size:
+            logits[..., self.vocab_size :] = UNUSED_LOGIT  # padding rows of the output matrix
+        return logits
 
     def _logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         raise NotImplementedError
@@ -407,6 +429,7 @@ def load_hf(
     kind: str = "auto",
     device_map: str | dict[str, Any] | None = None,
     trust_remote_code: bool = False,
+    chat: bool = False,
 ) -> HFDenoiser:
     """Load a local checkpoint directory into the adapter for its convention (see module doc)."""
     if kind not in KINDS:
@@ -422,7 +445,11 @@ def load_hf(
     common = {"local_files_only": True, "trust_remote_code": trust_remote_code}
     tokenizer = None
     if any((path / name).is_file() for name in TOKENIZER_FILES):
-        tokenizer = HFTokenizer(AutoTokenizer.from_pretrained(path, **common))
+        tokenizer = HFTokenizer(AutoTokenizer.from_pretrained(path, **common), chat=chat)
+    elif chat:
+        raise ValueError(
+            f"chat=True is invalid for {str(path)!r}: it has no tokenizer files ({', '.join(TOKENIZER_FILES)})"
+        )
     placement = {"device_map": device_map} if device_map is not None else {}
     model = model_class(config, adapter).from_pretrained(path, dtype=dtype, **placement, **common)
     if device_map is None:

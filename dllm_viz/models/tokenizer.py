@@ -48,6 +48,14 @@ class EmbeddedTokenizer:
         tok.train_from_iterator(texts, trainer=trainer)
         return cls(tok)
 
+    def get_vocab(self) -> dict[str, int]:
+        """Piece (byte-level alphabet) -> id, special tokens included."""
+        return self._tok.get_vocab()
+
+    def piece_ids(self, piece: str) -> list[int]:
+        """Ids of one byte-level piece (a vocabulary entry of another tokenizer) split by this BPE."""
+        return [t.id for t in self._tok.model.tokenize(piece)]
+
     def save(self, path: str | Path) -> None:
         self._tok.save(str(path))
 

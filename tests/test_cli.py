@@ -1,0 +1,43 @@
+"""dllm_viz.cli: `python -m dllm_viz generate` on the embedded model, flags, and its error path."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dllm_viz.cli import build_parser, config_from_args, main
+from dllm_viz.config import DecodeConfig
+from dllm_viz.trace import Trace
+
+
+def test_generate_prints_the_text_and_writes_the_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "trace.json"
+    argv = ["generate", "--prompt", "It is a truth", "--gen-length", "16", "--seed", "3", "--json", str(out), "--quiet"]
+    assert main(argv) == 0
+    trace = Trace.from_json(out.read_text(encoding="utf-8"))
+    assert capsys.readouterr().out == trace.text + "\n"
+    assert trace.model == "austen-mdlm" and len(trace.token_ids) == 16
+    assert trace.config == DecodeConfig.preset("balanced", 16, seed=3)
+    assert main(argv) == 0  # same flags, same seed: the same trace
+    assert json.loads(out.read_text(encoding="utf-8"))["token_ids"] == trace.token_ids
+
+
+def test_flags_override_the_preset() -> None:
+    args = build_parser().parse_args(["generate", "--prompt", "x", "--preset", "quality", "--temperature", "0.3",
+                                      "--gen-length", "32", "--top-p", "0.9"])
+    assert config_from_args(args) == DecodeConfig.preset("quality", 32, temperature=0.3, top_p=0.9)
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--temperature", "-1"], "temperature=-1"),
+        (["--gen-length", "1000"], "max_length=256"),
+        (["--chat"], "chat=True"),
+        (["--model", "no/such/checkpoint"], "does not exist"),
+    ],
+)
+def test_errors_name_the_parameter(extra: list[str], match: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "--prompt", "It is", "--quiet", *extra]) == 2
+    assert match in capsys.readouterr().err
