@@ -64,14 +64,14 @@ LESSONS: dict[str, Lesson] = {
                 "数值范围更窄，调度能用的信号更少。比较两边确认时的原始置信度和重复程度。",
             ),
             measured=(
-                "The flattening is real: the spread of the schedule's confidences at step 1 shrinks from 0.081 to "
-                "0.022, and only 57% of positions are confirmed at the same step as in A. On this small model the "
-                "cost is small, though: the raw confidence of what B confirms is 0.139 vs 0.147 and the drawn "
-                "tokens' mean raw log-prob −7.45 vs −7.35. Tempering never reorders candidates within a position; "
+                "The flattening is real: the spread of the schedule's confidences at step 1 shrinks from 0.124 to "
+                "0.031, and only 49% of positions are confirmed at the same step as in A. On this small model the "
+                "cost is small, though: the raw confidence of what B confirms is 0.138 vs 0.147 and the drawn "
+                "tokens' mean raw log-prob −8.47 vs −8.45. Tempering never reorders candidates within a position; "
                 "it compresses the signal's scale and reorders positions only where their distributions differ in shape.",
-                "压平确实发生：第 1 步调度置信度的极差从 0.081 缩到 0.022，只有 57% 的位置与 A 在同一步被确认。"
-                "但在这个小模型上代价不大：B 所确认词的原始置信度 0.139 对 0.147，抽取词的平均原始对数概率 −7.45 对 "
-                "−7.35。加温不会改变同一位置内候选词的次序；它压缩信号的尺度，只在各位置分布形状不同时才改变位置间的排序。",
+                "压平确实发生：第 1 步调度置信度的极差从 0.124 缩到 0.031，只有 49% 的位置与 A 在同一步被确认。"
+                "但在这个小模型上代价不大：B 所确认词的原始置信度 0.138 对 0.147，抽取词的平均原始对数概率 −8.47 对 "
+                "−8.45。加温不会改变同一位置内候选词的次序；它压缩信号的尺度，只在各位置分布形状不同时才改变位置间的排序。",
             ),
         ),
         Lesson(
@@ -111,12 +111,12 @@ LESSONS: dict[str, Lesson] = {
             measured=(
                 "Lock-in of unlikely tokens did not show up: at T = 1 a sampled token's probability is its raw "
                 "probability, so an unlucky draw gets a low confidence and is redrawn next step. Instead B prefers "
-                "positions where a likely, often frequent token happened to be drawn: mean raw log-prob −3.45 vs "
-                "−5.44 and raw p < 0.1 for 81% vs 89% of tokens, but repeated 3-grams 0.55% vs 0 and distinct-2 "
-                "0.935 vs 0.998; only 20% of positions keep A's step. A different algorithm, at 2.9× the draws.",
+                "positions where a likely, often frequent token happened to be drawn: mean raw log-prob −3.37 vs "
+                "−5.49 and raw p < 0.1 for 80% vs 89% of tokens, but repeated 3-grams 0.35% vs 0 and distinct-2 "
+                "0.938 vs 0.993; only 19% of positions keep A's step. A different algorithm, at 2.9× the draws.",
                 "没有观察到「低概率词被锁死」：T = 1 时抽中词的概率就是它的原始概率，运气差的抽样得到低置信度，下一步会"
-                "被重抽。B 实际上偏爱碰巧抽到高概率（常是高频）词的位置：平均原始对数概率 −3.45 对 −5.44，原始 p < 0.1 "
-                "的词 81% 对 89%，但重复 3-gram 0.55% 对 0，distinct-2 0.935 对 0.998；只有 20% 的位置与 A 同步确认。"
+                "被重抽。B 实际上偏爱碰巧抽到高概率（常是高频）词的位置：平均原始对数概率 −3.37 对 −5.49，原始 p < 0.1 "
+                "的词 80% 对 89%，但重复 3-gram 0.35% 对 0，distinct-2 0.938 对 0.993；只有 19% 的位置与 A 同步确认。"
                 "这是另一种算法，抽样量是 2.9 倍。",
             ),
         ),
@@ -136,10 +136,10 @@ LESSONS: dict[str, Lesson] = {
             measured=(
                 "With a generator per request the batched text equalled the text decoded alone in 32 of 32 runs; "
                 "with one generator shared by the batch, in 0 of 32: every run changed once two neighbours joined. "
-                "Quality did not move (mean raw log-prob −5.45 vs −5.44): the mistake breaks reproducibility, "
+                "Quality barely moved (mean raw log-prob −5.69 vs −5.49): the mistake breaks reproducibility, "
                 "not the output distribution.",
                 "每个请求一个生成器时，32 次运行中批内文本与单独解码的文本 32 次相同；整批共用一个生成器时 0 次相同："
-                "只要加入两个邻居，每次结果都变了。质量没有变化（平均原始对数概率 −5.45 对 −5.44）：这个错误破坏的是"
+                "只要加入两个邻居，每次结果都变了。质量几乎没有变化（平均原始对数概率 −5.69 对 −5.49）：这个错误破坏的是"
                 "可复现性，而不是输出分布。",
             ),
         ),
@@ -156,12 +156,12 @@ LESSONS: dict[str, Lesson] = {
                 "温度线逐级下降；比较后期词的原始概率与重复程度。",
             ),
             measured=(
-                "No gain on this model with the balanced schedule: the drawn tokens' mean raw log-prob is −5.53 "
-                "staged vs −5.44 constant, repeated 3-grams 0.05% vs 0. With k₀ = L/4 and decay 0.9 a run takes "
+                "No gain on this model with the balanced schedule: the drawn tokens' mean raw log-prob is −5.77 "
+                "staged vs −5.49 constant, repeated 3-grams 0.10% vs 0. With k₀ = L/4 and decay 0.9 a run takes "
                 "6 steps and the first third (2 steps) confirms 30 of the 64 tokens, so staging mostly draws more "
                 "tokens at 1.2. The schedule decides more than the temperature curve: tune the schedule first.",
-                "在均衡调度下这个模型没有收益：抽取词的平均原始对数概率分阶段为 −5.53，恒定温度为 −5.44，重复 3-gram "
-                "0.05% 对 0。k₀ = L/4、衰减 0.9 时一次运行只有 6 步，前三分之一（2 步）就确认了 64 个词中的 30 个，"
+                "在均衡调度下这个模型没有收益：抽取词的平均原始对数概率分阶段为 −5.77，恒定温度为 −5.49，重复 3-gram "
+                "0.10% 对 0。k₀ = L/4、衰减 0.9 时一次运行只有 6 步，前三分之一（2 步）就确认了 64 个词中的 30 个，"
                 "所以分阶段主要是让更多词在 1.2 下抽取。调度比温度曲线更关键：先调调度。",
             ),
         ),
@@ -179,12 +179,12 @@ LESSONS: dict[str, Lesson] = {
             measured=(
                 "The largest effect of all. On this small model almost no position clears 0.9, so the min_k floor "
                 "confirms one token per step: 64 steps instead of 6 (10.7× the forward passes). In exchange the "
-                "text is clearly better: raw confidence of confirmed tokens 0.207 vs 0.128, mean raw log-prob "
-                "−4.55 vs −5.44, draws with raw p < 0.1 76% vs 89%. A threshold adapts k to the model, and a weak "
+                "text is clearly better: raw confidence of confirmed tokens 0.239 vs 0.134, mean raw log-prob "
+                "−4.36 vs −5.49, draws with raw p < 0.1 71% vs 89%. A threshold adapts k to the model, and a weak "
                 "model gets k = 1: quality is bought with forward passes.",
                 "所有对比中效果最大。这个小模型几乎没有位置超过 0.9，于是 min_k 下限每步只确认一个词：64 步而不是 6 步"
-                "（前向次数 10.7 倍）。换来的是明显更好的文本：所确认词的原始置信度 0.207 对 0.128，平均原始对数概率 "
-                "−4.55 对 −5.44，原始 p < 0.1 的抽样 76% 对 89%。阈值让 k 适应模型，弱模型得到 k = 1：质量是用前向次数换来的。",
+                "（前向次数 10.7 倍）。换来的是明显更好的文本：所确认词的原始置信度 0.239 对 0.134，平均原始对数概率 "
+                "−4.36 对 −5.49，原始 p < 0.1 的抽样 71% 对 89%。阈值让 k 适应模型，弱模型得到 k = 1：质量是用前向次数换来的。",
             ),
         ),
     )

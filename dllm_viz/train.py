@@ -14,7 +14,17 @@ The recipe of ``assets/embedded`` (data from ``scripts/prepare_data.py``; detail
         --warmup 100 --lr 2e-3 --eval-every 200 --eval-windows 48 --ckpt-every 100 --resume
     python -m dllm_viz.train fit --data DATA --out FT --init-from RUN/ckpt.pt --threads 1 --steps 500 \\
         --batch-size 16 --warmup 50 --lr 6e-4 --prompt-fraction 0.5 --eval-every 100 --eval-windows 48
-    python -m dllm_viz.train export --run FT --out assets/embedded
+    python -m dllm_viz.train fit --data DATA --out FT3 --init-from FT/ckpt.pt --threads 1 --steps 1400 \\
+        --batch-size 16 --warmup 50 --lr 5e-4 --min-lr-ratio 0.02 --prompt-fraction 0.5 --eval-every 200
+    python -m dllm_viz.train fit --data DATA --out GROW --init-from FT3/ckpt.pt --vocab-size 12288 \\
+        --threads 1 --steps 2400 --batch-size 16 --warmup 50 --lr 8e-4 --min-lr-ratio 0.05 --prompt-fraction 0.5
+    python -m dllm_viz.train export --run GROW --out assets/embedded
+
+The last phase grows the vocabulary (``--vocab-size`` larger than the ``--init-from`` run's): a BPE
+trained on the same text with more merges keeps every old piece at its id, so the old embedding
+rows carry over and each new piece starts at the mean of the pieces that spell it
+(``grow_embedding``). Longer pieces mean fewer words split across tokens, which is what parallel
+decoding gets wrong: pieces of one word drawn in the same step fuse into non-words.
 """
 
 from __future__ import annotations

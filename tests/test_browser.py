@@ -10,8 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-playwright = pytest.importorskip("playwright.sync_api")
+from playwright import sync_api as playwright
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -20,8 +19,6 @@ HEATMAP_Z = """() => { const el = document.querySelector('#dv-heatmap .js-plotly
   return el && el.data && el.data.length ? JSON.stringify(el.data[0].z) : null; }"""
 CANVAS_TEXT = "() => document.querySelector('#dv-canvas .dv-text').innerText"
 TIMEOUT_MS = 60_000  # generous: the CI machine is shared; nothing here measures speed
-
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium not installed (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +34,7 @@ def url(tmp_path_factory):
 
 @pytest.fixture()
 def page(url):
+    assert Path(CHROMIUM).exists(), "chromium is missing: bash scripts/test-deps.sh installs it (Debian package)"
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:

@@ -554,13 +554,12 @@ def test_no_path_loads_the_embedded_model(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 @pytest.mark.parametrize("family", ["bert", "modernbert"])
 def test_decoder_runs_on_a_checkpoint(tmp_path: Path, family: str) -> None:
-    dllm_viz = pytest.importorskip("dllm_viz")
     vocab = save_masked_lm(tmp_path, family)
     model = load_model(tmp_path, device="cpu")
-    config = dllm_viz.DecodeConfig(gen_length=8, schedule="topk_decay", top_k=2, decay=0.9, min_k=1, seed=0)
+    config = DecodeConfig(gen_length=8, schedule="topk_decay", top_k=2, decay=0.9, min_k=1, seed=0)
     prompts = ["the cat sat", "a dog ran far away"]
-    traces = dllm_viz.decode(model, prompts, config)
-    again = dllm_viz.decode(model, prompts[:1], config)
+    traces = decode(model, prompts, config)
+    again = decode(model, prompts[:1], config)
     assert len(traces) == 2
     for trace, prompt in zip(traces, prompts):
         assert trace.prompt_ids == model.tokenizer.encode(prompt)

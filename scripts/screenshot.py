@@ -1,0 +1,66 @@
+"""Regenerate assets/screenshot.png: serve `app.py` (embedded model), load it in Debian's chromium, shoot.
+
+    python scripts/screenshot.py                 # writes assets/screenshot.png
+    python scripts/screenshot.py --out /tmp/shot.png
+
+The page shows the first example trace before any click, so the picture is reproducible: the
+same example, the same tokens (only the wall time in the stats row changes).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from playwright import sync_api
+
+ROOT = Path(__file__).resolve().parents[1]
+READY = "#dv-heatmap .js-plotly-plot"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshot.png")
+    parser.add_argument("--width", type=int, default=1500)
+    parser.add_argument("--height", type=int, default=1000)
+    args = parser.parse_args(argv)
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env)
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": args.width, "height": args.height})
+            deadline = time.monotonic() + 180
+            while True:  # wait for the server to come up
+                try:
+                    page.goto(f"http://127.0.0.1:{port}/")
+                    break
+                except sync_api.Error:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+            page.wait_for_selector(READY, timeout=120_000)
+            page.wait_for_timeout(1500)  # let plotly finish its transitions before the picture
+            page.screenshot(path=str(args.out), full_page=True)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
