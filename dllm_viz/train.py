@@ -17,7 +17,7 @@ The recipe of ``assets/embedded`` (data from ``scripts/prepare_data.py``; detail
     python -m dllm_viz.train fit --data DATA --out FT3 --init-from FT/ckpt.pt --threads 1 --steps 1400 \\
         --batch-size 16 --warmup 50 --lr 5e-4 --min-lr-ratio 0.02 --prompt-fraction 0.5 --eval-every 200
     python -m dllm_viz.train fit --data DATA --out GROW --init-from FT3/ckpt.pt --vocab-size 12288 \\
-        --threads 1 --steps 2400 --batch-size 16 --warmup 50 --lr 8e-4 --min-lr-ratio 0.05 --prompt-fraction 0.5
+        --threads 2 --steps 3200 --batch-size 16 --warmup 50 --lr 8e-4 --min-lr-ratio 0.05 --prompt-fraction 0.5
     python -m dllm_viz.train export --run GROW --out assets/embedded
 
 The last phase grows the vocabulary (``--vocab-size`` larger than the ``--init-from`` run's): a BPE
