@@ -33,9 +33,9 @@ from transformers import (
 import dllm_viz.models as models_pkg
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.models import Denoiser, load_model
+from dllm_viz.models.base import NEVER_LOGIT
 from dllm_viz.models.hf import (
     ADAPTERS,
-    UNUSED_LOGIT,
     DreamDenoiser,
     LLaDADenoiser,
     MaskedLMDenoiser,
@@ -363,7 +363,7 @@ def test_padded_output_rows_are_never_drawn(tmp_path: Path) -> None:
     logits, raw = model(ids), raw_model(tmp_path)(ids).logits
     assert logits.shape[-1] == len(vocab) + 24
     torch.testing.assert_close(logits[..., : len(vocab)], raw[..., : len(vocab)])
-    assert bool((logits[..., len(vocab) :] == UNUSED_LOGIT).all())
+    assert bool((logits[..., len(vocab) :] == NEVER_LOGIT).all())
     assert bool((raw[..., len(vocab) :] > logits[..., len(vocab) :]).all())  # the raw rows were live
     config = DecodeConfig(gen_length=12, schedule="fixed_steps", steps=4, temperature=5.0, seed=0)
     traces = decode(model, [" ".join(ROWS[0])] * 8, config)

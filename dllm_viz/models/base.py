@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+NEVER_LOGIT = -1e4  # logit of ids a model must never produce (probability exp(-1e4) = 0)
+
 
 @runtime_checkable
 class TextTokenizer(Protocol):

@@ -20,10 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dllm_viz.models.base import check_inputs
+from dllm_viz.models.base import NEVER_LOGIT, check_inputs
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
-_NEVER = -1e4  # logit of tokens the model must never produce (probability exp(-1e4) = 0)
 ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "embedded"
 
 
@@ -175,7 +174,7 @@ class EmbeddedDenoiser(nn.Module):
         zero-masking-probability rule). A finite value keeps entropy and log-prob finite.
         """
         logits = self.head(self.features(input_ids, attention_mask))  # (B, N, V)
-        return logits.index_fill(-1, self.special_ids, _NEVER)
+        return logits.index_fill(-1, self.special_ids, NEVER_LOGIT)
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
         """Output logits from final hidden states ``(..., D) -> (..., V)`` (tied to the embedding)."""

@@ -30,7 +30,7 @@ from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
-from dllm_viz.models.base import check_inputs, read_config
+from dllm_viz.models.base import NEVER_LOGIT, check_inputs, read_config
 
 # A checkpoint has a tokenizer when one of these files sits next to config.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model")
@@ -40,9 +40,6 @@ LLADA_MASK_TOKEN = "<|mdm_mask|>"
 
 # Relative logit error under which the padding probe counts the attention mask as honoured.
 PROBE_TOLERANCE: dict[torch.dtype, float] = {torch.float32: 1e-3, torch.bfloat16: 3e-2, torch.float16: 1e-2}
-
-
-UNUSED_LOGIT = -1e4  # logit of output ids the tokenizer has no token for (probability exp(-1e4) = 0)
 
 
 def _leading_special_ids(hf: Any) -> tuple[int, ...]:
@@ -223,7 +220,7 @@ class HFDenoiser(nn.Module):
             mask = attention_mask.to(self.device)
         logits = self._logits(ids, mask).float()  # (B, N, V)
         if self.vocab_size is not None and logits.shape[-1] > self.vocab_size:
-            logits[..., self.vocab_size :] = UNUSED_LOGIT  # padding rows of the output matrix
+            logits[..., self.vocab_size :] = NEVER_LOGIT  # padding rows: no token stands for them
         return logits
 
     def _logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
