@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from dllm_viz.config import DecodeConfig
-from dllm_viz.decoder import decode
-from dllm_viz.engine import Engine, QueueFull
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.decoder import decode
+from dllm_viz.serve.engine import Engine, QueueFull
 from dllm_viz.models import load_model
-from dllm_viz.sweep import Runner
-from dllm_viz.trace import StepRecord, Trace
-from dllm_viz.ui import build_demo, launch_options
+from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import StepRecord, Trace
+from dllm_viz.app.ui import build_demo, launch_options
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "assets" / "examples"
 MAX_BATCH = 16  # requests per forward pass in the shared engine

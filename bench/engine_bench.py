@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decode_bench import describe, load_bench_model, make_prompts, timed  # noqa: E402
 
 from dllm_viz import DecodeConfig, Engine, decode  # noqa: E402
-from dllm_viz.engine import QueueFull  # noqa: E402
-from dllm_viz.trace import StepRecord, Trace  # noqa: E402
+from dllm_viz.serve.engine import QueueFull  # noqa: E402
+from dllm_viz.core.trace import StepRecord, Trace  # noqa: E402
 
 
 def rss_mb() -> float:

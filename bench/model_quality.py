@@ -27,7 +27,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.config import PRESETS
+from dllm_viz.core.config import PRESETS
 from dllm_viz.models.embedded import load_embedded
 
 # Our own prompts (not taken from the corpus), in the register of the training text.

@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     from gradio_client import Client
 
     import app
-    from dllm_viz.engine import Engine
-    from dllm_viz.ui import Playground, build_demo, config_to_settings, launch_options
+    from dllm_viz.serve.engine import Engine
+    from dllm_viz.app.ui import Playground, build_demo, config_to_settings, launch_options
     from tests.ui_model import free_port
 
     torch.set_num_threads(args.threads or app.THREADS)

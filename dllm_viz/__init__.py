@@ -1,9 +1,9 @@
 """dllm-viz: play with and visualise masked-diffusion LM decoding."""
 from __future__ import annotations
 
-from dllm_viz.config import PRESETS, DecodeConfig
-from dllm_viz.decoder import DecodeBatch, decode
-from dllm_viz.trace import StepRecord, Trace
+from dllm_viz.core.config import PRESETS, DecodeConfig
+from dllm_viz.core.decoder import DecodeBatch, decode
+from dllm_viz.core.trace import StepRecord, Trace
 
 __all__ = ["PRESETS", "DecodeBatch", "DecodeConfig", "StepRecord", "Trace", "decode", "load_model", "Engine"]
 __version__ = "0.1.0"
@@ -16,7 +16,7 @@ def __getattr__(name: str):
 
         return load_model
     if name == "Engine":
-        from dllm_viz.engine import Engine
+        from dllm_viz.serve.engine import Engine
 
         return Engine
     raise AttributeError(f"module 'dllm_viz' has no attribute {name!r}")

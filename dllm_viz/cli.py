@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shlex
 import sys
 import typing
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from dllm_viz.config import PRESETS, DecodeConfig
+from dllm_viz.core.config import PRESETS, DecodeConfig
 
 
 def _field_parser(name: str, hint: str) -> Callable[[str], Any]:
@@ -59,6 +61,51 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_policy(args: argparse.Namespace) -> int:
+    from dllm_viz.core.trace import Trace
+    from dllm_viz.serve.policy import SGLANG_BLOCK_SIZES, Policy, differences, launch_command
+
+    if args.trace:
+        config = Trace.from_json(Path(args.trace).read_text(encoding="utf-8")).config
+        source = f"the config of trace {args.trace}"
+    else:
+        config = config_from_args(args)
+        source = f"preset {args.preset!r}, gen_length={args.gen_length} and the flags given"
+    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling)
+    path = policy.save(args.output, source=source)
+    extra = ["--trust-remote-code"] if args.trust_remote_code else []
+    print(f"wrote {path}", file=sys.stderr)
+    if policy.block_size not in SGLANG_BLOCK_SIZES.values():
+        sizes = ", ".join(f"{arch} {size}" for arch, size in SGLANG_BLOCK_SIZES.items())
+        print(f"note: the policy runs blocks of {policy.block_size}; SGLang's models use {sizes} "
+              "(set --block-length to match the checkpoint)", file=sys.stderr)
+    for note in differences(config):
+        print(f"note: {note}", file=sys.stderr)
+    print(shlex.join(launch_command(args.model_path, path, launcher=args.launcher, extra=extra)))
+    return 0
+
+
+def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
+    """Register `export-policy`: write policy.yaml and print the SGLang command line."""
+    from dllm_viz.serve import ALGORITHM_NAME
+    from dllm_viz.serve.policy import LAUNCHERS, REQUEST_SAMPLING
+
+    p = subparsers.add_parser(
+        "export-policy", help=f"write policy.yaml for SGLang's --dllm-algorithm {ALGORITHM_NAME} and print the command")
+    p.add_argument("--model-path", default="<checkpoint>", help="checkpoint to serve (printed in the command)")
+    p.add_argument("--output", default="policy.yaml", help="where to write the policy (default: policy.yaml)")
+    p.add_argument("--launcher", default="launch_server", choices=LAUNCHERS,
+                   help="print `python -m sglang.launch_server ...` or `sglang serve ...`")
+    p.add_argument("--trust-remote-code", action="store_true", help="add --trust-remote-code to the command")
+    p.add_argument("--request-sampling", default="override", choices=REQUEST_SAMPLING,
+                   help="whether a request's own temperature/top_p/top_k override the policy's")
+    p.add_argument("--trace", default=None, help="export the config of a saved trace JSON instead of the flags")
+    p.add_argument("--preset", default="balanced", choices=list(PRESETS), help="starting point from the article's table")
+    p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
+    add_config_flags(p)
+    p.set_defaults(func=_export_policy)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dllm_viz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,8 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--quiet", action="store_true", help="no progress bar, no metrics line")
     add_config_flags(gen)
     gen.set_defaults(func=_generate)
-    from dllm_viz.policy import add_cli as add_export_policy
-
     add_export_policy(sub)
     return parser
 

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from dllm_viz import DecodeConfig, decode  # noqa: E402
-from dllm_viz.lessons import DEFAULT_PROMPTS  # noqa: E402
+from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "assets" / "examples"
 L = 64

@@ -20,7 +20,7 @@ py="${PYTHON:-python3}"
 say() { echo "sglang_env.sh: $*" >&2; }
 
 # Versions come from their one place: SGLang from the plugin package, torch from requirements.txt.
-sglang_version="$("$py" - "$repo/dllm_viz/integrations/__init__.py" <<'EOF'
+sglang_version="$("$py" - "$repo/dllm_viz/serve/__init__.py" <<'EOF'
 import ast, sys
 for node in ast.parse(open(sys.argv[1], encoding="utf-8").read()).body:
     if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "SGLANG_VERSION" for t in node.targets):
@@ -28,7 +28,7 @@ for node in ast.parse(open(sys.argv[1], encoding="utf-8").read()).body:
 EOF
 )"
 torch_version="$(sed -n 's/^torch==\([0-9.]*\).*/\1/p' "$repo/requirements.txt")"
-[ -n "$sglang_version" ] || { say "cannot read SGLANG_VERSION from dllm_viz/integrations/__init__.py"; exit 1; }
+[ -n "$sglang_version" ] || { say "cannot read SGLANG_VERSION from dllm_viz/serve/__init__.py"; exit 1; }
 [ -n "$torch_version" ] || { say "cannot read the torch==X pin from requirements.txt"; exit 1; }
 
 # The CPU torch wheel: never let pip pick torch from PyPI (a multi-GB CUDA build).

@@ -9,6 +9,7 @@ import math
 import torch
 
 from dllm_viz import DecodeConfig
+from dllm_viz.core.schedules import planned_steps
 
 
 def _quota(cfg: DecodeConfig, k: int, block_step: int, eligible: int, above: int) -> int:
@@ -28,7 +29,7 @@ def _quota(cfg: DecodeConfig, k: int, block_step: int, eligible: int, above: int
 def _stage_temperature(cfg: DecodeConfig, step: int, confirmed: float) -> float:
     if cfg.temperature_stages is None:
         return cfg.temperature
-    T = cfg.planned_steps
+    T = planned_steps(cfg)
     stage = min(2, 3 * step // T) if T else min(2, int(3 * confirmed))
     return cfg.temperature_stages[stage]
 

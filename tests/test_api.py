@@ -12,7 +12,7 @@ import pytest
 from gradio_client import Client
 
 from dllm_viz import DecodeConfig
-from dllm_viz.trace import Trace
+from dllm_viz.core.trace import Trace
 from tests.ui_model import free_port, launch_tiny_demo
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from dllm_viz.cli import build_parser, config_from_args, main
-from dllm_viz.config import DecodeConfig
-from dllm_viz.trace import Trace
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.trace import Trace
 
 
 def test_generate_prints_the_text_and_writes_the_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from dllm_viz import PRESETS, DecodeConfig
+from dllm_viz.core.schedules import planned_steps, temperature_at
 
 INVALID = [
     ("gen_length", -1), ("gen_length", 2.5), ("gen_length", True),
@@ -83,12 +84,12 @@ def test_from_dict_and_replace():
     (dict(gen_length=0), 0),
 ])
 def test_planned_steps(kw, planned):
-    assert DecodeConfig(**kw).planned_steps == planned
+    assert planned_steps(DecodeConfig(**kw)) == planned
 
 
 def test_temperature_at_thirds():
     cfg = DecodeConfig(gen_length=12, schedule="fixed_steps", steps=6, temperature_stages=(1.2, 1.0, 0.7))
-    assert [cfg.temperature_at(s, 0.0) for s in range(6)] == [1.2, 1.2, 1.0, 1.0, 0.7, 0.7]
+    assert [temperature_at(cfg, s, 0.0) for s in range(6)] == [1.2, 1.2, 1.0, 1.0, 0.7, 0.7]
     thr = DecodeConfig(schedule="threshold", temperature_stages=(1.2, 1.0, 0.7))
-    assert [thr.temperature_at(0, f) for f in (0.0, 0.34, 0.7, 1.0)] == [1.2, 1.0, 0.7, 0.7]
-    assert DecodeConfig(temperature=0.5).temperature_at(3, 0.5) == 0.5
+    assert [temperature_at(thr, 0, f) for f in (0.0, 0.34, 0.7, 1.0)] == [1.2, 1.0, 0.7, 0.7]
+    assert temperature_at(DecodeConfig(temperature=0.5), 3, 0.5) == 0.5

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig, Trace, decode
-from dllm_viz.decoder import unpack
+from dllm_viz.core.decoder import unpack
+from dllm_viz.core.schedules import planned_steps
 from tests.reference import reference_decode
 from tests.tiny import CharTokenizer, ScriptedDenoiser, TinyDenoiser
 
@@ -42,8 +43,8 @@ def test_matches_independent_reference(model, kw, temperature):
         assert rec.temperature == pytest.approx(r["temperature"])
         for i, c in r["confidence"].items():
             assert rec.confidence[i] == pytest.approx(c, abs=2e-6)
-    if cfg.planned_steps is not None:
-        assert trace.nfe == cfg.planned_steps
+    if planned_steps(cfg) is not None:
+        assert trace.nfe == planned_steps(cfg)
 
 
 @pytest.mark.parametrize("kw", SCHEDULE_CONFIGS)

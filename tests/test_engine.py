@@ -15,9 +15,9 @@ import torch
 import torch.nn.functional as F
 
 from dllm_viz import DecodeConfig, Engine, decode
-from dllm_viz.decoder import DecodeBatch, request_generator
-from dllm_viz.engine import EngineClosed, QueueFull
-from dllm_viz.trace import StepRecord, Trace
+from dllm_viz.core.decoder import DecodeBatch, request_generator
+from dllm_viz.serve.engine import EngineClosed, QueueFull
+from dllm_viz.core.trace import StepRecord, Trace
 
 TIMEOUT = 30  # seconds; a bound against hangs, never a timing assertion
 

@@ -7,9 +7,10 @@ import math
 import plotly.graph_objects as go
 import pytest
 
-from dllm_viz import DecodeConfig, decode, figures
-from dllm_viz.render import confidence_position
-from dllm_viz.trace import Trace
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app import figures
+from dllm_viz.app.render import confidence_position
+from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model
 
 

@@ -13,8 +13,10 @@ import sys
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.integrations import ALGORITHM_NAME, SGLANG_VERSION
-from dllm_viz.policy import Policy, add_cli, block_seed, differences, launch_command, request_seed
+from dllm_viz.core.schedules import planned_steps
+from dllm_viz.serve import ALGORITHM_NAME, SGLANG_VERSION
+from dllm_viz.cli import build_parser
+from dllm_viz.serve.policy import Policy, block_seed, differences, launch_command, request_seed
 from tests.sglang.scripted import CausalScript, ScriptedDenoiser
 
 MULTI_BLOCK = [
@@ -33,8 +35,9 @@ def test_config_policy_yaml_config_round_trip(kw):
     assert again == policy
     back = again.to_decode_config(num_blocks=config.num_blocks, seed=config.seed)
     for name in ("gen_length", "block_length", "schedule", "initial_k", "decay", "min_k", "threshold", "temperature",
-                 "temperature_stages", "confidence", "top_p", "vocab_top_k", "seed", "planned_steps"):
+                 "temperature_stages", "confidence", "top_p", "vocab_top_k", "seed"):
         assert getattr(back, name) == getattr(config, name), name
+    assert planned_steps(back) == planned_steps(config)
     if config.schedule == "fixed_steps":
         assert back.total_steps == config.total_steps
 
@@ -90,8 +93,8 @@ def test_defaults_follow_the_block_size():
 
 def test_block_config_caps_fixed_steps_to_a_short_block():
     policy = Policy(block_size=8, schedule="fixed_steps", steps_per_block=4)
-    assert policy.block_config(8).planned_steps == 4
-    assert policy.block_config(3).planned_steps == 3  # the prompt's partial block: one per step
+    assert planned_steps(policy.block_config(8)) == 4
+    assert planned_steps(policy.block_config(3)) == 3  # the prompt's partial block: one per step
     with pytest.raises(ValueError, match="^masks=0"):
         policy.block_config(0)
 
@@ -114,7 +117,7 @@ def test_block_configs_decode_like_the_multi_block_config(kw):
 
 
 def test_seeds_are_stable_across_processes_and_distinct():
-    code = "from dllm_viz.policy import request_seed, block_seed; print(request_seed('req-1'), block_seed(7, 32))"
+    code = "from dllm_viz.serve.policy import request_seed, block_seed; print(request_seed('req-1'), block_seed(7, 32))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout  # another str-hash salt
     assert other == f"{request_seed('req-1')} {block_seed(7, 32)}\n"
@@ -141,9 +144,7 @@ def test_launch_command():
 
 
 def _cli(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_cli(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(argv)
+    return build_parser().parse_args(argv)
 
 
 def test_export_policy_cli_writes_yaml_and_prints_the_command(tmp_path, capsys):
@@ -178,7 +179,7 @@ def test_export_policy_cli_from_a_trace(tmp_path, capsys):
 
 
 def test_entry_point_refuses_a_missing_or_unsupported_sglang(monkeypatch):
-    import dllm_viz.integrations as integrations
+    import dllm_viz.serve as integrations
 
     monkeypatch.setattr(integrations, "installed_sglang_version", lambda: "0.5.22")
     with pytest.raises(RuntimeError, match=f"supports sglang=={SGLANG_VERSION} only; found sglang==0.5.22"):

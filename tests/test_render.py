@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from dllm_viz import DecodeConfig, decode, render
-from dllm_viz.trace import Trace
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app import render
+from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model
 
 PROMPT = "the cat "

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from dllm_viz import sampling
+from dllm_viz.core import sampling
 
 
 def test_processors_leave_inputs_untouched():

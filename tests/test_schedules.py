@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import torch
 
-from dllm_viz.config import SCHEDULES
-from dllm_viz.schedules import QUOTAS, SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top
+from dllm_viz.core.config import SCHEDULES
+from dllm_viz.core.schedules import QUOTAS, SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top
 
 
 def inputs(**kw):

@@ -4,8 +4,8 @@ import math
 
 import torch
 
-from dllm_viz.config import CONFIDENCES
-from dllm_viz.scoring import CONFIDENCE_IDS, SCORERS, Distribution, score
+from dllm_viz.core.config import CONFIDENCES
+from dllm_viz.core.scoring import CONFIDENCE_IDS, SCORERS, Distribution, score
 
 
 def test_registry_matches_config():

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dllm_viz import DecodeConfig, StepRecord, Trace
-from dllm_viz.trace import ngram_stats
+from dllm_viz.core.trace import ngram_stats
 
 
 def make_trace():

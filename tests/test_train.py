@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 
 from dllm_viz.models.embedded import load_embedded
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
-from dllm_viz.train import (
+from dllm_viz.train.train import (
     TrainConfig,
     diffusion_loss,
     export,

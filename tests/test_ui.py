@@ -10,10 +10,10 @@ import gradio as gr
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.i18n import LANGS, STRINGS
-from dllm_viz.lessons import LESSONS
-from dllm_viz.trace import Trace
-from dllm_viz.playground import (
+from dllm_viz.app.i18n import LANGS, STRINGS
+from dllm_viz.app.lessons import LESSONS
+from dllm_viz.core.trace import Trace
+from dllm_viz.app.playground import (
     FIRST_OUT,
     FRAME_OUT,
     KNOBS,
@@ -26,7 +26,7 @@ from dllm_viz.playground import (
     parse_config_json,
     settings_to_config,
 )
-from dllm_viz.ui import build_demo
+from dllm_viz.app.ui import build_demo
 from tests.ui_model import make_text_model
 
 
@@ -127,7 +127,7 @@ def test_decode_then_rest_give_the_whole_view(pg, runner):
 
 
 def test_bad_settings_raise_a_visible_gradio_error(runner, tmp_path):
-    from dllm_viz.playground import user_errors
+    from dllm_viz.app.playground import user_errors
 
     pg = Playground(runner, export_dir=tmp_path)
     with pytest.raises(gr.Error, match="block_length=16"):
@@ -317,7 +317,7 @@ def test_ui_module_loads_no_model_on_import():
         "import sys, dllm_viz.models as m\n"
         "def refuse(*a, **k): raise SystemExit('load_model was called')\n"
         "m.load_model = refuse\n"
-        "import dllm_viz.ui\n"
+        "import dllm_viz.app.ui\n"
         "print('dllm_viz.models.embedded' in sys.modules, 'app' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -339,7 +339,7 @@ def test_build_demo_wires_release_and_the_api(runner, tmp_path):
 
 # ----- lesson measurements ------------------------------------------------------------------------
 def test_measure_backs_the_lesson_claims(runner):
-    from dllm_viz.lessons import measure, measured_table
+    from dllm_viz.app.lessons import measure, measured_table
 
     glob = measure(runner, LESSONS["global"], ["the ", "a "], range(3), gen_length=16)
     assert glob["same_trace"] == 1.0  # global sampling with raw confidence: the very same trace ...
@@ -351,13 +351,13 @@ def test_measure_backs_the_lesson_claims(runner):
 
 
 def test_missing_measurements_leave_the_text_alone(tmp_path):
-    from dllm_viz.lessons import load_measured
+    from dllm_viz.app.lessons import load_measured
 
     assert load_measured(tmp_path / "absent.json") == {}
 
 
 # Numbers each lesson's prose quotes, as (field in assets/lessons.json, format). The prose must
-# follow the measurement: re-measuring (python -m dllm_viz.lessons) with another model fails here
+# follow the measurement: re-measuring (python -m dllm_viz.app.lessons) with another model fails here
 # until the text is rewritten.
 QUOTED = {
     "polluted": [("a.first_step_spread", "{:.3f}"), ("b.first_step_spread", "{:.3f}"), ("same_step_share", "{:.0%}"),
@@ -376,7 +376,7 @@ QUOTED = {
 
 
 def test_lesson_prose_quotes_the_measured_numbers():
-    from dllm_viz.lessons import MEASURED_PATH, load_measured
+    from dllm_viz.app.lessons import MEASURED_PATH, load_measured
 
     assert MEASURED_PATH.is_file()
     measured = load_measured()

@@ -24,7 +24,7 @@ def free_port() -> int:
 def launch_tiny_demo(tmp_dir: str):
     """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close()."""
     from dllm_viz import DecodeConfig, decode
-    from dllm_viz.ui import build_demo, launch_options
+    from dllm_viz.app.ui import build_demo, launch_options
 
     model = make_text_model()
 

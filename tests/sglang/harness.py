@@ -19,9 +19,9 @@ from sglang.srt.dllm.config import DllmConfig
 from sglang.srt.sampling.sampling_params import SamplingParams
 
 from dllm_viz import decode
-from dllm_viz.integrations import ALGORITHM_NAME
-from dllm_viz.integrations.sglang import DllmVizPolicy
-from dllm_viz.policy import Policy, block_seed, request_seed
+from dllm_viz.serve import ALGORITHM_NAME
+from dllm_viz.serve.sglang import DllmVizPolicy
+from dllm_viz.serve.policy import Policy, block_seed, request_seed
 from tests.sglang.scripted import MASK_ID, CausalScript, ScriptedDenoiser
 
 Step = list[tuple[int, int]]  # confirmed (block position, token), sorted by position

@@ -18,9 +18,9 @@ import torch
 from sglang.srt.sampling.sampling_params import TOP_K_ALL, SamplingParams
 
 from dllm_viz import decode
-from dllm_viz.integrations import ALGORITHM_NAME, SGLANG_VERSION, check_sglang_version, installed_sglang_version
-from dllm_viz.integrations.sglang import DllmVizPolicy, request_policy
-from dllm_viz.policy import Policy, block_seed, request_seed
+from dllm_viz.serve import ALGORITHM_NAME, SGLANG_VERSION, check_sglang_version, installed_sglang_version
+from dllm_viz.serve.sglang import DllmVizPolicy, request_policy
+from dllm_viz.serve.policy import Policy, block_seed, request_seed
 from tests.sglang.harness import (
     Request, block_forwards, make_algorithm, playground_steps, serve, sglang_steps,
 )
@@ -69,10 +69,10 @@ def test_entry_point_registers_the_algorithm_in_sglang():
     from sglang.srt.dllm.algorithm import algo_name_to_cls, get_algorithm_cls
     from sglang.srt.plugins import load_plugins
 
-    ours = [ep for ep in entry_points(group="sglang.srt.plugins") if ep.value == "dllm_viz.integrations:register_sglang"]
+    ours = [ep for ep in entry_points(group="sglang.srt.plugins") if ep.value == "dllm_viz.serve:register_sglang"]
     assert len(ours) == 1, (
         'pyproject.toml must declare [project.entry-points."sglang.srt.plugins"] '
-        'dllm_viz = "dllm_viz.integrations:register_sglang"')
+        'dllm_viz = "dllm_viz.serve:register_sglang"')
     algo_name_to_cls.pop(ALGORITHM_NAME, None)
     load_plugins()
     assert get_algorithm_cls(ALGORITHM_NAME) is DllmVizPolicy

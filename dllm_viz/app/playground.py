@@ -4,7 +4,7 @@
 sweep, the `/generate` API). Each takes plain values and returns a dict keyed by output name (the
 `*_OUT` tuples), so tests call them without a server and `ui.build_demo` only maps names onto
 components. The model never appears here: decodes go through the injected `run` (see
-`sweep.Runner`), and everything else is rendered from stored `Trace`s by `render` and `figures`.
+`core.decoder.Runner`), and everything else is rendered from stored `Trace`s by `render` and `figures`.
 """
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ from typing import Any
 import gradio as gr
 import torch
 
-from dllm_viz import figures, render
-from dllm_viz.config import DecodeConfig
-from dllm_viz.i18n import t
-from dllm_viz.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
-from dllm_viz.sweep import METRICS, Runner, SweepGrid, SweepResult, run_sweep, total_steps
-from dllm_viz.trace import Trace
+from dllm_viz.app import figures, render
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.app.i18n import t
+from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
+from dllm_viz.core.decoder import Runner
+from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
+from dllm_viz.core.trace import Trace
 
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
 KNOBS = (

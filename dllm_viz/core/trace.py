@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dllm_viz.config import DecodeConfig
+from dllm_viz.core.config import DecodeConfig
 
 FORMAT = "dllm-viz-trace"
 VERSION = 1

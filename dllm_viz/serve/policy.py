@@ -6,7 +6,7 @@ DecodeConfig: the schedule restarts in every block (`block_schedule="restart"`),
 temperature is staged by thirds of the block's steps, and each block draws from its own generator.
 
 `Policy.block_config(masks)` is the one bridge: the DecodeConfig that the playground decodes one
-block with, and that the SGLang plugin (`dllm_viz.integrations.sglang`) evaluates its quotas,
+block with, and that the SGLang plugin (`dllm_viz.serve.sglang`) evaluates its quotas,
 temperatures and draws through, so both share one implementation of the article's rules.
 
 `policy.yaml` is this dataclass as a YAML mapping; SGLang passes it to the plugin unchanged
@@ -14,17 +14,14 @@ temperatures and draws through, so both share one implementation of the article'
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
-import shlex
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from dllm_viz.config import MAX_SEED, DecodeConfig
-from dllm_viz.integrations import ALGORITHM_NAME, SGLANG_VERSION
+from dllm_viz.core.config import MAX_SEED, DecodeConfig
+from dllm_viz.serve import ALGORITHM_NAME, SGLANG_VERSION
 
 # Block sizes SGLang uses for the dLLM architectures it serves (sglang/srt/dllm/config.py); LLaDA2
 # checkpoints with expert routing refuse any other block size.
@@ -47,7 +44,7 @@ class Policy:
     """What one block's decoding needs; field names and ranges follow DecodeConfig."""
 
     block_size: int = 32  # positions per block (SGLang reads this key as its block size)
-    schedule: str = "topk_decay"  # see dllm_viz.schedules
+    schedule: str = "topk_decay"  # see dllm_viz.core.schedules
     top_k: int | None = None  # initial k of every block (topk_decay, adaptive); None = max(1, block_size // 4)
     decay: float = 0.9  # topk_decay: after each step k = max(min_k, floor(k * decay))
     min_k: int = 1  # floor on confirmations per step
@@ -231,49 +228,3 @@ def launch_command(
     head = ["python", "-m", "sglang.launch_server"] if launcher == "launch_server" else ["sglang", "serve"]
     return [*head, "--model-path", str(model_path), "--dllm-algorithm", ALGORITHM_NAME,
             "--dllm-algorithm-config", str(policy_path), *extra]
-
-
-def _export(args: argparse.Namespace) -> int:
-    from dllm_viz.cli import config_from_args
-
-    if args.trace:
-        from dllm_viz.trace import Trace
-
-        config = Trace.from_json(Path(args.trace).read_text(encoding="utf-8")).config
-        source = f"the config of trace {args.trace}"
-    else:
-        config = config_from_args(args)
-        source = f"preset {args.preset!r}, gen_length={args.gen_length} and the flags given"
-    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling)
-    path = policy.save(args.output, source=source)
-    extra = ["--trust-remote-code"] if args.trust_remote_code else []
-    print(f"wrote {path}", file=sys.stderr)
-    if policy.block_size not in SGLANG_BLOCK_SIZES.values():
-        sizes = ", ".join(f"{arch} {size}" for arch, size in SGLANG_BLOCK_SIZES.items())
-        print(f"note: the policy runs blocks of {policy.block_size}; SGLang's models use {sizes} "
-              "(set --block-length to match the checkpoint)", file=sys.stderr)
-    for note in differences(config):
-        print(f"note: {note}", file=sys.stderr)
-    print(shlex.join(launch_command(args.model_path, path, launcher=args.launcher, extra=extra)))
-    return 0
-
-
-def add_cli(subparsers: argparse._SubParsersAction) -> None:
-    """Register `export-policy`: write policy.yaml and print the SGLang command line."""
-    from dllm_viz.cli import add_config_flags
-    from dllm_viz.config import PRESETS
-
-    p = subparsers.add_parser(
-        "export-policy", help=f"write policy.yaml for SGLang's --dllm-algorithm {ALGORITHM_NAME} and print the command")
-    p.add_argument("--model-path", default="<checkpoint>", help="checkpoint to serve (printed in the command)")
-    p.add_argument("--output", default="policy.yaml", help="where to write the policy (default: policy.yaml)")
-    p.add_argument("--launcher", default="launch_server", choices=LAUNCHERS,
-                   help="print `python -m sglang.launch_server ...` or `sglang serve ...`")
-    p.add_argument("--trust-remote-code", action="store_true", help="add --trust-remote-code to the command")
-    p.add_argument("--request-sampling", default="override", choices=REQUEST_SAMPLING,
-                   help="whether a request's own temperature/top_p/top_k override the policy's")
-    p.add_argument("--trace", default=None, help="export the config of a saved trace JSON instead of the flags")
-    p.add_argument("--preset", default="balanced", choices=list(PRESETS), help="starting point from the article's table")
-    p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
-    add_config_flags(p)
-    p.set_defaults(func=_export)

@@ -1,6 +1,6 @@
 """The dllm-viz policy as an SGLang dLLM algorithm: `--dllm-algorithm DllmVizPolicy`.
 
-SGLang (the release pinned in `dllm_viz.integrations.SGLANG_VERSION`) decodes block-causal
+SGLang (the release pinned in `dllm_viz.serve.SGLANG_VERSION`) decodes block-causal
 diffusion models one block at a time. Its `DllmAlgorithm` base class owns the loop: it runs a
 forward over each request's current block and calls `step`, which must advance the block's
 `input_ids` in place and report, per request, whether the block is finished. In the default
@@ -8,7 +8,7 @@ first-done-first-out mode each scheduler round is one forward and one step, and 
 `init_step_state` made is carried between rounds on the request; in synchronous mode
 (`--no-dllm-fdfo`) one call runs the whole block for the whole batch.
 
-Each step is the playground's step (`dllm_viz.decoder.DecodeBatch.step`) restricted to one block,
+Each step is the playground's step (`dllm_viz.core.decoder.DecodeBatch.step`) restricted to one block,
 built from the same pure functions so that the semantics cannot drift:
   (1) SGLang's forward gives the block's logits;
   (2) confidence from the RAW logits at masked positions (`scoring`), the mask token never a candidate;
@@ -32,7 +32,7 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 
-from dllm_viz.integrations import ALGORITHM_NAME, check_sglang_version, installed_sglang_version
+from dllm_viz.serve import ALGORITHM_NAME, check_sglang_version, installed_sglang_version
 
 check_sglang_version(installed_sglang_version())  # before touching SGLang internals
 
@@ -40,12 +40,12 @@ from sglang.srt.dllm.algorithm import algo_name_to_cls  # noqa: E402
 from sglang.srt.dllm.algorithm.base import DllmAlgorithm  # noqa: E402
 from sglang.srt.sampling.sampling_params import TOP_K_ALL  # noqa: E402
 
-from dllm_viz import sampling  # noqa: E402
-from dllm_viz.config import MAX_SEED, DecodeConfig  # noqa: E402
-from dllm_viz.decoder import unpack  # noqa: E402
-from dllm_viz.policy import Policy, block_seed, request_seed  # noqa: E402
-from dllm_viz.schedules import SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top  # noqa: E402
-from dllm_viz.scoring import CONFIDENCE_IDS, Distribution, score  # noqa: E402
+from dllm_viz.core import sampling  # noqa: E402
+from dllm_viz.core.config import MAX_SEED, DecodeConfig  # noqa: E402
+from dllm_viz.core.decoder import unpack  # noqa: E402
+from dllm_viz.serve.policy import Policy, block_seed, request_seed  # noqa: E402
+from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top, temperature_at  # noqa: E402
+from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, score  # noqa: E402
 
 # Request features this algorithm would otherwise ignore silently: (what, is it in use?).
 UNSUPPORTED_REQUEST_FEATURES: tuple[tuple[str, Callable[[Any], bool]], ...] = (
@@ -180,7 +180,7 @@ class DllmVizPolicy(DllmAlgorithm):
         long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
         left_host = left.tolist()
         temperature = torch.tensor(
-            [c.temperature_at(s.block_step, 1 - n / s.masks) for c, s, n in zip(configs, st, left_host)],
+            [temperature_at(c, s.block_step, 1 - n / s.masks) for c, s, n in zip(configs, st, left_host)],
             dtype=torch.float32, device=dev,
         )  # (A,)
         vocab_top_k = long([c.vocab_top_k or 0 for c in configs])

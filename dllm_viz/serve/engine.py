@@ -29,10 +29,10 @@ from typing import Any
 
 import torch
 
-from dllm_viz.config import DecodeConfig
-from dllm_viz.decoder import DecodeBatch, encode_prompt, request_generator
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
 from dllm_viz.models.base import Denoiser, check_denoiser, model_max_length
-from dllm_viz.trace import StepRecord, Trace
+from dllm_viz.core.trace import StepRecord, Trace
 
 OnStep = Callable[[StepRecord], None]
 

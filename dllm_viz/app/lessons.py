@@ -2,7 +2,7 @@
 
 Each lesson is two sets of `DecodeConfig` overrides (A, B) over the balanced preset, decoded on the
 same prompt and seed. `measure` runs a lesson over several prompts and seeds and returns the
-numbers quoted in `measured`; `python -m dllm_viz.lessons` re-measures every lesson on the
+numbers quoted in `measured`; `python -m dllm_viz.app.lessons` re-measures every lesson on the
 embedded model and writes `assets/lessons.json`, which the UI shows next to the text.
 """
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dllm_viz.config import DecodeConfig
-from dllm_viz.sweep import Runner
-from dllm_viz.trace import Trace
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import Trace
 
 LOW_P = 0.1  # a drawn token whose raw probability is below this counts as a "low-probability" token
-MEASURED_PATH = Path(__file__).resolve().parents[1] / "assets" / "lessons.json"
+MEASURED_PATH = Path(__file__).resolve().parents[2] / "assets" / "lessons.json"
 # Prompts in the embedded model's domain: the playground's first prompt, the measurement set, and
 # the neighbours that share the batch in the RNG lesson.
 DEFAULT_PROMPTS = ("It is a truth universally acknowledged, that", "Elizabeth", "Mr. Darcy said that",
@@ -300,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--gen-length", type=int, default=64)
     parser.add_argument("--out", type=Path, default=MEASURED_PATH)
     args = parser.parse_args(argv)
-    from dllm_viz.decoder import decode
+    from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
 
     model = load_model()

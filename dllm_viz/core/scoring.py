@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from dllm_viz.config import CONFIDENCES
+from dllm_viz.core.config import CONFIDENCES
 
 
 class Distribution:

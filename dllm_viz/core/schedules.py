@@ -19,11 +19,12 @@ Rules (article sections 3.3, 4.2, 5.4):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import torch
 
-from dllm_viz.config import SCHEDULES, DecodeConfig
+from dllm_viz.core.config import SCHEDULES, DecodeConfig
 
 
 @dataclass(frozen=True)
@@ -107,10 +108,12 @@ def block_of(positions: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:
     return positions.unsqueeze(0) // block_size.unsqueeze(-1)
 
 
+@lru_cache(maxsize=4096)
 def planned_steps(config: DecodeConfig) -> int | None:
     """Steps the schedule will take, simulated from its own quota rule; None for threshold.
 
     Only `threshold` depends on what the model predicts; the others are fixed by the config.
+    Cached per config (configs are frozen and hashable): `temperature_at` asks every step.
     """
     if config.schedule == "threshold":
         return None
@@ -135,3 +138,19 @@ def planned_steps(config: DecodeConfig) -> int | None:
             block_step += 1
             steps += 1
     return steps
+
+
+def temperature_at(config: DecodeConfig, step: int, confirmed_fraction: float) -> float:
+    """Temperature in force at `step` (0-based): constant, or staged by thirds (article 6.4).
+
+    Thirds of the planned steps when the step count is known in advance, else thirds of the
+    confirmed fraction of the generation.
+    """
+    if config.temperature_stages is None:
+        return config.temperature
+    planned = planned_steps(config)
+    if planned:
+        stage = min(2, (3 * step) // planned)
+    else:
+        stage = min(2, int(3 * confirmed_fraction))
+    return config.temperature_stages[stage]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 # Registry keys. The modules that implement them (schedules.py, scoring.py) check at import time
@@ -158,13 +157,6 @@ class DecodeConfig:
             return self.steps
         return self.num_blocks * max(1, self.block_size // 2)
 
-    @cached_property
-    def planned_steps(self) -> int | None:
-        """Number of steps this config will take, or None when it depends on the model (threshold)."""
-        from dllm_viz.schedules import planned_steps  # late import: schedules imports config
-
-        return planned_steps(self)
-
     # ----- construction helpers -------------------------------------------------------------
     @classmethod
     def preset(cls, name: str, gen_length: int = 64, **overrides: Any) -> DecodeConfig:
@@ -210,18 +202,3 @@ class DecodeConfig:
     def replace(self, **changes: Any) -> DecodeConfig:
         """A copy with `changes` applied (validated again)."""
         return self.from_dict({**self.to_dict(), **changes})
-
-    def temperature_at(self, step: int, confirmed_fraction: float) -> float:
-        """Temperature in force at `step` (0-based): constant, or staged by thirds (article 6.4).
-
-        Thirds of the planned steps when the step count is known in advance, else thirds of the
-        confirmed fraction of the generation.
-        """
-        if self.temperature_stages is None:
-            return self.temperature
-        planned = self.planned_steps
-        if planned:
-            stage = min(2, (3 * step) // planned)
-        else:
-            stage = min(2, int(3 * confirmed_fraction))
-        return self.temperature_stages[stage]

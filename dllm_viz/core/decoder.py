@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import torch
 import torch.nn.functional as F
 
-from dllm_viz import sampling
-from dllm_viz.config import CONFIDENCE_FROM, SAMPLE_SCOPES, DecodeConfig
+from dllm_viz.core import sampling
+from dllm_viz.core.config import CONFIDENCE_FROM, SAMPLE_SCOPES, DecodeConfig
+from dllm_viz.core.schedules import (
+    SCHEDULE_IDS, QuotaInputs, block_of, next_k, planned_steps, quota, select_top, temperature_at,
+)
+from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, score
+from dllm_viz.core.trace import StepRecord, Trace, quantize
 from dllm_viz.models.base import Denoiser, check_denoiser, model_device, model_max_length, model_name
-from dllm_viz.schedules import SCHEDULE_IDS, QuotaInputs, block_of, next_k, quota, select_top
-from dllm_viz.scoring import CONFIDENCE_IDS, Distribution, score
-from dllm_viz.trace import StepRecord, Trace, quantize
 
 
 FROM_IDS = {name: i for i, name in enumerate(CONFIDENCE_FROM)}
@@ -173,7 +175,7 @@ class DecodeBatch:
 
         noise = self._noise(slots, G, shared)  # (A, 2, G)
         temperature = torch.tensor(
-            [s.config.temperature_at(s.step, 1 - s.remaining / max(1, s.config.gen_length)) for s in slots],
+            [temperature_at(s.config, s.step, 1 - s.remaining / max(1, s.config.gen_length)) for s in slots],
             dtype=torch.float32, device=dev,
         )  # (A,)
         draw_params = dict(temperature=temperature[rows], vocab_top_k=self.vocab_top_k[idx][rows],
@@ -388,7 +390,7 @@ def decode(
     if progress:
         from tqdm.auto import tqdm
 
-        planned = [c.planned_steps for c in configs]
+        planned = [planned_steps(c) for c in configs]
         bar = tqdm(total=None if None in planned else max(planned), desc="decode", unit="step")
     while batch.active():
         records = batch.step(shared)
@@ -400,3 +402,20 @@ def decode(
     if bar is not None:
         bar.close()
     return [batch.trace(i) for i in range(len(ids))]
+
+
+class Runner(Protocol):
+    """What the UI is given to decode with: plain `decode` on a model, or the shared engine.
+
+    One trace per prompt, in order; `configs[i]` decodes `prompts[i]`; the requests of one call are
+    decoded together (so a shared-RNG config shares its stream with its neighbours of that call).
+    """
+
+    def __call__(
+        self,
+        prompts: list[str],
+        configs: list[DecodeConfig],
+        *,
+        on_step: Callable[[int, StepRecord], None] | None = None,
+        record_candidates: int = 5,
+    ) -> list[Trace]: ...

@@ -17,12 +17,12 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz import render
-from dllm_viz.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, PRESETS, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
-from dllm_viz.config import DecodeConfig
-from dllm_viz.i18n import LANG_CHOICES, t
-from dllm_viz.lessons import DEFAULT_PROMPTS, LESSONS, NEIGHBOURS
-from dllm_viz.playground import (
+from dllm_viz.app import render
+from dllm_viz.core.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, PRESETS, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.app.i18n import LANG_CHOICES, t
+from dllm_viz.app.lessons import DEFAULT_PROMPTS, LESSONS, NEIGHBOURS
+from dllm_viz.app.playground import (
     COMPARE_OUT,
     FIRST_OUT,
     FRAME_OUT,
@@ -36,8 +36,8 @@ from dllm_viz.playground import (
     config_to_settings,
     random_seed,
 )
-from dllm_viz.sweep import Runner
-from dllm_viz.trace import Trace
+from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import Trace
 
 PLAY_INTERVAL = 0.35  # seconds per frame while playing
 SWEEP_TEMPERATURES = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
@@ -89,7 +89,7 @@ def build_demo(
     new_seed: Callable[[], int] = random_seed,
     export_dir: str | Path | None = None,
 ) -> gr.Blocks:
-    """The whole page. `run` decodes (see `sweep.Runner`); `examples` are (name, trace) shown first."""
+    """The whole page. `run` decodes (see `core.decoder.Runner`); `examples` are (name, trace) shown first."""
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed)
     lang0 = "en"
     first = examples[0][1] if examples else None

@@ -11,28 +11,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any, Protocol
+from typing import Any
 
-from dllm_viz.config import DecodeConfig
-from dllm_viz.trace import StepRecord, Trace
-
-
-
-class Runner(Protocol):
-    """What the UI is given to decode with: plain `decode` on a model, or the shared engine.
-
-    One trace per prompt, in order; `configs[i]` decodes `prompts[i]`; the requests of one call are
-    decoded together (so a shared-RNG config shares its stream with its neighbours of that call).
-    """
-
-    def __call__(
-        self,
-        prompts: list[str],
-        configs: list[DecodeConfig],
-        *,
-        on_step: Callable[[int, StepRecord], None] | None = None,
-        record_candidates: int = 5,
-    ) -> list[Trace]: ...
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.decoder import Runner
+from dllm_viz.core.schedules import planned_steps
+from dllm_viz.core.trace import StepRecord, Trace
 
 # Metrics of the sweep, as named in `Trace.metrics`; the flag says whether lower is better.
 METRICS: dict[str, bool] = {"nfe": True, "repeat_3": True, "distinct_2": False, "mean_logprob": False}
@@ -112,7 +96,7 @@ class SweepResult:
 
 def total_steps(configs: Sequence[DecodeConfig]) -> int:
     """Steps the batch will run in all (planned where known, else gen_length as an upper bound)."""
-    return sum(c.planned_steps if c.planned_steps is not None else c.gen_length for c in configs)
+    return sum(n if (n := planned_steps(c)) is not None else c.gen_length for c in configs)
 
 
 def run_sweep(

@@ -1,6 +1,6 @@
-"""Serving-engine integrations: the playground's policy running inside a real server.
+"""Serving: the continuous-batching `engine`, the `policy` a serving engine runs, and the SGLang plugin.
 
-Only SGLang for now (`dllm_viz.integrations.sglang`). This package module imports nothing heavy:
+`dllm_viz.serve.sglang` is the only integration for now. This package module imports nothing heavy:
 SGLang loads every installed `sglang.srt.plugins` entry point in each of its processes, so the
 entry point below must stay cheap for users who have dllm-viz installed but never pick its
 algorithm, and must fail with a readable message on an SGLang release we have not verified.
@@ -44,6 +44,6 @@ def register_sglang() -> None:
     `--dllm-algorithm`. The version check comes first, before anything imports SGLang internals.
     """
     check_sglang_version(installed_sglang_version())
-    from dllm_viz.integrations.sglang import register
+    from dllm_viz.serve.sglang import register
 
     register()

@@ -14,8 +14,8 @@ import html
 import math
 from dataclasses import dataclass
 
-from dllm_viz.i18n import t
-from dllm_viz.trace import Trace
+from dllm_viz.app.i18n import t
+from dllm_viz.core.trace import Trace
 
 # ----- palette: the only place colours are defined ----------------------------------------------
 # Confidence, low -> high: warm (unsure) to cool (sure); readable as a light tint behind dark text.

@@ -15,8 +15,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dllm_viz.i18n import t
-from dllm_viz.render import (
+from dllm_viz.app.i18n import t
+from dllm_viz.app.render import (
     CONFIDENCE_SCALE,
     CONFIDENCE_TICKS,
     ORDER_SCALE,
@@ -27,7 +27,7 @@ from dllm_viz.render import (
     piece,
     plotly_scale,
 )
-from dllm_viz.trace import Trace
+from dllm_viz.core.trace import Trace
 
 FONT = "Inter, ui-sans-serif, system-ui, -apple-system, Segoe UI, sans-serif"
 GRID = "#eef0f4"

@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from dllm_viz.train.train import main
+
+main()
