@@ -1,7 +1,7 @@
 """Entry point (Hugging Face Spaces and `python app.py`): load the model once, build the playground, serve it.
 
 Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT say otherwise, the embedded
-model unless DLLM_VIZ_MODEL names a local checkpoint directory (see `model_from_env`). Every decode
+model unless DLLM_VIZ_MODEL names a checkpoint (a local directory or a Hub id, see `model_from_env`). Every decode
 of every user goes through one shared continuous-batching `Engine`. On a ZeroGPU Space (where the
 `spaces` package is present) the decode entry is wrapped in `spaces.GPU` and each call decodes its
 own batch, since the GPU exists only inside those calls; elsewhere the wrapper is a no-op.
@@ -42,17 +42,18 @@ except ImportError:
 
 
 def model_from_env(environ: Mapping[str, str] = os.environ) -> Any:
-    """The model to serve: ``DLLM_VIZ_MODEL`` (a local checkpoint directory) or the embedded model.
+    """The model to serve: ``DLLM_VIZ_MODEL`` (a local checkpoint directory or a Hub id) or the embedded model.
 
     ``DLLM_VIZ_TRUST_REMOTE_CODE=1`` allows the modeling code that LLaDA and Dream checkpoints ship;
-    ``DLLM_VIZ_CHAT=1`` wraps each prompt in the checkpoint's chat template (instruction-tuned models).
-    Nothing is downloaded: a path that does not exist is a ``ValueError``.
+    ``DLLM_VIZ_CHAT=1`` wraps each prompt in the checkpoint's chat template (instruction-tuned models);
+    ``DLLM_VIZ_REVISION`` pins a Hub id's branch, tag or commit. Only a Hub id named here is fetched,
+    into the Hugging Face cache (HF_HUB_OFFLINE=1: the cache only); the embedded model never is.
     """
     def flag(name: str) -> bool:
         return environ.get(name, "").strip().lower() in ("1", "true", "yes")
 
     return load_model(environ.get("DLLM_VIZ_MODEL") or None, trust_remote_code=flag("DLLM_VIZ_TRUST_REMOTE_CODE"),
-                      chat=flag("DLLM_VIZ_CHAT"))
+                      chat=flag("DLLM_VIZ_CHAT"), revision=environ.get("DLLM_VIZ_REVISION") or None)
 
 
 def load_examples(directory: Path = EXAMPLES_DIR) -> list[tuple[str, Trace]]:

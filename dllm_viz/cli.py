@@ -49,7 +49,7 @@ def _generate(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)  # validate before the (slower) model load
     model = load_model(args.model, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                       chat=args.chat)
+                       chat=args.chat, revision=args.revision)
     (trace,) = decode(model, [args.prompt], config, progress=not args.quiet and config.gen_length >= 64)
     print(trace.text if trace.text is not None else " ".join(map(str, trace.token_ids)))
     if args.json:
@@ -111,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="decode one prompt and print the text")
     gen.add_argument("--prompt", required=True, help="prompt text")
-    gen.add_argument("--model", default=None, help="local checkpoint directory (default: the embedded model)")
+    gen.add_argument("--model", default=None,
+                     help="local checkpoint directory or Hugging Face Hub id org/name (default: the embedded model)")
+    gen.add_argument("--revision", default=None, help="with a Hub id: branch, tag or commit (default: main)")
     gen.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: CUDA when available)")
     gen.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 (default: bf16 on CUDA for checkpoints)")
     gen.add_argument("--trust-remote-code", action="store_true", help="run modeling code shipped in the checkpoint")

@@ -251,6 +251,8 @@ def save_standin(path: Path, kind: str, *, vocab_size: int, **fields: Any) -> No
 
 def save_dream(path: Path, oracle_scale: float, *, eos_token: str | None = None, **fields: Any) -> dict[str, int]:
     hf, vocab = make_tokenizer(mask_token="<|mask|>", prefix=None, eos_token=eos_token)
+    if eos_token:
+        fields.setdefault("tail_token_id", vocab[eos_token])
     save_standin(path, "dream", vocab_size=len(vocab), mask_token_id=vocab["<|mask|>"], oracle_scale=oracle_scale,
                  **fields)
     hf.save_pretrained(path)
@@ -260,8 +262,10 @@ def save_dream(path: Path, oracle_scale: float, *, eos_token: str | None = None,
 
 
 def save_llada(path: Path, *, eos_token: str | None = None, **fields: Any) -> dict[str, int]:
-    """A LLaDA stand-in with a tokenizer (BOS-free template, as in test_models_hf)."""
+    """A LLaDA stand-in with a tokenizer (BOS-free template); `tail_*` fields bias its end-of-text token."""
     hf, vocab = make_tokenizer(prefix=None, eos_token=eos_token)
+    if eos_token:
+        fields.setdefault("tail_token_id", vocab[eos_token])
     save_standin(path, "llada", vocab_size=len(vocab), mask_token_id=vocab["[MASK]"], **fields)
     hf.save_pretrained(path)
     return vocab

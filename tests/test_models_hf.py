@@ -1,9 +1,7 @@
 """Hugging Face adapters, offline: tiny random checkpoints built from configs in a temporary folder.
 
-Masked LMs are real transformers classes (BERT, RoBERTa, ModernBERT). LLaDA and Dream ship their own
-modeling code, so they are stood in for by small modules that follow their conventions (config
-fields, `auto_map`, forward signature, Dream's next-token logits, LLaDA's uneven attention-mask
-support), saved with that code and loaded with `trust_remote_code` exactly as a real checkpoint is.
+The checkpoints (real masked LMs; LLaDA and Dream stand-ins with their own modeling code, loaded
+with `trust_remote_code` as a real checkpoint is) are built by `tests/checkpoints.py`.
 """
 from __future__ import annotations
 
@@ -19,16 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers, processors
-from transformers import (
-    AutoConfig,
-    AutoModel,
-    AutoModelForMaskedLM,
-    BertConfig,
-    ModernBertConfig,
-    PreTrainedTokenizerFast,
-    RobertaConfig,
-)
+from transformers import AutoModel, AutoModelForMaskedLM
 
 import dllm_viz.models as models_pkg
 from dllm_viz import DecodeConfig, decode
@@ -42,202 +31,17 @@ from dllm_viz.models.hf import (
     detect_kind,
     unshift_logits,
 )
-
-WORDS = "the cat sat on a mat and dog ran far away to see big red sun".split()
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
-ROWS = [["the", "cat", "sat"], ["a", "dog", "ran", "far", "away", "to", "see", "the", "big", "red", "sun"]]
-
-
-# --- building checkpoints ---------------------------------------------------------------------
-
-
-def make_tokenizer(*, mask_token: str = "[MASK]", declare_mask: bool = True, prefix: str | None = "[CLS]"):
-    """A WordLevel tokenizer over WORDS; `prefix` is what its template puts first (then [SEP] last)."""
-    vocab = {token: i for i, token in enumerate([*SPECIALS, mask_token, *WORDS])}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    if prefix is not None:
-        core.post_processor = processors.TemplateProcessing(
-            single=f"{prefix} $A [SEP]", special_tokens=[(prefix, vocab[prefix]), ("[SEP]", vocab["[SEP]"])]
-        )
-    roles = {"unk_token": "[UNK]", "pad_token": "[PAD]", "cls_token": "[CLS]", "sep_token": "[SEP]"}
-    if declare_mask:
-        roles["mask_token"] = mask_token
-    hf = PreTrainedTokenizerFast(tokenizer_object=core, **roles)
-    if not declare_mask:
-        hf.add_special_tokens({"additional_special_tokens": [mask_token]})
-    return hf, vocab
-
-
-def ids_of(vocab: dict[str, int], words: list[str]) -> list[int]:
-    return [vocab[w] for w in words]
-
-
-def right_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(r) for r in rows)
-    ids = torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])  # (B, N)
-    mask = torch.tensor([[True] * len(r) + [False] * (width - len(r)) for r in rows])  # (B, N)
-    return ids, mask
-
-
-def save_masked_lm(path: Path, family: str) -> dict[str, int]:
-    hf, vocab = make_tokenizer()
-    size = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
-    configs = {
-        "bert": lambda: BertConfig(**size, max_position_embeddings=48),
-        "roberta": lambda: RobertaConfig(
-            **size, max_position_embeddings=40, pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[CLS]"],
-            eos_token_id=vocab["[SEP]"],
-        ),
-        "modernbert": lambda: ModernBertConfig(
-            **size, max_position_embeddings=48, pad_token_id=vocab["[PAD]"], bos_token_id=vocab["[CLS]"],
-            eos_token_id=vocab["[SEP]"], cls_token_id=vocab["[CLS]"], sep_token_id=vocab["[SEP]"],
-        ),
-    }
-    config = configs[family]()
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        model = AutoModelForMaskedLM.from_config(config)
-    model.save_pretrained(path)
-    hf.save_pretrained(path)
-    return vocab
-
-
-# Stand-in modeling code, saved inside the checkpoint like LLaDA's and Dream's own files.
-STANDIN_SOURCE = '''
-import torch
-import torch.nn.functional as F
-from torch import nn
-from transformers import PreTrainedConfig, PreTrainedModel
-from transformers.modeling_outputs import MaskedLMOutput
-
-
-class Block(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.heads = heads
-        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.qkv, self.out = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
-
-    def forward(self, x, allowed):  # allowed: (B, 1, N|1, N) bool, True = may attend; None = all
-        B, N, D = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(B, N, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-        x = x + self.out(a.transpose(1, 2).reshape(B, N, D))
-        return x + self.mlp(self.norm2(x))
-
-
-class Core(nn.Module):
-    """Token + learned positions, bidirectional blocks, LM head."""
-
-    def __init__(self, vocab, width, layers, heads, max_len):
-        super().__init__()
-        self.wte, self.wpe = nn.Embedding(vocab, width), nn.Embedding(max_len, width)
-        self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
-        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
-
-    def forward(self, ids, allowed):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
-        for block in self.blocks:
-            x = block(x, allowed)
-        return self.head(self.norm(x))
-
-
-class StandInPreTrained(PreTrainedModel):
-    base_model_prefix = "model"
-
-    def _init_weights(self, module):
-        pass  # the test seeds torch's default initialisation
-
-    def get_input_embeddings(self):
-        return self.model.wte
-
-
-class LLaDAConfig(PreTrainedConfig):
-    model_type = "llada"
-
-    def __init__(self, vocab_size=32, d_model=32, n_layers=2, n_heads=4, max_sequence_length=64,
-                 mask_token_id=None, attention_mask_support="full", **kwargs):
-        self.vocab_size, self.d_model, self.n_layers, self.n_heads = vocab_size, d_model, n_layers, n_heads
-        self.max_sequence_length, self.mask_token_id = max_sequence_length, mask_token_id
-        self.attention_mask_support = attention_mask_support  # "full" | "causal" | "ignored"
-        super().__init__(**kwargs)
-
-
-class LLaDAModelLM(StandInPreTrained):
-    config_class = LLaDAConfig
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.model = Core(config.vocab_size, config.d_model, config.n_layers, config.n_heads,
-                          config.max_sequence_length)
-        self.post_init()
-
-    def forward(self, input_ids, attention_mask=None, **kwargs):
-        allowed = None
-        support = self.config.attention_mask_support
-        if attention_mask is not None and support != "ignored":
-            allowed = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N) key padding
-            if support == "causal":  # as in early releases: a mask brings back the causal bias
-                n = input_ids.shape[1]
-                allowed = allowed & torch.ones(n, n, dtype=torch.bool, device=input_ids.device).tril()
-        return MaskedLMOutput(logits=self.model(input_ids, allowed))
-
-
-class DreamConfig(PreTrainedConfig):
-    model_type = "Dream"
-
-    def __init__(self, vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                 max_position_embeddings=64, mask_token_id=None, oracle_scale=0.0, **kwargs):
-        self.vocab_size, self.hidden_size = vocab_size, hidden_size
-        self.num_hidden_layers, self.num_attention_heads = num_hidden_layers, num_attention_heads
-        self.max_position_embeddings, self.mask_token_id = max_position_embeddings, mask_token_id
-        self.oracle_scale = oracle_scale
-        super().__init__(**kwargs)
-
-
-class DreamModel(StandInPreTrained):
-    config_class = DreamConfig
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.model = Core(config.vocab_size, config.hidden_size, config.num_hidden_layers,
-                          config.num_attention_heads, config.max_position_embeddings)
-        self.post_init()
-
-    def forward(self, input_ids, attention_mask=None, position_ids=None, **kwargs):
-        tensor = isinstance(attention_mask, torch.Tensor)
-        if tensor and (attention_mask.dim() != 4 or attention_mask.dtype != torch.bool):
-            raise ValueError("Dream takes a (B, 1, N, N) bool attention mask")
-        allowed = attention_mask if tensor else None
-        logits = self.model(input_ids, allowed)  # (B, N, V)
-        # Next-token convention made visible: output i also votes for input token i + 1.
-        following = F.one_hot(input_ids[:, 1:], self.config.vocab_size).to(logits.dtype)  # (B, N - 1, V)
-        return MaskedLMOutput(logits=logits + self.config.oracle_scale * F.pad(following, (0, 0, 0, 1)))
-'''
-
-
-def save_standin(path: Path, kind: str, *, vocab_size: int, **fields) -> None:
-    """Write the stand-in code and a config.json that maps to it, then seeded weights."""
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "modeling_standin.py").write_text(STANDIN_SOURCE)
-    names = {"llada": ("llada", "LLaDAConfig", "LLaDAModelLM"), "dream": ("Dream", "DreamConfig", "DreamModel")}
-    model_type, config_class, model_class = names[kind]
-    config = {
-        "model_type": model_type,
-        "architectures": [model_class],
-        "auto_map": {"AutoConfig": f"modeling_standin.{config_class}", "AutoModel": f"modeling_standin.{model_class}"},
-        "vocab_size": vocab_size,
-        **fields,
-    }
-    (path / "config.json").write_text(json.dumps(config))
-    loaded = AutoConfig.from_pretrained(path, trust_remote_code=True, local_files_only=True)
-    with torch.random.fork_rng():
-        torch.manual_seed(1)
-        model = AutoModel.from_config(loaded, trust_remote_code=True)
-    model.save_pretrained(path)
-
+from tests.checkpoints import (
+    ROWS,
+    SPECIALS,
+    WORDS,
+    ids_of,
+    make_tokenizer,
+    right_pad,
+    save_dream,
+    save_masked_lm,
+    save_standin,
+)
 
 def raw_model(path: Path, auto_class=AutoModel):
     return auto_class.from_pretrained(path, trust_remote_code=True, local_files_only=True).eval()
@@ -264,13 +68,36 @@ def test_masked_lm_checkpoint_is_a_denoiser(tmp_path: Path, family: str) -> None
     assert isinstance(model, MaskedLMDenoiser) and isinstance(model, Denoiser)
     assert model.mask_token_id == vocab["[MASK]"]
     assert model.name == tmp_path.name and model.device == torch.device("cpu")
-    assert model.pad_token_id == vocab["[PAD]"] and model.eos_token_id == vocab["[SEP]"]
+    # End of text: the tokenizer's EOS, else the config's (RoBERTa and ModernBERT name [SEP]); BERT has none.
+    eos = None if family == "bert" else vocab["[SEP]"]
+    assert model.pad_token_id == vocab["[PAD]"] and model.eos_token_id == eos
+    never = sorted({vocab[t] for t in [*SPECIALS, "[MASK]"]} - {eos})
+    assert list(model.never_token_ids) == never
     ids, mask = right_pad([ids_of(vocab, r) for r in ROWS], vocab["[PAD]"])
     logits = model(ids, mask)
     assert logits.shape == (*ids.shape, len(vocab)) and logits.dtype == torch.float32
-    # The adapter adds nothing: the checkpoint's own logits, position for position.
+    # The adapter adds nothing but NEVER_LOGIT at the special tokens: the checkpoint's own logits elsewhere.
     expected = raw_model(tmp_path, AutoModelForMaskedLM)(input_ids=ids, attention_mask=mask.long()).logits
-    torch.testing.assert_close(logits, expected)
+    keep = [i for i in range(len(vocab)) if i not in never]
+    torch.testing.assert_close(logits[..., keep], expected[..., keep])
+    assert bool((logits[..., never] == NEVER_LOGIT).all())
+
+
+def test_masked_lm_special_tokens_are_never_drawn(tmp_path: Path) -> None:
+    vocab = save_masked_lm(tmp_path, "bert")
+    # Make [CLS], [SEP], [UNK] and [PAD] the model's favourite predictions everywhere.
+    raw = raw_model(tmp_path, AutoModelForMaskedLM)
+    specials = ids_of(vocab, SPECIALS)
+    with torch.no_grad():
+        raw.get_output_embeddings().bias[specials] += 30.0
+    raw.save_pretrained(tmp_path)
+    ids = torch.tensor([ids_of(vocab, ROWS[1])])
+    assert set(raw(input_ids=ids).logits.argmax(-1)[0].tolist()) <= set(specials)  # would be drawn unmasked
+    model = load_model(tmp_path, device="cpu")
+    config = DecodeConfig(gen_length=12, schedule="fixed_steps", steps=6, temperature=2.0, seed=0)
+    for trace in decode(model, ["the cat sat", "a dog"] * 4, config):
+        assert not set(trace.token_ids) & {*specials, vocab["[MASK]"]}
+        assert not any(s in trace.text for s in SPECIALS)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -437,13 +264,6 @@ def test_llada_leading_bos_is_kept(tmp_path: Path) -> None:
 # --- Dream --------------------------------------------------------------------------------------
 
 
-def save_dream(path: Path, oracle_scale: float) -> dict[str, int]:
-    hf, vocab = make_tokenizer(mask_token="<|mask|>", prefix=None)
-    save_standin(path, "dream", vocab_size=len(vocab), mask_token_id=vocab["<|mask|>"], oracle_scale=oracle_scale)
-    hf.save_pretrained(path)
-    return vocab
-
-
 def test_dream_logits_are_shifted_back(tmp_path: Path) -> None:
     vocab = save_dream(tmp_path, oracle_scale=100.0)
     model = load_model(tmp_path, device="cpu", trust_remote_code=True)
@@ -503,7 +323,7 @@ def test_kind_forces_the_adapter(tmp_path: Path) -> None:
     forced = load_model(tmp_path, device="cpu", kind="dream")
     assert isinstance(forced, DreamDenoiser)
     ids = torch.tensor([ids_of(vocab, ROWS[1])])
-    torch.testing.assert_close(forced(ids), unshift_logits(load_model(tmp_path, device="cpu")(ids)))
+    torch.testing.assert_close(forced(ids), unshift_logits(raw_model(tmp_path, AutoModelForMaskedLM)(input_ids=ids).logits))
     with pytest.raises(ValueError, match="kind='gpt'"):
         load_model(tmp_path, kind="gpt")
     assert set(ADAPTERS) == {"llada", "dream", "masked_lm"}

@@ -45,13 +45,18 @@ def load_model(
     device_map: str | dict[str, Any] | None = None,
     trust_remote_code: bool = False,
     chat: bool = False,
+    revision: str | None = None,
 ) -> Denoiser:
-    """Load a denoiser; nothing is ever downloaded.
+    """Load a denoiser; only a Hub id the caller names is ever downloaded.
 
     Args:
-        path: None for the embedded model shipped in assets/; otherwise a local directory: a
-            Hugging Face checkpoint (config.json with a model_type, weights, tokenizer) or a model
-            saved in the embedded format by `dllm_viz.train` (its config.json has no model_type).
+        path: None for the embedded model shipped in assets/ (never touches the network); a local
+            directory: a Hugging Face checkpoint (config.json with a model_type, weights, tokenizer)
+            or a model saved in the embedded format by `dllm_viz.train` (its config.json has no
+            model_type); or a Hugging Face Hub id "org/name", resolved through the Hugging Face
+            cache like `from_pretrained` (HF_HUB_CACHE / HF_HOME; with HF_HUB_OFFLINE=1 only the
+            cache is read, and a missing id is a ValueError saying how to download it). A local
+            directory wins over a Hub id of the same spelling. See `dllm_viz.models.hub`.
         device: where to run; default CUDA when available, else CPU.
         dtype: torch dtype or name ("bf16", "fp16", "fp32"); default bf16 on CUDA and fp32 elsewhere
             for checkpoints; the embedded model keeps its own default (fp32) when None.
@@ -62,17 +67,20 @@ def load_model(
         trust_remote_code: allow modeling code shipped inside the checkpoint (LLaDA, Dream).
         chat: encode each prompt as a user turn of the checkpoint's chat template (instruction-tuned
             checkpoints); ValueError when its tokenizer has none.
+        revision: with a Hub id, the branch, tag or commit to load (default: main). The commit it
+            resolves to is pinned in the model's name, "org/name@<commit>", which every trace records.
 
     Returns:
         A `Denoiser` with `tokenizer`, `name`, `max_length`, `device` and `mask_token_id`.
     """
-    root = None
+    root = name = None
+    if path is None and revision is not None:
+        raise ValueError(f"revision={revision!r} is invalid without a path: expected revision only with a Hub id")
     if path is not None:
-        root = Path(path).expanduser()
-        if not root.exists():
-            raise ValueError(
-                f"path={str(path)!r} does not exist: expected a local checkpoint directory (nothing is downloaded)"
-            )
+        from dllm_viz.models.hub import resolve_checkpoint  # no Hub library import unless a Hub id is named
+
+        checkpoint = resolve_checkpoint(path, revision=revision)
+        root, name = checkpoint.path, checkpoint.name
         if kind == "auto" and "model_type" not in read_config(root):
             kind = EMBEDDED  # Hugging Face configs always name their model_type; ours never does.
     if device_map is not None and (device is not None or kind == EMBEDDED or root is None):
@@ -104,4 +112,5 @@ def load_model(
         device_map=device_map,
         trust_remote_code=trust_remote_code,
         chat=chat,
+        name=name,
     )

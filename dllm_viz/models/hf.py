@@ -14,8 +14,11 @@ One adapter per convention, kept in the `ADAPTERS` registry and picked from `con
   keeps the decoder's convention: logits at i predict token i.
 
 Every adapter returns float32 logits: confidence is a softmax over the whole vocabulary, and bf16
-would round away the differences the schedule ranks by. Nothing is ever downloaded: every
-`from_pretrained` gets `local_files_only=True`.
+would round away the differences the schedule ranks by. `load_hf` reads local files only (every
+`from_pretrained` gets `local_files_only=True`); a Hub id is put in the Hugging Face cache first by
+`dllm_viz.models.hub`. A masked LM's special tokens other than end-of-text ([CLS], [SEP], [UNK],
+[PAD], [MASK]) get `NEVER_LOGIT`: an encoder ranks them high at the edges of a canvas, and they are
+never text.
 """
 from __future__ import annotations
 
@@ -149,6 +152,8 @@ class HFDenoiser(nn.Module):
         # Ids the tokenizer can write. Checkpoints round their output matrix up for speed (LLaDA has 126464
         # rows, Qwen-based Dream 152064): rows past the tokenizer's tokens are never drawn.
         self.vocab_size = vocab_size
+        # Ids that are never drawn into a text (a masked LM's [CLS], [SEP], [PAD], ...): NEVER_LOGIT.
+        self.never_token_ids: tuple[int, ...] = ()
 
     # --- which checkpoints, and what to read from them -------------------------------------------
 
@@ -189,13 +194,9 @@ class HFDenoiser(nn.Module):
             tokenizer=tokenizer,
             name=name,
             max_length=cls.context_limit(model, tokenizer),
-            # The tokenizer first: config ids are often template defaults. BERT-style encoders have no
-            # EOS; their [SEP] ends a text.
-            eos_token_id=_first_int(
-                getattr(hf, "eos_token_id", None),
-                getattr(config, "eos_token_id", None),
-                getattr(hf, "sep_token_id", None),
-            ),
+            # The tokenizer first: config ids are often template defaults. A BERT-style encoder without
+            # an EOS has no end-of-text token: its [SEP] separates segments and is never drawn.
+            eos_token_id=_first_int(getattr(hf, "eos_token_id", None), getattr(config, "eos_token_id", None)),
             pad_token_id=_first_int(getattr(hf, "pad_token_id", None), getattr(config, "pad_token_id", None)),
             vocab_size=len(tokenizer) if tokenizer is not None else None,
         )
@@ -221,6 +222,8 @@ class HFDenoiser(nn.Module):
         logits = self._logits(ids, mask).float()  # (B, N, V)
         if self.vocab_size is not None and logits.shape[-1] > self.vocab_size:
             logits[..., self.vocab_size :] = NEVER_LOGIT  # padding rows: no token stands for them
+        if self.never_token_ids:
+            logits[..., torch.tensor(self.never_token_ids, device=logits.device)] = NEVER_LOGIT
         return logits
 
     def _logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
@@ -249,6 +252,16 @@ class MaskedLMDenoiser(HFDenoiser):
         if architectures:
             return any(a.endswith("ForMaskedLM") for a in architectures)
         return config.get("model_type") in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    @classmethod
+    def from_loaded(cls, model: nn.Module, tokenizer: HFTokenizer | None, *, name: str) -> HFDenoiser:
+        """The adapter, with every special token of the tokenizer but end-of-text never drawn."""
+        adapter = super().from_loaded(model, tokenizer, name=name)
+        if tokenizer is not None:
+            rows = _config_int(model.config, ("vocab_size",))  # the logits' width
+            special = set(tokenizer.hf.all_special_ids) - {adapter.eos_token_id}
+            adapter.never_token_ids = tuple(sorted(i for i in special if rows is None or 0 <= i < rows))
+        return adapter
 
     @classmethod
     def find_mask_token_id(cls, config: Any, tokenizer: HFTokenizer | None) -> int | None:
@@ -427,8 +440,12 @@ def load_hf(
     device_map: str | dict[str, Any] | None = None,
     trust_remote_code: bool = False,
     chat: bool = False,
+    name: str | None = None,
 ) -> HFDenoiser:
-    """Load a local checkpoint directory into the adapter for its convention (see module doc)."""
+    """Load a local checkpoint directory into the adapter for its convention (see module doc).
+
+    `name` is what traces record (default: the folder's name); a Hub snapshot passes "org/name@<commit>".
+    """
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} is invalid: expected one of {' | '.join(KINDS)}")
     config = read_config(path)
@@ -451,4 +468,4 @@ def load_hf(
     model = model_class(config, adapter).from_pretrained(path, dtype=dtype, **placement, **common)
     if device_map is None:
         model.to(device)
-    return adapter.from_loaded(model, tokenizer, name=path.resolve().name)
+    return adapter.from_loaded(model, tokenizer, name=name or path.resolve().name)
