@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 from dllm_viz.core.config import SCHEDULES
-from dllm_viz.core.schedules import QUOTAS, SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top
+from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top
 
 
 def inputs(**kw):
@@ -14,10 +14,6 @@ def inputs(**kw):
 
 def q(name, **kw):
     return int(quota(inputs(**kw), torch.tensor([SCHEDULE_IDS[name]])))
-
-
-def test_registry_matches_config():
-    assert tuple(QUOTAS) == SCHEDULES
 
 
 def test_fixed_steps_follows_llada_rule():

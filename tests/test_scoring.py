@@ -4,12 +4,7 @@ import math
 
 import torch
 
-from dllm_viz.core.config import CONFIDENCES
 from dllm_viz.core.scoring import CONFIDENCE_IDS, SCORERS, Distribution, score
-
-
-def test_registry_matches_config():
-    assert tuple(SCORERS) == CONFIDENCES
 
 
 def test_measures_on_known_distributions():

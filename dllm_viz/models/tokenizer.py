@@ -66,9 +66,5 @@ class EmbeddedTokenizer:
         """Text of ``ids``; special tokens (``<mask>``) are shown unless skipped."""
         return self._tok.decode(list(map(int, ids)), skip_special_tokens=skip_special_tokens)
 
-    def convert_ids_to_tokens(self, ids: Sequence[int]) -> list[str]:
-        """Readable piece per id (byte-level pieces decoded one by one)."""
-        return [self._tok.decode([int(i)], skip_special_tokens=False) for i in ids]
-
     def __len__(self) -> int:
         return self.vocab_size
