@@ -6,7 +6,8 @@ import math
 import pytest
 
 from dllm_viz import DecodeConfig, StepRecord, Trace
-from dllm_viz.core.trace import ngram_stats
+from dllm_viz.core.schedules import planned_steps
+from dllm_viz.core.trace import first_end_of_text, ngram_stats
 
 
 def make_trace():
@@ -49,7 +50,7 @@ def test_bad_json_is_a_value_error():
 
 def test_metrics():
     m = make_trace().metrics
-    assert m["nfe"] == m["steps"] == 2
+    assert m["steps"] == 2
     assert m["mean_confidence"] == pytest.approx((0.9 + 0.5 + 0.8) / 3, abs=1e-6)  # raw confidence
     assert m["mean_logprob"] == pytest.approx((-0.1 - 2.5 - 0.3) / 3, abs=1e-6)
     assert m["tokens_per_second"] == 12.0
@@ -65,3 +66,33 @@ def test_canvas_at_and_token_text():
     assert t.canvas_at(-1) == [None, None, None]
     assert t.canvas_at(0) == [4, None, 7]
     assert t.token_text(4) == "a" and t.token_text(0) == "[MASK]" and t.token_text(99) == "<99>"
+
+
+def test_first_end_of_text():
+    assert first_end_of_text([4, 9, 5, 9, 9], 9) == 1
+    assert first_end_of_text([4, 5], 9) is None and first_end_of_text([4, 9], None) is None
+
+
+def test_end_of_text_fields_round_trip_and_stay_out_of_older_traces():
+    plain = make_trace()
+    data = json.loads(plain.to_json())
+    assert "text_end" not in data and "early_stop_step" not in data and "nfe_saved" not in data["metrics"]
+    ended = make_trace()
+    ended.token_ids, ended.text_end, ended.early_stop_step = [4, 9, 9], 1, 1
+    s = ended.to_json()
+    back = Trace.from_json(s)
+    assert back.to_json() == s and (back.text_end, back.early_stop_step) == (1, 1)
+    # The n-gram figures describe the text, not its end padding.
+    assert back.metrics["distinct_1"] == ngram_stats([4])["distinct_1"] == 1.0
+    assert ngram_stats([4, 9, 9])["distinct_1"] < 1.0
+
+
+def test_nfe_saved_is_planned_minus_taken_when_the_early_stop_fired():
+    t = make_trace()
+    t.config = DecodeConfig(gen_length=3, schedule="fixed_steps", steps=3)
+    assert t.nfe_saved is None  # it did not fire
+    t.early_stop_step = 1
+    assert planned_steps(t.config) == 3 and t.nfe == 2
+    assert t.nfe_saved == 1 and t.metrics["nfe_saved"] == 1
+    t.config = DecodeConfig(gen_length=3, schedule="threshold")
+    assert t.nfe_saved is None and "nfe_saved" not in t.metrics  # threshold: the plan depends on the model

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.schedules import planned_steps
 
 FORMAT = "dllm-viz-trace"
 VERSION = 1
@@ -68,6 +69,17 @@ class StepRecord:
         return self.raw_confidence if self.raw_confidence is not None else self.confidence
 
 
+def first_end_of_text(token_ids: list[int], eos_token_id: int | None) -> int | None:
+    """Position of the first end-of-text token in `token_ids`, or None (no such token, or no id).
+
+    The text stops there; what follows is end padding (instruction-tuned LLaDA and Dream fill the
+    unused tail of the canvas with <|eot_id|> / <|endoftext|>).
+    """
+    if eos_token_id is None or eos_token_id not in token_ids:
+        return None
+    return token_ids.index(eos_token_id)
+
+
 def ngram_stats(ids: list[int]) -> dict[str, float]:
     """distinct-1, distinct-2 and the share of 3-grams that repeat an earlier one."""
 
@@ -98,11 +110,27 @@ class Trace:
     text: str | None = None  # generated text, when the model has a tokenizer
     prompt_text: str | None = None
     mask_token_id: int | None = None
+    # Position of the first end-of-text token in token_ids: `text` stops there and the tail is end
+    # padding. None when the generation holds none (then the key is left out of the JSON).
+    text_end: int | None = None
+    # Step at which the end-of-text early stop filled every remaining mask; None when it did not fire.
+    early_stop_step: int | None = None
 
     @property
     def nfe(self) -> int:
         """Forward passes that computed this request (one per step)."""
         return len(self.steps)
+
+    @property
+    def nfe_saved(self) -> int | None:
+        """Forward passes the end-of-text early stop saved: planned steps minus steps taken.
+
+        None when it did not fire, or when the step count depends on the model (threshold schedule).
+        """
+        if self.early_stop_step is None:
+            return None
+        planned = planned_steps(self.config)
+        return None if planned is None else max(0, planned - self.nfe)
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -119,7 +147,8 @@ class Trace:
             "mean_logprob": round(sum(logprobs) / len(logprobs), 6) if logprobs else 0.0,
             "tokens_per_second": round(gen / wall, 3) if wall > 0 else 0.0,
             "tokens_per_step": round(gen / len(self.steps), 3) if self.steps else 0.0,
-            **ngram_stats(self.token_ids),
+            **ngram_stats(self.token_ids[: self.text_end]),  # the text, not its end padding
+            **({"nfe_saved": self.nfe_saved} if self.nfe_saved is not None else {}),
         }
 
     def token_text(self, token_id: int) -> str:
@@ -142,6 +171,8 @@ class Trace:
             "prompt_text": self.prompt_text,
             "token_ids": self.token_ids,
             "text": self.text,
+            # Written only when set, so traces without an end of text read as they always did.
+            **{key: getattr(self, key) for key in ("text_end", "early_stop_step") if getattr(self, key) is not None},
             "order": self.order,
             "wall_time": self.wall_time,
             "mask_token_id": self.mask_token_id,
@@ -172,6 +203,8 @@ class Trace:
                 text=d["text"],
                 prompt_text=d["prompt_text"],
                 mask_token_id=d["mask_token_id"],
+                text_end=d.get("text_end"),
+                early_stop_step=d.get("early_stop_step"),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"trace JSON is missing or has a malformed field: {err}") from err
