@@ -11,6 +11,18 @@ Usage (no root needed; ``apt-get download`` only fetches the .deb)::
 
 Writes ``train.txt``, ``heldout.txt`` (a contiguous passage from each novel, never trained on)
 and ``provenance.json``. Only the trained weights are committed, never this corpus.
+
+The larger corpus (issue 12) adds the public-domain prose of other Debian packages
+(``scripts/corpus_sources.py`` lists them) after the Austen training text; the Austen held-out
+split stays byte for byte what it was, and ``manifest.json`` records each source's package,
+version, sha256, licence and size in characters::
+
+    cd DEBS && apt-get download r-cran-janeaustenr r-cran-tokenizers r-cran-tidytext r-cran-wordcloud \
+        dict-devil sword-text-web sword-text-kjv sword-comm-mhcc sword-comm-tdavid sword-comm-scofield
+    python scripts/prepare_data.py --deb DEBS/r-cran-janeaustenr_1.0.0-1_all.deb --out DATA --sources all
+
+``judge`` sources (Great Expectations) go to ``judge.txt``, never to ``train.txt``: the word
+n-gram fluency judge of ``bench/model_quality.py`` is built from them.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import json
 import re
 import struct
 import subprocess
+import sys
 import tempfile
 import zlib
 from dataclasses import dataclass
@@ -35,6 +48,9 @@ _NILVALUE, _REFSXP = 254, 255
 _SPECIAL_ENVS = {_EMPTYENV, _BASEENV, _GLOBALENV, 247, 248, 249, 250, 251, 252}
 
 BOOKS = ("sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion")
+# sha256 of the held-out text every figure in assets/embedded/MODEL_CARD.md was measured on
+# (r-cran-janeaustenr 1.0.0-1, --heldout-fraction 0.03): a run that would change it stops.
+HELDOUT_SHA256 = "64f2cf5be61d9fe96c45a2dd29055a7bd6b88fefe8e8c5027d999f1fad5af0fa"
 
 
 @dataclass(frozen=True)
@@ -193,11 +209,81 @@ def split_heldout(text: str, fraction: float) -> tuple[str, str]:
     return train, "\n".join(paras[lo:hi])
 
 
+def split_austen(data: dict[str, object], fraction: float) -> tuple[str, str, dict[str, dict[str, int]]]:
+    """Austen's training and held-out text from the package's lazy-load data (the shipped model's split)."""
+    train_parts, heldout_parts, stats = [], [], {}
+    for name in BOOKS:
+        value = data[name]
+        lines = value.value if isinstance(value, RAttr) else value
+        train, heldout = split_heldout(book_to_text(lines), fraction)
+        train_parts.append(train)
+        heldout_parts.append(heldout)
+        stats[name] = {"train_chars": len(train), "heldout_chars": len(heldout)}
+    return "\n".join(train_parts) + "\n", "\n".join(heldout_parts) + "\n", stats
+
+
+def assemble(austen_train: str, extras: list[tuple[str, str]]) -> dict[str, str]:
+    """``{"train": ..., "judge": ...}`` from Austen's training text and ``(role, text)`` extras.
+
+    The Austen text comes first and unchanged, so ``train.txt`` starts with today's training text
+    and the held-out split (written separately) is untouched by whatever is added.
+    """
+    out = {"train": austen_train, "judge": ""}
+    for role, text in extras:
+        if role not in out:
+            raise ValueError(f"role={role!r} must be one of {sorted(out)}")
+        out[role] += text.rstrip("\n") + "\n"
+    return out
+
+
+def leaked_snippets(heldout: str, other: str, *, width: int = 80, count: int = 200) -> int:
+    """How many of ``count`` evenly spaced ``width``-character pieces of ``heldout`` occur in ``other``."""
+    step = max(1, (len(heldout) - width) // count)
+    pieces = [heldout[i : i + width] for i in range(0, max(1, len(heldout) - width), step)][:count]
+    return sum(piece in other for piece in pieces if len(piece) == width)
+
+
+def deb_info(deb: Path) -> dict[str, str]:
+    """Package, version and sha256 of a ``.deb``."""
+    fields = subprocess.run(["dpkg-deb", "-f", str(deb), "Package", "Version"], check=True, capture_output=True,
+                            text=True).stdout
+    info = dict(line.split(": ", 1) for line in fields.strip().splitlines())
+    return {"package": info["Package"], "version": info["Version"], "deb": deb.name,
+            "deb_sha256": hashlib.sha256(deb.read_bytes()).hexdigest()}
+
+
+def read_sources(names: list[str], debs: Path, tmp: Path) -> list[tuple[dict, list[tuple[str, str]]]]:
+    """Read each named source from its package's ``.deb`` in ``debs`` (unpacked once under ``tmp``)."""
+    from corpus_sources import SOURCES
+
+    out, unpacked = [], {}
+    for name in names:
+        if name not in SOURCES:
+            raise ValueError(f"sources: {name!r} must be one of {sorted(SOURCES)} or 'all'")
+        source = SOURCES[name]
+        found = sorted(debs.glob(f"{source.package}_*.deb"))
+        if not found:
+            raise FileNotFoundError(f"{debs}: no {source.package}_*.deb (cd {debs} && apt-get download {source.package})")
+        if source.package not in unpacked:
+            root = tmp / source.package
+            subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
+            unpacked[source.package] = root
+        texts = source.read(unpacked[source.package])
+        entry = {"source": name, **deb_info(found[-1]), "licence": source.licence, "register": source.register,
+                 "role": source.role, "titles": {title: len(text) for title, text in texts},
+                 "chars": sum(len(text) + 1 for _, text in texts)}
+        out.append((entry, texts))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--deb", type=Path, required=True, help="r-cran-janeaustenr .deb file")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--heldout-fraction", type=float, default=0.03)
+    parser.add_argument("--sources", nargs="*", default=[],
+                        help="extra sources from scripts/corpus_sources.py (or 'all'); none: Austen only, as shipped")
+    parser.add_argument("--debs", type=Path, default=None, help="folder with the sources' .deb files (default: --deb's)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -205,15 +291,10 @@ def main() -> None:
         root = Path(tmp) / "usr/lib/R/site-library/janeaustenr"
         data = read_lazyload(root / "data/Rdata.rdx", root / "data/Rdata.rdb")
         description = (root / "DESCRIPTION").read_text()
-    train_parts, heldout_parts, stats = [], [], {}
-    for name in BOOKS:
-        value = data[name]
-        lines = value.value if isinstance(value, RAttr) else value
-        train, heldout = split_heldout(book_to_text(lines), args.heldout_fraction)
-        train_parts.append(train)
-        heldout_parts.append(heldout)
-        stats[name] = {"train_chars": len(train), "heldout_chars": len(heldout)}
-    train_text, heldout_text = "\n".join(train_parts) + "\n", "\n".join(heldout_parts) + "\n"
+    train_text, heldout_text, stats = split_austen(data, args.heldout_fraction)
+    heldout_sha = hashlib.sha256(heldout_text.encode()).hexdigest()
+    if args.heldout_fraction == 0.03 and "Version: 1.0.0" in description and heldout_sha != HELDOUT_SHA256:
+        raise ValueError(f"held-out split changed (sha256 {heldout_sha}, expected {HELDOUT_SHA256})")
     (args.out / "train.txt").write_text(train_text)
     (args.out / "heldout.txt").write_text(heldout_text)
     version = re.search(r"^Version: (.*)$", description, re.M).group(1)
@@ -231,7 +312,36 @@ def main() -> None:
         "heldout_chars": len(heldout_text),
     }
     (args.out / "provenance.json").write_text(json.dumps(provenance, indent=2))
-    print(json.dumps({k: provenance[k] for k in ("train_chars", "heldout_chars")}))
+    if not args.sources:
+        print(json.dumps({k: provenance[k] for k in ("train_chars", "heldout_chars")}))
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from corpus_sources import SOURCES
+
+    names = list(SOURCES) if args.sources == ["all"] else args.sources
+    with tempfile.TemporaryDirectory() as tmp:
+        read = read_sources(names, args.debs or args.deb.parent, Path(tmp))
+    extras = [(entry["role"], "\n".join(text for _, text in texts)) for entry, texts in read]
+    corpus = assemble(train_text, extras)
+    for entry, texts in read:
+        entry["heldout_snippets_found"] = leaked_snippets(heldout_text, "\n".join(t for _, t in texts))
+        if entry["heldout_snippets_found"]:
+            raise ValueError(f"source {entry['source']!r} contains Austen held-out text: drop it")
+    (args.out / "train.txt").write_text(corpus["train"])
+    (args.out / "judge.txt").write_text(corpus["judge"])
+    austen = {"source": "janeaustenr", **deb_info(args.deb), "licence": provenance["licence"], "register": "fiction",
+              "role": "train+heldout", "titles": stats, "chars": provenance["train_chars"]}
+    manifest = {
+        "sources": [austen] + [entry for entry, _ in read],
+        "train_chars": len(corpus["train"]),
+        "austen_train_chars": len(train_text),
+        "heldout_chars": len(heldout_text),
+        "heldout_sha256": heldout_sha,
+        "judge_chars": len(corpus["judge"]),
+        "train_vs_austen": round(len(corpus["train"]) / len(train_text), 2),
+    }
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    print(json.dumps({k: v for k, v in manifest.items() if k != "sources"}))
 
 
 if __name__ == "__main__":
