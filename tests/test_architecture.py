@@ -1,0 +1,106 @@
+"""The package's layers (docs/architecture.md): every import points down a floor, and no module imports itself back.
+
+Read from the source with `ast`, so lazy imports inside functions count too: a late import that
+breaks a cycle at run time is still a cycle in the design.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dllm_viz"
+
+# Floor of each sub-package; a module may import its own sub-package and any lower floor.
+FLOORS = {"models": 1, "core": 2, "train": 3, "world": 3, "serve": 4, "app": 4}
+TOP = 5  # dllm_viz/__init__.py, __main__.py and cli.py: the entry points, above every floor and each other's peers
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every `dllm_viz...` module that `path` imports, at any depth of the file."""
+    found: set[str] = set()
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "dllm_viz")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.split(".")[0] != "dllm_viz":
+                continue
+            for alias in node.names:  # `from dllm_viz.core import sampling` imports a module
+                sub = f"{base}.{alias.name}"
+                found.add(sub if _is_module(sub) else base)
+    return found
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split(".")[1:])
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
+
+
+def _floor(module: str) -> int:
+    parts = module.split(".")
+    return FLOORS.get(parts[1], TOP) if len(parts) > 1 else TOP
+
+
+def _is_ancestor(package: str, module: str) -> bool:
+    """`package` is a sub-package holding `module` (the root facade `dllm_viz` does not count)."""
+    return package != "dllm_viz" and module.startswith(package + ".")
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+# A submodule reading a constant from its own package's __init__ is not a cycle: Python imports
+# the package before the submodule anyway. Every other edge counts.
+GRAPH = {m: {i for i in _imports(p) if i != m and not _is_ancestor(i, m)} for m, p in MODULES.items()}
+
+
+def test_every_sub_package_has_a_floor():
+    subs = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert subs <= set(FLOORS), f"give {sorted(subs - set(FLOORS))} a floor here and in docs/architecture.md"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module):
+    floor, own = _floor(module), module.split(".")[:2]
+    for imported in sorted(GRAPH[module]):
+        same_package = imported.split(".")[:2] == own or floor == TOP == _floor(imported)
+        assert same_package or _floor(imported) < floor, f"{module} (floor {floor}) imports {imported} (floor {_floor(imported)})"
+
+
+def test_no_import_cycle():
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for nxt in sorted(GRAPH.get(module, ())):
+            if nxt not in GRAPH:
+                continue
+            assert state.get(nxt) != 1, "import cycle: " + " -> ".join([*path[path.index(nxt):], nxt])
+            if nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[module] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_the_checker_sees_a_planted_cycle():
+    # The cycle check itself can fail: two modules that import each other are reported.
+    global GRAPH
+    saved = GRAPH
+    GRAPH = {**saved, "dllm_viz.core.config": saved["dllm_viz.core.config"] | {"dllm_viz.core.schedules"}}
+    try:
+        with pytest.raises(AssertionError, match="import cycle"):
+            test_no_import_cycle()
+    finally:
+        GRAPH = saved
