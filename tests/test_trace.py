@@ -19,7 +19,7 @@ def make_trace():
                       candidates=[[], [5, 4], []], candidate_probs=[[], [0.8, 0.1], []])
     return Trace(prompt_ids=[1, 2], token_ids=[4, 5, 7], order=[0, 1, 0], steps=[rec0, rec1],
                  config=DecodeConfig(gen_length=3, temperature_stages=(1.2, 1.0, 0.7)), model="m", wall_time=0.25,
-                 vocab={4: "a", 5: "b", 7: "c"}, text="abc", prompt_text="xy", mask_token_id=0)
+                 vocab={1: "x", 2: "y", 4: "a", 5: "b", 6: "d", 7: "c"}, text="abc", prompt_text="xy", mask_token_id=0)
 
 
 def test_json_round_trip_is_exact_and_standard():
@@ -78,7 +78,9 @@ def test_end_of_text_fields_round_trip_and_stay_out_of_older_traces():
     data = json.loads(plain.to_json())
     assert "text_end" not in data and "early_stop_step" not in data and "nfe_saved" not in data["metrics"]
     ended = make_trace()
-    ended.token_ids, ended.text_end, ended.early_stop_step = [4, 9, 9], 1, 1
+    # A consistent trace (from_json checks each step's tokens against token_ids): 9 is the end of text.
+    ended.token_ids, ended.text_end, ended.early_stop_step = [4, 9, 7], 1, 1
+    ended.steps[1].tokens, ended.vocab[9] = [9], "<eos>"
     s = ended.to_json()
     back = Trace.from_json(s)
     assert back.to_json() == s and (back.text_end, back.early_stop_step) == (1, 1)

@@ -7,7 +7,7 @@ tokens drawn only where the schedule confirms, one generator per request. The te
 from __future__ import annotations
 
 import dataclasses
-import math
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ RNG_MODES = ("per_request", "shared")
 BLOCK_SCHEDULES = ("continue", "restart")
 
 MAX_SEED = 2**63 - 1
+MAX_COUNT = 2**31 - 1  # bound on lengths and counts (gen_length, top_k, ...): far above any model's canvas
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,30 +42,60 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+FLOAT32_MAX = 3.4028234663852886e38  # the decoder computes in float32: larger values become inf
+# Below this a positive temperature is argmax in all but name, and logits / T overflows float32.
+MIN_TEMPERATURE = 1e-4
+SHORT_CHARS = 60  # values echoed in an error message are clipped to about this many characters
+
+_short = reprlib.Repr()  # keyword arguments need Python 3.12; set the limits one by one
+for _attr in ("maxtuple", "maxlist", "maxarray", "maxdict", "maxset", "maxfrozenset", "maxdeque"):
+    setattr(_short, _attr, 4)
+_short.maxlevel, _short.maxstring, _short.maxlong, _short.maxother = 3, SHORT_CHARS, 40, SHORT_CHARS
+
+
+def short(value: Any) -> str:
+    """`repr(value)` clipped, for error messages and logs: a 5 MB string or a deeply nested list
+    sent as a setting is echoed as a few dozen characters, never whole."""
+    try:
+        text = _short.repr(value)
+    except (RecursionError, ValueError):  # ValueError: an int too long for str()
+        bits = f" of {value.bit_length()} bits" if isinstance(value, int) else ""
+        text = f"<{type(value).__name__}{bits}>"
+    return text if len(text) <= 2 * SHORT_CHARS else text[:SHORT_CHARS] + f"...({len(text)} chars)"
+
+
 def _bad(name: str, value: Any, allowed: str) -> ValueError:
-    return ValueError(f"{name}={value!r} is invalid: expected {allowed}")
+    name = name if isinstance(name, str) and len(name) <= SHORT_CHARS else short(name)
+    return ValueError(f"{name}={short(value)} is invalid: expected {allowed}")
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= lo
-    if ok and hi is not None:
-        ok = value <= hi
+    """An integer in [lo, hi]; `hi=None` means MAX_COUNT (the decoder keeps counts in int64 tensors)."""
+    hi = MAX_COUNT if hi is None else hi
+    ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
     if not ok:
-        rng = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
-        raise _bad(name, value, rng)
+        raise _bad(name, value, f"an integer in [{lo}, {hi}]")
 
 
 def _check_float(name: str, value: Any, lo: float, hi: float | None, *, lo_open: bool) -> None:
+    """A finite number in the range that float32 (the decoder's dtype) represents; `hi=None`
+    means float32's largest value, since anything above it becomes inf inside the step."""
+    hi = FLOAT32_MAX if hi is None else hi
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    ok = number and math.isfinite(value)
+    ok = number and -FLOAT32_MAX <= value <= FLOAT32_MAX  # False for NaN and inf; no float() of a huge int
     if ok:
         ok = value > lo if lo_open else value >= lo
-    if ok and hi is not None:
+    if ok:
         ok = value <= hi
     if not ok:
         left = "(" if lo_open else "["
-        right = f"{hi}]" if hi is not None else "inf)"
-        raise _bad(name, value, f"a finite number in {left}{lo}, {right}")
+        raise _bad(name, value, f"a finite number in {left}{lo}, {hi:g}]")
+
+
+def _check_temperature(name: str, value: Any) -> None:
+    _check_float(name, value, 0.0, None, lo_open=False)
+    if 0 < value < MIN_TEMPERATURE:
+        raise _bad(name, value, f"0 (argmax) or a number in [{MIN_TEMPERATURE:g}, {FLOAT32_MAX:g}]")
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
@@ -112,13 +143,13 @@ class DecodeConfig:
             if self.steps % self.num_blocks:
                 raise _bad("steps", self.steps, f"a multiple of the number of blocks ({self.num_blocks})")
         _check_float("threshold", self.threshold, 0.0, 1.0, lo_open=True)
-        _check_float("temperature", self.temperature, 0.0, None, lo_open=False)
+        _check_temperature("temperature", self.temperature)
         if self.temperature_stages is not None:
             stages = self.temperature_stages
             if not isinstance(stages, (tuple, list)) or len(stages) != 3:
                 raise _bad("temperature_stages", stages, "None or three temperatures (early, middle, late)")
             for name, value in zip(("early", "middle", "late"), stages):
-                _check_float(f"temperature_stages[{name}]", value, 0.0, None, lo_open=False)
+                _check_temperature(f"temperature_stages[{name}]", value)
             object.__setattr__(self, "temperature_stages", tuple(float(t) for t in stages))
         _check_choice("confidence", self.confidence, CONFIDENCES)
         if self.top_p is not None:

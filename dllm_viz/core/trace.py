@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.config import DecodeConfig, short
+from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, dataclass_fields
 from dllm_viz.core.schedules import planned_steps
 
 FORMAT = "dllm-viz-trace"
@@ -186,17 +187,27 @@ class Trace:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Trace:
+        """A trace from parsed JSON; the whole schema is checked first (see `trace_schema`)."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValueError(f"trace format={d.get('format') if isinstance(d, dict) else d!r}: expected {FORMAT!r}")
+            got = d.get("format") if isinstance(d, dict) else d
+            raise ValueError(f"trace format={short(got)} is invalid: expected {FORMAT!r}")
         if d.get("version") != VERSION:
-            raise ValueError(f"trace version={d.get('version')!r}: this dllm-viz reads version {VERSION}")
+            raise ValueError(f"trace version={short(d.get('version'))}: this dllm-viz reads version {VERSION}")
+        if "config" not in d:
+            raise ValueError("trace field 'config' is missing")
+        try:
+            config = DecodeConfig.from_dict(d["config"])
+        except ValueError as err:
+            raise ValueError(f"trace config: {err}") from None
+        check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=dataclass_fields(StepRecord),
+                         gen_length=config.gen_length, num_blocks=config.num_blocks)
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),
                 token_ids=list(d["token_ids"]),
                 order=list(d["order"]),
                 steps=[StepRecord.from_dict(s) for s in d["steps"]],
-                config=DecodeConfig.from_dict(d["config"]),
+                config=config,
                 model=d["model"],
                 wall_time=d["wall_time"],
                 vocab={int(k): v for k, v in d["vocab"].items()},
@@ -210,9 +221,21 @@ class Trace:
             raise ValueError(f"trace JSON is missing or has a malformed field: {err}") from err
 
     @classmethod
-    def from_json(cls, s: str) -> Trace:
+    def from_json(cls, s: str | bytes) -> Trace:
+        """Parse and validate; ValueError (naming the field) for anything malformed or too big."""
+        if not isinstance(s, (str, bytes, bytearray)):
+            raise ValueError(f"trace JSON={short(s)} is invalid: expected text")
+        if len(s) > MAX_TRACE_BYTES:  # characters or bytes: either way no real trace is this long
+            raise ValueError(f"trace file has {len(s)} bytes: this viewer reads at most {MAX_TRACE_BYTES} "
+                             "(a real decode writes far less; the file is not a trace it wrote, or was altered)")
         try:
-            data = json.loads(s)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"trace JSON does not parse: {err}") from err
+            data = json.loads(s, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise ValueError("trace JSON nests too deeply: a trace is at most four levels deep") from None
+        except ValueError as err:  # JSONDecodeError, NaN/Infinity, an integer of thousands of digits
+            raise ValueError(f"trace JSON does not parse: {short(str(err))}") from None
         return cls.from_dict(data)
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a trace holds (traces write missing values as null)")

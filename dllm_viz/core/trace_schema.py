@@ -1,0 +1,223 @@
+"""The schema of a trace read from JSON, checked whole before anything indexes into it.
+
+A trace file comes from outside (an upload, an API caller), so `Trace.from_dict` runs
+`check_trace_dict` first: every field's type, every list's length against `gen_length` and the
+step count, every position, step and token id against the rest of the trace, and every size
+against `LIMITS`. A problem raises `ValueError` naming the field (`steps[3].selected[1]`), so the
+figures and the canvas, which index freely, only ever see consistent traces.
+
+The limits are generous bounds on what a real decode writes: every step confirms at least one
+position (so steps <= gen_length), candidates are the few top ids a decoder keeps per position,
+and a token's text is a short piece. Beyond them a file is refused, with the limit in the message.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from dllm_viz.core.config import FLOAT32_MAX, short
+
+# ----- limits ------------------------------------------------------------------------------------
+MAX_TRACE_BYTES = 16 * 2**20  # a JSON file; a gen_length-256 decode confirming one token a step writes ~5 MB
+MAX_GEN_LENGTH = 8192  # generated positions (the longest canvas of the supported checkpoints is 4096)
+MAX_PROMPT_LENGTH = 32768  # prompt tokens
+MAX_CELLS = 2**20  # steps x gen_length: the size of the confidence heatmap
+MAX_CANDIDATES = 64  # top candidates kept per position and step (the decoder keeps 5 by default)
+MAX_TOKEN_ID = 2**31 - 1  # token ids are int32 in every tokenizer we read
+MAX_PIECE_CHARS = 1024  # one token's text
+MAX_TEXT_CHARS = 4 * 2**20  # `text` and `prompt_text`
+MAX_NAME_CHARS = 1024  # `model`
+MAX_WALL_TIME = 1e9  # seconds
+PROB_SLACK = 1e-4  # float rounding lets a probability or confidence land a hair outside [0, 1]
+
+LIMITS = {
+    "bytes": MAX_TRACE_BYTES, "gen_length": MAX_GEN_LENGTH, "prompt_ids": MAX_PROMPT_LENGTH,
+    "steps x gen_length": MAX_CELLS, "candidates per position": MAX_CANDIDATES,
+    "token id": MAX_TOKEN_ID, "chars per token": MAX_PIECE_CHARS, "text chars": MAX_TEXT_CHARS,
+}
+
+REQUIRED_TOP = ("format", "version", "model", "config", "prompt_ids", "prompt_text", "token_ids", "text",
+                "order", "wall_time", "mask_token_id", "vocab", "steps")
+REQUIRED_STEP = ("step", "block", "k", "temperature", "confidence", "argmax", "selected", "tokens", "logprobs")
+
+
+def _bad(path: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"trace {path}={short(value)} is invalid: expected {allowed}")
+
+
+def _too_big(path: str, size: int, limit: int, unit: str) -> ValueError:
+    return ValueError(
+        f"trace {path} has {size} {unit}: this viewer reads at most {limit} (a real decode stays well "
+        "below this limit; the file is not a trace it wrote, or was altered)"
+    )
+
+
+# ----- scalar and list checks --------------------------------------------------------------------
+def _int(path: str, v: Any, lo: int, hi: int) -> int:
+    if type(v) is not int or not lo <= v <= hi:
+        raise _bad(path, v, f"an integer in [{lo}, {hi}]")
+    return v
+
+
+def _number(path: str, v: Any, lo: float, hi: float) -> float:
+    if type(v) not in (int, float) or not lo <= v <= hi:  # NaN fails both comparisons
+        raise _bad(path, v, f"a finite number in [{lo:g}, {hi:g}]")
+    return v
+
+
+def _opt_str(path: str, v: Any, limit: int, *, optional: bool = True) -> None:
+    if v is None and optional:
+        return
+    if not isinstance(v, str):
+        raise _bad(path, v, "a string" + (" or null" if optional else ""))
+    if len(v) > limit:
+        raise _too_big(path, len(v), limit, "characters")
+
+
+def _list(path: str, v: Any, length: int | None = None, limit: int | None = None) -> list:
+    if not isinstance(v, list):
+        raise _bad(path, v, "a list" + (f" of {length} items" if length is not None else ""))
+    if length is not None and len(v) != length:
+        raise _bad(path, v, f"a list of {length} items (got {len(v)})")
+    if limit is not None and len(v) > limit:
+        raise _too_big(path, len(v), limit, "items")
+    return v
+
+
+def _ints(path: str, v: Any, lo: int, hi: int, length: int | None = None, limit: int | None = None) -> list[int]:
+    """A list of integers in [lo, hi]; builtins keep this fast on lists of a million items."""
+    items = _list(path, v, length, limit)
+    if not all(type(x) is int for x in items) or (items and (min(items) < lo or max(items) > hi)):
+        i = next(i for i, x in enumerate(items) if type(x) is not int or not lo <= x <= hi)
+        raise _bad(f"{path}[{i}]", items[i], f"an integer in [{lo}, {hi}]")
+    return items
+
+
+def _numbers(path: str, v: Any, lo: float, hi: float, length: int | None = None, *, nullable: bool = False) -> None:
+    items = _list(path, v, length)
+    values = [x for x in items if x is not None] if nullable else items
+    ok = all(type(x) in (float, int) for x in values) and (not values or (lo <= min(values) and max(values) <= hi))
+    if not ok:  # NaN makes min/max comparisons fail: found below like any other bad item
+        for i, x in enumerate(items):
+            if (x is None and nullable) or (type(x) in (float, int) and lo <= x <= hi):
+                continue
+            raise _bad(f"{path}[{i}]", x, f"a finite number in [{lo:g}, {hi:g}]" + (" or null" if nullable else ""))
+
+
+def _known_ids(path: str, ids: Iterable[int], vocab: set[int] | None) -> None:
+    """Every id is in the trace's vocabulary (when it has one): the figures look each one up."""
+    if vocab is None:
+        return
+    missing = set(ids) - vocab
+    if missing:
+        raise _bad(path, min(missing), "a token id listed in the trace's vocab")
+
+
+# ----- the whole trace ---------------------------------------------------------------------------
+def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
+                     gen_length: int, num_blocks: int) -> None:
+    """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
+
+    `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
+    `gen_length` and `num_blocks` come from the trace's config, already validated by DecodeConfig.
+    """
+    known = set(trace_fields) | {"format", "version", "metrics"}
+    for key in d:
+        if key not in known:
+            raise _bad("key", key, "one of " + ", ".join(sorted(known)))
+    for key in REQUIRED_TOP:
+        if key not in d:
+            raise ValueError(f"trace field {key!r} is missing")
+    G = gen_length
+    if G > MAX_GEN_LENGTH:
+        raise _too_big("config.gen_length", G, MAX_GEN_LENGTH, "positions")
+    _opt_str("model", d["model"], MAX_NAME_CHARS, optional=False)
+    _opt_str("text", d["text"], MAX_TEXT_CHARS)
+    _opt_str("prompt_text", d["prompt_text"], MAX_TEXT_CHARS)
+    _number("wall_time", d["wall_time"], 0.0, MAX_WALL_TIME)
+    if d["mask_token_id"] is not None:
+        _int("mask_token_id", d["mask_token_id"], 0, MAX_TOKEN_ID)
+
+    vocab = d["vocab"]
+    if not isinstance(vocab, dict):
+        raise _bad("vocab", vocab, "an object mapping token ids (as strings) to their text")
+    ids: set[int] = set()
+    for key, piece in vocab.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 10
+                and int(key) <= MAX_TOKEN_ID):
+            raise _bad("vocab key", key, f"a token id in [0, {MAX_TOKEN_ID}] written as a string")
+        _opt_str(f"vocab[{key}]", piece, MAX_PIECE_CHARS, optional=False)
+        ids.add(int(key))
+    known_ids = ids or None  # a trace from a model without a tokenizer has no vocab: ids are only range-checked
+
+    prompt = _ints("prompt_ids", d["prompt_ids"], 0, MAX_TOKEN_ID, limit=MAX_PROMPT_LENGTH)
+    _known_ids("prompt_ids", prompt, known_ids)
+    tokens = _ints("token_ids", d["token_ids"], 0, MAX_TOKEN_ID, length=G)
+    _known_ids("token_ids", tokens, known_ids)
+    steps = _list("steps", d["steps"])
+    n = len(steps)
+    if n > G:  # every step confirms at least one position
+        raise _bad("steps", steps, f"at most gen_length={G} steps, one confirmed position each at least (got {n})")
+    if n * G > MAX_CELLS:
+        raise _too_big("steps x gen_length", n * G, MAX_CELLS, "cells")
+    if G and not n:
+        raise _bad("steps", steps, f"at least one step for gen_length={G}")
+    order = _ints("order", d["order"], 0, max(0, n - 1), length=G) if G else _list("order", d["order"], 0)
+    if d.get("text_end") is not None:
+        _int("text_end", d["text_end"], 0, max(0, G - 1))
+    if d.get("early_stop_step") is not None:
+        _int("early_stop_step", d["early_stop_step"], 0, max(0, n - 1))
+
+    step_known = set(step_fields)
+    confirmed: set[int] = set()
+    for i, rec in enumerate(steps):
+        _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, order, tokens, confirmed, known_ids)
+
+
+def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks: int, order: list[int],
+                tokens: list[int], confirmed: set[int], known_ids: set[int] | None) -> None:
+    if not isinstance(rec, dict):
+        raise _bad(path, rec, "an object (one step record)")
+    for key in rec:
+        if key not in known:
+            raise _bad(f"{path} key", key, "one of " + ", ".join(sorted(known)))
+    for key in REQUIRED_STEP:
+        if key not in rec:
+            raise ValueError(f"trace {path}.{key} is missing")
+    _int(f"{path}.step", rec["step"], i, i)
+    _int(f"{path}.block", rec["block"], 0, max(0, num_blocks - 1))
+    k = _int(f"{path}.k", rec["k"], 0, G)
+    _number(f"{path}.temperature", rec["temperature"], 0.0, FLOAT32_MAX)
+    _numbers(f"{path}.confidence", rec["confidence"], -PROB_SLACK, 1 + PROB_SLACK, G, nullable=True)
+    if rec.get("raw_confidence") is not None:
+        _numbers(f"{path}.raw_confidence", rec["raw_confidence"], -PROB_SLACK, 1 + PROB_SLACK, G, nullable=True)
+    argmax = _ints(f"{path}.argmax", rec["argmax"], -1, MAX_TOKEN_ID, length=G)
+    _known_ids(f"{path}.argmax", (a for a in argmax if a >= 0), known_ids)
+    selected = _ints(f"{path}.selected", rec["selected"], 0, max(0, G - 1), length=k) if G else \
+        _list(f"{path}.selected", rec["selected"], 0)
+    drawn = _ints(f"{path}.tokens", rec["tokens"], 0, MAX_TOKEN_ID, length=k)
+    _known_ids(f"{path}.tokens", drawn, known_ids)
+    _numbers(f"{path}.logprobs", rec["logprobs"], -1e30, PROB_SLACK, k)
+    for j, (pos, tok) in enumerate(zip(selected, drawn)):
+        if pos in confirmed:
+            raise _bad(f"{path}.selected[{j}]", pos, "a position not confirmed at an earlier step")
+        confirmed.add(pos)
+        if order[pos] != i:
+            raise _bad(f"{path}.selected[{j}]", pos, f"a position whose order is {i} (order[{pos}]={order[pos]})")
+        if tokens[pos] != tok:
+            raise _bad(f"{path}.tokens[{j}]", tok, f"token_ids[{pos}]={tokens[pos]}, the token confirmed there")
+    cands, probs = rec.get("candidates"), rec.get("candidate_probs")
+    if (cands is None) != (probs is None):
+        raise _bad(f"{path}.candidate_probs", probs, "present exactly when candidates is")
+    if cands is not None:
+        _list(f"{path}.candidates", cands, G)
+        _list(f"{path}.candidate_probs", probs, G)
+        for p, (ids, ps) in enumerate(zip(cands, probs)):
+            ids = _ints(f"{path}.candidates[{p}]", ids, 0, MAX_TOKEN_ID, limit=MAX_CANDIDATES)
+            _known_ids(f"{path}.candidates[{p}]", ids, known_ids)
+            _numbers(f"{path}.candidate_probs[{p}]", ps, -PROB_SLACK, 1 + PROB_SLACK, len(ids))
+
+
+def dataclass_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
