@@ -24,6 +24,9 @@ from dllm_viz.models.base import (
 )
 
 EMBEDDED = "embedded"  # the kind of the model shipped in assets/ (and of `dllm_viz.train` outputs)
+# Embedded-format models shipped in assets/ besides the default, by the name `load_model` accepts as
+# `path`: a local folder, never the network (the name wins over a folder of that name in the cwd).
+SHIPPED = {"world": Path(__file__).resolve().parents[2] / "assets" / "world"}
 
 __all__ = [
     "Denoiser",
@@ -50,7 +53,8 @@ def load_model(
     """Load a denoiser; only a Hub id the caller names is ever downloaded.
 
     Args:
-        path: None for the embedded model shipped in assets/ (never touches the network); a local
+        path: None for the embedded model shipped in assets/ (never touches the network); a name of
+            `SHIPPED` ("world": the checkable-world model in assets/world, also offline); a local
             directory: a Hugging Face checkpoint (config.json with a model_type, weights, tokenizer)
             or a model saved in the embedded format by `dllm_viz.train` (its config.json has no
             model_type); or a Hugging Face Hub id "org/name", resolved through the Hugging Face
@@ -74,6 +78,8 @@ def load_model(
         A `Denoiser` with `tokenizer`, `name`, `max_length`, `device` and `mask_token_id`.
     """
     root = name = None
+    if isinstance(path, str) and path in SHIPPED:
+        path = SHIPPED[path]  # e.g. load_model("world"): the checkable-world model (dllm_viz.world)
     if path is None and revision is not None:
         raise ValueError(f"revision={revision!r} is invalid without a path: expected revision only with a Hub id")
     if path is not None:

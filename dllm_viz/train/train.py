@@ -351,8 +351,12 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
     return last_eval
 
 
-def export(run: Path, out: Path) -> Path:
-    """Write ``model.safetensors`` (float16), ``config.json`` and ``tokenizer.json`` to ``out``."""
+def export(run: Path, out: Path, *, name: str | None = None) -> Path:
+    """Write ``model.safetensors`` (float16), ``config.json`` and ``tokenizer.json`` to ``out``.
+
+    ``name``: the model name stored in ``config.json`` (what traces record); default the
+    ``EmbeddedConfig`` default.
+    """
     from safetensors.torch import save_file
 
     state = torch.load(run / "ckpt.pt", weights_only=False)
@@ -363,7 +367,8 @@ def export(run: Path, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().half().contiguous() for k, v in model.state_dict().items()}, str(out / "model.safetensors"),
               metadata={"step": str(state["step"])})
-    (out / "config.json").write_text(model.config.to_json() + "\n")
+    config = model.config if name is None else replace(model.config, name=name)
+    (out / "config.json").write_text(config.to_json() + "\n")
     tokenizer.save(out / "tokenizer.json")
     return out
 
@@ -389,9 +394,10 @@ def main(argv: list[str] | None = None) -> None:
     p_exp = sub.add_parser("export", help="write assets (safetensors fp16, config, tokenizer)")
     p_exp.add_argument("--run", type=Path, required=True)
     p_exp.add_argument("--out", type=Path, required=True)
+    p_exp.add_argument("--name", default=None, help="model name written to config.json")
     args = parser.parse_args(argv)
     if args.command == "export":
-        print(export(args.run, args.out))
+        print(export(args.run, args.out, name=args.name))
         return
     cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(TrainConfig())})
     fit(cfg, data=args.data, run=args.out, resume=args.resume, init_from=args.init_from, threads=args.threads,

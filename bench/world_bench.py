@@ -1,0 +1,89 @@
+"""The world model: decode speed on one CPU thread, and checker pass rates per preset.
+
+(a) speed: a balanced decode of one prompt + 48 tokens, median wall time over rounds, for the
+    world model and the Austen model side by side (target for the world model: < 0.15 s);
+(b) quality: for each of the article's presets, 64 seeded runs (the 4 world prompts x 16 seeds,
+    one batched decode per preset), the share of runs the checker accepts, of complete sentences
+    that are valid and of two-word names that are broken, with 95% Wilson intervals.
+Timings on a shared machine are noisy; the quality numbers are deterministic (fixed seeds).
+
+    python bench/world_bench.py                      # the shipped assets/world
+    python bench/world_bench.py --model RUN_EXPORT   # an exported run folder
+    python bench/world_bench.py --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from dllm_viz import DecodeConfig, decode  # noqa: E402
+from dllm_viz.core.config import PRESETS  # noqa: E402
+from dllm_viz.models.embedded import load_embedded  # noqa: E402
+from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate, trace_text  # noqa: E402
+
+WORLD_DIR = Path(__file__).resolve().parents[1] / "assets" / "world"
+
+
+def speed(model, prompt: str, gen_length: int, rounds: int) -> float:
+    cfg = DecodeConfig.preset("balanced", gen_length)
+    decode(model, [prompt], cfg)  # warm-up
+    times = []
+    for seed in range(rounds):
+        t = time.perf_counter()
+        decode(model, [prompt], cfg.replace(seed=seed), record_candidates=0)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def quality(model, gen_length: int, seeds: int) -> dict[str, dict]:
+    out = {}
+    for name in PRESETS:
+        prompts = [p for p in WORLD_PROMPTS for _ in range(seeds)]
+        configs = [DecodeConfig.preset(name, gen_length, seed=s) for _ in WORLD_PROMPTS for s in range(seeds)]
+        traces = decode(model, prompts, configs, record_candidates=0)
+        out[name] = {"steps": statistics.mean(t.nfe for t in traces), **correctness(traces),
+                     "example": trace_text(traces[0])}
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", type=Path, default=WORLD_DIR)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--gen-length", type=int, default=48)
+    parser.add_argument("--seeds", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    world = load_embedded(device="cpu", path=args.model)
+    report: dict = {"model": str(args.model), "threads": args.threads, "gen_length": args.gen_length}
+    if not args.no_speed:
+        austen = load_embedded(device="cpu")
+        report["seconds_world"] = round(speed(world, WORLD_PROMPTS[0], args.gen_length, args.rounds), 4)
+        report["seconds_austen"] = round(speed(austen, "Elizabeth", args.gen_length, args.rounds), 4)
+        print(f"balanced decode, prompt + {args.gen_length} tokens, {args.threads} thread(s), median of "
+              f"{args.rounds}: world {report['seconds_world']:.3f} s, austen {report['seconds_austen']:.3f} s "
+              f"(ratio {report['seconds_austen'] / report['seconds_world']:.1f}x)")
+    report["presets"] = quality(world, args.gen_length, args.seeds)
+    print("| preset | steps | valid runs | valid sentences | broken names |\n|---|---:|---|---|---|")
+    for name, q in report["presets"].items():
+        print(f"| {name} | {q['steps']:.1f} | {format_rate(q['valid_runs'])} | {format_rate(q['valid_sentences'])} "
+              f"| {format_rate(q['broken_entities'])} |")
+    for name, q in report["presets"].items():
+        print(f"{name}: {q['example']!r}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

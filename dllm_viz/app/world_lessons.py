@@ -1,0 +1,161 @@
+"""The article's lessons measured as correctness on the world model (`dllm_viz.world`).
+
+Each study decodes every (prompt, seed) under each of its variants in ONE batched `decode` call
+(the threshold study needs two: the threshold run fixes the step budget the top-k run must match)
+and scores every trace with the world checker. Rates come with 95% Wilson intervals.
+
+    python -m dllm_viz.app.world_lessons            # writes assets/world/lessons.json, prints the table
+    python -m dllm_viz.lessons                      # the Austen lessons, then these
+
+Studies (variant labels are what the UI and README show):
+- polluted: raw vs tempered ("polluted") confidence at T = 1.0, 1.5, 2.0;
+- global: confirmed-only sampling vs global sampling ranked by the sampled token's probability;
+- parallel: constant k tokens per step (decay 1) at T = 1, k = 1 .. 48: broken two-word names as k grows;
+- threshold: confidence threshold 0.9 vs top-k decay with the same mean number of steps;
+- staged: constant T = 1.0 vs staged (1.2, 1.0, 0.7);
+- presets: the article's four presets, correctness against steps.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dllm_viz.core.config import PRESETS, DecodeConfig
+from dllm_viz.core.decoder import Runner
+from dllm_viz.core.schedules import planned_steps
+from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate
+
+WORLD_MEASURED_PATH = Path(__file__).resolve().parents[2] / "assets" / "world" / "lessons.json"
+GEN_LENGTH = 48
+Variants = dict[str, Callable[[int], DecodeConfig]]  # label -> seed -> config
+
+
+def _balanced(**overrides: Any) -> Callable[[int], DecodeConfig]:
+    return lambda seed: DecodeConfig.preset("balanced", GEN_LENGTH, seed=seed).replace(**overrides)
+
+
+@dataclass(frozen=True)
+class Study:
+    key: str
+    title: str
+    claim: str  # what the article predicts, in one line
+    variants: Variants
+
+
+def _polluted() -> Variants:
+    out: Variants = {}
+    for t in (1.0, 1.5, 2.0):
+        out[f"raw, T={t:g}"] = _balanced(temperature=t)
+        out[f"polluted, T={t:g}"] = _balanced(temperature=t, confidence_from="tempered")
+    return out
+
+
+PARALLEL_KS = (1, 2, 4, 8, 16, 48)
+
+STUDIES: dict[str, Study] = {
+    s.key: s
+    for s in (
+        Study("polluted", "Correct vs polluted confidence",
+              "ranking by tempered probabilities hurts, more so as T grows", _polluted()),
+        Study("global", "Confirmed-only vs global sampling with sampled confidence",
+              "ranking by the sampled token's probability locks in unlucky draws",
+              {"confirmed-only": _balanced(temperature=1.0),
+               "global, sampled confidence": _balanced(temperature=1.0, sample_scope="all", confidence_from="sampled")}),
+        Study("parallel", "Many tokens per step vs few (constant k, T = 1)",
+              "drawing many tokens at once breaks words that belong together",
+              {f"k={k}": _balanced(temperature=1.0, top_k=k, decay=1.0) for k in PARALLEL_KS}),
+        Study("staged", "Constant vs staged temperature",
+              "exploring early and settling late (1.2, 1.0, 0.7) beats a constant 1.0",
+              {"constant T=1.0": _balanced(temperature=1.0),
+               "staged 1.2/1.0/0.7": _balanced(temperature_stages=(1.2, 1.0, 0.7))}),
+        Study("presets", "The four presets: correctness against steps",
+              "quality > balanced > speed; creative trades correctness for variety",
+              {name: (lambda seed, name=name: DecodeConfig.preset(name, GEN_LENGTH, seed=seed)) for name in PRESETS}),
+    )
+}
+THRESHOLD = Study("threshold", "Confidence threshold vs top-k decay at equal average steps",
+                  "a threshold spends its steps where the model is unsure, so it wins at the same cost",
+                  {"threshold 0.9": _balanced(schedule="threshold", threshold=0.9)})
+
+
+def _run_variants(run: Runner, variants: Variants, prompts: Sequence[str], seeds: Sequence[int]) -> dict[str, Any]:
+    """Decode all variants x prompts x seeds in one call; score each variant's traces."""
+    labels = list(variants)
+    cells = [(label, p, s) for label in labels for p in prompts for s in seeds]
+    traces = run([p for _, p, _ in cells], [variants[label](s) for label, _, s in cells], record_candidates=0)
+    per = len(prompts) * len(seeds)
+    out = {}
+    for i, label in enumerate(labels):
+        group = traces[i * per:(i + 1) * per]
+        out[label] = {"steps": round(statistics.mean(t.nfe for t in group), 2), **correctness(group)}
+    return out
+
+
+def matching_topk(steps: float) -> int:
+    """The top_k (decay 0.9, the balanced preset's) whose planned steps are closest to ``steps``."""
+    base = DecodeConfig.preset("balanced", GEN_LENGTH)
+    return min(range(1, GEN_LENGTH + 1), key=lambda k: (abs(planned_steps(base.replace(top_k=k)) - steps), -k))
+
+
+def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequence[int] = range(16),
+                log: Callable[[str], None] = print) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for study in STUDIES.values():
+        results[study.key] = {"title": study.title, "claim": study.claim,
+                              "variants": _run_variants(run, study.variants, prompts, seeds)}
+        log(table(results[study.key]))
+    # Threshold: first find its mean step count, then give top-k decay the same budget.
+    thr = _run_variants(run, THRESHOLD.variants, prompts, seeds)
+    k = matching_topk(thr["threshold 0.9"]["steps"])
+    topk = _run_variants(run, {f"top-k decay, k0={k}": _balanced(top_k=k)}, prompts, seeds)
+    results["threshold"] = {"title": THRESHOLD.title, "claim": THRESHOLD.claim, "variants": {**thr, **topk}}
+    log(table(results["threshold"]))
+    return {"model": "world", "gen_length": GEN_LENGTH, "prompts": list(prompts), "seeds": len(seeds),
+            "studies": results}
+
+
+def table(result: dict[str, Any]) -> str:
+    """Markdown table of one study: steps, valid runs, valid sentences, broken names (95% Wilson)."""
+    lines = [f"### {result['title']}", f"*Claim: {result['claim']}.*", "",
+             "| variant | steps | valid runs | valid sentences | broken two-word names |", "|---|---:|---|---|---|"]
+    for label, v in result["variants"].items():
+        lines.append(f"| {label} | {v['steps']:g} | {format_rate(v['valid_runs'])} | {format_rate(v['valid_sentences'])} "
+                     f"| {format_rate(v['broken_entities'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def load_world_measured(path: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:
+    """Studies by key; empty when the file is absent."""
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())["studies"]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Measure the lessons as correctness rates on the world model.")
+    parser.add_argument("--seeds", type=int, default=16)
+    parser.add_argument("--out", type=Path, default=WORLD_MEASURED_PATH)
+    parser.add_argument("--model", default="world", help="'world' (assets/world) or an exported run folder")
+    args = parser.parse_args(argv)
+    from dllm_viz.core.decoder import decode
+    from dllm_viz.models import load_model
+
+    model = load_model(args.model)
+
+    def run(prompts, configs, *, on_step=None, record_candidates=0):
+        return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
+
+    data = measure_all(run, seeds=range(args.seeds))
+    data["model"] = getattr(model, "name", "world")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
