@@ -16,9 +16,18 @@ from typing import Any, Callable, Sequence
 from dllm_viz.core.config import PRESETS, DecodeConfig
 
 
+def _parse_bool(text: str) -> bool:
+    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+    if text.strip().lower() not in words:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected true or false")
+    return words[text.strip().lower()]
+
+
 def _field_parser(name: str, hint: str) -> Callable[[str], Any]:
     if name == "temperature_stages":
         return lambda s: tuple(float(x) for x in s.split(","))
+    if "bool" in hint:
+        return _parse_bool
     if "int" in hint:
         return int
     if "float" in hint:

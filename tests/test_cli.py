@@ -27,6 +27,13 @@ def test_flags_override_the_preset() -> None:
     args = build_parser().parse_args(["generate", "--prompt", "x", "--preset", "quality", "--temperature", "0.3",
                                       "--gen-length", "32", "--top-p", "0.9"])
     assert config_from_args(args) == DecodeConfig.preset("quality", 32, temperature=0.3, top_p=0.9)
+    on = build_parser().parse_args(["generate", "--prompt", "x", "--early-stop", "true",
+                                    "--early-stop-threshold", "0.8"])
+    assert config_from_args(on).early_stop is True and config_from_args(on).early_stop_threshold == 0.8
+    off = build_parser().parse_args(["generate", "--prompt", "x", "--early-stop", "no"])
+    assert config_from_args(off).early_stop is False
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["generate", "--prompt", "x", "--early-stop", "maybe"])
 
 
 @pytest.mark.parametrize(

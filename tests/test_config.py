@@ -16,6 +16,7 @@ INVALID = [
     ("temperature_stages", (1.0, -1.0, 0.5)), ("confidence", "logit"), ("top_p", 0.0), ("top_p", 1.2),
     ("vocab_top_k", 0), ("seed", -1), ("seed", 2**64), ("block_schedule", "reset"),
     ("confidence_from", "logits"), ("sample_scope", "none"), ("rng", "global"),
+    ("early_stop", 1), ("early_stop", "yes"), ("early_stop_threshold", 0.0), ("early_stop_threshold", 1.5),
 ]
 
 
@@ -45,6 +46,7 @@ def test_frozen_and_keyword_only():
 def test_defaults_are_the_correct_behaviour():
     cfg = DecodeConfig()
     assert (cfg.confidence_from, cfg.sample_scope, cfg.rng) == ("raw", "selected", "per_request")
+    assert cfg.early_stop is False  # the end-of-text early stop is opt-in
     assert cfg.initial_k == 16 and DecodeConfig(gen_length=2).initial_k == 1
 
 

@@ -122,6 +122,11 @@ class DecodeConfig:
     vocab_top_k: int | None = None  # keep the vocab_top_k most likely tokens at drawn positions; None = off
     seed: int = 0  # seeds this request's own torch.Generator
     block_schedule: str = "continue"  # "restart": k (topk_decay/adaptive) restarts at top_k in each block
+    # End of text: finish early once every still-masked position of the current block predicts the
+    # model's end-of-text token with raw probability >= early_stop_threshold; they and every later
+    # mask are filled with it in that step (the forwards that would only confirm padding are saved).
+    early_stop: bool = False
+    early_stop_threshold: float = 0.9  # in (0, 1]; the raw probability of end-of-text at every such position
     # Teaching switches: the defaults are correct; the others are the article's mistakes.
     confidence_from: str = "raw"  # "tempered": polluted confidence; "sampled": p(sampled token), global sampling
     sample_scope: str = "selected"  # "all": draw at every masked position, then confirm (wasted work)
@@ -161,6 +166,9 @@ class DecodeConfig:
         _check_choice("confidence_from", self.confidence_from, CONFIDENCE_FROM)
         _check_choice("sample_scope", self.sample_scope, SAMPLE_SCOPES)
         _check_choice("rng", self.rng, RNG_MODES)
+        if not isinstance(self.early_stop, bool):
+            raise _bad("early_stop", self.early_stop, "True or False")
+        _check_float("early_stop_threshold", self.early_stop_threshold, 0.0, 1.0, lo_open=True)
         if self.confidence_from == "sampled" and self.sample_scope != "all":
             raise ValueError(
                 "confidence_from='sampled' needs sample_scope='all': the confidence of a sampled token "
