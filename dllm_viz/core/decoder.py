@@ -6,6 +6,8 @@ Each step reads like the article (sections 2.2, 7):
   (3) the schedule picks positions in the current block by that confidence;
   (4) tokens are drawn only there, from softmax(logits / T) after the vocabulary filters;
   (5) commit; (6) record.
+Steps (2)-(4) are `dllm_viz.core.step.denoise_step`, the step core the SGLang plugin runs too;
+this module owns the canvas around it: the forward, the commit and the trace.
 
 `DecodeBatch` holds fixed slot buffers (canvas, attention mask, schedule state) so that the same
 step serves `decode` (all requests start together) and the continuous-batching engine (requests
@@ -23,18 +25,11 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 import torch.nn.functional as F
 
-from dllm_viz.core import sampling
-from dllm_viz.core.config import CONFIDENCE_FROM, SAMPLE_SCOPES, DecodeConfig
-from dllm_viz.core.schedules import (
-    SCHEDULE_IDS, QuotaInputs, block_of, next_k, planned_steps, quota, select_top, temperature_at,
-)
-from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, score
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.schedules import planned_steps, temperature_at
+from dllm_viz.core.step import StepParams, StepResult, StepState, denoise_step, unpack
 from dllm_viz.core.trace import StepRecord, Trace, quantize
 from dllm_viz.models.base import Denoiser, check_denoiser, model_device, model_max_length, model_name
-
-
-FROM_IDS = {name: i for i, name in enumerate(CONFIDENCE_FROM)}
-SCOPE_IDS = {name: i for i, name in enumerate(SAMPLE_SCOPES)}
 
 
 def encode_prompt(model: Any, prompt: Sequence[int] | str) -> list[int]:
@@ -75,6 +70,20 @@ class Slot:
         return self.remaining == 0
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """The active slots of a run of steps: their parameters and where their spans lie."""
+
+    key: list[int]  # slot indices, in row order
+    idx: torch.Tensor  # (A,) the same, on the device
+    n: int  # longest prompt + gen_length: the forward's width
+    G: int  # longest gen_length
+    valid: torch.Tensor  # (A, G) bool: g < the row's gen_length
+    pos: torch.Tensor  # (A, G) canvas column of each generated position (the scratch column if invalid)
+    params: StepParams
+    temperature: torch.Tensor | None  # (A,) when no request stages its temperature
+
+
 class DecodeBatch:
     """Fixed-capacity slot buffers and the batched step over the occupied slots."""
 
@@ -99,15 +108,13 @@ class DecodeBatch:
         self.canvas = torch.zeros(S, max_length + 1, dtype=long, device=dev)  # (S, N+1)
         self.attention = torch.zeros(S, max_length, dtype=torch.bool, device=dev)  # (S, N)
         self.order = torch.full((S, max_length), -1, dtype=long, device=dev)  # (S, G) confirm step
-        # Per-slot parameters and schedule state, (S,) each.
-        z = lambda dtype=long: torch.zeros(S, dtype=dtype, device=dev)  # noqa: E731
+        # Where each slot's generated span lies, and its schedule state (S,) each; the requests'
+        # parameters are `StepParams` rows, built once per set of active slots (`_rows`).
+        z = lambda: torch.zeros(S, dtype=long, device=dev)  # noqa: E731
         self.gen_start, self.gen_len = z(), z()
-        self.schedule_id, self.measure_id, self.from_id, self.scope_id = z(), z(), z(), z()
-        self.top_k, self.min_k, self.block_size, self.steps_per_block = z(), z(), z(), z()
-        self.vocab_top_k, self.restart = z(), z(torch.bool)
-        self.decay, self.threshold, self.top_p = z(torch.float64), z(torch.float32), z(torch.float32)
         self.k, self.block_step, self.block = z(), z(), z()
         self.slots: dict[int, Slot] = {}
+        self._active_rows: _Rows | None = None
 
     # ----- slots ----------------------------------------------------------------------------
     def add(self, index: int, prompt_ids: list[int], config: DecodeConfig, generator: torch.Generator,
@@ -125,21 +132,14 @@ class DecodeBatch:
         self.canvas[index] = row.to(self.device)
         self.attention[index] = torch.arange(self.max_length, device=self.device) < slot.length
         self.order[index] = -1
-        values = {
-            "gen_start": P, "gen_len": G, "schedule_id": SCHEDULE_IDS[c.schedule],
-            "measure_id": CONFIDENCE_IDS[c.confidence], "from_id": FROM_IDS[c.confidence_from],
-            "scope_id": SCOPE_IDS[c.sample_scope], "top_k": c.initial_k, "min_k": c.min_k,
-            "block_size": max(1, c.block_size), "steps_per_block": max(1, c.total_steps // c.num_blocks),
-            "vocab_top_k": c.vocab_top_k or 0, "restart": c.block_schedule == "restart", "decay": c.decay,
-            "threshold": c.threshold, "top_p": c.top_p if c.top_p is not None else 1.0,
-            "k": c.initial_k, "block_step": 0, "block": 0,
-        }
-        for name, value in values.items():
-            getattr(self, name)[index] = value
+        self.gen_start[index], self.gen_len[index] = P, G
+        self.k[index], self.block_step[index], self.block[index] = c.initial_k, 0, 0
         self.slots[index] = slot
+        self._active_rows = None
         return slot
 
     def release(self, index: int) -> Slot:
+        self._active_rows = None
         return self.slots.pop(index)
 
     def active(self) -> list[int]:
@@ -153,101 +153,60 @@ class DecodeBatch:
         if not idx_list:
             return {}
         slots = [self.slots[i] for i in idx_list]
-        dev, A = self.device, len(idx_list)
-        idx = torch.tensor(idx_list, device=dev)
-        n = max(s.length for s in slots)
-        G = max(s.config.gen_length for s in slots)
-        configs = [s.config for s in slots]
+        rows = self._rows(idx_list, slots)
+        idx, pos = rows.idx, rows.pos
 
         # (1) one forward pass for every unfinished request, right-padded to the longest.
-        logits = self.model(self.canvas[idx, :n], self.attention[idx, :n])  # (A, n, V)
-        g = torch.arange(G, device=dev)
-        gen_start, gen_len = self.gen_start[idx], self.gen_len[idx]
-        valid = g < gen_len.unsqueeze(-1)  # (A, G)
-        pos = torch.where(valid, gen_start.unsqueeze(-1) + g, self.max_length)  # (A, G); scratch if invalid
+        logits = self.model(self.canvas[idx, : rows.n], self.attention[idx, : rows.n])  # (A, n, V)
         current = self.canvas[idx].gather(1, pos)  # (A, G)
-        masked = (current == self.mask_id) & valid  # (A, G)
+        masked = (current == self.mask_id) & rows.valid  # (A, G)
         # Only masked positions need a distribution: pack their logits, M rows in row-major order
         # (the order of `masked_scatter`), so vocabulary-wide work shrinks as the canvas fills.
-        rows = masked.nonzero(as_tuple=True)[0]  # (M,) row of each packed position
-        gen_logits = logits[rows, pos[masked]].float().unsqueeze(1)  # (M, 1, V)
-        gen_logits[..., self.mask_id] = float("-inf")  # the mask token is never a candidate
+        packed = logits[masked.nonzero(as_tuple=True)[0], pos[masked]].float().unsqueeze(1)  # (M, 1, V)
+        packed[..., self.mask_id] = float("-inf")  # the mask token is never a candidate
+        state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
+                          temperature=self._temperature(rows, slots))
 
-        noise = self._noise(slots, G, shared)  # (A, 2, G)
-        temperature = torch.tensor(
-            [temperature_at(s.config, s.step, 1 - s.remaining / max(1, s.config.gen_length)) for s in slots],
-            dtype=torch.float32, device=dev,
-        )  # (A,)
-        draw_params = dict(temperature=temperature[rows], vocab_top_k=self.vocab_top_k[idx][rows],
-                           top_p=self.top_p[idx][rows])  # (M,) each
-        noise_m = noise.permute(1, 0, 2)[:, masked]  # (2, M)
+        # (2) confidence, (3) the schedule's choice, (4) the draw: the step core.
+        result = denoise_step(packed, masked, rows.params, state, self._noise(slots, rows.G, shared),
+                              top=self.record_candidates)
 
-        # (2) confidence from the raw distribution.
-        raw = Distribution(gen_logits, top=self.record_candidates)
-        measure_id = self.measure_id[idx][rows]  # (M,)
-        measures = {c.confidence for c in configs}
-        raw_conf = unpack(score(raw, measure_id, noise_m[1].unsqueeze(1), measures), masked)  # (A, G)
-        conf = raw_conf
-        from_id, scope_id = self.from_id[idx], self.scope_id[idx]
-        wrong_from = {c.confidence_from for c in configs} - {"raw"}
-
-        # Global sampling (teaching switch): draw at every masked position before scheduling.
-        drawn_all = prob_all = None
-        if any(c.sample_scope == "all" for c in configs):
-            where = masked & (scope_id == SCOPE_IDS["all"]).unsqueeze(-1)
-            w = where[masked]  # (M,)
-            tok, prob = sampling.draw(gen_logits[w, 0], noise_m[0][w], **{k: v[w] for k, v in draw_params.items()})
-            drawn_all = torch.full((A, G), -1, dtype=torch.long, device=dev).masked_scatter(where, tok)
-            prob_all = torch.zeros(A, G, device=dev).masked_scatter(where, prob)
-        if "tempered" in wrong_from:  # polluted confidence: the same measure on softmax(logits / T)
-            tempered = Distribution(gen_logits / temperature.clamp(min=1e-4)[rows].view(-1, 1, 1), top=2)
-            polluted = unpack(score(tempered, measure_id, noise_m[1].unsqueeze(1), measures), masked)  # (A, G)
-            conf = torch.where((from_id == FROM_IDS["tempered"]).unsqueeze(-1), polluted, conf)
-        if "sampled" in wrong_from:  # the sampled token's own probability
-            conf = torch.where((from_id == FROM_IDS["sampled"]).unsqueeze(-1), prob_all, conf)
-
-        # (3) the schedule picks positions of the current block by that confidence.
-        block_size = self.block_size[idx]
-        blocks = block_of(g, block_size)  # (A, G)
-        current_block = torch.where(masked, blocks, G).min(-1).values  # (A,)
-        eligible = masked & (blocks == current_block.unsqueeze(-1))
-        new_block = current_block != self.block[idx]
-        block_step = torch.where(new_block, 0, self.block_step[idx])
-        top_k = self.top_k[idx]
-        k = torch.where(new_block & self.restart[idx], top_k, self.k[idx])
-        threshold = self.threshold[idx].unsqueeze(-1)
-        q = QuotaInputs(
-            k=k, top_k=top_k, min_k=self.min_k[idx], block_step=block_step, block_size=block_size,
-            steps_per_block=self.steps_per_block[idx], eligible=eligible.sum(-1),
-            above=(eligible & (conf >= threshold)).sum(-1),
-        )
-        count = quota(q, self.schedule_id[idx], {c.schedule for c in configs})  # (A,)
-        selected = select_top(conf, eligible, count)  # (A, G)
-
-        # (4) draw tokens only at the selected positions (argmax when T == 0).
-        tokens = torch.full((A, G), -1, dtype=torch.long, device=dev)
-        here = selected & (scope_id == SCOPE_IDS["selected"]).unsqueeze(-1)
-        if drawn_all is not None:
-            tokens = torch.where(selected & ~here, drawn_all, tokens)
-        h = here[masked]  # (M,)
-        tok, _ = sampling.draw(gen_logits[h, 0], noise_m[0][h], **{k: v[h] for k, v in draw_params.items()})
-        tokens = tokens.masked_scatter(here, tok)
-
-        # (5) commit, and advance the schedule state.
-        committed = torch.where(selected, tokens, current)
-        self.canvas[idx] = self.canvas[idx].scatter(1, pos, committed)
-        steps_now = torch.tensor([s.step for s in slots], device=dev)
-        self.order[idx, :G] = torch.where(selected, steps_now.unsqueeze(-1), self.order[idx, :G])
-        self.k[idx] = next_k(k, self.decay[idx], self.min_k[idx])
-        self.block_step[idx] = block_step + 1
-        self.block[idx] = current_block
+        # (5) commit, and keep the schedule state.
+        self.canvas[idx] = self.canvas[idx].scatter(1, pos, torch.where(result.selected, result.tokens, current))
+        steps_now = torch.tensor([s.step for s in slots], device=self.device)
+        self.order[idx, : rows.G] = torch.where(result.selected, steps_now.unsqueeze(-1), self.order[idx, : rows.G])
+        self.k[idx], self.block_step[idx], self.block[idx] = result.next_k, result.next_block_step, result.block
 
         # (6) record, with one device-to-host transfer per tensor.
-        logp = unpack(raw.logp.gather(-1, tokens[masked].clamp(min=0).view(-1, 1, 1)).squeeze(-1), masked)  # (A, G)
-        top_p, top_i = raw.top  # (M, 1, N) each
-        cand = (unpack(top_p, masked), unpack(top_i, masked)) if self.record_candidates else None  # (A, G, N)
-        return self._record(slots, idx_list, masked, conf, raw_conf, unpack(raw.argmax, masked, -1), cand, selected,
-                            tokens, logp, count, current_block, temperature, wrong_from)
+        return self._record(slots, idx_list, result)
+
+    def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
+        """The active slots' parameters and canvas geometry, rebuilt only when the set changes."""
+        rows = self._active_rows
+        if rows is None or rows.key != idx_list:
+            dev = self.device
+            idx = torch.tensor(idx_list, device=dev)
+            configs = [s.config for s in slots]
+            G = max(c.gen_length for c in configs)
+            g = torch.arange(G, device=dev)
+            valid = g < self.gen_len[idx].unsqueeze(-1)  # (A, G)
+            pos = torch.where(valid, self.gen_start[idx].unsqueeze(-1) + g, self.max_length)  # (A, G); scratch if invalid
+            constant = None
+            if all(c.temperature_stages is None for c in configs):
+                constant = torch.tensor([c.temperature for c in configs], dtype=torch.float32, device=dev)
+            rows = _Rows(key=list(idx_list), idx=idx, n=max(s.length for s in slots), G=G, valid=valid, pos=pos,
+                         params=StepParams.from_configs(configs, device=dev), temperature=constant)
+            self._active_rows = rows
+        return rows
+
+    def _temperature(self, rows: _Rows, slots: list[Slot]) -> torch.Tensor:
+        """`(A,)` temperature of this step: constant, or each request's staged value."""
+        if rows.temperature is not None:
+            return rows.temperature
+        return torch.tensor(
+            [temperature_at(s.config, s.step, 1 - s.remaining / max(1, s.config.gen_length)) for s in slots],
+            dtype=torch.float32, device=self.device,
+        )
 
     def _noise(self, slots: list[Slot], G: int, shared: torch.Generator | None) -> torch.Tensor:
         """`(A, 2, G)` uniforms: each slot draws `(2, its gen_length)` from its own generator."""
@@ -258,22 +217,22 @@ class DecodeBatch:
             rows.append(F.pad(u, (0, G - s.config.gen_length)))
         return torch.stack(rows).to(self.device, non_blocking=True)
 
-    def _record(self, slots, idx_list, masked, conf, raw_conf, argmax, cand, selected, tokens, logp, count,
-                current_block, temperature, wrong_from) -> dict[int, StepRecord]:
-        nan = float("nan")
+    def _record(self, slots: list[Slot], idx_list: list[int], result: StepResult) -> dict[int, StepRecord]:
+        """Each slot's StepRecord from the step's result; advances the slots' host-side counters."""
+        nan, r = float("nan"), result
         # Order each row's selected positions by confidence, most confident first.
-        sel_order = torch.sort(conf.masked_fill(~selected, float("-inf")), dim=-1, descending=True,
+        sel_order = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
                                stable=True).indices
         host = {
-            "masked": masked, "conf": conf.masked_fill(~masked, nan), "argmax": argmax,
-            "sel_order": sel_order, "tokens": tokens, "logp": logp, "count": count, "block": current_block,
-            "remaining": (masked & ~selected).sum(-1), "temperature": temperature,
+            "masked": r.masked, "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax,
+            "sel_order": sel_order, "tokens": r.tokens, "logp": r.logprobs, "count": r.count, "block": r.block,
+            "remaining": r.remaining, "temperature": r.temperature,
         }
+        wrong_from = any(s.config.confidence_from != "raw" for s in slots)
         if wrong_from:
-            host["raw_conf"] = raw_conf.masked_fill(~masked, nan)
+            host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
         if self.record_candidates:
-            top_p, top_i = cand
-            host["cand_p"], host["cand_i"] = top_p[..., : self.record_candidates], top_i[..., : self.record_candidates]
+            host["cand_p"], host["cand_i"] = r.candidates(self.record_candidates)
         host = {k: v.cpu() for k, v in host.items()}
         out = {}
         for row, (index, s) in enumerate(zip(idx_list, slots)):
@@ -324,17 +283,6 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id,
         )
-
-
-def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:
-    """Scatter `packed (M, 1, ...)` back to `(A, G, ...)` at the True entries of `where (A, G)`.
-
-    Row-major, the order `where.nonzero()` packed them in; `fill` elsewhere.
-    """
-    A, G = where.shape
-    tail = packed.shape[2:]
-    out = torch.full((A, G, *tail), fill, dtype=packed.dtype, device=packed.device)
-    return out.masked_scatter(where.view(A, G, *[1] * len(tail)).expand(A, G, *tail), packed)
 
 
 def request_generator(config: DecodeConfig) -> torch.Generator:

@@ -9,12 +9,11 @@ temperature is staged by thirds of the block's steps, and each block draws from 
 block with, and that the SGLang plugin (`dllm_viz.serve.sglang`) evaluates its quotas,
 temperatures and draws through, so both share one implementation of the article's rules.
 
-`policy.yaml` is this dataclass as a YAML mapping; SGLang passes it to the plugin unchanged
+`policy.yaml` is the policy as a YAML mapping; SGLang passes it to the plugin unchanged
 (`--dllm-algorithm-config`) and itself reads `block_size` from it.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,77 +38,86 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True, kw_only=True)
+# The DecodeConfig fields a policy carries, under the same names, meanings and validation; with
+# `block_size` (a block's gen_length) and `steps_per_block` (its `steps`) they are policy.yaml's keys.
+CONFIG_KEYS = ("schedule", "top_k", "decay", "min_k", "threshold", "temperature", "temperature_stages",
+               "confidence", "top_p", "vocab_top_k")
+POLICY_KEYS = ("block_size", "schedule", "top_k", "decay", "min_k", "steps_per_block", "threshold", "temperature",
+               "temperature_stages", "confidence", "top_p", "vocab_top_k", "request_sampling")
+
+
+@dataclass(frozen=True, init=False)
 class Policy:
-    """What one block's decoding needs; field names and ranges follow DecodeConfig."""
+    """A DecodeConfig as a serving engine runs it: block by block, k restarting in every block.
 
-    block_size: int = 32  # positions per block (SGLang reads this key as its block size)
-    schedule: str = "topk_decay"  # see dllm_viz.core.schedules
-    top_k: int | None = None  # initial k of every block (topk_decay, adaptive); None = max(1, block_size // 4)
-    decay: float = 0.9  # topk_decay: after each step k = max(min_k, floor(k * decay))
-    min_k: int = 1  # floor on confirmations per step
-    steps_per_block: int | None = None  # fixed_steps: steps per block; None = max(1, block_size // 2)
-    threshold: float = 0.9  # threshold schedule: confirm every masked position with confidence >= threshold
-    temperature: float = 1.0  # temperature at confirmed positions; 0 = argmax
-    temperature_stages: tuple[float, float, float] | None = None  # (early, middle, late) thirds of a block's steps
-    confidence: str = "max_prob"  # confidence measure, always from the raw logits
-    top_p: float | None = None  # nucleus filter at drawn positions; None = off
-    vocab_top_k: int | None = None  # keep the vocab_top_k most likely tokens at drawn positions; None = off
-    request_sampling: str = "override"  # "override": a request's non-default temperature/top_p/top_k win; "ignore"
+    `block` is the DecodeConfig of one whole block (gen_length = block_size, steps = the block's
+    step budget, block_schedule "restart"). The policy's other keys (CONFIG_KEYS) read through to
+    it, so their names, defaults and validation are DecodeConfig's own. Construct with keywords:
+    `Policy(block_size=32, schedule="fixed_steps", steps_per_block=8, temperature=0.7)`.
+    """
 
-    def __post_init__(self) -> None:
-        if not _is_int(self.block_size) or self.block_size < 1:
-            raise _bad("block_size", self.block_size, "an integer >= 1")
-        if self.top_k is None:
-            object.__setattr__(self, "top_k", max(1, self.block_size // 4))
-        if self.steps_per_block is None:
-            object.__setattr__(self, "steps_per_block", max(1, self.block_size // 2))
-        if not _is_int(self.steps_per_block) or not 1 <= self.steps_per_block <= self.block_size:
-            raise _bad("steps_per_block", self.steps_per_block, f"an integer in [1, block_size={self.block_size}]")
-        if self.request_sampling not in REQUEST_SAMPLING:
-            raise _bad("request_sampling", self.request_sampling, "one of " + " | ".join(REQUEST_SAMPLING))
-        if isinstance(self.temperature_stages, list):
-            object.__setattr__(self, "temperature_stages", tuple(self.temperature_stages))
-        # Every other field is a DecodeConfig field of the same name: let its validator judge.
-        config = self.block_config(self.block_size)
-        object.__setattr__(self, "temperature_stages", config.temperature_stages)
+    block: DecodeConfig  # how one whole block decodes
+    request_sampling: str  # "override": a request's non-default temperature/top_p/top_k win; "ignore"
+
+    def __init__(self, *, block_size: int = 32, steps_per_block: int | None = None,
+                 request_sampling: str = "override", **fields: Any) -> None:
+        if not _is_int(block_size) or block_size < 1:
+            raise _bad("block_size", block_size, "an integer >= 1")
+        if steps_per_block is None:
+            steps_per_block = max(1, block_size // 2)
+        if not _is_int(steps_per_block) or not 1 <= steps_per_block <= block_size:
+            raise _bad("steps_per_block", steps_per_block, f"an integer in [1, block_size={block_size}]")
+        if request_sampling not in REQUEST_SAMPLING:
+            raise _bad("request_sampling", request_sampling, "one of " + " | ".join(REQUEST_SAMPLING))
+        for key, value in fields.items():
+            if key not in CONFIG_KEYS:
+                raise _bad(key, value, "no such policy key; known keys: " + ", ".join(sorted(POLICY_KEYS)))
+        if fields.get("top_k") is None:  # fixed here: a block's k does not follow its number of masks
+            fields["top_k"] = max(1, block_size // 4)
+        if isinstance(fields.get("temperature_stages"), list):
+            fields["temperature_stages"] = tuple(fields["temperature_stages"])
+        block = DecodeConfig(gen_length=block_size, steps=steps_per_block, block_schedule="restart", **fields)
+        object.__setattr__(self, "block", block)
+        object.__setattr__(self, "request_sampling", request_sampling)
+
+    @property
+    def block_size(self) -> int:
+        """Positions per block (SGLang reads this key as its block size)."""
+        return self.block.gen_length
+
+    @property
+    def steps_per_block(self) -> int:
+        """The step budget of one whole block (fixed_steps)."""
+        return self.block.total_steps
+
+    def replace(self, **changes: Any) -> Policy:
+        """A copy with `changes` (policy keys) applied, validated again."""
+        return type(self).from_mapping({**self.to_mapping(), **changes})
 
     # ----- the bridge to the playground -----------------------------------------------------
     def block_config(self, masks: int, *, seed: int = 0) -> DecodeConfig:
         """The DecodeConfig that decodes one block holding `masks` masked positions.
 
-        One block of `masks` positions: fixed_steps splits `masks` over `steps_per_block` steps
-        (capped at one per step when the block is shorter, e.g. the prompt's partial block).
+        One block of `masks` positions: the step budget is capped at one step per mask when the
+        block is shorter (e.g. the prompt's partial block).
         """
         if not _is_int(masks) or masks < 1:
             raise _bad("masks", masks, "an integer >= 1 (a block with no mask needs no config)")
-        return DecodeConfig(
-            gen_length=masks, schedule=self.schedule, top_k=self.top_k, decay=self.decay, min_k=self.min_k,
-            steps=min(self.steps_per_block, masks) if self.schedule == "fixed_steps" else None,
-            threshold=self.threshold, temperature=self.temperature, temperature_stages=self.temperature_stages,
-            confidence=self.confidence, top_p=self.top_p, vocab_top_k=self.vocab_top_k, seed=seed,
-            block_schedule="restart",
-        )
+        return self.block.replace(gen_length=masks, steps=min(self.steps_per_block, masks), seed=seed)
 
     def to_decode_config(self, *, num_blocks: int = 1, seed: int = 0) -> DecodeConfig:
         """The playground config that runs this policy over `num_blocks` whole blocks."""
         if not _is_int(num_blocks) or num_blocks < 1:
             raise _bad("num_blocks", num_blocks, "an integer >= 1")
-        return DecodeConfig(
-            gen_length=self.block_size * num_blocks, block_length=self.block_size, schedule=self.schedule,
-            top_k=self.top_k, decay=self.decay, min_k=self.min_k,
-            steps=self.steps_per_block * num_blocks if self.schedule == "fixed_steps" else None,
-            threshold=self.threshold, temperature=self.temperature, temperature_stages=self.temperature_stages,
-            confidence=self.confidence, top_p=self.top_p, vocab_top_k=self.vocab_top_k, seed=seed,
-            block_schedule="restart",
-        )
+        return self.block.replace(gen_length=self.block_size * num_blocks, block_length=self.block_size,
+                                  steps=self.steps_per_block * num_blocks, seed=seed)
 
     @classmethod
     def from_decode_config(cls, config: DecodeConfig, **changes: Any) -> Policy:
         """The policy a playground config runs per block; ValueError when it cannot run per block.
 
         Refused: the article's teaching mistakes (a serving policy implements the correct
-        variant only) and a top-k decay that carries k across blocks. `changes` override fields
+        variant only) and a top-k decay that carries k across blocks. `changes` override keys
         (e.g. `request_sampling`).
         """
         if not isinstance(config, DecodeConfig):
@@ -123,21 +131,17 @@ class Policy:
         if config.schedule == "topk_decay" and config.num_blocks > 1 and config.block_schedule != "restart":
             raise _bad("block_schedule", config.block_schedule,
                        "'restart' for a multi-block topk_decay config: SGLang restarts k at top_k in every block")
-        fields = dict(
-            block_size=config.block_size, schedule=config.schedule, top_k=config.initial_k, decay=config.decay,
-            min_k=config.min_k, steps_per_block=config.total_steps // config.num_blocks, threshold=config.threshold,
-            temperature=config.temperature, temperature_stages=config.temperature_stages,
-            confidence=config.confidence, top_p=config.top_p, vocab_top_k=config.vocab_top_k,
-        )
-        fields.update(changes)
-        return cls(**fields)
+        fields: dict[str, Any] = {name: getattr(config, name) for name in CONFIG_KEYS}
+        fields.update(block_size=config.block_size, top_k=config.initial_k,
+                      steps_per_block=config.total_steps // config.num_blocks)
+        return cls(**{**fields, **changes})
 
     # ----- policy.yaml ----------------------------------------------------------------------
     def to_mapping(self) -> dict[str, Any]:
         out: dict[str, Any] = {"policy_format": POLICY_FORMAT}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+        for key in POLICY_KEYS:
+            value = getattr(self, key)
+            out[key] = list(value) if isinstance(value, tuple) else value
         return out
 
     @classmethod
@@ -149,10 +153,6 @@ class Policy:
         fmt = values.pop("policy_format", POLICY_FORMAT)
         if fmt != POLICY_FORMAT:
             raise _bad("policy_format", fmt, f"{POLICY_FORMAT} (written by this dllm-viz version)")
-        known = {f.name for f in dataclasses.fields(cls)}
-        for key in values:
-            if key not in known:
-                raise _bad(key, values[key], "no such policy key; known keys: " + ", ".join(sorted(known)))
         return cls(**values)
 
     def to_yaml(self, *, source: str | None = None) -> str:
@@ -181,6 +181,14 @@ class Policy:
     @classmethod
     def load(cls, path: str | Path) -> Policy:
         return cls.from_yaml(Path(path).read_text(encoding="utf-8"))
+
+
+def _read_through(name: str) -> property:
+    return property(lambda self: getattr(self.block, name), doc=f"DecodeConfig.{name} of every block")
+
+
+for _key in CONFIG_KEYS:
+    setattr(Policy, _key, _read_through(_key))
 
 
 # ----- seeds -------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ Named invariants:
 """
 from __future__ import annotations
 
-import dataclasses
 from importlib.metadata import entry_points
 
 import pytest
@@ -147,7 +146,7 @@ def test_a_block_is_done_only_after_a_forward_saw_its_final_tokens(script, fdfo)
 
 @pytest.mark.parametrize("name", ["topk_decay", "fixed_steps_staged", "threshold_entropy", "adaptive_random"])
 def test_multi_block_playground_config_decodes_like_sglang_at_argmax(script, name):
-    policy = dataclasses.replace(POLICIES[name], temperature=0.0, temperature_stages=None)
+    policy = POLICIES[name].replace(temperature=0.0, temperature_stages=None)
     reqs = [Request(rid="r1", prompt=list(range(1, 9)), blocks=3), Request(rid="r2", prompt=[4] * 16, blocks=2)]
     serve(make_algorithm(policy, fdfo=True), script, reqs)
     model = ScriptedDenoiser(script)
@@ -189,7 +188,7 @@ def _tokens(script, policy, reqs, **kw) -> dict[str, list[int]]:
 
 
 def test_same_request_id_same_tokens_and_neighbours_change_nothing(script):
-    policy = dataclasses.replace(POLICIES["topk_decay_sampled"], temperature=1.5, top_p=None)
+    policy = POLICIES["topk_decay_sampled"].replace(temperature=1.5, top_p=None)
     alone = _tokens(script, policy, [Request(rid="x", prompt=[1, 2, 3], blocks=3)])
     again = _tokens(script, policy, [Request(rid="x", prompt=[1, 2, 3], blocks=3)])
     crowd = _tokens(script, policy, [Request(rid="n1", prompt=[9] * 8, blocks=2),
@@ -201,7 +200,7 @@ def test_same_request_id_same_tokens_and_neighbours_change_nothing(script):
 
 
 def test_explicit_seeds_decide_with_deterministic_inference(script):
-    policy = dataclasses.replace(POLICIES["topk_decay_sampled"], temperature=1.5, top_p=None)
+    policy = POLICIES["topk_decay_sampled"].replace(temperature=1.5, top_p=None)
     a = _tokens(script, policy, [Request(rid="a", prompt=[1, 2, 3], blocks=2, seed=7)], deterministic=True)
     b = _tokens(script, policy, [Request(rid="b", prompt=[1, 2, 3], blocks=2, seed=7),
                                  Request(rid="c", prompt=[5], blocks=1, seed=8)], deterministic=True)
@@ -221,15 +220,15 @@ def test_request_sampling_parameters_reach_the_draws(script):
     ]
     serve(make_algorithm(policy, fdfo=True), script, reqs)
     effective = {
-        "greedy": dataclasses.replace(policy, temperature=0.0, temperature_stages=None),
-        "warm": dataclasses.replace(policy, temperature=0.7, vocab_top_k=6, top_p=0.8),
+        "greedy": policy.replace(temperature=0.0, temperature_stages=None),
+        "warm": policy.replace(temperature=0.7, vocab_top_k=6, top_p=0.8),
         "default": policy,
     }
     for req in reqs:
         # float32 round trip, as SGLang's sampling tensors store them
         eff = effective[req.rid]
-        eff = dataclasses.replace(eff, temperature=float(torch.tensor(eff.temperature)),
-                                  top_p=None if eff.top_p is None else float(torch.tensor(eff.top_p)))
+        eff = eff.replace(temperature=float(torch.tensor(eff.temperature)),
+                          top_p=None if eff.top_p is None else float(torch.tensor(eff.top_p)))
         assert playground_steps(eff, script, req, L)[1] == req.output, req.rid
 
 
@@ -242,7 +241,7 @@ def test_request_policy_mapping():
     assert request_policy(policy, temperature=neutral.temperature, top_p=neutral.top_p, top_k=neutral.top_k) == policy
     warm = request_policy(policy, temperature=0.5, top_p=0.9, top_k=12)
     assert (warm.temperature, warm.temperature_stages, warm.top_p, warm.vocab_top_k) == (0.5, None, 0.9, 12)
-    ignore = dataclasses.replace(policy, request_sampling="ignore")
+    ignore = policy.replace(request_sampling="ignore")
     assert request_policy(ignore, temperature=0.5, top_p=0.9, top_k=1) == ignore
     assert request_policy(policy, temperature=1.0, top_p=1.0, top_k=TOP_K_ALL) is policy
 

@@ -1,0 +1,300 @@
+"""One denoising step, shared by every caller: the playground's `DecodeBatch` and the SGLang plugin.
+
+`denoise_step` is a pure function from what the model predicted at the still-masked positions,
+the per-request parameters (`StepParams`), the schedule state (`StepState`) and each request's
+uniforms to a typed `StepResult`. Its body reads as the article (sections 2.2, 7):
+  (1) the model's distribution at the masked positions (the caller ran the forward and packed them);
+  (2) confidence from the RAW distribution, or the source a request asked for (`confidence_for`);
+  (3) the schedule picks positions of the current block by that confidence (`choose`);
+  (4) tokens are drawn only there (`draw_chosen`), from softmax(logits / T) after the vocabulary
+      filters; the teaching switch `global_draw` draws at every masked position first;
+  (5) the caller commits `tokens` where `selected` and keeps the next schedule state;
+  (6) the StepResult carries what the record needs.
+
+Shapes: A requests (rows), G generated positions per row (right-padded), M masked positions over
+all rows, packed row-major (the order of `masked.nonzero()` and of `masked_scatter`), V the
+vocabulary. Randomness comes in as `noise (A, 2, G)`: row 0 the inverse-CDF uniform of each
+position, row 1 the score of the ``random`` confidence, drawn by the caller from each request's own
+generator, so a request's result never depends on its neighbours.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Sequence
+
+import torch
+
+from dllm_viz.core import sampling
+from dllm_viz.core.config import CONFIDENCE_FROM, DecodeConfig
+from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, block_of, next_k, quota, select_top
+from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, score
+
+SOURCE_IDS = {name: i for i, name in enumerate(CONFIDENCE_FROM)}
+
+
+@dataclass(frozen=True)
+class StepParams:
+    """Every request's decoding parameters, one row per request (`(A,)` tensors), built once.
+
+    The name sets (`schedules`, `measures`, `sources`) let the step skip what no row uses.
+    """
+
+    schedule_id: torch.Tensor  # (A,) long: index into config.SCHEDULES
+    measure_id: torch.Tensor  # (A,) long: index into config.CONFIDENCES
+    source_id: torch.Tensor  # (A,) long: index into config.CONFIDENCE_FROM
+    draw_all: torch.Tensor  # (A,) bool: sample_scope == "all" (draw at every masked position first)
+    top_k: torch.Tensor  # (A,) long: initial k
+    min_k: torch.Tensor  # (A,) long
+    block_size: torch.Tensor  # (A,) long: positions per block (>= 1)
+    steps_per_block: torch.Tensor  # (A,) long: fixed_steps budget of one block (>= 1)
+    restart: torch.Tensor  # (A,) bool: k restarts at top_k in each block
+    decay: torch.Tensor  # (A,) float64: topk_decay factor
+    threshold: torch.Tensor  # (A,) float32: threshold schedule
+    vocab_top_k: torch.Tensor  # (A,) long: 0 = off
+    top_p: torch.Tensor  # (A,) float32: 1 = off
+    schedules: frozenset[str]
+    measures: frozenset[str]
+    sources: frozenset[str]
+
+    @classmethod
+    def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu") -> StepParams:
+        """The rows of `configs`, in order."""
+        def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
+            return torch.tensor(values, dtype=dtype, device=device)
+
+        cs = list(configs)
+        return cls(
+            schedule_id=col([SCHEDULE_IDS[c.schedule] for c in cs]),
+            measure_id=col([CONFIDENCE_IDS[c.confidence] for c in cs]),
+            source_id=col([SOURCE_IDS[c.confidence_from] for c in cs]),
+            draw_all=col([c.sample_scope == "all" for c in cs], torch.bool),
+            top_k=col([c.initial_k for c in cs]),
+            min_k=col([c.min_k for c in cs]),
+            block_size=col([max(1, c.block_size) for c in cs]),
+            steps_per_block=col([max(1, c.total_steps // c.num_blocks) for c in cs]),
+            restart=col([c.block_schedule == "restart" for c in cs], torch.bool),
+            decay=col([c.decay for c in cs], torch.float64),
+            threshold=col([c.threshold for c in cs], torch.float32),
+            vocab_top_k=col([c.vocab_top_k or 0 for c in cs]),
+            top_p=col([c.top_p if c.top_p is not None else 1.0 for c in cs], torch.float32),
+            schedules=frozenset(c.schedule for c in cs),
+            measures=frozenset(c.confidence for c in cs),
+            sources=frozenset(c.confidence_from for c in cs),
+        )
+
+    @property
+    def any_draw_all(self) -> bool:
+        return bool(self.draw_all.any())
+
+
+@dataclass(frozen=True)
+class StepState:
+    """Schedule state entering a step, one row per request."""
+
+    k: torch.Tensor  # (A,) long: topk_decay's current k
+    block_step: torch.Tensor  # (A,) long: steps taken in `block`
+    block: torch.Tensor  # (A,) long: block of the previous step (0 at the start)
+    temperature: torch.Tensor  # (A,) float32: temperature in force for this step's draws
+
+    @classmethod
+    def initial(cls, params: StepParams, temperature: torch.Tensor) -> StepState:
+        """The state of requests that have taken no step yet."""
+        zero = torch.zeros_like(params.top_k)
+        return cls(k=params.top_k.clone(), block_step=zero, block=zero.clone(), temperature=temperature)
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The masked positions of one step, packed row-major: M rows."""
+
+    logits: torch.Tensor  # (M, 1, V) float32 raw logits; the mask token is -inf
+    masked: torch.Tensor  # (A, G) bool: where the packed rows come from
+    rows: torch.Tensor  # (M,) long: request row of each packed position
+    noise: torch.Tensor  # (2, M): [0] inverse-CDF uniform, [1] the `random` score
+    temperature: torch.Tensor  # (M,) float32
+    vocab_top_k: torch.Tensor  # (M,) long
+    top_p: torch.Tensor  # (M,) float32
+    measure_id: torch.Tensor  # (M,) long
+
+    def unpack(self, values: torch.Tensor, fill: float = 0) -> torch.Tensor:
+        """`values (M, 1, ...)` back to `(A, G, ...)`."""
+        return unpack(values, self.masked, fill)
+
+    def draw(self, where: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokens and their sampling probability at the packed positions where `where (M,)` holds."""
+        return sampling.draw(self.logits[where, 0], self.noise[0][where], temperature=self.temperature[where],
+                             vocab_top_k=self.vocab_top_k[where], top_p=self.top_p[where])
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step decided, one row per request. Record-only fields are computed on access."""
+
+    confidence: torch.Tensor  # (A, G) the confidence the schedule ranked by (0 where not masked)
+    raw_confidence: torch.Tensor  # (A, G) the same measure on the raw distribution
+    selected: torch.Tensor  # (A, G) bool: positions confirmed this step
+    tokens: torch.Tensor  # (A, G) long: ids placed at `selected`; -1 elsewhere
+    count: torch.Tensor  # (A,) long: positions confirmed (the schedule's quota)
+    block: torch.Tensor  # (A,) long: block decoded this step
+    next_k: torch.Tensor  # (A,) long: topk_decay's k for the next step
+    next_block_step: torch.Tensor  # (A,) long: steps taken in `block` after this one
+    temperature: torch.Tensor  # (A,) float32: temperature of this step's draws
+    masked: torch.Tensor  # (A, G) bool: positions that were masked entering the step
+    raw: Distribution  # the raw distribution at the packed positions, (M, 1, V)
+
+    @property
+    def remaining(self) -> torch.Tensor:  # (A,)
+        return (self.masked & ~self.selected).sum(-1)
+
+    def next_state(self, temperature: torch.Tensor) -> StepState:
+        return StepState(k=self.next_k, block_step=self.next_block_step, block=self.block, temperature=temperature)
+
+    @cached_property
+    def argmax(self) -> torch.Tensor:  # (A, G) raw argmax at masked positions; -1 elsewhere
+        return unpack(self.raw.argmax, self.masked, -1)
+
+    @cached_property
+    def logprobs(self) -> torch.Tensor:  # (A, G) raw log-probability of `tokens` (0 where not masked)
+        ids = self.tokens[self.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1)
+        return unpack(self.raw.logp.gather(-1, ids).squeeze(-1), self.masked)
+
+    def candidates(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The top-`n` raw probabilities and ids at each position, `(A, G, n)` each."""
+        top_p, top_i = self.raw.top  # (M, 1, N) each
+        return unpack(top_p, self.masked)[..., :n], unpack(top_i, self.masked)[..., :n]
+
+
+# ----- the step ----------------------------------------------------------------------------------
+def denoise_step(
+    logits: torch.Tensor,
+    masked: torch.Tensor,
+    params: StepParams,
+    state: StepState,
+    noise: torch.Tensor,
+    *,
+    top: int = 2,
+) -> StepResult:
+    """One step for every row. `logits (M, 1, V)` float32 at the masked positions of `masked (A, G)`
+    (packed row-major, mask token -inf), `noise (A, 2, G)`; `top` raw candidates kept per position."""
+    x = pack(logits, masked, params, state, noise)
+    raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
+    drawn = global_draw(x, params) if params.any_draw_all else None  # teaching switch: sample everywhere first
+    raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
+    conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
+    selected, count, block, block_step, k = choose(conf, masked, params, state)  # (3) (A, G) and (A,)
+    tokens = draw_chosen(x, selected, params, drawn)  # (4) (A, G), -1 where not selected
+    return StepResult(  # (5) is the caller's commit; (6) the record reads this
+        confidence=conf, raw_confidence=raw_conf, selected=selected, tokens=tokens, count=count, block=block,
+        next_k=next_k(k, params.decay, params.min_k), next_block_step=block_step + 1,
+        temperature=state.temperature, masked=masked, raw=raw,
+    )
+
+
+def pack(logits: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
+         noise: torch.Tensor) -> Packed:
+    """Gather each masked position's row parameters and uniforms beside its logits."""
+    rows = masked.nonzero(as_tuple=True)[0]  # (M,)
+    return Packed(
+        logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked],
+        temperature=state.temperature[rows], vocab_top_k=params.vocab_top_k[rows], top_p=params.top_p[rows],
+        measure_id=params.measure_id[rows],
+    )
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """Tokens drawn at every masked position of the `draw_all` rows (the global-sampling switch)."""
+
+    where: torch.Tensor  # (A, G) bool: positions drawn
+    tokens: torch.Tensor  # (A, G) long; -1 elsewhere
+    prob: torch.Tensor  # (A, G) probability of each under the tempered, filtered distribution; 0 elsewhere
+
+
+def global_draw(x: Packed, params: StepParams) -> Drawn:
+    """Sample at every masked position of the rows with `sample_scope="all"`, before scheduling.
+
+    The article's "global sampling" (2.1, 2.3): wasted work, and with a confidence taken from the
+    sampled token, a low-probability draw gets locked in. Each position uses its own uniform, so
+    the tokens at the positions finally chosen equal those `draw_chosen` would give.
+    """
+    A, G = x.masked.shape
+    where = x.masked & params.draw_all.unsqueeze(-1)  # (A, G)
+    tok, prob = x.draw(where[x.masked])
+    tokens = torch.full((A, G), -1, dtype=torch.long, device=where.device).masked_scatter(where, tok)
+    return Drawn(where=where, tokens=tokens, prob=torch.zeros(A, G, device=where.device).masked_scatter(where, prob))
+
+
+# ----- confidence sources ------------------------------------------------------------------------
+def _tempered(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """The same measure on softmax(logits / T): the article's "polluted confidence" (2.2, 5.1)."""
+    tempered = Distribution(x.logits / x.temperature.clamp(min=1e-4).view(-1, 1, 1), top=2)
+    return x.unpack(score(tempered, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))
+
+
+def _sampled(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """The probability of the drawn token under the tempered, filtered sampling distribution."""
+    assert drawn is not None  # the config validator ties this source to sample_scope="all"
+    return drawn.prob
+
+
+Source = Callable[[torch.Tensor, Packed, StepParams, "Drawn | None"], torch.Tensor]
+SOURCES: dict[str, Source] = {"raw": lambda raw_conf, x, params, drawn: raw_conf, "tempered": _tempered,
+                              "sampled": _sampled}
+if tuple(SOURCES) != CONFIDENCE_FROM:
+    raise ImportError(f"confidence source registry {tuple(SOURCES)} != config.CONFIDENCE_FROM {CONFIDENCE_FROM}")
+
+
+def confidence_for(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """The confidence each row's schedule ranks by, `(A, G)`: `raw_conf` unless its source says otherwise."""
+    conf = raw_conf
+    for name in params.sources - {"raw"}:
+        rows = (params.source_id == SOURCE_IDS[name]).unsqueeze(-1)  # (A, 1)
+        conf = torch.where(rows, SOURCES[name](raw_conf, x, params, drawn), conf)
+    return conf
+
+
+# ----- schedule and draw -------------------------------------------------------------------------
+def choose(conf: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState) -> tuple[torch.Tensor, ...]:
+    """The schedule's pick in each row's current block: `(selected (A, G), count, block, block_step, k)`.
+
+    The current block is the first one that still holds a mask; entering a new block resets the
+    block's step count (and k, when the request restarts it per block).
+    """
+    G = masked.shape[1]
+    blocks = block_of(torch.arange(G, device=masked.device), params.block_size)  # (A, G)
+    block = torch.where(masked, blocks, G).min(-1).values  # (A,)
+    eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G)
+    new_block = block != state.block
+    block_step = torch.where(new_block, 0, state.block_step)
+    k = torch.where(new_block & params.restart, params.top_k, state.k)
+    q = QuotaInputs(
+        k=k, top_k=params.top_k, min_k=params.min_k, block_step=block_step, block_size=params.block_size,
+        steps_per_block=params.steps_per_block, eligible=eligible.sum(-1),
+        above=(eligible & (conf >= params.threshold.unsqueeze(-1))).sum(-1),
+    )
+    count = quota(q, params.schedule_id, set(params.schedules))  # (A,)
+    return select_top(conf, eligible, count), count, block, block_step, k
+
+
+def draw_chosen(x: Packed, selected: torch.Tensor, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """Tokens at the selected positions, `(A, G)` (-1 elsewhere): drawn there, or taken from `drawn`."""
+    A, G = selected.shape
+    tokens = torch.full((A, G), -1, dtype=torch.long, device=selected.device)
+    here = selected
+    if drawn is not None:
+        here = selected & ~drawn.where
+        tokens = torch.where(selected & drawn.where, drawn.tokens, tokens)
+    tok, _ = x.draw(here[x.masked])
+    return tokens.masked_scatter(here, tok)
+
+
+def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:
+    """Scatter `packed (M, 1, ...)` back to `(A, G, ...)` at the True entries of `where (A, G)`.
+
+    Row-major, the order `where.nonzero()` packed them in; `fill` elsewhere.
+    """
+    A, G = where.shape
+    tail = packed.shape[2:]
+    out = torch.full((A, G, *tail), fill, dtype=packed.dtype, device=packed.device)
+    return out.masked_scatter(where.view(A, G, *[1] * len(tail)).expand(A, G, *tail), packed)

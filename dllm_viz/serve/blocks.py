@@ -1,0 +1,152 @@
+"""The SGLang plugin's adapter: SGLang's per-block tensors in, the shared step core, results written back.
+
+Nothing here imports SGLang, so the main test suite can drive it with stand-ins shaped like
+SGLang's objects. The plugin (`dllm_viz.serve.sglang.DllmVizPolicy`) only forwards to it:
+  - `init_block_states(forward_batch, policy, ...)` when a block starts: one `BlockState` per
+    request (its block's DecodeConfig, its own generator seeded by `block_seed`, the schedule state);
+  - `advance_blocks(forward_batch, full_logits, states, ...)` once per forward: one call of
+    `dllm_viz.core.step.denoise_step`, the playground's own step, restricted to the block.
+
+SGLang's tensors, as the plugin receives them (B requests, L = block size):
+  forward_batch.input_ids `(B * L,)`, the blocks, edited in place (SGLang keeps the tensor);
+  forward_batch.positions `(B * L,)` absolute positions (a block's first one seeds its generator);
+  forward_batch.dllm_prompt_mask `(B, L)` or None: literal prompt tokens that equal the mask id;
+  forward_batch.rids, forward_batch.sampling_info (temperatures, top_ps, top_ks, sampling_seed);
+  full_logits `(B * L, V)`.
+A block's first `offset = L - M` positions are the prompt's (M masks at the block's start); the
+step sees the M generated positions, exactly as `decode` sees a request of gen_length M.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from dllm_viz.core.config import MAX_SEED, DecodeConfig
+from dllm_viz.core.schedules import temperature_at
+from dllm_viz.core.step import StepParams, StepState, denoise_step
+from dllm_viz.serve.policy import Policy, block_seed, request_seed
+
+# SGLang's "no top-k" value (sglang.srt.sampling.sampling_params.TOP_K_ALL); the plugin checks
+# at import that SGLang still uses it.
+TOP_K_ALL = 1 << 30
+
+
+def request_policy(policy: Policy, *, temperature: float, top_p: float, top_k: int) -> Policy:
+    """`policy` with one request's sampling parameters applied (as SGLang normalised them).
+
+    SGLang turns temperature 0 into temperature 1 with top_k 1, and fills unset fields with
+    neutral values (temperature 1, top_p 1, top_k TOP_K_ALL). Under `request_sampling="override"`
+    a non-neutral value replaces the policy's: top_k 1 means argmax, another temperature replaces
+    the policy's temperature (and its stages), top_k and top_p become the vocabulary filters.
+    """
+    if policy.request_sampling == "ignore":
+        return policy
+    changes: dict[str, Any] = {}
+    if top_k == 1:
+        changes.update(temperature=0.0, temperature_stages=None)
+    elif temperature != 1.0:
+        changes.update(temperature=temperature, temperature_stages=None)
+    if 1 < top_k < TOP_K_ALL:
+        changes["vocab_top_k"] = top_k
+    if top_p < 1.0:
+        changes["top_p"] = top_p
+    return policy.replace(**changes) if changes else policy
+
+
+@dataclass
+class BlockState:
+    """One request's state within its current block (carried between FDFO rounds by SGLang)."""
+
+    config: DecodeConfig | None  # the block's DecodeConfig; None when the block starts with no mask
+    generator: torch.Generator  # CPU generator seeded with block_seed(request seed, block start)
+    masks: int  # M: masked positions at the block's start
+    offset: int  # block position of the first generated slot (block_size - M; > 0 in a prompt's block)
+    k: int  # topk_decay's current k
+    block_step: int = 0  # steps taken in this block
+
+
+def masked_positions(forward_batch: Any, block_size: int, mask_id: int) -> torch.Tensor:
+    """Positions still to generate, `(B, L)`: mask ids that are not literal prompt tokens."""
+    B, L = forward_batch.batch_size, block_size
+    masked = forward_batch.input_ids.view(B, L) == mask_id
+    prompt_mask = forward_batch.dllm_prompt_mask
+    return masked & ~prompt_mask if prompt_mask is not None else masked
+
+
+def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, mask_id: int) -> list[BlockState]:
+    """The state of each request's block as it starts: its config, generator and schedule state."""
+    B, L = forward_batch.batch_size, block_size
+    if forward_batch.positions is None:
+        raise RuntimeError("the dllm-viz policy needs forward_batch.positions to seed each block's generator")
+    masks = masked_positions(forward_batch, L, mask_id).sum(-1).tolist()
+    starts = forward_batch.positions.view(B, L)[:, 0].tolist()  # absolute position of each block
+    policies, seeds = [policy] * B, [request_seed(rid) for rid in forward_batch.rids]
+    info = forward_batch.sampling_info
+    if info is not None:
+        params = zip(info.temperatures.view(-1).tolist(), info.top_ps.view(-1).tolist(), info.top_ks.view(-1).tolist())
+        policies = [request_policy(policy, temperature=t, top_p=p, top_k=int(k)) for t, p, k in params]
+        if info.sampling_seed is not None:  # only with --enable-deterministic-inference
+            seeds = [int(s) & MAX_SEED for s in info.sampling_seed.view(-1).tolist()]
+    states = []
+    for pol, seed, start, m in zip(policies, seeds, starts, masks):
+        gen = torch.Generator(device="cpu").manual_seed(block_seed(seed, int(start)))
+        config = pol.block_config(m) if m else None
+        states.append(BlockState(config=config, generator=gen, masks=m, offset=L - m,
+                                 k=config.initial_k if config else 0))
+    return states
+
+
+@torch.inference_mode()
+def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
+                   block_size: int, mask_id: int) -> list[bool]:
+    """One step of every unfinished block, written into `forward_batch.input_ids` in place.
+
+    Returns, per request, whether its block is done: only when a forward has already seen the
+    block's final tokens (SGLang keeps that forward's KV for the block).
+    """
+    B, L = forward_batch.batch_size, block_size
+    ids = forward_batch.input_ids.view(B, L)  # (B, L), shares storage: written in place below
+    masked_all = masked_positions(forward_batch, L, mask_id)  # (B, L)
+    done = (masked_all.sum(-1) == 0).tolist()
+    active = [i for i, d in enumerate(done) if not d]
+    if not active:
+        return done
+    dev = ids.device
+    act = torch.tensor(active, device=dev)
+    st = [states[i] for i in active]
+    configs = [s.config for s in st]
+
+    # SGLang's block rows -> the generated span of each request: (A, G), G the most masks of a block.
+    # One scratch column past the block receives what a row does not have (as DecodeBatch's canvas).
+    G = max(s.masks for s in st)
+    g = torch.arange(G, device=dev)
+    offset = torch.tensor([s.offset for s in st], device=dev)
+    valid = g < torch.tensor([s.masks for s in st], device=dev).unsqueeze(-1)  # (A, G)
+    pos = torch.where(valid, offset.unsqueeze(-1) + g, L)  # (A, G) block positions; L = scratch
+    block_ids = F.pad(ids[act], (0, 1))  # (A, L + 1)
+    current = block_ids.gather(1, pos)  # (A, G)
+    masked = F.pad(masked_all[act], (0, 1)).gather(1, pos) & valid  # (A, G)
+    rows = masked.nonzero(as_tuple=True)[0]  # (M,)
+    logits = full_logits.view(B, L, -1)[act[rows], pos[masked]].float().unsqueeze(1)  # (M, 1, V)
+    logits[..., mask_id] = float("-inf")  # the mask token is never a candidate
+
+    # Uniforms from each request's own generator, drawn on CPU so that every device and every
+    # tensor-parallel rank sees the same stream: (2, M) per block step, as `decode` draws them.
+    noise = torch.stack([F.pad(torch.rand(2, s.masks, generator=s.generator), (0, G - s.masks)) for s in st]).to(dev)
+    left = masked.sum(-1).tolist()
+    temperature = torch.tensor([temperature_at(c, s.block_step, 1 - n / s.masks) for c, s, n in zip(configs, st, left)],
+                               dtype=torch.float32, device=dev)  # (A,)
+    long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
+    state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
+                      block=long([0] * len(st)), temperature=temperature)
+    result = denoise_step(logits, masked, StepParams.from_configs(configs, device=dev), state, noise)
+
+    # Write back: the tokens into SGLang's tensor (in place), the schedule state onto the requests.
+    committed = torch.where(result.selected, result.tokens, current).to(ids.dtype)  # (A, G)
+    ids.index_copy_(0, act, block_ids.scatter(1, pos, committed)[:, :L])
+    for s, k, block_step in zip(st, result.next_k.tolist(), result.next_block_step.tolist()):
+        s.k, s.block_step = k, block_step
+    return done

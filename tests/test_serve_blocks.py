@@ -1,0 +1,157 @@
+"""The SGLang plugin's adapter against `decode`, on CPU, without SGLang.
+
+`dllm_viz.serve.blocks` is what `DllmVizPolicy.init_step_state` and `.step` forward to. Here a
+small scheduler drives it with stand-ins shaped like SGLang's ForwardBatch (flat `input_ids`
+edited in place, absolute `positions`, `rids`, `sampling_info`), several requests per forward at
+different block offsets, and a block-causal scripted model. Every block must confirm the same
+positions with the same tokens, step by step, as `decode` running `Policy.block_config` for that
+block with the block's seed (the playground's own step), and at temperature 0 the whole output is
+the multi-block `Policy.to_decode_config` trace. tests/sglang/ runs the real SGLang loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from dllm_viz import decode
+from dllm_viz.serve.blocks import TOP_K_ALL, advance_blocks, init_block_states, request_policy
+from dllm_viz.serve.policy import Policy, block_seed, request_seed
+from tests.sglang.scripted import MASK_ID, CausalScript, ScriptedDenoiser
+
+L = 8
+Step = list[tuple[int, int]]  # (block position, token) confirmed in one step, sorted
+
+
+@dataclass
+class Request:
+    rid: str
+    prompt: list[int]
+    blocks: int
+    temperature: float = 1.0  # as SGLang normalised the request (temperature 0 arrives as top_k 1)
+    top_p: float = 1.0
+    top_k: int = TOP_K_ALL
+    output: list[int] = field(default_factory=list)
+    steps: list[list[Step]] = field(default_factory=list)  # per block, each step's confirmations
+    state: object = None
+
+    @property
+    def finished(self) -> bool:
+        return len(self.steps) == self.blocks and self.state is None
+
+
+def _block(req: Request) -> tuple[int, list[int]]:
+    committed = req.prompt + req.output
+    start = (len(committed) // L) * L
+    tail = committed[start:]
+    return start, tail + [MASK_ID] * (L - len(tail))
+
+
+def serve(policy: Policy, script: CausalScript, reqs: list[Request], *, with_sampling_info: bool) -> None:
+    """Synchronous rounds: one forward over every unfinished request's current block per round."""
+    rows: dict[str, list[int]] = {}
+    for _ in range(1000):
+        running = [r for r in reqs if not r.finished]
+        if not running:
+            return
+        for r in running:
+            if r.state is None:
+                rows[r.rid] = _block(r)[1]
+        starts = [_block(r)[0] for r in running]
+        ids = torch.tensor([i for r in running for i in rows[r.rid]])  # (B * L,)
+        info = SimpleNamespace(
+            temperatures=torch.tensor([[r.temperature] for r in running]), top_ps=torch.tensor([r.top_p for r in running]),
+            top_ks=torch.tensor([r.top_k for r in running], dtype=torch.int32), sampling_seed=None,
+        ) if with_sampling_info else None
+        fb = SimpleNamespace(
+            batch_size=len(running), input_ids=ids, dllm_prompt_mask=None, rids=[r.rid for r in running],
+            positions=torch.tensor([s + j for s in starts for j in range(L)]), sampling_info=info,
+        )
+        fresh = init_block_states(fb, policy, block_size=L, mask_id=MASK_ID)
+        states = [r.state if r.state is not None else s for r, s in zip(running, fresh)]
+        for r, s in zip(running, states):
+            if r.state is None:
+                r.state = s
+                r.steps.append([])
+        logits = torch.cat([
+            script.logits(torch.tensor([(r.prompt + r.output)[:s] + rows[r.rid]]))[0, s:]
+            for r, s in zip(running, starts)
+        ])  # (B * L, V)
+        before = ids.view(len(running), L).clone()
+        done = advance_blocks(fb, logits, states, block_size=L, mask_id=MASK_ID)
+        after = fb.input_ids.view(len(running), L)
+        for i, r in enumerate(running):
+            if done[i]:
+                kept = len(r.prompt + r.output) - starts[i]
+                r.output += after[i, kept:].tolist()
+                r.state = None
+                continue
+            r.steps[-1].append(sorted((j, t) for j, (a, t) in enumerate(zip(before[i].tolist(), after[i].tolist()))
+                                      if a != t))
+            rows[r.rid] = after[i].tolist()
+    raise AssertionError("requests did not finish")
+
+
+def playground(policy: Policy, script: CausalScript, req: Request) -> tuple[list[list[Step]], list[int]]:
+    """The same request through `decode`: one call per block, the block's own seed."""
+    model, committed, blocks = ScriptedDenoiser(script), list(req.prompt), []
+    for _ in range(req.blocks):
+        start = (len(committed) // L) * L
+        masks = L - (len(committed) - start)
+        config = policy.block_config(masks, seed=block_seed(request_seed(req.rid), start))
+        (trace,) = decode(model, [committed], config, record_candidates=0)
+        blocks.append([sorted((g + L - masks, t) for g, t in zip(rec.selected, rec.tokens)) for rec in trace.steps])
+        committed += trace.token_ids
+    return blocks, committed[len(req.prompt):]
+
+
+POLICIES = {
+    "topk_decay": Policy(block_size=L, schedule="topk_decay", top_k=3, decay=0.7, temperature=0.0),
+    "topk_decay_sampled": Policy(block_size=L, top_k=3, decay=0.9, temperature=1.1, top_p=0.9, vocab_top_k=9),
+    "fixed_steps_staged": Policy(block_size=L, schedule="fixed_steps", steps_per_block=3,
+                                 temperature_stages=(1.3, 1.0, 0.6)),
+    "threshold_entropy": Policy(block_size=L, schedule="threshold", threshold=0.6, temperature=0.8, confidence="entropy"),
+    "adaptive_random": Policy(block_size=L, schedule="adaptive", top_k=4, temperature=0.9, confidence="random"),
+}
+
+
+def _requests() -> list[Request]:
+    # Prompts of different lengths: first blocks start at offsets 0, 3 and 5 in the same forward.
+    return [Request("a", [3, 1, 4, 1, 5, 9, 2, 6], 2), Request("b", [2, 7, 1], 3), Request("c", [1, 6, 1, 8, 0], 2)]
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_adapter_confirms_what_decode_confirms_step_by_step(name):
+    policy, script = POLICIES[name], CausalScript(seed=2)
+    reqs = _requests()
+    serve(policy, script, reqs, with_sampling_info=False)
+    for req in reqs:
+        steps, output = playground(policy, script, req)
+        assert req.steps == steps, req.rid
+        assert req.output == output, req.rid
+        assert MASK_ID not in req.output
+
+
+def test_argmax_output_is_the_multi_block_decode():
+    policy, script = POLICIES["topk_decay"], CausalScript(seed=3)
+    req = Request("x", [5, 5, 5, 5, 5, 5, 5, 5], 3)
+    serve(policy, script, [req], with_sampling_info=False)
+    (trace,) = decode(ScriptedDenoiser(script), [req.prompt], policy.to_decode_config(num_blocks=3), record_candidates=0)
+    assert req.output == trace.token_ids
+    assert [s for block in req.steps for s in block] == [
+        sorted((g % L, t) for g, t in zip(rec.selected, rec.tokens)) for rec in trace.steps
+    ]
+
+
+def test_request_sampling_parameters_reach_the_step():
+    """A request's own temperature / top-k (as SGLang sends them) decode as the overridden policy."""
+    policy, script = POLICIES["topk_decay_sampled"], CausalScript(seed=4)
+    reqs = [Request("greedy", [1, 2, 3], 2, top_k=1), Request("hot", [4, 5], 2, temperature=1.7, top_k=5)]
+    serve(policy, script, reqs, with_sampling_info=True)
+    for req in reqs:
+        effective = request_policy(policy, temperature=req.temperature, top_p=req.top_p, top_k=req.top_k)
+        assert effective != policy
+        steps, output = playground(effective, script, req)
+        assert (req.steps, req.output) == (steps, output), req.rid
