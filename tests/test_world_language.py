@@ -128,3 +128,11 @@ def test_token_violations_maps_spans_to_pieces():
 def test_check_rejects_non_text():
     with pytest.raises(ValueError, match="text="):
         check(None)  # type: ignore[arg-type]
+
+
+def test_world_prompts_are_valid_sentence_starts():
+    from dllm_viz.world.score import WORLD_PROMPTS
+
+    for prompt in WORLD_PROMPTS:
+        verdict = check(prompt + " ")
+        assert verdict.ok and verdict.sentences == 0, (prompt, verdict.violations)
