@@ -54,6 +54,7 @@ class Gate:
         self.mask_token_id, self.max_length, self.name = model.mask_token_id, model.max_length, model.name
         self.calls = 0
         self.batch_sizes: list[int] = []
+        self.padded: list[bool] = []  # per forward: did any row carry padding?
         self.fail_at: int | None = None  # 1-based forward index that raises
         self.entered = threading.Event()  # set when a held forward has started
         self._resume = threading.Event()
@@ -70,6 +71,7 @@ class Gate:
     def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         self.calls += 1
         self.batch_sizes.append(input_ids.shape[0])
+        self.padded.append(attention_mask is not None and not bool(attention_mask.all()))
         fail = self.calls == self.fail_at
         if not self._resume.is_set():
             self.entered.set()
@@ -113,12 +115,13 @@ def gate() -> Gate:
     return Gate(IntMixer())
 
 
-def test_concurrent_mixed_requests_match_decode_alone(gate: Gate) -> None:
+@pytest.mark.parametrize("exact", [True, False])
+def test_concurrent_mixed_requests_match_decode_alone(gate: Gate, exact: bool) -> None:
     """Invariant: a request's trace in the engine is the one decode() gives it alone."""
     jobs = [(prompt(length, salt), MIXED[(salt + t) % len(MIXED)])
             for t in range(4) for salt, length in enumerate((0, 3, 7, 12, 5, 1), start=6 * t)]
     futures: dict[int, Future[Trace]] = {}
-    with Engine(gate, max_batch=4, max_queue=len(jobs)) as engine:
+    with Engine(gate, max_batch=4, max_queue=len(jobs), exact=exact) as engine:
         gate.hold()
         blocker = engine.submit(prompt(4, 99), MIXED[0])
         assert gate.entered.wait(TIMEOUT)  # the worker is inside its first forward
@@ -143,7 +146,11 @@ def test_concurrent_mixed_requests_match_decode_alone(gate: Gate) -> None:
     assert stats["completed"] == len(jobs) + 1 and stats["failed"] == stats["cancelled"] == 0
     assert stats["steps_served"] == total_steps
     assert engine.forward_calls == gate.calls < total_steps  # forwards were shared
-    assert max(gate.batch_sizes) == 4  # never more than max_batch rows
+    assert max(gate.batch_sizes) <= 4  # never more than max_batch rows
+    if exact:  # one forward per canvas length: no row ever padded
+        assert not any(gate.padded) and max(gate.batch_sizes) > 1
+    else:  # one forward for all: rows of different lengths padded together
+        assert any(gate.padded) and max(gate.batch_sizes) == 4
 
 
 def test_stream_yields_each_record_then_the_trace(gate: Gate) -> None:
@@ -255,9 +262,9 @@ def test_invalid_request_fails_only_its_own_future(gate: Gate, bad_prompt, bad_c
     assert stats["failed"] == 1 and stats["completed"] == 1 and stats["queued"] == 0
 
 
-def test_worker_survives_model_exception(gate: Gate) -> None:
-    """The requests of the failing forward fail; later requests succeed and are still exact."""
-    with Engine(gate, max_batch=4) as engine:
+def test_a_failed_forward_is_retried_and_every_request_stays_exact(gate: Gate) -> None:
+    """A forward that fails once (no request to blame) is retried in halves: nobody fails."""
+    with Engine(gate, max_batch=4, exact=False) as engine:
         gate.hold()
         a = engine.submit(prompt(3, 0), MIXED[0])
         assert gate.entered.wait(TIMEOUT)  # forward 1 holds request a alone
@@ -265,14 +272,54 @@ def test_worker_survives_model_exception(gate: Gate) -> None:
         c = engine.submit(prompt(2, 2), MIXED[2])
         gate.fail_at = 2  # the forward in which b and c join a
         gate.resume()
-        for f in (a, b, c):
-            with pytest.raises(RuntimeError, match="injected model failure"):
-                f.result(TIMEOUT)
-        d = engine.submit(prompt(4, 3), MIXED[3]).result(TIMEOUT)
+        traces = [f.result(TIMEOUT) for f in (a, b, c)]
         stats = engine.stats()
-    assert gate.batch_sizes[:2] == [1, 3]
-    assert_same_trace(d, decode(IntMixer(), [prompt(4, 3)], MIXED[3])[0])
-    assert stats["failed"] == 3 and stats["completed"] == 1 and stats["active"] == 0
+    assert gate.batch_sizes[:4] == [1, 3, 1, 2]  # the failed forward, then its halves
+    for trace, (ids, config) in zip(traces, [(prompt(3, 0), MIXED[0]), (prompt(5, 1), MIXED[1]),
+                                             (prompt(2, 2), MIXED[2])]):
+        assert_same_trace(trace, decode(IntMixer(), [ids], config)[0])
+    assert stats["failed"] == 0 and stats["completed"] == 3 and stats["active"] == 0
+
+
+class Poisoned:
+    """A model that raises whenever one given prompt is in the batch (a request-specific failure)."""
+
+    def __init__(self, model: IntMixer, poison: list[int]) -> None:
+        self.model, self.poison = model, torch.tensor(poison)
+        self.mask_token_id, self.max_length, self.name = model.mask_token_id, model.max_length, model.name
+        self.calls = 0
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        self.calls += 1
+        P = len(self.poison)
+        if (input_ids[:, :P] == self.poison).all(-1).any():
+            raise IndexError("poisoned request in the batch")
+        return self.model(input_ids, attention_mask)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_request_that_breaks_the_forward_fails_alone(exact: bool) -> None:
+    """No valid request fails because of another: the culprit is isolated, the rest stay exact."""
+    bad = [9, 9, 9, 9, 9]
+    model = Poisoned(IntMixer(), bad)
+    # Three share the culprit's canvas length (so share its forward when exact), four do not.
+    jobs = [(prompt(5, salt), MIXED[1]) for salt in range(3)]
+    jobs += [(prompt(length, salt), MIXED[salt]) for salt, length in ((3, 3), (4, 7), (5, 2), (6, 5))]
+    with Engine(model, max_batch=8, exact=exact) as engine:
+        gate_model = engine.model
+        futures = [engine.submit(ids, config) for ids, config in jobs[:3]]
+        culprit = engine.submit(bad, MIXED[1])
+        futures += [engine.submit(ids, config) for ids, config in jobs[3:]]
+        with pytest.raises(IndexError, match="poisoned"):
+            culprit.result(TIMEOUT)
+        traces = [f.result(TIMEOUT) for f in futures]
+        after = engine.submit(prompt(4, 1), MIXED[0]).result(TIMEOUT)  # the next request succeeds too
+        stats = engine.stats()
+    assert gate_model is model
+    for trace, (ids, config) in zip(traces, jobs):
+        assert_same_trace(trace, decode(IntMixer(), [ids], config)[0])
+    assert_same_trace(after, decode(IntMixer(), [prompt(4, 1)], MIXED[0])[0])
+    assert stats["failed"] == 1 and stats["completed"] == len(jobs) + 1
 
 
 def test_failing_forward_leaves_batch_state_unchanged() -> None:

@@ -26,7 +26,9 @@ class Distribution:
 
     def __init__(self, logits: torch.Tensor, top: int = 2) -> None:
         self.logits = logits
-        self.top_n = max(2, top)
+        # At least two (margin needs the runner-up), at most the vocabulary: a model with fewer
+        # tokens than the candidates a trace records (a 4-token toy, say) keeps them all.
+        self.top_n = min(max(2, top), logits.shape[-1])
 
     @cached_property
     def logp(self) -> torch.Tensor:  # (..., V)

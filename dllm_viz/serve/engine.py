@@ -13,9 +13,22 @@ A request therefore joins at a step boundary and leaves the step its remaining m
 Because every request draws its noise from its own generator (see `decoder`), its trace is the
 one `decode(model, [prompt], config)` gives alone, whatever else shares the batch.
 
+Exact under load: floating-point kernels are not batch-invariant. Padding a row to a longer
+neighbour changes the order of the attention kernel's reductions (measured on CPU: 27 of 30 rows
+differed in the last bits of their logits), and with more than one intra-op thread the matrix
+products split their work by the batch's row count. A last-bit difference rarely matters, but when
+two positions tie in confidence or a uniform falls on a boundary it changes a token, and every
+later step with it. So by default (`exact=True`) the worker runs one forward per canvas length:
+no row is ever padded, and with one intra-op thread (the app's default) a request's trace is bit
+for bit the one `decode(model, [prompt], config)` gives it alone. `exact=False` pads every active
+request into one forward (fewer, larger forwards; last-bit differences allowed).
+
 Failure isolation: an invalid prompt or config fails only its own future (ValueError, nothing is
-queued); a full queue makes `submit` raise `QueueFull` at once; an exception in a step (the model's
-forward, say) fails the requests of that step and the worker goes on with the next ones.
+queued; prompt ids are checked against the model's vocabulary); a full queue makes `submit` raise
+`QueueFull` at once. A step that raises (the model's forward, say) changes nothing, so it is
+retried: the rows are split in halves, each stepped on its own, until the failure is pinned on
+single requests. Only those fail; every other request of the step goes on, still exact (the
+generators are restored to where they were before the failed try).
 """
 from __future__ import annotations
 
@@ -24,12 +37,13 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
 from dllm_viz.models.base import Denoiser, check_denoiser, model_max_length
 from dllm_viz.core.trace import StepRecord, Trace
@@ -112,6 +126,7 @@ class Engine:
         max_queue: the most requests waiting for a slot; beyond it `submit` raises `QueueFull`.
         max_length: longest prompt + gen_length; defaults to `model.max_length` (then required).
         record_candidates: top-N raw candidates kept per masked position in each record.
+        exact: one forward per canvas length, so that no row is padded (see the module docstring).
 
     The futures stay pending until the trace is ready, so `future.cancel()` works while a request
     runs as well as while it waits; `future.running()` is therefore always False.
@@ -126,7 +141,10 @@ class Engine:
         max_length: int | None = None,
         record_candidates: int = 5,
         device: torch.device | str | None = None,
+        exact: bool = True,
     ) -> None:
+        if not isinstance(exact, bool):
+            raise ValueError(f"exact={short(exact)} is invalid: expected True or False")
         for name, value in (("max_batch", max_batch), ("max_queue", max_queue)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}={value!r} is invalid: expected an integer >= 1")
@@ -142,6 +160,9 @@ class Engine:
             raise ValueError(f"max_length={max_length} is invalid: expected at most the model's max_length={limit}")
         self.model = model
         self.max_batch, self.max_queue, self.max_length = max_batch, max_queue, max_length
+        self.exact = exact
+        vocab = getattr(model, "vocab_size", None)  # ids at or above it fail inside the forward
+        self.vocab_size: int | None = vocab if isinstance(vocab, int) and not isinstance(vocab, bool) else None
         # The fixed per-request state buffers: allocated once here, reset by `add`, never regrown.
         self._batch = DecodeBatch(model, capacity=max_batch, max_length=max_length,
                                   record_candidates=record_candidates, device=device)
@@ -251,12 +272,16 @@ class Engine:
         if isinstance(config, Mapping):
             config = DecodeConfig.from_dict(dict(config))
         if not isinstance(config, DecodeConfig):
-            raise ValueError(f"config={config!r} is invalid: expected a DecodeConfig or a mapping of its fields")
+            raise ValueError(f"config={short(config)} is invalid: expected a DecodeConfig or a mapping of its fields")
         if not isinstance(prompt, (str, Sequence)) or isinstance(prompt, bytes):
-            raise ValueError(f"prompt={prompt!r} is invalid: expected a list of token ids or a string")
+            raise ValueError(f"prompt={short(prompt)} is invalid: expected a list of token ids or a string")
         if on_step is not None and not callable(on_step):
-            raise ValueError(f"on_step={on_step!r} is invalid: expected a callable or None")
+            raise ValueError(f"on_step={short(on_step)} is invalid: expected a callable or None")
         ids = encode_prompt(self.model, prompt)
+        if self.vocab_size is not None and ids and max(ids) >= self.vocab_size:
+            bad = next(i for i in ids if i >= self.vocab_size)
+            raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected token ids in [0, {self.vocab_size}), "
+                             "the model's vocabulary")
         total = len(ids) + config.gen_length
         if total > self.max_length:
             raise ValueError(
@@ -327,16 +352,62 @@ class Engine:
             self._leave(index)
 
     def _step(self) -> None:
-        if not self._batch.active():
-            return
+        """One step for every active request: one forward per canvas length (`exact`), else one."""
+        active = self._batch.active()
+        if not self.exact:
+            groups = [active] if active else []
+        else:
+            by_length: dict[int, list[int]] = {}
+            for index in active:
+                by_length.setdefault(self._batch.slots[index].length, []).append(index)
+            groups = list(by_length.values())
+        for group in groups:
+            self._step_rows(group)
+
+    def _step_rows(self, indices: list[int]) -> None:
+        """Step the requests in slots `indices`; on an exception, retry halves until it is pinned
+        on single requests, which fail alone (a failed try changes no state: see the docstring)."""
+        states = self._generator_states(indices)
         with self._cond:
             self._counts["forward_calls"] += 1
         try:
-            records = self._batch.step(self._shared)
-        except Exception as err:  # noqa: BLE001 - the step's requests fail, the engine goes on
-            for index in list(self._running):
-                self._leave(index, error=err)
+            with self._only(indices):
+                records = self._batch.step(self._shared)
+        except Exception as err:  # noqa: BLE001 - isolated below; the engine goes on
+            self._restore_generators(states)
+            if len(indices) == 1:
+                self._leave(indices[0], error=err)
+                return
+            half = len(indices) // 2
+            self._step_rows(indices[:half])
+            self._step_rows(indices[half:])
             return
+        self._deliver(records)
+
+    @contextmanager
+    def _only(self, indices: list[int]) -> Iterator[None]:
+        """Within the block, the batch sees only the slots `indices` (the others wait a step)."""
+        slots = self._batch.slots
+        keep = set(indices)
+        hidden = {i: slots.pop(i) for i in list(slots) if i not in keep}
+        try:
+            yield
+        finally:
+            slots.update(hidden)
+
+    def _generator_states(self, indices: list[int]) -> list[tuple[torch.Generator, torch.Tensor]]:
+        gens = [self._batch.slots[i].generator for i in indices]
+        if self._shared is not None:
+            gens.append(self._shared)
+        return [(g, g.get_state()) for g in gens]
+
+    @staticmethod
+    def _restore_generators(states: list[tuple[torch.Generator, torch.Tensor]]) -> None:
+        for gen, state in states:
+            gen.set_state(state)
+
+    def _deliver(self, records: dict[int, StepRecord]) -> None:
+        """Stream each new record to its request; resolve the requests that are done."""
         with self._cond:
             self._counts["steps_served"] += len(records)
         for index, record in records.items():

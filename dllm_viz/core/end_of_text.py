@@ -1,0 +1,66 @@
+"""The end-of-text early stop: finish a request once the rest of its current block is padding.
+
+Instruction-tuned LLaDA and Dream fill the unused tail of the canvas with their end-of-text token,
+and often confirm it first because it is their most confident prediction. A request whose config
+sets `early_stop` finishes in the step where every still-masked position of its current block
+predicts end-of-text (raw argmax) with raw probability >= `early_stop_threshold`: those positions
+and every later masked position are filled with end-of-text in that step. The forwards that would
+only have confirmed padding are saved; the text, which stops at the first end-of-text anyway, is
+the same as it would have been had the schedule confirmed those tokens one step at a time
+(given that every one of them would have been end-of-text).
+
+Pure, batched functions of the raw distribution, called from the step after the schedule chose.
+"""
+from __future__ import annotations
+
+import torch
+
+from dllm_viz.core.schedules import block_of
+from dllm_viz.core.scoring import Distribution
+
+
+def end_of_text_rows(
+    raw: Distribution,
+    masked: torch.Tensor,
+    block: torch.Tensor,
+    block_size: torch.Tensor,
+    *,
+    eos_token_id: int,
+    enabled: torch.Tensor,
+    threshold: torch.Tensor,
+) -> torch.Tensor:
+    """The rows that finish now, `(A,)` bool.
+
+    `raw (M, 1, V)` is the raw distribution at the masked positions of `masked (A, G)` (packed
+    row-major); `block (A,)` the block each row decodes this step, `block_size (A,)` its size;
+    `enabled (A,)` bool and `threshold (A,)` float come from each row's config.
+    """
+    A, G = masked.shape
+    p_eos = raw.logp[:, 0, eos_token_id].exp()  # (M,) raw probability of end-of-text
+    predicts = (raw.argmax[:, 0] == eos_token_id) & (p_eos >= threshold[masked.nonzero(as_tuple=True)[0]])  # (M,)
+    at = torch.zeros(A, G, dtype=torch.bool, device=masked.device).masked_scatter(masked, predicts)  # (A, G)
+    blocks = block_of(torch.arange(G, device=masked.device), block_size)  # (A, G)
+    current = masked & (blocks == block.unsqueeze(-1))  # (A, G) still masked in the current block
+    return enabled & current.any(-1) & (at | ~current).all(-1)
+
+
+def fill_end_of_text(
+    stop: torch.Tensor,
+    masked: torch.Tensor,
+    selected: torch.Tensor,
+    tokens: torch.Tensor,
+    count: torch.Tensor,
+    *,
+    eos_token_id: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """In the `stop (A,)` rows, every masked position is selected and gets end-of-text.
+
+    Returns new `(selected (A, G), tokens (A, G), count (A,))`; the other rows are unchanged and the
+    inputs are not modified.
+    """
+    fill = masked & stop.unsqueeze(-1)  # (A, G)
+    return (
+        selected | fill,
+        torch.where(fill, torch.full_like(tokens, eos_token_id), tokens),
+        torch.where(stop, masked.sum(-1), count),
+    )
