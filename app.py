@@ -9,17 +9,36 @@ own batch, since the GPU exists only inside those calls; elsewhere the wrapper i
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from dllm_viz.core.config import DecodeConfig
-from dllm_viz.core.decoder import decode
-from dllm_viz.serve.engine import Engine, QueueFull
-from dllm_viz.models import load_model
-from dllm_viz.core.decoder import Runner
-from dllm_viz.core.trace import StepRecord, Trace
-from dllm_viz.app.ui import build_demo, launch_options
+
+def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Nothing phones home. Set before gradio and huggingface_hub are imported (they read these then).
+
+    Gradio's analytics (a version check against its API and usage reports that made huggingface_hub
+    fetch a registry: one request to Gradio and three to the Hub at every start) are off whatever the
+    environment says, and so is the Hub's telemetry. The Hub itself is offline unless DLLM_VIZ_MODEL
+    names a Hub id, the one thing a user may ask this app to fetch.
+    """
+    environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    named = environ.get("DLLM_VIZ_MODEL")
+    if not named or Path(named).expanduser().exists():
+        environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+_offline_environment()
+
+from dllm_viz.core.config import DecodeConfig  # noqa: E402 - after the environment above
+from dllm_viz.core.decoder import decode  # noqa: E402
+from dllm_viz.serve.engine import Engine, QueueFull  # noqa: E402
+from dllm_viz.models import load_model  # noqa: E402
+from dllm_viz.core.decoder import Runner  # noqa: E402
+from dllm_viz.core.trace import StepRecord, Trace  # noqa: E402
+from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
+from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "assets" / "examples"
 MAX_BATCH = 16  # requests per forward pass in the shared engine
@@ -102,6 +121,7 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
         max_length=getattr(model, "max_length", None), concurrency_limit=MAX_BATCH if engine else 1,
     )
     demo.engine = engine  # kept alive with the demo; closed with the process
+    demo.analytics_enabled = False  # no launch report either, even when this module was imported late
     return demo
 
 
@@ -113,6 +133,7 @@ def main() -> None:
     demo.queue(default_concurrency_limit=MAX_BATCH).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        max_file_size=MAX_TRACE_BYTES,  # uploads are traces; a bigger file is refused before it is read
         **launch_options(),
     )
 
