@@ -196,15 +196,19 @@ def evaluate(
 
 
 def _load_corpus(data: Path, run: Path, vocab_size: int) -> tuple[EmbeddedTokenizer, torch.Tensor, torch.Tensor, float]:
-    """Tokenizer (trained on the training split once, then reused) and both token streams."""
-    train_text, heldout_text = (data / "train.txt").read_text(), (data / "heldout.txt").read_text()
-    tok_path = run / "tokenizer.json"
+    """Tokenizer (trained on the training split once, then reused) and both token streams.
+
+    ``train.txt`` is read only when the run has no tokenizer or token cache yet, so a run folder
+    tokenised elsewhere (``python -m dllm_viz.train tokenize``) needs only ``heldout.txt`` beside it.
+    """
+    heldout_text = (data / "heldout.txt").read_text()
+    tok_path, cache = run / "tokenizer.json", run / "tokens.pt"
+    train_text = None if tok_path.is_file() and cache.is_file() else (data / "train.txt").read_text()
     if tok_path.is_file():
         tokenizer = EmbeddedTokenizer.from_file(tok_path)
     else:
         tokenizer = EmbeddedTokenizer.train(train_text.split("\n"), vocab_size=vocab_size)
         tokenizer.save(tok_path)
-    cache = run / "tokens.pt"
     if cache.is_file():
         streams = torch.load(cache)
     else:
@@ -261,11 +265,14 @@ def _save_checkpoint(path: Path, **state: object) -> None:
 
 def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_from: Path | None = None,
         threads: int | None = None, device: str = "cpu", time_limit_min: float | None = None,
-        progress: bool = True) -> dict[str, float]:
+        progress: bool = True, compile: bool | str = False) -> dict[str, float]:
     """Train into ``run/`` (tokenizer.json, tokens.pt, ckpt.pt, log.jsonl). Returns the last eval.
 
     ``init_from``: a checkpoint of an earlier run whose weights (only) start this one, for a second
     phase with its own optimiser and schedule; its tokenizer is reused.
+    ``compile``: ``torch.compile`` the model body for the training steps (True: inductor; a string
+    names another backend, e.g. "eager" in tests). Window lengths vary (``short_fraction``), so it
+    is compiled with dynamic shapes; checkpoints and evaluation use the plain module.
     """
     if threads is not None:
         torch.set_num_threads(threads)
@@ -303,6 +310,11 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         model.load_state_dict(weights)
         print(f"initialised from {init_from} (step {init['step']})", flush=True)
     (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    features = model.features
+    if compile:
+        features = torch.compile(model.features, dynamic=True, backend="inductor" if compile is True else compile)
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True  # fp32 leftovers (norms, loss) on tensor cores
     model.train()
     print(f"model: {model.num_parameters() / 1e6:.2f}M parameters; train {train_tokens.numel()} tokens, "
           f"held-out {heldout_tokens.numel()} tokens ({cpt:.2f} chars/token); starting at step {step}", flush=True)
@@ -323,7 +335,7 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
             group["lr"] = lr_at(step, cfg)
         x, masked, t = x.to(dev), masked.to(dev), t.to(dev)
         with _autocast(cfg.bf16, dev):
-            h = model.features(noisy.to(dev))[masked]  # (M, D): only masked rows are scored
+            h = features(noisy.to(dev))[masked]  # (M, D): only masked rows are scored
             logits = model.head(h)  # (M, V)
         weight = (1.0 / t)[:, None].expand_as(x)[masked]  # (M,)
         ce = F.cross_entropy(logits.float(), x[masked], reduction="none")  # (M,)
@@ -385,24 +397,37 @@ def main(argv: list[str] | None = None) -> None:
     p_fit.add_argument("--device", default="cpu")
     p_fit.add_argument("--time-limit", type=float, default=None, help="stop (and checkpoint) after N minutes")
     p_fit.add_argument("--no-progress", action="store_true")
+    p_fit.add_argument("--compile", nargs="?", const=True, default=False,
+                       help="torch.compile the model body (optionally name a backend: --compile eager)")
     for name, default in asdict(TrainConfig()).items():
         flag = "--" + name.replace("_", "-")
-        if isinstance(default, bool):
-            p_fit.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=default)
+        if isinstance(default, bool):  # "--bf16" alone means true; "--bf16 false" still works
+            p_fit.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), nargs="?", const=True,
+                               default=default)
         else:
             p_fit.add_argument(flag, type=type(default), default=default)
+    p_tok = sub.add_parser("tokenize", help="train the tokenizer and cache both token streams in a run folder")
+    p_tok.add_argument("--data", type=Path, required=True, help="folder with train.txt and heldout.txt")
+    p_tok.add_argument("--out", type=Path, required=True, help="run folder (tokenizer.json, tokens.pt)")
+    p_tok.add_argument("--vocab-size", type=int, default=TrainConfig().vocab_size)
     p_exp = sub.add_parser("export", help="write assets (safetensors fp16, config, tokenizer)")
     p_exp.add_argument("--run", type=Path, required=True)
     p_exp.add_argument("--out", type=Path, required=True)
     p_exp.add_argument("--name", default=None, help="model name written to config.json")
     args = parser.parse_args(argv)
+    if args.command == "tokenize":
+        args.out.mkdir(parents=True, exist_ok=True)
+        tokenizer, train_tokens, heldout_tokens, cpt = _load_corpus(args.data, args.out, args.vocab_size)
+        print(json.dumps({"vocab_size": tokenizer.vocab_size, "train_tokens": train_tokens.numel(),
+                          "heldout_tokens": heldout_tokens.numel(), "heldout_chars_per_token": round(cpt, 3)}))
+        return
     if args.command == "export":
         print(export(args.run, args.out, name=args.name))
         return
     cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(TrainConfig())})
     fit(cfg, data=args.data, run=args.out, resume=args.resume, init_from=args.init_from, threads=args.threads,
         device=args.device,
-        time_limit_min=args.time_limit, progress=not args.no_progress)
+        time_limit_min=args.time_limit, progress=not args.no_progress, compile=args.compile)
 
 
 if __name__ == "__main__":

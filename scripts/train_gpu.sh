@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Train the embedded model on one CUDA GPU in under 10 minutes and export it to OUT.
+#
+#   bash scripts/train_gpu.sh DATA OUT [extra `python -m dllm_viz.train fit` flags ...]
+#
+# DATA: a folder with heldout.txt and either train.txt or nothing else when OUT/run already holds
+#       tokenizer.json + tokens.pt (`python -m dllm_viz.train tokenize --data DATA --out OUT/run
+#       --vocab-size 12288` on a CPU first: then only OUT/run travels, not the 32 MB of text).
+# OUT:  receives run/ (checkpoint, log.jsonl, tokens) and the exported weights (model.safetensors,
+#       config.json, tokenizer.json), the folder bench/model_quality.py --path reads.
+# Environment: DEVICE (default cuda), COMPILE (default true: inductor; "eager" or "false" in tests),
+#              MINUTES (default 8: a time limit that still checkpoints and exports).
+# Flags after OUT override the recipe below (argparse keeps the last value of a repeated flag).
+#
+# The recipe: bf16 autocast, a compiled model body, packed windows (one token stream, no padding,
+# only masked positions scored), 20M parameters (d_model 384, 8 layers), 12288-piece BPE.
+set -euo pipefail
+if [ $# -lt 2 ]; then
+    echo "usage: bash scripts/train_gpu.sh DATA OUT [fit flags ...]" >&2
+    exit 2
+fi
+DATA=$1
+OUT=$2
+shift 2
+DEVICE=${DEVICE:-cuda}
+COMPILE=${COMPILE:-true}
+MINUTES=${MINUTES:-8}
+cd "$(dirname "$0")/.."
+compile_flag=()
+case "$COMPILE" in
+    true) compile_flag=(--compile) ;;
+    false) ;;
+    *) compile_flag=(--compile "$COMPILE") ;;
+esac
+python -m dllm_viz.train fit --data "$DATA" --out "$OUT/run" --device "$DEVICE" "${compile_flag[@]}" --bf16 \
+    --vocab-size 12288 --d-model 384 --n-layers 8 --n-heads 6 --d-ff 1024 --max-length 256 \
+    --batch-size 128 --steps 6000 --warmup 300 --lr 1.5e-3 --min-lr-ratio 0.05 --prompt-fraction 0.5 \
+    --eval-every 1000 --eval-windows 48 --ckpt-every 1000 --time-limit "$MINUTES" --no-progress --resume "$@"
+python -m dllm_viz.train export --run "$OUT/run" --out "$OUT"
