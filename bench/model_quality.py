@@ -11,10 +11,22 @@ Figures per preset (64 generated tokens, our own prompts, several seeds):
 - logp: mean log-probability of the drawn tokens (from the trace), nfe: forward passes.
 The same figures for held-out Austen passages of the same length are printed as a reference
 when --heldout is given. The issue's floor: balanced dict% >= 90 and rep3 < 15.
+
+Baseline figures for the next model (issue 12), each optional:
+- --judge DATA/judge.txt: fluency = perplexity of the generated words under a word trigram
+  Kneser-Ney model built from text no model trains on (``bench/ngram.py``), divided by the same
+  for held-out Austen passages of the same token length (needs --heldout); 1.0 reads like Austen
+  to the judge, higher is worse. Copying training text gains nothing: the judge never saw it.
+- --loops: share of greedy (temperature 0) outputs, per preset schedule, with a repeated word 4-gram.
+- --bpc: held-out bits/char (the ELBO bound of ``dllm_viz.train.evaluate``: 48 windows of 256
+  tokens, 8 noise levels; needs --heldout).
+- --json PATH: every figure and the samples, for the model card and later comparisons.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import re
 import statistics
 import subprocess
@@ -25,6 +37,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ngram import KneserNeyTrigram, has_repeated_ngram, word_tokens  # noqa: E402
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.core.config import PRESETS
@@ -87,13 +102,41 @@ def run_preset(model, name: str, gen_length: int, seeds: int, dictionary: set[st
     return figures, texts
 
 
-def heldout_reference(model, path: Path, gen_length: int, count: int, dictionary: set[str]) -> dict:
+def heldout_reference(model, path: Path, gen_length: int, count: int, dictionary: set[str]) -> tuple[dict, list[str]]:
     ids = model.tokenizer.encode(path.read_text())
     starts = torch.linspace(0, len(ids) - gen_length - 1, count).long().tolist()
     texts = [model.tokenizer.decode(ids[s : s + gen_length]) for s in starts]
     figures = text_figures(texts, dictionary)
     figures["rep3t%"] = 100 * statistics.mean(repeat_share(ids[s : s + gen_length]) for s in starts)
-    return figures
+    return figures, texts
+
+
+def build_judge(path: Path) -> KneserNeyTrigram:
+    """The fluency judge: a word trigram KN model of ``path`` (one paragraph per line)."""
+    return KneserNeyTrigram().fit(word_tokens(line) for line in path.read_text().split("\n") if line.strip())
+
+
+def judge_perplexity(judge: KneserNeyTrigram, texts: list[str]) -> float:
+    return judge.perplexity(word_tokens(t) for t in texts)
+
+
+def greedy_loops(model, name: str, gen_length: int) -> tuple[float, list[str]]:
+    """Share of temperature-0 outputs (one per prompt, the preset's schedule) with a repeated word 4-gram."""
+    configs = DecodeConfig.preset(name, gen_length, temperature=0.0)
+    with torch.inference_mode():
+        traces = decode(model, list(PROMPTS), configs, record_candidates=0)
+    texts = [t.text or "" for t in traces]
+    return statistics.mean(has_repeated_ngram([w.lower() for w in words_of(t)], 4) for t in texts), texts
+
+
+def heldout_bits_per_char(model, path: Path, *, bf16: bool) -> dict[str, float]:
+    """ELBO bits/char on the held-out text, as ``dllm_viz.train`` evaluates it (48 windows, 8 noise levels)."""
+    from dllm_viz.train.train import TrainConfig, evaluate
+
+    text = path.read_text()
+    tokens = torch.tensor(model.tokenizer.encode(text), dtype=torch.int32)
+    cfg = TrainConfig(vocab_size=model.vocab_size, max_length=model.max_length, eval_windows=48, bf16=bf16)
+    return evaluate(model, tokens, len(text) / tokens.numel(), cfg)
 
 
 def speed(model, path: str | None, threads: int) -> None:
@@ -131,24 +174,69 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1, help="sample texts printed per preset")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--judge", type=Path, default=None, help="judge text (prepare_data's judge.txt): fluency")
+    parser.add_argument("--loops", action="store_true", help="share of greedy outputs with a repeated 4-gram")
+    parser.add_argument("--bpc", action="store_true", help="held-out bits/char (needs --heldout)")
+    parser.add_argument("--bpc-bf16", action="store_true", help="evaluate bits/char under bf16 autocast")
+    parser.add_argument("--json", type=Path, default=None, help="write every figure and sample here")
     args = parser.parse_args()
+    if (args.judge is not None or args.bpc) and args.heldout is None:
+        parser.error("--judge and --bpc need --heldout (the held-out Austen text)")
     torch.set_num_threads(args.threads)
     model = load_embedded(device="cpu", path=args.path)
     dictionary = load_dictionary()
     print(f"model {model.name}: {model.num_parameters() / 1e6:.2f}M parameters; {len(PROMPTS)} prompts x "
           f"{args.seeds} seeds, {args.gen_length} tokens")
+    judge = build_judge(args.judge) if args.judge is not None else None
+    ref, ref_texts = (None, [])
+    if args.heldout is not None:
+        ref, ref_texts = heldout_reference(model, args.heldout, args.gen_length, len(PROMPTS) * args.seeds, dictionary)
+        if judge is not None:
+            ref["judge_ppl"] = judge_perplexity(judge, ref_texts)
+            ref["fluency"] = 1.0
+            # the scale's other end: the same held-out words, shuffled within each passage (word salad)
+            gen = torch.Generator().manual_seed(0)
+            salad = [[ws[i] for i in torch.randperm(len(ws), generator=gen).tolist()]
+                     for ws in (word_tokens(t) for t in ref_texts)]
+            ref["fluency_shuffled"] = judge.perplexity(salad) / ref["judge_ppl"]
     header = f"{'preset':10} {'dict%':>6} {'rep3w%':>7} {'rep3t%':>7} {'logp':>7} {'nfe':>5} {'words':>6}"
+    header += f" {'judge ppl':>9} {'fluency':>7}" if judge else ""
+    header += f" {'T=0 loops':>9}" if args.loops else ""
     print(header)
-    samples = {}
+    samples, figures, greedy = {}, {}, {}
     for name in args.presets:
         fig, texts = run_preset(model, name, args.gen_length, args.seeds, dictionary)
         samples[name] = texts
-        print(f"{name:10} {fig['dict%']:6.1f} {fig['rep3w%']:7.1f} {fig['rep3t%']:7.1f} {fig['logp']:7.2f} "
-              f"{fig['nfe']:5.1f} {fig['words']:6d}")
-    if args.heldout is not None:
-        ref = heldout_reference(model, args.heldout, args.gen_length, len(PROMPTS) * args.seeds, dictionary)
-        print(f"{'heldout':10} {ref['dict%']:6.1f} {ref['rep3w%']:7.1f} {ref['rep3t%']:7.1f} {'':>7} {'':>5} "
-              f"{ref['words']:6d}")
+        line = (f"{name:10} {fig['dict%']:6.1f} {fig['rep3w%']:7.1f} {fig['rep3t%']:7.1f} {fig['logp']:7.2f} "
+                f"{fig['nfe']:5.1f} {fig['words']:6d}")
+        if judge is not None:
+            fig["judge_ppl"] = judge_perplexity(judge, texts)
+            fig["fluency"] = fig["judge_ppl"] / ref["judge_ppl"]
+            line += f" {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f}"
+        if args.loops:
+            fig["greedy_loop_share"], greedy[name] = greedy_loops(model, name, args.gen_length)
+            line += f" {fig['greedy_loop_share']:9.2f}"
+        figures[name] = fig
+        print(line)
+    if ref is not None:
+        line = (f"{'heldout':10} {ref['dict%']:6.1f} {ref['rep3w%']:7.1f} {ref['rep3t%']:7.1f} {'':>7} {'':>5} "
+                f"{ref['words']:6d}")
+        line += f" {ref['judge_ppl']:9.1f} {ref['fluency']:7.2f}" if judge else ""
+        print(line)
+        if judge is not None:
+            print(f"{'shuffled':10} (held-out words shuffled within each passage) fluency {ref['fluency_shuffled']:.2f}")
+    bpc = None
+    if args.bpc:
+        bpc = heldout_bits_per_char(model, args.heldout, bf16=args.bpc_bf16)
+        print(f"held-out ELBO: {bpc['bits_per_char']:.3f} bits/char, {bpc['bits_per_token']:.2f} bits/token "
+              f"({'bf16 autocast' if args.bpc_bf16 else 'fp32'}); "
+              + ", ".join(f"{k} {100 * v:.1f}%" for k, v in bpc.items() if k.startswith("acc")))
+    if args.json is not None:
+        record = {"model": model.name, "path": args.path, "parameters": model.num_parameters(),
+                  "gen_length": args.gen_length, "seeds": args.seeds, "prompts": list(PROMPTS), "presets": figures,
+                  "heldout": ref, "heldout_bits": bpc, "samples": samples, "greedy_samples": greedy}
+        args.json.write_text(json.dumps(record, indent=2, default=lambda x: None if isinstance(x, float) and
+                                        math.isnan(x) else x))
     for name, texts in samples.items():
         for i in range(min(args.samples, len(texts))):
             prompt = PROMPTS[i]
