@@ -57,6 +57,15 @@ def _figure(data: list[dict[str, Any]], title: str, height: int, **layout: Any) 
     return go.Figure({"data": data, "layout": {**base, **layout}}, _validate=False)
 
 
+LABEL_CHARS = 24  # a token's text in a hover label, clipped: the figures repeat it in every cell
+
+
+def _piece(trace: Trace, token_id: int) -> str:
+    """`piece`, clipped to LABEL_CHARS: never a whole long token text copied per cell."""
+    text = piece(trace, token_id)
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+
+
 def _axis(title: str, **extra: Any) -> dict[str, Any]:
     return {"title": {"text": title}, **extra}
 
@@ -86,7 +95,7 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en") -> go.Figure:
     G, n = trace.config.gen_length, len(trace.steps)
     hover = [
         [
-            f"{c:.3f} · argmax {piece(trace, a)!r} (raw {r:.3f})" if a >= 0 and not math.isnan(c) else ""
+            f"{c:.3f} · argmax {_piece(trace, a)!r} (raw {r:.3f})" if a >= 0 and not math.isnan(c) else ""
             for c, r, a in zip(rec.confidence, rec.raw, rec.argmax)
         ]
         for rec in trace.steps
@@ -105,7 +114,7 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en") -> go.Figure:
         for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
             xs.append(pos)
             ys.append(rec.step + 1)
-            labels.append(f"{piece(trace, tok)!r} · raw p {math.exp(lp):.3f}")
+            labels.append(f"{_piece(trace, tok)!r} · raw p {math.exp(lp):.3f}")
     boxes = {
         "type": "scatter", "mode": "markers", "x": xs, "y": ys, "customdata": labels,
         "name": t("confirmed_marker", lang), "showlegend": False,
@@ -137,7 +146,7 @@ def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go
         if conf is None:
             continue
         r, c = divmod(pos, width)
-        tok = piece(trace, conf.token)
+        tok = _piece(trace, conf.token)
         z[r][c] = conf.step + 1
         text[r][c] = tok if len(tok) <= 6 else tok[:5] + "…"
         hover[r][c] = (f"{t('axis_position', lang)} {pos} · {t('axis_step', lang)} {conf.step + 1}"
@@ -175,7 +184,7 @@ def steps_plot(trace: Trace, *, lang: str = "en") -> go.Figure:
             xs.append(rec.step + 1)
             conf.append(rec.confidence[pos])
             rawp.append(math.exp(lp))
-            labels.append(f"{t('axis_position', lang)} {pos} · {piece(trace, tok)!r}")
+            labels.append(f"{t('axis_position', lang)} {pos} · {_piece(trace, tok)!r}")
         means.append(sum(vals) / len(vals) if vals else None)
     # The lower panel uses the heatmap's logit scale; hover shows the real values.
     conf_hover = [f"{lab}<br>{t('schedule_conf', lang)} {c:.3f}" for lab, c in zip(labels, conf)]
@@ -220,7 +229,7 @@ def compare_orders(a: Trace, b: Trace, *, lang: str = "en") -> go.Figure:
     where = f"{t('axis_position', lang)} %{{x}} · {t('axis_step', lang)} %{{y}} · %{{customdata}}"
     data = [
         {"type": "scatter", "mode": "markers", "x": list(range(G)), "y": [o + 1 for o in trace.order],
-         "name": t(side, lang), "customdata": [piece(trace, i) for i in trace.token_ids],
+         "name": t(side, lang), "customdata": [_piece(trace, i) for i in trace.token_ids],
          "marker": {"color": PALETTE[side], "symbol": symbol, "size": 8, "opacity": 0.85},
          "hovertemplate": where + "<extra>%{fullData.name}</extra>"}
         for side, trace, symbol in (("side_a", a, "circle"), ("side_b", b, "x"))

@@ -16,6 +16,10 @@ class EmbeddedTokenizer:
     """``encode(text) -> list[int]`` / ``decode(ids) -> str`` over a ``tokenizers.Tokenizer``."""
 
     def __init__(self, tokenizer: Tokenizer) -> None:
+        # Typed text is text: "<pad>" or "<eos>" in a prompt is spelled out in ordinary pieces,
+        # never turned into the special id (which the model was never trained to read mid-text).
+        # The special ids still come from the names below and decode back to their names.
+        tokenizer.encode_special_tokens = True
         self._tok = tokenizer
         ids = {name: tokenizer.token_to_id(name) for name in SPECIAL_TOKENS}
         missing = [name for name, i in ids.items() if i is None]
@@ -60,6 +64,7 @@ class EmbeddedTokenizer:
         self._tok.save(str(path))
 
     def encode(self, text: str) -> list[int]:
+        """Ids of `text`; special-token names in it are encoded as the characters they are."""
         return self._tok.encode(text).ids
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:

@@ -1,0 +1,55 @@
+"""Checker marks and run facts for world traces (pure functions of a Trace, no model)."""
+from __future__ import annotations
+
+from dllm_viz import DecodeConfig, Trace
+from dllm_viz.app.world_view import facts_line, generated_marks, inspector_lines, verdict
+
+GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog, so he has 4 pets in San Diego."
+BAD = "Tom Lopez of San Diego has 3 cats and 1 dog, so she has 4 pets in San Diego."
+
+
+def _pieces(text: str) -> list[str]:
+    words = text.replace(",", " ,").replace(".", " .").split(" ")
+    return [words[0]] + [w if w in ",." else " " + w for w in words[1:]]
+
+
+def make_trace(text: str, *, prompt_words: int = 3, model: str = "world-mdlm") -> Trace:
+    pieces = _pieces(text)
+    vocab = {i + 10: p for i, p in enumerate(pieces)}
+    ids = list(vocab)
+    gen = ids[prompt_words:]
+    return Trace(prompt_ids=ids[:prompt_words], token_ids=gen, order=list(range(len(gen))), steps=[],
+                 config=DecodeConfig(gen_length=len(gen)), model=model, vocab=vocab,
+                 text="".join(pieces[prompt_words:]), prompt_text="".join(pieces[:prompt_words]))
+
+
+def test_valid_trace_has_no_marks_and_a_full_count():
+    tr = make_trace(GOOD)
+    assert verdict(tr).ok
+    assert all(not m for m in generated_marks(tr))
+    assert facts_line(tr) == "valid sentences: 1/1"
+
+
+def test_wrong_pronoun_is_marked_on_its_token_with_the_rule_named():
+    tr = make_trace(BAD)
+    marks = generated_marks(tr)
+    flagged = [i for i, m in enumerate(marks) if m]
+    assert [tr.token_text(tr.token_ids[i]) for i in flagged] == [" she"]
+    assert marks[flagged[0]][0].rule == "agreement"
+    assert "agreement" in inspector_lines(tr, flagged[0])
+    assert inspector_lines(tr, 0) == ""
+    assert facts_line(tr) == "valid sentences: 0/1"
+
+
+def test_at_an_early_step_only_the_confirmed_prefix_is_judged():
+    tr = make_trace(BAD)
+    she = [tr.token_text(i) for i in tr.token_ids].index(" she")
+    assert not any(generated_marks(tr, step=she - 1))  # "she" not confirmed yet: nothing wrong so far
+    assert generated_marks(tr, step=she)[she]
+
+
+def test_other_models_get_no_marks_and_no_fact():
+    tr = make_trace(BAD, model="austen-mdlm")
+    assert verdict(tr) is None and facts_line(tr) is None and inspector_lines(tr, 0) == ""
+    assert all(not m for m in generated_marks(tr))
+    assert facts_line(None) is None
