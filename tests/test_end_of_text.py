@@ -1,12 +1,17 @@
-"""The end-of-text early stop's two pure functions, on hand-made distributions."""
+"""End of text: the early stop's pure functions on hand-made distributions, then the text cut and the early
+stop end to end on LLaDA and Dream stand-in checkpoints whose logits favour end-of-text in the tail."""
 from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
+from dllm_viz import DecodeConfig, Engine, Trace, decode, load_model
 from dllm_viz.core.end_of_text import end_of_text_rows, fill_end_of_text
 from dllm_viz.core.scoring import Distribution
+from tests.checkpoints import save_dream, save_llada
+from tests.tiny import TinyDenoiser
 
 EOS, V = 3, 5
 
@@ -88,3 +93,89 @@ def test_fill_selects_every_masked_position_of_stopping_rows_only() -> None:
     assert new_count.tolist() == [3, 1]
     for old, now in zip(before, (selected, tokens, count)):
         assert torch.equal(old, now)  # inputs untouched
+
+
+# --- on the LLaDA and Dream stand-in checkpoints, whose logits favour end-of-text in the tail ---------------
+
+PROMPT, GEN, TAIL = "the cat sat", 12, 5  # generated positions >= TAIL favour end-of-text
+
+
+@pytest.fixture(scope="module", params=["llada", "dream"])
+def tail_model(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(request.param)
+    prompt_len = 3  # "the cat sat": the stand-ins' tokenizer adds no BOS
+    if request.param == "llada":
+        save_llada(folder, eos_token="<|eot_id|>", tail_from=prompt_len + TAIL, tail_scale=8.0)
+    else:  # Dream's output i predicts token i + 1: its bias starts one output earlier
+        save_dream(folder, 0.0, eos_token="<|endoftext|>", tail_from=prompt_len + TAIL - 1, tail_scale=8.0)
+    model = load_model(folder, device="cpu", trust_remote_code=True)
+    assert len(model.tokenizer.encode(PROMPT)) == prompt_len and model.eos_token_id is not None
+    return model
+
+
+def config(**changes) -> DecodeConfig:
+    fields = dict(gen_length=GEN, block_length=6, schedule="fixed_steps", steps=GEN, temperature=0.0)
+    return DecodeConfig(**{**fields, **changes})
+
+
+def test_text_stops_at_the_first_end_of_text(tail_model) -> None:
+    eos = tail_model.eos_token_id
+    trace = decode(tail_model, [PROMPT], config())[0]
+    assert trace.token_ids[TAIL:] == [eos] * (GEN - TAIL) and eos not in trace.token_ids[:TAIL]
+    assert trace.text_end == TAIL and trace.early_stop_step is None and trace.nfe == GEN  # off by default
+    assert trace.text == tail_model.tokenizer.decode(trace.token_ids[:TAIL])
+    assert tail_model.tokenizer.decode([eos]) not in trace.text
+    assert Trace.from_json(trace.to_json()).text_end == TAIL
+
+
+def test_early_stop_fills_the_tail_and_saves_forwards(tail_model) -> None:
+    eos = tail_model.eos_token_id
+    plain = decode(tail_model, [PROMPT], config())[0]
+    stopped = decode(tail_model, [PROMPT], config(early_stop=True))[0]
+    # The same text and tokens, fewer forwards: the padding was confirmed in one step.
+    assert stopped.token_ids == plain.token_ids and stopped.text == plain.text
+    assert stopped.early_stop_step == stopped.nfe - 1 and stopped.nfe < plain.nfe == GEN
+    assert stopped.nfe_saved == GEN - stopped.nfe == stopped.metrics["nfe_saved"] > 0
+    last = stopped.steps[-1]
+    assert last.k == len(last.selected) > 1 and set(last.tokens) == {eos}
+    assert all(o >= 0 for o in stopped.order)  # nothing left masked
+    # Every confirmation before the stop is the schedule's own: one position a step.
+    assert [rec.k for rec in stopped.steps[:-1]] == [1] * (stopped.nfe - 1)
+
+
+def test_early_stop_never_fills_a_position_that_predicts_text(tail_model) -> None:
+    # One block: the confident end-of-text tail is confirmed first and the text positions last, so
+    # there is never a step whose remaining masks all predict end-of-text; the stop does not fire.
+    plain = decode(tail_model, [PROMPT], config(block_length=None))[0]
+    stopped = decode(tail_model, [PROMPT], config(block_length=None, early_stop=True))[0]
+    assert max(plain.order[TAIL:]) < max(plain.order[:TAIL])  # the tail was done before the text
+    assert stopped.early_stop_step is None and stopped.token_ids == plain.token_ids
+    assert stopped.nfe == plain.nfe == GEN and stopped.steps[-1].tokens[0] != tail_model.eos_token_id
+
+
+def test_early_stop_threshold_is_the_raw_probability(tail_model) -> None:
+    # The tail's end-of-text probability is about 0.99 (logit bias 8 over ~20 tokens): 0.999 never fires.
+    strict = decode(tail_model, [PROMPT], config(early_stop=True, early_stop_threshold=0.999))[0]
+    assert strict.early_stop_step is None and strict.nfe == GEN and "nfe_saved" not in strict.metrics
+    loose = decode(tail_model, [PROMPT], config(early_stop=True, early_stop_threshold=0.9))[0]
+    assert loose.early_stop_step is not None
+
+
+def test_early_stop_in_the_engine_matches_decode_alone(tail_model) -> None:
+    on, off = config(early_stop=True, seed=1), config(seed=2, temperature=1.0)
+    alone_on, alone_off = decode(tail_model, [PROMPT], on)[0], decode(tail_model, ["a dog ran"], off)[0]
+    with Engine(tail_model, max_batch=2, max_queue=4) as engine:
+        futures = [engine.submit(PROMPT, on), engine.submit("a dog ran", off)]
+        together_on, together_off = (f.result() for f in futures)
+    assert (together_on.token_ids, together_on.order, together_on.nfe) == (alone_on.token_ids, alone_on.order,
+                                                                             alone_on.nfe)
+    assert together_on.early_stop_step == alone_on.early_stop_step is not None
+    assert (together_off.token_ids, together_off.nfe, together_off.early_stop_step) == (
+        alone_off.token_ids, alone_off.nfe, None)
+
+
+def test_early_stop_needs_an_end_of_text_token() -> None:
+    model = TinyDenoiser()  # no eos_token_id
+    with pytest.raises(ValueError, match="early_stop=True is invalid .* no end-of-text token"):
+        decode(model, [[1, 2]], DecodeConfig(gen_length=4, early_stop=True))
+    assert decode(model, [[1, 2]], DecodeConfig(gen_length=4))[0].text_end is None

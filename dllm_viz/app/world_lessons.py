@@ -4,8 +4,8 @@ Each study decodes every (prompt, seed) under each of its variants in ONE batche
 (the threshold study needs two: the threshold run fixes the step budget the top-k run must match)
 and scores every trace with the world checker. Rates come with 95% Wilson intervals.
 
-    python -m dllm_viz.app.world_lessons            # writes assets/world/lessons.json, prints the table
-    python -m dllm_viz.lessons                      # the Austen lessons, then these
+    python -m dllm_viz.app.world_lessons            # writes assets/world/lessons.json, prints the tables
+    python -m dllm_viz.app.lessons                  # the Austen lessons, then these (with the A/B pairs)
 
 Studies (variant labels are what the UI and README show):
 - polluted: raw vs tempered ("polluted") confidence at T = 1.0, 1.5, 2.0;
@@ -103,7 +103,10 @@ def matching_topk(steps: float) -> int:
 
 
 def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequence[int] = range(16),
-                log: Callable[[str], None] = print) -> dict[str, Any]:
+                log: Callable[[str], None] = print,
+                pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Every study, then every Compare-tab pair in ``pairs`` (key -> (title, A overrides, B overrides)
+    over the balanced preset, as in `app.lessons.LESSONS`), each pair as one batched decode."""
     results: dict[str, Any] = {}
     for study in STUDIES.values():
         results[study.key] = {"title": study.title, "claim": study.claim,
@@ -115,7 +118,13 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
     topk = _run_variants(run, {f"top-k decay, k0={k}": _balanced(top_k=k)}, prompts, seeds)
     results["threshold"] = {"title": THRESHOLD.title, "claim": THRESHOLD.claim, "variants": {**thr, **topk}}
     log(table(results["threshold"]))
-    return {"model": "world", "gen_length": GEN_LENGTH, "prompts": list(prompts), "seeds": len(seeds),
+    measured_pairs: dict[str, Any] = {}
+    for key, (title, a, b) in (pairs or {}).items():
+        variants = {"A": _balanced(**a), "B": _balanced(**b)}
+        measured_pairs[key] = {"title": title, "claim": "A vs B as in the Compare tab",
+                               "variants": _run_variants(run, variants, prompts, seeds)}
+        log(table(measured_pairs[key]))
+    return {"pairs": measured_pairs, "model": "world", "gen_length": GEN_LENGTH, "prompts": list(prompts), "seeds": len(seeds),
             "studies": results}
 
 
@@ -136,25 +145,38 @@ def load_world_measured(path: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:
     return json.loads(path.read_text())["studies"]
 
 
+def load_world_pairs(path: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:
+    """Compare-tab pairs measured on the world model, by lesson key; empty when absent."""
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text()).get("pairs", {})
+
+
+def measure_and_write(*, seeds: int = 16, out: Path = WORLD_MEASURED_PATH, model_path: str = "world",
+                      pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] | None = None) -> dict[str, Any]:
+    from dllm_viz.core.decoder import decode
+    from dllm_viz.models import load_model
+
+    model = load_model(model_path, device="cpu")
+
+    def run(prompts, configs, *, on_step=None, record_candidates=0):
+        return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
+
+    data = measure_all(run, seeds=range(seeds), pairs=pairs)
+    data["model"] = getattr(model, "name", "world")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {out}")
+    return data
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Measure the lessons as correctness rates on the world model.")
     parser.add_argument("--seeds", type=int, default=16)
     parser.add_argument("--out", type=Path, default=WORLD_MEASURED_PATH)
     parser.add_argument("--model", default="world", help="'world' (assets/world) or an exported run folder")
     args = parser.parse_args(argv)
-    from dllm_viz.core.decoder import decode
-    from dllm_viz.models import load_model
-
-    model = load_model(args.model)
-
-    def run(prompts, configs, *, on_step=None, record_candidates=0):
-        return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
-
-    data = measure_all(run, seeds=range(args.seeds))
-    data["model"] = getattr(model, "name", "world")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    measure_and_write(seeds=args.seeds, out=args.out, model_path=args.model)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.schedules import planned_steps, temperature_at
 from dllm_viz.core.step import StepParams, StepResult, StepState, denoise_step, unpack
-from dllm_viz.core.trace import StepRecord, Trace, quantize
+from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
 from dllm_viz.models.base import Denoiser, check_denoiser, model_device, model_max_length, model_name
 
 
@@ -60,6 +60,7 @@ class Slot:
     remaining: int = 0
     start: float = field(default_factory=time.perf_counter)
     records: list[StepRecord] = field(default_factory=list)
+    early_stop_step: int | None = None  # the step the end-of-text early stop finished it at
 
     @property
     def length(self) -> int:
@@ -100,6 +101,8 @@ class DecodeBatch:
             raise ValueError(f"record_candidates={record_candidates!r}: expected an integer >= 0")
         self.model = model
         self.mask_id = int(model.mask_token_id)
+        eos = getattr(model, "eos_token_id", None)  # end of text: cuts the text, drives the early stop
+        self.eos_id = eos if isinstance(eos, int) and not isinstance(eos, bool) and eos >= 0 else None
         self.device = torch.device(device) if device is not None else model_device(model)
         self.capacity, self.max_length = capacity, max_length
         self.record_candidates = record_candidates
@@ -125,6 +128,11 @@ class DecodeBatch:
         if slot.length > self.max_length:
             raise ValueError(
                 f"prompt length + gen_length = {slot.length} exceeds the model's max_length={self.max_length}"
+            )
+        if config.early_stop and self.eos_id is None:
+            raise ValueError(
+                f"early_stop=True is invalid for {model_name(self.model)!r}: the model has no end-of-text token "
+                "(eos_token_id); expected early_stop=False"
             )
         P, G, c = len(prompt_ids), config.gen_length, config
         row = torch.full((self.max_length + 1,), self.mask_id, dtype=torch.long)
@@ -195,7 +203,8 @@ class DecodeBatch:
             if all(c.temperature_stages is None for c in configs):
                 constant = torch.tensor([c.temperature for c in configs], dtype=torch.float32, device=dev)
             rows = _Rows(key=list(idx_list), idx=idx, n=max(s.length for s in slots), G=G, valid=valid, pos=pos,
-                         params=StepParams.from_configs(configs, device=dev), temperature=constant)
+                         params=StepParams.from_configs(configs, device=dev, eos_token_id=self.eos_id),
+                         temperature=constant)
             self._active_rows = rows
         return rows
 
@@ -226,7 +235,7 @@ class DecodeBatch:
         host = {
             "masked": r.masked, "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax,
             "sel_order": sel_order, "tokens": r.tokens, "logp": r.logprobs, "count": r.count, "block": r.block,
-            "remaining": r.remaining, "temperature": r.temperature,
+            "remaining": r.remaining, "temperature": r.temperature, "stopped": r.stopped,
         }
         wrong_from = any(s.config.confidence_from != "raw" for s in slots)
         if wrong_from:
@@ -255,6 +264,8 @@ class DecodeBatch:
                 rec.candidates = [c if m else [] for c, m in zip(ids, masked_row)]
                 rec.candidate_probs = [quantize(p) if m else [] for p, m in zip(ps, masked_row)]
             s.records.append(rec)
+            if bool(host["stopped"][row]):
+                s.early_stop_step = s.step
             s.step += 1
             s.remaining = int(host["remaining"][row])
             out[index] = rec
@@ -276,12 +287,14 @@ class DecodeBatch:
                 for cands in rec.candidates or []:
                     seen.update(cands)
             vocab = {i: tok.decode([i]) for i in sorted(seen)}
-            text = tok.decode(token_ids)
+        end = first_end_of_text(token_ids, self.eos_id)  # the text stops there; the rest is end padding
+        if tok is not None:
+            text = tok.decode(token_ids[:end])
         return Trace(
             prompt_ids=s.prompt_ids, token_ids=token_ids, order=order, steps=s.records, config=s.config,
             model=model_name(self.model),
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
-            prompt_text=s.prompt_text, mask_token_id=self.mask_id,
+            prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
 
 

@@ -27,6 +27,7 @@ import torch
 
 from dllm_viz.core import sampling
 from dllm_viz.core.config import CONFIDENCE_FROM, DecodeConfig
+from dllm_viz.core.end_of_text import end_of_text_rows, fill_end_of_text
 from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, block_of, next_k, quota, select_top
 from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, score
 
@@ -53,13 +54,18 @@ class StepParams:
     threshold: torch.Tensor  # (A,) float32: threshold schedule
     vocab_top_k: torch.Tensor  # (A,) long: 0 = off
     top_p: torch.Tensor  # (A,) float32: 1 = off
+    early_stop: torch.Tensor  # (A,) bool: finish once the current block is all end-of-text
+    early_stop_threshold: torch.Tensor  # (A,) float32: raw probability of end-of-text it needs
     schedules: frozenset[str]
     measures: frozenset[str]
     sources: frozenset[str]
+    eos_token_id: int | None = None  # the model's end-of-text id; None: the early stop never fires
+    any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
 
     @classmethod
-    def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu") -> StepParams:
-        """The rows of `configs`, in order."""
+    def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu",
+                     eos_token_id: int | None = None) -> StepParams:
+        """The rows of `configs`, in order; `eos_token_id` is the model's end-of-text id (early stop)."""
         def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
             return torch.tensor(values, dtype=dtype, device=device)
 
@@ -78,9 +84,13 @@ class StepParams:
             threshold=col([c.threshold for c in cs], torch.float32),
             vocab_top_k=col([c.vocab_top_k or 0 for c in cs]),
             top_p=col([c.top_p if c.top_p is not None else 1.0 for c in cs], torch.float32),
+            early_stop=col([c.early_stop for c in cs], torch.bool),
+            early_stop_threshold=col([c.early_stop_threshold for c in cs], torch.float32),
             schedules=frozenset(c.schedule for c in cs),
             measures=frozenset(c.confidence for c in cs),
             sources=frozenset(c.confidence_from for c in cs),
+            eos_token_id=eos_token_id,
+            any_early_stop=any(c.early_stop for c in cs),
         )
 
     @property
@@ -142,6 +152,7 @@ class StepResult:
     temperature: torch.Tensor  # (A,) float32: temperature of this step's draws
     masked: torch.Tensor  # (A, G) bool: positions that were masked entering the step
     raw: Distribution  # the raw distribution at the packed positions, (M, 1, V)
+    stopped: torch.Tensor  # (A,) bool: rows the end-of-text early stop finished this step
 
     @property
     def remaining(self) -> torch.Tensor:  # (A,)
@@ -184,10 +195,11 @@ def denoise_step(
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
     selected, count, block, block_step, k = choose(conf, masked, params, state)  # (3) (A, G) and (A,)
     tokens = draw_chosen(x, selected, params, drawn)  # (4) (A, G), -1 where not selected
+    selected, tokens, count, stopped = early_stop(raw, masked, block, params, selected, tokens, count)  # (4')
     return StepResult(  # (5) is the caller's commit; (6) the record reads this
         confidence=conf, raw_confidence=raw_conf, selected=selected, tokens=tokens, count=count, block=block,
         next_k=next_k(k, params.decay, params.min_k), next_block_step=block_step + 1,
-        temperature=state.temperature, masked=masked, raw=raw,
+        temperature=state.temperature, masked=masked, raw=raw, stopped=stopped,
     )
 
 
@@ -287,6 +299,22 @@ def draw_chosen(x: Packed, selected: torch.Tensor, params: StepParams, drawn: Dr
         tokens = torch.where(selected & drawn.where, drawn.tokens, tokens)
     tok, _ = x.draw(here[x.masked])
     return tokens.masked_scatter(here, tok)
+
+
+def early_stop(raw: Distribution, masked: torch.Tensor, block: torch.Tensor, params: StepParams,
+               selected: torch.Tensor, tokens: torch.Tensor, count: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The end-of-text early stop (`DecodeConfig.early_stop`, see `core.end_of_text`).
+
+    Rows whose every masked position of the current block predicts end-of-text with raw probability
+    >= their threshold finish now: every masked position is selected and gets end-of-text.
+    Returns `(selected, tokens, count, stopped (A,))`, unchanged when no row asks for it.
+    """
+    stopped = torch.zeros_like(params.early_stop)
+    if params.eos_token_id is None or not params.any_early_stop:
+        return selected, tokens, count, stopped
+    stopped = end_of_text_rows(raw, masked, block, params.block_size, eos_token_id=params.eos_token_id,
+                               enabled=params.early_stop, threshold=params.early_stop_threshold)
+    return (*fill_end_of_text(stopped, masked, selected, tokens, count, eos_token_id=params.eos_token_id), stopped)
 
 
 def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:
