@@ -52,7 +52,6 @@ def test_yaml_names_the_algorithm_and_the_pinned_sglang():
     "changes, field",
     [
         (dict(confidence_from="tempered"), "confidence_from"),
-        (dict(sample_scope="all", confidence_from="sampled"), "confidence_from"),
         (dict(rng="shared"), "rng"),
         (dict(block_schedule="continue"), "block_schedule"),
     ],

@@ -36,11 +36,11 @@ def test_inverse_cdf_picks_by_cumulative_mass_and_never_a_zero_token():
     assert ids.tolist() == [0, 0, 2, 3]
 
 
-def test_draw_temperature_zero_is_argmax_and_reports_probability():
+def test_draw_temperature_zero_is_argmax_and_reports_its_untempered_probability():
     logits = torch.tensor([[0.0, 3.0, 1.0], [0.0, 3.0, 1.0]])
     tok, p = sampling.draw(logits, torch.tensor([0.99, 0.99]), temperature=torch.tensor([0.0, 1.0]),
                            vocab_top_k=torch.tensor([0, 0]), top_p=torch.tensor([1.0, 1.0]))
-    assert tok[0] == 1 and p[0] == 1.0
+    assert tok[0] == 1 and abs(float(p[0]) - float(torch.softmax(logits[0], -1)[1])) < 1e-6  # untempered
     assert tok[1] == 2 and abs(float(p[1]) - float(torch.softmax(logits[1], -1)[2])) < 1e-6
     empty = sampling.draw(logits[:0], torch.zeros(0), temperature=torch.zeros(0), vocab_top_k=torch.zeros(0, dtype=torch.long),
                           top_p=torch.ones(0))
@@ -52,3 +52,12 @@ def test_top_p_one_is_neutral_even_next_to_a_filtering_row():
     out = sampling.filter_top_p(logits, torch.tensor([1.0, 0.5]))
     assert torch.equal(out[0], logits[0])
     assert torch.isinf(out[1]).any()
+
+
+def test_draw_at_temperature_zero_reports_the_filtered_probability_of_the_argmax():
+    """Dream's T = 0 confidence: the argmax's probability after top-p renormalises the kept tokens."""
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    tok, p = sampling.draw(logits, torch.tensor([0.5]), temperature=torch.tensor([0.0]),
+                           vocab_top_k=torch.tensor([0]), top_p=torch.tensor([0.7]))
+    assert tok.tolist() == [0]
+    assert abs(float(p[0]) - 0.5 / 0.8) < 1e-6  # top-p 0.7 keeps {0.5, 0.3}

@@ -46,10 +46,11 @@ def test_topk_decay_and_next_k():
 
 def test_mixed_schedules_in_one_batch():
     qi = QuotaInputs(**{k: torch.tensor(v) for k, v in dict(
-        k=[4, 4, 4, 4], top_k=[8, 8, 8, 8], min_k=[1, 1, 1, 1], block_step=[0, 0, 0, 0],
-        block_size=[16, 16, 16, 16], steps_per_block=[5, 5, 5, 5], eligible=[16, 16, 16, 16], above=[2, 2, 2, 2]).items()})
+        k=[4] * 5, top_k=[8] * 5, min_k=[1] * 5, block_step=[0] * 5,
+        block_size=[16] * 5, steps_per_block=[5] * 5, eligible=[16] * 5, above=[2] * 5).items()})
     ids = torch.tensor([SCHEDULE_IDS[n] for n in SCHEDULES])
-    assert quota(qi, ids).tolist() == [4, 4, 2, 8]
+    # linear_time: int(16 * (1 - t1 / t0)) with t = linspace(1, 1e-3, 6): 16 * 0.1998 -> 3
+    assert quota(qi, ids).tolist() == [4, 4, 2, 8, 3]
 
 
 def test_select_top_rank_mask():

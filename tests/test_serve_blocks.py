@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from dllm_viz import decode
+from dllm_viz import DecodeConfig, decode
 from dllm_viz.serve.blocks import TOP_K_ALL, advance_blocks, init_block_states, request_policy
 from dllm_viz.serve.policy import Policy, block_seed, request_seed
 from tests.sglang.scripted import MASK_ID, CausalScript, ScriptedDenoiser
@@ -114,6 +114,12 @@ POLICIES = {
                                  temperature_stages=(1.3, 1.0, 0.6)),
     "threshold_entropy": Policy(block_size=L, schedule="threshold", threshold=0.6, temperature=0.8, confidence="entropy"),
     "adaptive_random": Policy(block_size=L, schedule="adaptive", top_k=4, temperature=0.9, confidence="random"),
+    # The shipped samplers' rules (issue 16), at a temperature that makes their sources differ.
+    "llada": Policy.from_decode_config(DecodeConfig.preset("llada", L, temperature=0.9)),
+    "dream": Policy.from_decode_config(DecodeConfig.preset("dream", L, temperature=0.8)),
+    "fast_dllm": Policy.from_decode_config(DecodeConfig.preset("fast_dllm", L, temperature=0.7, threshold=0.5)),
+    "dream_entropy": Policy.from_decode_config(
+        DecodeConfig.preset("dream", L, confidence="entropy", confidence_from="filtered", sample_scope="selected")),
 }
 
 

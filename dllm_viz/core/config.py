@@ -9,13 +9,21 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 # Registry keys. The modules that implement them (schedules.py, scoring.py) check at import time
 # that their registries use exactly these names, so the UI and the validator never drift apart.
-SCHEDULES = ("topk_decay", "fixed_steps", "threshold", "adaptive")
+SCHEDULES = ("topk_decay", "fixed_steps", "threshold", "adaptive", "linear_time")
 CONFIDENCES = ("max_prob", "margin", "entropy", "random")
-CONFIDENCE_FROM = ("raw", "tempered", "sampled")
+# Where the confidence the schedule ranks by comes from (dllm_viz.core.step.SOURCES):
+#   raw          the measure on softmax(logits): the article's rule;
+#   tempered     the measure on softmax(logits / T): "polluted confidence" (article 2.2, 5.1);
+#   sampled      p(drawn token) under the tempered, top-k/top-p-filtered distribution (Dream's maskgit_plus);
+#   sampled_raw  p(drawn token) under the raw distribution (LLaDA's low_confidence, Fast-dLLM's threshold);
+#   filtered     the measure on the tempered, filtered distribution (Dream's topk_margin and entropy).
+# The two "sampled" sources rank by a token drawn at every masked position, so they need sample_scope="all".
+CONFIDENCE_FROM = ("raw", "tempered", "sampled", "sampled_raw", "filtered")
+DRAWN_SOURCES = ("sampled", "sampled_raw")
 SAMPLE_SCOPES = ("selected", "all")
 RNG_MODES = ("per_request", "shared")
 BLOCK_SCHEDULES = ("continue", "restart")
@@ -39,6 +47,64 @@ PRESETS: dict[str, Preset] = {
     "balanced": Preset(temperature=1.0, top_k_divisor=4, decay=0.9, note="recommended default"),
     "speed": Preset(temperature=1.35, top_k_divisor=3, decay=0.85, note="fast, may repeat"),
     "creative": Preset(temperature=1.45, top_k_divisor=5, decay=0.92, note="diversity first"),
+}
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShippedPreset:
+    """A reference implementation's own decoding rule at its documented defaults (issue 16).
+
+    `fields(gen_length)` gives the DecodeConfig fields that reproduce it; `source` names the
+    repository, file and function the rule follows; docs/shipped_samplers.md says where each one
+    sits in the article's list of mistakes and what is not reproduced.
+    """
+
+    source: str  # repository, file and function
+    note: str  # the rule in one line
+    fields: Callable[[int], dict[str, Any]]  # gen_length -> DecodeConfig fields
+
+
+def _llada(gen_length: int) -> dict[str, Any]:
+    # generate(steps=128, gen_length=128, block_length=128, temperature=0., remasking="low_confidence"):
+    # one block, one confirmation per step, rank by the raw probability of the Gumbel-max draw.
+    return dict(schedule="fixed_steps", steps=max(1, gen_length), temperature=0.0, confidence="max_prob",
+                confidence_from="sampled_raw", sample_scope="all")
+
+
+def _dream(gen_length: int) -> dict[str, Any]:
+    # diffusion_generate(steps=max_new_tokens, temperature=0.2, top_p=0.95) as the model card's example,
+    # alg="maskgit_plus": rank by the tempered, top-p-filtered probability of the drawn token; the
+    # number unmasked per step follows linspace(1, eps, steps + 1) (schedule "linear_time").
+    return dict(schedule="linear_time", steps=max(1, gen_length), temperature=0.2, top_p=0.95,
+                confidence="max_prob", confidence_from="sampled", sample_scope="all")
+
+
+def _fast_dllm(gen_length: int) -> dict[str, Any]:
+    # generate(..., threshold=0.9) with block_length=32 (v1/llada/eval_*.sh), temperature 0: LLaDA's
+    # draw and raw probability, then every position of the block at >= 0.9, at least one per step.
+    block = 32 if gen_length > 32 and gen_length % 32 == 0 else None  # one block when 32 does not divide
+    return dict(schedule="threshold", threshold=0.9, min_k=1, block_length=block, block_schedule="restart",
+                temperature=0.0, confidence="max_prob", confidence_from="sampled_raw", sample_scope="all")
+
+
+SHIPPED_PRESETS: dict[str, ShippedPreset] = {
+    "llada": ShippedPreset(
+        source="ML-GSAI/LLaDA, generate.py, generate() with remasking='low_confidence'",
+        note="draw everywhere (Gumbel-max on logits / T), rank by the RAW probability of the drawn token",
+        fields=_llada,
+    ),
+    "dream": ShippedPreset(
+        source="Dream-org/Dream-v0-Instruct-7B, generation_utils.py, DreamGenerationMixin._sample and "
+               "sample_tokens with alg='maskgit_plus'",
+        note="temperature and top-p first, rank by the TEMPERED, filtered probability of the drawn token",
+        fields=_dream,
+    ),
+    "fast_dllm": ShippedPreset(
+        source="NVlabs/Fast-dLLM, llada/generate.py, get_transfer_index() with threshold=0.9",
+        note="LLaDA's draw, then every position whose raw probability of the draw >= 0.9, at least one",
+        fields=_fast_dllm,
+    ),
 }
 
 
@@ -113,7 +179,7 @@ class DecodeConfig:
     top_k: int | None = None  # initial k for topk_decay / adaptive; None = max(1, gen_length // 4)
     decay: float = 0.9  # topk_decay: after each step k = max(min_k, floor(k * decay)); in (0, 1]
     min_k: int = 1  # floor on confirmations per step (topk_decay, threshold, adaptive)
-    steps: int | None = None  # fixed_steps: total steps, a multiple of the block count; None = gen_length // 2
+    steps: int | None = None  # fixed_steps, linear_time: total steps, a multiple of the block count; None = gen_length // 2
     threshold: float = 0.9  # threshold schedule: confirm every position with confidence >= threshold
     temperature: float = 1.0  # sampling temperature at confirmed positions; 0 = argmax
     temperature_stages: tuple[float, float, float] | None = None  # (early, middle, late); overrides temperature
@@ -128,7 +194,7 @@ class DecodeConfig:
     early_stop: bool = False
     early_stop_threshold: float = 0.9  # in (0, 1]; the raw probability of end-of-text at every such position
     # Teaching switches: the defaults are correct; the others are the article's mistakes.
-    confidence_from: str = "raw"  # "tempered": polluted confidence; "sampled": p(sampled token), global sampling
+    confidence_from: str = "raw"  # where confidence comes from: see CONFIDENCE_FROM above
     sample_scope: str = "selected"  # "all": draw at every masked position, then confirm (wasted work)
     rng: str = "per_request"  # "shared": one generator for the whole batch (results depend on neighbours)
 
@@ -169,10 +235,10 @@ class DecodeConfig:
         if not isinstance(self.early_stop, bool):
             raise _bad("early_stop", self.early_stop, "True or False")
         _check_float("early_stop_threshold", self.early_stop_threshold, 0.0, 1.0, lo_open=True)
-        if self.confidence_from == "sampled" and self.sample_scope != "all":
+        if self.confidence_from in DRAWN_SOURCES and self.sample_scope != "all":
             raise ValueError(
-                "confidence_from='sampled' needs sample_scope='all': the confidence of a sampled token "
-                f"exists only where a token was sampled (got sample_scope={self.sample_scope!r})"
+                f"confidence_from={self.confidence_from!r} needs sample_scope='all': the confidence of a sampled "
+                f"token exists only where a token was sampled (got sample_scope={self.sample_scope!r})"
             )
 
     # ----- derived values -------------------------------------------------------------------
@@ -199,18 +265,22 @@ class DecodeConfig:
     # ----- construction helpers -------------------------------------------------------------
     @classmethod
     def preset(cls, name: str, gen_length: int = 64, **overrides: Any) -> DecodeConfig:
-        """A config from the article's tuning table; `overrides` replace any field."""
-        if name not in PRESETS:
-            raise _bad("preset", name, "one of " + " | ".join(PRESETS))
+        """A config from the article's tuning table (PRESETS) or a reference implementation's own
+        rule (SHIPPED_PRESETS); `overrides` replace any field."""
+        if name not in PRESETS and name not in SHIPPED_PRESETS:
+            raise _bad("preset", name, "one of " + " | ".join([*PRESETS, *SHIPPED_PRESETS]))
         _check_int("gen_length", gen_length, 0)
-        p = PRESETS[name]
-        base = dict(
-            gen_length=gen_length,
-            schedule="topk_decay",
-            top_k=max(1, gen_length // p.top_k_divisor),
-            decay=p.decay,
-            temperature=p.temperature,
-        )
+        if name in SHIPPED_PRESETS:
+            base = {"gen_length": gen_length, **SHIPPED_PRESETS[name].fields(gen_length)}
+        else:
+            p = PRESETS[name]
+            base = dict(
+                gen_length=gen_length,
+                schedule="topk_decay",
+                top_k=max(1, gen_length // p.top_k_divisor),
+                decay=p.decay,
+                temperature=p.temperature,
+            )
         base.update(overrides)
         return cls.from_dict(base)
 

@@ -79,7 +79,9 @@ def draw(
     """Draw one token per row of `logits (n, V)` with uniforms `u (n,)`.
 
     Returns `(tokens (n,), prob (n,))`: the ids and their probability under the sampling
-    distribution (1 for argmax rows). Temperature 0 means argmax of the unfiltered logits.
+    distribution, softmax of the processed logits. Temperature 0 means argmax of the unfiltered
+    logits; its probability is then taken under the filtered, untempered distribution (the argmax
+    always survives the filters), as Dream's `sample_tokens` reports it.
     """
     if logits.shape[0] == 0:
         empty = logits.new_zeros(0)
@@ -89,5 +91,4 @@ def draw(
     sampled = inverse_cdf(probs, u)
     greedy = logits.argmax(-1)
     tokens = torch.where(temperature > 0, sampled, greedy)
-    prob = torch.where(temperature > 0, probs.gather(-1, sampled.unsqueeze(-1)).squeeze(-1), torch.ones_like(u))
-    return tokens, prob
+    return tokens, probs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)

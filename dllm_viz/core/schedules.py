@@ -15,6 +15,11 @@ Rules (article sections 3.3, 4.2, 5.4):
   single careful ones at the end, when each choice fixes the last gaps of an almost-written text.
   Unlike topk_decay, k is tied to progress rather than to the step index, so it re-expands by
   itself in each new block and never hits the floor while much is still masked.
+- ``linear_time``: Dream's rule (``DreamGenerationMixin._sample``): with s steps per block and
+  times ``t_0 > ... > t_s`` on ``linspace(1, eps, s + 1)`` (float32, eps = 1e-3), step i confirms
+  ``floor(m * (1 - t_{i+1} / t_i))`` of the m masks left, and the last step all of them. The share
+  is what a linear noise schedule unmasks in expectation between t_i and t_{i+1}; early steps
+  may confirm none (their forwards are spent anyway, as in Dream).
 """
 from __future__ import annotations
 
@@ -61,11 +66,32 @@ def _adaptive(q: QuotaInputs) -> torch.Tensor:
     return torch.maximum(share, q.min_k)
 
 
+LINEAR_TIME_EPS = 1e-3  # Dream's default `eps`: the last time of the reverse process
+
+
+@lru_cache(maxsize=256)
+def linear_times(steps: int) -> torch.Tensor:
+    """`(steps + 1,)` float32 times from 1 down to LINEAR_TIME_EPS, as Dream's sampler makes them."""
+    return torch.linspace(1, LINEAR_TIME_EPS, steps + 1)
+
+
+def _linear_time(q: QuotaInputs) -> torch.Tensor:
+    steps = q.steps_per_block.tolist()
+    width = max(steps) + 1
+    # (B, width) table of each row's times, padded with 1 (never read past a row's own steps).
+    table = torch.stack([torch.cat([linear_times(n), torch.ones(width - n - 1)]) for n in steps]).to(q.eligible.device)
+    i = q.block_step.clamp(max=q.steps_per_block - 1).unsqueeze(-1)  # (B, 1)
+    t, s = table.gather(1, i).squeeze(-1), table.gather(1, i + 1).squeeze(-1)
+    share = torch.floor(q.eligible.float() * (1 - s / t)).long()  # float32, as Dream computes it
+    return torch.where(q.block_step >= q.steps_per_block - 1, q.eligible, share)
+
+
 QUOTAS: dict[str, Callable[[QuotaInputs], torch.Tensor]] = {
     "topk_decay": _topk_decay,
     "fixed_steps": _fixed_steps,
     "threshold": _threshold,
     "adaptive": _adaptive,
+    "linear_time": _linear_time,
 }
 if tuple(QUOTAS) != SCHEDULES:  # the validator and the registry must name the same schedules
     raise ImportError(f"schedule registry {tuple(QUOTAS)} != config.SCHEDULES {SCHEDULES}")

@@ -245,14 +245,35 @@ def _tempered(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Draw
 
 
 def _sampled(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
-    """The probability of the drawn token under the tempered, filtered sampling distribution."""
+    """The probability of the drawn token under the tempered, filtered sampling distribution
+    (Dream's ``maskgit_plus``); at T = 0 the filtered, untempered one, whose argmax was drawn."""
     assert drawn is not None  # the config validator ties this source to sample_scope="all"
     return drawn.prob
 
 
+def _sampled_raw(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """The RAW probability of the drawn token (LLaDA's ``low_confidence``, Fast-dLLM's threshold).
+
+    In float64, as LLaDA's softmax, then rounded to the float32 the schedule compares in.
+    """
+    assert drawn is not None  # the config validator ties this source to sample_scope="all"
+    logits = x.logits.double()  # (M, 1, V)
+    ids = drawn.tokens[x.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1)
+    logp = logits.gather(-1, ids).squeeze(-1) - torch.logsumexp(logits, dim=-1)  # (M, 1)
+    return x.unpack(logp.exp().float())
+
+
+def _filtered(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """The measure on the tempered, top-k/top-p-filtered distribution (Dream's ``topk_margin``,
+    ``entropy``; with max_prob, Dream's ``maskgit_plus`` at T = 0)."""
+    processed = sampling.process(x.logits[:, 0], x.temperature, x.vocab_top_k, x.top_p)  # (M, V)
+    dist = Distribution(processed.unsqueeze(1), top=2)
+    return x.unpack(score(dist, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))
+
+
 Source = Callable[[torch.Tensor, Packed, StepParams, "Drawn | None"], torch.Tensor]
 SOURCES: dict[str, Source] = {"raw": lambda raw_conf, x, params, drawn: raw_conf, "tempered": _tempered,
-                              "sampled": _sampled}
+                              "sampled": _sampled, "sampled_raw": _sampled_raw, "filtered": _filtered}
 if tuple(SOURCES) != CONFIDENCE_FROM:
     raise ImportError(f"confidence source registry {tuple(SOURCES)} != config.CONFIDENCE_FROM {CONFIDENCE_FROM}")
 

@@ -41,9 +41,12 @@ def _is_int(value: Any) -> bool:
 # The DecodeConfig fields a policy carries, under the same names, meanings and validation; with
 # `block_size` (a block's gen_length) and `steps_per_block` (its `steps`) they are policy.yaml's keys.
 CONFIG_KEYS = ("schedule", "top_k", "decay", "min_k", "threshold", "temperature", "temperature_stages",
-               "confidence", "top_p", "vocab_top_k")
+               "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope")
 POLICY_KEYS = ("block_size", "schedule", "top_k", "decay", "min_k", "steps_per_block", "threshold", "temperature",
-               "temperature_stages", "confidence", "top_p", "vocab_top_k", "request_sampling")
+               "temperature_stages", "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope",
+               "request_sampling")
+# Values no serving policy runs: teaching mistakes that no shipped sampler makes.
+NOT_EXPORTED = {"confidence_from": "tempered", "rng": "shared"}
 
 
 @dataclass(frozen=True, init=False)
@@ -116,16 +119,15 @@ class Policy:
     def from_decode_config(cls, config: DecodeConfig, **changes: Any) -> Policy:
         """The policy a playground config runs per block; ValueError when it cannot run per block.
 
-        Refused: the article's teaching mistakes (a serving policy implements the correct
-        variant only) and a top-k decay that carries k across blocks. `changes` override keys
-        (e.g. `request_sampling`).
+        Refused: the teaching mistakes no shipped sampler makes (NOT_EXPORTED; the confidence
+        sources of the LLaDA, Dream and Fast-dLLM presets are exported) and a top-k decay that
+        carries k across blocks. `changes` override keys (e.g. `request_sampling`).
         """
         if not isinstance(config, DecodeConfig):
             raise _bad("config", config, "a DecodeConfig")
-        for name, correct in (("confidence_from", "raw"), ("sample_scope", "selected"), ("rng", "per_request")):
-            if getattr(config, name) != correct:
-                raise _bad(name, getattr(config, name),
-                           f"{correct!r}: the other values reproduce the article's mistakes and are not exported")
+        for name, wrong in NOT_EXPORTED.items():
+            if getattr(config, name) == wrong:
+                raise _bad(name, wrong, f"not {wrong!r}: a teaching mistake no shipped sampler makes is not exported")
         if config.gen_length == 0:
             raise _bad("gen_length", 0, "an integer >= 1: an empty generation has no policy")
         if config.schedule == "topk_decay" and config.num_blocks > 1 and config.block_schedule != "restart":
