@@ -29,6 +29,7 @@ from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_ta
 from dllm_viz.core.decoder import Runner
 from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
 from dllm_viz.core.trace import Trace
+from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
 
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
 KNOBS = (
@@ -262,6 +263,9 @@ class Playground:
         if not path:
             raise ValueError("trace file: nothing was uploaded")
         try:
+            size = Path(path).stat().st_size
+            if size > MAX_TRACE_BYTES:  # refused before it is read (app.py also caps uploads at this size)
+                raise ValueError(f"trace file has {size} bytes: this viewer reads at most {MAX_TRACE_BYTES}")
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise ValueError(t("err_trace", lang, e=err)) from err
