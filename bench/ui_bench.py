@@ -6,9 +6,13 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
   handlers  what the server runs for a slider release: `Playground.decode` + `Playground.rest`,
             including the figures' JSON (no network);
   api       `/generate` through the real `gradio_client`, against the app served in this process;
-  browser   (with --browser) slider release to the canvas text and the heatmap updated in Debian's
-            chromium, measured in the page with a MutationObserver.
-Each line prints the median in ms and the ratio to `direct`.
+  compare   a direct two-sided compare (`Playground.compare`, the polluted lesson's configs);
+  lesson    a lesson click's handler (`Playground.lesson`: configs, text and its one compare);
+  replay    a ~3 MB trace file shown by `Playground.upload` (parse once, render every view);
+  browser   (with --browser) in Debian's chromium: slider release to the canvas text and the
+            heatmap updated; a lesson click to both compare canvases updated; a 3 MB trace
+            uploaded to the canvas updated; one played frame drawn in the page (no server).
+Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`).
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
@@ -97,6 +101,58 @@ def browser_latency(url: str, rounds: int) -> tuple[list[float], list[float]]:
     return text_s, heat_s
 
 
+def make_big_trace(model: Any, path: Path) -> Path:
+    """A trace of about 3 MB (256 positions, 128 steps, top-5 candidates) for the replay case."""
+    cfg = DecodeConfig(gen_length=256, schedule="fixed_steps", steps=128, seed=1)
+    path.write_text(decode(model, [PROMPT], cfg)[0].to_json(), encoding="utf-8")
+    return path
+
+
+def browser_more(url: str, rounds: int, big: Path) -> dict[str, list[float]]:
+    """Seconds per round, in the page: lesson click -> both compare canvases; upload -> canvas;
+    one frame step drawn by page.js (measured inside the page, so only the browser's work)."""
+    from playwright.sync_api import sync_playwright
+
+    out: dict[str, list[float]] = {"browser: lesson click": [], "browser: 3 MB replay": [], "browser: frame step": []}
+    changed = """(sel) => new Promise((done) => { const t0 = performance.now();
+      const el = () => document.querySelector(sel); const old = el() ? el().innerHTML : null;
+      const tick = () => { const e = el(); if (e && e.innerHTML !== old && e.innerHTML.length > 0) done(performance.now() - t0);
+                           else setTimeout(tick, 5); }; window.__dvStart = t0; tick(); })"""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.add_init_script("localStorage.setItem('dv-tour', 'done')")
+        page.goto(url)
+        page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
+        # one played frame: seek forward and back inside the page, timed there
+        for i in range(rounds + 1):
+            ms = page.evaluate("""() => { const b = document.querySelector('#dv-canvas .dv-next'),
+                a = document.querySelector('#dv-canvas .dv-first'); a.click(); const t0 = performance.now();
+                b.click(); document.querySelector('#dv-canvas .dv-text').getBoundingClientRect();
+                return performance.now() - t0; }""")
+            if i:
+                out["browser: frame step"].append(ms / 1000)
+        for i in range(rounds + 1):
+            page.locator("#dv-canvas .dv-last").click()
+            waiting = page.evaluate_handle(changed, "#dv-canvas .dv-player")
+            page.set_input_files("#dv-knobs input[type=file]", str(big))
+            s = page.evaluate("(h) => h", waiting)
+            if i:
+                out["browser: 3 MB replay"].append(s / 1000)
+            page.wait_for_timeout(300)
+        page.get_by_role("tab", name="Compare").click()
+        keys = ("polluted", "staged")
+        for i in range(rounds + 1):
+            waiting = page.evaluate_handle(changed, "#dv-cmp-canvas-b")
+            page.locator(f"#dv-lesson-{keys[i % 2]}").click()
+            s = page.evaluate("(h) => h", waiting)
+            if i:
+                out["browser: lesson click"].append(s / 1000)
+            page.wait_for_timeout(300)
+        browser.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", choices=("auto", "embedded", "tiny"), default="auto")
@@ -111,7 +167,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import app
     from dllm_viz.serve.engine import Engine
-    from dllm_viz.app.ui import Playground, build_demo, config_to_settings, launch_options
+    from dllm_viz.app.playground import Playground, config_to_settings
+    from dllm_viz.app.ui import build_demo, launch_options
     from tests.ui_model import free_port
 
     torch.set_num_threads(args.threads or app.THREADS)
@@ -134,18 +191,25 @@ def main(argv: list[str] | None = None) -> None:
     config_json = json.dumps({"gen_length": args.gen_length})
 
     def handlers() -> None:
-        first = pg.decode(prompt=PROMPT, lang="en", position=0, **settings)
-        trace = first["trace"]
-        rest = pg.rest(trace=trace, lang="en", frame=len(trace.steps), position=0, temperature=cfg.temperature)
-        for value in (*first.values(), *rest.values()):  # what Gradio serialises
-            if hasattr(value, "to_json"):
-                value.to_json()
+        first = pg.decode(prompt=PROMPT, lang="en", cursor=None, **settings)
+        rest = pg.rest(trace=first.trace, lang="en", cursor=first.cursor, temperature=cfg.temperature)
+        for value in (first.heatmap, rest.order, rest.steps_fig):  # what Gradio serialises
+            value.to_json()
 
+    import tempfile
+
+    big = make_big_trace(model, Path(tempfile.mkdtemp(prefix="dllm-viz-bench-")) / "big-trace.json")
+    print(f"replay trace: {big.stat().st_size / 1e6:.2f} MB")
+    lesson_a, lesson_b = '{"temperature": 1.5}', '{"temperature": 1.5, "confidence_from": "tempered"}'
     cases: dict[str, Callable[[], Any]] = {
         "direct": lambda: decode(model, [PROMPT], cfg),
         "engine": lambda: engine.submit(PROMPT, cfg).result(),
         "handlers": handlers,
         "api": lambda: client.predict(PROMPT, config_json, api_name="/generate"),
+        "compare": lambda: pg.compare(prompt=PROMPT, seed=0, gen_length=args.gen_length, cmp_a=lesson_a, cmp_b=lesson_b,
+                                      neighbours=0, lang="en"),
+        "lesson": lambda: pg.lesson("polluted", prompt=PROMPT, seed=0, gen_length=args.gen_length, lang="en"),
+        "replay": lambda: pg.upload(upload=str(big), lang="en"),
     }
     times: dict[str, list[float]] = {name: [] for name in cases}
     for name, fn in cases.items():  # warm-up
@@ -157,18 +221,21 @@ def main(argv: list[str] | None = None) -> None:
         text_s, heat_s = browser_latency(url, args.rounds)
         times["browser: canvas text"] = text_s
         times["browser: heatmap drawn"] = heat_s
+        times |= browser_more(url, args.rounds, big)
     demo.close()
     engine.close()
 
     base = statistics.median(times["direct"])
-    print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s}")
+    cmp_base = statistics.median(times["compare"])
+    print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s} {'x compare':>10s}")
     for name, values in times.items():
         if not values:
             print(f"{name:28s} {'n/a':>10s}")
             continue
         med = statistics.median(values)
         p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
-        print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {med / base:9.2f}")
+        vs_cmp = f"{med / cmp_base:10.2f}" if "lesson" in name else ""
+        print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {med / base:9.2f} {vs_cmp}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import figures
-from dllm_viz.app.render import confidence_position
+from dllm_viz.app.palette import confidence_position
+from dllm_viz.core.analysis import piece
 from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model
 
@@ -58,7 +59,7 @@ def test_order_map_cells_hold_the_confirmation_step(trace):
     for pos in range(32):
         r, c = divmod(pos, 8)
         assert z[r][c] == trace.order[pos] + 1
-        assert text[r][c].startswith(figures.piece(trace, trace.token_ids[pos])[:5])
+        assert text[r][c].startswith(piece(trace, trace.token_ids[pos])[:5])
 
 
 def test_steps_plot_shows_k_temperature_and_confirmed_confidence(model):
@@ -102,3 +103,32 @@ def test_empty_generation_draws_without_error(model):
     tr = decode(model, ["a"], DecodeConfig(gen_length=0))[0]
     for fn in (figures.confidence_heatmap, figures.order_map, figures.steps_plot):
         valid(fn(tr))
+
+
+def test_playground_figures_state_the_ranges_the_page_maps_clicks_with(trace):
+    # page.js turns a click into (step, position) and draws the cursor from these ranges alone.
+    n, G = len(trace.steps), trace.config.gen_length
+    heat = valid(figures.confidence_heatmap(trace))["layout"]
+    assert heat["xaxis"]["range"] == [-0.5, G - 0.5] and heat["yaxis"]["range"] == [n + 0.5, 0.5]
+    order = valid(figures.order_map(trace))["layout"]
+    w = figures.order_width(G)
+    assert order["xaxis"]["range"] == [-0.5, w - 0.5] and order["yaxis"]["range"] == [-(-G // w) - 0.5, -0.5]
+    steps = valid(figures.steps_plot(trace))["layout"]
+    assert steps["xaxis"]["range"] == steps["xaxis2"]["range"] == [0.5, n + 0.5]
+
+
+def test_compare_heatmaps_share_height_and_scale(model, trace):
+    other = decode(model, ["the cat "], DecodeConfig(gen_length=32, schedule="threshold", threshold=0.9))[0]
+    rows = max(len(trace.steps), len(other.steps))
+    a = valid(figures.confidence_heatmap(trace, rows=rows, side="side_a"))
+    b = valid(figures.confidence_heatmap(other, rows=rows, side="side_b"))
+    assert a["layout"]["height"] == b["layout"]["height"] and a["layout"]["yaxis"]["range"] == b["layout"]["yaxis"]["range"]
+    assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
+    assert a["layout"]["title"]["text"].startswith("A · ") and b["layout"]["title"]["text"].startswith("B · ")
+
+
+def test_sweep_colour_range_is_fixed_when_given():
+    table = {0.9: [[0.0, 0.01]]}
+    spec = valid(figures.sweep_heatmap(table, [1.0], [4, 6], title="r", zrange=(0.0, 0.5)))
+    assert (spec["data"][0]["zmin"], spec["data"][0]["zmax"]) == (0.0, 0.5)
+    assert spec["data"][0]["text"] == [["0", "0.01"]]

@@ -1,7 +1,9 @@
 """Plotly figures of a decode, pure functions of a `Trace` (no model calls).
 
-Steps are shown 1-based (step 1 = the first forward pass); colours come from `render.PALETTE` and
-the scales next to it, so the canvas tints and the figures agree.
+Steps are shown 1-based (step 1 = the first forward pass); colours come from `palette`, so the
+canvas tints and the figures agree; the trace is read through `core.analysis`. The playground's
+figures state their axis ranges: page.js maps a step or a position to pixels with them to draw the
+shared cursor, and maps a click back to a cell.
 
 Figures are built as plain dicts and wrapped with `go.Figure(..., _validate=False)`: plotly's
 per-property validation cost about 60 ms per figure on the target CPU, a quarter of the budget
@@ -16,17 +18,8 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dllm_viz.app.i18n import t
-from dllm_viz.app.render import (
-    CONFIDENCE_SCALE,
-    CONFIDENCE_TICKS,
-    ORDER_SCALE,
-    PALETTE,
-    confidence_position,
-    confirmations,
-    divergence,
-    piece,
-    plotly_scale,
-)
+from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, ORDER_SCALE, PALETTE, confidence_position, plotly_scale
+from dllm_viz.core.analysis import confirmations, divergence, piece
 from dllm_viz.core.trace import Trace
 
 FONT = "Inter, ui-sans-serif, system-ui, -apple-system, Segoe UI, sans-serif"
@@ -50,6 +43,7 @@ def _figure(data: list[dict[str, Any]], title: str, height: int, **layout: Any) 
         "template": TEMPLATE,
         "title": {"text": title, "font": {"size": 14}, "x": 0.01, "xanchor": "left"},
         "height": height,
+        "dragmode": False,  # a click selects a cell (page.js); no zoom box to get lost in
         "margin": {"l": 50, "r": 20, "t": 44, "b": 40},
         # Legends sit under the x axis title, so they never cover the figure title.
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.28, "xanchor": "left", "x": 0},
@@ -61,7 +55,7 @@ LABEL_CHARS = 24  # a token's text in a hover label, clipped: the figures repeat
 
 
 def _piece(trace: Trace, token_id: int) -> str:
-    """`piece`, clipped to LABEL_CHARS: never a whole long token text copied per cell."""
+    """`analysis.piece`, clipped to LABEL_CHARS: never a whole long token text copied per cell."""
     text = piece(trace, token_id)
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
 
@@ -86,13 +80,20 @@ CONFIDENCE_AXIS = {
 }
 
 
-def confidence_heatmap(trace: Trace, *, lang: str = "en") -> go.Figure:
+def _titled(title: str, side: str | None, lang: str) -> str:
+    return f"{t(side, lang)} · {title}" if side else title
+
+
+def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = None, side: str | None = None) -> go.Figure:
     """Step x position heatmap of the confidence the schedule ranked by; confirmed cells boxed.
 
     Empty cells are positions already confirmed. Hover shows the argmax guess and its raw
     confidence; the boxes are the positions confirmed at that step, with the token drawn.
+    `rows` (>= the step count) gives two heatmaps of a comparison the same height and scale;
+    `side` ("side_a" / "side_b") labels it.
     """
     G, n = trace.config.gen_length, len(trace.steps)
+    rows = max(n, rows or 0, 1)
     hover = [
         [
             f"{c:.3f} · argmax {_piece(trace, a)!r} (raw {r:.3f})" if a >= 0 and not math.isnan(c) else ""
@@ -127,17 +128,22 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en") -> go.Figure:
     else:
         title = t("fig_heatmap_polluted", lang, src=trace.config.confidence_from)
     return _figure(
-        [heat, boxes], title, height=max(240, min(460, 90 + 16 * n)),
+        [heat, boxes], _titled(title, side, lang), height=max(240, min(460, 90 + 16 * rows)),
         xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5], showgrid=False),
-        yaxis=_axis(t("axis_step", lang), autorange="reversed", dtick=max(1, n // 8)),
+        yaxis=_axis(t("axis_step", lang), range=[rows + 0.5, 0.5], dtick=max(1, rows // 8)),
     )
 
 
+def order_width(gen_length: int) -> int:
+    """Cells per row of the unmasking-order map: 8, or 16 past 96 positions."""
+    return 8 if gen_length <= 96 else 16
+
+
 def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go.Figure:
-    """The generated span laid out in rows of `width` (8, or 16 past 96 positions); each cell coloured
+    """The generated span laid out in rows of `width` (see `order_width`); each cell coloured
     by the step that confirmed it and labelled with its token."""
     G, n = trace.config.gen_length, max(1, len(trace.steps))
-    width = width or (8 if G <= 96 else 16)
+    width = width or order_width(G)
     rows = max(1, math.ceil(G / width))
     z: list[list[int | None]] = [[None] * width for _ in range(rows)]
     text = [[""] * width for _ in range(rows)]
@@ -159,13 +165,13 @@ def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go
     }
     return _figure(
         [heat], t("fig_order", lang), height=max(180, min(420, 80 + 34 * rows)),
-        xaxis={"showticklabels": False, "showgrid": False, "zeroline": False},
-        yaxis=_axis(t("axis_position", lang), autorange="reversed", showgrid=False,
+        xaxis={"showticklabels": False, "showgrid": False, "zeroline": False, "range": [-0.5, width - 0.5]},
+        yaxis=_axis(t("axis_position", lang), range=[rows - 0.5, -0.5], showgrid=False,
                     tickvals=list(range(rows)), ticktext=[str(r * width) for r in range(rows)]),
     )
 
 
-def steps_plot(trace: Trace, *, lang: str = "en") -> go.Figure:
+def steps_plot(trace: Trace, *, lang: str = "en", side: str | None = None) -> go.Figure:
     """Two panels over the steps. Top: positions confirmed (k, bars) and the temperature in force
     (line). Bottom: each confirmed token's confidence as the schedule saw it (dots) and the raw
     probability of the token actually drawn (crosses), with the per-step mean.
@@ -210,13 +216,14 @@ def steps_plot(trace: Trace, *, lang: str = "en") -> go.Figure:
          "name": t("mean", lang), "line": {"color": PALETTE["accent"], "width": 2}, "customdata": mean_hover,
          "hovertemplate": hover},
     ]
+    span = [0.5, max(1, len(steps)) + 0.5]
     return _figure(
-        data, t("fig_steps", lang), height=440, margin={"l": 50, "r": 50, "t": 44, "b": 96},
-        xaxis={"anchor": "y", "matches": "x2", "showticklabels": False, **_AXIS},
+        data, _titled(t("fig_steps", lang), side, lang), height=440, margin={"l": 50, "r": 50, "t": 44, "b": 96},
+        xaxis={"anchor": "y", "matches": "x2", "showticklabels": False, "range": span, **_AXIS},
         yaxis=_axis(t("axis_k", lang), domain=[0.56, 1.0], rangemode="tozero"),
         yaxis2=_axis(t("axis_temperature", lang), overlaying="y", side="right", showgrid=False,
                      range=[0, 1.15 * max(temps + [1.0])]),
-        xaxis2=_axis(step, anchor="y3"),
+        xaxis2=_axis(step, anchor="y3", range=span),
         yaxis3=_axis(t("axis_confidence", lang), domain=[0.0, 0.44], range=[-0.03, 1.03], **CONFIDENCE_AXIS),
         legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0},
     )
@@ -263,18 +270,21 @@ def sweep_heatmap(
     title: str,
     lang: str = "en",
     reverse: bool = False,
+    zrange: tuple[float, float] | None = None,
 ) -> go.Figure:
     """One heatmap per decay, side by side: rows temperature, columns initial top_k = L / d.
 
     `table[decay][i][j]` is the value at temperatures[i], divisors[j]; `reverse` flips the colour
     scale for metrics where lower is better (repetition), so the cool end always means "better".
+    `zrange` fixes the colour scale (the sweep passes one per metric, so 0.00 against 0.01 stays
+    one colour instead of the two ends of an auto-scaled range); None scales to the values.
     """
     decays = list(table)
     cols = max(1, len(decays))
     gap = 0.04
     w = (1 - gap * (cols - 1)) / cols
     values = [v for d in decays for row in table[d] for v in row if v is not None and not math.isnan(v)]
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    lo, hi = zrange if zrange is not None else ((min(values), max(values)) if values else (0.0, 1.0))
     scale = plotly_scale(CONFIDENCE_SCALE)
     if reverse:
         scale = [[round(1 - x, 6), c] for x, c in reversed(scale)]
@@ -286,7 +296,7 @@ def sweep_heatmap(
         data.append({
             "type": "heatmap", "z": table[d], "x": x, "y": y, "xaxis": f"x{suffix}", "yaxis": "y",
             "zmin": lo, "zmax": hi if hi > lo else lo + 1, "colorscale": scale, "xgap": 2, "ygap": 2,
-            "text": [[f"{v:.2f}" for v in row] for row in table[d]], "texttemplate": "%{text}",
+            "text": [[f"{v:.3g}" for v in row] for row in table[d]], "texttemplate": "%{text}",
             "showscale": i == cols - 1, "colorbar": {"thickness": 12, "len": 0.9},
             "hovertemplate": "%{y} · top_k %{x}<br>%{z:.3f}<extra></extra>",
         })

@@ -54,18 +54,146 @@ STRINGS: dict[str, tuple[str, str]] = {
     "confidence_from": ("confidence computed from", "置信度来源"),
     "sample_scope": ("sample at", "采样范围"),
     "rng": ("random numbers", "随机数"),
-    "canvas": ("Canvas", "画布"),
     "frame": ("step", "步"),
     "play": ("▶ Play", "▶ 播放"),
     "pause": ("⏸ Pause", "⏸ 暂停"),
-    "figures": ("Figures", "图表"),
     "inspector": ("Inspect a position", "查看某个位置"),
-    "position": ("position", "位置"),
-    "facts": ("Run facts", "运行数据"),
     "trace_io": ("Traces in and out", "轨迹导入导出"),
     "download": ("⬇ Download trace JSON", "⬇ 下载轨迹 JSON"),
     "upload": ("⬆ Replay a trace JSON", "⬆ 回放轨迹 JSON"),
     "examples": ("Example traces", "示例轨迹"),
+    "preset_custom": ("active: custom settings", "当前：自定义设置"),
+    "preset_active": ("active preset: {p}", "当前预设：{p}"),
+    "preset_example": ("example trace “{e}”: its own settings ({p})", "示例轨迹「{e}」：沿用它自己的设置（{p}）"),
+    "k_sequence": ("k per step: {ks} → {n} steps", "每步 k：{ks} → 共 {n} 步"),
+    "k_threshold": ("k per step: set by the model's confidence (threshold)", "每步 k：由模型置信度决定（阈值调度）"),
+    "article_what": ("What are “the article” and “table 4.2”?", "“文章”和“表 4.2”指什么？"),
+    "article_note": (
+        "“The article” is the Chinese technical article this project implements: how to apply temperature "
+        "correctly in diffusion-LM inference and how to serve it in SGLang (see the README). Its table 4.2 "
+        "lists the tuning presets: temperature, initial top_k as a share of L, and decay, for quality, "
+        "balanced, speed and creative decoding.",
+        "“文章”指本项目所实现的那篇中文技术文章：如何在扩散语言模型推理中正确使用温度，以及如何在 SGLang 中部署"
+        "（见 README）。文章的表 4.2 是调参预设表：质量、均衡、速度、创意四种解码的温度、初始 top_k（占 L 的比例）与衰减。",
+    ),
+    "banner_diff": (
+        "Teaching switch on ({sw}): against the correct run with the same seed, {n} of {g} positions were "
+        "confirmed at a different step and {t} hold a different token.",
+        "教学开关已打开（{sw}）：与同一种子下的正确做法相比，{g} 个位置中有 {n} 个在不同的步被确认，{t} 个位置的词不同。",
+    ),
+    "banner_same": (
+        "Teaching switch on ({sw}): alone it changes nothing here; the trace equals the correct run's. "
+        "The Compare lesson “{lesson}” shows where it matters.",
+        "教学开关已打开（{sw}）：单独使用时这里没有任何变化，轨迹与正确做法相同。对比页的「{lesson}」一课展示了它在什么情况下起作用。",
+    ),
+    "banner_fixed": (
+        "confidence_from = sampled needs sample at = all (the confidence of a sampled token exists only where a "
+        "token was sampled), so “sample at” was set to all.",
+        "confidence_from = sampled 需要 sample at = all（只有抽过词的位置才有“抽中词的置信度”），所以“采样范围”已设为 all。",
+    ),
+    "ctl_first": ("back to the start", "回到开头"),
+    "ctl_prev": ("one step back (←)", "后退一步（←）"),
+    "ctl_next": ("one step forward (→)", "前进一步（→）"),
+    "ctl_last": ("to the end", "跳到结尾"),
+    "ctl_speed": ("playback speed", "播放速度"),
+    "tour_start": ("guided tour", "导览"),
+    "tour_next": ("Next", "下一步"),
+    "tour_skip": ("Skip", "跳过"),
+    "tour_done": ("Done", "完成"),
+    "tour_canvas": (
+        "The canvas: the prompt and the masks being filled in. Tints show how sure the model was when it "
+        "confirmed a token; grey dashed boxes are still masked, with the model's current guess.",
+        "画布：提示词和正在被填上的掩码。底色表示模型确认该词时有多大把握；灰色虚线框仍是掩码，里面是模型当前的猜测。",
+    ),
+    "tour_player": (
+        "Play, pause and step through the decode (or use the ← → keys). Every view below follows this step.",
+        "播放、暂停或逐步查看解码过程（也可用 ← → 键）。下面的每个图都跟着这一步走。",
+    ),
+    "tour_heatmap": (
+        "Each row is a step, each column a position: the confidence the schedule ranked by. □ marks where a "
+        "token was confirmed. Click a cell to jump there.",
+        "每行是一步，每列是一个位置：颜色是调度排序所用的置信度。□ 表示在此确认了一个词。点击格子即可跳到那里。",
+    ),
+    "tour_order": (
+        "The unmasking order: the text laid out in rows, coloured by the step that confirmed each token.",
+        "去掩码顺序：把文本按行排开，每个词按确认它的那一步着色。",
+    ),
+    "tour_knobs": (
+        "The knobs: presets from the article's table 4.2, temperature and the schedule. Release a slider and the "
+        "decode re-runs at once.",
+        "调节区：文章表 4.2 的预设、温度和确认调度。松开滑块，解码会立即重跑。",
+    ),
+    "tour_inspector": (
+        "The inspector: the selected position's top candidates, raw and at the temperature slider, and why the "
+        "schedule confirmed it (or not yet). Click any token to select it.",
+        "位置查看器：所选位置的候选词，原始概率与按温度滑块加温后的概率，以及调度为什么确认（或还没确认）它。点击任意词即可选中。",
+    ),
+    "help_canvas": (
+        "Tint = confidence when the token was confirmed (warm = unsure, cool = sure). Outlined = confirmed at this "
+        "step. Dashed grey = still masked; the faint text is the model's current argmax guess. Hover a token to "
+        "mark its column in the heatmap; click it to inspect it.",
+        "底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = 有把握）。描边 = 本步确认。灰色虚线框 = 仍是掩码，淡色字是模型"
+        "当前的 argmax 猜测。鼠标悬停在词上会在热力图中标出它的列；点击即可查看。",
+    ),
+    "help_heatmap": (
+        "Rows are steps (top = first), columns are positions. Colour = the confidence the schedule ranked by at "
+        "that step; empty cells were already confirmed; □ = confirmed at that step. The dark box is the current "
+        "step and the selected position; later steps are faded. Click a cell to select that step and position.",
+        "行是步（最上面是第一步），列是位置。颜色 = 该步调度排序所用的置信度；空格表示已被确认；□ = 在该步确认。深色框是"
+        "当前步和所选位置；之后的步被淡化。点击格子即可选中那一步和那个位置。",
+    ),
+    "help_order": (
+        "The generated text in rows of cells, each coloured by the step that confirmed it and labelled with its "
+        "token. Cells not yet confirmed at the current step are faded. Click a cell to jump to its step.",
+        "生成的文本按行排成格子，每格按确认它的那一步着色并标出它的词。当前步尚未确认的格子被淡化。点击格子可跳到它被确认的那一步。",
+    ),
+    "help_steps": (
+        "Top: how many positions each step confirmed (k, bars) and the temperature in force (line). Bottom: each "
+        "confirmed token's confidence as the schedule saw it (dots) and the raw probability of the token drawn "
+        "(crosses). Click to jump to a step.",
+        "上：每步确认了多少位置（k，柱）以及当时的温度（线）。下：每个被确认词在调度眼中的置信度（圆点）和实际抽到的词的"
+        "原始概率（叉）。点击可跳到某一步。",
+    ),
+    "help_inspector": (
+        "The selected position's stored top candidates at the current step: raw shares above, shares at the "
+        "temperature slider below (recomputed in the page while you drag). The text says only what was known at "
+        "this step.",
+        "所选位置在当前步保存下来的候选词：上为原始份额，下为按温度滑块加温后的份额（拖动时在页面内重算）。文字只说明这一步已知的内容。",
+    ),
+    "mt_steps": ("steps (NFE)", "步数（NFE）"),
+    "mt_mean_confidence": ("mean raw confidence of confirmed tokens", "所确认词的平均原始置信度"),
+    "mt_early": ("… in the first quarter of the steps", "……其中前四分之一的步"),
+    "mt_first_mean": ("mean schedule confidence at step 1 (heatmap's first row)", "第 1 步调度置信度的平均（热力图第一行）"),
+    "mt_spread": ("spread (max − min) of the schedule's confidence at step 1", "第 1 步调度置信度的极差（最大 − 最小）"),
+    "mt_logprob": ("mean raw log-prob of drawn tokens", "抽取词的平均原始对数概率"),
+    "mt_repeat": ("repeated 3-grams", "重复 3-gram 比例"),
+    "mt_distinct": ("distinct-2", "distinct-2"),
+    "mt_low_p": ("drawn tokens with raw p < {p:g}", "原始 p < {p:g} 的抽取词"),
+    "mt_draws": ("tokens drawn per request", "每个请求抽取的词数"),
+    "mt_same_trace": ("identical trace (A = B), share of runs", "轨迹完全相同（A = B）的运行比例"),
+    "mt_same_step": ("positions confirmed at the same step in A and B", "A 与 B 在同一步确认的位置比例"),
+    "mt_solo": ("text equals the same request decoded alone", "与单独解码时文本相同"),
+    "mt_footer": ("{n} runs (prompts × seeds), gen_length {g}.", "{n} 次运行（提示词 × 种子），gen_length {g}。"),
+    "cmp_steps": ("Steps: A {a}, B {b}.", "步数：A {a}，B {b}。"),
+    "ex_quality preset": ("quality preset", "质量预设"),
+    "ex_balanced preset": ("balanced preset", "均衡预设"),
+    "ex_polluted confidence at T1.5": ("polluted confidence at T1.5", "T=1.5 下被污染的置信度"),
+    "ex_staged temperature": ("staged temperature", "分阶段温度"),
+    "ex_semi autoregressive blocks": ("semi-autoregressive blocks", "半自回归分块"),
+    "choice_raw": ("raw logits (correct)", "原始 logits（正确）"),
+    "choice_tempered": ("tempered probabilities (polluted)", "加温后的概率（被污染）"),
+    "choice_sampled": ("p(sampled token), needs sample at = all", "p(抽中词)，需要采样范围 = all"),
+    "choice_selected": ("confirmed positions only (correct)", "只在确认的位置（正确）"),
+    "choice_all": ("every masked position (wasted work)", "所有掩码位置（浪费算力）"),
+    "choice_per_request": ("one generator per request (correct)", "每请求一个生成器（正确）"),
+    "choice_shared": ("one generator for the batch", "整批共用一个生成器"),
+    "col_temperature": ("temperature", "温度"),
+    "col_top_k": ("initial top_k", "初始 top_k"),
+    "col_decay": ("decay", "衰减"),
+    "col_runs": ("runs", "运行次数"),
+    "legend_tok": ("word", "词"),
+    "legend_guess": ("guess", "猜测"),
+    "legend_prompt_sample": ("Abc", "文字"),
     # ----- canvas -----------------------------------------------------------------------------
     "step_of": ("step {f} of {n}", "第 {f} / {n} 步"),
     "start": ("start: every position masked", "开始：所有位置都是掩码"),
@@ -94,7 +222,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "axis_k": ("k (confirmed)", "k（确认数）"),
     "axis_temperature": ("temperature", "温度"),
     "axis_confidence": ("confidence", "置信度"),
-    "axis_probability": ("probability", "概率"),
     "raw": ("raw", "原始"),
     "tempered": ("tempered, T={t}", "加温后，T={t}"),
     "schedule_conf": ("schedule's confidence", "调度置信度"),
@@ -109,10 +236,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "本步调度确认 k = {k} 个{why}。抽到 **{tok}**（原始 p = {q}）；argmax 是 **{g}**。",
     ),
     "insp_waiting": (
-        "**Still masked after step {s}**: rank {r} of {m} in block {b} by {measure} = {c}, "
-        "but the schedule confirmed only k = {k}{why}.",
-        "**第 {s} 步后仍是掩码**：在第 {b} 块的 {m} 个位置中按 {measure} = {c} 排第 {r}，"
-        "但调度只确认了 k = {k} 个{why}。",
+        "**Still masked after step {f}**: in the next forward pass (step {s}) it ranks {r} of {m} masked positions "
+        "in block {b} by {measure} = {c}. It is confirmed at a later step; which token it gets is not known yet.",
+        "**第 {f} 步后仍是掩码**：在下一次前向（第 {s} 步）中，它在第 {b} 块的 {m} 个掩码位置里按 {measure} = {c} "
+        "排第 {r}。它会在之后的某一步被确认；会得到哪个词现在还不知道。",
     ),
     "insp_other_block": (
         "**Waiting for its block**: position {p} is in block {pb}; step {s} decodes block {b}.",
@@ -121,19 +248,21 @@ STRINGS: dict[str, tuple[str, str]] = {
     "insp_before": ("Confirmed earlier, at step {s}; showing the candidates of that step.",
                     "更早已在第 {s} 步确认；下面是那一步的候选。"),
     "insp_threshold_above": (" (confidence ≥ threshold {t})", "（置信度 ≥ 阈值 {t}）"),
-    "insp_threshold_below": (" (confidence < threshold {t})", "（置信度 < 阈值 {t}）"),
     "insp_floor": (" (filled up to the min_k floor)", "（由 min_k 下限补足）"),
     "insp_tempered_note": (
         "Bars: each candidate's share among the stored top {n}, which hold {m:.0%} of the raw probability; "
-        "raw (T = 1) above, at the temperature slider below (p^(1/T) renormalised: exact shares, no model call). "
-        "The schedule never sees the tempered numbers.",
+        "raw (T = 1) above, at the temperature slider below (p^(1/T) renormalised: exact shares, no model call).",
         "柱：每个候选在保存的前 {n} 个候选中所占的份额，这 {n} 个候选共占原始概率的 {m:.0%}；上为原始（T = 1），"
-        "下为温度滑块下的份额（p^(1/T) 重新归一化：份额精确，不调用模型）。调度从不看加温后的数字。",
+        "下为温度滑块下的份额（p^(1/T) 重新归一化：份额精确，不调用模型）。",
     ),
+    "insp_note_raw": ("This run's schedule ranks by raw confidence: it never sees the tempered numbers.",
+                      "本次运行的调度按原始置信度排序：它从不看加温后的数字。"),
+    "insp_note_polluted": ("This run's schedule ranks by {src} confidence (a teaching switch): here it does see "
+                           "tempered numbers, which is the article's mistake.",
+                           "本次运行的调度按 {src} 置信度排序（教学开关）：这里它确实看到了加温后的数字，这正是文章指出的错误。"),
     "insp_no_candidates": ("This trace was recorded without candidates.", "这条轨迹没有记录候选词。"),
     # ----- facts ------------------------------------------------------------------------------
-    "f_nfe": ("NFE (forward passes)", "NFE（前向次数）"),
-    "f_steps": ("steps", "步数"),
+    "f_steps": ("steps = forward passes (NFE)", "步数 = 前向次数（NFE）"),
     "f_wall": ("wall time", "耗时"),
     "f_tps": ("tokens / s", "词 / 秒"),
     "f_tokens_per_step": ("tokens / step", "词 / 步"),
@@ -142,7 +271,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "f_repeat": ("repeated 3-grams", "重复 3-gram 比例"),
     "f_distinct1": ("distinct-1", "distinct-1"),
     "f_distinct2": ("distinct-2", "distinct-2"),
-    "f_config": ("config", "配置"),
     # ----- compare ----------------------------------------------------------------------------
     "lessons": ("One-click lessons", "一键对比"),
     "compare_note": (
@@ -238,7 +366,6 @@ version, with what we measured on the embedded model; the **Sweep** tab rebuilds
 """,
     ),
     # ----- errors -----------------------------------------------------------------------------
-    "err_prompt": ("prompt: the model's tokenizer produced no tokens for {v!r}", "prompt：分词器对 {v!r} 没有产生任何词"),
     "err_trace": ("trace file: {e}", "轨迹文件：{e}"),
     "err_empty_grid": ("sweep: choose at least one value for {v}", "扫描：{v} 至少选一个值"),
 }

@@ -1,58 +1,72 @@
 """The Gradio page: `build_demo(run, ...) -> gr.Blocks`. Thin: it lays out widgets and wires events.
 
 The model never appears here: `run(prompts, configs, *, on_step=None, record_candidates=5)` is
-injected by the entry script (plain `decode` on a model, or the shared engine). Every event calls
-a `playground.Playground` handler by name; everything shown is rendered from stored `Trace`s, so
-scrubbing, inspecting and replaying an uploaded trace never call the model.
+injected by the entry script (plain `decode` on a model, or the shared engine). Components live in
+one dataclass, `Page`; every event goes through one `wire`, which maps a handler's keyword
+arguments and its result's fields (`playground`'s dataclasses) onto `Page` attributes when the
+page is built, so a misspelt name fails at build time. Handlers return plain values (or `KEEP`);
+only `wire` speaks Gradio. Playback, the shared step cursor and the linked views run in the
+browser (`page.js`, the page's one script, served as the canvas's `js_on_load`); a settled
+selection reaches the server as the canvas's `select` event, read through `gr.SelectData`.
 
-Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()` (the canvas CSS lives there).
+Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()`.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from dllm_viz.app import render
-from dllm_viz.core.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, PRESETS, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
-from dllm_viz.core.config import DecodeConfig
-from dllm_viz.app.i18n import LANG_CHOICES, t
+from dllm_viz.app.i18n import LANG_CHOICES, STRINGS, t
 from dllm_viz.app.lessons import DEFAULT_PROMPTS, LESSONS, NEIGHBOURS
+from dllm_viz.app.palette import PAGE_CSS
 from dllm_viz.app.playground import (
-    COMPARE_OUT,
-    FIRST_OUT,
-    FRAME_OUT,
+    KEEP,
     KNOBS,
-    REST_OUT,
+    PRESET_GROUPS,
     SCHEDULE_KNOBS,
-    SWEEP_OUT,
-    VIEW_OUT,
+    CompareShown,
+    DecodeFirst,
+    DecodeRest,
+    Exported,
+    Knobs,
+    KnobStates,
+    KSteps,
+    LessonShown,
+    Loaded,
     Playground,
-    user_errors,
+    PresetKnobs,
+    Relabelled,
+    Reseeded,
+    Selected,
+    SweepShown,
     config_to_settings,
+    example_label,
+    fields_of,
     random_seed,
 )
+from dllm_viz.core.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
+from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
-PLAY_INTERVAL = 0.35  # seconds per frame while playing
+PAGE_JS = (Path(__file__).with_name("page.js")).read_text(encoding="utf-8")
 SWEEP_TEMPERATURES = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 SWEEP_DIVISORS = (8, 6, 4, 3, 2)
 SWEEP_DECAYS = (0.85, 0.9, 0.95, 1.0)
-
-
-# ----- layout ------------------------------------------------------------------------------------
-PAGE_CSS = render.CANVAS_CSS + """
-.gradio-container { max-width: 1500px !important; }
-#dv-header h1 { margin-bottom: 0.2em; }
-#dv-presets button { min-width: 0; }
-#dv-play { max-width: 130px; }
-.dv-lesson-buttons button { min-width: 0; }
-"""
+# Sliders that re-run the decode when released (or when a value is typed into their number box).
+RELEASE_KNOBS = ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
+                 "t_early", "t_middle", "t_late")
+CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng")
+K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 
 
 def launch_options() -> dict[str, Any]:
@@ -62,20 +76,182 @@ def launch_options() -> dict[str, Any]:
     return {"theme": theme, "css": PAGE_CSS}
 
 
-def _header(lang: str) -> str:
-    return f"# {t('title', lang)}\n{t('subtitle', lang)}"
+@dataclass
+class Label:
+    """A component whose `attr` is re-rendered in each language by `text(lang)`."""
+
+    component: Any
+    text: Callable[[str], Any]
+    attr: str = "label"
 
 
-def _bold(key: str) -> Callable[[str], str]:
-    return lambda lang: f"**{t(key, lang)}**"
+@dataclass
+class Page:
+    """Every component of the page, by name. Handlers' parameters and results use these names."""
+
+    # header
+    header: gr.Markdown
+    lang: gr.Radio
+    # playground: inputs
+    prompt: gr.Textbox
+    preset_badge: gr.HTML
+    gen_length: gr.Slider
+    temperature: gr.Slider
+    schedule: gr.Dropdown
+    top_k: gr.Slider
+    decay: gr.Slider
+    k_steps: gr.HTML
+    min_k: gr.Slider
+    steps: gr.Slider
+    threshold: gr.Slider
+    block_length: gr.Slider
+    confidence: gr.Dropdown
+    stages_on: gr.Checkbox
+    t_early: gr.Slider
+    t_middle: gr.Slider
+    t_late: gr.Slider
+    seed: gr.Number
+    new_seed: gr.Button
+    confidence_from: gr.Radio
+    sample_scope: gr.Radio
+    rng: gr.Radio
+    run: gr.Button
+    example: gr.Dropdown
+    download: gr.DownloadButton
+    upload: gr.UploadButton
+    # playground: views
+    banner: gr.Markdown
+    canvas: gr.HTML
+    facts: gr.HTML
+    heatmap: gr.Plot
+    order: gr.Plot
+    steps_fig: gr.Plot
+    insp_plot: gr.HTML
+    insp_text: gr.Markdown
+    trace: gr.State
+    cursor: gr.State  # (frame, position): the browser's cursor as the server last heard it
+    # compare
+    lesson_text: gr.Markdown
+    cmp_a: gr.Code
+    cmp_b: gr.Code
+    neighbours: gr.Slider
+    compare_run: gr.Button
+    cmp_summary: gr.Markdown
+    cmp_canvas_a: gr.HTML
+    cmp_canvas_b: gr.HTML
+    cmp_orders: gr.Plot
+    cmp_heat_a: gr.Plot
+    cmp_heat_b: gr.Plot
+    cmp_steps_a: gr.Plot
+    cmp_steps_b: gr.Plot
+    cmp_facts_a: gr.HTML
+    cmp_facts_b: gr.HTML
+    cmp_traces: gr.State
+    lesson_key: gr.State
+    # sweep
+    sweep_temps: gr.CheckboxGroup
+    sweep_divisors: gr.CheckboxGroup
+    sweep_decays: gr.CheckboxGroup
+    sweep_prompts: gr.Textbox
+    sweep_seeds: gr.Slider
+    sweep_gen_length: gr.Slider
+    sweep_run: gr.Button
+    sweep_summary: gr.Markdown
+    sweep_nfe: gr.Plot
+    sweep_repeat_3: gr.Plot
+    sweep_distinct_2: gr.Plot
+    sweep_mean_logprob: gr.Plot
+    sweep_table: gr.Dataframe
+    sweep_state: gr.State
+    # groups
+    tabs: dict[str, gr.Tab] = field(default_factory=dict)
+    presets: dict[str, gr.Button] = field(default_factory=dict)  # by preset name (PRESET_GROUPS)
+    lessons: dict[str, gr.Button] = field(default_factory=dict)  # by lesson key
+    labels: list[Label] = field(default_factory=list)  # what a language switch re-renders
+
+    @property
+    def knobs(self) -> tuple[Any, ...]:
+        """The decode-setting components, in KNOBS order."""
+        return tuple(getattr(self, name) for name in KNOBS)
+
+    def name_of(self, component: Any) -> str:
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) is component:
+                return f.name
+        raise ValueError(f"component {component!r} is not a field of Page")
 
 
-CLICK_JS = """
-element.addEventListener('click', (e) => {
-  const el = e.target.closest('[data-pos]');
-  if (el) trigger('click', {position: Number(el.dataset.pos)});
-});
-"""
+# ----- wiring ----------------------------------------------------------------------------------------
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn ValueError (bad settings, bad files) into a visible gr.Error; the session stays usable."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as err:
+            raise gr.Error(str(err), duration=8) from err
+
+    return wrapper
+
+
+def to_gradio(value: Any, as_update: str | None = None) -> Any:
+    """A handler's plain value as Gradio wants it: KEEP -> skip, or set one property."""
+    if value is KEEP:
+        return gr.skip()
+    return gr.update(**{as_update: value}) if as_update else value
+
+
+def wire(page: Page, trigger: Callable[..., Any], fn: Callable[..., Any], *, ins: Sequence[Any] = (),
+         out: type, select: bool = False, progress: bool = False, as_update: str | None = None,
+         also: tuple[Sequence[Any], Callable[[dict[str, Any]], list[Any]]] | None = None, **kw: Any) -> Any:
+    """Connect `trigger` to `fn`: the components `ins` arrive as keyword arguments named after their
+    `Page` fields; `fn` returns an `out` dataclass whose fields name the components to update.
+
+    Names are checked here, when the page is built. `select=True` passes the cursor the page sent
+    (gr.SelectData: index = [frame, position]); `progress=True` passes Gradio's progress bar;
+    `as_update` sets that property instead of the value; `also` prepends outputs computed by the
+    page itself from the named inputs (the language switch's labels).
+    """
+    in_names = tuple(page.name_of(c) for c in ins)
+    out_names = fields_of(out)
+    outputs = [getattr(page, name) for name in out_names]  # AttributeError now, not at run time
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        extra = {"frame", "position"} if select else set()
+        extra |= {"progress"} if progress else set()
+        missing = set(in_names) - set(params) | (extra - set(params))
+        if missing:
+            raise TypeError(f"{getattr(fn, '__name__', fn)} takes no {sorted(missing)}")
+    also_outputs, also_fn = also if also else ((), None)
+
+    def answer(values: Sequence[Any], **extra: Any) -> Any:
+        named = dict(zip(in_names, values))
+        result = fn(**named, **extra)
+        values_out = [to_gradio(getattr(result, name), as_update) for name in out_names]
+        if also_fn is not None:
+            values_out = [*also_fn(named), *values_out]
+        return tuple(values_out) if len(values_out) != 1 else values_out[0]
+
+    if select:
+        def handler(evt: gr.SelectData, *values: Any) -> Any:
+            frame, position = evt.index
+            return answer(values, frame=int(frame), position=int(position))
+    elif progress:
+        def handler(progress: Any = gr.Progress(), *values: Any) -> Any:  # noqa: B008 - Gradio's convention
+            return answer(values, progress=progress)
+    else:
+        def handler(*values: Any) -> Any:
+            return answer(values)
+
+    return trigger(user_errors(handler), inputs=list(ins), outputs=[*also_outputs, *outputs],
+                   api_visibility="private", **kw)
+
+
+# ----- layout ------------------------------------------------------------------------------------
+def _choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
+    """Radio choices of a teaching switch: the value (a code identifier) with what it means."""
+    return [(f"{name}: {t(f'choice_{name}', lang)}" if f"choice_{name}" in STRINGS else name, name) for name in names]
 
 
 def build_demo(
@@ -94,310 +270,262 @@ def build_demo(
     lang0 = "en"
     first = examples[0][1] if examples else None
     s0 = config_to_settings(first.config if first else DecodeConfig.preset("balanced", 64))
-    v0 = pg.view(first, lang=lang0, frame=None, position=0, temperature=s0["temperature"]) if first else {}
+    shown = pg.load_trace(first, lang=lang0, autoplay=True, example=examples[0][0]) if first else None
+    v0 = (lambda name, default=None: getattr(shown, name) if shown is not None else default)  # noqa: E731
     longest = min(256, (max_length or 256) - 16)
     c: dict[str, Any] = {}
-    i18n: list[tuple[Any, str | Callable[[str], str], str]] = []  # (component, text, attribute) per language
+    labels: list[Label] = []
+    tabs: dict[str, Any] = {}
+    presets: dict[str, Any] = {}
+    lesson_buttons: dict[str, Any] = {}
 
-    def reg(name: str, comp: Any, key: str | Callable[[str], str] | None = None, attr: str = "label") -> Any:
-        c[name] = comp
-        if key is not None:
-            i18n.append((comp, key, attr))
+    def lab(comp: Any, key: str | Callable[[str], Any], attr: str = "label") -> Any:
+        labels.append(Label(comp, key if callable(key) else functools.partial(t, key), attr))
         return comp
 
-    def initial(name: str, default: Any = None) -> Any:
-        value = v0.get(name, default)
-        return value if not isinstance(value, dict) else default
+    def help_box(key: str) -> None:
+        lab(gr.HTML(render.help_html(key, lang0), elem_classes="dv-help-box"), functools.partial(render.help_html, key),
+            "value")
 
+    header = lambda lang: f"# {t('title', lang)}\n{t('subtitle', lang)}"  # noqa: E731
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         with gr.Row(elem_id="dv-header", equal_height=True):
-            reg("header", gr.Markdown(_header(lang0)), _header, "value")
+            c["header"] = lab(gr.Markdown(header(lang0)), header, "value")
             with gr.Column(scale=0, min_width=200):
-                reg("lang", gr.Radio(list(LANG_CHOICES), value=lang0, label=t("language", lang0), elem_id="dv-lang"),
-                    "language")
+                c["lang"] = lab(gr.Radio(list(LANG_CHOICES), value=lang0, label=t("language", lang0), elem_id="dv-lang"),
+                                "language")
                 model_line = lambda lang: f"<small>{t('model', lang)}: `{model_name}`</small>"  # noqa: E731
-                reg("model_line", gr.Markdown(model_line(lang0)), model_line, "value")
+                lab(gr.Markdown(model_line(lang0)), model_line, "value")
         c["trace"] = gr.State(first)
-        c["playing"] = gr.State(False)
-        c["timer"] = gr.Timer(PLAY_INTERVAL, active=False)
+        c["cursor"] = gr.State(v0("cursor", (0, 0)))
         with gr.Tabs():
-            with reg("tab_play", gr.Tab(t("tab_play", lang0)), "tab_play"):
-                with gr.Row():
-                    with gr.Column(scale=4, min_width=320):
-                        reg("prompt", gr.Textbox(first.prompt_text if first else default_prompt, lines=2,
-                                                 label=t("prompt", lang0)), "prompt")
-                        reg("presets_md", gr.Markdown(_bold("presets")(lang0)), _bold("presets"), "value")
-                        with gr.Row(elem_id="dv-presets"):
-                            for name in PRESETS:
-                                reg(f"preset_{name}", gr.Button(t(f"preset_{name}", lang0), size="sm"),
-                                    f"preset_{name}", "value")
-                        reg("gen_length", gr.Slider(8, longest, s0["gen_length"], step=8, label=t("gen_length", lang0)),
-                            "gen_length")
-                        reg("temperature", gr.Slider(0, 2.5, s0["temperature"], step=0.05,
-                                                     label=t("temperature", lang0), elem_id="dv-temperature"), "temperature")
-                        with reg("schedule_box", gr.Accordion(t("schedule_box", lang0), open=True), "schedule_box"):
-                            reg("schedule", gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang0)),
-                                "schedule")
+            with lab(gr.Tab(t("tab_play", lang0)), "tab_play") as tabs["play"]:
+                with gr.Row(elem_id="dv-main"):
+                    with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):
+                        c["prompt"] = lab(gr.Textbox(first.prompt_text if first else default_prompt, lines=2,
+                                                     label=t("prompt", lang0)), "prompt")
+                        presets_md = lambda lang: f"**{t('presets', lang)}**"  # noqa: E731
+                        lab(gr.Markdown(presets_md(lang0)), presets_md, "value")
+                        for group, names in PRESET_GROUPS.items():
+                            with gr.Row(elem_id=f"dv-presets-{group}", elem_classes="dv-presets"):
+                                for name in names:
+                                    presets[name] = lab(gr.Button(t(f"preset_{name}", lang0), size="sm"),
+                                                        f"preset_{name}", "value")
+                        c["preset_badge"] = gr.HTML(v0("preset_badge", ""), elem_id="dv-preset-badge")
+                        note = lambda lang: f"<small>{t('article_note', lang)}</small>"  # noqa: E731
+                        with lab(gr.Accordion(t("article_what", lang0), open=False), "article_what"):
+                            lab(gr.Markdown(note(lang0)), note, "value")
+                        c["gen_length"] = lab(gr.Slider(8, longest, s0["gen_length"], step=8, label=t("gen_length", lang0),
+                                                        elem_classes="dv-knob"), "gen_length")
+                        c["temperature"] = lab(gr.Slider(0, 2.5, s0["temperature"], step=0.05, label=t("temperature", lang0),
+                                                         elem_id="dv-temperature", elem_classes="dv-knob"), "temperature")
+                        with lab(gr.Accordion(t("schedule_box", lang0), open=True), "schedule_box"):
+                            c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang0),
+                                                            elem_id="dv-schedule"),
+                                                "schedule")
                             used = SCHEDULE_KNOBS[s0["schedule"]]
                             with gr.Row():
-                                reg("top_k", gr.Slider(1, 128, s0["top_k"], step=1, label=t("top_k", lang0),
-                                                       interactive="top_k" in used), "top_k")
-                                reg("decay", gr.Slider(0.5, 1.0, s0["decay"], step=0.01, label=t("decay", lang0),
-                                                       interactive="decay" in used), "decay")
+                                c["top_k"] = lab(gr.Slider(1, 128, s0["top_k"], step=1, label=t("top_k", lang0),
+                                                           interactive="top_k" in used, elem_classes="dv-knob"), "top_k")
+                                c["decay"] = lab(gr.Slider(0.5, 1.0, s0["decay"], step=0.01, label=t("decay", lang0),
+                                                           interactive="decay" in used, elem_id="dv-decay",
+                                                           elem_classes="dv-knob"), "decay")
+                            c["k_steps"] = gr.HTML(pg.k_steps(lang=lang0, **s0).k_steps, elem_id="dv-ksteps")
                             with gr.Row():
-                                reg("min_k", gr.Slider(1, 16, s0["min_k"], step=1, label=t("min_k", lang0)), "min_k")
-                                reg("steps", gr.Slider(1, 256, s0["steps"], step=1, label=t("steps", lang0),
-                                                       interactive="steps" in used), "steps")
+                                c["min_k"] = lab(gr.Slider(1, 16, s0["min_k"], step=1, label=t("min_k", lang0),
+                                                           elem_classes="dv-knob"), "min_k")
+                                c["steps"] = lab(gr.Slider(1, 256, s0["steps"], step=1, label=t("steps", lang0),
+                                                           interactive="steps" in used, elem_classes="dv-knob"), "steps")
                             with gr.Row():
-                                reg("threshold", gr.Slider(0.05, 1.0, s0["threshold"], step=0.01,
-                                                           label=t("threshold", lang0),
-                                                           interactive="threshold" in used), "threshold")
-                                reg("block_length", gr.Slider(0, 128, s0["block_length"], step=8,
-                                                              label=t("block_length", lang0)), "block_length")
-                        with reg("sampling_box", gr.Accordion(t("sampling_box", lang0), open=True), "sampling_box"):
-                            reg("confidence", gr.Dropdown(list(CONFIDENCES), value=s0["confidence"],
-                                                          label=t("confidence", lang0)), "confidence")
-                            reg("stages_on", gr.Checkbox(s0["stages_on"], label=t("stages_on", lang0)), "stages_on")
+                                c["threshold"] = lab(gr.Slider(0.05, 1.0, s0["threshold"], step=0.01,
+                                                               label=t("threshold", lang0), interactive="threshold" in used,
+                                                               elem_classes="dv-knob"), "threshold")
+                                c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8,
+                                                                  label=t("block_length", lang0), elem_classes="dv-knob"),
+                                                        "block_length")
+                        with lab(gr.Accordion(t("sampling_box", lang0), open=True), "sampling_box"):
+                            c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"],
+                                                              label=t("confidence", lang0)), "confidence")
+                            c["stages_on"] = lab(gr.Checkbox(s0["stages_on"], label=t("stages_on", lang0)), "stages_on")
                             with gr.Row():
                                 for k in ("t_early", "t_middle", "t_late"):
-                                    reg(k, gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang0), min_width=90), k)
+                                    c[k] = lab(gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang0), min_width=90,
+                                                         elem_classes="dv-knob"), k)
                             with gr.Row(equal_height=True):
-                                reg("seed", gr.Number(s0["seed"], precision=0, minimum=0, maximum=MAX_SEED,
-                                                      label=t("seed", lang0), scale=2), "seed")
-                                reg("new_seed", gr.Button(t("new_seed", lang0), size="sm", scale=1), "new_seed", "value")
-                        with reg("teaching", gr.Accordion(t("teaching", lang0), open=False), "teaching"):
-                            reg("confidence_from", gr.Radio(list(CONFIDENCE_FROM), value=s0["confidence_from"],
-                                                            label=t("confidence_from", lang0)), "confidence_from")
-                            reg("sample_scope", gr.Radio(list(SAMPLE_SCOPES), value=s0["sample_scope"],
-                                                         label=t("sample_scope", lang0)), "sample_scope")
-                            reg("rng", gr.Radio(list(RNG_MODES), value=s0["rng"], label=t("rng", lang0)), "rng")
-                        reg("run", gr.Button(t("run", lang0), variant="primary"), "run", "value")
-                        with reg("trace_io", gr.Accordion(t("trace_io", lang0), open=True), "trace_io"):
-                            reg("example", gr.Dropdown([n for n, _ in examples], value=examples[0][0] if examples else None,
-                                                       label=t("examples", lang0)), "examples")
+                                c["seed"] = lab(gr.Number(s0["seed"], precision=0, minimum=0, maximum=MAX_SEED,
+                                                          label=t("seed", lang0), scale=2), "seed")
+                                c["new_seed"] = lab(gr.Button(t("new_seed", lang0), size="sm", scale=1), "new_seed", "value")
+                        with lab(gr.Accordion(t("teaching", lang0), open=False), "teaching"):
+                            for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES),
+                                                ("rng", RNG_MODES)):
+                                c[name] = lab(gr.Radio(_choices(names, lang0), value=s0[name], label=t(name, lang0)), name)
+                                lab(c[name], functools.partial(_choices, names), "choices")
+                        c["run"] = lab(gr.Button(t("run", lang0), variant="primary"), "run", "value")
+                        with lab(gr.Accordion(t("trace_io", lang0), open=True), "trace_io"):
+                            ex_choices = lambda lang: [(example_label(n, lang), n) for n, _ in examples]  # noqa: E731
+                            c["example"] = lab(gr.Dropdown(ex_choices(lang0), value=examples[0][0] if examples else None,
+                                                           label=t("examples", lang0)), "examples")
+                            lab(c["example"], ex_choices, "choices")
                             with gr.Row():
-                                reg("download", gr.DownloadButton(t("download", lang0), value=pg.export(trace=first),
-                                                                  size="sm"), "download")
-                                reg("upload", gr.UploadButton(t("upload", lang0), file_types=[".json"], type="filepath",
-                                                              size="sm"), "upload")
+                                c["download"] = lab(gr.DownloadButton(t("download", lang0), value=pg.export(trace=first).download,
+                                                                      size="sm"), "download")
+                                c["upload"] = lab(gr.UploadButton(t("upload", lang0), file_types=[".json"], type="filepath",
+                                                                  size="sm"), "upload")
                     with gr.Column(scale=8):
-                        reg("canvas", gr.HTML(initial("canvas", ""), js_on_load=CLICK_JS, elem_id="dv-canvas"))
-                        with gr.Row(equal_height=True):
-                            reg("play", gr.Button(t("play", lang0), variant="primary", elem_id="dv-play", scale=0, min_width=110),
-                                "play", "value")
-                            n0 = render.frame_count(first) if first else 1
-                            reg("frame", gr.Slider(0, max(1, n0), n0, step=1, label=t("frame", lang0),
-                                                   elem_id="dv-frame"), "frame")
-                        reg("facts", gr.HTML(initial("facts", ""), js_on_load=None))
-                        reg("heatmap", gr.Plot(initial("heatmap"), show_label=False, elem_id="dv-heatmap"))
+                        c["banner"] = gr.Markdown("", elem_id="dv-banner", elem_classes="dv-banner-box")
+                        help_box("help_canvas")
+                        c["canvas"] = gr.HTML(v0("canvas", ""), js_on_load=PAGE_JS, elem_id="dv-canvas")
+                        c["facts"] = gr.HTML(v0("facts", ""), js_on_load=None)
+                        help_box("help_heatmap")
+                        c["heatmap"] = gr.Plot(v0("heatmap"), show_label=False, elem_id="dv-heatmap")
                         with gr.Row():
                             with gr.Column():
-                                reg("order", gr.Plot(initial("order"), show_label=False, elem_id="dv-order"))
-                                reg("inspector_md", gr.Markdown(_bold("inspector")(lang0)), _bold("inspector"), "value")
-                                reg("position", gr.Slider(0, max(1, (first.config.gen_length if first else 64) - 1), 0,
-                                                          step=1, label=t("position", lang0), elem_id="dv-position"),
-                                    "position")
-                                reg("insp_plot", gr.HTML(initial("insp_plot", ""), js_on_load=render.INSPECTOR_JS,
-                                                         elem_id="dv-inspector"))
-                                reg("insp_text", gr.Markdown(initial("insp_text", "")))
-                            reg("steps_fig", gr.Plot(initial("steps_fig"), show_label=False, elem_id="dv-steps"))
-            with reg("tab_compare", gr.Tab(t("tab_compare", lang0)), "tab_compare"):
-                reg("lessons_md", gr.Markdown(_bold("lessons")(lang0)), _bold("lessons"), "value")
+                                help_box("help_order")
+                                c["order"] = gr.Plot(v0("order"), show_label=False, elem_id="dv-order")
+                                insp_md = lambda lang: f"**{t('inspector', lang)}**"  # noqa: E731
+                                lab(gr.Markdown(insp_md(lang0)), insp_md, "value")
+                                help_box("help_inspector")
+                                c["insp_plot"] = gr.HTML(v0("insp_plot", ""), js_on_load=None, elem_id="dv-inspector")
+                                c["insp_text"] = gr.Markdown(v0("insp_text", ""))
+                            with gr.Column():
+                                help_box("help_steps")
+                                c["steps_fig"] = gr.Plot(v0("steps_fig"), show_label=False, elem_id="dv-steps")
+            with lab(gr.Tab(t("tab_compare", lang0)), "tab_compare") as tabs["compare"]:
+                lessons_md = lambda lang: f"**{t('lessons', lang)}**"  # noqa: E731
+                lab(gr.Markdown(lessons_md(lang0)), lessons_md, "value")
                 c["lesson_key"] = gr.State("polluted")
                 c["cmp_traces"] = gr.State(None)
                 with gr.Row(elem_classes="dv-lesson-buttons"):
                     for key, lesson in LESSONS.items():
-                        reg(f"lesson_{key}", gr.Button(lesson.title[0], size="sm"),
-                            functools.partial(lambda ls, lang: ls.text("title", lang), lesson), "value")
-                reg("lesson_text", gr.Markdown(pg.lesson_text("polluted", lang0)))
-                reg("compare_note", gr.Markdown(f"<small>{t('compare_note', lang0)}</small>"),
-                    lambda lang: f"<small>{t('compare_note', lang)}</small>", "value")
+                        lesson_buttons[key] = lab(gr.Button(lesson.text("title", lang0), size="sm", elem_id=f"dv-lesson-{key}"),
+                                                  functools.partial(lesson.text, "title"), "value")
+                c["lesson_text"] = gr.Markdown(pg.lesson_text("polluted", lang0), elem_id="dv-lesson-text")
+                cmp_note = lambda lang: f"<small>{t('compare_note', lang)}</small>"  # noqa: E731
+                lab(gr.Markdown(cmp_note(lang0)), cmp_note, "value")
                 with gr.Row():
-                    reg("cmp_a", gr.Code(json.dumps(LESSONS["polluted"].a), language="json", label=t("config_a", lang0),
-                                         lines=2), "config_a")
-                    reg("cmp_b", gr.Code(json.dumps(LESSONS["polluted"].b), language="json", label=t("config_b", lang0),
-                                         lines=2), "config_b")
+                    c["cmp_a"] = lab(gr.Code(json.dumps(LESSONS["polluted"].a), language="json", label=t("config_a", lang0),
+                                             lines=2), "config_a")
+                    c["cmp_b"] = lab(gr.Code(json.dumps(LESSONS["polluted"].b), language="json", label=t("config_b", lang0),
+                                             lines=2), "config_b")
                 with gr.Row(equal_height=True):
-                    reg("neighbours", gr.Slider(0, len(NEIGHBOURS), 0, step=1, label=t("neighbours", lang0), scale=3),
-                        "neighbours")
-                    reg("compare_run", gr.Button(t("compare_run", lang0), variant="primary", scale=1), "compare_run", "value")
-                reg("cmp_summary", gr.Markdown(""))
+                    c["neighbours"] = lab(gr.Slider(0, len(NEIGHBOURS), 0, step=1, label=t("neighbours", lang0), scale=3),
+                                          "neighbours")
+                    c["compare_run"] = lab(gr.Button(t("compare_run", lang0), variant="primary", scale=1), "compare_run",
+                                           "value")
+                c["cmp_summary"] = gr.Markdown("", elem_id="dv-cmp-summary")
                 with gr.Row():
-                    reg("cmp_canvas_a", gr.HTML("", js_on_load=None, label="A"))
-                    reg("cmp_canvas_b", gr.HTML("", js_on_load=None, label="B"))
-                reg("cmp_orders", gr.Plot(show_label=False))
+                    c["cmp_canvas_a"] = gr.HTML("", js_on_load=None, elem_id="dv-cmp-canvas-a")
+                    c["cmp_canvas_b"] = gr.HTML("", js_on_load=None, elem_id="dv-cmp-canvas-b")
+                c["cmp_orders"] = gr.Plot(show_label=False)
                 with gr.Row():
-                    reg("cmp_heat_a", gr.Plot(show_label=False))
-                    reg("cmp_heat_b", gr.Plot(show_label=False))
+                    c["cmp_heat_a"] = gr.Plot(show_label=False, elem_id="dv-cmp-heat-a")
+                    c["cmp_heat_b"] = gr.Plot(show_label=False, elem_id="dv-cmp-heat-b")
                 with gr.Row():
-                    reg("cmp_steps_a", gr.Plot(show_label=False))
-                    reg("cmp_steps_b", gr.Plot(show_label=False))
+                    c["cmp_steps_a"] = gr.Plot(show_label=False)
+                    c["cmp_steps_b"] = gr.Plot(show_label=False)
                 with gr.Row():
-                    reg("cmp_facts_a", gr.HTML("", js_on_load=None))
-                    reg("cmp_facts_b", gr.HTML("", js_on_load=None))
-            with reg("tab_sweep", gr.Tab(t("tab_sweep", lang0)), "tab_sweep"):
-                reg("sweep_intro", gr.Markdown(t("sweep_intro", lang0)), "sweep_intro", "value")
+                    c["cmp_facts_a"] = gr.HTML("", js_on_load=None)
+                    c["cmp_facts_b"] = gr.HTML("", js_on_load=None)
+            with lab(gr.Tab(t("tab_sweep", lang0)), "tab_sweep") as tabs["sweep"]:
+                lab(gr.Markdown(t("sweep_intro", lang0)), "sweep_intro", "value")
                 c["sweep_state"] = gr.State(None)
                 with gr.Row():
-                    reg("sweep_temps", gr.CheckboxGroup(list(SWEEP_TEMPERATURES), value=[0.6, 0.9, 1.2, 1.5],
-                                                        label=t("sweep_temps", lang0)), "sweep_temps")
-                    reg("sweep_divisors", gr.CheckboxGroup([f"L/{d}" for d in SWEEP_DIVISORS],
-                                                           value=["L/6", "L/4", "L/3"], label=t("sweep_topk", lang0)),
-                        "sweep_topk")
-                    reg("sweep_decays", gr.CheckboxGroup(list(SWEEP_DECAYS), value=[0.9], label=t("sweep_decays", lang0)),
-                        "sweep_decays")
+                    c["sweep_temps"] = lab(gr.CheckboxGroup(list(SWEEP_TEMPERATURES), value=[0.6, 0.9, 1.2, 1.5],
+                                                            label=t("sweep_temps", lang0)), "sweep_temps")
+                    c["sweep_divisors"] = lab(gr.CheckboxGroup([f"L/{d}" for d in SWEEP_DIVISORS],
+                                                               value=["L/6", "L/4", "L/3"], label=t("sweep_topk", lang0)),
+                                              "sweep_topk")
+                    c["sweep_decays"] = lab(gr.CheckboxGroup(list(SWEEP_DECAYS), value=[0.9], label=t("sweep_decays", lang0)),
+                                            "sweep_decays")
                 with gr.Row():
-                    reg("sweep_prompts", gr.Textbox("\n".join(DEFAULT_PROMPTS[:2]), lines=2,
-                                                    label=t("sweep_prompts", lang0), scale=3), "sweep_prompts")
+                    c["sweep_prompts"] = lab(gr.Textbox("\n".join(DEFAULT_PROMPTS[:2]), lines=2,
+                                                        label=t("sweep_prompts", lang0), scale=3), "sweep_prompts")
                     with gr.Column(scale=2):
-                        reg("sweep_seeds", gr.Slider(1, 8, 2, step=1, label=t("sweep_seeds", lang0)), "sweep_seeds")
-                        reg("sweep_gen_length", gr.Slider(8, longest, 32, step=8, label=t("gen_length", lang0)),
-                            "gen_length")
-                reg("sweep_run", gr.Button(t("sweep_run", lang0), variant="primary"), "sweep_run", "value")
-                reg("sweep_summary", gr.Markdown(""))
+                        c["sweep_seeds"] = lab(gr.Slider(1, 8, 2, step=1, label=t("sweep_seeds", lang0)), "sweep_seeds")
+                        c["sweep_gen_length"] = lab(gr.Slider(8, longest, 32, step=8, label=t("gen_length", lang0)),
+                                                    "gen_length")
+                c["sweep_run"] = lab(gr.Button(t("sweep_run", lang0), variant="primary"), "sweep_run", "value")
+                c["sweep_summary"] = gr.Markdown("")
                 with gr.Row():
-                    reg("sweep_nfe", gr.Plot(show_label=False))
-                    reg("sweep_repeat_3", gr.Plot(show_label=False))
+                    c["sweep_nfe"] = gr.Plot(show_label=False)
+                    c["sweep_repeat_3"] = gr.Plot(show_label=False)
                 with gr.Row():
-                    reg("sweep_distinct_2", gr.Plot(show_label=False))
-                    reg("sweep_mean_logprob", gr.Plot(show_label=False))
-                reg("sweep_table", gr.Dataframe(label=t("sweep_table", lang0), interactive=False), "sweep_table")
-            with reg("tab_about", gr.Tab(t("tab_about", lang0)), "tab_about"):
-                reg("about", gr.Markdown(t("about_md", lang0)), "about_md", "value")
+                    c["sweep_distinct_2"] = gr.Plot(show_label=False)
+                    c["sweep_mean_logprob"] = gr.Plot(show_label=False)
+                c["sweep_table"] = lab(gr.Dataframe(label=t("sweep_table", lang0), interactive=False), "sweep_table")
+            with lab(gr.Tab(t("tab_about", lang0)), "tab_about") as tabs["about"]:
+                lab(gr.Markdown(t("about_md", lang0)), "about_md", "value")
 
-        _wire_events(pg, c, i18n, concurrency_limit)
+        page = Page(**c, tabs=tabs, presets=presets, lessons=lesson_buttons, labels=labels)
+        _wire_events(page, pg, concurrency_limit)
         gr.api(user_errors(pg.generate), api_name="generate", concurrency_limit=concurrency_limit, concurrency_id="decode")
+    demo.page = page  # for tests and for other front ends that add to the page
     return demo
 
 
-def _wire_events(pg: Playground, c: dict[str, Any], i18n: list[tuple[Any, Any, str]],
-                 concurrency_limit: int | None) -> None:
-    """Connect widgets to `Playground` handlers by name; handlers never see components."""
-
-    def wire(trigger: Callable[..., Any], fn: Callable[..., dict[str, Any]], ins: Sequence[str],
-             outs: Sequence[str], **kw: Any) -> Any:
-        in_names, out_names = tuple(ins), tuple(outs)
-
-        @user_errors
-        def handler(*values: Any) -> Any:
-            result = fn(**dict(zip(in_names, values)))
-            out = tuple(result[n] for n in out_names)
-            return out[0] if len(out) == 1 else out
-
-        return trigger(handler, inputs=[c[n] for n in in_names], outputs=[c[n] for n in out_names],
-                       api_visibility="private", **kw)
-
-    def _export(trace: Trace | None) -> str | None:
-        return pg.export(trace=trace)
-
+def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> None:
+    """Connect widgets to `Playground` handlers; handlers never see components."""
+    p = page
     decode_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode", trigger_mode="always_last",
                      show_progress="minimal")
-    decode_in = ("prompt", "lang", "position", *KNOBS)
-    frame_in = ("trace", "lang", "frame", "position", "temperature")
-    settings_out = (*KNOBS, "prompt")
+    quiet = dict(show_progress="hidden")
 
     def decode_on(trigger: Callable[..., Any]) -> None:
-        first = wire(trigger, pg.decode, decode_in, FIRST_OUT, **decode_kw)
-        wire(first.then, pg.rest, frame_in, REST_OUT, show_progress="hidden").then(
-            _export, inputs=[c["trace"]], outputs=[c["download"]], api_visibility="private")
+        """One decode (one call to `run`), then the rest of the views, then the download file."""
+        ev = wire(p, trigger, pg.decode, ins=(p.prompt, p.lang, p.cursor, *p.knobs), out=DecodeFirst, **decode_kw)
+        wire(p, ev.failure, pg.revert, ins=(p.trace,), out=Knobs, **quiet)  # widgets never disagree with the views
+        rest = wire(p, ev.success, pg.rest, ins=(p.trace, p.lang, p.cursor, p.temperature), out=DecodeRest, **quiet)
+        wire(p, rest.then, pg.export, ins=(p.trace,), out=Exported, **quiet)
 
-    def then_decode(event: Any) -> None:
-        decode_on(event.then)
+    decode_on(p.run.click)
+    decode_on(p.prompt.submit)
+    decode_on(p.seed.submit)
+    for name in RELEASE_KNOBS:
+        decode_on(getattr(p, name).release)  # release re-runs the decode at once; no Run click needed
+    for name in CHOICE_KNOBS:
+        decode_on(getattr(p, name).input)
+    decode_on(p.schedule.input)
+    decode_on(wire(p, p.new_seed.click, pg.reseed, out=Reseeded).then)
+    for name, button in p.presets.items():
+        decode_on(wire(p, button.click, functools.partial(pg.preset, name), ins=(p.gen_length,), out=PresetKnobs).then)
+    # Whatever sets the schedule (the dropdown, a preset, an example), its sliders follow.
+    wire(p, p.schedule.change, pg.knob_states, ins=(p.schedule,), out=KnobStates, as_update="interactive", **quiet)
+    for name in K_KNOBS:
+        wire(p, getattr(p, name).change, pg.k_steps, ins=(p.lang, *p.knobs), out=KSteps, trigger_mode="always_last",
+             **quiet)
 
-    for name in ("run",):
-        decode_on(c[name].click)
-    decode_on(c["prompt"].submit)
-    decode_on(c["seed"].submit)
-    for name in ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
-                 "t_early", "t_middle", "t_late"):
-        decode_on(c[name].release)  # release re-runs the decode at once; no Run click needed
-    for name in ("confidence", "stages_on", "confidence_from", "sample_scope", "rng"):
-        decode_on(c[name].input)
-    then_decode(wire(c["schedule"].input, pg.schedule_changed, ("schedule",), ("top_k", "decay", "steps", "threshold")))
-    then_decode(c["new_seed"].click(pg.reseed, outputs=[c["seed"]], api_visibility="private"))
-    for name in PRESETS:
-        then_decode(wire(c[f"preset_{name}"].click, functools.partial(pg.preset, name), ("gen_length",),
-                         ("temperature", "top_k", "decay", "schedule", "stages_on")))
+    # The page's cursor settled (click, scrub, pause): the inspector, once. No model call.
+    wire(p, p.canvas.select, pg.select, ins=(p.trace, p.lang, p.temperature), out=Selected, select=True,
+         trigger_mode="always_last", **quiet)
 
-    # Replay from the stored trace: scrubber, inspector, play/pause. No model call.
-    view_kw = dict(trigger_mode="always_last", show_progress="hidden")
-    for name in ("frame", "position"):
-        wire(c[name].input, pg.frame_view, frame_in, FRAME_OUT, **view_kw)
-    # Dragging the temperature re-tempers the inspector's stored candidates in the browser
-    # (render.INSPECTOR_JS); the release that follows re-runs the decode.
-    wire(c["timer"].tick, pg.tick, frame_in, (*FRAME_OUT, "frame", "timer", "playing", "play"), **view_kw)
-    wire(c["play"].click, pg.toggle_play, ("trace", "frame", "playing", "lang"),
-         ("timer", "playing", "frame", "play")).then(
-        user_errors(lambda *v: tuple(pg.frame_view(**dict(zip(frame_in, v)))[n] for n in FRAME_OUT)),
-        inputs=[c[n] for n in frame_in], outputs=[c[n] for n in FRAME_OUT], api_visibility="private",
-        show_progress="hidden")
+    # Traces in and out: each file parsed once, no model call.
+    for trigger, fn, source in ((p.example.input, pg.example, p.example), (p.upload.upload, pg.upload, p.upload)):
+        loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded)
+        wire(p, loaded.success, pg.export, ins=(p.trace,), out=Exported, **quiet)
 
-    @user_errors
-    def on_click(trace: Trace | None, frame: int, lang: str, temperature: float, evt: gr.EventData) -> Any:
-        clicked = (evt._data or {}).get("position") if isinstance(evt._data, dict) else None
-        if trace is None or clicked is None:
-            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        out = pg.click_token(trace=trace, clicked=int(clicked), frame=frame, lang=lang, temperature=temperature)
-        return tuple(out[n] for n in ("position", *FRAME_OUT))
-
-    c["canvas"].click(on_click, inputs=[c["trace"], c["frame"], c["lang"], c["temperature"]],
-                      outputs=[c[n] for n in ("position", *FRAME_OUT)], api_visibility="private",
-                      show_progress="minimal")
-
-    # Traces in and out.
-    load_out = (*VIEW_OUT, *settings_out)
-    wire(c["example"].input, pg.example, ("example", "lang"), load_out).then(
-        _export, inputs=[c["trace"]], outputs=[c["download"]], api_visibility="private")
-    c["upload"].upload(user_errors(lambda path, lang: tuple(pg.upload(path=path, lang=lang)[n] for n in load_out)),
-                       inputs=[c["upload"], c["lang"]], outputs=[c[n] for n in load_out],
-                       api_visibility="private").then(
-        _export, inputs=[c["trace"]], outputs=[c["download"]], api_visibility="private")
-
-    # Compare.
-    compare_in = ("prompt", "seed", "gen_length", "cmp_a", "cmp_b", "neighbours", "lang")
-    for key in LESSONS:
-        wire(c[f"lesson_{key}"].click, functools.partial(pg.lesson, key), ("lang",),
-             ("cmp_a", "cmp_b", "neighbours", "lesson_key", "lesson_text")).then(
-            user_errors(lambda *v: tuple(pg.compare(**dict(zip(compare_in, v)))[n] for n in COMPARE_OUT)),
-            inputs=[c[n] for n in compare_in], outputs=[c[n] for n in COMPARE_OUT], api_visibility="private",
-            concurrency_limit=concurrency_limit, concurrency_id="decode")
-    wire(c["compare_run"].click, pg.compare, compare_in, COMPARE_OUT, concurrency_limit=concurrency_limit,
-         concurrency_id="decode")
+    # Compare: a lesson click fills its configs and decodes its compare, in one event.
+    cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode")
+    for key, button in p.lessons.items():
+        wire(p, button.click, functools.partial(pg.lesson, key), ins=(p.prompt, p.seed, p.gen_length, p.lang),
+             out=LessonShown, **cmp_kw)
+    wire(p, p.compare_run.click, pg.compare, ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang),
+         out=CompareShown, **cmp_kw)
 
     # Sweep: one batched decode with a progress bar.
-    @user_errors
-    def on_sweep(temps: list[float], divisors: list[str], decays: list[float], n_seeds: int, prompts: str,
-                 gen_length: int, lang: str, progress: gr.Progress = gr.Progress()) -> Any:
-        progress(0.0, desc="decoding")
-        out = pg.sweep(temps=temps, divisors=divisors, decays=decays, n_seeds=n_seeds, prompts=prompts,
-                       gen_length=gen_length, lang=lang, progress=progress)
-        return tuple(out[n] for n in SWEEP_OUT)
-
-    sweep_in = ("sweep_temps", "sweep_divisors", "sweep_decays", "sweep_seeds", "sweep_prompts", "sweep_gen_length", "lang")
-    c["sweep_run"].click(on_sweep, inputs=[c[n] for n in sweep_in], outputs=[c[n] for n in SWEEP_OUT],
-                         api_visibility="private", concurrency_limit=concurrency_limit, concurrency_id="decode")
+    wire(p, p.sweep_run.click, pg.sweep, ins=(p.sweep_temps, p.sweep_divisors, p.sweep_decays, p.sweep_seeds,
+                                              p.sweep_prompts, p.sweep_gen_length, p.lang),
+         out=SweepShown, progress=True, **cmp_kw)
 
     # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when
     # a tab is shown lets the responsive figures fit their containers again. Browser-only.
-    for tab in ("tab_play", "tab_compare", "tab_sweep"):
-        c[tab].select(None, js="() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }")
+    for tab in p.tabs.values():
+        tab.select(None, js="() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }")
 
-    # Language: every label and text, and the views re-rendered.
-    relabel_in = ("lang", "trace", "frame", "position", "temperature", "cmp_traces", "sweep_state", "lesson_key")
-    rendered = (*VIEW_OUT, *COMPARE_OUT, *SWEEP_OUT, "lesson_text", "play", "playing", "timer")
+    # Language: every label and text, and every view re-rendered from the stored traces.
+    def labels(named: dict[str, Any]) -> list[Any]:
+        lang = named["lang"]
+        return [gr.update(**{lb.attr: lb.text(lang)}) for lb in p.labels]
 
-    @user_errors
-    def on_lang(*values: Any) -> Any:
-        v = dict(zip(relabel_in, values))
-        lang = v["lang"]
-        labels = [gr.update(**{attr: key(lang) if callable(key) else t(key, lang)}) for _, key, attr in i18n]
-        out = pg.view(v["trace"], lang=lang, frame=v["frame"], position=v["position"], temperature=v["temperature"])
-        pair = v["cmp_traces"]
-        out |= pg.compare_view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang)
-        out |= pg.sweep_view(v["sweep_state"], lang=lang)
-        out |= {"lesson_text": pg.lesson_text(v["lesson_key"], lang), "play": t("play", lang), "playing": False,
-                "timer": gr.Timer(active=False)}
-        return (*labels, *(out[n] for n in rendered))
-
-    c["lang"].change(on_lang, inputs=[c[n] for n in relabel_in], outputs=[comp for comp, _, _ in i18n] + [c[n] for n in rendered],
-                     api_visibility="private", show_progress="hidden")
+    wire(p, p.lang.change, pg.relabel, ins=(p.lang, p.trace, p.cursor, p.cmp_traces, p.sweep_state, p.lesson_key,
+                                            *p.knobs),
+         out=Relabelled, also=([lb.component for lb in p.labels], labels), **quiet)

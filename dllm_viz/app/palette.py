@@ -1,0 +1,184 @@
+"""Colours and the page's CSS: the only place either is defined.
+
+The canvas tints, the figures' colour scales and the page styles all read from here, so a colour
+changes in one line. Confidence is coloured on a logit scale (see `confidence_position`).
+"""
+from __future__ import annotations
+
+import math
+
+# Confidence, low -> high: warm (unsure) to cool (sure); readable as a light tint behind dark text.
+CONFIDENCE_SCALE: tuple[tuple[float, str], ...] = (
+    (0.0, "#d53e4f"),
+    (0.25, "#fc8d59"),
+    (0.5, "#fee08b"),
+    (0.75, "#99d594"),
+    (1.0, "#3288bd"),
+)
+# Step at which a position was confirmed, early -> late (viridis stops).
+ORDER_SCALE: tuple[tuple[float, str], ...] = (
+    (0.0, "#440154"),
+    (0.25, "#3b528b"),
+    (0.5, "#21918c"),
+    (0.75, "#5ec962"),
+    (1.0, "#fde725"),
+)
+PALETTE: dict[str, str] = {
+    "accent": "#7c3aed",  # tokens confirmed at the shown step; selections in figures
+    "text": "#1f2933",
+    "muted": "#6b7280",  # prompt text, secondary labels
+    "card": "#ffffff",
+    "border": "#e5e7eb",
+    "mask_bg": "#eef0f4",
+    "mask_border": "#b8bfcc",
+    "ghost": "#8a93a6",
+    "k": "#64748b",  # bars of k per step
+    "temperature": "#e8590c",  # temperature line
+    "raw": "#3288bd",  # raw probabilities (cool, like high confidence)
+    "tempered": "#fc8d59",  # tempered probabilities
+    "side_a": "#2563eb",  # compare: config A
+    "side_b": "#ea580c",  # compare: config B
+    "diverge": "#dc2626",  # compare: where the orders differ
+    "cursor": "#111827",  # the shared step cursor and selected position in every view
+    "hover": "#7c3aed",  # the column of the canvas token under the mouse
+    "banner": "#fff7ed",  # teaching-switch banner background
+}
+TINT_STRENGTH = 0.6  # share of the scale colour in a token's background (the rest is white)
+# Confidence is coloured on a logit scale clipped to [0.01, 0.99]: a small model's confidences
+# (0.02-0.3) and a large one's (0.8-0.999) both spread over the colours, where a linear scale paints
+# the first all one colour. The same mapping serves the canvas tints, the heatmaps and their keys.
+CONFIDENCE_RANGE = (0.01, 0.99)
+CONFIDENCE_TICKS = (0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99)
+
+
+def _hex_to_rgb(value: str) -> tuple[int, int, int]:
+    value = value.lstrip("#")
+    return int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
+
+
+def _rgb_to_hex(rgb: tuple[float, float, float]) -> str:
+    return "#" + "".join(f"{max(0, min(255, round(c))):02x}" for c in rgb)
+
+
+def scale_color(scale: tuple[tuple[float, str], ...], x: float) -> str:
+    """Colour of `x` in [0, 1] on a stop scale, linearly interpolated in RGB; NaN -> the low end."""
+    x = 0.0 if math.isnan(x) else min(1.0, max(0.0, x))
+    for (x0, c0), (x1, c1) in zip(scale, scale[1:]):
+        if x <= x1:
+            w = (x - x0) / (x1 - x0) if x1 > x0 else 0.0
+            a, b = _hex_to_rgb(c0), _hex_to_rgb(c1)
+            return _rgb_to_hex(tuple(p + w * (q - p) for p, q in zip(a, b)))
+    return scale[-1][1]
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def confidence_position(confidence: float) -> float:
+    """Where a confidence sits on the colour scale, in [0, 1] (logit scale over CONFIDENCE_RANGE); NaN stays NaN."""
+    if math.isnan(confidence):
+        return confidence
+    lo, hi = CONFIDENCE_RANGE
+    c = min(hi, max(lo, confidence))
+    return (_logit(c) - _logit(lo)) / (_logit(hi) - _logit(lo))
+
+
+def scale_tint(x: float) -> str:
+    """The colour at position `x` of the confidence scale, mixed with white as behind a token."""
+    rgb = _hex_to_rgb(scale_color(CONFIDENCE_SCALE, x))
+    return _rgb_to_hex(tuple(TINT_STRENGTH * c + (1 - TINT_STRENGTH) * 255 for c in rgb))
+
+
+def tint(confidence: float) -> str:
+    """Background of a confirmed token: its confidence colour mixed with white."""
+    return scale_tint(confidence_position(confidence))
+
+
+def plotly_scale(scale: tuple[tuple[float, str], ...]) -> list[list[float | str]]:
+    return [[x, c] for x, c in scale]
+
+
+CANVAS_HEIGHT_PX = 230  # fixed height of the canvas text: playing never moves what is below it
+MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
+
+# The whole page's CSS (Gradio 6 takes it in `launch()`): the canvas, the player, the inspector,
+# facts, the views' cursor overlays, the walkthrough, and the narrow-screen layout.
+PAGE_CSS = f"""
+.gradio-container {{ max-width: 1500px !important; }}
+#dv-header h1 {{ margin-bottom: 0.2em; }}
+#dv-presets button {{ min-width: 0; }}
+.dv-lesson-buttons button {{ min-width: 0; }}
+.dv-canvas {{ background: {PALETTE['card']}; color: {PALETTE['text']}; border-radius: 10px;
+  padding: 12px 16px; border: 1px solid {PALETTE['border']}; font-size: 15px; }}
+.dv-status {{ font-size: 13px; color: {PALETTE['muted']}; margin-bottom: 8px; min-height: 1.4em; }}
+.dv-text {{ font-family: {MONO}; line-height: 2.1; white-space: pre-wrap; word-break: break-word; }}
+.dv-player .dv-text {{ height: {CANVAS_HEIGHT_PX}px; overflow-y: auto; }}
+.dv-prompt {{ color: {PALETTE['muted']}; }}
+.dv-tok {{ border-radius: 4px; padding: 2px 0; cursor: pointer; }}
+.dv-new {{ outline: 2px solid {PALETTE['accent']}; outline-offset: 0; font-weight: 600; }}
+.dv-mask {{ background: {PALETTE['mask_bg']}; border: 1px dashed {PALETTE['mask_border']};
+  color: {PALETTE['ghost']}; opacity: 0.75; font-style: italic; border-radius: 4px; padding: 1px 0;
+  cursor: pointer; }}
+.dv-diff {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
+.dv-sel {{ box-shadow: 0 0 0 2px {PALETTE['cursor']}; }}
+.dv-controls {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 8px; }}
+.dv-controls button {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['mask_bg']}; border-radius: 6px;
+  padding: 2px 10px; font-size: 14px; min-width: 34px; cursor: pointer; color: {PALETTE['text']}; }}
+.dv-controls button.dv-play {{ background: {PALETTE['accent']}; color: white; min-width: 86px; }}
+.dv-controls input[type=range] {{ flex: 1 1 160px; min-width: 120px; accent-color: {PALETTE['accent']}; }}
+.dv-controls select {{ font-size: 13px; border-radius: 6px; }}
+.dv-legend {{ display: flex; flex-wrap: wrap; gap: 14px; align-items: center; font-size: 12px;
+  color: {PALETTE['muted']}; margin-top: 10px; }}
+.dv-legend .dv-bar {{ display: inline-block; position: relative; width: 220px; height: 12px; border-radius: 3px;
+  vertical-align: middle; margin: 0 6px 12px 6px; }}
+.dv-legend .dv-bar i {{ position: absolute; top: 13px; transform: translateX(-50%); font-style: normal;
+  font-size: 10px; color: {PALETTE['muted']}; }}
+.dv-insp {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 10px; padding: 10px 14px; }}
+.dv-insp h4 {{ margin: 0 0 8px 0; font-size: 14px; color: {PALETTE['text']}; }}
+.dv-insp-row {{ display: grid; grid-template-columns: 90px 1fr; gap: 8px; align-items: center; margin: 4px 0; }}
+.dv-insp-tok {{ font-family: {MONO}; font-size: 13px;
+  overflow: hidden; text-overflow: ellipsis; white-space: pre; color: {PALETTE['text']}; }}
+.dv-insp-line {{ display: flex; align-items: center; gap: 6px; margin: 2px 0; font-size: 11px; line-height: 12px;
+  color: {PALETTE['muted']}; white-space: nowrap; }}
+.dv-insp-line i {{ display: block; height: 11px; border-radius: 3px; }}
+.dv-insp-raw {{ background: {PALETTE['raw']}; }}
+.dv-insp-temp {{ background: {PALETTE['tempered']}; }}
+.dv-insp-key {{ font-size: 12px; color: {PALETTE['muted']}; margin-top: 6px; }}
+.dv-insp-key i {{ display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin: 0 4px 0 10px;
+  vertical-align: middle; }}
+.dv-facts {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(118px, 1fr)); gap: 8px; }}
+.dv-fact {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 8px; padding: 6px 10px; }}
+.dv-fact b {{ display: block; font-size: 18px; color: {PALETTE['text']}; }}
+.dv-fact span {{ font-size: 12px; color: {PALETTE['muted']}; }}
+.dv-side {{ display: inline-block; font-weight: 700; color: white; border-radius: 4px; padding: 0 6px; margin-right: 6px; }}
+.dv-side-a {{ background: {PALETTE['side_a']}; }}
+.dv-side-b {{ background: {PALETTE['side_b']}; }}
+.dv-banner {{ background: {PALETTE['banner']}; border-left: 4px solid {PALETTE['temperature']}; padding: 6px 10px;
+  border-radius: 6px; font-size: 14px; }}
+.dv-badge {{ display: inline-block; border-radius: 10px; padding: 1px 10px; font-size: 13px;
+  background: {PALETTE['mask_bg']}; color: {PALETTE['text']}; }}
+.dv-help summary {{ cursor: pointer; display: inline-block; width: 22px; height: 22px; border-radius: 11px;
+  text-align: center; line-height: 22px; font-weight: 700; background: {PALETTE['mask_bg']}; color: {PALETTE['accent']};
+  list-style: none; }}
+.dv-help summary::-webkit-details-marker {{ display: none; }}
+.dv-help[open] {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 8px;
+  padding: 6px 10px; font-size: 13px; }}
+.dv-ksteps {{ font-family: {MONO}; font-size: 12px; color: {PALETTE['muted']}; }}
+.dv-overlay {{ position: absolute; pointer-events: none; z-index: 5; }}
+.dv-overlay .dv-ol-cursor {{ position: absolute; border: 2px solid {PALETTE['cursor']}; box-sizing: border-box; }}
+.dv-overlay .dv-ol-hover {{ position: absolute; background: {PALETTE['hover']}; opacity: 0.18; }}
+.dv-overlay .dv-ol-future {{ position: absolute; background: white; opacity: 0.62; }}
+.dv-tour {{ position: fixed; z-index: 1000; max-width: 340px; background: {PALETTE['text']}; color: white;
+  border-radius: 10px; padding: 12px 14px; font-size: 14px; box-shadow: 0 8px 30px rgba(0,0,0,0.3); }}
+.dv-tour button {{ margin: 8px 6px 0 0; border-radius: 6px; padding: 2px 10px; border: 0; cursor: pointer; }}
+.dv-tour-ring {{ position: fixed; z-index: 999; border: 3px solid {PALETTE['accent']}; border-radius: 10px;
+  pointer-events: none; box-shadow: 0 0 0 4000px rgba(17,24,39,0.25); }}
+@media (max-width: 640px) {{
+  #dv-header {{ flex-direction: column !important; }}
+  #dv-main {{ flex-direction: column-reverse !important; }}
+  .modebar-container {{ display: none !important; }}
+  .dv-legend .dv-bar {{ width: 140px; }}
+  .dv-tour {{ left: 8px !important; right: 8px; max-width: none; }}
+}}
+"""

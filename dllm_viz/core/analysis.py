@@ -1,0 +1,132 @@
+"""Reading a finished `Trace`: who was confirmed when, where two runs part ways, tempered shares.
+
+Pure functions of stored records (no model, no HTML): the playground's canvas and figures, the
+lessons' measurements and the tests all read a trace through these. Steps are 0-based records
+here; the UI shows them 1-based.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, next_k, quota
+from dllm_viz.core.trace import Trace
+
+# Probabilities are floored here before the logarithm of the tempering formula; the page's
+# in-browser re-tempering reads the same constant (render writes it into the inspector's HTML).
+P_FLOOR = 1e-30
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """How one generated position was confirmed."""
+
+    step: int  # 0-based record index
+    token: int
+    confidence: float  # what the schedule ranked by
+    raw_confidence: float  # from the raw logits (same as `confidence` unless a teaching switch)
+    logprob: float  # raw log-probability of `token`
+
+
+def confirmations(trace: Trace) -> list[Confirmation | None]:
+    """One entry per generated position (None if the trace never confirmed it)."""
+    out: list[Confirmation | None] = [None] * trace.config.gen_length
+    for rec in trace.steps:
+        for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
+            out[pos] = Confirmation(rec.step, tok, rec.confidence[pos], rec.raw[pos], lp)
+    return out
+
+
+def frame_count(trace: Trace) -> int:
+    """Largest frame: the number of steps (frame f = the canvas after f steps)."""
+    return len(trace.steps)
+
+
+def piece(trace: Trace, token_id: int) -> str:
+    """Printable text of one token: whitespace made visible where it would vanish."""
+    text = trace.token_text(token_id)
+    if text == "":
+        return "∅"
+    return text.replace("\n", "↵").replace("\t", "⇥")
+
+
+def prompt_text(trace: Trace) -> str:
+    """The prompt as text (the stored text, else its tokens joined)."""
+    if trace.prompt_text is not None:
+        return trace.prompt_text
+    return "".join(trace.token_text(i) for i in trace.prompt_ids)
+
+
+def tempered_from_top(probs: list[float], temperature: float) -> list[float]:
+    """p_i^(1/T) renormalised over the given candidates; T = 0 puts all mass on the first.
+
+    Exact for shares among the candidates: p_i^(1/T) / p_j^(1/T) needs no other token.
+    """
+    if not probs:
+        return []
+    if temperature <= 0:
+        return [1.0 if i == 0 else 0.0 for i in range(len(probs))]
+    logs = [math.log(max(p, P_FLOOR)) / temperature for p in probs]
+    top = max(logs)
+    w = [math.exp(v - top) for v in logs]
+    z = sum(w)
+    return [v / z for v in w]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where two traces of the same prompt part ways."""
+
+    first_step: int | None  # 0-based first step whose confirmed set differs; None = identical orders
+    order_differs: list[int]  # positions confirmed at a different step
+    token_differs: list[int]  # positions holding a different final token
+
+
+def divergence(a: Trace, b: Trace) -> Divergence:
+    if a.config.gen_length != b.config.gen_length:
+        raise ValueError(
+            f"gen_length={b.config.gen_length} of B is invalid: expected the same as A ({a.config.gen_length})"
+        )
+    first = None
+    for s in range(max(len(a.steps), len(b.steps))):
+        sa = set(a.steps[s].selected) if s < len(a.steps) else None
+        sb = set(b.steps[s].selected) if s < len(b.steps) else None
+        if sa != sb:
+            first = s
+            break
+    order = [p for p, (x, y) in enumerate(zip(a.order, b.order)) if x != y]
+    tokens = [p for p, (x, y) in enumerate(zip(a.token_ids, b.token_ids)) if x != y]
+    return Divergence(first, order, tokens)
+
+
+def k_sequence(config: DecodeConfig, limit: int = 64) -> list[int] | None:
+    """Positions each step will confirm, from the schedule's own quota rule; None for threshold.
+
+    Shows why a knob has no effect: with top_k = 8 every decay in [0.88, 0.99] gives 8, 7, 6, ...
+    on the way down to the floor. At most `limit` steps are listed.
+    """
+    if config.schedule == "threshold":
+        return None
+    one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
+    bs, min_k, top_k = config.block_size, one(config.min_k), one(config.initial_k)
+    decay = torch.tensor([config.decay], dtype=torch.float64)
+    k, out = top_k, []
+    for _ in range(config.num_blocks):
+        left, block_step = bs, 0
+        if config.block_schedule == "restart":
+            k = top_k
+        while left > 0 and len(out) < limit:
+            q = QuotaInputs(
+                k=k, top_k=top_k, min_k=min_k, block_step=one(block_step), block_size=one(bs),
+                steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
+                above=one(0),
+            )
+            n = int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
+            out.append(n)
+            left -= n
+            k = next_k(k, decay, min_k)
+            block_step += 1
+    return out

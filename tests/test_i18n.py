@@ -1,0 +1,87 @@
+"""i18n.py: every key has both languages, every key is used, and the 中文 page has no stray English."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app import i18n
+from dllm_viz.app.i18n import LANGS, STRINGS, t
+from tests.ui_model import make_text_model
+
+APP = Path(i18n.__file__).parent
+# Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
+DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_")
+# English words allowed on the 中文 page: code identifiers (field and registry names), units and
+# symbols the article itself uses, and the model's own text.
+CODE_WORDS = {
+    "top_k", "min_k", "max_prob", "margin", "entropy", "random", "topk_decay", "fixed_steps", "threshold", "adaptive",
+    "raw", "tempered", "sampled", "selected", "all", "per_request", "shared", "confidence_from", "sample_scope",
+    "rng", "gen_length", "block_length", "temperature_stages", "logits", "softmax", "argmax", "NFE", "JSON", "MASK",
+    "distinct", "gram", "SGLang", "README", "dllm", "viz", "DecodeConfig", "English", "Abc", "log", "prob", "decay",
+    "steps", "temperature", "seed", "sample", "at", "model", "tiny", "chars", "api", "Gradio", "Use", "via",
+    "Built", "with", "Settings", "tok", "L", "T", "k", "p", "A", "B", "x", "Top", "top", "max", "min",
+    "ms", "vs",
+}
+
+
+def test_every_string_has_both_languages():
+    for key, values in STRINGS.items():
+        assert len(values) == len(LANGS) and all(v.strip() for v in values), key
+
+
+def test_every_key_is_used_somewhere():
+    source = "".join(p.read_text(encoding="utf-8") for p in APP.glob("*.py") if p.name != "i18n.py")
+    unused = [k for k in STRINGS if f'"{k}"' not in source and f"'{k}'" not in source and not k.startswith(DYNAMIC)]
+    assert unused == []
+
+
+def test_a_bad_language_names_the_parameter():
+    with pytest.raises(ValueError, match="lang='fr'"):
+        t("run", "fr")
+
+
+def english_words(text: str) -> set[str]:
+    text = re.sub(r"`[^`]*`", " ", text)  # code spans
+    text = re.sub(r"<[^>]+>", " ", text)  # tags
+    text = re.sub(r"\{[^}]*\}", " ", text)  # placeholders
+    return {w for w in re.findall(r"[A-Za-z][A-Za-z_]*", text) if w not in CODE_WORDS and len(w) > 1}
+
+
+def test_the_chinese_strings_have_no_untranslated_english():
+    leaks = {key: english_words(values[1]) for key, values in STRINGS.items()}
+    assert {k: v for k, v in leaks.items() if v} == {}
+
+
+def test_the_chinese_views_have_no_untranslated_english():
+    # Render every view of the playground, the lessons and the sweep in 中文 and read their text.
+    from dllm_viz.app.playground import Playground, config_to_settings, shallow
+
+    model = make_text_model()
+
+    def run(prompts, configs, *, on_step=None, record_candidates=5):
+        return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+    pg = Playground(run)
+    shown = pg.decode(prompt="", lang="zh", cursor=None, **config_to_settings(DecodeConfig.preset("balanced", 16)))
+    texts = [shown.canvas, shown.facts, shown.banner, shown.preset_badge]
+    rest = pg.rest(trace=shown.trace, lang="zh", cursor=(1, 2), temperature=1.0)
+    texts += [rest.insp_plot, rest.insp_text]
+    for fig in (shown.heatmap, rest.order, rest.steps_fig):
+        texts += [x for x in (fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) if x]
+    for key in ("polluted", "rng", "threshold"):
+        lesson = pg.lesson(key, prompt="", seed=0, gen_length=16, lang="zh")
+        texts += [lesson.lesson_text, lesson.cmp_summary, lesson.cmp_facts_a, lesson.cmp_heat_a.layout.title.text]
+    sweep = pg.sweep(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
+                     sweep_gen_length=8, lang="zh")
+    texts += [sweep.sweep_summary, *sweep.sweep_table["headers"], sweep.sweep_nfe.layout.title.text]
+    import html
+    import json
+
+    data = json.loads(html.unescape(re.search(r'data-trace="([^"]*)"', shown.canvas).group(1)))
+    texts = [re.sub(r'data-(trace|tour|tour-ui)="[^"]*"', " ", s) for s in texts]
+    texts += list(data["t"].values())
+    leaks = {w for s in texts for w in english_words(html.unescape(s))}
+    assert leaks == set()

@@ -1,0 +1,102 @@
+"""lessons.py and assets/lessons.yaml: every lesson valid in both languages; the prose follows the measurements."""
+from __future__ import annotations
+
+import operator
+
+import pytest
+
+from dllm_viz import decode
+from dllm_viz.app.i18n import LANGS
+from dllm_viz.app.lessons import LESSONS, LESSONS_PATH, MEASURED_PATH, load_lessons, load_measured, measure, measured_table
+from tests.ui_model import make_text_model
+
+
+def run(prompts, configs, *, on_step=None, record_candidates=5, _model=make_text_model()):
+    return decode(_model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+
+def test_every_lesson_has_both_languages_and_two_different_valid_configs():
+    for key, lesson in LESSONS.items():
+        a, b = lesson.configs(32, seed=1)
+        assert a != b, key
+        for lang in LANGS:
+            for name in ("title", "look_for", "measured"):
+                assert lesson.text(name, lang).strip(), (key, name, lang)
+
+
+def test_a_malformed_lesson_file_names_the_lesson(tmp_path):
+    bad = tmp_path / "lessons.yaml"
+    bad.write_text("lessons:\n  - key: x\n    title: {en: a, zh: b}\n    a: {}\n    b: {temprature: 1}\n"
+                   "    look_for: {en: a, zh: b}\n    measured: {en: a, zh: b}\n")
+    with pytest.raises(ValueError, match="temprature"):
+        load_lessons(bad)
+    bad.write_text("lessons:\n  - key: x\n    title: {en: a}\n    a: {}\n    b: {}\n"
+                   "    look_for: {en: a, zh: b}\n    measured: {en: a, zh: b}\n")
+    with pytest.raises(ValueError, match="'x' title"):
+        load_lessons(bad)
+
+
+def test_measure_backs_the_lesson_claims():
+    glob = measure(run, LESSONS["global"], ["the ", "a "], range(3), gen_length=16)
+    assert glob["same_trace"] == 1.0 and glob["b"]["draws"] > glob["a"]["draws"] == 16
+    rng = measure(run, LESSONS["rng"], ["the "], range(3), gen_length=16)
+    assert rng["solo_match_a"] == 1.0 and rng["solo_match_b"] < 1.0
+    assert "| text equals the same request decoded alone | 100% |" in measured_table(rng)
+
+
+def test_missing_measurements_leave_the_text_alone(tmp_path):
+    assert load_measured(tmp_path / "absent.json") == {}
+
+
+def _value(measured: dict, ref: str) -> float:
+    try:
+        return float(ref)
+    except ValueError:
+        value = measured
+        for part in ref.split("."):
+            value = value[part]
+        return value
+
+
+OPS = {"<": operator.lt, ">": operator.gt, "==": operator.eq, "<=": operator.le, ">=": operator.ge}
+
+
+def test_what_to_look_for_matches_what_the_measurements_show():
+    # Every lesson's "what to look for" makes claims about its figures; each is checked against
+    # assets/lessons.json, so the text cannot promise a picture the data does not draw.
+    measured = load_measured()
+    assert set(measured) == set(LESSONS)
+    for key, lesson in LESSONS.items():
+        assert lesson.claims, key
+        for claim in lesson.claims:
+            left, op, right = claim.split()
+            assert OPS[op](_value(measured[key], left), _value(measured[key], right)), (key, claim)
+
+
+# Numbers each lesson's prose quotes, as (field in assets/lessons.json, format). Re-measuring with
+# another model fails here until the text is rewritten.
+QUOTED = {
+    "polluted": [("a.first_step_spread", "{:.3f}"), ("b.first_step_spread", "{:.3f}"), ("same_step_share", "{:.0%}"),
+                 ("b.mean_confidence", "{:.3f}"), ("a.mean_confidence", "{:.3f}"), ("b.mean_logprob", "{:.2f}"),
+                 ("a.mean_logprob", "{:.2f}")],
+    "global": [("b.draws", "{:.0f}"), ("a.draws", "{:.0f}")],
+    "lock_in": [("b.mean_logprob", "{:.2f}"), ("a.mean_logprob", "{:.2f}"), ("b.low_p_share", "{:.0%}"),
+                ("a.low_p_share", "{:.0%}"), ("b.repeat_3", "{:.2%}"), ("b.distinct_2", "{:.3f}"),
+                ("a.distinct_2", "{:.3f}"), ("same_step_share", "{:.0%}")],
+    "rng": [("b.mean_logprob", "{:.2f}"), ("a.mean_logprob", "{:.2f}")],
+    "staged": [("b.mean_logprob", "{:.2f}"), ("a.mean_logprob", "{:.2f}"), ("b.repeat_3", "{:.2%}")],
+    "threshold": [("b.steps", "{:.0f}"), ("a.steps", "{:.0f}"), ("b.mean_confidence", "{:.3f}"),
+                  ("a.mean_confidence", "{:.3f}"), ("b.mean_logprob", "{:.2f}"), ("a.mean_logprob", "{:.2f}"),
+                  ("b.low_p_share", "{:.0%}"), ("a.low_p_share", "{:.0%}")],
+}
+
+
+def test_lesson_prose_quotes_the_measured_numbers_in_both_languages():
+    assert MEASURED_PATH.is_file() and LESSONS_PATH.is_file()
+    measured = load_measured()
+    assert set(QUOTED) == set(LESSONS)
+    for key, quotes in QUOTED.items():
+        for lang in LANGS:
+            text = LESSONS[key].text("measured", lang).replace("−", "-")
+            for field, fmt in quotes:
+                assert fmt.format(_value(measured[key], field)) in text, (key, lang, field)

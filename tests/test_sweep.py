@@ -1,0 +1,58 @@
+"""sweep.py: the grid is one batched decode and each cell averages its own runs."""
+from __future__ import annotations
+
+import pytest
+
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app.sweep import METRICS, SweepGrid, run_sweep, total_steps
+from tests.ui_model import make_text_model
+
+
+class Runner:
+    def __init__(self):
+        self.model, self.calls = make_text_model(), []
+
+    def __call__(self, prompts, configs, *, on_step=None, record_candidates=5):
+        self.calls.append(len(prompts))
+        return decode(self.model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+
+def grid(**kw):
+    base = dict(temperatures=(0.5, 1.0), divisors=(4, 2), decays=(0.9,), seeds=(0, 1), prompts=("a ", "the "),
+                gen_length=16)
+    return SweepGrid(**base | kw)
+
+
+def test_the_whole_grid_is_one_call_to_run():
+    run = Runner()
+    result = run_sweep(run, grid())
+    assert run.calls == [2 * 2 * 1 * 2 * 2]
+    assert len(result.rows) == 4 and all(r["runs"] == 4 for r in result.rows)
+
+
+def test_a_cell_is_the_mean_of_its_own_runs():
+    run = Runner()
+    g = grid()
+    result = run_sweep(run, g)
+    prompts, configs, cell_of = g.requests()
+    traces = decode(run.model, prompts, configs, record_candidates=0)
+    for c, row in enumerate(result.rows):
+        nfe = [tr.metrics["nfe"] for tr, cc in zip(traces, cell_of) if cc == c]
+        assert row["nfe"] == pytest.approx(sum(nfe) / len(nfe), abs=1e-4)
+    table = result.table("nfe")
+    assert table[0.9][0] == [r["nfe"] for r in result.rows[:2]]
+    with pytest.raises(ValueError, match="metric='nope'"):
+        result.table("nope")
+
+
+def test_empty_axes_and_bad_divisors_name_the_field():
+    with pytest.raises(ValueError, match="temperatures"):
+        grid(temperatures=())
+    with pytest.raises(ValueError, match="divisors"):
+        grid(divisors=(0,))
+
+
+def test_total_steps_counts_planned_steps_or_an_upper_bound():
+    cfgs = [DecodeConfig.preset("balanced", 16), DecodeConfig(gen_length=16, schedule="threshold")]
+    assert total_steps(cfgs) == len(decode(make_text_model(), ["a "], cfgs[0])[0].steps) + 16
+    assert set(METRICS) == {"nfe", "repeat_3", "distinct_2", "mean_logprob"}
