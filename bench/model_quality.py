@@ -116,8 +116,36 @@ def build_judge(path: Path) -> KneserNeyTrigram:
     return KneserNeyTrigram().fit(word_tokens(line) for line in path.read_text().split("\n") if line.strip())
 
 
-def judge_perplexity(judge: KneserNeyTrigram, texts: list[str]) -> float:
-    return judge.perplexity(word_tokens(t) for t in texts)
+def judge_figures(judge: KneserNeyTrigram, texts: list[str], ref: dict | None = None) -> dict[str, float]:
+    """Judge perplexity and context gain (bits/word), and both relative to the held-out row ``ref``.
+
+    fluency = perplexity / held-out perplexity (lower is better; bland text of common words also
+    scores low); gain = context gain / held-out context gain (higher is better; 1.0 like Austen).
+    """
+    words = [word_tokens(t) for t in texts]
+    out = {"judge_ppl": judge.perplexity(words), "context_gain": judge.context_gain(words)}
+    if ref is not None:
+        out["fluency"] = out["judge_ppl"] / ref["judge_ppl"]
+        out["gain"] = out["context_gain"] / ref["context_gain"]
+    return out
+
+
+def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[str]) -> None:
+    """Judge figures and T=0 loop shares of the samples a ``--json`` run stored (no decoding)."""
+    record = json.loads(path.read_text())
+    model = load_embedded(device="cpu", path=record["path"])
+    ref, ref_texts = heldout_reference(model, heldout, record["gen_length"], len(PROMPTS) * record["seeds"], dictionary)
+    ref.update(judge_figures(judge, ref_texts))
+    print(f"{record['model']} ({record['path'] or 'assets/embedded'}), samples of {path}")
+    print(f"{'preset':10} {'dict%':>6} {'judge ppl':>9} {'fluency':>7} {'gain b/w':>8} {'gain':>5} {'T=0 loops':>9}")
+    for name, texts in record["samples"].items():
+        fig = {**text_figures(texts, dictionary), **judge_figures(judge, texts, ref)}
+        greedy = record.get("greedy_samples", {}).get(name)
+        loops = (statistics.mean(has_repeated_ngram([w.lower() for w in words_of(t)], 4) for t in greedy)
+                 if greedy else math.nan)
+        print(f"{name:10} {fig['dict%']:6.1f} {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f} {fig['context_gain']:8.2f} "
+              f"{fig['gain']:5.2f} {loops:9.2f}")
+    print(f"{'heldout':10} {ref['dict%']:6.1f} {ref['judge_ppl']:9.1f} {1.0:7.2f} {ref['context_gain']:8.2f} {1.0:5.2f}")
 
 
 def greedy_loops(model, name: str, gen_length: int) -> tuple[float, list[str]]:
@@ -179,10 +207,17 @@ def main() -> None:
     parser.add_argument("--bpc", action="store_true", help="held-out bits/char (needs --heldout)")
     parser.add_argument("--bpc-bf16", action="store_true", help="evaluate bits/char under bf16 autocast")
     parser.add_argument("--json", type=Path, default=None, help="write every figure and sample here")
+    parser.add_argument("--rescore", type=Path, default=None,
+                        help="a --json file: judge its stored samples again (needs --judge, --heldout), no decoding")
     args = parser.parse_args()
     if (args.judge is not None or args.bpc) and args.heldout is None:
         parser.error("--judge and --bpc need --heldout (the held-out Austen text)")
     torch.set_num_threads(args.threads)
+    if args.rescore is not None:
+        if args.judge is None:
+            parser.error("--rescore needs --judge and --heldout")
+        rescore(args.rescore, build_judge(args.judge), args.heldout, load_dictionary())
+        return
     model = load_embedded(device="cpu", path=args.path)
     dictionary = load_dictionary()
     print(f"model {model.name}: {model.num_parameters() / 1e6:.2f}M parameters; {len(PROMPTS)} prompts x "
@@ -192,15 +227,16 @@ def main() -> None:
     if args.heldout is not None:
         ref, ref_texts = heldout_reference(model, args.heldout, args.gen_length, len(PROMPTS) * args.seeds, dictionary)
         if judge is not None:
-            ref["judge_ppl"] = judge_perplexity(judge, ref_texts)
-            ref["fluency"] = 1.0
+            ref.update(judge_figures(judge, ref_texts))
+            ref["fluency"], ref["gain"] = 1.0, 1.0
             # the scale's other end: the same held-out words, shuffled within each passage (word salad)
             gen = torch.Generator().manual_seed(0)
             salad = [[ws[i] for i in torch.randperm(len(ws), generator=gen).tolist()]
                      for ws in (word_tokens(t) for t in ref_texts)]
             ref["fluency_shuffled"] = judge.perplexity(salad) / ref["judge_ppl"]
+            ref["gain_shuffled"] = judge.context_gain(salad) / ref["context_gain"]
     header = f"{'preset':10} {'dict%':>6} {'rep3w%':>7} {'rep3t%':>7} {'logp':>7} {'nfe':>5} {'words':>6}"
-    header += f" {'judge ppl':>9} {'fluency':>7}" if judge else ""
+    header += f" {'judge ppl':>9} {'fluency':>7} {'gain':>5}" if judge else ""
     header += f" {'T=0 loops':>9}" if args.loops else ""
     print(header)
     samples, figures, greedy = {}, {}, {}
@@ -210,9 +246,8 @@ def main() -> None:
         line = (f"{name:10} {fig['dict%']:6.1f} {fig['rep3w%']:7.1f} {fig['rep3t%']:7.1f} {fig['logp']:7.2f} "
                 f"{fig['nfe']:5.1f} {fig['words']:6d}")
         if judge is not None:
-            fig["judge_ppl"] = judge_perplexity(judge, texts)
-            fig["fluency"] = fig["judge_ppl"] / ref["judge_ppl"]
-            line += f" {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f}"
+            fig.update(judge_figures(judge, texts, ref))
+            line += f" {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f} {fig['gain']:5.2f}"
         if args.loops:
             fig["greedy_loop_share"], greedy[name] = greedy_loops(model, name, args.gen_length)
             line += f" {fig['greedy_loop_share']:9.2f}"
@@ -221,10 +256,11 @@ def main() -> None:
     if ref is not None:
         line = (f"{'heldout':10} {ref['dict%']:6.1f} {ref['rep3w%']:7.1f} {ref['rep3t%']:7.1f} {'':>7} {'':>5} "
                 f"{ref['words']:6d}")
-        line += f" {ref['judge_ppl']:9.1f} {ref['fluency']:7.2f}" if judge else ""
+        line += f" {ref['judge_ppl']:9.1f} {ref['fluency']:7.2f} {ref['gain']:5.2f}" if judge else ""
         print(line)
         if judge is not None:
-            print(f"{'shuffled':10} (held-out words shuffled within each passage) fluency {ref['fluency_shuffled']:.2f}")
+            print(f"{'shuffled':10} (held-out words shuffled within each passage) fluency {ref['fluency_shuffled']:.2f}, "
+                  f"gain {ref['gain_shuffled']:.2f}")
     bpc = None
     if args.bpc:
         bpc = heldout_bits_per_char(model, args.heldout, bf16=args.bpc_bf16)

@@ -16,6 +16,11 @@ discount ``D`` per order::
 where the lower orders use continuation counts (how many distinct words precede), and a history
 never seen falls through to the next order. Words seen fewer than ``min_count`` times in the
 judge's text become ``<unk>``, which is what an unseen word is scored as.
+
+Perplexity alone rewards bland text: a string of the commonest words ("the", ",", "of") is
+predictable without being fluent. ``context_gain`` separates the two: the mean of
+``log2 P3(w | u v) - log2 P_unigram(w)`` per word, i.e. how many bits the two previous words save.
+Real prose gains a lot; word salad of frequent words gains little, however low its perplexity.
 """
 from __future__ import annotations
 
@@ -72,6 +77,8 @@ class KneserNeyTrigram:
             self.types1[v] += 1
             cont1[w] += 1
         self.cont1 = cont1
+        self.unigram = Counter(w for t in texts for w in self._map(t))
+        self.unigram_total = sum(self.unigram.values())
         self.cont1_total = sum(cont1.values())
         self.cont1_types = len(cont1)
         return self
@@ -99,6 +106,21 @@ class KneserNeyTrigram:
         """Natural-log probability of a text (its words after two ``<s>``)."""
         seq = [BOS, BOS] + self._map(words)
         return sum(math.log(self.prob(u, v, w)) for u, v, w in zip(seq, seq[1:], seq[2:]))
+
+    def unigram_logprob(self, words: list[str]) -> float:
+        """Natural-log probability under the add-one unigram model of the same text and vocabulary."""
+        total, size = self.unigram_total, len(self.vocab)
+        return sum(math.log((self.unigram.get(w, 0) + 1) / (total + size)) for w in self._map(words))
+
+    def context_gain(self, texts: Iterable[list[str]]) -> float:
+        """Bits per word that the trigram context saves over the unigram model (higher: more fluent)."""
+        gain, n = 0.0, 0
+        for words in texts:
+            gain += self.logprob(words) - self.unigram_logprob(words)
+            n += len(words)
+        if n == 0:
+            raise ValueError("texts: no words to score")
+        return gain / n / math.log(2)
 
     def perplexity(self, texts: Iterable[list[str]]) -> float:
         """exp(- mean log-probability per word) over all words of all texts."""

@@ -47,6 +47,15 @@ def test_held_out_text_of_the_same_process_beats_shuffled_words(lm: KneserNeyTri
     assert lm.perplexity(real) < 0.5 * lm.perplexity(shuffled)
 
 
+def test_context_gain_separates_prose_from_frequent_word_salad(lm: KneserNeyTrigram) -> None:
+    real = _corpus(40, 1)
+    bland = [["the"] * 12 for _ in range(40)]  # the commonest word only: a low perplexity, no fluency
+    gen = torch.Generator().manual_seed(3)
+    shuffled = [[t[i] for i in torch.randperm(len(t), generator=gen).tolist()] for t in real]
+    assert lm.context_gain(real) > 1.0 > lm.context_gain(shuffled)
+    assert lm.context_gain(bland) < lm.context_gain(real)
+
+
 def test_rare_and_unseen_words_are_scored_as_unknown(lm: KneserNeyTrigram) -> None:
     assert "rare" not in lm.vocab and UNK in lm.vocab
     assert lm.logprob(["the", "zyzzyva"]) == lm.logprob(["the", "qwxz"])
