@@ -83,7 +83,7 @@ def _export_policy(args: argparse.Namespace) -> int:
     else:
         config = config_from_args(args)
         source = f"preset {args.preset!r}, gen_length={args.gen_length} and the flags given"
-    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling)
+    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling, eos_token_id=args.eos_token_id)
     path = policy.save(args.output, source=source)
     extra = ["--trust-remote-code"] if args.trust_remote_code else []
     print(f"wrote {path}", file=sys.stderr)
@@ -112,6 +112,8 @@ def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--request-sampling", default="override", choices=REQUEST_SAMPLING,
                    help="whether a request's own temperature/top_p/top_k override the policy's")
     p.add_argument("--trace", default=None, help="export the config of a saved trace JSON instead of the flags")
+    p.add_argument("--eos-token-id", type=int, default=None,
+                   help="the checkpoint's end-of-text token id (needed with --early-stop true)")
     p.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED_PRESETS], help=PRESET_HELP)
     p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     add_config_flags(p)

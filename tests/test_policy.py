@@ -186,3 +186,24 @@ def test_entry_point_refuses_a_missing_or_unsupported_sglang(monkeypatch):
     monkeypatch.setattr(integrations, "installed_sglang_version", lambda: None)
     with pytest.raises(RuntimeError, match="SGLang is not installed"):
         integrations.register_sglang()
+
+
+def test_early_stop_exports_with_the_end_of_text_id(tmp_path, capsys):
+    config = DecodeConfig(gen_length=16, block_length=8, top_k=2, block_schedule="restart", early_stop=True,
+                          early_stop_threshold=0.8)
+    with pytest.raises(ValueError, match="^eos_token_id=None is invalid"):
+        Policy.from_decode_config(config)  # the plugin sees ids only: it must be told which one ends a text
+    policy = Policy.from_decode_config(config, eos_token_id=7)
+    assert Policy.from_yaml(policy.to_yaml()) == policy
+    assert (policy.early_stop, policy.early_stop_threshold, policy.eos_token_id) == (True, 0.8, 7)
+    back = policy.to_decode_config(num_blocks=2)
+    assert (back.early_stop, back.early_stop_threshold) == (True, 0.8)
+    assert any(note.startswith("early stop") for note in differences(config))
+    assert Policy().early_stop is False and Policy().eos_token_id is None  # off by default
+    with pytest.raises(ValueError, match="^eos_token_id=-1"):
+        Policy(eos_token_id=-1)
+    out = tmp_path / "p.yaml"
+    args = _cli(["export-policy", "--gen-length", "16", "--block-length", "8", "--block-schedule", "restart",
+                 "--early-stop", "true", "--eos-token-id", "7", "--output", str(out)])
+    assert args.func(args) == 0
+    assert "eos_token_id: 7" in out.read_text() and "note: early stop" in capsys.readouterr().err

@@ -161,3 +161,24 @@ def test_request_sampling_parameters_reach_the_step():
         assert effective != policy
         steps, output = playground(effective, script, req)
         assert (req.steps, req.output) == (steps, output), req.rid
+
+
+def test_the_early_stop_fills_a_block_that_predicts_end_of_text():
+    eos = 5
+    policy = Policy(block_size=L, schedule="fixed_steps", steps_per_block=L, temperature=0.0, early_stop=True,
+                    eos_token_id=eos)
+    prompt = [1, 2]  # the block holds the prompt's 2 tokens, then 6 masks
+    logits = torch.zeros(L, MASK_ID + 1)
+    logits[:, eos] = 10.0  # every position predicts end-of-text with probability ~0.99
+
+    def one_step(pol: Policy, eos_token_id: int | None) -> list[int]:
+        fb = SimpleNamespace(batch_size=1, input_ids=torch.tensor(prompt + [MASK_ID] * (L - 2)), dllm_prompt_mask=None,
+                             rids=["r"], positions=torch.arange(L), sampling_info=None)
+        states = init_block_states(fb, pol, block_size=L, mask_id=MASK_ID)
+        advance_blocks(fb, logits, states, block_size=L, mask_id=MASK_ID, eos_token_id=eos_token_id)
+        return fb.input_ids.tolist()
+
+    assert one_step(policy, eos) == prompt + [eos] * (L - 2)  # the whole block in one step
+    # Without it (or without the id), fixed_steps confirms one position per step.
+    assert one_step(policy.replace(early_stop=False), eos).count(eos) == 1
+    assert one_step(policy, None).count(eos) == 1

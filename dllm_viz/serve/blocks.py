@@ -101,8 +101,11 @@ def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, ma
 
 @torch.inference_mode()
 def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
-                   block_size: int, mask_id: int) -> list[bool]:
+                   block_size: int, mask_id: int, eos_token_id: int | None = None) -> list[bool]:
     """One step of every unfinished block, written into `forward_batch.input_ids` in place.
+
+    `eos_token_id` (the policy's) lets the end-of-text early stop fill a block whose remaining
+    masks all predict end-of-text.
 
     Returns, per request, whether its block is done: only when a forward has already seen the
     block's final tokens (SGLang keeps that forward's KV for the block).
@@ -142,7 +145,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
     state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
                       block=long([0] * len(st)), temperature=temperature)
-    result = denoise_step(logits, masked, StepParams.from_configs(configs, device=dev), state, noise)
+    params = StepParams.from_configs(configs, device=dev, eos_token_id=eos_token_id)
+    result = denoise_step(logits, masked, params, state, noise)
 
     # Write back: the tokens into SGLang's tensor (in place), the schedule state onto the requests.
     committed = torch.where(result.selected, result.tokens, current).to(ids.dtype)  # (A, G)

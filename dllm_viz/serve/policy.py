@@ -41,10 +41,13 @@ def _is_int(value: Any) -> bool:
 # The DecodeConfig fields a policy carries, under the same names, meanings and validation; with
 # `block_size` (a block's gen_length) and `steps_per_block` (its `steps`) they are policy.yaml's keys.
 CONFIG_KEYS = ("schedule", "top_k", "decay", "min_k", "threshold", "temperature", "temperature_stages",
-               "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope")
+               "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope", "early_stop",
+               "early_stop_threshold")
+# `eos_token_id`: the checkpoint's end-of-text id, which the early stop predicts and fills with (the
+# plugin sees token ids only); required with early_stop.
 POLICY_KEYS = ("block_size", "schedule", "top_k", "decay", "min_k", "steps_per_block", "threshold", "temperature",
                "temperature_stages", "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope",
-               "request_sampling")
+               "early_stop", "early_stop_threshold", "eos_token_id", "request_sampling")
 # Values no serving policy runs: teaching mistakes that no shipped sampler makes.
 NOT_EXPORTED = {"confidence_from": "tempered", "rng": "shared"}
 
@@ -61,9 +64,10 @@ class Policy:
 
     block: DecodeConfig  # how one whole block decodes
     request_sampling: str  # "override": a request's non-default temperature/top_p/top_k win; "ignore"
+    eos_token_id: int | None  # the checkpoint's end-of-text id (the early stop's token); None without it
 
     def __init__(self, *, block_size: int = 32, steps_per_block: int | None = None,
-                 request_sampling: str = "override", **fields: Any) -> None:
+                 request_sampling: str = "override", eos_token_id: int | None = None, **fields: Any) -> None:
         if not _is_int(block_size) or block_size < 1:
             raise _bad("block_size", block_size, "an integer >= 1")
         if steps_per_block is None:
@@ -80,8 +84,14 @@ class Policy:
         if isinstance(fields.get("temperature_stages"), list):
             fields["temperature_stages"] = tuple(fields["temperature_stages"])
         block = DecodeConfig(gen_length=block_size, steps=steps_per_block, block_schedule="restart", **fields)
+        if eos_token_id is not None and (not _is_int(eos_token_id) or eos_token_id < 0):
+            raise _bad("eos_token_id", eos_token_id, "None or a non-negative token id")
+        if block.early_stop and eos_token_id is None:
+            raise _bad("eos_token_id", eos_token_id, "the checkpoint's end-of-text token id with early_stop=True "
+                       "(the plugin sees token ids only; e.g. its tokenizer's eos_token_id)")
         object.__setattr__(self, "block", block)
         object.__setattr__(self, "request_sampling", request_sampling)
+        object.__setattr__(self, "eos_token_id", eos_token_id)
 
     @property
     def block_size(self) -> int:
@@ -226,6 +236,10 @@ def differences(config: DecodeConfig) -> list[str]:
         notes.append("random draws: SGLang seeds one generator per block (block_seed(request seed, block start)), "
                      "the playground one per request; sampled tokens follow the same distributions but not the "
                      "same random stream (argmax decoding is identical)")
+    if config.early_stop:
+        notes.append("early stop: SGLang fills the current block with end-of-text and the request then ends at "
+                     "SGLang's own stop check on that token (not with ignore_eos); the playground also fills "
+                     "the later blocks, which SGLang never starts")
     return notes
 
 

@@ -81,7 +81,8 @@ class DllmVizPolicy(DllmAlgorithm):
         return init_block_states(forward_batch, self.policy, block_size=self.block_size, mask_id=self.mask_id)
 
     def step(self, forward_batch: Any, full_logits: Any, states: list[BlockState]) -> list[bool]:
-        return advance_blocks(forward_batch, full_logits, states, block_size=self.block_size, mask_id=self.mask_id)
+        return advance_blocks(forward_batch, full_logits, states, block_size=self.block_size, mask_id=self.mask_id,
+                              eos_token_id=self.policy.eos_token_id)
 
 
 def register() -> None:
