@@ -206,6 +206,9 @@ def test_huge_values_are_clipped_in_messages(engine, model):
         with pytest.raises(ValueError) as err:
             engine.submit("Emma ", values).result(TIMEOUT)
         assert len(str(err.value)) < MESSAGE_CHARS
+    with pytest.raises(ValueError, match="prompt_ids: 'vvv") as err:
+        engine.submit([1, 2, big], DecodeConfig(gen_length=4)).result(TIMEOUT)
+    assert len(str(err.value)) < MESSAGE_CHARS
     nested = []
     for _ in range(100_000):
         nested = [nested]

@@ -277,6 +277,10 @@ class Engine:
             raise ValueError(f"prompt={short(prompt)} is invalid: expected a list of token ids or a string")
         if on_step is not None and not callable(on_step):
             raise ValueError(f"on_step={short(on_step)} is invalid: expected a callable or None")
+        if not isinstance(prompt, str):  # checked here too, so that a huge bad id is echoed clipped
+            bad = next((i for i in prompt if isinstance(i, bool) or not isinstance(i, int) or i < 0), None)
+            if bad is not None:
+                raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected non-negative integer token ids")
         ids = encode_prompt(self.model, prompt)
         if self.vocab_size is not None and ids and max(ids) >= self.vocab_size:
             bad = next(i for i in ids if i >= self.vocab_size)
