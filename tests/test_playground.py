@@ -267,3 +267,11 @@ def test_generate_returns_text_then_trace_json(pg):
     assert text == trace.text and len(text) == 16
     with pytest.raises(ValueError, match="top_k=0"):
         pg.generate("the ", '{"top_k": 0}')
+
+
+def test_the_early_stop_widgets_round_trip():
+    cfg = DecodeConfig.preset("balanced", 32, early_stop=True, early_stop_threshold=0.8)
+    settings = config_to_settings(cfg)
+    assert (settings["early_stop"], settings["early_stop_threshold"]) == (True, 0.8)
+    assert settings_to_config(**settings) == cfg
+    assert settings_to_config(**config_to_settings(DecodeConfig.preset("balanced", 32))).early_stop is False

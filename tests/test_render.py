@@ -1,6 +1,7 @@
 """render.py: canvas and player HTML, inspector, facts and compare text are pure functions of a Trace."""
 from __future__ import annotations
 
+import copy
 import math
 import re
 
@@ -8,6 +9,7 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import render
+from dllm_viz.app.i18n import t
 from dllm_viz.app.palette import tint
 from dllm_viz.core.analysis import confirmations, divergence, piece, tempered_from_top
 from dllm_viz.core.trace import Trace
@@ -182,3 +184,28 @@ def test_inspector_note_never_contradicts_the_confidence_source(model):
         assert ("never sees the tempered numbers" in note) == (src == "raw")
 
 
+
+
+def test_end_padding_is_dimmed_keyed_and_inspectable(trace):
+    ended = copy.deepcopy(trace)
+    end = 10
+    ended.text_end = end  # the first end-of-text token sits at position 10 (rendering reads only this)
+    html = render.canvas_html(ended)
+    assert spans(html, "dv-pad") == [str(p) for p in range(end, ended.config.gen_length)]
+    assert t("legend_pad", "en") in html and t("legend_pad", "en") not in render.canvas_html(trace)
+    player = render.player_html(ended)
+    assert spans(player, "dv-pad") == spans(html, "dv-pad") and t("legend_pad", "en") in player
+    assert render.player_data(ended, lang="en", order_width=8)["end"] == end
+    assert render.player_data(trace, lang="en", order_width=8)["end"] == -1
+    insp = render.inspect(ended, end + 1, len(ended.steps), 1.0)  # a padding position is still inspected
+    assert insp.position == end + 1
+
+
+def test_run_facts_report_the_nfe_the_early_stop_saved(trace):
+    assert "f_nfe_saved" not in dict(render.run_facts(trace))
+    stopped = copy.deepcopy(trace)
+    stopped.config = DecodeConfig(gen_length=trace.config.gen_length, schedule="fixed_steps", steps=12)
+    stopped.early_stop_step = len(stopped.steps) - 1
+    assert dict(render.run_facts(stopped))["f_nfe_saved"] == str(12 - len(stopped.steps)) == str(stopped.nfe_saved)
+    stopped.config = DecodeConfig(gen_length=trace.config.gen_length, schedule="threshold")
+    assert dict(render.run_facts(stopped))["f_nfe_saved"] == "–"  # the plan depended on the model

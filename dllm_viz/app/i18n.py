@@ -39,6 +39,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "steps": ("steps (fixed_steps)", "步数（fixed_steps）"),
     "threshold": ("threshold", "阈值"),
     "block_length": ("block length (0 = one block)", "块长度（0 = 不分块）"),
+    "early_stop": ("stop at end of text", "遇到结束符提前结束"),
+    "early_stop_threshold": ("end-of-text confidence to stop", "提前结束所需的结束符置信度"),
     "schedule": ("schedule", "确认调度"),
     "confidence": ("confidence measure", "置信度度量"),
     "stages_on": ("staged temperature", "分阶段温度"),
@@ -205,6 +207,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "legend_new": ("confirmed at this step", "本步确认"),
     "legend_mask": ("still masked; faint text = current argmax guess", "仍是掩码；淡色字 = 当前 argmax 猜测"),
     "legend_prompt": ("prompt", "提示词"),
+    "legend_pad": ("end padding (after the first end-of-text; not part of the text)",
+                   "结束填充（第一个结束符之后；不属于文本）"),
     "tip_confirmed": ("position {p} · confirmed at step {s}\nconfidence {c}\nraw p(token) {q}",
                       "位置 {p} · 第 {s} 步确认\n置信度 {c}\n原始 p(词) {q}"),
     "tip_masked": ("position {p} · masked\nargmax guess {g} (confidence {c})",
@@ -271,6 +275,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "f_repeat": ("repeated 3-grams", "重复 3-gram 比例"),
     "f_distinct1": ("distinct-1", "distinct-1"),
     "f_distinct2": ("distinct-2", "distinct-2"),
+    "f_nfe_saved": ("NFE saved by the early stop", "提前结束节省的 NFE"),
     # ----- compare ----------------------------------------------------------------------------
     "lessons": ("One-click lessons", "一键对比"),
     "compare_note": (

@@ -30,7 +30,7 @@ function renderCanvas() {
     if (o >= 0 && o < f) {
       const isNew = o === f - 1;
       fresh += isNew;
-      cls = "dv-tok" + (isNew ? " dv-new" : "");
+      cls = "dv-tok" + (isNew ? " dv-new" : "") + (d.end >= 0 && p >= d.end ? " dv-pad" : "");
       text = d.pieces[d.tok[p]];
       bg = d.tint[p];
       title = fill(d.t.tip_confirmed, {p, s: o + 1, c: fmt3(d.conf[p]), q: fmt3(d.q[p])});

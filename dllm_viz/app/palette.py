@@ -117,6 +117,7 @@ PAGE_CSS = f"""
 .dv-prompt {{ color: {PALETTE['muted']}; }}
 .dv-tok {{ border-radius: 4px; padding: 2px 0; cursor: pointer; }}
 .dv-new {{ outline: 2px solid {PALETTE['accent']}; outline-offset: 0; font-weight: 600; }}
+.dv-pad {{ opacity: 0.35; font-style: italic; }}
 .dv-mask {{ background: {PALETTE['mask_bg']}; border: 1px dashed {PALETTE['mask_border']};
   color: {PALETTE['ghost']}; opacity: 0.75; font-style: italic; border-radius: 4px; padding: 1px 0;
   cursor: pointer; }}

@@ -51,7 +51,7 @@ KEEP: Any = _Keep()
 KNOBS = (
     "gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
     "schedule", "confidence", "stages_on", "t_early", "t_middle", "t_late", "seed",
-    "confidence_from", "sample_scope", "rng",
+    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold",
 )
 # Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
 SCHEDULE_KNOBS = {
@@ -96,6 +96,8 @@ class Knobs:
     confidence_from: str
     sample_scope: str
     rng: str
+    early_stop: bool
+    early_stop_threshold: float
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,7 @@ def settings_to_config(**s: Any) -> DecodeConfig:
         "min_k": _integral(s["min_k"]), "seed": _integral(s["seed"]),
         "block_length": _integral(s["block_length"]) or None,
         "confidence_from": s["confidence_from"], "sample_scope": s["sample_scope"], "rng": s["rng"],
+        "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
     }
     for name in ("top_k", "steps"):
         if name in used:
@@ -293,7 +296,8 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
         schedule=cfg.schedule, confidence=cfg.confidence, stages_on=stages is not None,
         t_early=stages[0] if stages else 1.2, t_middle=stages[1] if stages else 1.0,
         t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
-        sample_scope=cfg.sample_scope, rng=cfg.rng,
+        sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
+        early_stop_threshold=cfg.early_stop_threshold,
     )
 
 

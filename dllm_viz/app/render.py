@@ -48,11 +48,13 @@ def _spans(trace: Trace, f: int, lang: str, diff: set[int] | frozenset[int], sel
     done = confirmations(trace)
     ghost = trace.steps[f] if f < n else None
     parts, new = [], 0
+    end = trace.text_end if trace.text_end is not None else len(done)  # from here on: end padding
     for pos, conf in enumerate(done):
         extra = (" dv-diff" if pos in diff else "") + (" dv-sel" if pos == selected else "")
         if conf is not None and conf.step < f:
             is_new = conf.step == f - 1
             new += is_new
+            extra += " dv-pad" if pos >= end else ""
             tip = t("tip_confirmed", lang, p=pos, s=conf.step + 1, c=_fmt(conf.confidence, 3),
                     q=_fmt(math.exp(conf.logprob), 3))
             parts.append(
@@ -103,7 +105,8 @@ def canvas_html(
     prompt = prompt_text(trace)
     head = f'<span class="dv-prompt">{html.escape(prompt)}</span>' if prompt else ""
     return (f'<div class="dv-canvas"><div class="dv-status">{html.escape(_status(trace, f, new, lang))}</div>'
-            f'<div class="dv-text">{head}{spans}</div>{legend_html(lang) if legend else ""}</div>')
+            f'<div class="dv-text">{head}{spans}</div>'
+            f'{legend_html(lang, end_padding=trace.text_end is not None) if legend else ""}</div>')
 
 
 def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
@@ -117,6 +120,7 @@ def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
 
     return {
         "n": frame_count(trace), "G": trace.config.gen_length, "width": order_width,
+        "end": trace.text_end if trace.text_end is not None else -1,  # first end padding position; -1: none
         "order": [c.step if c else -1 for c in done],
         "tok": [ix(piece(trace, c.token)) if c else -1 for c in done],
         "tint": [tint(c.confidence) if c else "" for c in done],
@@ -164,12 +168,14 @@ def player_html(trace: Trace, *, lang: str = "en", frame: int | None = None, sel
         f'data-tour="{html.escape(tour)}" data-tour-ui="{html.escape(tour_ui)}">'
         f"{controls}"
         f'<div class="dv-status">{html.escape(_status(trace, f, new, lang))}</div>'
-        f'<div class="dv-text">{head}{spans}</div>{legend_html(lang)}</div>'
+        f'<div class="dv-text">{head}{spans}</div>{legend_html(lang, end_padding=trace.text_end is not None)}</div>'
     )
 
 
-def legend_html(lang: str = "en") -> str:
-    """The key to the canvas tints."""
+def legend_html(lang: str = "en", *, end_padding: bool = False) -> str:
+    """The key to the canvas tints; `end_padding` adds the entry for the dimmed tail after end-of-text."""
+    pad = (f'<span><span class="dv-tok dv-pad" style="background:{tint(0.9)}">&nbsp;{html.escape(t("legend_tok", lang))}'
+           f'&nbsp;</span> {html.escape(t("legend_pad", lang))}</span>') if end_padding else ""
     stops = ", ".join(f"{scale_tint(x)} {round(100 * x)}%" for x, _ in CONFIDENCE_SCALE)
     ticks = "".join(
         f'<i style="left:{100 * confidence_position(c):.1f}%">{c:g}</i>' for c in CONFIDENCE_TICKS
@@ -183,7 +189,7 @@ def legend_html(lang: str = "en") -> str:
         f'{html.escape(t("legend_new", lang))}</span>'
         f'<span><span class="dv-mask">&nbsp;{html.escape(t("legend_guess", lang))}&nbsp;</span> {html.escape(t("legend_mask", lang))}</span>'
         f'<span><span class="dv-prompt">{html.escape(t("legend_prompt_sample", lang))}</span> {html.escape(t("legend_prompt", lang))}</span>'
-        "</div>"
+        f"{pad}</div>"
     )
 
 
@@ -346,6 +352,9 @@ def run_facts(trace: Trace) -> list[tuple[str, str]]:
         ("f_repeat", f"{m['repeat_3']:.1%}"),
         ("f_distinct1", f"{m['distinct_1']:.2f}"),
         ("f_distinct2", f"{m['distinct_2']:.2f}"),
+        # Only when the end-of-text early stop fired; "–" when the plan depends on the model (threshold).
+        *([("f_nfe_saved", str(trace.nfe_saved) if trace.nfe_saved is not None else "–")]
+          if trace.early_stop_step is not None else []),
     ]
 
 

@@ -64,8 +64,8 @@ SWEEP_DIVISORS = (8, 6, 4, 3, 2)
 SWEEP_DECAYS = (0.85, 0.9, 0.95, 1.0)
 # Sliders that re-run the decode when released (or when a value is typed into their number box).
 RELEASE_KNOBS = ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
-                 "t_early", "t_middle", "t_late")
-CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng")
+                 "t_early", "t_middle", "t_late", "early_stop_threshold")
+CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop")
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 
 
@@ -105,6 +105,8 @@ class Page:
     steps: gr.Slider
     threshold: gr.Slider
     block_length: gr.Slider
+    early_stop: gr.Checkbox
+    early_stop_threshold: gr.Slider
     confidence: gr.Dropdown
     stages_on: gr.Checkbox
     t_early: gr.Slider
@@ -343,6 +345,12 @@ def build_demo(
                                 c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8,
                                                                   label=t("block_length", lang0), elem_classes="dv-knob"),
                                                         "block_length")
+                            with gr.Row(equal_height=True):  # the end-of-text early stop (off by default)
+                                c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang0),
+                                                                  elem_id="dv-early-stop"), "early_stop")
+                                c["early_stop_threshold"] = lab(gr.Slider(0.5, 1.0, s0["early_stop_threshold"], step=0.01,
+                                                                          label=t("early_stop_threshold", lang0),
+                                                                          elem_classes="dv-knob"), "early_stop_threshold")
                         with lab(gr.Accordion(t("sampling_box", lang0), open=True), "sampling_box"):
                             c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"],
                                                               label=t("confidence", lang0)), "confidence")
