@@ -146,6 +146,16 @@ def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[
         print(f"{name:10} {fig['dict%']:6.1f} {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f} {fig['context_gain']:8.2f} "
               f"{fig['gain']:5.2f} {loops:9.2f}")
     print(f"{'heldout':10} {ref['dict%']:6.1f} {ref['judge_ppl']:9.1f} {1.0:7.2f} {ref['context_gain']:8.2f} {1.0:5.2f}")
+    sh = judge_figures(judge, shuffled(ref_texts), ref)
+    print(f"{'shuffled':10} {'':>6} {sh['judge_ppl']:9.1f} {sh['fluency']:7.2f} {sh['context_gain']:8.2f} {sh['gain']:5.2f}"
+          f"   (held-out words shuffled within each passage)")
+
+
+def shuffled(texts: list[str]) -> list[str]:
+    """The same words in random order within each text (explicit generator): the word-salad end of the scale."""
+    gen = torch.Generator().manual_seed(0)
+    return [" ".join(ws[i] for i in torch.randperm(len(ws), generator=gen).tolist())
+            for ws in (word_tokens(t) for t in texts)]
 
 
 def greedy_loops(model, name: str, gen_length: int) -> tuple[float, list[str]]:
@@ -229,12 +239,8 @@ def main() -> None:
         if judge is not None:
             ref.update(judge_figures(judge, ref_texts))
             ref["fluency"], ref["gain"] = 1.0, 1.0
-            # the scale's other end: the same held-out words, shuffled within each passage (word salad)
-            gen = torch.Generator().manual_seed(0)
-            salad = [[ws[i] for i in torch.randperm(len(ws), generator=gen).tolist()]
-                     for ws in (word_tokens(t) for t in ref_texts)]
-            ref["fluency_shuffled"] = judge.perplexity(salad) / ref["judge_ppl"]
-            ref["gain_shuffled"] = judge.context_gain(salad) / ref["context_gain"]
+            sh = judge_figures(judge, shuffled(ref_texts), ref)  # the scale's other end: word salad
+            ref["fluency_shuffled"], ref["gain_shuffled"] = sh["fluency"], sh["gain"]
     header = f"{'preset':10} {'dict%':>6} {'rep3w%':>7} {'rep3t%':>7} {'logp':>7} {'nfe':>5} {'words':>6}"
     header += f" {'judge ppl':>9} {'fluency':>7} {'gain':>5}" if judge else ""
     header += f" {'T=0 loops':>9}" if args.loops else ""
