@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from dllm_viz import DecodeConfig, decode  # noqa: E402
 
 PROMPT = "It is a truth universally acknowledged, that"
+PLAYED = """() => { const r = document.querySelector('#dv-canvas .dv-player');
+  return r && r.dataset.frame === r.querySelector('.dv-scrub').max; }"""
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -78,8 +80,10 @@ def browser_latency(url: str, rounds: int) -> tuple[list[float], list[float]]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
         page.goto(url)
         page.wait_for_selector("#dv-canvas", timeout=120_000)
+        page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
         if page.locator("#dv-heatmap .js-plotly-plot").count() == 0:  # no example traces shipped: run once
             page.get_by_role("button", name="Run", exact=True).click()
         page.wait_for_selector("#dv-heatmap .js-plotly-plot", timeout=120_000)
@@ -101,14 +105,14 @@ def browser_latency(url: str, rounds: int) -> tuple[list[float], list[float]]:
     return text_s, heat_s
 
 
-def make_big_trace(model: Any, path: Path) -> Path:
+def make_big_trace(model: Any, path: Path, seed: int = 1) -> Path:
     """A trace of about 3 MB (256 positions, 128 steps, top-5 candidates) for the replay case."""
-    cfg = DecodeConfig(gen_length=256, schedule="fixed_steps", steps=128, seed=1)
+    cfg = DecodeConfig(gen_length=256, schedule="fixed_steps", steps=128, seed=seed)
     path.write_text(decode(model, [PROMPT], cfg)[0].to_json(), encoding="utf-8")
     return path
 
 
-def browser_more(url: str, rounds: int, big: Path) -> dict[str, list[float]]:
+def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, list[float]]:
     """Seconds per round, in the page: lesson click -> both compare canvases; upload -> canvas;
     one frame step drawn by page.js (measured inside the page, so only the browser's work)."""
     from playwright.sync_api import sync_playwright
@@ -117,13 +121,14 @@ def browser_more(url: str, rounds: int, big: Path) -> dict[str, list[float]]:
     changed = """(sel) => new Promise((done) => { const t0 = performance.now();
       const el = () => document.querySelector(sel); const old = el() ? el().innerHTML : null;
       const tick = () => { const e = el(); if (e && e.innerHTML !== old && e.innerHTML.length > 0) done(performance.now() - t0);
-                           else setTimeout(tick, 5); }; window.__dvStart = t0; tick(); })"""
+                           else if (performance.now() - t0 > 120000) done(NaN); else setTimeout(tick, 5); }; tick(); })"""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.add_init_script("localStorage.setItem('dv-tour', 'done')")
         page.goto(url)
         page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
+        page.wait_for_function(PLAYED, timeout=120_000)
         # one played frame: seek forward and back inside the page, timed there
         for i in range(rounds + 1):
             ms = page.evaluate("""() => { const b = document.querySelector('#dv-canvas .dv-next'),
@@ -135,7 +140,7 @@ def browser_more(url: str, rounds: int, big: Path) -> dict[str, list[float]]:
         for i in range(rounds + 1):
             page.locator("#dv-canvas .dv-last").click()
             waiting = page.evaluate_handle(changed, "#dv-canvas .dv-player")
-            page.set_input_files("#dv-knobs input[type=file]", str(big))
+            page.set_input_files("#dv-knobs input[type=file]", str(bigs[i % 2]))  # alternate: each upload changes the page
             s = page.evaluate("(h) => h", waiting)
             if i:
                 out["browser: 3 MB replay"].append(s / 1000)
@@ -198,7 +203,9 @@ def main(argv: list[str] | None = None) -> None:
 
     import tempfile
 
-    big = make_big_trace(model, Path(tempfile.mkdtemp(prefix="dllm-viz-bench-")) / "big-trace.json")
+    tmp = Path(tempfile.mkdtemp(prefix="dllm-viz-bench-"))
+    bigs = (make_big_trace(model, tmp / "big-1.json", 1), make_big_trace(model, tmp / "big-2.json", 2))
+    big = bigs[0]
     print(f"replay trace: {big.stat().st_size / 1e6:.2f} MB")
     lesson_a, lesson_b = '{"temperature": 1.5}', '{"temperature": 1.5, "confidence_from": "tempered"}'
     cases: dict[str, Callable[[], Any]] = {
@@ -221,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
         text_s, heat_s = browser_latency(url, args.rounds)
         times["browser: canvas text"] = text_s
         times["browser: heatmap drawn"] = heat_s
-        times |= browser_more(url, args.rounds, big)
+        times |= browser_more(url, args.rounds, bigs)
     demo.close()
     engine.close()
 

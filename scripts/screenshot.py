@@ -1,10 +1,11 @@
 """Regenerate assets/screenshot.png: serve `app.py` (embedded model), load it in Debian's chromium, shoot.
 
     python scripts/screenshot.py                 # writes assets/screenshot.png
-    python scripts/screenshot.py --out /tmp/shot.png
+    python scripts/screenshot.py --out /tmp/shot.png --lang zh --width 390 --height 844
 
-The page shows the first example trace before any click, so the picture is reproducible: the
-same example, the same tokens (only the wall time in the stats row changes).
+The page plays the first example trace by itself; the picture is taken once it has played to
+the end (the walkthrough skipped), so it is reproducible: the same example, the same tokens
+(only the wall time in the stats row changes).
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from playwright import sync_api
 
 ROOT = Path(__file__).resolve().parents[1]
 READY = "#dv-heatmap .js-plotly-plot"
+PLAYED = """() => { const r = document.querySelector('#dv-canvas .dv-player');
+  return r && r.dataset.frame === r.querySelector('.dv-scrub').max; }"""
 
 
 def free_port() -> int:
@@ -34,6 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshot.png")
     parser.add_argument("--width", type=int, default=1500)
     parser.add_argument("--height", type=int, default=1000)
+    parser.add_argument("--lang", choices=("en", "zh"), default="en")
+    parser.add_argument("--viewport-only", action="store_true", help="shoot the first screen, not the whole page")
     args = parser.parse_args(argv)
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     port = free_port()
@@ -43,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": args.width, "height": args.height})
+            page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough in the picture
             deadline = time.monotonic() + 180
             while True:  # wait for the server to come up
                 try:
@@ -53,8 +59,12 @@ def main(argv: list[str] | None = None) -> None:
                         raise
                     time.sleep(0.5)
             page.wait_for_selector(READY, timeout=120_000)
+            page.wait_for_function(PLAYED, timeout=120_000)
+            if args.lang == "zh":
+                page.get_by_text("中文", exact=True).click()
+                page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')")
             page.wait_for_timeout(1500)  # let plotly finish its transitions before the picture
-            page.screenshot(path=str(args.out), full_page=True)
+            page.screenshot(path=str(args.out), full_page=not args.viewport_only)
             browser.close()
     finally:
         server.terminate()

@@ -89,9 +89,9 @@ STRINGS: dict[str, tuple[str, str]] = {
         "教学开关已打开（{sw}）：单独使用时这里没有任何变化，轨迹与正确做法相同。对比页的「{lesson}」一课展示了它在什么情况下起作用。",
     ),
     "banner_fixed": (
-        "confidence_from = sampled needs sample at = all (the confidence of a sampled token exists only where a "
+        "confidence_from = {src} needs sample at = all (the confidence of a sampled token exists only where a "
         "token was sampled), so “sample at” was set to all.",
-        "confidence_from = sampled 需要 sample at = all（只有抽过词的位置才有“抽中词的置信度”），所以“采样范围”已设为 all。",
+        "confidence_from = {src} 需要 sample at = all（只有抽过词的位置才有“抽中词的置信度”），所以“采样范围”已设为 all。",
     ),
     "ctl_first": ("back to the start", "回到开头"),
     "ctl_prev": ("one step back (←)", "后退一步（←）"),
@@ -185,6 +185,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "choice_raw": ("raw logits (correct)", "原始 logits（正确）"),
     "choice_tempered": ("tempered probabilities (polluted)", "加温后的概率（被污染）"),
     "choice_sampled": ("p(sampled token), needs sample at = all", "p(抽中词)，需要采样范围 = all"),
+    "choice_sampled_raw": ("raw p(sampled token), needs sample at = all", "抽中词的原始概率，需要采样范围 = all"),
+    "choice_filtered": ("measure on the tempered, filtered distribution", "在加温并过滤后的分布上计算的度量"),
     "choice_selected": ("confirmed positions only (correct)", "只在确认的位置（正确）"),
     "choice_all": ("every masked position (wasted work)", "所有掩码位置（浪费算力）"),
     "choice_per_request": ("one generator per request (correct)", "每请求一个生成器（正确）"),

@@ -281,13 +281,20 @@ function tour(force) {
 function load() {
   const root = element.querySelector(".dv-player");
   if (!root) return;
+  const wasPlaying = dv.playing;
   stop();
   dv.root = root;
   dv.data = JSON.parse(root.dataset.trace);
-  dv.frame = Number(root.dataset.frame);
-  dv.pos = Math.max(0, Math.min(dv.data.G - 1, Number(root.dataset.selected)));
+  // The same trace re-rendered (a language switch): keep the browser's cursor and playback.
+  const sig = JSON.stringify([dv.data.n, dv.data.G, dv.data.order, dv.data.tok]);
+  const same = sig === dv.sig;
+  dv.sig = sig;
+  if (!same) {
+    dv.frame = Number(root.dataset.frame);
+    dv.pos = Math.max(0, Math.min(dv.data.G - 1, Number(root.dataset.selected)));
+  }
   dv.hover = -1;
-  dv.sent = `${dv.frame}:${dv.pos}`;
+  dv.sent = same ? "" : `${dv.frame}:${dv.pos}`;  // same trace: tell the server where the cursor really is
   const speed = root.querySelector(".dv-speed");
   speed.value = String(dv.speed);
   speed.onchange = () => { dv.speed = Number(speed.value); if (dv.playing) play(); };
@@ -300,6 +307,8 @@ function load() {
   const tourButton = root.querySelector(".dv-tour-start");
   if (tourButton) tourButton.onclick = () => tour(true);
   render();
+  if (same && wasPlaying) play();
+  else if (same) notify();
   if (root.dataset.autoplay === "1" && !dv.autoplayed) {
     dv.autoplayed = true;
     play();

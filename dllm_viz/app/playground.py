@@ -32,7 +32,7 @@ from dllm_viz.app.i18n import t
 from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
 from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
 from dllm_viz.core.analysis import divergence, frame_count, k_sequence, prompt_text
-from dllm_viz.core.config import PRESETS, DecodeConfig
+from dllm_viz.core.config import DRAWN_SOURCES, PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
@@ -399,9 +399,9 @@ class Playground:
         says what the switch changed against it (or that alone it changes nothing here).
         """
         notes = []
-        if settings.get("confidence_from") == "sampled" and settings.get("sample_scope") != "all":
-            settings = {**settings, "sample_scope": "all"}  # the one invalid pair is never decoded
-            notes.append(t("banner_fixed", lang))
+        if settings.get("confidence_from") in DRAWN_SOURCES and settings.get("sample_scope") != "all":
+            settings = {**settings, "sample_scope": "all"}  # the invalid pairs are never decoded
+            notes.append(t("banner_fixed", lang, src=settings["confidence_from"]))
         cfg = settings_to_config(**settings)
         correct = cfg.replace(**{name: ok for name, ok, _ in SWITCHES})
         on = [(name, lesson) for name, ok, lesson in SWITCHES if getattr(cfg, name) != ok]
