@@ -61,3 +61,13 @@ def test_draw_at_temperature_zero_reports_the_filtered_probability_of_the_argmax
                            vocab_top_k=torch.tensor([0]), top_p=torch.tensor([0.7]))
     assert tok.tolist() == [0]
     assert abs(float(p[0]) - 0.5 / 0.8) < 1e-6  # top-p 0.7 keeps {0.5, 0.3}
+
+
+def test_draw_without_probability_gives_the_same_tokens():
+    g = torch.Generator().manual_seed(0)
+    logits, u = torch.randn(6, 9, generator=g), torch.rand(6, generator=g)
+    for temperature in (torch.zeros(6), torch.tensor([0.0, 0.5, 1.0, 0.0, 2.0, 0.0])):
+        kw = dict(temperature=temperature, vocab_top_k=torch.tensor([0, 3, 0, 2, 0, 0]), top_p=torch.full((6,), 0.9))
+        tok, p = sampling.draw(logits, u, **kw)
+        fast, none = sampling.draw(logits, u, with_prob=False, **kw)
+        assert torch.equal(tok, fast) and none is None and p is not None

@@ -75,20 +75,24 @@ def draw(
     temperature: torch.Tensor,
     vocab_top_k: torch.Tensor,
     top_p: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    with_prob: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Draw one token per row of `logits (n, V)` with uniforms `u (n,)`.
 
     Returns `(tokens (n,), prob (n,))`: the ids and their probability under the sampling
     distribution, softmax of the processed logits. Temperature 0 means argmax of the unfiltered
     logits; its probability is then taken under the filtered, untempered distribution (the argmax
-    always survives the filters), as Dream's `sample_tokens` reports it.
+    always survives the filters), as Dream's `sample_tokens` reports it. `with_prob=False` skips
+    the probability (None) and, when every row is argmax, the whole sampling distribution.
     """
     if logits.shape[0] == 0:
         empty = logits.new_zeros(0)
         return empty.long(), empty
+    if not with_prob and not bool((temperature > 0).any()):
+        return logits.argmax(-1), None
     processed = process(logits.float(), temperature, vocab_top_k, top_p)
     probs = torch.softmax(processed, dim=-1)  # (n, V)
     sampled = inverse_cdf(probs, u)
     greedy = logits.argmax(-1)
     tokens = torch.where(temperature > 0, sampled, greedy)
-    return tokens, probs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+    return tokens, probs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1) if with_prob else None

@@ -61,6 +61,7 @@ class StepParams:
     sources: frozenset[str]
     eos_token_id: int | None = None  # the model's end-of-text id; None: the early stop never fires
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
+    any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu",
@@ -91,11 +92,8 @@ class StepParams:
             sources=frozenset(c.confidence_from for c in cs),
             eos_token_id=eos_token_id,
             any_early_stop=any(c.early_stop for c in cs),
+            any_draw_all=any(c.sample_scope == "all" for c in cs),
         )
-
-    @property
-    def any_draw_all(self) -> bool:
-        return bool(self.draw_all.any())
 
 
 @dataclass(frozen=True)
@@ -131,10 +129,10 @@ class Packed:
         """`values (M, 1, ...)` back to `(A, G, ...)`."""
         return unpack(values, self.masked, fill)
 
-    def draw(self, where: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Tokens and their sampling probability at the packed positions where `where (M,)` holds."""
+    def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
         return sampling.draw(self.logits[where, 0], self.noise[0][where], temperature=self.temperature[where],
-                             vocab_top_k=self.vocab_top_k[where], top_p=self.top_p[where])
+                             vocab_top_k=self.vocab_top_k[where], top_p=self.top_p[where], with_prob=with_prob)
 
 
 @dataclass(frozen=True)
@@ -318,7 +316,7 @@ def draw_chosen(x: Packed, selected: torch.Tensor, params: StepParams, drawn: Dr
     if drawn is not None:
         here = selected & ~drawn.where
         tokens = torch.where(selected & drawn.where, drawn.tokens, tokens)
-    tok, _ = x.draw(here[x.masked])
+    tok, _ = x.draw(here[x.masked], with_prob=False)
     return tokens.masked_scatter(here, tok)
 
 

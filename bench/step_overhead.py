@@ -1,0 +1,139 @@
+"""Per-step host overhead of `decode`: what the loop costs when the model costs nothing.
+
+A replayed-logits model returns a fixed logits tensor (no compute), so the time of a decode
+divided by its steps is the decoding loop's own cost per step: packing, scoring, the schedule,
+the draw, the commit and the trace. The figure is CPU time of the (single-threaded) process, which
+load from other processes on a shared machine barely moves; wall time is printed beside it. Beside it, a plain LLaDA-style loop written here from its
+rule (argmax, softmax in float64, probability of the argmax, per-row top-k of a fixed quota) on
+the same model. Rounds alternate the variants so load on a shared machine hits them alike; each
+figure is the median over rounds.
+
+    python bench/step_overhead.py                       # this checkout
+    python bench/step_overhead.py --compare /tmp/old    # and another checkout, side by side
+    python bench/step_overhead.py --threads 1 --rounds 5
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ReplayedLogits:
+    """A denoiser whose forward is a slice of a fixed `(B, N, V)` logits tensor."""
+
+    def __init__(self, batch: int, length: int, vocab: int, seed: int = 0) -> None:
+        import torch
+
+        g = torch.Generator().manual_seed(seed)
+        self.logits = torch.randn(batch, length, vocab, generator=g) * 3  # (B, N, V)
+        self.mask_token_id = vocab - 1
+        self.max_length = length
+        self.name = "replayed-logits"
+
+    def __call__(self, input_ids, attention_mask=None):
+        B, N = input_ids.shape
+        return self.logits[:B, :N]
+
+
+def llada_loop(model, prompts: list[list[int]], gen_length: int, steps: int) -> int:
+    """A minimal LLaDA-style loop at temperature 0 (one block, fixed quota per step); returns NFE."""
+    import torch
+
+    mask = model.mask_token_id
+    P = len(prompts[0])
+    x = torch.full((len(prompts), P + gen_length), mask, dtype=torch.long)
+    x[:, :P] = torch.tensor(prompts)
+    per_step = [gen_length // steps + (1 if i < gen_length % steps else 0) for i in range(steps)]
+    with torch.inference_mode():
+        for k in per_step:
+            is_mask = x == mask  # (B, N)
+            logits = model(x)  # (B, N, V)
+            x0 = logits.argmax(-1)  # (B, N)
+            p = torch.softmax(logits.double(), dim=-1)
+            conf = torch.where(is_mask, p.gather(-1, x0.unsqueeze(-1)).squeeze(-1), -torch.inf)  # (B, N)
+            chosen = torch.zeros_like(is_mask)
+            for row in range(x.shape[0]):
+                chosen[row, torch.topk(conf[row], k).indices] = True
+            x = torch.where(chosen, x0, x)
+    return steps
+
+
+def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab: int) -> dict[str, float]:
+    """ms per step for each variant and batch size (median of rounds)."""
+    import torch
+
+    from dllm_viz import DecodeConfig, decode
+
+    P = 16
+    model = ReplayedLogits(max(batches), P + gen_length, vocab)
+    config = DecodeConfig(gen_length=gen_length, schedule="fixed_steps", steps=steps, temperature=0.0)
+    sampled = config.replace(temperature=1.0)
+    results: dict[str, list[float]] = {}
+    decode(model, [[1] * P], config.replace(gen_length=8, steps=4))  # warm-up
+    for _ in range(rounds):
+        for B in batches:
+            prompts = [[1 + b] * P for b in range(B)]
+            for name, fn in (
+                (f"decode T=0, B={B}", lambda: decode(model, prompts, config)),
+                (f"decode T=1, B={B}", lambda: decode(model, prompts, sampled)),
+                (f"decode T=0 record_candidates=0, B={B}", lambda: decode(model, prompts, config, record_candidates=0)),
+                (f"LLaDA-style loop T=0, B={B}", lambda: llada_loop(model, prompts, gen_length, steps)),
+            ):
+                start, cpu = time.perf_counter(), time.process_time()
+                fn()
+                results.setdefault(name, []).append(1000 * (time.process_time() - cpu) / steps)
+                results.setdefault(name + " (wall)", []).append(1000 * (time.perf_counter() - start) / steps)
+    del torch
+    return {name: statistics.median(values) for name, values in results.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--gen-length", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=64)
+    parser.add_argument("--vocab", type=int, default=1024, help="small by default: the loop's cost, not the vocabulary's")
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--compare", default=None, help="another checkout to measure side by side")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one round, JSON out
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    batches = [int(b) for b in args.batches.split(",")]
+    if args.json:
+        print(json.dumps(measure(1, batches, args.gen_length, args.steps, args.vocab)))
+        return
+    trees = {"this checkout": ROOT}
+    if args.compare:
+        trees["--compare " + args.compare] = Path(args.compare).resolve()
+    per_tree: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
+    child = [sys.executable, str(Path(__file__).resolve()), "--json", "--threads", str(args.threads),
+             "--gen-length", str(args.gen_length), "--steps", str(args.steps), "--vocab", str(args.vocab),
+             "--batches", args.batches]
+    for _ in range(args.rounds):  # alternate the checkouts round by round, each in a fresh process
+        for name, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(args.threads)}
+            out = subprocess.run(child, capture_output=True, text=True, env=env, check=True, cwd=tree).stdout
+            for key, value in json.loads(out.strip().splitlines()[-1]).items():
+                per_tree[name].setdefault(key, []).append(value)
+    print(f"CPU ms per step (median of {args.rounds} rounds), replayed logits V={args.vocab}, "
+          f"gen_length={args.gen_length}, {args.steps} steps, {args.threads} thread(s); wall-time rows are noisy "
+          "on a shared machine")
+    keys = list(next(iter(per_tree.values())))
+    print(f"{'':48}" + "".join(f"{name:>28}" for name in trees))
+    for key in keys:
+        print(f"{key:48}" + "".join(f"{statistics.median(per_tree[name][key]):28.3f}" for name in trees))
+
+
+if __name__ == "__main__":
+    main()
