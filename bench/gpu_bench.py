@@ -78,7 +78,8 @@ def build_llada(size: str, device: torch.device, dtype: torch.dtype) -> Any:
         # The mask id is LLaDA's own: the last reserved id below the rounded-up output rows.
         write_standin(Path(folder), "llada", mask_token_id=fields["vocab_size"] - 1, **fields)
         config = AutoConfig.from_pretrained(folder, trust_remote_code=True, local_files_only=True)
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        cuda = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):  # the seed below stays inside this build
             torch.manual_seed(0)
             with device:
                 model = AutoModel.from_config(config, trust_remote_code=True, dtype=dtype)
@@ -238,6 +239,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name in ("prompt_length", "gen_length", "steps", "embedded_gen_length", "repeats"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')}={getattr(args, name)} is invalid: expected an integer >= 1")
+    if args.device and args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"--device={args.device} is invalid: CUDA is not available on this machine (try --device cpu)")
     results = run(args)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(report(results))

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "gpu_bench.py"
 
@@ -55,3 +56,6 @@ def test_tiny_cpu_run_writes_consistent_json(bench, tmp_path: Path) -> None:
 def test_bad_arguments_are_refused(bench, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="--steps=0 is invalid"):
         bench.main(["--device", "cpu", "--out", str(tmp_path / "x.json"), "--steps", "0"])
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit, match="CUDA is not available"):
+            bench.main(["--device", "cuda", "--out", str(tmp_path / "x.json")])
