@@ -1,8 +1,10 @@
 """Checker marks and run facts for world traces (pure functions of a Trace, no model)."""
 from __future__ import annotations
 
-from dllm_viz import DecodeConfig, Trace
-from dllm_viz.app.world_view import facts_line, generated_marks, inspector_lines, verdict
+from dllm_viz import DecodeConfig, StepRecord, Trace
+from dllm_viz.app import render
+from dllm_viz.app.playground import Playground
+from dllm_viz.app.world_view import facts_line, generated_marks, inspector_lines, token_rules, verdict
 
 GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog, so he has 4 pets in San Diego."
 BAD = "Tom Lopez of San Diego has 3 cats and 1 dog, so she has 4 pets in San Diego."
@@ -18,7 +20,10 @@ def make_trace(text: str, *, prompt_words: int = 3, model: str = "world-mdlm") -
     vocab = {i + 10: p for i, p in enumerate(pieces)}
     ids = list(vocab)
     gen = ids[prompt_words:]
-    return Trace(prompt_ids=ids[:prompt_words], token_ids=gen, order=list(range(len(gen))), steps=[],
+    G = len(gen)
+    one_step = StepRecord(step=0, block=0, k=G, temperature=1.0, confidence=[0.5] * G, argmax=[-1] * G,
+                          selected=list(range(G)), tokens=gen, logprobs=[-0.5] * G)
+    return Trace(prompt_ids=ids[:prompt_words], token_ids=gen, order=[0] * G, steps=[one_step],
                  config=DecodeConfig(gen_length=len(gen)), model=model, vocab=vocab,
                  text="".join(pieces[prompt_words:]), prompt_text="".join(pieces[:prompt_words]))
 
@@ -44,8 +49,9 @@ def test_wrong_pronoun_is_marked_on_its_token_with_the_rule_named():
 def test_at_an_early_step_only_the_confirmed_prefix_is_judged():
     tr = make_trace(BAD)
     she = [tr.token_text(i) for i in tr.token_ids].index(" she")
-    assert not any(generated_marks(tr, step=she - 1))  # "she" not confirmed yet: nothing wrong so far
-    assert generated_marks(tr, step=she)[she]
+    staged = Trace(**{**tr.__dict__, "order": list(range(len(tr.token_ids)))})  # one token per step
+    assert not any(generated_marks(staged, step=she - 1))  # "she" not confirmed yet: nothing wrong so far
+    assert generated_marks(staged, step=she)[she]
 
 
 def test_other_models_get_no_marks_and_no_fact():
@@ -53,3 +59,24 @@ def test_other_models_get_no_marks_and_no_fact():
     assert verdict(tr) is None and facts_line(tr) is None and inspector_lines(tr, 0) == ""
     assert all(not m for m in generated_marks(tr))
     assert facts_line(None) is None
+
+
+def test_canvas_facts_and_inspector_show_the_checker():
+    tr = make_trace(BAD)
+    she = [tr.token_text(i) for i in tr.token_ids].index(" she")
+    assert token_rules(tr)[she] == "agreement" and sum(bool(r) for r in token_rules(tr)) == 1
+    html = render.canvas_html(tr)
+    assert html.count("dv-bad") == 1 and "✗ agreement" in html
+    assert render.player_data(tr, lang="en", order_width=8)["bad"][she] == "agreement"
+    assert ("f_valid", "0/1") in render.run_facts(tr)
+    assert "valid sentences" in render.facts_html(tr, "en")
+    text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, she), temperature=1.0).insp_text
+    assert "agreement" in text
+    text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, 0), temperature=1.0).insp_text
+    assert "checker" not in text
+
+
+def test_austen_traces_render_without_checker_marks():
+    tr = make_trace(BAD, model="austen-mdlm")
+    assert "dv-bad" not in render.canvas_html(tr)
+    assert all(key != "f_valid" for key, _ in render.run_facts(tr))

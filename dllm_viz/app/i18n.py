@@ -31,6 +31,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "preset_balanced": ("balanced", "均衡"),
     "preset_speed": ("speed", "速度"),
     "preset_creative": ("creative", "创意"),
+    "preset_llada": ("LLaDA as shipped", "LLaDA 原版规则"),
+    "preset_dream": ("Dream as shipped", "Dream 原版规则"),
+    "preset_fast_dllm": ("Fast-dLLM as shipped", "Fast-dLLM 原版规则"),
     "gen_length": ("gen length L", "生成长度 L"),
     "temperature": ("temperature", "温度"),
     "top_k": ("initial top_k", "初始 top_k"),
@@ -278,6 +281,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "f_distinct1": ("distinct-1", "distinct-1"),
     "f_distinct2": ("distinct-2", "distinct-2"),
     "f_nfe_saved": ("NFE saved by the early stop", "提前结束节省的 NFE"),
+    "f_valid": ("valid sentences", "有效句子"),
     # ----- compare ----------------------------------------------------------------------------
     "lessons": ("One-click lessons", "一键对比"),
     "compare_note": (

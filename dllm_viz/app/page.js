@@ -30,10 +30,12 @@ function renderCanvas() {
     if (o >= 0 && o < f) {
       const isNew = o === f - 1;
       fresh += isNew;
-      cls = "dv-tok" + (isNew ? " dv-new" : "") + (d.end >= 0 && p >= d.end ? " dv-pad" : "");
+      cls = "dv-tok" + (isNew ? " dv-new" : "") + (d.end >= 0 && p >= d.end ? " dv-pad" : "") +
+        (d.bad && d.bad[p] ? " dv-bad" : "");  // the world checker rejects the span this token is in
       text = d.pieces[d.tok[p]];
       bg = d.tint[p];
-      title = fill(d.t.tip_confirmed, {p, s: o + 1, c: fmt3(d.conf[p]), q: fmt3(d.q[p])});
+      title = fill(d.t.tip_confirmed, {p, s: o + 1, c: fmt3(d.conf[p]), q: fmt3(d.q[p])}) +
+        (d.bad && d.bad[p] ? "\n✗ " + d.bad[p] : "");
     } else {
       const g = ghost >= 0 ? d.guess[ghost][p] : -1;
       cls = "dv-mask";

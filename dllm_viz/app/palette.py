@@ -122,6 +122,7 @@ PAGE_CSS = f"""
   color: {PALETTE['ghost']}; opacity: 0.75; font-style: italic; border-radius: 4px; padding: 1px 0;
   cursor: pointer; }}
 .dv-diff {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
+.dv-bad {{ box-shadow: inset 0 -3px 0 {PALETTE['diverge']}; }}
 .dv-sel {{ box-shadow: 0 0 0 2px {PALETTE['cursor']}; }}
 .dv-controls {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 8px; }}
 .dv-controls button {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['mask_bg']}; border-radius: 6px;

@@ -27,12 +27,12 @@ from typing import Any
 
 import torch
 
-from dllm_viz.app import figures, render
+from dllm_viz.app import figures, render, world_view
 from dllm_viz.app.i18n import t
 from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
 from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
 from dllm_viz.core.analysis import divergence, frame_count, k_sequence, prompt_text
-from dllm_viz.core.config import DRAWN_SOURCES, PRESETS, DecodeConfig
+from dllm_viz.core.config import DRAWN_SOURCES, PRESETS, SHIPPED_PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
@@ -56,11 +56,12 @@ KNOBS = (
 # Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
 SCHEDULE_KNOBS = {
     "topk_decay": {"top_k", "decay"}, "adaptive": {"top_k"}, "fixed_steps": {"steps"}, "threshold": {"threshold"},
+    "linear_time": {"steps"},
 }
 SCHEDULE_SLIDERS = ("top_k", "decay", "steps", "threshold")
 # The preset buttons, by group, in the order shown. One place: a new group (or button) goes here
 # and in `preset_config`; the page lays out a row per group.
-PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS)}
+PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
 # Teaching switches: (config field, its correct value, the Compare lesson that shows it).
 SWITCHES = (("confidence_from", "raw", "polluted"), ("sample_scope", "selected", "global"), ("rng", "per_request", "rng"))
 EXPORTS_KEPT = 64  # trace files kept in the export directory
@@ -140,6 +141,15 @@ class PresetKnobs:
     decay: float
     schedule: str
     stages_on: bool
+    # What a shipped sampler's rule sets beyond the article's table (KEEP for the article's presets).
+    # Not a knob: Dream's top_p (0.95) and vocab filters; the API and CLI presets carry them.
+    steps: Any = KEEP
+    threshold: Any = KEEP
+    min_k: Any = KEEP
+    block_length: Any = KEEP
+    confidence: Any = KEEP
+    confidence_from: Any = KEEP
+    sample_scope: Any = KEEP
 
 
 @dataclass(frozen=True)
@@ -388,8 +398,12 @@ class Playground:
     def _inspector(self, trace: Trace, lang: str, frame: int, position: int, temperature: float) -> tuple[str, str]:
         if trace.config.gen_length == 0:
             return "", ""
-        insp = render.inspect(trace, _clamp_position(position, trace), int(frame), float(temperature), lang=lang)
-        return render.inspector_html(insp, lang), f"{insp.explanation}\n\n<small>{render.inspector_note(trace, insp, lang)}</small>"
+        pos = _clamp_position(position, trace)
+        insp = render.inspect(trace, pos, int(frame), float(temperature), lang=lang)
+        rules = world_view.inspector_lines(trace, pos)  # world model: the checker rules this token breaks
+        return (render.inspector_html(insp, lang),
+                f"{insp.explanation}\n\n{rules + chr(10) * 2 if rules else ''}"
+                f"<small>{render.inspector_note(trace, insp, lang)}</small>")
 
     # --- playground -------------------------------------------------------------------------------
     def decode(self, *, prompt: str, lang: str, cursor: tuple[int, int] | None, **settings: Any) -> DecodeFirst:
@@ -441,8 +455,13 @@ class Playground:
     def preset(self, name: str, *, gen_length: int) -> PresetKnobs:
         """Widget values of one preset for the current gen length."""
         cfg = preset_config(name, _integral(gen_length))
+        shipped = {}
+        if name in SHIPPED_PRESETS:
+            shipped = dict(steps=cfg.total_steps, threshold=cfg.threshold, min_k=cfg.min_k,
+                           block_length=cfg.block_length or 0, confidence=cfg.confidence,
+                           confidence_from=cfg.confidence_from, sample_scope=cfg.sample_scope)
         return PresetKnobs(temperature=cfg.temperature, top_k=cfg.initial_k, decay=cfg.decay, schedule=cfg.schedule,
-                           stages_on=False)
+                           stages_on=False, **shipped)
 
     def knob_states(self, *, schedule: str) -> KnobStates:
         used = SCHEDULE_KNOBS.get(schedule, set())

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from dllm_viz.app import world_view
 from dllm_viz.app.i18n import t
 from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, PALETTE, confidence_position, scale_tint, tint
 from dllm_viz.core.analysis import P_FLOOR, confirmations, divergence, frame_count, piece, prompt_text, tempered_from_top
@@ -49,14 +50,15 @@ def _spans(trace: Trace, f: int, lang: str, diff: set[int] | frozenset[int], sel
     ghost = trace.steps[f] if f < n else None
     parts, new = [], 0
     end = trace.text_end if trace.text_end is not None else len(done)  # from here on: end padding
+    bad = world_view.token_rules(trace)  # rules the final text breaks at each position (world model only)
     for pos, conf in enumerate(done):
         extra = (" dv-diff" if pos in diff else "") + (" dv-sel" if pos == selected else "")
         if conf is not None and conf.step < f:
             is_new = conf.step == f - 1
             new += is_new
-            extra += " dv-pad" if pos >= end else ""
+            extra += (" dv-pad" if pos >= end else "") + (" dv-bad" if bad[pos] else "")
             tip = t("tip_confirmed", lang, p=pos, s=conf.step + 1, c=_fmt(conf.confidence, 3),
-                    q=_fmt(math.exp(conf.logprob), 3))
+                    q=_fmt(math.exp(conf.logprob), 3)) + (f"\n✗ {bad[pos]}" if bad[pos] else "")
             parts.append(
                 f'<span class="dv-tok{" dv-new" if is_new else ""}{extra}" data-pos="{pos}" '
                 f'style="background:{tint(conf.confidence)}" title="{html.escape(tip)}">'
@@ -130,6 +132,7 @@ def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
         "guess": [[ix(piece(trace, a)) if a >= 0 else -1 for a in rec.argmax] for rec in trace.steps],
         "gconf": [[_r3(c) for c in rec.confidence] for rec in trace.steps],
         "pieces": list(pieces),
+        "bad": world_view.token_rules(trace),  # checker rules broken per position ("" = none; world model)
         "t": {key: t(key, lang) for key in PLAYER_STRINGS},
     }
 
@@ -355,6 +358,8 @@ def run_facts(trace: Trace) -> list[tuple[str, str]]:
         # Only when the end-of-text early stop fired; "–" when the plan depends on the model (threshold).
         *([("f_nfe_saved", str(trace.nfe_saved) if trace.nfe_saved is not None else "–")]
           if trace.early_stop_step is not None else []),
+        # World model only: complete sentences the checker accepts, of all complete sentences.
+        *([("f_valid", world_view.valid_fraction(trace))] if world_view.is_checked(trace) else []),
     ]
 
 

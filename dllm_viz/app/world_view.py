@@ -68,3 +68,14 @@ def inspector_lines(trace: Trace, position: int, step: int | None = None) -> str
         return ""
     found = generated_marks(trace, step)[position]
     return "\n".join(f"- checker: **{v.rule}**: {html.escape(v.message)} (`{html.escape(v.text)}`)" for v in found)
+
+
+def token_rules(trace: Trace) -> list[str]:
+    """Per generated position, the names of the rules its token breaks in the final text ("" when none)."""
+    return [", ".join(dict.fromkeys(v.rule for v in found)) for found in generated_marks(trace)]
+
+
+def valid_fraction(trace: Trace | None) -> str | None:
+    """``"n/m"``: valid complete sentences of a world trace; None for other models."""
+    v = verdict(trace) if is_checked(trace) else None
+    return None if v is None else f"{v.valid_sentences}/{v.sentences}"
