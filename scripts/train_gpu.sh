@@ -8,12 +8,13 @@
 #       --vocab-size 12288` on a CPU first: then only OUT/run travels, not the 32 MB of text).
 # OUT:  receives run/ (checkpoint, log.jsonl, tokens) and the exported weights (model.safetensors,
 #       config.json, tokenizer.json), the folder bench/model_quality.py --path reads.
-# Environment: DEVICE (default cuda), COMPILE (default true: inductor; "eager" or "false" in tests),
+# Environment: PYTHON (default python3), DEVICE (default cuda), COMPILE (default true: inductor; "eager" or "false" in tests),
 #              MINUTES (default 8: a time limit that still checkpoints and exports).
 # Flags after OUT override the recipe below (argparse keeps the last value of a repeated flag).
 #
 # The recipe: bf16 autocast, a compiled model body, packed windows (one token stream, no padding,
-# only masked positions scored), 20M parameters (d_model 384, 8 layers), 12288-piece BPE.
+# only masked positions scored), 13.6M parameters (d_model 320, 8 layers: of the 8-layer bodies measured,
+# the widest whose CPU re-decode stays in the playground budget, bench/cpu_speed.py --shapes), 12288-piece BPE.
 set -euo pipefail
 if [ $# -lt 2 ]; then
     echo "usage: bash scripts/train_gpu.sh DATA OUT [fit flags ...]" >&2
@@ -25,6 +26,7 @@ shift 2
 DEVICE=${DEVICE:-cuda}
 COMPILE=${COMPILE:-true}
 MINUTES=${MINUTES:-8}
+PYTHON=${PYTHON:-python3}
 cd "$(dirname "$0")/.."
 compile_flag=()
 case "$COMPILE" in
@@ -32,8 +34,8 @@ case "$COMPILE" in
     false) ;;
     *) compile_flag=(--compile "$COMPILE") ;;
 esac
-python -m dllm_viz.train fit --data "$DATA" --out "$OUT/run" --device "$DEVICE" "${compile_flag[@]}" --bf16 \
-    --vocab-size 12288 --d-model 384 --n-layers 8 --n-heads 6 --d-ff 1024 --max-length 256 \
+"$PYTHON" -m dllm_viz.train fit --data "$DATA" --out "$OUT/run" --device "$DEVICE" "${compile_flag[@]}" --bf16 \
+    --vocab-size 12288 --d-model 320 --n-layers 8 --n-heads 5 --d-ff 832 --max-length 256 \
     --batch-size 128 --steps 6000 --warmup 300 --lr 1.5e-3 --min-lr-ratio 0.05 --prompt-fraction 0.5 \
     --eval-every 1000 --eval-windows 48 --ckpt-every 1000 --time-limit "$MINUTES" --no-progress --resume "$@"
-python -m dllm_viz.train export --run "$OUT/run" --out "$OUT"
+"$PYTHON" -m dllm_viz.train export --run "$OUT/run" --out "$OUT"
