@@ -44,7 +44,7 @@ def test_a_row_stops_only_when_its_whole_current_block_predicts_end_of_text() ->
              (3, 3): eos, (3, 4): eos, (3, 5): eos}
     raw = packed(masked, cells)
     stop = end_of_text_rows(
-        raw, masked, block=torch.tensor([1, 0, 0, 1]), block_size=torch.full((4,), 3), eos_token_id=EOS,
+        raw, masked, block=torch.tensor([1, 0, 0, 1]), block_size=torch.full((4,), 3), end_ids=(EOS,),
         enabled=torch.tensor([True, True, True, False]), threshold=torch.full((4,), 0.9),
     )
     assert stop.tolist() == [True, False, False, False]
@@ -53,7 +53,7 @@ def test_a_row_stops_only_when_its_whole_current_block_predicts_end_of_text() ->
     only_first = {**cells, (1, 2): eos}
     stop = end_of_text_rows(
         packed(masked, only_first), masked, block=torch.tensor([1, 0, 0, 1]), block_size=torch.full((4,), 3),
-        eos_token_id=EOS, enabled=torch.ones(4, dtype=torch.bool), threshold=torch.tensor([0.9, 0.9, 0.8, 0.9]),
+        end_ids=(EOS,), enabled=torch.ones(4, dtype=torch.bool), threshold=torch.tensor([0.9, 0.9, 0.8, 0.9]),
     )
     assert stop.tolist() == [True, True, True, True]
 
@@ -63,7 +63,7 @@ def test_end_of_text_must_be_the_prediction_not_only_likely() -> None:
     split = [-30.0] * V
     split[EOS], split[2] = math.log(0.45), math.log(0.55)  # end-of-text at 0.45, but token 2 predicted
     raw = packed(masked, {(0, 0): split, (0, 1): split})
-    args = dict(block=torch.tensor([0]), block_size=torch.tensor([2]), eos_token_id=EOS,
+    args = dict(block=torch.tensor([0]), block_size=torch.tensor([2]), end_ids=(EOS,),
                 enabled=torch.tensor([True]))
     assert not end_of_text_rows(raw, masked, threshold=torch.tensor([0.4]), **args).item()
     eos = logits_for(0.45, other=2)
@@ -72,10 +72,22 @@ def test_end_of_text_must_be_the_prediction_not_only_likely() -> None:
     assert end_of_text_rows(raw, masked, threshold=torch.tensor([0.4]), **args).item()
 
 
+def test_any_of_several_end_of_text_ids_counts() -> None:
+    # One position predicts the end-of-turn token (EOS), the other the padding token (4): both end a text.
+    masked = torch.tensor([[True, True]])
+    pad = logits_for(0.95)
+    pad[EOS], pad[4] = pad[4], pad[EOS]
+    raw = packed(masked, {(0, 0): logits_for(0.95), (0, 1): pad})
+    args = dict(block=torch.tensor([0]), block_size=torch.tensor([2]), enabled=torch.tensor([True]),
+                threshold=torch.tensor([0.9]))
+    assert end_of_text_rows(raw, masked, end_ids=(EOS, 4), **args).item()
+    assert not end_of_text_rows(raw, masked, end_ids=(EOS,), **args).item()
+
+
 def test_a_row_with_nothing_masked_never_stops() -> None:
     masked = torch.zeros(1, 4, dtype=torch.bool)
     raw = Distribution(torch.zeros(0, 1, V))
-    stop = end_of_text_rows(raw, masked, block=torch.tensor([4]), block_size=torch.tensor([4]), eos_token_id=EOS,
+    stop = end_of_text_rows(raw, masked, block=torch.tensor([4]), block_size=torch.tensor([4]), end_ids=(EOS,),
                             enabled=torch.tensor([True]), threshold=torch.tensor([0.5]))
     assert stop.tolist() == [False]
 
@@ -86,10 +98,11 @@ def test_fill_selects_every_masked_position_of_stopping_rows_only() -> None:
     tokens = torch.tensor([[-1, 2, -1, -1], [4, -1, -1, -1]])
     count = torch.tensor([1, 1])
     before = (selected.clone(), tokens.clone(), count.clone())
+    predicted = torch.tensor([[-1, EOS, 4, EOS], [EOS, EOS, -1, EOS]])  # each masked position's own end token
     new_selected, new_tokens, new_count = fill_end_of_text(
-        torch.tensor([True, False]), masked, selected, tokens, count, eos_token_id=EOS)
+        torch.tensor([True, False]), masked, selected, tokens, count, fill_tokens=predicted)
     assert new_selected.tolist() == [[False, True, True, True], [True, False, False, False]]
-    assert new_tokens.tolist() == [[-1, EOS, EOS, EOS], [4, -1, -1, -1]]
+    assert new_tokens.tolist() == [[-1, EOS, 4, EOS], [4, -1, -1, -1]]
     assert new_count.tolist() == [3, 1]
     for old, now in zip(before, (selected, tokens, count)):
         assert torch.equal(old, now)  # inputs untouched
@@ -110,6 +123,8 @@ def tail_model(request, tmp_path_factory):
         save_dream(folder, 0.0, eos_token="<|endoftext|>", tail_from=prompt_len + TAIL - 1, tail_scale=8.0)
     model = load_model(folder, device="cpu", trust_remote_code=True)
     assert len(model.tokenizer.encode(PROMPT)) == prompt_len and model.eos_token_id is not None
+    # End of text: the EOS first, then the padding token (both end a text of an instruction-tuned model).
+    assert model.end_of_text_ids == (model.eos_token_id, model.pad_token_id)
     return model
 
 

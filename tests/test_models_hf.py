@@ -73,6 +73,7 @@ def test_masked_lm_checkpoint_is_a_denoiser(tmp_path: Path, family: str) -> None
     assert model.pad_token_id == vocab["[PAD]"] and model.eos_token_id == eos
     never = sorted({vocab[t] for t in [*SPECIALS, "[MASK]"]} - {eos})
     assert list(model.never_token_ids) == never
+    assert model.end_of_text_ids == (() if eos is None else (eos,))  # [PAD] is never drawn, so never an end
     ids, mask = right_pad([ids_of(vocab, r) for r in ROWS], vocab["[PAD]"])
     logits = model(ids, mask)
     assert logits.shape == (*ids.shape, len(vocab)) and logits.dtype == torch.float32

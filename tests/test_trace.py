@@ -71,6 +71,7 @@ def test_canvas_at_and_token_text():
 def test_first_end_of_text():
     assert first_end_of_text([4, 9, 5, 9, 9], 9) == 1
     assert first_end_of_text([4, 5], 9) is None and first_end_of_text([4, 9], None) is None
+    assert first_end_of_text([4, 8, 9], (9, 8)) == 1 and first_end_of_text([4, 5], ()) is None
 
 
 def test_end_of_text_fields_round_trip_and_stay_out_of_older_traces():

@@ -101,8 +101,7 @@ class DecodeBatch:
             raise ValueError(f"record_candidates={record_candidates!r}: expected an integer >= 0")
         self.model = model
         self.mask_id = int(model.mask_token_id)
-        eos = getattr(model, "eos_token_id", None)  # end of text: cuts the text, drives the early stop
-        self.eos_id = eos if isinstance(eos, int) and not isinstance(eos, bool) and eos >= 0 else None
+        self.end_ids = end_of_text_ids(model)  # cut the text, drive the early stop
         self.device = torch.device(device) if device is not None else model_device(model)
         self.capacity, self.max_length = capacity, max_length
         self.record_candidates = record_candidates
@@ -129,7 +128,7 @@ class DecodeBatch:
             raise ValueError(
                 f"prompt length + gen_length = {slot.length} exceeds the model's max_length={self.max_length}"
             )
-        if config.early_stop and self.eos_id is None:
+        if config.early_stop and not self.end_ids:
             raise ValueError(
                 f"early_stop=True is invalid for {model_name(self.model)!r}: the model has no end-of-text token "
                 "(eos_token_id); expected early_stop=False"
@@ -203,7 +202,7 @@ class DecodeBatch:
             if all(c.temperature_stages is None for c in configs):
                 constant = torch.tensor([c.temperature for c in configs], dtype=torch.float32, device=dev)
             rows = _Rows(key=list(idx_list), idx=idx, n=max(s.length for s in slots), G=G, valid=valid, pos=pos,
-                         params=StepParams.from_configs(configs, device=dev, eos_token_id=self.eos_id),
+                         params=StepParams.from_configs(configs, device=dev, end_of_text_ids=self.end_ids),
                          temperature=constant)
             self._active_rows = rows
         return rows
@@ -287,7 +286,7 @@ class DecodeBatch:
                 for cands in rec.candidates or []:
                     seen.update(cands)
             vocab = {i: tok.decode([i]) for i in sorted(seen)}
-        end = first_end_of_text(token_ids, self.eos_id)  # the text stops there; the rest is end padding
+        end = first_end_of_text(token_ids, self.end_ids)  # the text stops there; the rest is end padding
         if tok is not None:
             text = tok.decode(token_ids[:end])
         return Trace(
@@ -296,6 +295,16 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
+
+
+def end_of_text_ids(model: Any) -> tuple[int, ...]:
+    """The model's end-of-text ids: `model.end_of_text_ids` (Hugging Face adapters list every token
+    that ends a text: EOS, end of turn, padding), else `(model.eos_token_id,)`, else none."""
+    ids = getattr(model, "end_of_text_ids", None)
+    if ids is None:
+        eos = getattr(model, "eos_token_id", None)
+        ids = (eos,) if eos is not None else ()
+    return tuple(i for i in ids if isinstance(i, int) and not isinstance(i, bool) and i >= 0)
 
 
 def request_generator(config: DecodeConfig) -> torch.Generator:

@@ -3,8 +3,9 @@
 Instruction-tuned LLaDA and Dream fill the unused tail of the canvas with their end-of-text token,
 and often confirm it first because it is their most confident prediction. A request whose config
 sets `early_stop` finishes in the step where every still-masked position of its current block
-predicts end-of-text (raw argmax) with raw probability >= `early_stop_threshold`: those positions
-and every later masked position are filled with end-of-text in that step. The forwards that would
+predicts an end-of-text token (its raw argmax is one of the model's end-of-text ids) with raw
+probability >= `early_stop_threshold`: those positions and every later masked position are filled
+in that step, each with the end-of-text token it predicts. The forwards that would
 only have confirmed padding are saved; the text, which stops at the first end-of-text anyway, is
 the same as it would have been had the schedule confirmed those tokens one step at a time
 (given that every one of them would have been end-of-text).
@@ -25,7 +26,7 @@ def end_of_text_rows(
     block: torch.Tensor,
     block_size: torch.Tensor,
     *,
-    eos_token_id: int,
+    end_ids: tuple[int, ...],
     enabled: torch.Tensor,
     threshold: torch.Tensor,
 ) -> torch.Tensor:
@@ -33,11 +34,14 @@ def end_of_text_rows(
 
     `raw (M, 1, V)` is the raw distribution at the masked positions of `masked (A, G)` (packed
     row-major); `block (A,)` the block each row decodes this step, `block_size (A,)` its size;
-    `enabled (A,)` bool and `threshold (A,)` float come from each row's config.
+    `end_ids` the model's end-of-text ids; `enabled (A,)` bool and `threshold (A,)` float come
+    from each row's config.
     """
     A, G = masked.shape
-    p_eos = raw.logp[:, 0, eos_token_id].exp()  # (M,) raw probability of end-of-text
-    predicts = (raw.argmax[:, 0] == eos_token_id) & (p_eos >= threshold[masked.nonzero(as_tuple=True)[0]])  # (M,)
+    top_p, top_i = raw.top  # (M, 1, N) each, most likely first
+    ends = torch.tensor(end_ids, dtype=top_i.dtype, device=top_i.device)
+    rows = masked.nonzero(as_tuple=True)[0]  # (M,)
+    predicts = torch.isin(top_i[:, 0, 0], ends) & (top_p[:, 0, 0] >= threshold[rows])  # (M,)
     at = torch.zeros(A, G, dtype=torch.bool, device=masked.device).masked_scatter(masked, predicts)  # (A, G)
     blocks = block_of(torch.arange(G, device=masked.device), block_size)  # (A, G)
     current = masked & (blocks == block.unsqueeze(-1))  # (A, G) still masked in the current block
@@ -51,16 +55,17 @@ def fill_end_of_text(
     tokens: torch.Tensor,
     count: torch.Tensor,
     *,
-    eos_token_id: int,
+    fill_tokens: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """In the `stop (A,)` rows, every masked position is selected and gets end-of-text.
+    """In the `stop (A,)` rows, every masked position is selected and gets `fill_tokens (A, G)`.
 
-    Returns new `(selected (A, G), tokens (A, G), count (A,))`; the other rows are unchanged and the
-    inputs are not modified.
+    `fill_tokens` is what each position predicts (its raw argmax: the end-of-text token in the
+    current block). Returns new `(selected (A, G), tokens (A, G), count (A,))`; the other rows are
+    unchanged and the inputs are not modified.
     """
     fill = masked & stop.unsqueeze(-1)  # (A, G)
     return (
         selected | fill,
-        torch.where(fill, torch.full_like(tokens, eos_token_id), tokens),
+        torch.where(fill, fill_tokens, tokens),
         torch.where(stop, masked.sum(-1), count),
     )

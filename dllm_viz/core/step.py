@@ -59,14 +59,14 @@ class StepParams:
     schedules: frozenset[str]
     measures: frozenset[str]
     sources: frozenset[str]
-    eos_token_id: int | None = None  # the model's end-of-text id; None: the early stop never fires
+    end_of_text_ids: tuple[int, ...] = ()  # the model's end-of-text ids; none: the early stop never fires
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu",
-                     eos_token_id: int | None = None) -> StepParams:
-        """The rows of `configs`, in order; `eos_token_id` is the model's end-of-text id (early stop)."""
+                     end_of_text_ids: tuple[int, ...] = ()) -> StepParams:
+        """The rows of `configs`, in order; `end_of_text_ids` are the model's (for the early stop)."""
         def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
             return torch.tensor(values, dtype=dtype, device=device)
 
@@ -90,7 +90,7 @@ class StepParams:
             schedules=frozenset(c.schedule for c in cs),
             measures=frozenset(c.confidence for c in cs),
             sources=frozenset(c.confidence_from for c in cs),
-            eos_token_id=eos_token_id,
+            end_of_text_ids=tuple(end_of_text_ids),
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
         )
@@ -325,15 +325,17 @@ def early_stop(raw: Distribution, masked: torch.Tensor, block: torch.Tensor, par
     """The end-of-text early stop (`DecodeConfig.early_stop`, see `core.end_of_text`).
 
     Rows whose every masked position of the current block predicts end-of-text with raw probability
-    >= their threshold finish now: every masked position is selected and gets end-of-text.
-    Returns `(selected, tokens, count, stopped (A,))`, unchanged when no row asks for it.
+    >= their threshold finish now: every masked position is selected and gets its raw argmax (the
+    end-of-text token, in the current block). Returns `(selected, tokens, count, stopped (A,))`,
+    unchanged when no row asks for it.
     """
     stopped = torch.zeros_like(params.early_stop)
-    if params.eos_token_id is None or not params.any_early_stop:
+    if not params.end_of_text_ids or not params.any_early_stop:
         return selected, tokens, count, stopped
-    stopped = end_of_text_rows(raw, masked, block, params.block_size, eos_token_id=params.eos_token_id,
+    stopped = end_of_text_rows(raw, masked, block, params.block_size, end_ids=params.end_of_text_ids,
                                enabled=params.early_stop, threshold=params.early_stop_threshold)
-    return (*fill_end_of_text(stopped, masked, selected, tokens, count, eos_token_id=params.eos_token_id), stopped)
+    fill = unpack(raw.argmax, masked, -1)  # (A, G) what each masked position predicts
+    return (*fill_end_of_text(stopped, masked, selected, tokens, count, fill_tokens=fill), stopped)
 
 
 def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from collections.abc import Collection
 from typing import Any
 
 from dllm_viz.core.config import DecodeConfig, short
@@ -70,15 +71,15 @@ class StepRecord:
         return self.raw_confidence if self.raw_confidence is not None else self.confidence
 
 
-def first_end_of_text(token_ids: list[int], eos_token_id: int | None) -> int | None:
+def first_end_of_text(token_ids: list[int], end_ids: int | Collection[int] | None) -> int | None:
     """Position of the first end-of-text token in `token_ids`, or None (no such token, or no id).
 
-    The text stops there; what follows is end padding (instruction-tuned LLaDA and Dream fill the
-    unused tail of the canvas with <|eot_id|> / <|endoftext|>).
+    `end_ids` is one id or several (a checkpoint may end a turn with one token and pad with
+    another: <|eot_id|> / <|endoftext|>, <|im_end|> / <|endoftext|>). The text stops there; what
+    follows is end padding.
     """
-    if eos_token_id is None or eos_token_id not in token_ids:
-        return None
-    return token_ids.index(eos_token_id)
+    ends = {end_ids} if isinstance(end_ids, int) else set(end_ids or ())
+    return next((i for i, token in enumerate(token_ids) if token in ends), None)
 
 
 def ngram_stats(ids: list[int]) -> dict[str, float]:

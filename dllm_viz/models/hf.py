@@ -105,6 +105,16 @@ def _first_int(*candidates: Any) -> int | None:
     return None
 
 
+def _all_ints(*candidates: Any) -> tuple[int, ...]:
+    """Every token id among the candidates (lists flattened), first occurrence first."""
+    out: list[int] = []
+    for value in candidates:
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, int) and not isinstance(item, bool) and item >= 0 and item not in out:
+                out.append(item)
+    return tuple(out)
+
+
 def _config_int(config: Any, keys: Iterable[str]) -> int | None:
     return _first_int(*(getattr(config, key, None) for key in keys))
 
@@ -128,6 +138,9 @@ class HFDenoiser(nn.Module):
     kind: ClassVar[str] = ""
     auto_class: ClassVar[Any] = AutoModel
     max_length_keys: ClassVar[tuple[str, ...]] = ("max_position_embeddings",)
+    # Whether a generated padding token ends the text too (instruction-tuned diffusion models pad the
+    # unused tail of the canvas, e.g. Dream with <|endoftext|> beside its <|im_end|>).
+    padding_ends_text: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -140,6 +153,7 @@ class HFDenoiser(nn.Module):
         eos_token_id: int | None = None,
         pad_token_id: int | None = None,
         vocab_size: int | None = None,
+        end_of_text_ids: tuple[int, ...] | None = None,
     ) -> None:
         super().__init__()
         self.model = model.eval()
@@ -148,6 +162,10 @@ class HFDenoiser(nn.Module):
         self.name = name or type(model).__name__
         self.max_length = max_length
         self.eos_token_id = eos_token_id
+        # Every id that ends a text (EOS first): the text is cut at the first, the early stop fills with them.
+        self.end_of_text_ids: tuple[int, ...] = (
+            end_of_text_ids if end_of_text_ids is not None else _all_ints(eos_token_id)
+        )
         self.pad_token_id = pad_token_id
         # Ids the tokenizer can write. Checkpoints round their output matrix up for speed (LLaDA has 126464
         # rows, Qwen-based Dream 152064): rows past the tokenizer's tokens are never drawn.
@@ -188,17 +206,23 @@ class HFDenoiser(nn.Module):
                 "config (mask_token_id) or the tokenizer (mask_token)"
             )
         hf = tokenizer.hf if tokenizer is not None else None
+        # The tokenizer first: config ids are often template defaults. A BERT-style encoder without
+        # an EOS has no end-of-text token: its [SEP] separates segments and is never drawn.
+        eos = _first_int(getattr(hf, "eos_token_id", None), getattr(config, "eos_token_id", None))
+        pad = _first_int(getattr(hf, "pad_token_id", None), getattr(config, "pad_token_id", None))
+        generation = getattr(model, "generation_config", None)
+        ends = _all_ints(eos, getattr(config, "eos_token_id", None), getattr(generation, "eos_token_id", None),
+                         pad if cls.padding_ends_text else None)
         return cls(
             model,
             mask_token_id=mask_id,
             tokenizer=tokenizer,
             name=name,
             max_length=cls.context_limit(model, tokenizer),
-            # The tokenizer first: config ids are often template defaults. A BERT-style encoder without
-            # an EOS has no end-of-text token: its [SEP] separates segments and is never drawn.
-            eos_token_id=_first_int(getattr(hf, "eos_token_id", None), getattr(config, "eos_token_id", None)),
-            pad_token_id=_first_int(getattr(hf, "pad_token_id", None), getattr(config, "pad_token_id", None)),
+            eos_token_id=eos,
+            pad_token_id=pad,
             vocab_size=len(tokenizer) if tokenizer is not None else None,
+            end_of_text_ids=tuple(i for i in ends if i != mask_id),
         )
 
     # --- the call --------------------------------------------------------------------------------
@@ -245,6 +269,7 @@ class MaskedLMDenoiser(HFDenoiser):
 
     kind = "masked_lm"
     auto_class = AutoModelForMaskedLM
+    padding_ends_text = False  # [PAD] is a special token, never drawn (see from_loaded)
 
     @classmethod
     def matches(cls, config: dict[str, Any]) -> bool:
@@ -259,7 +284,7 @@ class MaskedLMDenoiser(HFDenoiser):
         adapter = super().from_loaded(model, tokenizer, name=name)
         if tokenizer is not None:
             rows = _config_int(model.config, ("vocab_size",))  # the logits' width
-            special = set(tokenizer.hf.all_special_ids) - {adapter.eos_token_id}
+            special = set(tokenizer.hf.all_special_ids) - set(adapter.end_of_text_ids)
             adapter.never_token_ids = tuple(sorted(i for i in special if rows is None or 0 <= i < rows))
         return adapter
 

@@ -145,7 +145,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
     state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
                       block=long([0] * len(st)), temperature=temperature)
-    params = StepParams.from_configs(configs, device=dev, eos_token_id=eos_token_id)
+    params = StepParams.from_configs(configs, device=dev,
+                                     end_of_text_ids=(eos_token_id,) if eos_token_id is not None else ())
     result = denoise_step(logits, masked, params, state, noise)
 
     # Write back: the tokens into SGLang's tensor (in place), the schedule state onto the requests.
