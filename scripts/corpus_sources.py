@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from prepare_data import RAttr, _XdrReader, book_to_text, read_lazyload
+from rdata import RAttr, book_to_text, read_lazyload, read_rda
 
 R_LIB = Path("usr/lib/R/site-library")
 SWORD = Path("usr/share/sword/modules")
@@ -67,16 +67,6 @@ def strip_gutenberg(text: str) -> str:
 
 
 # ---------------------------------------------------------------- R data packages (XDR)
-def read_rda(path: Path) -> dict[str, object]:
-    """Variables of an ``.rda`` / ``.RData`` file (gzip'd ``RDX2``/``RDX3`` header + XDR)."""
-    raw = path.read_bytes()
-    raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    if raw[:4] not in (b"RDX2", b"RDX3"):
-        raise ValueError(f"{path}: not an RData file (header {raw[:5]!r})")
-    pairs = _XdrReader(raw[5:]).read()
-    return {tag: value for tag, value in pairs}
-
-
 def _columns(frame: object) -> dict[str, list]:
     """A data.frame (RAttr of column lists with a ``names`` attribute) as {name: column}."""
     if not isinstance(frame, RAttr):
