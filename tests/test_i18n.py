@@ -24,6 +24,7 @@ CODE_WORDS = {
     "steps", "temperature", "seed", "sample", "at", "model", "tiny", "chars", "api", "Gradio", "Use", "via",
     "Built", "with", "Settings", "tok", "L", "T", "k", "p", "A", "B", "x", "Top", "top", "max", "min",
     "ms", "vs",
+    "LLaDA", "Dream", "Fast", "dLLM", "linear_time", "sampled_raw", "filtered",  # the shipped samplers' names
 }
 
 

@@ -275,3 +275,14 @@ def test_the_early_stop_widgets_round_trip():
     assert (settings["early_stop"], settings["early_stop_threshold"]) == (True, 0.8)
     assert settings_to_config(**settings) == cfg
     assert settings_to_config(**config_to_settings(DecodeConfig.preset("balanced", 32))).early_stop is False
+
+
+@pytest.mark.parametrize("name", ["llada", "dream", "fast_dllm"])
+def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
+    """The "as shipped" buttons set every knob their rule reads; only Dream's top_p has no knob."""
+    out = pg.preset(name, gen_length=64)
+    values = widgets(gen_length=64, **{k: v for k, v in vars(out).items() if v is not KEEP})
+    expected = DecodeConfig.preset(name, 64)
+    got = settings_to_config(**values)
+    assert got == expected.replace(top_p=None), name
+    assert pg.preset("balanced", gen_length=64).confidence_from is KEEP  # the article's buttons keep the switches

@@ -84,8 +84,8 @@ def _fast_dllm(gen_length: int) -> dict[str, Any]:
     # generate(..., threshold=0.9) with block_length=32 (v1/llada/eval_*.sh), temperature 0: LLaDA's
     # draw and raw probability, then every position of the block at >= 0.9, at least one per step.
     block = 32 if gen_length > 32 and gen_length % 32 == 0 else None  # one block when 32 does not divide
-    return dict(schedule="threshold", threshold=0.9, min_k=1, block_length=block, block_schedule="restart",
-                temperature=0.0, confidence="max_prob", confidence_from="sampled_raw", sample_scope="all")
+    return dict(schedule="threshold", threshold=0.9, min_k=1, block_length=block, temperature=0.0,
+                confidence="max_prob", confidence_from="sampled_raw", sample_scope="all")
 
 
 SHIPPED_PRESETS: dict[str, ShippedPreset] = {
