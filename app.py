@@ -39,6 +39,10 @@ from dllm_viz.core.decoder import Runner  # noqa: E402
 from dllm_viz.core.trace import StepRecord, Trace  # noqa: E402
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
 from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
+from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
+from dllm_viz.app.playground import ModelChoice  # noqa: E402
+from dllm_viz.models import SHIPPED  # noqa: E402
+from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "assets" / "examples"
 MAX_BATCH = 16  # requests per forward pass in the shared engine
@@ -116,13 +120,36 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
     """
     model = model_from_env() if model is None else model
     engine = Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE) if use_engine else None
+    run = make_runner(model, engine)
     demo = build_demo(
-        make_runner(model, engine), examples=load_examples(), model_name=getattr(model, "name", "model"),
+        run, examples=load_examples(), model_name=getattr(model, "name", "model"),
         max_length=getattr(model, "max_length", None), concurrency_limit=MAX_BATCH if engine else 1,
+        models=model_choices(model, run),
     )
     demo.engine = engine  # kept alive with the demo; closed with the process
     demo.analytics_enabled = False  # no launch report either, even when this module was imported late
     return demo
+
+
+CHECKPOINT_PROMPTS = ("The capital of France is", "Once upon a time")
+
+
+def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
+    """The model picker: the served model first, then the shipped ones it is not (Austen, world).
+
+    The shipped models are small and decode directly (no engine); a missing asset folder just
+    leaves its entry out. Nothing here touches the network.
+    """
+    name = getattr(model, "name", "model")
+    prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS}
+    choices = {name: ModelChoice(run=run, prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name)}
+    for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"])):
+        if shipped in choices or (path is not None and not path.is_dir()):
+            continue
+        other = load_model(path, device="cpu")
+        choices[other.name] = ModelChoice(run=make_runner(other, None), prompts=tuple(prompts[shipped]),
+                                          name=other.name)
+    return choices
 
 
 def main() -> None:

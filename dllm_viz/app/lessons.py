@@ -4,7 +4,8 @@ Each lesson is two sets of `DecodeConfig` overrides (A, B) over the balanced pre
 same prompt and seed; its prose (both languages) lives in `assets/lessons.yaml`. `measure` runs a
 lesson over several prompts and seeds and returns the numbers the prose quotes;
 `python -m dllm_viz.app.lessons` re-measures every lesson on the embedded model and writes
-`assets/lessons.json`, which the UI shows next to the text.
+`assets/lessons.json`, which the UI shows next to the text; then it measures the same pairs and
+the correctness studies on the world model (`app.world_lessons`, `assets/world/lessons.json`).
 """
 from __future__ import annotations
 
@@ -193,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--gen-length", type=int, default=64)
     parser.add_argument("--out", type=Path, default=MEASURED_PATH)
+    parser.add_argument("--world-seeds", type=int, default=16, help="seeds per world prompt; 0 skips the world model")
     args = parser.parse_args(argv)
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
@@ -209,6 +211,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"## {lesson.text('title', 'en')}\n{measured_table(m)}\n", flush=True)
     args.out.write_text(json.dumps({"model": getattr(model, "name", "model"), "lessons": results}, indent=1) + "\n")
     print(f"wrote {args.out}")
+    if args.world_seeds:  # the same pairs and the correctness studies, on the world model
+        from dllm_viz.app.world_lessons import measure_and_write
+
+        pairs = {key: (lesson.text("title", "en"), lesson.a, lesson.b) for key, lesson in LESSONS.items()}
+        measure_and_write(seeds=args.world_seeds, pairs=pairs)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from dllm_viz.app import figures, render, world_view
 from dllm_viz.app.i18n import t
 from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
 from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
+from dllm_viz.app.world_lessons import load_world_pairs
+from dllm_viz.app.world_lessons import table as world_table
 from dllm_viz.core.analysis import divergence, frame_count, k_sequence, prompt_text
 from dllm_viz.core.config import DRAWN_SOURCES, PRESETS, SHIPPED_PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
@@ -364,12 +366,28 @@ def _clamp_position(position: Any, trace: Trace) -> int:
 
 
 # ----- handlers ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelChoice:
+    """One entry of the model picker: how to decode with it and prompts in its language."""
+
+    run: Runner
+    prompts: tuple[str, ...]  # example prompts; the first fills the prompt box when picked
+    name: str  # the model's name (what traces record)
+
+
+@dataclass
+class ModelPicked:
+    prompt: Any
+    model_prompts: str
+
+
 class Playground:
     """Every event handler of the page; plain Python values in, plain values out."""
 
     def __init__(self, run: Runner, *, examples: Sequence[tuple[str, Trace]] = (), export_dir: str | Path | None = None,
-                 new_seed: Callable[[], int] = random_seed) -> None:
+                 new_seed: Callable[[], int] = random_seed, models: dict[str, ModelChoice] | None = None) -> None:
         self.run = run
+        self.models = dict(models or {})  # picker label -> ModelChoice; an unknown or empty pick decodes with `run`
         self.examples = dict(examples)
         self.export_dir = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
         self.export_dir.mkdir(parents=True, exist_ok=True)
@@ -405,8 +423,27 @@ class Playground:
                 f"{insp.explanation}\n\n{rules + chr(10) * 2 if rules else ''}"
                 f"<small>{render.inspector_note(trace, insp, lang)}</small>")
 
+    # --- model picker ---------------------------------------------------------------------------
+    def _runner(self, model_pick: str | None) -> Runner:
+        if not model_pick or not self.models:
+            return self.run
+        if model_pick not in self.models:
+            raise ValueError(f"model_pick={model_pick!r} is invalid: expected one of {', '.join(self.models)}")
+        return self.models[model_pick].run
+
+    def pick_model(self, *, model_pick: str) -> ModelPicked:
+        """A model was picked: its first example prompt goes in the prompt box, the others are listed."""
+        self._runner(model_pick)  # ValueError for an unknown label
+        prompts = self.models[model_pick].prompts
+        return ModelPicked(prompt=prompts[0] if prompts else KEEP, model_prompts=model_prompts_md(prompts))
+
+    def _is_world(self, model_pick: str | None) -> bool:
+        choice = self.models.get(model_pick or "")
+        return choice is not None and choice.name in world_view.CHECKED_MODELS
+
     # --- playground -------------------------------------------------------------------------------
-    def decode(self, *, prompt: str, lang: str, cursor: tuple[int, int] | None, **settings: Any) -> DecodeFirst:
+    def decode(self, *, prompt: str, lang: str, cursor: tuple[int, int] | None, model_pick: str | None = None,
+               **settings: Any) -> DecodeFirst:
         """Decode the prompt with the widget settings (one call to `run`); the first part of the view.
 
         With a teaching switch on, the correct config decodes in the same batch, and the banner
@@ -419,7 +456,7 @@ class Playground:
         cfg = settings_to_config(**settings)
         correct = cfg.replace(**{name: ok for name, ok, _ in SWITCHES})
         on = [(name, lesson) for name, ok, lesson in SWITCHES if getattr(cfg, name) != ok]
-        traces = self.run([prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg])
+        traces = self._runner(model_pick)([prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg])
         trace = traces[0]
         if on:
             notes.append(self._banner(trace, traces[1], on, lang))
@@ -527,14 +564,18 @@ class Playground:
         return Reseeded(self.new_seed())
 
     # --- compare -------------------------------------------------------------------------------
-    def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str) -> LessonShown:
+    def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
+               model_pick: str | None = None) -> LessonShown:
         """One lesson click: fill its configs and text, and decode its compare once."""
         lesson = LESSONS[key]
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
         shown = self.compare(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
-                             neighbours=lesson.neighbours, lang=lang)
+                             neighbours=lesson.neighbours, lang=lang, model_pick=model_pick)
+        text = self.lesson_text(key, lang)
+        if self._is_world(model_pick):  # the same pair measured as correctness on the world model
+            text += "\n\n" + world_lesson_table(key)
         return LessonShown(**shallow(shown), cmp_a=a, cmp_b=b,
-                           neighbours=lesson.neighbours, lesson_key=key, lesson_text=self.lesson_text(key, lang))
+                           neighbours=lesson.neighbours, lesson_key=key, lesson_text=text)
 
     def lesson_text(self, key: str | None, lang: str) -> str:
         if not key:
@@ -548,7 +589,7 @@ class Playground:
         return "\n\n".join(parts)
 
     def compare(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
-                lang: str) -> CompareShown:
+                lang: str, model_pick: str | None = None) -> CompareShown:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge."""
         seed, gen_length = _integral(seed), _integral(gen_length)
         a = parse_config_json(cmp_a, gen_length=gen_length, seed=seed)
@@ -559,7 +600,8 @@ class Playground:
         group = [prompt or "", *NEIGHBOURS[:k]]
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
         solo = [prompt or ""] * 2 if k else []
-        traces = self.run(group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []))
+        run = self._runner(model_pick)
+        traces = run(group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []))
         ta, tb = traces[0], traces[len(group)]
         summary = render.divergence_text(ta, tb, lang)
         if k:
@@ -670,6 +712,17 @@ class Playground:
         cfg = parse_config_json(config_json)
         trace = self.run([prompt or ""], [cfg])[0]
         return trace.text or "", trace.to_json()
+
+
+def model_prompts_md(prompts: Sequence[str]) -> str:
+    """The picked model's example prompts, one line."""
+    return "<small>" + " · ".join(f"`{html.escape(p)}`" for p in prompts) + "</small>" if prompts else ""
+
+
+def world_lesson_table(key: str) -> str:
+    """Correctness of a Compare-tab pair on the world model (assets/world/lessons.json), or ""."""
+    measured = load_world_pairs().get(key)
+    return world_table(measured) if measured else ""
 
 
 def example_label(name: str, lang: str) -> str:

@@ -42,6 +42,8 @@ from dllm_viz.app.playground import (
     KSteps,
     LessonShown,
     Loaded,
+    ModelChoice,
+    ModelPicked,
     Playground,
     PresetKnobs,
     Relabelled,
@@ -51,6 +53,7 @@ from dllm_viz.app.playground import (
     config_to_settings,
     example_label,
     fields_of,
+    model_prompts_md,
     random_seed,
 )
 from dllm_viz.core.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
@@ -92,6 +95,8 @@ class Page:
     # header
     header: gr.Markdown
     lang: gr.Radio
+    model_pick: gr.Dropdown  # which model decodes (shown when build_demo gets more than one)
+    model_prompts: gr.Markdown  # example prompts of the picked model
     # playground: inputs
     prompt: gr.Textbox
     preset_badge: gr.HTML
@@ -266,9 +271,15 @@ def build_demo(
     concurrency_limit: int | None = 1,
     new_seed: Callable[[], int] = random_seed,
     export_dir: str | Path | None = None,
+    models: dict[str, ModelChoice] | None = None,
 ) -> gr.Blocks:
-    """The whole page. `run` decodes (see `core.decoder.Runner`); `examples` are (name, trace) shown first."""
-    pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed)
+    """The whole page. `run` decodes (see `core.decoder.Runner`); `examples` are (name, trace) shown first.
+
+    `models`: the model picker's entries (label -> `ModelChoice`), the first being the one `run`
+    decodes with; without it (or with one entry) there is no picker.
+    """
+    pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models)
+    picks = list(models or {})
     lang0 = "en"
     first = examples[0][1] if examples else None
     s0 = config_to_settings(first.config if first else DecodeConfig.preset("balanced", 64))
@@ -297,7 +308,11 @@ def build_demo(
                 c["lang"] = lab(gr.Radio(list(LANG_CHOICES), value=lang0, label=t("language", lang0), elem_id="dv-lang"),
                                 "language")
                 model_line = lambda lang: f"<small>{t('model', lang)}: `{model_name}`</small>"  # noqa: E731
-                lab(gr.Markdown(model_line(lang0)), model_line, "value")
+                lab(gr.Markdown(model_line(lang0), visible=len(picks) < 2), model_line, "value")
+                c["model_pick"] = lab(gr.Dropdown(picks, value=picks[0] if picks else None, label=t("model", lang0),
+                                                  visible=len(picks) > 1, elem_id="dv-model"), "model")
+                c["model_prompts"] = gr.Markdown(model_prompts_md(models[picks[0]].prompts) if len(picks) > 1 else "",
+                                                 visible=len(picks) > 1)
         c["trace"] = gr.State(first)
         c["cursor"] = gr.State(v0("cursor", (0, 0)))
         with gr.Tabs():
@@ -480,7 +495,8 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
 
     def decode_on(trigger: Callable[..., Any]) -> None:
         """One decode (one call to `run`), then the rest of the views, then the download file."""
-        ev = wire(p, trigger, pg.decode, ins=(p.prompt, p.lang, p.cursor, *p.knobs), out=DecodeFirst, **decode_kw)
+        ev = wire(p, trigger, pg.decode, ins=(p.prompt, p.lang, p.cursor, p.model_pick, *p.knobs), out=DecodeFirst,
+                  **decode_kw)
         wire(p, ev.failure, pg.revert, ins=(p.trace,), out=Knobs, **quiet)  # widgets never disagree with the views
         rest = wire(p, ev.success, pg.rest, ins=(p.trace, p.lang, p.cursor, p.temperature), out=DecodeRest, **quiet)
         wire(p, rest.then, pg.export, ins=(p.trace,), out=Exported, **quiet)
@@ -514,10 +530,13 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
     # Compare: a lesson click fills its configs and decodes its compare, in one event.
     cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode")
     for key, button in p.lessons.items():
-        wire(p, button.click, functools.partial(pg.lesson, key), ins=(p.prompt, p.seed, p.gen_length, p.lang),
-             out=LessonShown, **cmp_kw)
-    wire(p, p.compare_run.click, pg.compare, ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang),
+        wire(p, button.click, functools.partial(pg.lesson, key),
+             ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown, **cmp_kw)
+    wire(p, p.compare_run.click, pg.compare,
+         ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
          out=CompareShown, **cmp_kw)
+    # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
+    decode_on(wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick,), out=ModelPicked).then)
 
     # Sweep: one batched decode with a progress bar.
     wire(p, p.sweep_run.click, pg.sweep, ins=(p.sweep_temps, p.sweep_divisors, p.sweep_decays, p.sweep_seeds,
