@@ -36,7 +36,7 @@ import tempfile
 from pathlib import Path
 
 from corpus_sources import SOURCES
-from rdata import RAttr, book_to_text, read_lazyload  # noqa: F401  (RAttr, book_to_text: re-exported)
+from rdata import RAttr, book_to_text, read_lazyload
 
 BOOKS = ("sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion")
 # sha256 of the held-out text every figure in assets/embedded/MODEL_CARD.md was measured on
