@@ -52,6 +52,9 @@ def rss_mb() -> float:
 
 def compare(requests: list[stress.Request], got: list, want: list[Trace]) -> dict[str, int]:
     errors = sum(isinstance(g, BaseException) for g in got)
+    for i, g in enumerate(got):
+        if isinstance(g, BaseException):
+            print(f"  request {i} {requests[i].config.to_dict()} failed: {g!r}"[:600], flush=True)
     ok = [(g, w) for g, w in zip(got, want) if not isinstance(g, BaseException)]
     return {"requests": len(requests), "errors": errors,
             "records_differ": sum(not stress.same(g, w) for g, w in ok),
@@ -144,11 +147,14 @@ def main() -> None:
         rss["after upload attacks"] = rss_mb()
 
         http = stress.random_requests(args.http_requests, seed=args.seed + 1)
+        # One gradio_client per client thread, made before the load; its 20 s default read timeout is
+        # lifted, since 16 concurrent decodes on a shared 2-core machine can take longer than that.
+        pool = [Client(url, verbose=False, httpx_kwargs={"timeout": 600}) for _ in range(args.clients)]
         local = threading.local()
 
         def call(r: stress.Request) -> Trace:
-            if not hasattr(local, "client"):  # one gradio_client per client thread
-                local.client = Client(url, verbose=False)
+            if not hasattr(local, "client"):
+                local.client = pool.pop()
             _, trace_json = local.client.predict(r.prompt, json.dumps(r.config.to_dict()), api_name="/generate")
             return Trace.from_json(trace_json)
 
