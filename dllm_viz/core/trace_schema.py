@@ -19,7 +19,7 @@ from typing import Any
 from dllm_viz.core.config import FLOAT32_MAX, short
 
 # ----- limits ------------------------------------------------------------------------------------
-MAX_TRACE_BYTES = 16 * 2**20  # a JSON file; a gen_length-256 decode confirming one token a step writes ~5 MB
+MAX_TRACE_BYTES = 16 * 2**20  # a JSON file; 240 positions confirmed one per step (240 steps) write 3 MB
 MAX_GEN_LENGTH = 8192  # generated positions (the longest canvas of the supported checkpoints is 4096)
 MAX_PROMPT_LENGTH = 32768  # prompt tokens
 MAX_CELLS = 2**20  # steps x gen_length: the size of the confidence heatmap
