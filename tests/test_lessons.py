@@ -88,6 +88,9 @@ QUOTED = {
     "threshold": [("b.steps", "{:.0f}"), ("a.steps", "{:.0f}"), ("b.mean_confidence", "{:.3f}"),
                   ("a.mean_confidence", "{:.3f}"), ("b.mean_logprob", "{:.2f}"), ("a.mean_logprob", "{:.2f}"),
                   ("b.low_p_share", "{:.0%}"), ("a.low_p_share", "{:.0%}")],
+    **{key: [("a.mean_logprob", "{:.2f}"), ("b.mean_logprob", "{:.2f}"), ("a.repeat_3", "{:.2%}"), ("b.repeat_3", "{:.2%}"),
+             ("a.distinct_2", "{:.3f}"), ("b.distinct_2", "{:.3f}"), ("a.draws", "{:.0f}"), ("b.draws", "{:.0f}")]
+       for key in ("shipped_llada", "shipped_dream", "shipped_fast_dllm")},
 }
 
 
