@@ -129,12 +129,16 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
 
 
 def table(result: dict[str, Any]) -> str:
-    """Markdown table of one study: steps, valid runs, valid sentences, broken names (95% Wilson)."""
+    """Markdown table of one study: steps, valid runs and sentences, broken names (95% Wilson intervals),
+    and the share of runs breaking each meaning rule."""
+    rules = ("agreement", "sum", "recall", "distinct")
     lines = [f"### {result['title']}", f"*Claim: {result['claim']}.*", "",
-             "| variant | steps | valid runs | valid sentences | broken two-word names |", "|---|---:|---|---|---|"]
+             "| variant | steps | valid runs | valid sentences | broken two-word names | runs breaking "
+             + " / ".join(rules) + " |", "|---|---:|---|---|---|---|"]
     for label, v in result["variants"].items():
+        breaking = " / ".join(f"{v['runs_breaking'][r]['rate']:.0%}" for r in rules)
         lines.append(f"| {label} | {v['steps']:g} | {format_rate(v['valid_runs'])} | {format_rate(v['valid_sentences'])} "
-                     f"| {format_rate(v['broken_entities'])} |")
+                     f"| {format_rate(v['broken_entities'])} | {breaking} |")
     return "\n".join(lines) + "\n"
 
 
@@ -181,3 +185,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def summary_table(data: dict[str, Any]) -> str:
+    """One Markdown table of every study (README): steps, valid sentences, broken names, 95% Wilson intervals."""
+    lines = ["| study | variant | steps | valid sentences | broken two-word names |", "|---|---|---:|---|---|"]
+    for key in (*STUDIES, THRESHOLD.key):
+        study = data["studies"][key]
+        for label, v in study["variants"].items():
+            lines.append(f"| {key} | {label} | {v['steps']:g} | {format_rate(v['valid_sentences'])} "
+                         f"| {format_rate(v['broken_entities'])} |")
+    return "\n".join(lines)

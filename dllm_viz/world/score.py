@@ -55,7 +55,7 @@ def correctness(traces: Sequence[Trace]) -> dict[str, Any]:
         "valid_runs": rate(sum(v.ok for v in verdicts), len(verdicts)),
         "valid_sentences": rate(sum(v.valid_sentences for v in verdicts), sum(v.sentences for v in verdicts)),
         "broken_entities": rate(sum(v.broken_entities for v in verdicts), sum(v.entities for v in verdicts)),
-        "runs_breaking": {rule: rules.get(rule, 0) for rule in RULES},
+        "runs_breaking": {rule: rate(rules.get(rule, 0), len(verdicts)) for rule in RULES},
     }
 
 

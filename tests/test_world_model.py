@@ -1,0 +1,75 @@
+"""The shipped world model (assets/world): loads by name, offline, and writes checkable sentences."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from dllm_viz import DecodeConfig, decode, load_model
+from dllm_viz.world import VOCABULARY
+from dllm_viz.world.language import FEMALE, MALE
+from dllm_viz.world.score import WORLD_PROMPTS, correctness, wilson
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "world"
+
+
+@pytest.fixture(scope="module")
+def world():
+    torch.set_num_threads(1)
+    return load_model("world", device="cpu")
+
+
+def test_load_by_name_and_default_stays_austen(world):
+    assert world.name == "world-mdlm"
+    assert load_model(device="cpu").name == "austen-mdlm"
+
+
+def test_every_word_of_the_language_is_one_token(world):
+    for word in VOCABULARY:  # first names only ever start a line; every other word follows a space
+        text = word if word in ",." or word in FEMALE + MALE else " " + word
+        assert len(world.tokenizer.encode(text)) == 1, word
+
+
+def test_quality_preset_over_64_seeded_runs(world):
+    """What the shipped model reaches at the quality preset (MODEL_CARD: 14% valid sentences, 0 broken names).
+
+    The issue's floor, >= 90% of runs passing the checker, is NOT reached: this model writes the
+    template and the two-word names, but not yet the sums and agreements (see the model card).
+    """
+    prompts = [p for p in WORLD_PROMPTS for _ in range(16)]
+    configs = [DecodeConfig.preset("quality", 48, seed=s) for _ in WORLD_PROMPTS for s in range(16)]
+    traces = decode(world, prompts, configs, record_candidates=0)
+    c = correctness(traces)
+    assert c["valid_runs"]["n"] == 64 and c["valid_sentences"]["n"] >= 128
+    assert c["broken_entities"]["rate"] <= 0.03  # names drawn one piece at a time stay whole
+    assert c["runs_breaking"]["grammar"]["k"] <= 3  # the template is learnt
+    assert c["valid_sentences"]["rate"] >= 0.08
+    again = decode(world, prompts[:4], configs[:4], record_candidates=0)
+    assert [t.token_ids for t in again] == [t.token_ids for t in traces[:4]]  # deterministic seeds
+
+
+def test_parallel_decoding_breaks_names(world):
+    """The speed preset (k0 = L/3) breaks two-word names far more often than the quality preset (k0 = L/6)."""
+    prompts = [p for p in WORLD_PROMPTS for _ in range(8)]
+    rates = {}
+    for preset in ("quality", "speed"):
+        configs = [DecodeConfig.preset(preset, 48, seed=s) for _ in WORLD_PROMPTS for s in range(8)]
+        rates[preset] = correctness(decode(world, prompts, configs, record_candidates=0))["broken_entities"]
+    assert rates["speed"]["lo"] > rates["quality"]["hi"], rates
+
+
+def test_wilson_interval_brackets_the_rate():
+    lo, hi = wilson(58, 64)
+    assert lo < 58 / 64 < hi and 0.8 < lo and hi < 0.97
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+    with pytest.raises(ValueError, match="successes="):
+        wilson(5, 3)
+
+
+def test_model_card_quotes_the_corpus_stats():
+    card = (ASSETS / "MODEL_CARD.md").read_text()
+    stats = json.loads((ASSETS / "corpus_stats.json").read_text())
+    assert f"{stats['train_sentences']:,}" in card
+    assert f"{stats['heldout_verbatim_in_train']:.1%}" in card
