@@ -73,3 +73,17 @@ def test_model_card_quotes_the_corpus_stats():
     stats = json.loads((ASSETS / "corpus_stats.json").read_text())
     assert f"{stats['train_sentences']:,}" in card
     assert f"{stats['heldout_verbatim_in_train']:.1%}" in card
+
+
+def test_readme_and_compare_tab_show_the_measured_lessons():
+    """The README table and the Compare tab's world tables are the numbers in assets/world/lessons.json."""
+    from dllm_viz.app.playground import world_lesson_table
+    from dllm_viz.app.world_lessons import load_world_pairs, summary_table, table
+
+    data = json.loads((ASSETS / "lessons.json").read_text())
+    readme = (ASSETS.parents[1] / "README.md").read_text()
+    assert summary_table(data) in readme
+    parallel = data["studies"]["parallel"]["variants"]
+    assert parallel["k=48"]["broken_entities"]["rate"] > parallel["k=1"]["broken_entities"]["rate"]
+    for key, measured in load_world_pairs().items():
+        assert world_lesson_table(key) == table(measured)
