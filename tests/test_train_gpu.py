@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -50,8 +51,8 @@ def test_train_gpu_script_trains_from_a_pretokenised_run_and_exports(tmp_path: P
     main(["tokenize", "--data", str(data), "--out", str(out / "run"), "--vocab-size", "300"])
     assert (out / "run/tokenizer.json").is_file() and (out / "run/tokens.pt").is_file()
     (data / "train.txt").unlink()  # what travels to the GPU: the run folder and heldout.txt only
-    env = {**os.environ, "DEVICE": "cpu", "COMPILE": "eager", "MINUTES": "5", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHON": sys.executable, "DEVICE": "cpu", "COMPILE": "eager", "MINUTES": "5",
+           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     done = subprocess.run(["bash", str(REPO / "scripts/train_gpu.sh"), str(data), str(out), *TINY_FLAGS],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
