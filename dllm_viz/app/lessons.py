@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--gen-length", type=int, default=64)
     parser.add_argument("--out", type=Path, default=MEASURED_PATH)
-    parser.add_argument("--world-seeds", type=int, default=16, help="seeds per world prompt; 0 skips the world model")
+    parser.add_argument("--world-seeds", type=int, default=8, help="seeds per world prompt; 0 skips the world model")
     args = parser.parse_args(argv)
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model

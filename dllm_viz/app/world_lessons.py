@@ -102,7 +102,7 @@ def matching_topk(steps: float) -> int:
     return min(range(1, GEN_LENGTH + 1), key=lambda k: (abs(planned_steps(base.replace(top_k=k)) - steps), -k))
 
 
-def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequence[int] = range(16),
+def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequence[int] = range(8),
                 log: Callable[[str], None] = print,
                 pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Every study, then every Compare-tab pair in ``pairs`` (key -> (title, A overrides, B overrides)
@@ -156,7 +156,7 @@ def load_world_pairs(path: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:
     return json.loads(path.read_text()).get("pairs", {})
 
 
-def measure_and_write(*, seeds: int = 16, out: Path = WORLD_MEASURED_PATH, model_path: str = "world",
+def measure_and_write(*, seeds: int = 8, out: Path = WORLD_MEASURED_PATH, model_path: str = "world",
                       pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] | None = None) -> dict[str, Any]:
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
@@ -176,7 +176,7 @@ def measure_and_write(*, seeds: int = 16, out: Path = WORLD_MEASURED_PATH, model
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Measure the lessons as correctness rates on the world model.")
-    parser.add_argument("--seeds", type=int, default=16)
+    parser.add_argument("--seeds", type=int, default=8, help="seeds per prompt (the shipped lessons.json: 8)")
     parser.add_argument("--out", type=Path, default=WORLD_MEASURED_PATH)
     parser.add_argument("--model", default="world", help="'world' (assets/world) or an exported run folder")
     args = parser.parse_args(argv)
