@@ -106,8 +106,8 @@ def browser_latency(url: str, rounds: int) -> tuple[list[float], list[float]]:
 
 
 def make_big_trace(model: Any, path: Path, seed: int = 1) -> Path:
-    """A trace of about 3 MB (256 positions, 128 steps, top-5 candidates) for the replay case."""
-    cfg = DecodeConfig(gen_length=256, schedule="fixed_steps", steps=128, seed=seed)
+    """A trace of about 3 MB (240 positions, one confirmed per step, top-5 candidates) for the replay case."""
+    cfg = DecodeConfig(gen_length=240, schedule="fixed_steps", steps=240, seed=seed)
     path.write_text(decode(model, [PROMPT], cfg)[0].to_json(), encoding="utf-8")
     return path
 
@@ -118,10 +118,16 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, li
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {"browser: lesson click": [], "browser: 3 MB replay": [], "browser: frame step": []}
-    changed = """(sel) => new Promise((done) => { const t0 = performance.now();
-      const el = () => document.querySelector(sel); const old = el() ? el().innerHTML : null;
-      const tick = () => { const e = el(); if (e && e.innerHTML !== old && e.innerHTML.length > 0) done(performance.now() - t0);
-                           else if (performance.now() - t0 > 120000) done(NaN); else setTimeout(tick, 5); }; tick(); })"""
+    # Arms a watcher in the page and returns at once; `page.evaluate(DONE)` then waits for it. The
+    # signature is read from what the event writes (the canvas content or the trace it carries).
+    arm = """(sel) => { const t0 = performance.now();
+      const sig = () => { const e = document.querySelector(sel); if (!e) return null;
+                          const s = e.getAttribute('data-trace') || e.innerHTML; return s.length + ':' + s.slice(0, 4000); };
+      const old = sig();
+      window.__dvWatch = new Promise((done) => { const tick = () => { const s = sig();
+        if (s !== null && s !== old) done(performance.now() - t0);
+        else if (performance.now() - t0 > 120000) done(NaN); else setTimeout(tick, 5); }; tick(); }); }"""
+    done = "() => window.__dvWatch"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
@@ -138,19 +144,18 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, li
             if i:
                 out["browser: frame step"].append(ms / 1000)
         for i in range(rounds + 1):
-            page.locator("#dv-canvas .dv-last").click()
-            waiting = page.evaluate_handle(changed, "#dv-canvas .dv-player")
+            page.evaluate(arm, "#dv-canvas .dv-player")
             page.set_input_files("#dv-knobs input[type=file]", str(bigs[i % 2]))  # alternate: each upload changes the page
-            s = page.evaluate("(h) => h", waiting)
+            s = page.evaluate(done)
             if i:
                 out["browser: 3 MB replay"].append(s / 1000)
             page.wait_for_timeout(300)
         page.get_by_role("tab", name="Compare").click()
         keys = ("polluted", "staged")
         for i in range(rounds + 1):
-            waiting = page.evaluate_handle(changed, "#dv-cmp-canvas-b")
+            page.evaluate(arm, "#dv-cmp-canvas-b .dv-canvas")
             page.locator(f"#dv-lesson-{keys[i % 2]}").click()
-            s = page.evaluate("(h) => h", waiting)
+            s = page.evaluate(done)
             if i:
                 out["browser: lesson click"].append(s / 1000)
             page.wait_for_timeout(300)
