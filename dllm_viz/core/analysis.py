@@ -9,10 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
-
 from dllm_viz.core.config import DecodeConfig
-from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, next_k, quota
+from dllm_viz.core.schedules import planned_quotas
 from dllm_viz.core.trace import Trace
 
 # Probabilities are floored here before the logarithm of the tempering formula; the page's
@@ -103,30 +101,10 @@ def divergence(a: Trace, b: Trace) -> Divergence:
 
 
 def k_sequence(config: DecodeConfig, limit: int = 64) -> list[int] | None:
-    """Positions each step will confirm, from the schedule's own quota rule; None for threshold.
+    """Positions each step will confirm (`schedules.planned_quotas`); None for threshold.
 
     Shows why a knob has no effect: with top_k = 8 every decay in [0.88, 0.99] gives 8, 7, 6, ...
     on the way down to the floor. At most `limit` steps are listed.
     """
-    if config.schedule == "threshold":
-        return None
-    one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
-    bs, min_k, top_k = config.block_size, one(config.min_k), one(config.initial_k)
-    decay = torch.tensor([config.decay], dtype=torch.float64)
-    k, out = top_k, []
-    for _ in range(config.num_blocks):
-        left, block_step = bs, 0
-        if config.block_schedule == "restart":
-            k = top_k
-        while left > 0 and len(out) < limit:
-            q = QuotaInputs(
-                k=k, top_k=top_k, min_k=min_k, block_step=one(block_step), block_size=one(bs),
-                steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
-                above=one(0),
-            )
-            n = int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
-            out.append(n)
-            left -= n
-            k = next_k(k, decay, min_k)
-            block_step += 1
-    return out
+    quotas = planned_quotas(config)
+    return None if quotas is None else list(quotas[:limit])

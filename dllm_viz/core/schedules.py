@@ -135,21 +135,19 @@ def block_of(positions: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:
 
 
 @lru_cache(maxsize=4096)
-def planned_steps(config: DecodeConfig) -> int | None:
-    """Steps the schedule will take, simulated from its own quota rule; None for threshold.
+def planned_quotas(config: DecodeConfig) -> tuple[int, ...] | None:
+    """Positions each step will confirm, simulated from the schedule's own quota rule; None for threshold.
 
     Only `threshold` depends on what the model predicts; the others are fixed by the config.
     Cached per config (configs are frozen and hashable): `temperature_at` asks every step.
     """
     if config.schedule == "threshold":
         return None
-    if config.gen_length == 0:
-        return 0
     one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
     bs, min_k, top_k = config.block_size, one(config.min_k), one(config.initial_k)
     decay = torch.tensor([config.decay], dtype=torch.float64)
-    k, steps = top_k, 0
-    for _ in range(config.num_blocks):
+    k, out = top_k, []
+    for _ in range(config.num_blocks if config.gen_length else 0):
         left, block_step = bs, 0
         if config.block_schedule == "restart":
             k = top_k
@@ -159,11 +157,18 @@ def planned_steps(config: DecodeConfig) -> int | None:
                 steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
                 above=one(0),
             )
-            left -= int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
+            n = int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
+            out.append(n)
+            left -= n
             k = next_k(k, decay, min_k)
             block_step += 1
-            steps += 1
-    return steps
+    return tuple(out)
+
+
+def planned_steps(config: DecodeConfig) -> int | None:
+    """Number of steps the schedule will take; None when it depends on the model (threshold)."""
+    quotas = planned_quotas(config)
+    return None if quotas is None else len(quotas)
 
 
 def temperature_at(config: DecodeConfig, step: int, confirmed_fraction: float) -> float:
