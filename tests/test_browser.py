@@ -225,3 +225,22 @@ def test_the_phone_layout_puts_the_canvas_first(url, tmp_path):
             assert page.errors == []
         finally:
             browser.close()
+
+
+def test_a_no_effect_banner_opens_its_compare_lesson(page):
+    from dllm_viz.app.lessons import LESSONS
+
+    wait_played_out(page)
+    page.get_by_text("Teaching switches", exact=False).first.click()
+    page.locator('input[type=radio][value="shared"]').check()  # alone, with one request: no effect
+    page.wait_for_selector('#dv-banner a[href="#dv-open-lesson-rng"]', timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    before = len([u for u in page.requests if "/queue/join" in u])
+    page.locator('#dv-banner a[href="#dv-open-lesson-rng"]').click()
+    title = LESSONS["rng"].text("title", "en")
+    page.wait_for_function("(t) => document.querySelector('#dv-lesson-text').innerText.includes(t) && "
+                           "document.querySelector('#dv-cmp-summary').innerText.length > 0", arg=title,
+                           timeout=TIMEOUT_MS)
+    assert page.locator("#dv-lesson-text").is_visible()  # the Compare tab is the one on show
+    page.wait_for_timeout(300)
+    assert len([u for u in page.requests if "/queue/join" in u]) - before == 1  # one compare, nothing else

@@ -118,6 +118,7 @@ def test_a_teaching_switch_decodes_the_correct_run_in_the_same_call(pg, runner):
 def test_a_switch_with_no_effect_alone_says_so_and_names_its_lesson(pg):
     out = pg.decode(prompt="the ", lang="en", cursor=None, **widgets(rng="shared"))
     assert "alone it changes nothing here" in out.banner and "Per-request vs shared RNG" in out.banner
+    assert "](#dv-open-lesson-rng)" in out.banner  # the link page.js turns into that lesson's click
 
 
 def test_sampled_confidence_is_never_decoded_with_selected_sampling(pg, runner):

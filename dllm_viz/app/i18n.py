@@ -88,8 +88,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "banner_same": (
         "Teaching switch on ({sw}): alone it changes nothing here; the trace equals the correct run's. "
-        "The Compare lesson “{lesson}” shows where it matters.",
-        "教学开关已打开（{sw}）：单独使用时这里没有任何变化，轨迹与正确做法相同。对比页的「{lesson}」一课展示了它在什么情况下起作用。",
+        "The Compare lesson “{lesson}” shows where it matters: [open it]({href}).",
+        "教学开关已打开（{sw}）：单独使用时这里没有任何变化，轨迹与正确做法相同。对比页的「{lesson}」一课展示了它在什么情况下起作用：[打开这一课]({href})。",
     ),
     "banner_fixed": (
         "confidence_from = {src} needs sample at = all (the confidence of a sampled token exists only where a "

@@ -323,6 +323,15 @@ if (!window.__dvListening) {
   document.addEventListener("click", (e) => {
     const tok = e.target.closest && e.target.closest("#dv-canvas .dv-text [data-pos]");
     if (tok && dv.data) select(null, Number(tok.dataset.pos));
+    // A banner link "#dv-open-lesson-KEY": show the Compare tab, then run that lesson (one compare).
+    const link = e.target.closest && e.target.closest('a[href^="#dv-open-lesson-"]');
+    if (link) {
+      e.preventDefault();
+      const key = link.getAttribute("href").slice("#dv-open-lesson-".length);
+      const tab = document.getElementById("dv-tab-compare-button");
+      if (tab) tab.click();
+      setTimeout(() => { const b = document.getElementById("dv-lesson-" + key); if (b) b.click(); }, 0);
+    }
   });
   document.addEventListener("mouseover", (e) => {
     const tok = e.target.closest && e.target.closest("#dv-canvas .dv-text [data-pos]");

@@ -65,6 +65,7 @@ SCHEDULE_SLIDERS = ("top_k", "decay", "steps", "threshold")
 # and in `preset_config`; the page lays out a row per group.
 PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
 # Teaching switches: (config field, its correct value, the Compare lesson that shows it).
+LESSON_LINK = "dv-open-lesson-"  # href prefix of a banner link that opens a Compare lesson (page.js)
 SWITCHES = (("confidence_from", "raw", "polluted"), ("sample_scope", "selected", "global"), ("rng", "per_request", "rng"))
 EXPORTS_KEPT = 64  # trace files kept in the export directory
 PROGRESS_EVERY = 0.25  # seconds between progress-bar updates during a sweep
@@ -469,8 +470,10 @@ class Playground:
         switches = ", ".join(f"{name} = {getattr(trace.config, name)}" for name, _ in on)
         d = divergence(trace, correct)
         if d.first_step is None and trace.token_ids == correct.token_ids:
-            lesson = LESSONS[on[0][1]].text("title", lang)
-            return t("banner_same", lang, sw=switches, lesson=lesson)
+            key = on[0][1]
+            # page.js turns a click on this link into: the Compare tab, then that lesson's button.
+            return t("banner_same", lang, sw=switches, lesson=LESSONS[key].text("title", lang),
+                     href=f"#{LESSON_LINK}{key}")
         return t("banner_diff", lang, sw=switches, n=len(d.order_differs), g=trace.config.gen_length,
                  t=len(d.token_differs))
 

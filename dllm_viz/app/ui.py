@@ -413,7 +413,7 @@ def build_demo(
                             with gr.Column():
                                 help_box("help_steps")
                                 c["steps_fig"] = gr.Plot(v0("steps_fig"), show_label=False, elem_id="dv-steps")
-            with lab(gr.Tab(t("tab_compare", lang0)), "tab_compare") as tabs["compare"]:
+            with lab(gr.Tab(t("tab_compare", lang0), elem_id="dv-tab-compare"), "tab_compare") as tabs["compare"]:
                 lessons_md = lambda lang: f"**{t('lessons', lang)}**"  # noqa: E731
                 lab(gr.Markdown(lessons_md(lang0)), lessons_md, "value")
                 c["lesson_key"] = gr.State("polluted")
