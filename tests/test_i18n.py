@@ -17,7 +17,7 @@ DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
-    "top_k", "min_k", "max_prob", "margin", "entropy", "random", "topk_decay", "fixed_steps", "threshold", "adaptive",
+    "top_k", "top_p", "min_k", "max_prob", "margin", "entropy", "random", "topk_decay", "fixed_steps", "threshold", "adaptive",
     "raw", "tempered", "sampled", "selected", "all", "per_request", "shared", "confidence_from", "sample_scope",
     "rng", "gen_length", "block_length", "temperature_stages", "logits", "softmax", "argmax", "NFE", "JSON", "MASK",
     "distinct", "gram", "SGLang", "README", "dllm", "viz", "DecodeConfig", "English", "Abc", "log", "prob", "decay",

@@ -280,10 +280,12 @@ def test_the_early_stop_widgets_round_trip():
 
 @pytest.mark.parametrize("name", ["llada", "dream", "fast_dllm"])
 def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
-    """The "as shipped" buttons set every knob their rule reads; only Dream's top_p has no knob."""
+    """The "as shipped" buttons set every knob their rule reads, Dream's top_p included."""
     out = pg.preset(name, gen_length=64)
     values = widgets(gen_length=64, **{k: v for k, v in vars(out).items() if v is not KEEP})
     expected = DecodeConfig.preset(name, 64)
     got = settings_to_config(**values)
-    assert got == expected.replace(top_p=None), name
+    assert got == expected, name
+    assert (out.top_p < 1) == (name == "dream")
+    assert pg.preset("balanced", gen_length=64).top_p == 1.0  # an article preset turns a filter left by Dream off
     assert pg.preset("balanced", gen_length=64).confidence_from is KEEP  # the article's buttons keep the switches

@@ -47,6 +47,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "schedule": ("schedule", "确认调度"),
     "confidence": ("confidence measure", "置信度度量"),
     "stages_on": ("staged temperature", "分阶段温度"),
+    "top_p": ("top_p: keep the smallest set of tokens holding this much probability (1 = off)",
+              "top_p：只保留累计概率达到该值的最少词集（1 = 关闭）"),
     "t_early": ("early", "前期"),
     "t_middle": ("middle", "中期"),
     "t_late": ("late", "后期"),

@@ -53,7 +53,7 @@ KEEP: Any = _Keep()
 KNOBS = (
     "gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
     "schedule", "confidence", "stages_on", "t_early", "t_middle", "t_late", "seed",
-    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold",
+    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold", "top_p",
 )
 # Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
 SCHEDULE_KNOBS = {
@@ -102,6 +102,7 @@ class Knobs:
     rng: str
     early_stop: bool
     early_stop_threshold: float
+    top_p: float  # the nucleus filter at drawn positions; 1.0 = off (DecodeConfig.top_p = None)
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,8 @@ class PresetKnobs:
     decay: float
     schedule: str
     stages_on: bool
+    top_p: float  # 1.0 = off; Dream's rule filters at 0.95, the article's presets do not filter
     # What a shipped sampler's rule sets beyond the article's table (KEEP for the article's presets).
-    # Not a knob: Dream's top_p (0.95) and vocab filters; the API and CLI presets carry them.
     steps: Any = KEEP
     threshold: Any = KEEP
     min_k: Any = KEEP
@@ -284,6 +285,7 @@ def settings_to_config(**s: Any) -> DecodeConfig:
         "block_length": _integral(s["block_length"]) or None,
         "confidence_from": s["confidence_from"], "sample_scope": s["sample_scope"], "rng": s["rng"],
         "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
+        "top_p": s["top_p"] if s["top_p"] is not None and s["top_p"] < 1 else None,  # the slider's 1.0 = off
     }
     for name in ("top_k", "steps"):
         if name in used:
@@ -310,7 +312,7 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
         t_early=stages[0] if stages else 1.2, t_middle=stages[1] if stages else 1.0,
         t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
         sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
-        early_stop_threshold=cfg.early_stop_threshold,
+        early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
     )
 
 
@@ -501,7 +503,7 @@ class Playground:
                            block_length=cfg.block_length or 0, confidence=cfg.confidence,
                            confidence_from=cfg.confidence_from, sample_scope=cfg.sample_scope)
         return PresetKnobs(temperature=cfg.temperature, top_k=cfg.initial_k, decay=cfg.decay, schedule=cfg.schedule,
-                           stages_on=False, **shipped)
+                           stages_on=False, top_p=cfg.top_p if cfg.top_p is not None else 1.0, **shipped)
 
     def knob_states(self, *, schedule: str) -> KnobStates:
         used = SCHEDULE_KNOBS.get(schedule, set())

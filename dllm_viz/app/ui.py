@@ -66,7 +66,7 @@ SWEEP_TEMPERATURES = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 SWEEP_DIVISORS = (8, 6, 4, 3, 2)
 SWEEP_DECAYS = (0.85, 0.9, 0.95, 1.0)
 # Sliders that re-run the decode when released (or when a value is typed into their number box).
-RELEASE_KNOBS = ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
+RELEASE_KNOBS = ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length", "top_p",
                  "t_early", "t_middle", "t_late", "early_stop_threshold")
 CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop")
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
@@ -112,6 +112,7 @@ class Page:
     block_length: gr.Slider
     early_stop: gr.Checkbox
     early_stop_threshold: gr.Slider
+    top_p: gr.Slider
     confidence: gr.Dropdown
     stages_on: gr.Checkbox
     t_early: gr.Slider
@@ -369,6 +370,8 @@ def build_demo(
                         with lab(gr.Accordion(t("sampling_box", lang0), open=True), "sampling_box"):
                             c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"],
                                                               label=t("confidence", lang0)), "confidence")
+                            c["top_p"] = lab(gr.Slider(0.05, 1.0, s0["top_p"], step=0.01, label=t("top_p", lang0),
+                                                       elem_id="dv-top-p", elem_classes="dv-knob"), "top_p")
                             c["stages_on"] = lab(gr.Checkbox(s0["stages_on"], label=t("stages_on", lang0)), "stages_on")
                             with gr.Row():
                                 for k in ("t_early", "t_middle", "t_late"):
