@@ -246,6 +246,27 @@ def test_chat_wraps_the_prompt_in_the_checkpoint_template(tmp_path: Path) -> Non
     assert trace.prompt_ids == chat.tokenizer.encode("the cat")
 
 
+def test_special_token_names_typed_in_a_prompt_stay_text(tmp_path: Path) -> None:
+    # "[SEP]" or "[MASK]" typed by a person must not become the special ids, in plain or chat prompts.
+    hf, vocab = make_tokenizer(prefix="[CLS]")
+    hf.add_tokens(["user"])
+    hf.chat_template = CHAT_TEMPLATE
+    save_standin(tmp_path, "llada", vocab_size=len(vocab) + 1, mask_token_id=vocab["[MASK]"])
+    hf.save_pretrained(tmp_path)
+    specials = {vocab[t] for t in ("[SEP]", "[MASK]", "[PAD]", "[CLS]")}
+    plain = load_model(tmp_path, device="cpu", trust_remote_code=True)
+    chat = load_model(tmp_path, device="cpu", trust_remote_code=True, chat=True)
+    ids = plain.tokenizer.encode("the [SEP] cat [MASK]")
+    assert ids[0] == vocab["[CLS]"] and not specials & set(ids[1:])
+    assert [i for i in ids if i != vocab["[UNK]"]] == ids_of(vocab, ["[CLS]", "the", "cat"])
+    user = hf.convert_tokens_to_ids("user")
+    got = chat.tokenizer.encode("the [PAD] cat")
+    assert got[:3] == [vocab["[CLS]"], user, vocab["the"]] and got[-2:] == [vocab["[SEP]"], vocab["big"]]
+    assert not specials & set(got[1:-2])  # only the template's own [CLS] and [SEP] are special
+    (trace,) = decode(chat, ["the [MASK] cat"], DecodeConfig(gen_length=4, schedule="fixed_steps", steps=2, seed=0))
+    assert chat.mask_token_id not in trace.prompt_ids
+
+
 def test_chat_without_a_template_is_refused(tmp_path: Path) -> None:
     save_masked_lm(tmp_path, "bert")  # a base encoder: no chat template
     with pytest.raises(ValueError, match="chat=True is invalid .* no chat_template"):

@@ -78,14 +78,33 @@ class HFTokenizer:
         self.hf = hf
         self.chat = chat
         self.prefix_ids: tuple[int, ...] = _leading_special_ids(hf) if leading_special and not chat else ()
+        added = getattr(hf, "added_tokens_decoder", {}) or {}
+        self._special_texts = {*hf.all_special_tokens, *(t.content for t in added.values() if getattr(t, "special", False))}
+
+    def _text_ids(self, text: str) -> list[int]:
+        """Ids of what a person typed: special-token names in it ("[CLS]", "<|eot_id|>") stay text."""
+        return self.hf.encode(text, add_special_tokens=False, split_special_tokens=True)
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
             raise ValueError(f"text={text!r} is invalid: expected a string")
-        if self.chat:
+        if not self.chat:
+            return [*self.prefix_ids, *self._text_ids(text)]
+        if not any(special in text for special in self._special_texts):
             turn = [{"role": "user", "content": text}]
-            text = self.hf.apply_chat_template(turn, add_generation_prompt=True, tokenize=False)
-        return [*self.prefix_ids, *self.hf.encode(text, add_special_tokens=False)]
+            rendered = self.hf.apply_chat_template(turn, add_generation_prompt=True, tokenize=False)
+            return self.hf.encode(rendered, add_special_tokens=False)
+        # The template's own special tokens count, the user's typed ones do not: render around a
+        # placeholder and encode the three parts apart.
+        marker = "\ue000dllm-viz-prompt\ue000"
+        rendered = self.hf.apply_chat_template([{"role": "user", "content": marker}], add_generation_prompt=True,
+                                               tokenize=False)
+        head, found, tail = rendered.partition(marker)
+        if not found:
+            raise ValueError("prompt: this checkpoint's chat template does not show the user's text as given, "
+                             "so special-token names typed in it cannot be kept as text; remove them")
+        return [*self.hf.encode(head, add_special_tokens=False), *self._text_ids(text),
+                *self.hf.encode(tail, add_special_tokens=False)]
 
     def decode(self, ids: Iterable[int] | torch.Tensor, *, skip_special_tokens: bool = False) -> str:
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
