@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from PIL import Image
@@ -24,7 +23,7 @@ from playwright import sync_api
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scripts.screenshot import free_port  # noqa: E402
+from scripts.screenshot import free_port, goto_when_up  # noqa: E402
 
 FRAME_MS = 600  # display time per frame; the last frame holds three times as long
 
@@ -46,15 +45,7 @@ def main(argv: list[str] | None = None) -> None:
             browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": args.width, "height": 900})
             page.add_init_script("localStorage.setItem('dv-tour', 'done')")
-            deadline = time.monotonic() + 180
-            while True:
-                try:
-                    page.goto(f"http://127.0.0.1:{port}/")
-                    break
-                except sync_api.Error:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
+            goto_when_up(page, server, port)
             page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
             if args.lang == "zh":
                 page.get_by_text("中文", exact=True).click()

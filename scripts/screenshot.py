@@ -32,6 +32,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def goto_when_up(page: sync_api.Page, server: subprocess.Popen, port: int, timeout: float = 180) -> None:
+    """Open the app at `port` once `server` (app.py starting up) answers; raise if it exits first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            page.goto(f"http://127.0.0.1:{port}/")
+            return
+        except sync_api.Error:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)  # polling for the server to come up
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshot.png")
@@ -49,15 +62,7 @@ def main(argv: list[str] | None = None) -> None:
             browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": args.width, "height": args.height})
             page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough in the picture
-            deadline = time.monotonic() + 180
-            while True:  # wait for the server to come up
-                try:
-                    page.goto(f"http://127.0.0.1:{port}/")
-                    break
-                except sync_api.Error:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
+            goto_when_up(page, server, port)
             page.wait_for_selector(READY, timeout=120_000)
             page.wait_for_function(PLAYED, timeout=120_000)
             if args.lang == "zh":

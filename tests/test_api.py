@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from gradio_client import Client
 
 from dllm_viz import DecodeConfig
 from dllm_viz.core.trace import Trace
-from tests.ui_model import free_port, launch_tiny_demo
+from tests.ui_model import free_port, launch_tiny_demo, wait_for_client
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,18 +76,7 @@ def test_app_py_serves_the_embedded_model(tmp_path):
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 180
-        client = None
-        while client is None:
-            if proc.poll() is not None:
-                pytest.fail(f"app.py exited: {proc.stdout.read()}")
-            try:
-                client = Client(url, verbose=False)
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)  # polling for the server to come up, not timing anything
+        client = wait_for_client(proc, f"http://127.0.0.1:{port}/")
         text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 32}), api_name="/generate")
         assert Trace.from_json(trace_json).text == text
     finally:

@@ -11,14 +11,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
-from gradio_client import Client
 
 from dllm_viz.core.trace import Trace
-from tests.ui_model import free_port
+from tests.ui_model import free_port, wait_for_client
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROL = "connect ('192.0.2.1', 9)"
@@ -96,18 +93,7 @@ def test_app_py_start_and_one_decode_open_no_connection(tmp_path):
     proc = subprocess.Popen([sys.executable, str(tmp_path / "guard.py"), "app.py"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 240
-        client = None
-        while client is None:
-            if proc.poll() is not None:
-                pytest.fail(f"app.py exited: {proc.stdout.read()[-3000:]}")
-            try:
-                client = Client(url, verbose=False)
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)  # polling for the server to come up, not timing anything
+        client = wait_for_client(proc, f"http://127.0.0.1:{port}/")
         text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 16}), api_name="/generate")
         assert Trace.from_json(trace_json).text == text
     finally:

@@ -12,11 +12,12 @@ import os
 import re
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.ui_model import wait_for_client
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -97,8 +98,6 @@ def test_block_runs_outside_the_checkout(block, tmp_path):
 
 
 def test_quick_start_serves_and_the_api_example_calls_it(tmp_path):
-    from gradio_client import Client
-
     (start,) = [b for b in BLOCKS if _is_quick_start(b)]
     (client_block,) = [b for b in BLOCKS if _is_client(b)]
     url = re.search(r"Client\(\"(http://[^\"]+)\"\)", client_block.code).group(1)
@@ -107,17 +106,7 @@ def test_quick_start_serves_and_the_api_example_calls_it(tmp_path):
     proc = subprocess.Popen(["bash", "-c", start.code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the quick-start command exited: {proc.stdout.read()[-4000:]}")
-            try:
-                Client(url, verbose=False)
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)  # polling for the server to come up, not timing anything
+        wait_for_client(proc, url, timeout=300)
         done = _run(client_block, tmp_path)
         assert done.returncode == 0, f"README line {client_block.line} failed:\n{done.stderr[-4000:]}"
     finally:

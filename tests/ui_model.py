@@ -36,3 +36,25 @@ def launch_tiny_demo(tmp_dir: str):
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     return demo, f"http://127.0.0.1:{port}/"
+
+
+def wait_for_client(proc, url: str, timeout: float = 240):
+    """A gradio_client.Client for `url` once the server that `proc` is starting answers.
+
+    Fails the test with the process's output if it exits first; raises after `timeout` seconds.
+    """
+    import time
+
+    import pytest
+    from gradio_client import Client
+
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"the server exited: {proc.stdout.read()[-4000:] if proc.stdout else ''}")
+        try:
+            return Client(url, verbose=False)
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)  # polling for the server to come up, not timing anything
