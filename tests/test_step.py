@@ -1,0 +1,86 @@
+"""core/step.py: `denoise_step` on hand-made logits, no model and no decoder around it.
+
+Named invariants of one step: the schedule sees raw confidence whatever the temperature;
+positions are confirmed only where masked and in the current block, as many as the quota; tokens
+are drawn only there; the logits are not edited; at T = 0 the token is the raw argmax; a row's
+result does not depend on the other rows.
+"""
+from __future__ import annotations
+
+import torch
+
+from dllm_viz import DecodeConfig
+from dllm_viz.core.step import StepParams, StepState, denoise_step
+
+
+def _inputs(configs: list[DecodeConfig], masked: torch.Tensor, *, V: int = 9, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    A, G = masked.shape
+    logits = (torch.randn(int(masked.sum()), 1, V, generator=g) * 3).float()  # (M, 1, V)
+    logits[..., 0] = float("-inf")  # id 0 plays the mask token
+    noise = torch.rand(A, 2, G, generator=g)
+    params = StepParams.from_configs(configs)
+    temps = torch.tensor([c.temperature for c in configs], dtype=torch.float32)
+    return logits, params, StepState.initial(params, temps), noise
+
+
+def _step(configs, masked, **kw):
+    logits, params, state, noise = _inputs(configs, masked, **kw)
+    return logits, denoise_step(logits, masked, params, state, noise, top=3)
+
+
+def test_the_schedule_ranks_by_raw_confidence_at_any_temperature():
+    masked = torch.ones(1, 8, dtype=torch.bool)
+    results = [_step([DecodeConfig(gen_length=8, top_k=3, temperature=t)], masked)[1] for t in (0.0, 0.5, 1.0, 3.0)]
+    for r in results[1:]:
+        assert torch.equal(r.confidence, results[0].confidence) and torch.equal(r.selected, results[0].selected)
+
+
+def test_confirms_the_quota_only_where_masked_and_in_the_current_block():
+    masked = torch.tensor([[False, True, True, False, True, True, True, True]])
+    cfg = DecodeConfig(gen_length=8, block_length=4, top_k=3, decay=1.0)
+    _, r = _step([cfg], masked)
+    # block 0 holds positions 0-3, of which 1 and 2 are masked: the quota (3) is capped at those two
+    assert r.selected.nonzero()[:, 1].tolist() == [1, 2] and r.count.tolist() == [2]
+    assert not (r.selected & ~masked).any()
+
+
+def test_tokens_are_drawn_only_at_confirmed_positions_and_the_logits_are_untouched():
+    masked = torch.ones(2, 6, dtype=torch.bool)
+    configs = [DecodeConfig(gen_length=6, top_k=2, temperature=1.3, seed=1), DecodeConfig(gen_length=6, top_k=4)]
+    logits, params, state, noise = _inputs(configs, masked)
+    before = logits.clone()
+    r = denoise_step(logits, masked, params, state, noise, top=3)
+    assert torch.equal(logits, before)
+    assert ((r.tokens >= 0) == r.selected).all() and r.count.tolist() == [2, 4]
+    assert not (r.tokens[r.selected] == 0).any()  # the mask token is never drawn
+
+
+def test_at_temperature_zero_the_token_is_the_raw_argmax():
+    masked = torch.ones(1, 8, dtype=torch.bool)
+    _, r = _step([DecodeConfig(gen_length=8, top_k=8, temperature=0.0)], masked)
+    assert torch.equal(r.tokens[r.selected], r.argmax[r.selected])
+
+
+def test_a_rows_result_does_not_depend_on_its_neighbours():
+    cfg = DecodeConfig(gen_length=6, top_k=2, temperature=1.0)
+    masked_one = torch.ones(1, 6, dtype=torch.bool)
+    logits, params, state, noise = _inputs([cfg], masked_one, seed=3)
+    alone = denoise_step(logits, masked_one, params, state, noise)
+    other = DecodeConfig(gen_length=6, schedule="threshold", threshold=0.5, confidence="margin", temperature=2.0)
+    masked_two = torch.ones(2, 6, dtype=torch.bool)
+    o_logits, _, _, o_noise = _inputs([other], masked_one, seed=4)
+    params2 = StepParams.from_configs([cfg, other])
+    state2 = StepState.initial(params2, torch.tensor([1.0, 2.0]))
+    both = denoise_step(torch.cat([logits, o_logits]), masked_two, params2, state2, torch.cat([noise, o_noise]))
+    assert torch.equal(both.selected[0], alone.selected[0]) and torch.equal(both.tokens[0], alone.tokens[0])
+    assert torch.equal(both.confidence[0], alone.confidence[0])
+
+
+def test_polluted_confidence_is_what_the_schedule_sees_and_the_raw_one_is_kept():
+    masked = torch.ones(1, 8, dtype=torch.bool)
+    _, raw = _step([DecodeConfig(gen_length=8, top_k=3, temperature=3.0)], masked)
+    _, polluted = _step([DecodeConfig(gen_length=8, top_k=3, temperature=3.0, confidence_from="tempered")], masked)
+    assert torch.equal(polluted.raw_confidence, raw.confidence)
+    spread = lambda c: float(c.max() - c.min())  # noqa: E731
+    assert spread(polluted.confidence) < spread(raw.confidence)  # T = 3 flattens what the schedule sees
