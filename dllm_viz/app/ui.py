@@ -304,7 +304,11 @@ def build_demo(
     header = lambda lang: f"# {t('title', lang)}\n{t('subtitle', lang)}"  # noqa: E731
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         with gr.Row(elem_id="dv-header", equal_height=True):
-            c["header"] = lab(gr.Markdown(header(lang0)), header, "value")
+            with gr.Column(scale=1):
+                c["header"] = lab(gr.Markdown(header(lang0)), header, "value")
+                # The picked model's example prompts, under the title so the header stays one band.
+                c["model_prompts"] = gr.Markdown(model_prompts_md(models[picks[0]].prompts) if len(picks) > 1 else "",
+                                                 visible=len(picks) > 1)
             with gr.Column(scale=0, min_width=200):
                 c["lang"] = lab(gr.Radio(list(LANG_CHOICES), value=lang0, label=t("language", lang0), elem_id="dv-lang"),
                                 "language")
@@ -312,8 +316,6 @@ def build_demo(
                 lab(gr.Markdown(model_line(lang0), visible=len(picks) < 2), model_line, "value")
                 c["model_pick"] = lab(gr.Dropdown(picks, value=picks[0] if picks else None, label=t("model", lang0),
                                                   visible=len(picks) > 1, elem_id="dv-model"), "model")
-                c["model_prompts"] = gr.Markdown(model_prompts_md(models[picks[0]].prompts) if len(picks) > 1 else "",
-                                                 visible=len(picks) > 1)
         c["trace"] = gr.State(first)
         c["cursor"] = gr.State(v0("cursor", (0, 0)))
         with gr.Tabs():
