@@ -9,9 +9,11 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
   compare   a direct two-sided compare (`Playground.compare`, the polluted lesson's configs);
   lesson    a lesson click's handler (`Playground.lesson`: configs, text and its one compare);
   replay    a ~3 MB trace file shown by `Playground.upload` (parse once, render every view);
-  browser   (with --browser) in Debian's chromium: slider release to the canvas text and the
-            heatmap updated; a lesson click to both compare canvases updated; a 3 MB trace
-            uploaded to the canvas updated; one played frame drawn in the page (no server).
+  browser   (with --browser) in Debian's chromium, after clicking the balanced preset: slider
+            release to the canvas text, the heatmap, and every figure updated; a lesson click to
+            both compare canvases updated, then their heatmaps; a 3 MB trace uploaded to the
+            canvas updated, then its figures; one played frame drawn in the page (no server).
+            Each round starts once the page is idle (no long task for 0.5 s), so rounds never overlap.
 Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`).
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
@@ -59,50 +61,81 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def browser_latency(url: str, rounds: int) -> tuple[list[float], list[float]]:
-    """Seconds from slider release to (canvas text changed, heatmap data changed), per round."""
+# Armed in the page before an action; `page.evaluate(DONE)` then waits until every watched view has
+# changed and returns, per view, the ms after arming at which it did. A canvas is watched through
+# its text (or the trace it carries), a figure through its data object (plotly replaces it on every
+# update). Polled every 5 ms with cheap reads (no layout), so the probe costs the page next to nothing.
+ARM = """(watched) => { const t0 = performance.now();
+  const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
+    if (e.classList.contains('js-plotly-plot')) return e.data && e.data.length ? e.data[0] : null;
+    const s = e.getAttribute('data-trace') || e.textContent; return s.length + ':' + s.slice(0, 4000); };
+  const old = watched.map(sig), at = watched.map(() => null);
+  window.__dvWatch = new Promise((done) => { const tick = () => { const now = performance.now();
+    watched.forEach((sel, i) => { if (at[i] === null && sig(sel) !== old[i]) at[i] = now - t0; });
+    if (at.every((x) => x !== null)) done(at);
+    else if (now - t0 > 120000) done(at.map((x) => (x === null ? NaN : x)));
+    else setTimeout(tick, 5); }; tick(); }); }"""
+DONE = "() => window.__dvWatch"
+# Resolves once the page's main thread has had no long task (> 50 ms) for `quiet` ms: plotly draws
+# each figure twice per update (Gradio remounts it) and resizes it 100 ms later, so "the last view
+# changed" is not "the page is done"; a round that starts earlier would wait behind the last one.
+SETTLE = """(quiet) => new Promise((done) => {
+  if (!window.__dvLong) { window.__dvLong = {end: performance.now()};
+    new PerformanceObserver((list) => { for (const e of list.getEntries())
+      window.__dvLong.end = Math.max(window.__dvLong.end, e.startTime + e.duration); }).observe({type: 'longtask'}); }
+  const tick = () => (performance.now() - window.__dvLong.end > quiet ? done(true) : setTimeout(tick, 50)); tick(); })"""
+
+
+def settle(page: Any, quiet_ms: int = 500) -> None:
+    page.wait_for_timeout(150)  # plotly's deferred resize starts 100 ms after a draw
+    page.evaluate(SETTLE, quiet_ms)
+TEXT, HEAT = "#dv-canvas .dv-text", "#dv-heatmap .js-plotly-plot"
+FIGURES = (HEAT, "#dv-order .js-plotly-plot", "#dv-steps .js-plotly-plot")
+
+
+def open_page(p: Any, url: str) -> Any:
+    """Chromium on the app, the walkthrough dismissed, after the opening example has played."""
+    browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
+    page = browser.new_page(viewport={"width": 1500, "height": 1000})
+    page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
+    page.goto(url)
+    page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
+    page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
+    page.wait_for_selector(HEAT, timeout=120_000)
+    settle(page)
+    return page
+
+
+def browser_latency(url: str, rounds: int) -> dict[str, list[float]]:
+    """Seconds from a temperature slider release (balanced preset, L=64) to the canvas text, the
+    heatmap, and every figure of the page updated, per round."""
     from playwright.sync_api import sync_playwright
 
-    # Polled inside the page every 5 ms with cheap checks (textContent needs no layout; the heatmap's
-    # data object is replaced on update), so the probe itself costs the page next to nothing.
-    watch = """() => {
-      const text = () => { const el = document.querySelector('#dv-canvas .dv-text'); return el ? el.textContent : null; };
-      const heat = () => { const el = document.querySelector('#dv-heatmap .js-plotly-plot');
-                           return el && el.data && el.data.length ? el.data[0] : null; };
-      const w = window.__dv = {text: null, heat: null, t0: performance.now(), old: [text(), heat()]};
-      w.timer = setInterval(() => {
-        const now = performance.now();
-        if (w.text === null && text() !== w.old[0]) w.text = now;
-        if (w.heat === null && heat() !== w.old[1]) w.heat = now;
-        if (w.text !== null && w.heat !== null) clearInterval(w.timer);
-      }, 5); }"""
-    text_s, heat_s = [], []
+    out: dict[str, list[float]] = {"browser: canvas text": [], "browser: heatmap drawn": [],
+                                   "browser: all figures drawn": []}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
-        page.goto(url)
-        page.wait_for_selector("#dv-canvas", timeout=120_000)
-        page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
-        if page.locator("#dv-heatmap .js-plotly-plot").count() == 0:  # no example traces shipped: run once
-            page.get_by_role("button", name="Run", exact=True).click()
-        page.wait_for_selector("#dv-heatmap .js-plotly-plot", timeout=120_000)
+        page = open_page(p, url)
+        # The page opens on the quality example; the target is stated for the balanced preset.
+        page.evaluate(ARM, [TEXT, *FIGURES])
+        page.get_by_role("button", name="balanced", exact=True).click()
+        page.evaluate(DONE)
+        settle(page)
         slider = page.locator("#dv-temperature input[type=range]")
         for i in range(rounds + 1):
             slider.scroll_into_view_if_needed()
             box = slider.bounding_box()
-            page.evaluate(watch)
             current = float(slider.input_value())  # move well away from it, so every release changes the decode
             frac = (0.2 if current > 1.25 else 0.75) + 0.01 * (i % 5)
+            page.evaluate(ARM, [TEXT, *FIGURES])
             page.mouse.click(box["x"] + frac * box["width"], box["y"] + box["height"] / 2)
-            page.wait_for_function("() => window.__dv.text !== null && window.__dv.heat !== null", timeout=120_000)
-            t = page.evaluate("() => [window.__dv.text - window.__dv.t0, window.__dv.heat - window.__dv.t0]")
+            text, heat, *rest = page.evaluate(DONE)  # waits for every figure: rounds never overlap
             if i:  # round 0 warms up
-                text_s.append(t[0] / 1000)
-                heat_s.append(t[1] / 1000)
-            page.wait_for_timeout(300)  # let the follow-up event (rest of the figures) finish before the next release
-        browser.close()
-    return text_s, heat_s
+                out["browser: canvas text"].append(text / 1000)
+                out["browser: heatmap drawn"].append(heat / 1000)
+                out["browser: all figures drawn"].append(max(text, heat, *rest) / 1000)
+            settle(page)  # the download file, plotly's deferred resize
+        page.context.browser.close()
+    return out
 
 
 def make_big_trace(model: Any, path: Path, seed: int = 1) -> Path:
@@ -113,28 +146,16 @@ def make_big_trace(model: Any, path: Path, seed: int = 1) -> Path:
 
 
 def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, list[float]]:
-    """Seconds per round, in the page: lesson click -> both compare canvases; upload -> canvas;
-    one frame step drawn by page.js (measured inside the page, so only the browser's work)."""
+    """Seconds per round, in the page: lesson click -> both compare canvases (then their figures);
+    upload -> canvas (then the figures); one frame step drawn by page.js (measured inside the page,
+    so only the browser's work)."""
     from playwright.sync_api import sync_playwright
 
-    out: dict[str, list[float]] = {"browser: lesson click": [], "browser: 3 MB replay": [], "browser: frame step": []}
-    # Arms a watcher in the page and returns at once; `page.evaluate(DONE)` then waits for it. The
-    # signature is read from what the event writes (the canvas content or the trace it carries).
-    arm = """(sel) => { const t0 = performance.now();
-      const sig = () => { const e = document.querySelector(sel); if (!e) return null;
-                          const s = e.getAttribute('data-trace') || e.innerHTML; return s.length + ':' + s.slice(0, 4000); };
-      const old = sig();
-      window.__dvWatch = new Promise((done) => { const tick = () => { const s = sig();
-        if (s !== null && s !== old) done(performance.now() - t0);
-        else if (performance.now() - t0 > 120000) done(NaN); else setTimeout(tick, 5); }; tick(); }); }"""
-    done = "() => window.__dvWatch"
+    out: dict[str, list[float]] = {name: [] for name in (
+        "browser: lesson click", "browser: lesson figures", "browser: 3 MB replay", "browser: 3 MB replay figures",
+        "browser: frame step")}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        page.add_init_script("localStorage.setItem('dv-tour', 'done')")
-        page.goto(url)
-        page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
-        page.wait_for_function(PLAYED, timeout=120_000)
+        page = open_page(p, url)
         # one played frame: seek forward and back inside the page, timed there
         for i in range(rounds + 1):
             ms = page.evaluate("""() => { const b = document.querySelector('#dv-canvas .dv-next'),
@@ -144,22 +165,27 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, li
             if i:
                 out["browser: frame step"].append(ms / 1000)
         for i in range(rounds + 1):
-            page.evaluate(arm, "#dv-canvas .dv-player")
+            page.evaluate(ARM, ["#dv-canvas .dv-player", *FIGURES])
             page.set_input_files("#dv-knobs input[type=file]", str(bigs[i % 2]))  # alternate: each upload changes the page
-            s = page.evaluate(done)
+            canvas, *figs = page.evaluate(DONE)
             if i:
-                out["browser: 3 MB replay"].append(s / 1000)
-            page.wait_for_timeout(300)
+                out["browser: 3 MB replay"].append(canvas / 1000)
+                out["browser: 3 MB replay figures"].append(max(canvas, *figs) / 1000)
+            settle(page)
         page.get_by_role("tab", name="Compare").click()
+        settle(page)
         keys = ("polluted", "staged")
+        cmp_views = ["#dv-cmp-canvas-a .dv-canvas", "#dv-cmp-canvas-b .dv-canvas",
+                     "#dv-cmp-heat-a .js-plotly-plot", "#dv-cmp-heat-b .js-plotly-plot"]
         for i in range(rounds + 1):
-            page.evaluate(arm, "#dv-cmp-canvas-b .dv-canvas")
+            page.evaluate(ARM, cmp_views)
             page.locator(f"#dv-lesson-{keys[i % 2]}").click()
-            s = page.evaluate(done)
+            a, b, *figs = page.evaluate(DONE)
             if i:
-                out["browser: lesson click"].append(s / 1000)
-            page.wait_for_timeout(300)
-        browser.close()
+                out["browser: lesson click"].append(max(a, b) / 1000)
+                out["browser: lesson figures"].append(max(a, b, *figs) / 1000)
+            settle(page)
+        page.context.browser.close()
     return out
 
 
@@ -230,9 +256,7 @@ def main(argv: list[str] | None = None) -> None:
         for name, fn in cases.items():
             times[name].append(timed(fn))
     if args.browser:
-        text_s, heat_s = browser_latency(url, args.rounds)
-        times["browser: canvas text"] = text_s
-        times["browser: heatmap drawn"] = heat_s
+        times |= browser_latency(url, args.rounds)
         times |= browser_more(url, args.rounds, bigs)
     demo.close()
     engine.close()

@@ -129,6 +129,12 @@ MALFORMED = [  # (what, edit, the field the message must name)
     ("step index wrong", lambda d: d["steps"][0].__setitem__("step", 5), r"steps\[0\]\.step=5"),
     ("confidence as a string", lambda d: d["steps"][0]["confidence"].__setitem__(0, "0.5"), r"steps\[0\]\.confidence\[0\]='0\.5'"),
     ("probability above 1", lambda d: d["steps"][0]["candidate_probs"][0].__setitem__(0, 7.0), r"candidate_probs\[0\]\[0\]=7\.0"),
+    # the candidates' one-pass check (trace_schema._candidates_ok) fails, and the item check names the item
+    ("candidate outside the vocab", lambda d: d["steps"][0]["candidates"][2].__setitem__(0, 10**6),
+     r"steps\[0\]\.candidates\[2\]"),
+    ("candidate as a bool", lambda d: d["steps"][0]["candidates"][1].__setitem__(0, True), r"candidates\[1\]\[0\]=True"),
+    ("candidate probs a list short", lambda d: d["steps"][0]["candidate_probs"][2].pop(), r"steps\[0\]\.candidate_probs\[2\]="),
+    ("candidate prob as a string", lambda d: d["steps"][0]["candidate_probs"][3].__setitem__(0, "1"), r"candidate_probs\[3\]\[0\]='1'"),
     ("temperature overflow", lambda d: d["steps"][0].__setitem__("temperature", 1e300), r"steps\[0\]\.temperature=1e\+300"),
     ("a step as a list", lambda d: d["steps"].__setitem__(0, [1, 2]), r"trace steps\[0\]="),
     ("unknown step key", lambda d: d["steps"][0].__setitem__("evil", 1), r"steps\[0\] key='evil'"),

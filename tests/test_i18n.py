@@ -74,7 +74,8 @@ def test_the_chinese_views_have_no_untranslated_english():
         texts += [x for x in (fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) if x]
     for key in ("polluted", "rng", "threshold"):
         lesson = pg.lesson(key, prompt="", seed=0, gen_length=16, lang="zh")
-        texts += [lesson.lesson_text, lesson.cmp_summary, lesson.cmp_facts_a, lesson.cmp_heat_a.layout.title.text]
+        heat_a = pg.compare_figures(cmp_traces=lesson.cmp_traces, lang="zh").cmp_heat_a
+        texts += [lesson.lesson_text, lesson.cmp_summary, lesson.cmp_facts_a, heat_a.layout.title.text]
     sweep = pg.sweep(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
                      sweep_gen_length=8, lang="zh")
     texts += [sweep.sweep_summary, *sweep.sweep_table["headers"], sweep.sweep_nfe.layout.title.text]

@@ -175,7 +175,9 @@ def test_export_and_upload_round_trip_without_the_model(pg, runner):
     loaded = pg.upload(upload=path, lang="en")
     assert loaded.trace.to_json() == trace.to_json()
     assert loaded.temperature == 0.7 and loaded.seed == 9 and loaded.prompt == "the "
-    assert runner.calls == []
+    drawn = pg.trace_figures(trace=loaded.trace, lang="en", cursor=loaded.cursor, temperature=0.7)
+    assert drawn.heatmap.data[0].z and drawn.order.data[0].z and drawn.insp_text
+    assert runner.calls == []  # the canvas and then the figures: no model call, the file parsed once
 
 
 def test_upload_rejects_bad_files(pg, tmp_path):
@@ -209,6 +211,10 @@ def test_a_lesson_click_decodes_once(pg, runner):
         out = pg.lesson(key, prompt="the ", seed=2, gen_length=24, lang="en")
         assert len(runner.calls) == 1, key
         assert out.lesson_key == key and out.cmp_traces is not None and out.lesson_text.startswith("### ")
+        drawn = pg.compare_figures(cmp_traces=out.cmp_traces, lang="en")  # the follow-up: figures, no decode
+        assert len(runner.calls) == 1, key
+        rows = max(len(tr.steps) for tr in out.cmp_traces)  # both heatmaps on one height and scale
+        assert list(drawn.cmp_heat_a.layout.yaxis.range) == list(drawn.cmp_heat_b.layout.yaxis.range) == [rows + 0.5, 0.5]
 
 
 def test_compare_decodes_both_sides_in_one_batch(pg, runner):

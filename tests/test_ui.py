@@ -114,6 +114,7 @@ def test_each_lesson_click_runs_exactly_one_compare(built):
         fire(demo, button, "click", values)
         assert runner.calls == 1, key
         assert values[page.lesson_key._id] == key and values[page.cmp_traces._id] is not None
+        assert values[page.cmp_heat_b._id] is not None, key  # the figures followed the canvases
 
 
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(built):
@@ -140,8 +141,10 @@ def test_an_upload_is_parsed_once_and_never_decodes(built, tmp_path, monkeypatch
     original = trace_module.Trace.from_json.__func__
     monkeypatch.setattr(trace_module.Trace, "from_json", classmethod(lambda cls, s: parsed.append(1) or original(cls, s)))
     values[page.upload._id] = str(path)
+    values[page.heatmap._id] = values[page.order._id] = None
     fire(demo, page.upload, "upload", values)
     assert parsed == [1] and runner.calls == 0
+    assert values[page.heatmap._id] is not None and values[page.order._id] is not None  # drawn after the canvas
     assert values[page.download._id].endswith(".json")
 
 

@@ -22,19 +22,26 @@ def free_port() -> int:
 
 
 def launch_tiny_demo(tmp_dir: str):
-    """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close()."""
+    """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close().
+
+    `demo.decode_calls` lists the batch size of every call to the model, so a test can count decodes.
+    """
     from dllm_viz import DecodeConfig, decode
     from dllm_viz.app.ui import build_demo, launch_options
 
     model = make_text_model()
+    calls: list[int] = []
 
     def run(prompts, configs, *, on_step=None, record_candidates=5):
+        calls.append(len(prompts))
         return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
 
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
+    calls.clear()
     demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    demo.decode_calls = calls
     return demo, f"http://127.0.0.1:{port}/"
 
 

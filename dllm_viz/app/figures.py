@@ -8,6 +8,11 @@ shared cursor, and maps a click back to a cell.
 Figures are built as plain dicts and wrapped with `go.Figure(..., _validate=False)`: plotly's
 per-property validation cost about 60 ms per figure on the target CPU, a quarter of the budget
 from slider release to updated figures; the dicts below use only documented plotly.js attributes.
+
+Each figure declares margins wide enough for its colour bar, tick labels and legend (measured in
+chromium at 700 px, both languages). Gradio lets plotly grow a margin that is too small, but the
+growth costs a second full draw in the browser: a heatmap drawn in 30 ms instead of 65-110 ms
+(`bench/ui_bench.py`, slider release to the heatmap drawn).
 """
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ def _figure(data: list[dict[str, Any]], title: str, height: int, **layout: Any) 
         "title": {"text": title, "font": {"size": 14}, "x": 0.01, "xanchor": "left"},
         "height": height,
         "dragmode": False,  # a click selects a cell (page.js); no zoom box to get lost in
-        "margin": {"l": 50, "r": 20, "t": 44, "b": 40},
+        "margin": {"l": 50, "r": 20, "t": 44, "b": 44},
         # Legends sit under the x axis title, so they never cover the figure title.
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.28, "xanchor": "left", "x": 0},
     }
@@ -129,6 +134,7 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = Non
         title = t("fig_heatmap_polluted", lang, src=trace.config.confidence_from)
     return _figure(
         [heat, boxes], _titled(title, side, lang), height=max(240, min(460, 90 + 16 * rows)),
+        margin={"l": 50, "r": 108, "t": 44, "b": 44},  # r: the colour bar with its title
         xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5], showgrid=False),
         yaxis=_axis(t("axis_step", lang), range=[rows + 0.5, 0.5], dtick=max(1, rows // 8)),
     )
@@ -165,6 +171,7 @@ def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go
     }
     return _figure(
         [heat], t("fig_order", lang), height=max(180, min(420, 80 + 34 * rows)),
+        margin={"l": 50, "r": 88, "t": 44, "b": 44},
         xaxis={"showticklabels": False, "showgrid": False, "zeroline": False, "range": [-0.5, width - 0.5]},
         yaxis=_axis(t("axis_position", lang), range=[rows - 0.5, -0.5], showgrid=False,
                     tickvals=list(range(rows)), ticktext=[str(r * width) for r in range(rows)]),
@@ -218,7 +225,7 @@ def steps_plot(trace: Trace, *, lang: str = "en", side: str | None = None) -> go
     ]
     span = [0.5, max(1, len(steps)) + 0.5]
     return _figure(
-        data, _titled(t("fig_steps", lang), side, lang), height=440, margin={"l": 50, "r": 50, "t": 44, "b": 96},
+        data, _titled(t("fig_steps", lang), side, lang), height=520, margin={"l": 56, "r": 50, "t": 44, "b": 176},  # b: a legend of 3 lines at 390 px
         xaxis={"anchor": "y", "matches": "x2", "showticklabels": False, "range": span, **_AXIS},
         yaxis=_axis(t("axis_k", lang), domain=[0.56, 1.0], rangemode="tozero"),
         yaxis2=_axis(t("axis_temperature", lang), overlaying="y", side="right", showgrid=False,
@@ -256,7 +263,7 @@ def compare_orders(a: Trace, b: Trace, *, lang: str = "en") -> go.Figure:
                             "font": {"color": PALETTE["diverge"]}})
     return _figure(
         data, t("fig_compare", lang), height=320, shapes=shapes, annotations=annotations,
-        margin={"l": 50, "r": 20, "t": 44, "b": 80},
+        margin={"l": 50, "r": 20, "t": 44, "b": 96},
         xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5]),
         yaxis=_axis(t("axis_step", lang), autorange="reversed"),
     )
@@ -305,4 +312,4 @@ def sweep_heatmap(
         annotations.append({"xref": "paper", "yref": "paper", "x": x0 + w / 2, "y": 1.0, "yanchor": "bottom",
                             "showarrow": False, "text": f"{t('decay', lang)} {d:g}"})
     return _figure(data, title, height=max(220, 100 + 36 * len(temperatures)), annotations=annotations,
-                   yaxis={"autorange": "reversed"}, margin={"l": 60, "r": 20, "t": 64, "b": 40}, **layout)
+                   yaxis={"autorange": "reversed"}, margin={"l": 60, "r": 80, "t": 64, "b": 44}, **layout)

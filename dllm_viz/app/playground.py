@@ -130,6 +130,14 @@ class DecodeRest:
 
 
 @dataclass(frozen=True)
+class TraceFigures(DecodeRest):
+    """A stored trace's figures and inspector, drawn after its canvas (an upload or an example shows
+    its text first: the heatmap of a long trace takes the browser longer than the text)."""
+
+    heatmap: Any
+
+
+@dataclass(frozen=True)
 class Selected:
     """The inspector for the cursor the page sent."""
 
@@ -179,14 +187,9 @@ class Loaded(Knobs):
     trace: Trace
     cursor: tuple[int, int]
     canvas: str
-    heatmap: Any
     facts: str
     banner: str
     preset_badge: str
-    order: Any
-    steps_fig: Any
-    insp_plot: str
-    insp_text: str
 
 
 @dataclass(frozen=True)
@@ -201,17 +204,25 @@ class Exported:
 
 @dataclass(frozen=True)
 class CompareShown:
+    """A comparison's text: summary, both canvases and facts (its figures follow, `CompareFigures`)."""
+
     cmp_summary: str
     cmp_canvas_a: str
     cmp_canvas_b: str
+    cmp_facts_a: str
+    cmp_facts_b: str
+    cmp_traces: tuple[Trace, Trace] | None
+
+
+@dataclass(frozen=True)
+class CompareFigures:
+    """A comparison's figures, drawn from the stored pair once its canvases are on the page."""
+
     cmp_orders: Any
     cmp_heat_a: Any
     cmp_heat_b: Any
     cmp_steps_a: Any
     cmp_steps_b: Any
-    cmp_facts_a: str
-    cmp_facts_b: str
-    cmp_traces: tuple[Trace, Trace] | None
 
 
 @dataclass(frozen=True)
@@ -237,7 +248,7 @@ class SweepShown:
 
 
 @dataclass(frozen=True)
-class Relabelled(CompareShown, SweepShown):
+class Relabelled(CompareShown, CompareFigures, SweepShown):
     """Everything rendered in the page's language, after a language switch."""
 
     canvas: str
@@ -399,13 +410,13 @@ class Playground:
 
     # --- views of one trace ---------------------------------------------------------------------
     def first_views(self, trace: Trace, *, lang: str, position: int, autoplay: bool = False) -> dict[str, Any]:
-        """Canvas (at the end, or at the start when it will play), heatmap, facts, preset badge."""
+        """Canvas (at the end, or at the start when it will play), facts, preset badge."""
         pos = _clamp_position(position, trace)
         frame = 0 if autoplay else frame_count(trace)
         canvas = render.player_html(trace, lang=lang, frame=frame, selected=pos,
                                     order_width=figures.order_width(trace.config.gen_length), autoplay=autoplay)
-        return {"cursor": (frame, pos), "canvas": canvas, "heatmap": figures.confidence_heatmap(trace, lang=lang),
-                "facts": render.facts_html(trace, lang), "preset_badge": preset_badge(trace.config, lang)}
+        return {"cursor": (frame, pos), "canvas": canvas, "facts": render.facts_html(trace, lang),
+                "preset_badge": preset_badge(trace.config, lang)}
 
     def rest(self, *, trace: Trace | None, lang: str, cursor: tuple[int, int] | None, temperature: float) -> DecodeRest:
         """The rest of the view after a decode: order map, per-step plot, inspector."""
@@ -415,6 +426,14 @@ class Playground:
         plot, text = self._inspector(trace, lang, frame, pos, temperature)
         return DecodeRest(order=figures.order_map(trace, lang=lang), steps_fig=figures.steps_plot(trace, lang=lang),
                           insp_plot=plot, insp_text=text)
+
+    def trace_figures(self, *, trace: Trace | None, lang: str, cursor: tuple[int, int] | None,
+                      temperature: float) -> TraceFigures:
+        """A shown trace's heatmap and the rest of its views (after `upload` or `example`)."""
+        if trace is None:
+            return TraceFigures(*(KEEP for _ in fields_of(TraceFigures)))
+        rest = self.rest(trace=trace, lang=lang, cursor=cursor, temperature=temperature)
+        return TraceFigures(**shallow(rest), heatmap=figures.confidence_heatmap(trace, lang=lang))
 
     def _inspector(self, trace: Trace, lang: str, frame: int, position: int, temperature: float) -> tuple[str, str]:
         if trace.config.gen_length == 0:
@@ -465,6 +484,7 @@ class Playground:
             notes.append(self._banner(trace, traces[1], on, lang))
         pos = cursor[1] if cursor else 0
         return DecodeFirst(trace=trace, banner="\n\n".join(notes), sample_scope=cfg.sample_scope,
+                           heatmap=figures.confidence_heatmap(trace, lang=lang),
                            **self.first_views(trace, lang=lang, position=pos))
 
     @staticmethod
@@ -539,13 +559,12 @@ class Playground:
 
     def load_trace(self, trace: Trace, *, lang: str, temperature: float | None = None, autoplay: bool = False,
                    example: str | None = None) -> Loaded:
-        """Show a stored trace (uploaded or example) and set the widgets to its config."""
+        """Show a stored trace (uploaded or example) and set the widgets to its config; its figures
+        follow (`trace_figures`)."""
         first = self.first_views(trace, lang=lang, position=0, autoplay=autoplay)
         if example is not None:
             first["preset_badge"] = preset_badge(trace.config, lang, example=example)
-        rest = self.rest(trace=trace, lang=lang, cursor=first["cursor"], temperature=trace.config.temperature)
-        return Loaded(**shallow(knobs_of(trace.config)), prompt=prompt_text(trace), trace=trace, banner="",
-                      **first, **shallow(rest))
+        return Loaded(**shallow(knobs_of(trace.config)), prompt=prompt_text(trace), trace=trace, banner="", **first)
 
     def upload(self, *, upload: str | None, lang: str) -> Loaded:
         """Replay an uploaded trace file: parsed once, shown without the model."""
@@ -619,17 +638,25 @@ class Playground:
             return CompareShown(*(KEEP for _ in fields_of(CompareShown)))
         ta, tb = pair
         diff = set(divergence(ta, tb).token_differs)
-        rows = max(len(ta.steps), len(tb.steps))  # both heatmaps on one height and one scale
         canvas = lambda tr, side: render.side_label(side, lang) + render.canvas_html(tr, lang=lang, diff=diff, legend=False)  # noqa: E731
         return CompareShown(
             cmp_summary=summary, cmp_canvas_a=canvas(ta, "side_a"), cmp_canvas_b=canvas(tb, "side_b"),
+            cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
+            cmp_traces=(ta, tb),
+        )
+
+    def compare_figures(self, *, cmp_traces: tuple[Trace, Trace] | None, lang: str) -> CompareFigures:
+        """The stored comparison's figures (after `compare` or `lesson`; no model call)."""
+        if cmp_traces is None:
+            return CompareFigures(*(KEEP for _ in fields_of(CompareFigures)))
+        ta, tb = cmp_traces
+        rows = max(len(ta.steps), len(tb.steps))  # both heatmaps on one height and one scale
+        return CompareFigures(
             cmp_orders=figures.compare_orders(ta, tb, lang=lang),
             cmp_heat_a=figures.confidence_heatmap(ta, lang=lang, rows=rows, side="side_a"),
             cmp_heat_b=figures.confidence_heatmap(tb, lang=lang, rows=rows, side="side_b"),
             cmp_steps_a=figures.steps_plot(ta, lang=lang, side="side_a"),
             cmp_steps_b=figures.steps_plot(tb, lang=lang, side="side_b"),
-            cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
-            cmp_traces=(ta, tb),
         )
 
     # --- sweep ---------------------------------------------------------------------------------
@@ -698,13 +725,14 @@ class Playground:
         if trace is not None:
             frame, pos = cursor or (frame_count(trace), 0)
             first = self.first_views(trace, lang=lang, position=pos)
+            first["heatmap"] = figures.confidence_heatmap(trace, lang=lang)
             first["canvas"] = render.player_html(trace, lang=lang, frame=frame, selected=first["cursor"][1],
                                                  order_width=figures.order_width(trace.config.gen_length))
             first.pop("cursor")
             views |= first | shallow(self.rest(trace=trace, lang=lang, cursor=(frame, pos), temperature=temperature))
         pair = cmp_traces
         compare = self.compare_view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang)
-        compare_fields = {f: getattr(compare, f) for f in fields_of(CompareShown)}
+        compare_fields = shallow(compare) | shallow(self.compare_figures(cmp_traces=pair, lang=lang))
         sweep = self.sweep_view(sweep_state, lang=lang)
         sweep_fields = {f: getattr(sweep, f) for f in fields_of(SweepShown)}
         return Relabelled(**compare_fields, **sweep_fields, **views, banner="",

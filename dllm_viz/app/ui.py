@@ -33,6 +33,7 @@ from dllm_viz.app.playground import (
     KNOBS,
     PRESET_GROUPS,
     SCHEDULE_KNOBS,
+    CompareFigures,
     CompareShown,
     DecodeFirst,
     DecodeRest,
@@ -50,11 +51,13 @@ from dllm_viz.app.playground import (
     Reseeded,
     Selected,
     SweepShown,
+    TraceFigures,
     config_to_settings,
     example_label,
     fields_of,
     model_prompts_md,
     random_seed,
+    shallow,
 )
 from dllm_viz.core.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.core.config import DecodeConfig
@@ -285,7 +288,10 @@ def build_demo(
     first = examples[0][1] if examples else None
     s0 = config_to_settings(first.config if first else DecodeConfig.preset("balanced", 64))
     shown = pg.load_trace(first, lang=lang0, autoplay=True, example=examples[0][0]) if first else None
-    v0 = (lambda name, default=None: getattr(shown, name) if shown is not None else default)  # noqa: E731
+    if shown is not None:  # the first example's figures are in the page from the start
+        drawn = pg.trace_figures(trace=first, lang=lang0, cursor=shown.cursor, temperature=first.config.temperature)
+        shown = {**shallow(shown), **shallow(drawn)}
+    v0 = (lambda name, default=None: shown[name] if shown is not None else default)  # noqa: E731
     longest = min(256, (max_length or 256) - 16)
     c: dict[str, Any] = {}
     labels: list[Label] = []
@@ -530,23 +536,32 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
     # Traces in and out: each file parsed once, no model call.
     for trigger, fn, source in ((p.example.input, pg.example, p.example), (p.upload.upload, pg.upload, p.upload)):
         loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded)
-        wire(p, loaded.success, pg.export, ins=(p.trace,), out=Exported, **quiet)
+        drawn = wire(p, loaded.success, pg.trace_figures, ins=(p.trace, p.lang, p.cursor, p.temperature),
+                     out=TraceFigures, **quiet)  # the canvas first, then the figures
+        wire(p, drawn.then, pg.export, ins=(p.trace,), out=Exported, **quiet)
 
-    # Compare: a lesson click fills its configs and decodes its compare, in one event.
-    cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode")
+    # Compare: a lesson click fills its configs and decodes its compare, in one event; the canvases
+    # show first, and the figures follow from the stored pair (no second decode).
+    # "minimal": Gradio's full progress overlay on each of a lesson's dozen outputs costs the browser
+    # more than the compare itself on a small CPU (a long task every 100 ms while it waits).
+    cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal")
+
+    def figures_after(event: Any) -> None:
+        wire(p, event.success, pg.compare_figures, ins=(p.cmp_traces, p.lang), out=CompareFigures, **quiet)
+
     for key, button in p.lessons.items():
-        wire(p, button.click, functools.partial(pg.lesson, key),
-             ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown, **cmp_kw)
-    wire(p, p.compare_run.click, pg.compare,
-         ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
-         out=CompareShown, **cmp_kw)
+        figures_after(wire(p, button.click, functools.partial(pg.lesson, key),
+                           ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown, **cmp_kw))
+    figures_after(wire(p, p.compare_run.click, pg.compare,
+                       ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
+                       out=CompareShown, **cmp_kw))
     # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
     decode_on(wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick,), out=ModelPicked).then)
 
     # Sweep: one batched decode with a progress bar.
     wire(p, p.sweep_run.click, pg.sweep, ins=(p.sweep_temps, p.sweep_divisors, p.sweep_decays, p.sweep_seeds,
                                               p.sweep_prompts, p.sweep_gen_length, p.lang),
-         out=SweepShown, progress=True, **cmp_kw)
+         out=SweepShown, progress=True, **{**cmp_kw, "show_progress": "full"})  # its progress bar
 
     # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when
     # a tab is shown lets the responsive figures fit their containers again. Browser-only.

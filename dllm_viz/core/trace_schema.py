@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 from dllm_viz.core.config import FLOAT32_MAX, short
@@ -213,10 +214,28 @@ def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks
     if cands is not None:
         _list(f"{path}.candidates", cands, G)
         _list(f"{path}.candidate_probs", probs, G)
-        for p, (ids, ps) in enumerate(zip(cands, probs)):
+        if _candidates_ok(cands, probs, known_ids):
+            return
+        for p, (ids, ps) in enumerate(zip(cands, probs)):  # something is wrong: name the first bad item
             ids = _ints(f"{path}.candidates[{p}]", ids, 0, MAX_TOKEN_ID, limit=MAX_CANDIDATES)
             _known_ids(f"{path}.candidates[{p}]", ids, known_ids)
             _numbers(f"{path}.candidate_probs[{p}]", ps, -PROB_SLACK, 1 + PROB_SLACK, len(ids))
+
+
+def _candidates_ok(cands: list, probs: list, known_ids: set[int] | None) -> bool:
+    """One step's candidate lists all well formed, checked in a few passes of builtins over the
+    flattened lists (G small lists checked one by one cost most of a 3 MB trace's parse). False
+    sends the caller to the item-by-item check, which names the first bad item."""
+    if not all(type(ids) is list and type(ps) is list and len(ids) == len(ps) <= MAX_CANDIDATES
+               for ids, ps in zip(cands, probs)):
+        return False
+    ids, ps = list(chain.from_iterable(cands)), list(chain.from_iterable(probs))
+    if ids and not (set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) <= MAX_TOKEN_ID):
+        return False
+    if known_ids is not None and not known_ids.issuperset(ids):
+        return False
+    # NaN and Infinity never get here: from_json refuses them when it parses.
+    return not ps or (set(map(type, ps)) <= {float, int} and -PROB_SLACK <= min(ps) and max(ps) <= 1 + PROB_SLACK)
 
 
 def dataclass_fields(cls: type) -> tuple[str, ...]:
