@@ -4,7 +4,9 @@
     world model and the Austen model side by side (target for the world model: < 0.15 s);
 (b) quality: for each of the article's presets, 64 seeded runs (the 4 world prompts x 16 seeds,
     one batched decode per preset), the share of runs the checker accepts, of complete sentences
-    that are valid and of two-word names that are broken, with 95% Wilson intervals.
+    that are valid and of two-word names that are broken, with 95% Wilson intervals; then the
+    quality preset's temperature with one token per step (k=1) and with the threshold schedule,
+    which tells what the model knows from what confirming several tokens per step breaks.
 Timings on a shared machine are noisy; the quality numbers are deterministic (fixed seeds).
 
     python bench/world_bench.py                      # the shipped assets/world
@@ -46,11 +48,22 @@ def speed(model, prompt: str, gen_length: int, rounds: int) -> tuple[float, floa
     return statistics.median(wall), statistics.median(cpu)
 
 
+# The quality preset's temperature (0.7) under schedules that confirm coupled tokens one at a time:
+# what the model knows, apart from what confirming several tokens per step does to it.
+ONE_AT_A_TIME = {
+    "quality T, k=1": lambda gen_length, seed: DecodeConfig.preset("quality", gen_length, seed=seed).replace(
+        top_k=1, decay=1.0),
+    "quality T, threshold 0.9": lambda gen_length, seed: DecodeConfig.preset("quality", gen_length, seed=seed).replace(
+        schedule="threshold", threshold=0.9),
+}
+
+
 def quality(model, gen_length: int, seeds: int) -> dict[str, dict]:
+    makers = {name: (lambda g, s, name=name: DecodeConfig.preset(name, g, seed=s)) for name in PRESETS}
     out = {}
-    for name in PRESETS:
+    for name, make in {**makers, **ONE_AT_A_TIME}.items():
         prompts = [p for p in WORLD_PROMPTS for _ in range(seeds)]
-        configs = [DecodeConfig.preset(name, gen_length, seed=s) for _ in WORLD_PROMPTS for s in range(seeds)]
+        configs = [make(gen_length, s) for _ in WORLD_PROMPTS for s in range(seeds)]
         traces = decode(model, prompts, configs, record_candidates=0)
         out[name] = {"steps": statistics.mean(t.nfe for t in traces), **correctness(traces),
                      "example": trace_text(traces[0])}
@@ -80,10 +93,13 @@ def main(argv: list[str] | None = None) -> None:
               f"austen {report['wall_s_austen']:.3f} s wall / {report['cpu_s_austen']:.3f} s CPU "
               f"(CPU ratio {report['cpu_s_austen'] / report['cpu_s_world']:.1f}x)")
     report["presets"] = quality(world, args.gen_length, args.seeds)
-    print("| preset | steps | valid runs | valid sentences | broken names |\n|---|---:|---|---|---|")
+    rules = list(next(iter(report["presets"].values()))["runs_breaking"])
+    print("| decode | steps | valid runs | valid sentences | broken two-word names | runs breaking "
+          + " / ".join(rules) + " |\n|---|---:|---|---|---|---|")
     for name, q in report["presets"].items():
+        breaking = " / ".join(f"{q['runs_breaking'][r]['rate']:.0%}" for r in rules)
         print(f"| {name} | {q['steps']:.1f} | {format_rate(q['valid_runs'])} | {format_rate(q['valid_sentences'])} "
-              f"| {format_rate(q['broken_entities'])} |")
+              f"| {format_rate(q['broken_entities'])} | {breaking} |")
     for name, q in report["presets"].items():
         print(f"{name}: {q['example']!r}")
     if args.json:

@@ -195,22 +195,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--gen-length", type=int, default=64)
     parser.add_argument("--out", type=Path, default=MEASURED_PATH)
     parser.add_argument("--world-seeds", type=int, default=8, help="seeds per world prompt; 0 skips the world model")
+    parser.add_argument("--world-only", action="store_true",
+                        help="measure only the world model (its studies and these pairs), e.g. after retraining it")
     args = parser.parse_args(argv)
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
 
-    model = load_model()
+    if not args.world_only:
+        model = load_model()
 
-    def run(prompts, configs, *, on_step=None, record_candidates=0):
-        return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
+        def run(prompts, configs, *, on_step=None, record_candidates=0):
+            return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
 
-    results = []
-    for lesson in LESSONS.values():
-        m = measure(run, lesson, DEFAULT_PROMPTS, range(args.seeds), args.gen_length)
-        results.append(m)
-        print(f"## {lesson.text('title', 'en')}\n{measured_table(m)}\n", flush=True)
-    args.out.write_text(json.dumps({"model": getattr(model, "name", "model"), "lessons": results}, indent=1) + "\n")
-    print(f"wrote {args.out}")
+        results = []
+        for lesson in LESSONS.values():
+            m = measure(run, lesson, DEFAULT_PROMPTS, range(args.seeds), args.gen_length)
+            results.append(m)
+            print(f"## {lesson.text('title', 'en')}\n{measured_table(m)}\n", flush=True)
+        args.out.write_text(json.dumps({"model": getattr(model, "name", "model"), "lessons": results}, indent=1) + "\n")
+        print(f"wrote {args.out}")
     if args.world_seeds:  # the same pairs and the correctness studies, on the world model
         from dllm_viz.app.world_lessons import measure_and_write
 

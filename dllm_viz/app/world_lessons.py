@@ -174,6 +174,30 @@ def measure_and_write(*, seeds: int = 8, out: Path = WORLD_MEASURED_PATH, model_
     return data
 
 
+def pairs_table(data: dict[str, Any], keys: Sequence[str]) -> str:
+    """Compare-tab pairs on the world model, A / B side by side (README: the samplers as shipped)."""
+    lines = ["| pair | steps A / B | valid sentences A / B | broken two-word names A / B | valid runs A / B |",
+             "|---|---|---|---|---|"]
+    for key in keys:
+        pair = data["pairs"][key]
+        a, b = pair["variants"]["A"], pair["variants"]["B"]
+        cell = lambda name: f"{format_rate(a[name])} / {format_rate(b[name])}"  # noqa: E731
+        lines.append(f"| {pair['title']} | {a['steps']:g} / {b['steps']:g} | {cell('valid_sentences')} "
+                     f"| {cell('broken_entities')} | {cell('valid_runs')} |")
+    return "\n".join(lines)
+
+
+def summary_table(data: dict[str, Any]) -> str:
+    """One Markdown table of every study (README): steps, valid sentences, broken names, 95% Wilson intervals."""
+    lines = ["| study | variant | steps | valid sentences | broken two-word names |", "|---|---|---:|---|---|"]
+    for key in (*STUDIES, THRESHOLD.key):
+        study = data["studies"][key]
+        for label, v in study["variants"].items():
+            lines.append(f"| {key} | {label} | {v['steps']:g} | {format_rate(v['valid_sentences'])} "
+                         f"| {format_rate(v['broken_entities'])} |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Measure the lessons as correctness rates on the world model.")
     parser.add_argument("--seeds", type=int, default=8, help="seeds per prompt (the shipped lessons.json: 8)")
@@ -186,13 +210,3 @@ def main(argv: Sequence[str] | None = None) -> None:
 if __name__ == "__main__":
     main()
 
-
-def summary_table(data: dict[str, Any]) -> str:
-    """One Markdown table of every study (README): steps, valid sentences, broken names, 95% Wilson intervals."""
-    lines = ["| study | variant | steps | valid sentences | broken two-word names |", "|---|---|---:|---|---|"]
-    for key in (*STUDIES, THRESHOLD.key):
-        study = data["studies"][key]
-        for label, v in study["variants"].items():
-            lines.append(f"| {key} | {label} | {v['steps']:g} | {format_rate(v['valid_sentences'])} "
-                         f"| {format_rate(v['broken_entities'])} |")
-    return "\n".join(lines)
