@@ -10,9 +10,10 @@ per-property validation cost about 60 ms per figure on the target CPU, a quarter
 from slider release to updated figures; the dicts below use only documented plotly.js attributes.
 
 Each figure declares margins wide enough for its colour bar, tick labels and legend (measured in
-chromium at 700 px, both languages). Gradio lets plotly grow a margin that is too small, but the
-growth costs a second full draw in the browser: a heatmap drawn in 30 ms instead of 65-110 ms
-(`bench/ui_bench.py`, slider release to the heatmap drawn).
+chromium at 700 px and at the page's 390 px columns, both languages; `tests/test_browser.py` checks
+that none grows). Gradio lets plotly grow a margin that is too small, but the growth costs a second
+full draw in the browser: a 64-position heatmap drawn from scratch in about 30 ms instead of
+65-110 ms (plotly.js in chromium, the same figure with and without room for its colour bar).
 """
 from __future__ import annotations
 
@@ -225,7 +226,8 @@ def steps_plot(trace: Trace, *, lang: str = "en", side: str | None = None) -> go
     ]
     span = [0.5, max(1, len(steps)) + 0.5]
     return _figure(
-        data, _titled(t("fig_steps", lang), side, lang), height=520, margin={"l": 56, "r": 50, "t": 44, "b": 176},  # b: a legend of 3 lines at 390 px
+        data, _titled(t("fig_steps", lang), side, lang), height=520,
+        margin={"l": 56, "r": 50, "t": 44, "b": 176},  # b: its legend wraps to 3 lines in a 390 px column
         xaxis={"anchor": "y", "matches": "x2", "showticklabels": False, "range": span, **_AXIS},
         yaxis=_axis(t("axis_k", lang), domain=[0.56, 1.0], rangemode="tozero"),
         yaxis2=_axis(t("axis_temperature", lang), overlaying="y", side="right", showgrid=False,
