@@ -725,11 +725,11 @@ class Playground:
         if trace is not None:
             frame, pos = cursor or (frame_count(trace), 0)
             first = self.first_views(trace, lang=lang, position=pos)
-            first["heatmap"] = figures.confidence_heatmap(trace, lang=lang)
             first["canvas"] = render.player_html(trace, lang=lang, frame=frame, selected=first["cursor"][1],
                                                  order_width=figures.order_width(trace.config.gen_length))
             first.pop("cursor")
-            views |= first | shallow(self.rest(trace=trace, lang=lang, cursor=(frame, pos), temperature=temperature))
+            views |= first | shallow(self.trace_figures(trace=trace, lang=lang, cursor=(frame, pos),
+                                                        temperature=temperature))
         pair = cmp_traces
         compare = self.compare_view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang)
         compare_fields = shallow(compare) | shallow(self.compare_figures(cmp_traces=pair, lang=lang))
