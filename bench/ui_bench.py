@@ -62,18 +62,26 @@ def timed(fn: Callable[[], Any]) -> float:
 
 
 # Armed in the page before an action; `page.evaluate(DONE)` then waits until every watched view has
-# changed and returns, per view, the ms after arming at which it did. A canvas is watched through
-# its text (or the trace it carries), a figure through its data object (plotly replaces it on every
-# update). Polled every 5 ms with cheap reads (no layout), so the probe costs the page next to nothing.
-ARM = """(watched) => { const t0 = performance.now();
+# changed and returns, per view, the ms at which it did, counted from the user's action as the page
+# saw it: the first pointerup (a click, a slider release), keyup or change (a file chosen) after
+# arming, by its event timestamp; Playwright's own checks before a click are not the app's latency.
+# Without such an event (a frame step run inside the page) the count starts at arming. A canvas is
+# watched through its text (or the trace it carries), a figure through its data object (plotly
+# replaces it on every update). Polled every 5 ms with cheap reads (no layout), so the probe costs
+# the page next to nothing.
+ARM = """(watched) => { let t0 = performance.now(), acted = false;
+  const act = (e) => { if (!acted) { acted = true; t0 = e.timeStamp; } };
+  const kinds = ['pointerup', 'keyup', 'change'];
+  kinds.forEach((k) => document.addEventListener(k, act, true));
   const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
     if (e.classList.contains('js-plotly-plot')) return e.data && e.data.length ? e.data[0] : null;
     const s = e.getAttribute('data-trace') || e.textContent; return s.length + ':' + s.slice(0, 4000); };
-  const old = watched.map(sig), at = watched.map(() => null);
+  const old = watched.map(sig), at = watched.map(() => null), start = t0;
   window.__dvWatch = new Promise((done) => { const tick = () => { const now = performance.now();
-    watched.forEach((sel, i) => { if (at[i] === null && sig(sel) !== old[i]) at[i] = now - t0; });
-    if (at.every((x) => x !== null)) done(at);
-    else if (now - t0 > 120000) done(at.map((x) => (x === null ? NaN : x)));
+    watched.forEach((sel, i) => { if (at[i] === null && sig(sel) !== old[i]) at[i] = now; });
+    const finish = (xs) => { kinds.forEach((k) => document.removeEventListener(k, act, true)); done(xs.map((x) => x - t0)); };
+    if (at.every((x) => x !== null)) finish(at);
+    else if (now - start > 120000) finish(at.map((x) => (x === null ? NaN : x)));
     else setTimeout(tick, 5); }; tick(); }); }"""
 DONE = "() => window.__dvWatch"
 # Resolves once the page's main thread has had no long task (> 50 ms) for `quiet` ms: plotly draws

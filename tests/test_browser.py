@@ -28,6 +28,8 @@ HEATMAP_Z = """() => { const el = document.querySelector('#dv-heatmap .js-plotly
 CANVAS_TEXT = "() => document.querySelector('#dv-canvas .dv-text').innerText"
 FRAME = "() => Number(document.querySelector('#dv-canvas .dv-player').dataset.frame)"
 SELECTED = "() => Number(document.querySelector('#dv-canvas .dv-player').dataset.selected)"
+DRAWS = "() => [window.__dv.draws || 0, window.__dv.skippedDraws || 0]"  # counted by page.js
+ORDER_DATA = "() => { const e = document.querySelector('#dv-order .js-plotly-plot'); return e && e.data ? e.data[0] : null; }"
 TIMEOUT_MS = 60_000  # generous: the CI machine is shared; nothing here measures speed
 
 
@@ -87,9 +89,17 @@ def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     assert z0 and text0.startswith("the cat ")
     slider = page.locator("#dv-temperature input[type=range]")
     box = slider.bounding_box()
+    page.evaluate(f"() => {{ window.__order0 = ({ORDER_DATA})(); }}")
+    draws0 = page.evaluate(DRAWS)
     page.mouse.click(box["x"] + 0.85 * box["width"], box["y"] + box["height"] / 2)  # press and release
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
     page.wait_for_function(f"(old) => ({CANVAS_TEXT})() !== old", arg=text0, timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({ORDER_DATA})() !== window.__order0", timeout=TIMEOUT_MS)  # the rest follow
+    page.wait_for_timeout(500)
+    drawn, skipped = (a - b for a, b in zip(page.evaluate(DRAWS), draws0))
+    # Gradio remounts a gr.Plot on each new value; page.js lets only the mounted div draw: each of
+    # the three figures a decode updates (heatmap, order map, per-step plot) is drawn once.
+    assert (drawn, skipped) == (3, 3)
     page.screenshot(path=str(tmp_path / "playground.png"), full_page=True)
     # Each figure's declared margins hold its colour bar, labels and legend: plotly never needs a
     # second full draw to grow them (figures.py; a third of the time to the heatmap drawn).
@@ -200,6 +210,7 @@ def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
         page.wait_for_function(f"() => ({heat_b})() !== window.__heat", timeout=TIMEOUT_MS)  # figures follow
         page.wait_for_timeout(300)
         assert len(calls) - before == 1, key  # one batched compare per click, figures included
+        assert page.locator(".dv-busy").count() == 0, key  # the canvases' busy look ended with the event
     assert page.locator("#dv-cmp-canvas-a .dv-side-a").count() == 1
     a = page.locator("#dv-cmp-heat-a .js-plotly-plot").bounding_box()
     b = page.locator("#dv-cmp-heat-b .js-plotly-plot").bounding_box()

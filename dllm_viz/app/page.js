@@ -318,8 +318,33 @@ function load() {
   }
 }
 
+// ----- one draw per figure update -------------------------------------------------------------
+// Gradio's gr.Plot remounts its plotly div on every new value (a {#key} block), and the outgoing
+// div still draws the new figure before Svelte removes it: every update was drawn twice, ~40 ms
+// each here. Plotly.react is deferred to a microtask, after Svelte's update has finished, and
+// skipped for a div that has left the page by then. Plotly loads with the first gr.Plot, so the
+// wrap waits for it; nothing else of Plotly is changed.
+function oneDrawPerUpdate() {
+  const P = window.Plotly;
+  if (!P || typeof P.react !== "function") return false;
+  if (P.__dvOneDraw) return true;
+  const react = P.react;
+  P.react = function (gd, ...args) {
+    return Promise.resolve().then(() => {
+      if (gd && gd.isConnected === false) { dv.skippedDraws = (dv.skippedDraws || 0) + 1; return gd; }
+      dv.draws = (dv.draws || 0) + 1;
+      return react.call(P, gd, ...args);
+    });
+  };
+  P.__dvOneDraw = true;
+  return true;
+}
+
 if (!window.__dvListening) {
   window.__dvListening = true;
+  if (!oneDrawPerUpdate()) {
+    const wait = setInterval(() => { if (oneDrawPerUpdate()) clearInterval(wait); }, 50);
+  }
   document.addEventListener("click", (e) => {
     const tok = e.target.closest && e.target.closest("#dv-canvas .dv-text [data-pos]");
     if (tok && dv.data) select(null, Number(tok.dataset.pos));
@@ -333,6 +358,17 @@ if (!window.__dvListening) {
       setTimeout(() => { const b = document.getElementById("dv-lesson-" + key); if (b) b.click(); }, 0);
     }
   });
+  // A lesson or Compare click: its two canvases dim (CSS, after 0.3 s) until the event ends; the
+  // event's chained js calls __dvIdle, on success and on error alike.
+  window.__dvIdle = () => document.querySelectorAll(".dv-busy").forEach((x) => x.classList.remove("dv-busy"));
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest && e.target.closest(".dv-lesson-buttons button, button#dv-compare-run");
+    if (!b) return;
+    ["dv-cmp-canvas-a", "dv-cmp-canvas-b"].forEach((id) => {
+      const box = document.getElementById(id);
+      if (box) box.classList.add("dv-busy");
+    });
+  }, true);
   document.addEventListener("mouseover", (e) => {
     const tok = e.target.closest && e.target.closest("#dv-canvas .dv-text [data-pos]");
     const p = tok ? Number(tok.dataset.pos) : -1;
@@ -361,8 +397,12 @@ if (!window.__dvListening) {
   });
   window.addEventListener("resize", () => syncViews(false));
   // Figures are redrawn by Gradio after every decode; redraw the overlays when the DOM settles.
+  // Gradio's progress trackers (a ".wrap" in each block) tick while an event runs: not a redraw.
+  const ours = (r) => r.target.closest && r.target.closest(".dv-overlay, .dv-player, .progress-text");
+  const tracker = (r) => r.target.classList && r.target.classList.contains("wrap") &&
+    r.target.parentElement && r.target.parentElement.classList.contains("block");
   new MutationObserver((records) => {
-    if (records.some((r) => !(r.target.closest && r.target.closest(".dv-overlay, .dv-player")))) syncViews(false);
+    if (records.some((r) => !ours(r) && !tracker(r))) syncViews(false);
   }).observe(document.body, {childList: true, subtree: true});
 }
 

@@ -111,6 +111,8 @@ PAGE_CSS = f"""
 .dv-lesson-buttons button {{ min-width: 0; }}
 .dv-canvas {{ background: {PALETTE['card']}; color: {PALETTE['text']}; border-radius: 10px;
   padding: 12px 16px; border: 1px solid {PALETTE['border']}; font-size: 15px; }}
+/* a Compare run in flight (page.js): dim once, after 0.3 s; no animation (it would cost the CPU the decode needs) */
+.dv-busy .dv-canvas {{ opacity: 0.45; transition: opacity 0s linear 0.3s; }}
 .dv-status {{ font-size: 13px; color: {PALETTE['muted']}; margin-bottom: 8px; min-height: 1.4em; }}
 .dv-text {{ font-family: {MONO}; line-height: 2.1; white-space: pre-wrap; word-break: break-word; }}
 .dv-player .dv-text {{ height: {CANVAS_HEIGHT_PX}px; overflow-y: auto; }}

@@ -444,7 +444,8 @@ def build_demo(
                 with gr.Row(equal_height=True):
                     c["neighbours"] = lab(gr.Slider(0, len(NEIGHBOURS), 0, step=1, label=t("neighbours", lang0), scale=3),
                                           "neighbours")
-                    c["compare_run"] = lab(gr.Button(t("compare_run", lang0), variant="primary", scale=1), "compare_run",
+                    c["compare_run"] = lab(gr.Button(t("compare_run", lang0), variant="primary", scale=1,
+                                                     elem_id="dv-compare-run"), "compare_run",
                                            "value")
                 c["cmp_summary"] = gr.Markdown("", elem_id="dv-cmp-summary")
                 with gr.Row():
@@ -497,11 +498,17 @@ def build_demo(
     return demo
 
 
+# Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
+IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
+
+
 def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """Connect widgets to `Playground` handlers; handlers never see components."""
     p = page
+    # Progress shows on the canvas alone: Gradio's status tracker on each of a decode's outputs cost
+    # the browser ~50 ms at the click and slowed the decode's forwards by ~20% (measured on 2 cores).
     decode_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode", trigger_mode="always_last",
-                     show_progress="minimal")
+                     show_progress="minimal", show_progress_on=[p.canvas])
     quiet = dict(show_progress="hidden")
 
     def decode_on(trigger: Callable[..., Any]) -> None:
@@ -520,9 +527,13 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
     for name in CHOICE_KNOBS:
         decode_on(getattr(p, name).input)
     decode_on(p.schedule.input)
-    decode_on(wire(p, p.new_seed.click, pg.reseed, out=Reseeded).then)
+    # Instant handlers that fill widgets before a decode show no progress of their own: Gradio's
+    # "full" tracker animates a spinner on every widget (hundreds of DOM changes in 0.3 s), and that
+    # ran while the decode that follows was computing.
+    decode_on(wire(p, p.new_seed.click, pg.reseed, out=Reseeded, **quiet).then)
     for name, button in p.presets.items():
-        decode_on(wire(p, button.click, functools.partial(pg.preset, name), ins=(p.gen_length,), out=PresetKnobs).then)
+        filled = wire(p, button.click, functools.partial(pg.preset, name), ins=(p.gen_length,), out=PresetKnobs, **quiet)
+        decode_on(filled.then)
     # Whatever sets the schedule (the dropdown, a preset, an example), its sliders follow.
     wire(p, p.schedule.change, pg.knob_states, ins=(p.schedule,), out=KnobStates, as_update="interactive", **quiet)
     for name in K_KNOBS:
@@ -535,18 +546,22 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
 
     # Traces in and out: each file parsed once, no model call.
     for trigger, fn, source in ((p.example.input, pg.example, p.example), (p.upload.upload, pg.upload, p.upload)):
-        loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded)
+        loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, show_progress="minimal",
+                      show_progress_on=[p.canvas])
         drawn = wire(p, loaded.success, pg.trace_figures, ins=(p.trace, p.lang, p.cursor, p.temperature),
                      out=TraceFigures, **quiet)  # the canvas first, then the figures
         wire(p, drawn.then, pg.export, ins=(p.trace,), out=Exported, **quiet)
 
     # Compare: a lesson click fills its configs and decodes its compare, in one event; the canvases
     # show first, and the figures follow from the stored pair (no second decode).
-    # "minimal": Gradio's full progress overlay on each of a lesson's dozen outputs costs the browser
-    # more than the compare itself on a small CPU (a long task every 100 ms while it waits).
-    cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="minimal")
+    # No Gradio progress: its overlay on a lesson's dozen outputs cost the browser more than the
+    # compare itself on a small CPU, and even its timer on the two canvases slowed the compare on
+    # 2 cores (ui_bench, lesson click: 1.42x the direct compare with it, 1.00x without). page.js
+    # dims the canvases instead (one style change) until the event ends, whichever way it ends.
+    cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="hidden")
 
     def figures_after(event: Any) -> None:
+        event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy
         wire(p, event.success, pg.compare_figures, ins=(p.cmp_traces, p.lang), out=CompareFigures, **quiet)
 
     for key, button in p.lessons.items():
@@ -556,12 +571,12 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
                        ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
                        out=CompareShown, **cmp_kw))
     # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
-    decode_on(wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick,), out=ModelPicked).then)
+    decode_on(wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick,), out=ModelPicked, **quiet).then)
 
     # Sweep: one batched decode with a progress bar.
     wire(p, p.sweep_run.click, pg.sweep, ins=(p.sweep_temps, p.sweep_divisors, p.sweep_decays, p.sweep_seeds,
                                               p.sweep_prompts, p.sweep_gen_length, p.lang),
-         out=SweepShown, progress=True, **{**cmp_kw, "show_progress": "full"})  # its progress bar
+         out=SweepShown, progress=True, **{**cmp_kw, "show_progress": "full", "show_progress_on": None})  # its progress bar
 
     # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when
     # a tab is shown lets the responsive figures fit their containers again. Browser-only.
