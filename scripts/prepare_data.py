@@ -77,13 +77,17 @@ def split_austen(data: dict[str, object], fraction: float) -> tuple[str, str, di
     return "\n".join(train_parts) + "\n", "\n".join(heldout_parts) + "\n", stats
 
 
-def assemble(austen_train: str, extras: list[tuple[str, str]]) -> dict[str, str]:
+def assemble(austen_train: str, extras: list[tuple[str, str]], *, austen_repeat: int = 1) -> dict[str, str]:
     """``{"train": ..., "judge": ...}`` from Austen's training text and ``(role, text)`` extras.
 
     The Austen text comes first and unchanged, so ``train.txt`` starts with today's training text
     and the held-out split (written separately) is untouched by whatever is added.
+    ``austen_repeat``: Austen's text that many times, a sampling weight (windows are drawn uniformly
+    from the stream), so that the extras add grammar without drowning the held-out author.
     """
-    out = {"train": austen_train, "judge": ""}
+    if not isinstance(austen_repeat, int) or austen_repeat < 1:
+        raise ValueError(f"austen_repeat={austen_repeat!r}: expected an integer >= 1")
+    out = {"train": austen_train * austen_repeat, "judge": ""}
     for role, text in extras:
         if role not in out:
             raise ValueError(f"role={role!r} must be one of {sorted(out)}")
@@ -137,6 +141,8 @@ def main() -> None:
     parser.add_argument("--sources", nargs="*", default=[],
                         help="extra sources from scripts/corpus_sources.py (or 'all'); none: Austen only, as shipped")
     parser.add_argument("--debs", type=Path, default=None, help="folder with the sources' .deb files (default: --deb's)")
+    parser.add_argument("--austen-repeat", type=int, default=1,
+                        help="Austen's training text this many times in train.txt (a sampling weight; held-out unchanged)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +178,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         read = read_sources(names, args.debs or args.deb.parent, Path(tmp))
     extras = [(entry["role"], "\n".join(text for _, text in texts)) for entry, texts in read]
-    corpus = assemble(train_text, extras)
+    corpus = assemble(train_text, extras, austen_repeat=args.austen_repeat)
     for entry, texts in read:
         entry["heldout_snippets_found"] = leaked_snippets(heldout_text, "\n".join(t for _, t in texts))
         if entry["heldout_snippets_found"]:
@@ -188,6 +194,7 @@ def main() -> None:
         "heldout_chars": len(heldout_text),
         "heldout_sha256": heldout_sha,
         "judge_chars": len(corpus["judge"]),
+        "austen_repeat": args.austen_repeat,
         "train_vs_austen": round(len(corpus["train"]) / len(train_text), 2),
     }
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2))

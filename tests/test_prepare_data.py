@@ -69,6 +69,19 @@ def _paragraphs(lines: list[str | None]) -> list[str]:
     return out + ([" ".join(cur)] if cur else [])
 
 
+@pytest.mark.parametrize("repeat", [2, 3])
+def test_austen_repeat_weights_austen_and_keeps_the_extras_once(repeat: int) -> None:
+    corpus = assemble("Emma.\n", [("train", "Call me Ishmael."), ("judge", "Pip.")], austen_repeat=repeat)
+    assert corpus["train"] == "Emma.\n" * repeat + "Call me Ishmael.\n"
+    assert corpus["judge"] == "Pip.\n"
+
+
+@pytest.mark.parametrize("repeat", [0, -1, 1.5])
+def test_austen_repeat_must_be_a_positive_integer(repeat: object) -> None:
+    with pytest.raises(ValueError, match="austen_repeat"):
+        assemble("Emma.\n", [], austen_repeat=repeat)
+
+
 def test_assemble_rejects_an_unknown_role() -> None:
     with pytest.raises(ValueError, match="role='heldout'"):
         assemble("a\n", [("heldout", "b")])
