@@ -37,9 +37,10 @@ def test_heatmap_cells_are_the_schedule_confidence(trace):
     heat, boxes = spec["data"]
     assert heat["y"] == list(range(1, len(trace.steps) + 1))
     for row, rec in zip(heat["z"], trace.steps):  # on the logit colour scale, gaps where confirmed
-        assert row == [None if math.isnan(c) else round(confidence_position(c), 6) for c in rec.confidence]
+        assert row == [None if math.isnan(c) else round(confidence_position(c), 4) for c in rec.confidence]
     for row, rec in zip(heat["customdata"], trace.steps):  # hover shows the real confidence
         assert all(h.startswith(f"{c:.3f}") for h, c in zip(row, rec.confidence) if h)
+        assert not any("raw" in h for h in row)  # the schedule ranked by raw confidence: said once
     assert heat["colorbar"]["ticktext"][0] == "0.01" and heat["colorbar"]["ticktext"][-1] == "0.99"
     # Every position is boxed exactly once, at the step that confirmed it.
     assert sorted(boxes["x"]) == list(range(32))
@@ -49,7 +50,11 @@ def test_heatmap_cells_are_the_schedule_confidence(trace):
 
 def test_heatmap_title_names_polluted_confidence(model):
     tr = decode(model, ["a "], DecodeConfig(gen_length=8, temperature=2.0, confidence_from="tempered"))[0]
-    assert "tempered" in figures.confidence_heatmap(tr).layout.title.text
+    fig = figures.confidence_heatmap(tr)
+    assert "tempered" in fig.layout.title.text
+    # the hover then shows both numbers: what the schedule ranked by, and the raw confidence
+    shown = [(h, c, r) for rec in tr.steps for h, c, r in zip(fig.data[0].customdata[rec.step], rec.confidence, rec.raw) if h]
+    assert shown and all(h.startswith(f"{c:.3f}") and h.endswith(f"(raw {r:.3f})") for h, c, r in shown)
 
 
 def test_order_map_cells_hold_the_confirmation_step(trace):
@@ -72,7 +77,7 @@ def test_steps_plot_shows_k_temperature_and_confirmed_confidence(model):
     assert line["y"][0] == 1.2 and line["y"][-1] == 0.7
     assert len(conf["y"]) == len(rawp["y"]) == 24
     drawn = [math.exp(lp) for rec in tr.steps for lp in rec.logprobs]
-    assert rawp["y"] == [round(confidence_position(p), 6) for p in drawn]
+    assert rawp["y"] == [round(confidence_position(p), 4) for p in drawn]
 
 
 def test_compare_orders_shades_each_differing_position(model, trace):

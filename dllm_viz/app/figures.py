@@ -75,8 +75,12 @@ def _colorbar(title: str, **extra: Any) -> dict[str, Any]:
 
 
 def _scaled(row: Sequence[float]) -> list[float | None]:
-    """Confidences as positions on the colour scale (logit, see render.confidence_position); NaN -> gap."""
-    return [None if math.isnan(v) else round(confidence_position(v), 6) for v in row]
+    """Confidences as positions on the colour scale (logit, see render.confidence_position); NaN -> gap.
+
+    Four decimals: 1e-4 of the scale is far below a colour step, and a 240-step trace's heatmap
+    is sent to (and copied inside) the browser on every event, so its size is latency.
+    """
+    return [None if math.isnan(v) else round(confidence_position(v), 4) for v in row]
 
 
 # Tick marks that label the scaled confidence axes and colour bars with the real confidences.
@@ -100,9 +104,11 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = Non
     """
     G, n = trace.config.gen_length, len(trace.steps)
     rows = max(n, rows or 0, 1)
+    polluted = trace.config.confidence_from != "raw"  # only then does the raw confidence differ
     hover = [
         [
-            f"{c:.3f} · argmax {_piece(trace, a)!r} (raw {r:.3f})" if a >= 0 and not math.isnan(c) else ""
+            f"{c:.3f} · argmax {_piece(trace, a)!r}" + (f" (raw {r:.3f})" if polluted else "")
+            if a >= 0 and not math.isnan(c) else ""
             for c, r, a in zip(rec.confidence, rec.raw, rec.argmax)
         ]
         for rec in trace.steps
