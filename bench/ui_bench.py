@@ -14,7 +14,9 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
             both compare canvases updated, then their heatmaps; a 3 MB trace uploaded to the
             canvas updated, then its figures; one played frame drawn in the page (no server).
             Each round starts once the page is idle (no long task for 0.5 s), so rounds never overlap.
-Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`).
+Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`); the
+browser rows' ratios use `direct` and `compare` timed again between those browser rounds, once the
+page is idle, since this VM's speed drifts between the phases of one run.
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
@@ -94,6 +96,10 @@ SETTLE = """(quiet) => new Promise((done) => {
   const tick = () => (performance.now() - window.__dvLong.end > quiet ? done(true) : setTimeout(tick, 50)); tick(); })"""
 
 
+# The in-process references, timed again between browser rounds (named rows of the report).
+BETWEEN = {"direct": "direct, between browser rounds", "compare": "compare, between lesson clicks"}
+
+
 def settle(page: Any, quiet_ms: int = 500) -> None:
     page.wait_for_timeout(150)  # plotly's deferred resize starts 100 ms after a draw
     page.evaluate(SETTLE, quiet_ms)
@@ -114,13 +120,15 @@ def open_page(p: Any, url: str) -> Any:
     return page
 
 
-def browser_latency(url: str, rounds: int) -> dict[str, list[float]]:
+def browser_latency(url: str, rounds: int, direct: Callable[[], Any]) -> dict[str, list[float]]:
     """Seconds from a temperature slider release (balanced preset, L=64) to the canvas text, the
-    heatmap, and every figure of the page updated, per round."""
+    heatmap, and every figure of the page updated, per round; and `direct` (the in-process decode)
+    timed between rounds, once the page is idle, so the ratio compares like with like on a VM whose
+    speed drifts."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {"browser: canvas text": [], "browser: heatmap drawn": [],
-                                   "browser: all figures drawn": []}
+                                   "browser: all figures drawn": [], BETWEEN["direct"]: []}
     with sync_playwright() as p:
         page = open_page(p, url)
         # The page opens on the quality example; the target is stated for the balanced preset.
@@ -142,6 +150,8 @@ def browser_latency(url: str, rounds: int) -> dict[str, list[float]]:
                 out["browser: heatmap drawn"].append(heat / 1000)
                 out["browser: all figures drawn"].append(max(text, heat, *rest) / 1000)
             settle(page)  # the download file, plotly's deferred resize
+            if i:
+                out[BETWEEN["direct"]].append(timed(direct))
         page.context.browser.close()
     return out
 
@@ -153,7 +163,7 @@ def make_big_trace(model: Any, path: Path, seed: int = 1) -> Path:
     return path
 
 
-def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, list[float]]:
+def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], compare: Callable[[], Any]) -> dict[str, list[float]]:
     """Seconds per round, in the page: lesson click -> both compare canvases (then their figures);
     upload -> canvas (then the figures); one frame step drawn by page.js (measured inside the page,
     so only the browser's work). Lessons are clicked before any 3 MB trace is on the page: with
@@ -188,6 +198,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path]) -> dict[str, li
                     out.setdefault(f"browser: lesson click{suffix}", []).append(max(a, b) / 1000)
                     out.setdefault(f"browser: lesson figures{suffix}", []).append(max(a, b, *figs) / 1000)
                 settle(page)
+                if i:
+                    out.setdefault(BETWEEN["compare"] + suffix, []).append(timed(compare))
 
         lessons("")
         page.get_by_role("tab", name="Playground").click()
@@ -272,20 +284,26 @@ def main(argv: list[str] | None = None) -> None:
         for name, fn in cases.items():
             times[name].append(timed(fn))
     if args.browser:
-        times |= browser_latency(url, args.rounds)
-        times |= browser_more(url, args.rounds, bigs)
+        times |= browser_latency(url, args.rounds, cases["direct"])
+        times |= browser_more(url, args.rounds, bigs, cases["compare"])
     demo.close()
     engine.close()
 
-    base = statistics.median(times["direct"])
-    cmp_base = statistics.median(times["compare"])
+    def median_of(name: str, fallback: str) -> float:
+        return statistics.median(times.get(name) or times[fallback])
+
     print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s} {'x compare':>10s}")
+    print("(browser rows: ratios to the direct decode / compare timed between those same browser rounds)")
     for name, values in times.items():
         if not values:
             print(f"{name:28s} {'n/a':>10s}")
             continue
         med = statistics.median(values)
         p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
+        browser = name.startswith("browser")
+        base = median_of(BETWEEN["direct"] if browser else "direct", "direct")
+        suffix = name[name.index(","):] if browser and "," in name else ""  # ", 3 MB trace loaded"
+        cmp_base = median_of(BETWEEN["compare"] + suffix if browser else "compare", "compare")
         vs_cmp = f"{med / cmp_base:10.2f}" if "lesson" in name else ""
         print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {med / base:9.2f} {vs_cmp}")
 
