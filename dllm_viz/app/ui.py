@@ -556,7 +556,7 @@ def _wire_events(page: Page, pg: Playground, concurrency_limit: int | None) -> N
     # show first, and the figures follow from the stored pair (no second decode).
     # No Gradio progress: its overlay on a lesson's dozen outputs cost the browser more than the
     # compare itself on a small CPU, and even its timer on the two canvases slowed the compare on
-    # 2 cores (ui_bench, lesson click: 1.42x the direct compare with it, 1.00x without). page.js
+    # 2 cores (ui_bench, lesson click: 1.42x the direct compare with it, 1.00x without, one run each). page.js
     # dims the canvases instead (one style change) until the event ends, whichever way it ends.
     cmp_kw = dict(concurrency_limit=concurrency_limit, concurrency_id="decode", show_progress="hidden")
 
