@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 
 from dllm_viz.models.embedded import load_embedded
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
+from dllm_viz.train import train as train_module
 from dllm_viz.train.train import (
     TrainConfig,
     diffusion_loss,
@@ -109,6 +110,14 @@ def test_tiny_run_learns_logs_and_exports(data_dir: Path, tmp_path: Path) -> Non
     text = "the lady said"
     assert model.tokenizer.decode(model.tokenizer.encode(text)) == text
     assert model(torch.tensor([model.tokenizer.encode(text)])).shape[-1] == cfg.vocab_size
+
+
+@pytest.mark.parametrize("units", [False, True])
+def test_bf16_on_a_cpu_without_bf16_units_warns(units: bool, data_dir: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setattr(train_module, "cpu_has_bf16_units", lambda: units)
+    fit(replace(TINY, steps=1, bf16=True), data=data_dir, run=tmp_path / "run", threads=1, progress=False)
+    assert ("--bf16 false" in capsys.readouterr().err) is (not units)
 
 
 def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
