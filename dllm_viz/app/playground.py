@@ -734,8 +734,7 @@ class Playground:
         compare = self.compare_view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang)
         compare_fields = shallow(compare) | shallow(self.compare_figures(cmp_traces=pair, lang=lang))
         sweep = self.sweep_view(sweep_state, lang=lang)
-        sweep_fields = {f: getattr(sweep, f) for f in fields_of(SweepShown)}
-        return Relabelled(**compare_fields, **sweep_fields, **views, banner="",
+        return Relabelled(**compare_fields, **shallow(sweep), **views, banner="",
                           lesson_text=self.lesson_text(lesson_key, lang),
                           k_steps=self.k_steps(lang=lang, temperature=temperature, **settings).k_steps)
 
