@@ -6,7 +6,9 @@
     one batched decode per preset), the share of runs the checker accepts, of complete sentences
     that are valid and of two-word names that are broken, with 95% Wilson intervals; then the
     quality preset's temperature with one token per step (k=1) and with the threshold schedule,
-    which tells what the model knows from what confirming several tokens per step breaks.
+    which tells what the model knows from what confirming several tokens per step breaks;
+(c) the same rows for `WorldOracle`, the language's exact marginals: what a perfect model reaches,
+    so (b) - (c) is what the trained model has not learnt and (c) alone is what a schedule breaks.
 Timings on a shared machine are noisy; the quality numbers are deterministic (fixed seeds).
 
     python bench/world_bench.py                      # the shipped assets/world
@@ -29,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from dllm_viz import DecodeConfig, decode  # noqa: E402
 from dllm_viz.core.config import PRESETS  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
+from dllm_viz.world import SLOTS, WorldOracle, generate  # noqa: E402
+from dllm_viz.world.language import FEMALE, MALE  # noqa: E402
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate, trace_text  # noqa: E402
 
 WORLD_DIR = Path(__file__).resolve().parents[1] / "assets" / "world"
@@ -70,6 +74,45 @@ def quality(model, gen_length: int, seeds: int) -> dict[str, dict]:
     return out
 
 
+def probes(model, n: int = 200) -> dict[str, float]:
+    """What the model knows about the one rule that spans the sentence, in both directions, over
+    ``n`` generated sentences (each after a fixed first sentence, so its name starts a line):
+    - ``pronoun_given_name``: mean p(right pronoun) with only the pronoun masked;
+    - ``gender_given_pronoun``: mean share of the first-name probability that goes to names of the
+      pronoun's gender, with first name and surname masked and the pronoun visible (0.5: unused).
+    The quality preset draws the pronoun (p = 1/2) before the name (1/64), so it needs the second."""
+    tok, mask = model.tokenizer, model.mask_token_id
+    names = {g: [tok.encode(n)[0] for n in ns] for g, ns in (("she", FEMALE), ("he", MALE))}
+    first = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so he has 4 pets in all.\n"
+    forward, backward = [], []
+    with torch.no_grad():
+        for s in generate(n, 5):
+            ids = tok.encode(first + s)
+            start = len(tok.encode(first))
+            gender = "she" if " she " in s else "he"
+            pron = start + SLOTS.index("pronoun")
+            x = torch.tensor([ids])
+            x[0, pron] = mask
+            forward.append(float(model(x).softmax(-1)[0, pron, ids[pron]]))
+            x = torch.tensor([ids])
+            x[0, start:start + 2] = mask
+            p = model(x).softmax(-1)[0, start]
+            right, other = p[names[gender]].sum(), p[names["he" if gender == "she" else "she"]].sum()
+            backward.append(float(right / (right + other)))
+    return {"pronoun_given_name": round(statistics.mean(forward), 4),
+            "gender_given_pronoun": round(statistics.mean(backward), 4)}
+
+
+def print_table(rows: dict[str, dict]) -> None:
+    rules = list(next(iter(rows.values()))["runs_breaking"])
+    print("| decode | steps | valid runs | valid sentences | broken two-word names | runs breaking "
+          + " / ".join(rules) + " |\n|---|---:|---|---|---|---|")
+    for name, q in rows.items():
+        breaking = " / ".join(f"{q['runs_breaking'][r]['rate']:.0%}" for r in rules)
+        print(f"| {name} | {q['steps']:.1f} | {format_rate(q['valid_runs'])} | {format_rate(q['valid_sentences'])} "
+              f"| {format_rate(q['broken_entities'])} | {breaking} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=WORLD_DIR)
@@ -93,13 +136,13 @@ def main(argv: list[str] | None = None) -> None:
               f"austen {report['wall_s_austen']:.3f} s wall / {report['cpu_s_austen']:.3f} s CPU "
               f"(CPU ratio {report['cpu_s_austen'] / report['cpu_s_world']:.1f}x)")
     report["presets"] = quality(world, args.gen_length, args.seeds)
-    rules = list(next(iter(report["presets"].values()))["runs_breaking"])
-    print("| decode | steps | valid runs | valid sentences | broken two-word names | runs breaking "
-          + " / ".join(rules) + " |\n|---|---:|---|---|---|---|")
-    for name, q in report["presets"].items():
-        breaking = " / ".join(f"{q['runs_breaking'][r]['rate']:.0%}" for r in rules)
-        print(f"| {name} | {q['steps']:.1f} | {format_rate(q['valid_runs'])} | {format_rate(q['valid_sentences'])} "
-              f"| {format_rate(q['broken_entities'])} | {breaking} |")
+    report["oracle"] = quality(WorldOracle(), args.gen_length, args.seeds)
+    report["probes"] = {"model": probes(world), "oracle": probes(WorldOracle())}
+    print("probes (model / oracle):", ", ".join(f"{k} {report['probes']['model'][k]:.3f} / {v:.3f}"
+                                                 for k, v in report["probes"]["oracle"].items()))
+    for title, rows in (("the trained model", report["presets"]), ("WorldOracle (exact marginals)", report["oracle"])):
+        print(f"\n{title}:")
+        print_table(rows)
     for name, q in report["presets"].items():
         print(f"{name}: {q['example']!r}")
     if args.json:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig, decode, load_model
-from dllm_viz.world import VOCABULARY
+from dllm_viz.world import VOCABULARY, WorldOracle
 from dllm_viz.world.language import FEMALE, MALE
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, verdict_of, wilson
 
@@ -39,39 +39,45 @@ def _runs(world, make):
     return traces, correctness(traces)
 
 
-def test_quality_preset_over_64_seeded_runs(world):
-    """What the shipped model reaches at the quality preset (MODEL_CARD: 9% valid runs, 28% valid
-    sentences, no broken sum, 0.4% broken names).
+def _gender(v) -> bool:
+    return v.rule == "agreement" and " is a " in v.message  # "Ana is a woman: expected 'she'"
 
-    The issue's floor, >= 90% of runs passing the checker, is NOT reached: the model never learnt
-    the tense copy (has ... has), and the preset confirms up to 8 tokens per step, so coupled
-    words (the two animals, the two cities) are drawn in one step (see the next test)."""
+
+def test_quality_preset_over_64_seeded_runs(world):
+    """What the shipped model reaches at the quality preset (MODEL_CARD: 26 of 64 runs valid, 70% of
+    sentences, no broken name).
+
+    The issue's floor, >= 90% of runs valid, is NOT reached, and the miss is one rule in one
+    direction: the preset draws a pronoun (p = 1/2) before the name it refers to (p = 1/64), and the
+    model, which picks the right pronoun for a visible name, has not learnt to pick a name of the
+    visible pronoun's gender (bench/world_bench.py probes). Runs that are valid or break only that
+    rule make up more than 90%; the exact-marginal oracle passes all 64 (tests/test_world_oracle.py)."""
     traces, c = _runs(world, lambda s: DecodeConfig.preset("quality", 48, seed=s))
     assert c["valid_runs"]["n"] == 64 and c["valid_sentences"]["n"] >= 128
+    assert c["valid_runs"]["k"] >= 20 and c["valid_sentences"]["rate"] >= 0.6
     assert c["broken_entities"]["rate"] <= 0.03  # names drawn one piece at a time stay whole
     assert c["runs_breaking"]["grammar"]["k"] <= 3  # the template is learnt
-    assert c["runs_breaking"]["sum"]["k"] <= 3  # so are the sums
-    assert c["valid_sentences"]["rate"] >= 0.2
+    assert c["runs_breaking"]["sum"]["k"] <= 6  # so are the sums
+    verdicts = [verdict_of(t) for t in traces]
+    found = [v for vd in verdicts for v in vd.violations]
+    assert sum(map(_gender, found)) >= 0.8 * len(found), [v.message for v in found if not _gender(v)]
+    assert sum(all(map(_gender, vd.violations)) for vd in verdicts) >= 0.9 * 64  # valid, or only that rule
     prompts = [p for p in WORLD_PROMPTS for _ in range(16)]
     again = decode(world, prompts[:4], [DecodeConfig.preset("quality", 48, seed=0)] * 4, record_candidates=0)
     assert [t.token_ids for t in again] == [traces[0].token_ids] * 4  # deterministic seeds
 
 
-def test_one_token_per_step_keeps_every_rule_but_the_tense_copy(world):
-    """At the quality preset's temperature with k = 1, the coupled words the preset draws in one step
-    agree: what the model knows, apart from what parallel decoding breaks. Its one unlearnt rule
-    is the tense copy, a fair coin repeated later in the sentence: nearly every violation left
-    (MODEL_CARD)."""
-    traces, one = _runs(world, lambda s: DecodeConfig.preset("quality", 48, seed=s).replace(top_k=1, decay=1.0))
-    _, quality = _runs(world, lambda s: DecodeConfig.preset("quality", 48, seed=s))
-    for rule in ("grammar", "entity", "recall", "distinct"):
-        assert one["runs_breaking"][rule]["k"] == 0, rule
-    assert one["runs_breaking"]["sum"]["k"] <= 3
-    for rule in ("recall", "distinct"):  # what drawing several coupled words in one step breaks
-        assert quality["runs_breaking"][rule]["lo"] > one["runs_breaking"][rule]["hi"], rule
-    found = [v for tr in traces for v in verdict_of(tr).violations]
-    tense = [v for v in found if v.message.startswith("tense:")]
-    assert len(tense) >= 0.9 * len(found), [v.message for v in found if v not in tense]  # MODEL_CARD: 66 of 69
+def test_the_model_breaks_names_where_the_perfect_one_does(world):
+    """A constant k = 4 tokens per step breaks two-word names for the trained model AND for the
+    exact-marginal oracle, which never breaks one at the quality preset: that failure belongs to the
+    schedule, not to what the model has learnt."""
+    four = lambda s: DecodeConfig.preset("quality", 48, seed=s).replace(top_k=4, decay=1.0)  # noqa: E731
+    _, quality = _runs(WorldOracle(), lambda s: DecodeConfig.preset("quality", 48, seed=s))
+    assert quality["valid_runs"]["k"] == 64
+    for model in (world, WorldOracle()):
+        _, rates = _runs(model, four)
+        assert rates["broken_entities"]["lo"] > quality["broken_entities"]["hi"], rates["broken_entities"]
+        assert rates["valid_runs"]["hi"] < quality["valid_runs"]["lo"]
 
 
 def test_parallel_decoding_breaks_names(world):

@@ -6,8 +6,8 @@ from dllm_viz.app import render
 from dllm_viz.app.playground import Playground
 from dllm_viz.app.world_view import facts_line, generated_marks, inspector_lines, token_rules, verdict
 
-GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog, so he has 4 pets in San Diego."
-BAD = "Tom Lopez of San Diego has 3 cats and 1 dog, so she has 4 pets in San Diego."
+GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so he has 4 pets in all."
+BAD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so she has 4 pets in all."
 
 
 def _pieces(text: str) -> list[str]:

@@ -7,7 +7,8 @@ and scores every trace with the world checker. Rates come with 95% Wilson interv
     python -m dllm_viz.app.world_lessons            # writes assets/world/lessons.json, prints the tables
     python -m dllm_viz.app.lessons                  # the Austen lessons, then these (with the A/B pairs)
 
-Studies (variant labels are what the UI and README show):
+Studies (variant labels are what the UI and README show), each over the quality preset's schedule
+(`STUDY_PRESET`, see below) with one switch changed:
 - polluted: raw vs tempered ("polluted") confidence at T = 1.0, 1.5, 2.0;
 - global: confirmed-only sampling vs global sampling ranked by the sampled token's probability;
 - parallel: constant k tokens per step (decay 1) at T = 1, k = 1 .. 48: broken two-word names as k grows;
@@ -28,6 +29,7 @@ from typing import Any
 from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps
+from dllm_viz.world.language import RULES
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate
 
 WORLD_MEASURED_PATH = Path(__file__).resolve().parents[2] / "assets" / "world" / "lessons.json"
@@ -35,8 +37,21 @@ GEN_LENGTH = 48
 Variants = dict[str, Callable[[int], DecodeConfig]]  # label -> seed -> config
 
 
-def _balanced(**overrides: Any) -> Callable[[int], DecodeConfig]:
-    return lambda seed: DecodeConfig.preset("balanced", GEN_LENGTH, seed=seed).replace(**overrides)
+# The studies vary one switch over the quality preset's schedule (k0 = L/6, decay 0.95: 20 steps for
+# 48 tokens), where a model that knows the language perfectly (`WorldOracle`) writes only valid
+# runs, so what a switch breaks shows. On the balanced schedule (k0 = L/4, decay 0.9: 6 steps)
+# parallel decoding alone breaks every run of that perfect model, and every switch would read 0%.
+# The Compare-tab pairs keep the balanced preset, as the Compare tab does.
+STUDY_PRESET = "quality"
+PAIR_PRESET = "balanced"
+
+
+def _preset(name: str, **overrides: Any) -> Callable[[int], DecodeConfig]:
+    return lambda seed: DecodeConfig.preset(name, GEN_LENGTH, seed=seed).replace(**overrides)
+
+
+def _study(**overrides: Any) -> Callable[[int], DecodeConfig]:
+    return _preset(STUDY_PRESET, **overrides)
 
 
 @dataclass(frozen=True)
@@ -50,8 +65,8 @@ class Study:
 def _polluted() -> Variants:
     out: Variants = {}
     for t in (1.0, 1.5, 2.0):
-        out[f"raw, T={t:g}"] = _balanced(temperature=t)
-        out[f"polluted, T={t:g}"] = _balanced(temperature=t, confidence_from="tempered")
+        out[f"raw, T={t:g}"] = _study(temperature=t)
+        out[f"polluted, T={t:g}"] = _study(temperature=t, confidence_from="tempered")
     return out
 
 
@@ -64,15 +79,15 @@ STUDIES: dict[str, Study] = {
               "ranking by tempered probabilities hurts, more so as T grows", _polluted()),
         Study("global", "Confirmed-only vs global sampling with sampled confidence",
               "ranking by the sampled token's probability locks in unlucky draws",
-              {"confirmed-only": _balanced(temperature=1.0),
-               "global, sampled confidence": _balanced(temperature=1.0, sample_scope="all", confidence_from="sampled")}),
+              {"confirmed-only": _study(temperature=1.0),
+               "global, sampled confidence": _study(temperature=1.0, sample_scope="all", confidence_from="sampled")}),
         Study("parallel", "Many tokens per step vs few (constant k, T = 1)",
               "drawing many tokens at once breaks words that belong together",
-              {f"k={k}": _balanced(temperature=1.0, top_k=k, decay=1.0) for k in PARALLEL_KS}),
+              {f"k={k}": _study(temperature=1.0, top_k=k, decay=1.0) for k in PARALLEL_KS}),
         Study("staged", "Constant vs staged temperature",
               "exploring early and settling late (1.2, 1.0, 0.7) beats a constant 1.0",
-              {"constant T=1.0": _balanced(temperature=1.0),
-               "staged 1.2/1.0/0.7": _balanced(temperature_stages=(1.2, 1.0, 0.7))}),
+              {"constant T=1.0": _study(temperature=1.0),
+               "staged 1.2/1.0/0.7": _study(temperature_stages=(1.2, 1.0, 0.7))}),
         Study("presets", "The four presets: correctness against steps",
               "quality > balanced > speed; creative trades correctness for variety",
               {name: (lambda seed, name=name: DecodeConfig.preset(name, GEN_LENGTH, seed=seed)) for name in PRESETS}),
@@ -80,7 +95,7 @@ STUDIES: dict[str, Study] = {
 }
 THRESHOLD = Study("threshold", "Confidence threshold vs top-k decay at equal average steps",
                   "a threshold spends its steps where the model is unsure, so it wins at the same cost",
-                  {"threshold 0.9": _balanced(schedule="threshold", threshold=0.9)})
+                  {"threshold 0.9": _study(schedule="threshold", threshold=0.9)})
 
 
 def _run_variants(run: Runner, variants: Variants, prompts: Sequence[str], seeds: Sequence[int]) -> dict[str, Any]:
@@ -97,8 +112,8 @@ def _run_variants(run: Runner, variants: Variants, prompts: Sequence[str], seeds
 
 
 def matching_topk(steps: float) -> int:
-    """The top_k (decay 0.9, the balanced preset's) whose planned steps are closest to ``steps``."""
-    base = DecodeConfig.preset("balanced", GEN_LENGTH)
+    """The top_k (at the study preset's decay) whose planned steps are closest to ``steps``."""
+    base = DecodeConfig.preset(STUDY_PRESET, GEN_LENGTH)
     return min(range(1, GEN_LENGTH + 1), key=lambda k: (abs(planned_steps(base.replace(top_k=k)) - steps), -k))
 
 
@@ -115,12 +130,12 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
     # Threshold: first find its mean step count, then give top-k decay the same budget.
     thr = _run_variants(run, THRESHOLD.variants, prompts, seeds)
     k = matching_topk(thr["threshold 0.9"]["steps"])
-    topk = _run_variants(run, {f"top-k decay, k0={k}": _balanced(top_k=k)}, prompts, seeds)
+    topk = _run_variants(run, {f"top-k decay, k0={k}": _study(top_k=k)}, prompts, seeds)
     results["threshold"] = {"title": THRESHOLD.title, "claim": THRESHOLD.claim, "variants": {**thr, **topk}}
     log(table(results["threshold"]))
     measured_pairs: dict[str, Any] = {}
     for key, (title, a, b) in (pairs or {}).items():
-        variants = {"A": _balanced(**a), "B": _balanced(**b)}
+        variants = {"A": _preset(PAIR_PRESET, **a), "B": _preset(PAIR_PRESET, **b)}
         measured_pairs[key] = {"title": title, "claim": "A vs B as in the Compare tab",
                                "variants": _run_variants(run, variants, prompts, seeds)}
         log(table(measured_pairs[key]))
@@ -131,7 +146,7 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
 def table(result: dict[str, Any]) -> str:
     """Markdown table of one study: steps, valid runs and sentences, broken names (95% Wilson intervals),
     and the share of runs breaking each meaning rule."""
-    rules = ("agreement", "sum", "recall", "distinct")
+    rules = tuple(r for r in RULES if r not in ("grammar", "entity"))  # the meaning rules
     lines = [f"### {result['title']}", f"*Claim: {result['claim']}.*", "",
              "| variant | steps | valid runs | valid sentences | broken two-word names | runs breaking "
              + " / ".join(rules) + " |", "|---|---:|---|---|---|---|"]
@@ -160,8 +175,9 @@ def measure_and_write(*, seeds: int = 8, out: Path = WORLD_MEASURED_PATH, model_
                       pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] | None = None) -> dict[str, Any]:
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
+    from dllm_viz.world.oracle import WorldOracle
 
-    model = load_model(model_path, device="cpu")
+    model = WorldOracle() if model_path == "oracle" else load_model(model_path, device="cpu")
 
     def run(prompts, configs, *, on_step=None, record_candidates=0):
         return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
@@ -202,7 +218,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Measure the lessons as correctness rates on the world model.")
     parser.add_argument("--seeds", type=int, default=8, help="seeds per prompt (the shipped lessons.json: 8)")
     parser.add_argument("--out", type=Path, default=WORLD_MEASURED_PATH)
-    parser.add_argument("--model", default="world", help="'world' (assets/world) or an exported run folder")
+    parser.add_argument("--model", default="world",
+                        help="'world' (assets/world), an exported run folder, or 'oracle' (the language's exact "
+                             "marginals: what a perfect model reaches)")
     args = parser.parse_args(argv)
     measure_and_write(seeds=args.seeds, out=args.out, model_path=args.model)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dllm_viz.world.checker import Verdict, Violation, check, token_violations
 from dllm_viz.world.generator import generate, sample_facts, sentence, space_size
 from dllm_viz.world.language import RULES, SLOTS, VOCABULARY, Facts
+from dllm_viz.world.oracle import WorldOracle
 
 __all__ = ["RULES", "SLOTS", "VOCABULARY", "Facts", "Verdict", "Violation", "check", "generate", "sample_facts",
-           "sentence", "space_size", "token_violations"]
+           "sentence", "space_size", "token_violations", "WorldOracle"]

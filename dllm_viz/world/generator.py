@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from dllm_viz.world.language import ANIMALS, CITIES, MAX_COUNT, PEOPLE, TENSES, Facts
+from dllm_viz.world.language import CITIES, MAX_COUNT, PEOPLE, Facts
 
 _PEOPLE = sorted(PEOPLE)  # sorted: the draw depends only on the seed, never on set/dict order
 _CITIES = sorted(CITIES)
@@ -16,12 +16,9 @@ def render(words: list[str]) -> str:
 
 def sample_facts(rng: random.Random) -> Facts:
     """One uniformly drawn set of free choices."""
-    animals = ANIMALS if rng.random() < 0.5 else ANIMALS[::-1]
     return Facts(
         person=rng.choice(_PEOPLE),
         city=rng.choice(_CITIES),
-        tense=rng.choice(TENSES),
-        animals=animals,
         counts=(rng.randint(1, MAX_COUNT), rng.randint(1, MAX_COUNT)),
     )
 
@@ -42,5 +39,4 @@ def generate(n: int, seed: int) -> list[str]:
 
 def space_size() -> int:
     """How many distinct sentences the language has."""
-    orders = 2  # cat first or dog first
-    return len(PEOPLE) * len(CITIES) * len(TENSES) * orders * MAX_COUNT**2
+    return len(PEOPLE) * len(CITIES) * MAX_COUNT**2

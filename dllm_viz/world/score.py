@@ -11,7 +11,7 @@ from dllm_viz.world.checker import Verdict, check
 from dllm_viz.world.language import RULES
 
 # Prompts in the world model's language: a sentence start each, from a bare name to half a fact.
-WORLD_PROMPTS = ("Tom Lopez of", "Ana", "Mia Berg of New York has 3 cats and", "Sam Wood of Port Vista had")
+WORLD_PROMPTS = ("Tom Lopez of", "Ana", "Mia Berg of New York has 3 cats and", "Sam Wood of Port Royal has")
 
 
 def trace_text(trace: Trace) -> str:

@@ -1,0 +1,109 @@
+"""The perfect model of the world language: exact conditional marginals, as a denoiser the decoder can run.
+
+`WorldOracle` knows the language's definition (`language.py`) and nothing else. Given a canvas
+whose prompt starts a sentence, it returns at every position the exact probability of each word
+given every visible word, for sentences drawn as `generator.sample_facts` draws them (uniform
+free choices). It is what a perfectly trained, perfectly calibrated model would predict, so a
+decode with it separates two questions the trained model mixes up: what a schedule does to a model
+that knows the language (the oracle), and what the trained model has not learnt (the gap).
+
+Sentences are independent and have a fixed length (`len(SLOTS)` words and a newline), so position
+``i`` is slot ``i % SENTENCE`` of sentence ``i // SENTENCE``. Within a sentence the free choices
+fall into independent groups (person, city, counts), so each slot's marginal is a count over the
+few rows of its group consistent with the visible words of that group.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import torch
+
+from dllm_viz.models.base import NEVER_LOGIT
+from dllm_viz.world.language import ANIMALS, CITIES, MAX_COUNT, PEOPLE, SLOT_WORDS, SLOTS, VOCABULARY, noun
+
+SPECIALS = ("<pad>", "<eos>", "<mask>")
+NEWLINE = "\n"
+SENTENCE = len(SLOTS) + 1  # words and the newline that ends the line
+# Slots tied by a rule, and every way of filling them (one row per joint value).
+GROUPS: dict[tuple[str, ...], list[tuple[str, ...]]] = {
+    ("first", "last", "pronoun"): [(f, s, pron) for (f, s), pron in sorted(PEOPLE.items())],
+    ("city1", "city2"): sorted(CITIES),
+    ("count1", "noun1", "count2", "noun2", "sum"): [
+        (str(a), noun(ANIMALS[0], a), str(b), noun(ANIMALS[1], b), str(a + b))
+        for a in range(1, MAX_COUNT + 1) for b in range(1, MAX_COUNT + 1)],
+}
+_WORD = re.compile(r"[A-Za-z]+|\d+|\n|[^\s]")
+
+
+class WordTokenizer:
+    """One id per word of the language (and the newline); text is rendered as the generator writes it."""
+
+    def __init__(self) -> None:
+        self.pieces = (*SPECIALS, NEWLINE, *VOCABULARY)
+        self.ids = {p: i for i, p in enumerate(self.pieces)}
+
+    def encode(self, text: str) -> list[int]:
+        out = []
+        for w in _WORD.findall(text):
+            if w not in self.ids:
+                raise ValueError(f"text: {w!r} is not a word of the world language")
+            out.append(self.ids[w])
+        return out
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Words joined as the generator writes them; a word gets a leading space (as a BPE piece
+        does) unless it is punctuation or starts a line."""
+        out, previous = [], None
+        for i in ids:
+            piece = self.pieces[i]
+            glue = piece in ",." or piece == NEWLINE or previous == NEWLINE
+            out.append(piece if glue else " " + piece)
+            previous = piece
+        return "".join(out)
+
+
+class WorldOracle:
+    """A `Denoiser` whose logits are the log of the language's exact conditional marginals."""
+
+    name = "world-oracle"
+    pad_token_id, eos_token_id, mask_token_id = 0, 1, 2
+    device = torch.device("cpu")
+
+    def __init__(self) -> None:
+        self.tokenizer = WordTokenizer()
+        ids = self.tokenizer.ids
+        self.vocab_size = len(self.tokenizer.pieces)
+        self._slot = {name: i for i, name in enumerate(SLOTS)}
+        # Per group: its slot indices and a (rows, slots) table of word ids.
+        self._groups = [([self._slot[s] for s in slots], torch.tensor([[ids[w] for w in row] for row in rows]))
+                        for slots, rows in GROUPS.items()]
+        grouped = {i for idx, _ in self._groups for i in idx}
+        self._fixed = {i: ids[next(iter(SLOT_WORDS[s]))] for i, s in enumerate(SLOTS) if i not in grouped}
+        self._fixed[len(SLOTS)] = ids[NEWLINE]
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        # input_ids: (B, N) -> logits (B, N, V)
+        B, N = input_ids.shape
+        probs = torch.zeros(B, N, self.vocab_size)
+        for b in range(B):
+            row = input_ids[b].cpu()
+            for start in range(0, N, SENTENCE):
+                self._sentence(row[start:start + SENTENCE], probs[b, start:start + SENTENCE])
+        return torch.where(probs > 0, probs.clamp_min(1e-30).log(), torch.tensor(NEVER_LOGIT))
+
+    def _sentence(self, words: torch.Tensor, out: torch.Tensor) -> None:
+        """Fill ``out`` (n, V) with the marginals of one sentence's n <= SENTENCE positions."""
+        n, mask = len(words), self.mask_token_id
+        for i, token in self._fixed.items():
+            if i < n:
+                out[i, token] = 1.0
+        for idx, table in self._groups:
+            present = [j for j, i in enumerate(idx) if i < n]
+            seen = [(j, int(words[idx[j]])) for j in present if int(words[idx[j]]) != mask]
+            keep = torch.ones(len(table), dtype=torch.bool)
+            for j, token in seen:
+                keep &= table[:, j] == token
+            rows = table[keep] if keep.any() else table  # visible words no row explains: the prior
+            for j in present:
+                out[idx[j]] += torch.bincount(rows[:, j], minlength=self.vocab_size).float() / len(rows)
