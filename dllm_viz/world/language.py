@@ -17,12 +17,15 @@ checker can name:
 - ``grammar``: a word that does not belong in its slot, or a sentence of the wrong length.
 
 The free choices are the person, the city and the two counts; every other word follows from
-them. Each free choice is stated once, and the words tied to it (surname, pronoun, nouns, sum)
-are more or less certain than it, never equally uncertain: a schedule that confirms the most
-confident words first draws a free choice before the words that depend on it, one step apart,
-*unless* it confirms many uncertain words in one step. (A word that repeats a free choice, such
-as a city recalled at the end of the sentence, would be exactly as uncertain as the choice itself
-and drawn in the same step: assets/world/MODEL_CARD.md, "Why it looks like this".)
+them, and no word repeats a choice. That is what lets a schedule that confirms the most confident
+words first decode the language: the words tied to a likely choice are likelier or less likely
+than it (the pronoun 1/2 against the name's 1/64; "cats" 11/12 against its count's 1/12; a city's
+first word 1/6 against its second word's 1/14), so the two are drawn in different steps. The
+pairs that are equally uncertain (first name and surname, 1/64 each; a count and the sum, 1/12)
+are the least likely words of a sentence, which the quality preset confirms one per step at its
+end. A word that repeated a choice, such as a city recalled at the end of the sentence, would be
+exactly as uncertain as the city in the middle of the ranking, and drawn with it in one wide step
+(assets/world/MODEL_CARD.md, "Why it looks like this").
 """
 from __future__ import annotations
 
