@@ -16,22 +16,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
 from dllm_viz.models.base import NEVER_LOGIT
-from dllm_viz.world.language import ANIMALS, CITIES, MAX_COUNT, PEOPLE, SLOT_WORDS, SLOTS, VOCABULARY, noun
+from dllm_viz.world.language import CITIES, MAX_COUNT, PEOPLE, SLOT_WORDS, SLOTS, VOCABULARY, Facts
 
 SPECIALS = ("<pad>", "<eos>", "<mask>")
 NEWLINE = "\n"
 SENTENCE = len(SLOTS) + 1  # words and the newline that ends the line
-# Slots tied by a rule, and every way of filling them (one row per joint value).
+_BASE = Facts(person=min(PEOPLE), city=min(CITIES), counts=(1, 1))
+
+
+def _rows(slots: tuple[str, ...], variants: list[Facts]) -> list[tuple[str, ...]]:
+    """The words at ``slots`` of each sentence in ``variants`` (built by the language's own template)."""
+    idx = [SLOTS.index(s) for s in slots]
+    return [tuple(f.words()[i] for i in idx) for f in variants]
+
+
+# Slots tied by a rule, and every way of filling them (one row per value of the group's free choice).
 GROUPS: dict[tuple[str, ...], list[tuple[str, ...]]] = {
-    ("first", "last", "pronoun"): [(f, s, pron) for (f, s), pron in sorted(PEOPLE.items())],
-    ("city1", "city2"): sorted(CITIES),
-    ("count1", "noun1", "count2", "noun2", "sum"): [
-        (str(a), noun(ANIMALS[0], a), str(b), noun(ANIMALS[1], b), str(a + b))
-        for a in range(1, MAX_COUNT + 1) for b in range(1, MAX_COUNT + 1)],
+    slots: _rows(slots, variants) for slots, variants in (
+        (("first", "last", "pronoun"), [replace(_BASE, person=p) for p in sorted(PEOPLE)]),
+        (("city1", "city2"), [replace(_BASE, city=c) for c in sorted(CITIES)]),
+        (("count1", "noun1", "count2", "noun2", "sum"),
+         [replace(_BASE, counts=(a, b)) for a in range(1, MAX_COUNT + 1) for b in range(1, MAX_COUNT + 1)]),
+    )
 }
 _WORD = re.compile(r"[A-Za-z]+|\d+|\n|[^\s]")
 
