@@ -23,7 +23,9 @@ from dllm_viz.train.train import (
     lr_at,
     main,
     mask_tokens,
+    rare_first_masks,
     stratified_t,
+    unigram_surprisal,
 )
 
 TINY = TrainConfig(
@@ -84,13 +86,38 @@ def test_keep_prompts_unmasks_a_prefix_in_the_chosen_rows_only() -> None:
     assert torch.equal(keep_prompts(masked, 0.0, torch.Generator().manual_seed(0)), masked)
 
 
+def test_unigram_surprisal_ranks_rare_tokens_higher() -> None:
+    stream = torch.tensor([5] * 90 + [6] * 9 + [7])  # token 8 never occurs: smoothed, rarest of all
+    s = unigram_surprisal(stream, 10)
+    assert s.shape == (10,) and s[5] < s[6] < s[7] < s[8]
+    assert math.isclose(float(s[5]), -math.log(91 / 110), rel_tol=1e-5)  # add-one over 10 types
+
+
+def test_rare_first_masks_take_the_rarest_tokens_at_rate_t_in_chosen_rows() -> None:
+    vocab = 40
+    surprisal = torch.arange(vocab, dtype=torch.float32)  # token v is v nats rare: far apart vs the noise
+    x = torch.stack([torch.randperm(vocab, generator=torch.Generator().manual_seed(r)) for r in range(200)])  # (200, 40)
+    t = torch.full((200,), 0.25)
+    uniform = torch.zeros(200, vocab, dtype=torch.bool)
+    masked = rare_first_masks(x, t, surprisal, 0.5, uniform, torch.Generator().manual_seed(0))
+    chosen = masked.any(1)  # the rows given rare-first masks; the others keep `uniform` (all False)
+    assert 0.35 < chosen.float().mean() < 0.65
+    assert torch.equal(masked.sum(1)[chosen], torch.full((int(chosen.sum()),), 10))  # round(0.25 * 40)
+    # With ranks 1 nat apart and 2 nats of noise, the masked set is the rarest tokens up to a boundary blur.
+    rarity = x[chosen].float()
+    assert float(rarity[masked[chosen]].mean()) > 30 > float(rarity[~masked[chosen]].mean()) + 10
+    assert torch.equal(rare_first_masks(x, t, surprisal, 0.0, uniform, torch.Generator().manual_seed(0)), uniform)
+    assert rare_first_masks(x, torch.full((200,), 1e-3), surprisal, 1.0, uniform,
+                            torch.Generator().manual_seed(0)).sum(1).eq(1).all()  # at least one token per row
+
+
 def test_lr_warms_up_then_decays_to_floor() -> None:
     cfg = replace(TINY, steps=100, warmup=10)
     assert lr_at(0, cfg) < lr_at(9, cfg) == pytest.approx(cfg.lr)
     assert lr_at(100, cfg) == pytest.approx(cfg.lr * cfg.min_lr_ratio)
 
 
-@pytest.mark.parametrize("field, value", [("batch_size", 0), ("lr", 0.0), ("short_fraction", 1.5), ("t_min", 0.0)])
+@pytest.mark.parametrize("field, value", [("batch_size", 0), ("lr", 0.0), ("short_fraction", 1.5), ("rare_first_fraction", -0.1), ("t_min", 0.0)])
 def test_train_config_rejects_bad_values(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         replace(TINY, **{field: value})
@@ -136,7 +163,8 @@ def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:
 def test_second_phase_starts_from_earlier_weights(data_dir: Path, tmp_path: Path) -> None:
     fit(TINY, data=data_dir, run=tmp_path / "one", threads=1, progress=False)
     first = torch.load(tmp_path / "one" / "ckpt.pt", weights_only=False)["model"]
-    fit(replace(TINY, steps=1, lr=1e-9, warmup=0, prompt_fraction=0.5), data=data_dir, run=tmp_path / "two",
+    fit(replace(TINY, steps=1, lr=1e-9, warmup=0, prompt_fraction=0.5, rare_first_fraction=0.5), data=data_dir,
+        run=tmp_path / "two",
         init_from=tmp_path / "one" / "ckpt.pt", threads=1, progress=False)
     second = torch.load(tmp_path / "two" / "ckpt.pt", weights_only=False)["model"]
     # One step at a negligible learning rate: the weights are those of the first phase.
