@@ -32,7 +32,6 @@ from dllm_viz import DecodeConfig, decode  # noqa: E402
 from dllm_viz.core.config import PRESETS  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.world import SLOTS, WorldOracle, generate  # noqa: E402
-from dllm_viz.world.language import FEMALE, MALE  # noqa: E402
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate, trace_text  # noqa: E402
 
 WORLD_DIR = Path(__file__).resolve().parents[1] / "assets" / "world"
@@ -77,30 +76,26 @@ def quality(model, gen_length: int, seeds: int) -> dict[str, dict]:
 def probes(model, n: int = 200) -> dict[str, float]:
     """What the model knows about the one rule that spans the sentence, in both directions, over
     ``n`` generated sentences (each after a fixed first sentence, so its name starts a line):
-    - ``pronoun_given_name``: mean p(right pronoun) with only the pronoun masked;
-    - ``gender_given_pronoun``: mean share of the first-name probability that goes to names of the
-      pronoun's gender, with first name and surname masked and the pronoun visible (0.5: unused).
-    The quality preset draws the pronoun (p = 1/2) before the name (1/64), so it needs the second."""
+    - ``recall_given_name``: mean p(right recalled name) with only the recall ("so Tom has") masked;
+    - ``name_given_recall``: mean p(right first name) with the first name and surname masked and
+      the recall visible (1/64 when the recall is not used).
+    A schedule may draw either side first (both are 1/64 before either is seen), so it needs both."""
     tok, mask = model.tokenizer, model.mask_token_id
-    names = {g: [tok.encode(n)[0] for n in ns] for g, ns in (("she", FEMALE), ("he", MALE))}
-    first = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so he has 4 pets in all.\n"
+    first = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Tom has 4 pets in all.\n"
     forward, backward = [], []
     with torch.no_grad():
         for s in generate(n, 5):
             ids = tok.encode(first + s)
             start = len(tok.encode(first))
-            gender = "she" if " she " in s else "he"
-            pron = start + SLOTS.index("pronoun")
+            recall = start + SLOTS.index("recall")
             x = torch.tensor([ids])
-            x[0, pron] = mask
-            forward.append(float(model(x).softmax(-1)[0, pron, ids[pron]]))
+            x[0, recall] = mask
+            forward.append(float(model(x).softmax(-1)[0, recall, ids[recall]]))
             x = torch.tensor([ids])
             x[0, start:start + 2] = mask
-            p = model(x).softmax(-1)[0, start]
-            right, other = p[names[gender]].sum(), p[names["he" if gender == "she" else "she"]].sum()
-            backward.append(float(right / (right + other)))
-    return {"pronoun_given_name": round(statistics.mean(forward), 4),
-            "gender_given_pronoun": round(statistics.mean(backward), 4)}
+            backward.append(float(model(x).softmax(-1)[0, start, ids[start]]))
+    return {"recall_given_name": round(statistics.mean(forward), 4),
+            "name_given_recall": round(statistics.mean(backward), 4)}
 
 
 def print_table(rows: dict[str, dict]) -> None:

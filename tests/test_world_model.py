@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,10 +10,12 @@ import torch
 
 from dllm_viz import DecodeConfig, decode, load_model
 from dllm_viz.world import VOCABULARY, WorldOracle
-from dllm_viz.world.language import FEMALE, MALE
+from dllm_viz.world.language import FIRST_NAMES
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, verdict_of, wilson
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "world"
+sys.path.insert(0, str(ASSETS.parents[1] / "bench"))
+from world_bench import probes  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +30,11 @@ def test_load_by_name_and_default_stays_austen(world):
 
 
 def test_every_word_of_the_language_is_one_token(world):
-    for word in VOCABULARY:  # first names only ever start a line; every other word follows a space
-        text = word if word in ",." or word in FEMALE + MALE else " " + word
+    for word in VOCABULARY:  # every word follows a space somewhere; first names also start a line
+        text = word if word in ",." else " " + word
         assert len(world.tokenizer.encode(text)) == 1, word
+    for word in FIRST_NAMES:
+        assert len(world.tokenizer.encode(word)) == 1, word
 
 
 def _runs(world, make):
@@ -39,32 +44,26 @@ def _runs(world, make):
     return traces, correctness(traces)
 
 
-def _gender(v) -> bool:
-    return v.rule == "agreement" and " is a " in v.message  # "Ana is a woman: expected 'she'"
-
-
-def test_quality_preset_over_64_seeded_runs(world):
-    """What the shipped model reaches at the quality preset (MODEL_CARD: 26 of 64 runs valid, 70% of
-    sentences, no broken name).
-
-    The issue's floor, >= 90% of runs valid, is NOT reached, and the miss is one rule in one
-    direction: the preset draws a pronoun (p = 1/2) before the name it refers to (p = 1/64), and the
-    model, which picks the right pronoun for a visible name, has not learnt to pick a name of the
-    visible pronoun's gender (bench/world_bench.py probes). Runs that are valid or break only that
-    rule make up more than 90%; the exact-marginal oracle passes all 64 (tests/test_world_oracle.py)."""
+def test_quality_preset_meets_the_floor_over_64_seeded_runs(world):
+    """The issue's floor: at the quality preset, >= 90% of 64 seeded runs (4 prompts x seeds 0-15,
+    prompt + 48 tokens) pass the checker. MODEL_CARD's table has the measured rates; the exact-marginal
+    oracle passes all 64 (tests/test_world_oracle.py)."""
     traces, c = _runs(world, lambda s: DecodeConfig.preset("quality", 48, seed=s))
     assert c["valid_runs"]["n"] == 64 and c["valid_sentences"]["n"] >= 128
-    assert c["valid_runs"]["k"] >= 20 and c["valid_sentences"]["rate"] >= 0.6
+    assert c["valid_runs"]["k"] >= 58, [v.message for t in traces for v in verdict_of(t).violations]
     assert c["broken_entities"]["rate"] <= 0.03  # names drawn one piece at a time stay whole
-    assert c["runs_breaking"]["grammar"]["k"] <= 3  # the template is learnt
-    assert c["runs_breaking"]["sum"]["k"] <= 6  # so are the sums
-    verdicts = [verdict_of(t) for t in traces]
-    found = [v for vd in verdicts for v in vd.violations]
-    assert sum(map(_gender, found)) >= 0.8 * len(found), [v.message for v in found if not _gender(v)]
-    assert sum(all(map(_gender, vd.violations)) for vd in verdicts) >= 0.9 * 64  # valid, or only that rule
     prompts = [p for p in WORLD_PROMPTS for _ in range(16)]
     again = decode(world, prompts[:4], [DecodeConfig.preset("quality", 48, seed=0)] * 4, record_candidates=0)
     assert [t.token_ids for t in again] == [traces[0].token_ids] * 4  # deterministic seeds
+
+
+def test_the_recalled_name_is_learnt_in_both_directions(world):
+    """A schedule may confirm the recalled name before the name it recalls (both 1/64 before either is
+    seen), so the model must predict each from the other: the pronoun version learnt only one
+    direction (MODEL_CARD, "The pronoun version")."""
+    found = probes(world, n=40)
+    assert found["recall_given_name"] > 0.9 and found["name_given_recall"] > 0.9, found
+    assert probes(WorldOracle(), n=10) == {"recall_given_name": 1.0, "name_given_recall": 1.0}
 
 
 def test_the_model_breaks_names_where_the_perfect_one_does(world):

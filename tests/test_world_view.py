@@ -6,8 +6,8 @@ from dllm_viz.app import render
 from dllm_viz.app.playground import Playground
 from dllm_viz.app.world_view import facts_line, generated_marks, inspector_lines, token_rules, verdict
 
-GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so he has 4 pets in all."
-BAD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so she has 4 pets in all."
+GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Tom has 4 pets in all."
+BAD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Ana has 4 pets in all."
 
 
 def _pieces(text: str) -> list[str]:
@@ -35,11 +35,11 @@ def test_valid_trace_has_no_marks_and_a_full_count():
     assert facts_line(tr) == "valid sentences: 1/1"
 
 
-def test_wrong_pronoun_is_marked_on_its_token_with_the_rule_named():
+def test_wrong_recall_is_marked_on_its_token_with_the_rule_named():
     tr = make_trace(BAD)
     marks = generated_marks(tr)
     flagged = [i for i, m in enumerate(marks) if m]
-    assert [tr.token_text(tr.token_ids[i]) for i in flagged] == [" she"]
+    assert [tr.token_text(tr.token_ids[i]) for i in flagged] == [" Ana"]
     assert marks[flagged[0]][0].rule == "agreement"
     assert "agreement" in inspector_lines(tr, flagged[0])
     assert inspector_lines(tr, 0) == ""
@@ -48,10 +48,10 @@ def test_wrong_pronoun_is_marked_on_its_token_with_the_rule_named():
 
 def test_at_an_early_step_only_the_confirmed_prefix_is_judged():
     tr = make_trace(BAD)
-    she = [tr.token_text(i) for i in tr.token_ids].index(" she")
+    ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
     staged = Trace(**{**tr.__dict__, "order": list(range(len(tr.token_ids)))})  # one token per step
-    assert not any(generated_marks(staged, step=she - 1))  # "she" not confirmed yet: nothing wrong so far
-    assert generated_marks(staged, step=she)[she]
+    assert not any(generated_marks(staged, step=ana - 1))  # "Ana" not confirmed yet: nothing wrong so far
+    assert generated_marks(staged, step=ana)[ana]
 
 
 def test_other_models_get_no_marks_and_no_fact():
@@ -63,14 +63,14 @@ def test_other_models_get_no_marks_and_no_fact():
 
 def test_canvas_facts_and_inspector_show_the_checker():
     tr = make_trace(BAD)
-    she = [tr.token_text(i) for i in tr.token_ids].index(" she")
-    assert token_rules(tr)[she] == "agreement" and sum(bool(r) for r in token_rules(tr)) == 1
+    ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
+    assert token_rules(tr)[ana] == "agreement" and sum(bool(r) for r in token_rules(tr)) == 1
     html = render.canvas_html(tr)
     assert html.count("dv-bad") == 1 and "✗ agreement" in html
-    assert render.player_data(tr, lang="en", order_width=8)["bad"][she] == "agreement"
+    assert render.player_data(tr, lang="en", order_width=8)["bad"][ana] == "agreement"
     assert ("f_valid", "0/1") in render.run_facts(tr)
     assert "valid sentences" in render.facts_html(tr, "en")
-    text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, she), temperature=1.0).insp_text
+    text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, ana), temperature=1.0).insp_text
     assert "agreement" in text
     text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, 0), temperature=1.0).insp_text
     assert "checker" not in text

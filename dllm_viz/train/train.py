@@ -159,13 +159,12 @@ def rare_first_masks(
     uniform draw (rarity: unigram surprisal plus ``U(0, RARE_FIRST_NOISE)`` nats); other rows keep ``masked``.
 
     A confidence-first schedule confirms predictable words first, so the canvases it decodes from hold
-    the frequent words and miss the rare ones: a name masked while the pronoun fifteen words later is
-    visible. Uniform masks rarely reach that state (the name, its surname masked, the pronoun not: t^2(1-t)),
-    so a model trained on them alone can learn the pronoun from the name and never the name's gender
-    from the pronoun. The mask rate stays ``t``, as does the ``1/t`` weight. Measured on the world model
-    (assets/world/MODEL_CARD.md, "Which masks teach it"), half the rows masked this way did not teach
-    that direction in 1500 steps, and from scratch they delayed the forward one past 3600 steps: the
-    option is kept to reproduce those runs and for longer ones.
+    the frequent words and miss the rare ones. Uniform masks rarely reach such a state when it needs
+    several rare words masked and a frequent one visible (t^2(1-t) for a two-word name masked and a
+    pronoun visible). The mask rate stays ``t``, as does the ``1/t`` weight. Measured on the world
+    language's pronoun version (assets/world/MODEL_CARD.md, "The pronoun version"), half the rows
+    masked this way did not teach the name's gender from the pronoun in 1500 steps, and from scratch
+    they delayed the opposite direction past 3600 steps: the option is kept to reproduce those runs.
     """
     B, N = x.shape
     score = surprisal[x] + RARE_FIRST_NOISE * torch.rand(x.shape, generator=generator)  # (B, N)

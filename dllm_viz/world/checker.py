@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dllm_viz.world.language import CITIES, FEMALE, PEOPLE, SLOT_WORDS, SLOTS, noun
+from dllm_viz.world.language import CITIES, PEOPLE, SLOT_WORDS, SLOTS, noun
 
 _WORD = re.compile(r"[A-Za-z]+|\d+|\S")
-_GENDER = {first: pron for (first, _), pron in PEOPLE.items()}
 _ENTITIES = {("first", "last"): frozenset(PEOPLE), ("city1", "city2"): CITIES}
 
 
@@ -100,9 +99,9 @@ def _check_sentence(words: list[Word], complete: bool, text: str) -> tuple[list[
                 broken += 1
                 kind = "person" if a == "first" else "city"
                 flag("entity", slot[a], slot[b], f"'{slot[a].text} {slot[b].text}' is not a {kind} of the world")
-    if "first" in slot and "pronoun" in slot and _GENDER[slot["first"].text] != slot["pronoun"].text:
-        gender = "woman" if slot["first"].text in FEMALE else "man"
-        flag("agreement", slot["pronoun"], slot["pronoun"], f"{slot['first'].text} is a {gender}: expected '{_GENDER[slot['first'].text]}'")
+    if "first" in slot and "recall" in slot and slot["first"].text != slot["recall"].text:
+        first = slot["first"].text
+        flag("agreement", slot["recall"], slot["recall"], f"the sentence is about {first}: expected '{first}'")
     for count, word in (("count1", "noun1"), ("count2", "noun2")):
         if count in slot and word in slot:
             c, w = int(slot[count].text), slot[word].text

@@ -38,7 +38,7 @@ def _rows(slots: tuple[str, ...], variants: list[Facts]) -> list[tuple[str, ...]
 # Slots tied by a rule, and every way of filling them (one row per value of the group's free choice).
 GROUPS: dict[tuple[str, ...], list[tuple[str, ...]]] = {
     slots: _rows(slots, variants) for slots, variants in (
-        (("first", "last", "pronoun"), [replace(_BASE, person=p) for p in sorted(PEOPLE)]),
+        (("first", "last", "recall"), [replace(_BASE, person=p) for p in sorted(PEOPLE)]),
         (("city1", "city2"), [replace(_BASE, city=c) for c in sorted(CITIES)]),
         (("count1", "noun1", "count2", "noun2", "sum"),
          [replace(_BASE, counts=(a, b)) for a in range(1, MAX_COUNT + 1) for b in range(1, MAX_COUNT + 1)]),
