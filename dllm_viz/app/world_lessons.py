@@ -111,10 +111,23 @@ def _run_variants(run: Runner, variants: Variants, prompts: Sequence[str], seeds
     return out
 
 
-def matching_topk(steps: float) -> int:
-    """The top_k (at the study preset's decay) whose planned steps are closest to ``steps``."""
+# Decays the threshold study's top-k side may use to match a budget: below 1, since a decay of 1 is the
+# parallel study's constant k. With k0 in 1..48 they plan every step count from 1 to 48 but 10 and 25.
+MATCH_DECAYS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))
+
+
+def matching_topk(steps: float) -> tuple[int, float]:
+    """The (top_k, decay) whose planned steps are closest to ``steps``; among equally close ones, the
+    decay nearest the study preset's, then the larger k. Planned steps jump with k0 at one decay (at
+    the quality preset's 0.95: 20 steps for k0 = 8, 12 for k0 = 9), so k0 alone cannot meet most
+    budgets; the decay closes the gap."""
     base = DecodeConfig.preset(STUDY_PRESET, GEN_LENGTH)
-    return min(range(1, GEN_LENGTH + 1), key=lambda k: (abs(planned_steps(base.replace(top_k=k)) - steps), -k))
+
+    def key(kd: tuple[int, float]) -> tuple[float, float, int]:
+        k, d = kd
+        return abs(planned_steps(base.replace(top_k=k, decay=d)) - steps), abs(d - base.decay), -k
+
+    return min(((k, d) for d in MATCH_DECAYS for k in range(1, GEN_LENGTH + 1)), key=key)
 
 
 def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequence[int] = range(8),
@@ -129,8 +142,8 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
         log(table(results[study.key]))
     # Threshold: first find its mean step count, then give top-k decay the same budget.
     thr = _run_variants(run, THRESHOLD.variants, prompts, seeds)
-    k = matching_topk(thr["threshold 0.9"]["steps"])
-    topk = _run_variants(run, {f"top-k decay, k0={k}": _study(top_k=k)}, prompts, seeds)
+    k, d = matching_topk(thr["threshold 0.9"]["steps"])
+    topk = _run_variants(run, {f"top-k decay, k0={k}, decay={d:g}": _study(top_k=k, decay=d)}, prompts, seeds)
     results["threshold"] = {"title": THRESHOLD.title, "claim": THRESHOLD.claim, "variants": {**thr, **topk}}
     log(table(results["threshold"]))
     measured_pairs: dict[str, Any] = {}
