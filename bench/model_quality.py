@@ -130,8 +130,13 @@ def judge_figures(judge: KneserNeyTrigram, texts: list[str], ref: dict | None = 
     return out
 
 
-def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[str]) -> None:
-    """Judge figures and T=0 loop shares of the samples a ``--json`` run stored (no decoding)."""
+def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[str], out: Path | None = None) -> None:
+    """Judge figures and T=0 loop shares of the samples a ``--json`` run stored (no decoding).
+
+    With ``out``, the record is written there with every preset's and the held-out row's judge
+    figures recomputed (``context_gain`` and ``gain`` included), e.g. to bring an older record
+    up to date for ``bench/compare_models.py``.
+    """
     record = json.loads(path.read_text())
     model = load_embedded(device="cpu", path=record["path"])
     ref, ref_texts = heldout_reference(model, heldout, record["gen_length"], len(PROMPTS) * record["seeds"], dictionary)
@@ -145,10 +150,16 @@ def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[
                  if greedy else math.nan)
         print(f"{name:10} {fig['dict%']:6.1f} {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f} {fig['context_gain']:8.2f} "
               f"{fig['gain']:5.2f} {loops:9.2f}")
+        record["presets"][name].update({k: fig[k] for k in ("judge_ppl", "context_gain", "fluency", "gain")})
     print(f"{'heldout':10} {ref['dict%']:6.1f} {ref['judge_ppl']:9.1f} {1.0:7.2f} {ref['context_gain']:8.2f} {1.0:5.2f}")
     sh = judge_figures(judge, shuffled(ref_texts), ref)
     print(f"{'shuffled':10} {'':>6} {sh['judge_ppl']:9.1f} {sh['fluency']:7.2f} {sh['context_gain']:8.2f} {sh['gain']:5.2f}"
           f"   (held-out words shuffled within each passage)")
+    if out is not None:
+        ref.update(fluency=1.0, gain=1.0, fluency_shuffled=sh["fluency"], gain_shuffled=sh["gain"])
+        record["heldout"] = ref
+        out.write_text(json.dumps(record, indent=2))
+        print(f"wrote {out}")
 
 
 def shuffled(texts: list[str]) -> list[str]:
@@ -216,7 +227,7 @@ def main() -> None:
     parser.add_argument("--loops", action="store_true", help="share of greedy outputs with a repeated 4-gram")
     parser.add_argument("--bpc", action="store_true", help="held-out bits/char (needs --heldout)")
     parser.add_argument("--bpc-bf16", action="store_true", help="evaluate bits/char under bf16 autocast")
-    parser.add_argument("--json", type=Path, default=None, help="write every figure and sample here")
+    parser.add_argument("--json", type=Path, default=None, help="write every figure and sample here (with --rescore: the rescored record)")
     parser.add_argument("--rescore", type=Path, default=None,
                         help="a --json file: judge its stored samples again (needs --judge, --heldout), no decoding")
     args = parser.parse_args()
@@ -226,7 +237,7 @@ def main() -> None:
     if args.rescore is not None:
         if args.judge is None:
             parser.error("--rescore needs --judge and --heldout")
-        rescore(args.rescore, build_judge(args.judge), args.heldout, load_dictionary())
+        rescore(args.rescore, build_judge(args.judge), args.heldout, load_dictionary(), args.json)
         return
     model = load_embedded(device="cpu", path=args.path)
     dictionary = load_dictionary()
