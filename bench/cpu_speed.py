@@ -1,10 +1,11 @@
-"""The embedded model's CPU paths side by side: fp32, bf16 weights, bf16 autocast, torch.compile.
+"""The embedded model's CPU paths side by side: fp32, bf16 weights, bf16 autocast, torch.compile, int8.
 
     OMP_NUM_THREADS=1 python bench/cpu_speed.py --threads 1 --rounds 9
 
 One run, one thread, rounds interleaved (every variant once per round, in turn) so that a busy
 machine slows all variants alike; medians are reported. Work timed per variant: a balanced decode
-and a quality decode of a 10-token prompt + 64 tokens (batch 1), the playground's re-decode.
+and a quality decode of a 10-token prompt + 64 tokens (batch 1), the playground's re-decode. ``--variants fp32 int8-dynamic`` adds dynamic int8 quantization of
+the linear layers (weights int8, activations quantized per call).
 
 Agreement with fp32 (what the playground would show):
 - greedy decodes (temperature 0, balanced and quality schedules, the 8 prompts of
@@ -64,6 +65,7 @@ class Variant:
 def variants(model: EmbeddedDenoiser, names: list[str]) -> dict[str, Variant]:
     bf16 = copy.deepcopy(model).to(torch.bfloat16)
     table: dict[str, Callable[[], Variant]] = {
+        "int8-dynamic": lambda: Variant(int8_dynamic(model)),
         "fp32": lambda: Variant(model),
         "bf16-weights": lambda: Variant(bf16),
         "fp32+autocast-bf16": lambda: Variant(model, autocast=True),
@@ -71,6 +73,20 @@ def variants(model: EmbeddedDenoiser, names: list[str]) -> dict[str, Variant]:
         "bf16-weights+compile": lambda: Variant(bf16, compile=True),
     }
     return {name: table[name]() for name in names}
+
+
+def int8_dynamic(model: EmbeddedDenoiser) -> EmbeddedDenoiser:
+    """A copy whose ``nn.Linear`` layers (attention, MLP) run int8 weights with activations quantized
+    per call (``torch.ao`` dynamic quantization, fbgemm on x86). The tied output head (``F.linear``
+    with the embedding) and the convolutions stay fp32."""
+    import warnings
+
+    with warnings.catch_warnings():  # torch.ao.quantization is deprecated in favour of torchao (not a dependency)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        from torch.ao.quantization import quantize_dynamic
+
+        return quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def shaped(model: EmbeddedDenoiser, shape: str) -> EmbeddedDenoiser:
