@@ -4,8 +4,9 @@
 
 One run, one thread, rounds interleaved (every variant once per round, in turn) so that a busy
 machine slows all variants alike; medians are reported. Work timed per variant: a balanced decode
-and a quality decode of a 10-token prompt + 64 tokens (batch 1), the playground's re-decode. ``--variants fp32 int8-dynamic`` adds dynamic int8 quantization of
-the linear layers (weights int8, activations quantized per call).
+and a quality decode of a 10-token prompt + 64 tokens (batch 1), the playground's re-decode.
+``--variants fp32 int8-dynamic`` adds dynamic int8 quantization of the linear layers (weights
+int8, activations quantized per call).
 
 Agreement with fp32 (what the playground would show):
 - greedy decodes (temperature 0, balanced and quality schedules, the 8 prompts of

@@ -1,4 +1,4 @@
-"""Train (and export) the embedded masked-diffusion model: ``python -m dllm_viz.train {fit,export} ...``.
+"""Train (and export) the embedded masked-diffusion model: ``python -m dllm_viz.train {fit,tokenize,average,export}``.
 
 Objective (MDLM, Sahoo et al. 2024; LLaDA, Nie et al. 2025): for each sequence draw a noise level
 ``t`` in (0, 1], mask every token independently with probability ``t`` and minimise the
@@ -41,6 +41,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -311,7 +312,7 @@ def _save_checkpoint(path: Path, **state: object) -> None:
 
 def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_from: Path | None = None,
         threads: int | None = None, device: str = "cpu", time_limit_min: float | None = None,
-        progress: bool = True, compile: bool | str = False) -> dict[str, float]:
+        progress: bool = True, compile: bool | str = False, keep_snapshots: bool = False) -> dict[str, float]:
     """Train into ``run/`` (tokenizer.json, tokens.pt, ckpt.pt, log.jsonl). Returns the last eval.
 
     ``init_from``: a checkpoint of an earlier run whose weights (only) start this one, for a second
@@ -319,6 +320,8 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
     ``compile``: ``torch.compile`` the model body for the training steps (True: inductor; a string
     names another backend, e.g. "eager" in tests). Window lengths vary (``short_fraction``), so it
     is compiled with dynamic shapes; checkpoints and evaluation use the plain module.
+    ``keep_snapshots``: at every checkpoint also keep the weights alone as
+    ``run/snapshots/step-NNNNNN.pt``, for ``average_checkpoints``.
     """
     if threads is not None:
         torch.set_num_threads(threads)
@@ -409,10 +412,45 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         if step % cfg.ckpt_every == 0 or done:
             _save_checkpoint(ckpt_path, model=model.state_dict(), optim=opt.state_dict(), step=step,
                              generator=gen.get_state(), elapsed=time.time() - t0, train_config=asdict(cfg))
+            if keep_snapshots:
+                (run / "snapshots").mkdir(exist_ok=True)
+                _save_checkpoint(run / "snapshots" / f"step-{step:06d}.pt", model=model.state_dict(), step=step)
         if done:
             break
     bar.close()
     return last_eval
+
+
+def average_checkpoints(paths: Sequence[Path]) -> dict[str, torch.Tensor]:
+    """The uniform mean of the ``model`` weights of checkpoints of one architecture (a "model soup").
+
+    Checkpoints of one run, or of a run and the one it was initialised from, lie in one basin, so
+    their mean is a model too, often with lower held-out loss than either (the card measures it).
+    Raises ``ValueError`` if the checkpoints do not hold the same tensors (names and shapes).
+    """
+    if not paths:
+        raise ValueError("paths: give at least one checkpoint")
+    states = [torch.load(p, map_location="cpu", weights_only=False)["model"] for p in paths]
+    first = states[0]
+    for path, state in zip(paths[1:], states[1:]):
+        if state.keys() != first.keys():
+            raise ValueError(f"{path}: other tensors than {paths[0]} ({sorted(state.keys() ^ first.keys())[:3]} ...)")
+        for key, value in state.items():
+            if value.shape != first[key].shape:
+                raise ValueError(f"{path}: {key} has shape {tuple(value.shape)}, {paths[0]} {tuple(first[key].shape)}")
+    return {key: (sum(state[key].double() for state in states) / len(states)).to(first[key].dtype) for key in first}
+
+
+def write_average(run: Path, paths: Sequence[Path], out: Path) -> Path:
+    """Write ``out/`` as a run folder holding the average of ``paths`` (``ckpt.pt`` + ``run``'s tokenizer
+    and recipe), so that ``export --run out`` ships it like any run."""
+    state = torch.load(run / "ckpt.pt", map_location="cpu", weights_only=False)
+    steps = [torch.load(p, map_location="cpu", weights_only=False).get("step", 0) for p in paths]
+    out.mkdir(parents=True, exist_ok=True)
+    EmbeddedTokenizer.from_file(run / "tokenizer.json").save(out / "tokenizer.json")
+    _save_checkpoint(out / "ckpt.pt", model=average_checkpoints(paths), step=max(steps),
+                     train_config=state["train_config"], averaged_from=[str(p) for p in paths])
+    return out
 
 
 def export(run: Path, out: Path, *, name: str | None = None) -> Path:
@@ -449,6 +487,8 @@ def main(argv: list[str] | None = None) -> None:
     p_fit.add_argument("--device", default="cpu")
     p_fit.add_argument("--time-limit", type=float, default=None, help="stop (and checkpoint) after N minutes")
     p_fit.add_argument("--no-progress", action="store_true")
+    p_fit.add_argument("--keep-snapshots", action="store_true",
+                       help="also keep each checkpoint's weights as OUT/snapshots/step-NNNNNN.pt (for `average`)")
     p_fit.add_argument("--compile", nargs="?", const=True, default=False,
                        help="torch.compile the model body (optionally name a backend: --compile eager)")
     for name, default in asdict(TrainConfig()).items():
@@ -466,7 +506,14 @@ def main(argv: list[str] | None = None) -> None:
     p_exp.add_argument("--run", type=Path, required=True)
     p_exp.add_argument("--out", type=Path, required=True)
     p_exp.add_argument("--name", default=None, help="model name written to config.json")
+    p_avg = sub.add_parser("average", help="average checkpoints' weights into a run folder that `export` takes")
+    p_avg.add_argument("--run", type=Path, required=True, help="run whose tokenizer and recipe the average keeps")
+    p_avg.add_argument("--out", type=Path, required=True)
+    p_avg.add_argument("checkpoints", type=Path, nargs="+", help="ckpt.pt files or snapshots, one architecture")
     args = parser.parse_args(argv)
+    if args.command == "average":
+        print(write_average(args.run, args.checkpoints, args.out))
+        return
     if args.command == "tokenize":
         args.out.mkdir(parents=True, exist_ok=True)
         tokenizer, train_tokens, heldout_tokens, cpt = _load_corpus(args.data, args.out, args.vocab_size)
@@ -479,7 +526,8 @@ def main(argv: list[str] | None = None) -> None:
     cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(TrainConfig())})
     fit(cfg, data=args.data, run=args.out, resume=args.resume, init_from=args.init_from, threads=args.threads,
         device=args.device,
-        time_limit_min=args.time_limit, progress=not args.no_progress, compile=args.compile)
+        time_limit_min=args.time_limit, progress=not args.no_progress, compile=args.compile,
+        keep_snapshots=args.keep_snapshots)
 
 
 if __name__ == "__main__":
