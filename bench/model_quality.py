@@ -130,7 +130,8 @@ def judge_figures(judge: KneserNeyTrigram, texts: list[str], ref: dict | None = 
     return out
 
 
-def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[str], out: Path | None = None) -> None:
+def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[str],
+            out: Path | None = None) -> None:
     """Judge figures and T=0 loop shares of the samples a ``--json`` run stored (no decoding).
 
     With ``out``, the record is written there with every preset's and the held-out row's judge
@@ -227,7 +228,8 @@ def main() -> None:
     parser.add_argument("--loops", action="store_true", help="share of greedy outputs with a repeated 4-gram")
     parser.add_argument("--bpc", action="store_true", help="held-out bits/char (needs --heldout)")
     parser.add_argument("--bpc-bf16", action="store_true", help="evaluate bits/char under bf16 autocast")
-    parser.add_argument("--json", type=Path, default=None, help="write every figure and sample here (with --rescore: the rescored record)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="write every figure and sample here (with --rescore: the rescored record)")
     parser.add_argument("--rescore", type=Path, default=None,
                         help="a --json file: judge its stored samples again (needs --judge, --heldout), no decoding")
     args = parser.parse_args()

@@ -40,8 +40,8 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -444,12 +444,13 @@ def average_checkpoints(paths: Sequence[Path]) -> dict[str, torch.Tensor]:
 def write_average(run: Path, paths: Sequence[Path], out: Path) -> Path:
     """Write ``out/`` as a run folder holding the average of ``paths`` (``ckpt.pt`` + ``run``'s tokenizer
     and recipe), so that ``export --run out`` ships it like any run."""
-    state = torch.load(run / "ckpt.pt", map_location="cpu", weights_only=False)
+    recipe = json.loads((run / "train_config.json").read_text())
+    weights = average_checkpoints(paths)
     steps = [torch.load(p, map_location="cpu", weights_only=False).get("step", 0) for p in paths]
     out.mkdir(parents=True, exist_ok=True)
     EmbeddedTokenizer.from_file(run / "tokenizer.json").save(out / "tokenizer.json")
-    _save_checkpoint(out / "ckpt.pt", model=average_checkpoints(paths), step=max(steps),
-                     train_config=state["train_config"], averaged_from=[str(p) for p in paths])
+    _save_checkpoint(out / "ckpt.pt", model=weights, step=max(steps), train_config=recipe,
+                     averaged_from=[str(p) for p in paths])
     return out
 
 
