@@ -9,7 +9,9 @@
 # OUT:  receives run/ (checkpoint, log.jsonl, tokens) and the exported weights (model.safetensors,
 #       config.json, tokenizer.json), the folder bench/model_quality.py --path reads.
 # Environment: PYTHON (default python3), DEVICE (default cuda), COMPILE (default true: inductor; "eager" or "false" in tests),
-#              MINUTES (default 8: a time limit that still checkpoints and exports).
+#              MINUTES (default 8: a time limit that still checkpoints and exports),
+#              AVERAGE (default 0: off; N > 0 keeps a snapshot at every checkpoint and also exports the
+#              uniform average of the last N to OUT/averaged, `python -m dllm_viz.train average`).
 # Flags after OUT override the recipe below (argparse keeps the last value of a repeated flag).
 #
 # The recipe: bf16 autocast, a compiled model body, packed windows (one token stream, no padding,
@@ -27,6 +29,7 @@ DEVICE=${DEVICE:-cuda}
 COMPILE=${COMPILE:-true}
 MINUTES=${MINUTES:-8}
 PYTHON=${PYTHON:-python3}
+AVERAGE=${AVERAGE:-0}
 cd "$(dirname "$0")/.."
 compile_flag=()
 case "$COMPILE" in
@@ -34,8 +37,17 @@ case "$COMPILE" in
     false) ;;
     *) compile_flag=(--compile "$COMPILE") ;;
 esac
+snapshot_flag=()
+if [ "$AVERAGE" -gt 0 ]; then
+    snapshot_flag=(--keep-snapshots)
+fi
 "$PYTHON" -m dllm_viz.train fit --data "$DATA" --out "$OUT/run" --device "$DEVICE" "${compile_flag[@]}" --bf16 \
     --vocab-size 12288 --d-model 320 --n-layers 8 --n-heads 5 --d-ff 832 --max-length 256 \
     --batch-size 128 --steps 6000 --warmup 300 --lr 1.5e-3 --min-lr-ratio 0.05 --prompt-fraction 0.5 \
-    --eval-every 1000 --eval-windows 48 --ckpt-every 1000 --time-limit "$MINUTES" --no-progress --resume "$@"
+    --eval-every 1000 --eval-windows 48 --ckpt-every 1000 --time-limit "$MINUTES" --no-progress --resume "${snapshot_flag[@]}" "$@"
 "$PYTHON" -m dllm_viz.train export --run "$OUT/run" --out "$OUT"
+if [ "$AVERAGE" -gt 0 ]; then
+    mapfile -t last < <(ls "$OUT/run/snapshots"/step-*.pt | sort | tail -n "$AVERAGE")
+    "$PYTHON" -m dllm_viz.train average --run "$OUT/run" --out "$OUT/run-averaged" "${last[@]}"
+    "$PYTHON" -m dllm_viz.train export --run "$OUT/run-averaged" --out "$OUT/averaged"
+fi

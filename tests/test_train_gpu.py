@@ -73,3 +73,25 @@ def test_bf16_false_still_reads_as_false(tmp_path: Path) -> None:
     main(["fit", "--data", str(data), "--out", str(tmp_path / "run"), "--no-progress", *TINY_FLAGS, "--steps", "1",
           "--bf16", "false"])
     assert json.loads((tmp_path / "run/train_config.json").read_text())["bf16"] is False
+
+
+def test_train_gpu_script_also_exports_the_average_of_the_last_snapshots(tmp_path: Path) -> None:
+    data = _data(tmp_path / "data")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHON": sys.executable, "DEVICE": "cpu", "COMPILE": "false", "MINUTES": "5",
+           "AVERAGE": "2", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    flags = [*TINY_FLAGS, "--steps", "6", "--ckpt-every", "2", "--eval-every", "6", "--bf16", "false"]
+    done = subprocess.run(["bash", str(REPO / "scripts/train_gpu.sh"), str(data), str(out), *flags],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    snaps = sorted((out / "run/snapshots").glob("step-*.pt"))
+    assert [p.name for p in snaps] == ["step-000002.pt", "step-000004.pt", "step-000006.pt"]
+    averaged = torch.load(out / "run-averaged/ckpt.pt", weights_only=False)
+    assert averaged["averaged_from"] == [str(p) for p in snaps[-2:]]  # the last AVERAGE snapshots
+    a, b = (torch.load(p, weights_only=False)["model"] for p in snaps[-2:])
+    model = load_embedded(device="cpu", path=out / "averaged")
+    for name, value in model.state_dict().items():  # exported in fp16: equal to fp16 resolution
+        torch.testing.assert_close(value, ((a[name] + b[name]) / 2).half().float(), msg=name)
+    plain = load_embedded(device="cpu", path=out)  # the plain export is still the last weights
+    for name, value in plain.state_dict().items():
+        torch.testing.assert_close(value, b[name].half().float(), msg=name)
