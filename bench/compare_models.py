@@ -71,12 +71,9 @@ def sample_sections(old: Record, new: Record, labels: tuple[str, str], seed_inde
         out.append(f"#### {name}\n")
         for i, prompt in enumerate(old["prompts"]):
             j = i * seeds + seed_index  # model_quality orders samples prompt-major, seed-minor
-            out.append(f"*{prompt}* ...")
-            for label, record in zip(labels, (old, new)):
-                text = " ".join(record["samples"][name][j].split())
-                out.append(f"> **{label}:** {text}")
-                out.append(">")
-            out[-1] = ""
+            quotes = [f"> **{label}:** {' '.join(record['samples'][name][j].split())}"
+                      for label, record in zip(labels, (old, new))]
+            out += [f"*{prompt}* ...", "\n>\n".join(quotes), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -428,9 +428,13 @@ def average_checkpoints(paths: Sequence[Path]) -> dict[str, torch.Tensor]:
     their mean is a model too, often with lower held-out loss than either (the card measures it).
     Raises ``ValueError`` if the checkpoints do not hold the same tensors (names and shapes).
     """
-    if not paths:
+    return _average([torch.load(p, map_location="cpu", weights_only=False)["model"] for p in paths], paths)
+
+
+def _average(states: Sequence[dict[str, torch.Tensor]], paths: Sequence[Path]) -> dict[str, torch.Tensor]:
+    """Uniform mean of state dicts loaded from ``paths`` (named in the errors)."""
+    if not states:
         raise ValueError("paths: give at least one checkpoint")
-    states = [torch.load(p, map_location="cpu", weights_only=False)["model"] for p in paths]
     first = states[0]
     for path, state in zip(paths[1:], states[1:]):
         if state.keys() != first.keys():
@@ -445,12 +449,12 @@ def write_average(run: Path, paths: Sequence[Path], out: Path) -> Path:
     """Write ``out/`` as a run folder holding the average of ``paths`` (``ckpt.pt`` + ``run``'s tokenizer
     and recipe), so that ``export --run out`` ships it like any run."""
     recipe = json.loads((run / "train_config.json").read_text())
-    weights = average_checkpoints(paths)
-    steps = [torch.load(p, map_location="cpu", weights_only=False).get("step", 0) for p in paths]
+    checkpoints = [torch.load(p, map_location="cpu", weights_only=False) for p in paths]  # each read once
+    weights = _average([c["model"] for c in checkpoints], paths)
     out.mkdir(parents=True, exist_ok=True)
     EmbeddedTokenizer.from_file(run / "tokenizer.json").save(out / "tokenizer.json")
-    _save_checkpoint(out / "ckpt.pt", model=weights, step=max(steps), train_config=recipe,
-                     averaged_from=[str(p) for p in paths])
+    _save_checkpoint(out / "ckpt.pt", model=weights, step=max(c.get("step", 0) for c in checkpoints),
+                     train_config=recipe, averaged_from=[str(p) for p in paths])
     return out
 
 
