@@ -19,6 +19,8 @@ from dllm_viz.train.train import (
     diffusion_loss,
     export,
     fit,
+    build_model,
+    grow_depth,
     grow_embedding,
     keep_prompts,
     lr_at,
@@ -203,6 +205,53 @@ def test_grow_embedding_refuses_a_tokenizer_that_moves_old_pieces() -> None:
     assert (old.vocab_size, other.vocab_size) == (280, 290)
     with pytest.raises(ValueError, match=r"vocab_size=290: .* \(\d+ moved\)"):
         grow_embedding(torch.zeros(old.vocab_size, 8), old, other)
+
+
+@pytest.mark.parametrize("old, new, after", [(2, 3, [1]), (2, 4, [0, 1]), (6, 8, [2, 5]), (3, 5, [0, 2])])
+def test_grow_depth_keeps_the_function_and_spreads_new_blocks(old: int, new: int, after: list[int]) -> None:
+    tokenizer = EmbeddedTokenizer.train(["the lady said that she was very happy to see him"] * 20, vocab_size=280)
+    small = build_model(replace(TINY, vocab_size=280, n_layers=old, seed=3), tokenizer).eval()
+    deep = build_model(replace(TINY, vocab_size=280, n_layers=new, seed=4), tokenizer).eval()
+    weights = small.state_dict()
+    deep.load_state_dict(grow_depth(weights, new))
+    grown = deep.state_dict()
+    x = torch.randint(3, 280, (2, 20), generator=torch.Generator().manual_seed(0))
+    x[:, 8:] = tokenizer.mask_token_id
+    with torch.no_grad():
+        torch.testing.assert_close(deep(x), small(x), atol=1e-5, rtol=0)
+    # Old blocks keep their order; each new block follows the old block named in `after`, copies it,
+    # and has zero residual outputs (so it is an identity until trained).
+    expected = []
+    for i in range(old):
+        expected.append((i, False))
+        expected.extend((i, True) for _ in range(after.count(i)))
+    assert len(expected) == new
+    for index, (source, is_new) in enumerate(expected):
+        for name in ("norm_attn.weight", "qkv.weight", "up.weight", "mix.weight", "proj.weight", "down.weight"):
+            value, origin = grown[f"blocks.{index}.{name}"], weights[f"blocks.{source}.{name}"]
+            if is_new and name in ("mix.weight", "proj.weight", "down.weight"):
+                assert not value.any(), (index, name)
+            else:
+                torch.testing.assert_close(value, origin, atol=0, rtol=0)
+
+
+def test_grow_depth_refuses_a_model_that_is_not_deeper() -> None:
+    weights = {"embed.weight": torch.zeros(4, 2), "blocks.0.proj.weight": torch.ones(2, 2),
+               "blocks.1.proj.weight": torch.ones(2, 2)}
+    with pytest.raises(ValueError, match=r"n_layers=2 must be > the 2 blocks"):
+        grow_depth(weights, 2)
+
+
+def test_second_phase_can_grow_the_depth(data_dir: Path, tmp_path: Path) -> None:
+    fit(TINY, data=data_dir, run=tmp_path / "one", threads=1, progress=False)
+    fit(replace(TINY, n_layers=TINY.n_layers + 1, steps=1, lr=1e-9, warmup=0), data=data_dir, run=tmp_path / "two",
+        init_from=tmp_path / "one" / "ckpt.pt", threads=1, progress=False)
+    first, second = (json.loads((tmp_path / r / "log.jsonl").read_text().splitlines()[-1]) for r in ("one", "two"))
+    # One step at a negligible learning rate from the grown weights: held-out loss as before growing.
+    assert second["bits_per_char"] == pytest.approx(first["bits_per_char"], abs=1e-4)
+    state = torch.load(tmp_path / "two" / "ckpt.pt", weights_only=False)
+    assert state["train_config"]["n_layers"] == TINY.n_layers + 1
+    assert sum(k.endswith("qkv.weight") for k in state["model"]) == TINY.n_layers + 1
 
 
 def test_cli_runs_a_tiny_configuration(data_dir: Path, tmp_path: Path) -> None:

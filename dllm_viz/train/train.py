@@ -29,7 +29,9 @@ The last phase grows the vocabulary (``--vocab-size`` larger than the ``--init-f
 trained on the same text with more merges keeps every old piece at its id, so the old embedding
 rows carry over and each new piece starts at the mean of the pieces that spell it
 (``grow_embedding``). Longer pieces mean fewer words split across tokens, which is what parallel
-decoding gets wrong: pieces of one word drawn in the same step fuse into non-words.
+decoding gets wrong: pieces of one word drawn in the same step fuse into non-words. A larger
+``--n-layers`` than the ``--init-from`` run's grows the depth the same way: new blocks start as
+identities (``grow_depth``), so capacity is added without losing what was learnt.
 """
 
 from __future__ import annotations
@@ -304,6 +306,39 @@ def grow_embedding(weight: torch.Tensor, old: EmbeddedTokenizer, new: EmbeddedTo
     return grown
 
 
+# The residual outputs of a block: with these at zero a block adds nothing to the stream (an identity).
+_RESIDUAL_OUTPUTS = ("mix.weight", "mix.bias", "proj.weight", "down.weight")
+
+
+def grow_depth(weights: dict[str, torch.Tensor], n_layers: int) -> dict[str, torch.Tensor]:
+    """A state dict of ``L`` blocks -> one of ``n_layers > L`` blocks that computes the same function.
+
+    Each new block is a copy of the block before it with its residual outputs (the local mixing,
+    the attention projection, the MLP's down projection) set to zero, so it starts as an identity
+    and the grown model's logits equal the old model's; its other weights start trained, so every
+    gradient is non-zero from the second step (depth up-scaling, as LLaMA Pro does it). The new
+    blocks are spread evenly: 6 -> 8 puts one after blocks 2 and 5.
+    Raises ``ValueError`` if ``n_layers`` is not larger than the blocks in ``weights``.
+    """
+    old = 1 + max(int(k.split(".")[1]) for k in weights if k.startswith("blocks."))  # L
+    if n_layers <= old:
+        raise ValueError(f"n_layers={n_layers} must be > the {old} blocks of the checkpoint to grow it")
+    after = [(j + 1) * old // (n_layers - old) - 1 for j in range(n_layers - old)]  # old blocks a new one follows
+    order: list[tuple[int, bool]] = []  # (source block, is_new) in the grown model's order
+    for i in range(old):
+        order.append((i, False))
+        order.extend((i, True) for _ in range(after.count(i)))
+    grown = {k: v for k, v in weights.items() if not k.startswith("blocks.")}
+    for new_index, (source, is_new) in enumerate(order):
+        prefix = f"blocks.{source}."
+        for key, value in weights.items():
+            if key.startswith(prefix):
+                name = key[len(prefix):]
+                zero = is_new and name in _RESIDUAL_OUTPUTS
+                grown[f"blocks.{new_index}.{name}"] = torch.zeros_like(value) if zero else value.clone()
+    return grown
+
+
 def _save_checkpoint(path: Path, **state: object) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
@@ -316,7 +351,9 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
     """Train into ``run/`` (tokenizer.json, tokens.pt, ckpt.pt, log.jsonl). Returns the last eval.
 
     ``init_from``: a checkpoint of an earlier run whose weights (only) start this one, for a second
-    phase with its own optimiser and schedule; its tokenizer is reused.
+    phase with its own optimiser and schedule; its tokenizer is reused. A larger ``vocab_size``
+    grows the embedding (``grow_embedding``), a larger ``n_layers`` adds identity blocks
+    (``grow_depth``): either way the second phase starts from the old model's function.
     ``compile``: ``torch.compile`` the model body for the training steps (True: inductor; a string
     names another backend, e.g. "eager" in tests). Window lengths vary (``short_fraction``), so it
     is compiled with dynamic shapes; checkpoints and evaluation use the plain module.
@@ -359,6 +396,10 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         if init_tokenizer.vocab_size != tokenizer.vocab_size:  # a larger vocabulary grown from the old one
             weights["embed.weight"] = grow_embedding(weights["embed.weight"], init_tokenizer, tokenizer)
             print(f"vocabulary grown {init_tokenizer.vocab_size} -> {tokenizer.vocab_size}", flush=True)
+        blocks = 1 + max(int(k.split(".")[1]) for k in weights if k.startswith("blocks."))
+        if cfg.n_layers > blocks:  # a deeper model grown from the old one, same function at the start
+            weights = grow_depth(weights, cfg.n_layers)
+            print(f"depth grown {blocks} -> {cfg.n_layers} blocks", flush=True)
         model.load_state_dict(weights)
         print(f"initialised from {init_from} (step {init['step']})", flush=True)
     (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
