@@ -199,6 +199,20 @@ def test_second_phase_can_grow_the_vocabulary(data_dir: Path, tmp_path: Path) ->
             torch.testing.assert_close(second[key], value, atol=1e-6, rtol=0, msg=key)
 
 
+def test_second_phase_refuses_a_run_tokenized_with_other_pieces(data_dir: Path, tmp_path: Path) -> None:
+    fit(TINY, data=data_dir, run=tmp_path / "one", threads=1, progress=False)
+    text = (data_dir / "train.txt").read_text()[::-1].split("\n")  # same letters, other merges
+    other = EmbeddedTokenizer.train(text, vocab_size=TINY.vocab_size)
+    assert other.vocab_size == TINY.vocab_size
+    assert other.get_vocab() != EmbeddedTokenizer.from_file(tmp_path / "one" / "tokenizer.json").get_vocab()
+    (tmp_path / "two").mkdir()
+    other.save(tmp_path / "two" / "tokenizer.json")
+    with pytest.raises(ValueError, match=r"init_from=.*same size but other pieces"):
+        fit(replace(TINY, steps=1), data=data_dir, run=tmp_path / "two", init_from=tmp_path / "one" / "ckpt.pt",
+            threads=1, progress=False)
+    assert not (tmp_path / "two" / "ckpt.pt").exists()
+
+
 def test_grow_embedding_refuses_a_tokenizer_that_moves_old_pieces() -> None:
     old = EmbeddedTokenizer.train(["the lady said that she was happy"] * 20, vocab_size=280)
     other = EmbeddedTokenizer.train(["quick brown foxes jumped over lazy dogs"] * 20, vocab_size=290)

@@ -396,6 +396,9 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         if init_tokenizer.vocab_size != tokenizer.vocab_size:  # a larger vocabulary grown from the old one
             weights["embed.weight"] = grow_embedding(weights["embed.weight"], init_tokenizer, tokenizer)
             print(f"vocabulary grown {init_tokenizer.vocab_size} -> {tokenizer.vocab_size}", flush=True)
+        elif init_tokenizer.get_vocab() != tokenizer.get_vocab():  # same size, other pieces: rows would mean other tokens
+            raise ValueError(f"init_from={init_from}: its tokenizer and {run / 'tokenizer.json'} have the same size but "
+                             f"other pieces; copy {init_from.parent / 'tokenizer.json'} into the run before tokenizing")
         blocks = 1 + max(int(k.split(".")[1]) for k in weights if k.startswith("blocks."))
         if cfg.n_layers > blocks:  # a deeper model grown from the old one, same function at the start
             weights = grow_depth(weights, cfg.n_layers)
