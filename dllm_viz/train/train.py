@@ -310,6 +310,11 @@ def grow_embedding(weight: torch.Tensor, old: EmbeddedTokenizer, new: EmbeddedTo
 _RESIDUAL_OUTPUTS = ("mix.weight", "mix.bias", "proj.weight", "down.weight")
 
 
+def n_blocks(weights: dict[str, torch.Tensor]) -> int:
+    """How many blocks a state dict of ``EmbeddedDenoiser`` holds (``blocks.{i}.*`` keys)."""
+    return 1 + max(int(k.split(".")[1]) for k in weights if k.startswith("blocks."))
+
+
 def grow_depth(weights: dict[str, torch.Tensor], n_layers: int) -> dict[str, torch.Tensor]:
     """A state dict of ``L`` blocks -> one of ``n_layers > L`` blocks that computes the same function.
 
@@ -320,7 +325,7 @@ def grow_depth(weights: dict[str, torch.Tensor], n_layers: int) -> dict[str, tor
     blocks are spread evenly: 6 -> 8 puts one after blocks 2 and 5.
     Raises ``ValueError`` if ``n_layers`` is not larger than the blocks in ``weights``.
     """
-    old = 1 + max(int(k.split(".")[1]) for k in weights if k.startswith("blocks."))  # L
+    old = n_blocks(weights)  # L
     if n_layers <= old:
         raise ValueError(f"n_layers={n_layers} must be > the {old} blocks of the checkpoint to grow it")
     after = [(j + 1) * old // (n_layers - old) - 1 for j in range(n_layers - old)]  # old blocks a new one follows
@@ -399,7 +404,7 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         elif init_tokenizer.get_vocab() != tokenizer.get_vocab():  # same size, other pieces: rows would mean other tokens
             raise ValueError(f"init_from={init_from}: its tokenizer and {run / 'tokenizer.json'} have the same size but "
                              f"other pieces; copy {init_from.parent / 'tokenizer.json'} into the run before tokenizing")
-        blocks = 1 + max(int(k.split(".")[1]) for k in weights if k.startswith("blocks."))
+        blocks = n_blocks(weights)
         if cfg.n_layers > blocks:  # a deeper model grown from the old one, same function at the start
             weights = grow_depth(weights, cfg.n_layers)
             print(f"depth grown {blocks} -> {cfg.n_layers} blocks", flush=True)
