@@ -1,4 +1,5 @@
-"""The embedded model's CPU paths side by side: fp32, bf16 weights, bf16 autocast, torch.compile, int8.
+"""The embedded model's CPU paths side by side: fp32, the full output head, bf16 weights, bf16 autocast,
+torch.compile, int8.
 
     OMP_NUM_THREADS=1 python bench/cpu_speed.py --threads 1 --rounds 9
 
@@ -6,7 +7,9 @@ One run, one thread, rounds interleaved (every variant once per round, in turn) 
 machine slows all variants alike; medians are reported. Work timed per variant: a balanced decode
 and a quality decode of a 10-token prompt + 64 tokens (batch 1), the playground's re-decode.
 ``--variants fp32 int8-dynamic`` adds dynamic int8 quantization of the linear layers (weights
-int8, activations quantized per call).
+int8, activations quantized per call). ``fp32-full-head`` is the shipped model without
+``logits_at``: the decoder then runs the output head (D x V, a third of a forward at 12288 pieces)
+at every position and keeps the masked ones, as it did before ``logits_at``.
 
 Agreement with fp32 (what the playground would show):
 - greedy decodes (temperature 0, balanced and quality schedules, the 8 prompts of
@@ -41,26 +44,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_quality import PROMPTS  # noqa: E402
 
 from dllm_viz import DecodeConfig, decode  # noqa: E402
+from dllm_viz.models.base import logits_at  # noqa: E402
 from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser, load_embedded  # noqa: E402
 
 PROMPT = "It was a cold morning in November, and the whole family was gathered in the"
 
 
 class Variant:
-    """A denoiser that runs ``forward`` (maybe compiled) under an optional bf16 autocast."""
+    """A denoiser that runs ``forward`` (maybe compiled) under an optional bf16 autocast.
 
-    def __init__(self, model: EmbeddedDenoiser, *, autocast: bool = False, compile: bool = False) -> None:
+    With ``masked_head`` (the shipped path) it also offers the model's ``logits_at``, so the decoder
+    runs the output head at the masked positions only; without it the decoder takes the full
+    ``(B, N, V)`` forward and gathers them (the path before ``logits_at``).
+    """
+
+    def __init__(self, model: EmbeddedDenoiser, *, autocast: bool = False, compile: bool = False,
+                 masked_head: bool = True) -> None:
         self.model = model
         self.autocast = autocast
         # dynamic=None: static first, then one dynamic recompile when the batch shape changes
         self.forward = torch.compile(model) if compile else model
+        if masked_head:
+            at = torch.compile(model.logits_at) if compile else model.logits_at
+            self.logits_at = lambda *args: self._autocast(at, *args)
 
     def __getattr__(self, name: str):  # mask_token_id, tokenizer, max_length, device, ...
+        if name == "logits_at":  # only through __init__: a variant without it takes the full forward
+            raise AttributeError(name)
         return getattr(self.model, name)
 
-    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def _autocast(self, fn: Callable, *args) -> torch.Tensor:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.autocast):
-            return self.forward(input_ids, attention_mask)
+            return fn(*args)
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self._autocast(self.forward, input_ids, attention_mask)
 
 
 def variants(model: EmbeddedDenoiser, names: list[str]) -> dict[str, Variant]:
@@ -68,6 +86,7 @@ def variants(model: EmbeddedDenoiser, names: list[str]) -> dict[str, Variant]:
     table: dict[str, Callable[[], Variant]] = {
         "int8-dynamic": lambda: Variant(int8_dynamic(model)),
         "fp32": lambda: Variant(model),
+        "fp32-full-head": lambda: Variant(model, masked_head=False),
         "bf16-weights": lambda: Variant(bf16),
         "fp32+autocast-bf16": lambda: Variant(model, autocast=True),
         "fp32+compile": lambda: Variant(model, compile=True),
@@ -147,9 +166,10 @@ def forward_agreement(ref: EmbeddedDenoiser, other, canvases: torch.Tensor, mask
     masked = torch.rand(B, N, generator=gen) < ratio
     masked[:, :10] = False  # the prompt stays visible
     x = torch.where(masked, torch.full_like(canvases, mask_id), canvases)
-    with torch.inference_mode():
-        a = ref(x).float()[masked]  # (M, V)
-        b = other(x).float()[masked]
+    rows, cols = masked.nonzero(as_tuple=True)
+    with torch.inference_mode():  # each through its own path, as the decoder calls it
+        a = logits_at(ref, x, None, rows, cols).float()  # (M, V)
+        b = logits_at(other, x, None, rows, cols).float()
     top2 = a.topk(2, dim=-1).values  # (M, 2)
     differ = a.argmax(-1) != b.argmax(-1)
     gap_units = (top2[:, 0] - top2[:, 1]) / bf16_spacing(top2[:, 0])
@@ -180,8 +200,8 @@ def main() -> None:
     parser.add_argument("--path", default=None, help="model folder (default: assets/embedded)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--variants", nargs="+", default=["fp32", "bf16-weights", "fp32+autocast-bf16", "fp32+compile",
-                                                          "bf16-weights+compile"])
+    parser.add_argument("--variants", nargs="+", default=["fp32", "fp32-full-head", "bf16-weights", "fp32+autocast-bf16",
+                                                          "fp32+compile", "bf16-weights+compile"])
     parser.add_argument("--shapes", nargs="*", default=None, help="time untrained WIDTHxDEPTH models instead")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

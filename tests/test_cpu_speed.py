@@ -51,3 +51,14 @@ def test_a_model_agrees_with_itself_and_int8_is_measured_against_fp32():
     live = a > -1e3  # special tokens are pinned at -1e4 in both
     assert torch.corrcoef(torch.stack([a[live], b[live]]))[0, 1] > 0.95
     assert set(variants(model, ["fp32", "int8-dynamic"])) == {"fp32", "int8-dynamic"}
+
+
+def test_the_full_head_variant_takes_the_full_forward_and_agrees_with_fp32():
+    model = _model()
+    runs = variants(model, ["fp32", "fp32-full-head"])
+    assert callable(runs["fp32"].logits_at)  # the shipped path: the head at masked positions only
+    assert not hasattr(runs["fp32-full-head"], "logits_at")  # the decoder falls back to forward + gather
+    assert runs["fp32-full-head"].mask_token_id == model.mask_token_id  # other attributes still pass through
+    canvases = torch.randint(3, model.vocab_size, (6, 40), generator=torch.Generator().manual_seed(2))
+    agree = forward_agreement(runs["fp32"], runs["fp32-full-head"], canvases, model.mask_token_id)
+    assert agree["positions"] > 0 and agree["argmax_differ"] == 0 and agree["choice_differ"] == 0

@@ -285,3 +285,34 @@ def test_unpack_restores_row_major_positions():
     packed = torch.tensor([[[1.0, 2.0]], [[3.0, 4.0]], [[5.0, 6.0]]])  # (M=3, 1, 2)
     out = unpack(packed, where, fill=-1)
     assert out.tolist() == [[[1, 2], [-1, -1], [3, 4]], [[-1, -1], [5, 6], [-1, -1]]]
+
+
+def test_a_model_with_logits_at_is_asked_for_the_masked_positions_only():
+    from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
+
+    cfg = EmbeddedConfig(vocab_size=50, mask_token_id=0, pad_token_id=1, eos_token_id=2, d_model=32, n_layers=2,
+                         n_heads=2, d_ff=64, max_length=64)
+    asked = []
+
+    class Spy(EmbeddedDenoiser):
+        def logits_at(self, input_ids, attention_mask, rows, cols):
+            asked.append(int((input_ids == self.mask_token_id)[attention_mask].sum()))  # masks in the real canvas
+            assert torch.equal(input_ids[rows, cols], torch.full_like(rows, self.mask_token_id))
+            return super().logits_at(input_ids, attention_mask, rows, cols)
+
+    class FullHead:  # the same model seen through the protocol's required surface only
+        def __init__(self, inner):
+            self.inner, self.mask_token_id = inner, inner.mask_token_id
+
+        def __call__(self, input_ids, attention_mask=None):
+            return self.inner(input_ids, attention_mask)
+
+    model = Spy(cfg, generator=torch.Generator().manual_seed(3)).eval()
+    configs = [DecodeConfig(gen_length=12, top_k=3, temperature=0.0), DecodeConfig(gen_length=7, top_k=2, seed=4)]
+    prompts = [[5, 6, 7], [8, 9, 10, 11, 12]]
+    packed = decode(model, prompts, configs)
+    # every step asked for exactly the masked positions: M = the masks in the canvas, 12 + 7 at first
+    assert asked[0] == 19 and len(asked) == max(len(t.steps) for t in packed)
+    full = decode(FullHead(model), prompts, configs)
+    for a, b in zip(packed, full):
+        assert a.token_ids == b.token_ids and [s.selected for s in a.steps] == [s.selected for s in b.steps]

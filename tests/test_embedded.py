@@ -92,6 +92,32 @@ def test_row_does_not_depend_on_the_rest_of_the_batch(model: EmbeddedDenoiser) -
     torch.testing.assert_close(out[1], model(b)[0], atol=1e-5, rtol=1e-5)
 
 
+def test_logits_at_equals_the_forward_at_those_positions(model: EmbeddedDenoiser) -> None:
+    # a right-padded batch; positions in no particular order, one of them twice
+    ids = _random_ids(model, (2, 15), seed=3)
+    mask = torch.arange(15)[None, :] < torch.tensor([[9], [15]])
+    ids[0, 9:] = model.pad_token_id
+    rows, cols = torch.tensor([1, 0, 0, 1, 1]), torch.tensor([14, 8, 0, 3, 3])
+    full = model(ids, attention_mask=mask)  # (2, 15, V)
+    at = model.logits_at(ids, mask, rows, cols)  # (5, V)
+    assert at.shape == (5, model.vocab_size)
+    torch.testing.assert_close(at, full[rows, cols], atol=1e-5, rtol=1e-5)
+    assert torch.equal(at.argmax(-1), full[rows, cols].argmax(-1))
+    assert model.logits_at(ids, mask, rows[:0], cols[:0]).shape == (0, model.vocab_size)
+    with pytest.raises(ValueError, match="cols is invalid"):
+        model.logits_at(ids, mask, torch.tensor([0]), torch.tensor([15]))
+
+
+def test_logits_at_a_row_do_not_depend_on_what_its_neighbours_ask_for(model: EmbeddedDenoiser) -> None:
+    # bit for bit: the engine's exact mode promises a request the trace it gets alone
+    ids = _random_ids(model, (3, 20), seed=4)
+    alone = model.logits_at(ids[:1], None, torch.zeros(5, dtype=torch.long), torch.arange(5))
+    for others in (1, 7, 30):
+        rows = torch.cat([torch.zeros(5, dtype=torch.long), 1 + torch.arange(others) % 2])
+        cols = torch.cat([torch.arange(5), torch.arange(others) % 20])
+        assert torch.equal(model.logits_at(ids, None, rows, cols)[:5], alone)
+
+
 def test_bidirectional_later_tokens_change_earlier_logits(model: EmbeddedDenoiser) -> None:
     ids = _random_ids(model, (1, 20))
     changed = ids.clone()

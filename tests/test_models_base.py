@@ -13,6 +13,8 @@ from dllm_viz.models.base import (
     TextTokenizer,
     check_denoiser,
     check_inputs,
+    check_positions,
+    logits_at,
     model_device,
     model_max_length,
     model_name,
@@ -129,3 +131,47 @@ def test_read_config(tmp_path: Path) -> None:
     assert read_config(tmp_path) == {"model_type": "bert"}
     with pytest.raises(ValueError, match="config.json"):
         read_config(tmp_path / "config.json")  # a file, not a directory
+
+
+def test_logits_at_gathers_a_full_forward_or_asks_the_model() -> None:
+    ids = torch.arange(12).view(2, 6)
+    rows, cols = torch.tensor([0, 1, 1]), torch.tensor([5, 0, 3])
+
+    class Counting:  # logits that name their own position: value = 10 * row + col
+        mask_token_id = 0
+
+        def __call__(self, input_ids, attention_mask=None):
+            B, N = input_ids.shape
+            return (10 * torch.arange(B)[:, None] + torch.arange(N)).float()[..., None].expand(B, N, 4)
+
+    full = logits_at(Counting(), ids, None, rows, cols)
+    assert full.shape == (3, 4) and full[:, 0].tolist() == [5.0, 10.0, 13.0]
+
+    class Packed(Counting):
+        asked: list = []
+
+        def logits_at(self, input_ids, attention_mask, rows, cols):
+            self.asked.append((rows.tolist(), cols.tolist()))
+            return torch.zeros(rows.numel(), 4)
+
+    model = Packed()
+    assert logits_at(model, ids, None, rows, cols).shape == (3, 4)
+    assert model.asked == [([0, 1, 1], [5, 0, 3])]  # the model's own method, given the positions as they are
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "match"),
+    [
+        (torch.tensor([0, 2]), torch.tensor([0, 1]), r"rows is invalid: expected values in \[0, 2\)"),
+        (torch.tensor([0, 1]), torch.tensor([0, 6]), r"cols is invalid: expected values in \[0, 6\)"),
+        (torch.tensor([0, -1]), torch.tensor([0, 1]), "rows is invalid"),
+        (torch.tensor([[0]]), torch.tensor([0]), "rows is invalid: expected a 1-D integer tensor"),
+        (torch.tensor([0.0]), torch.tensor([0]), "rows is invalid: expected a 1-D integer tensor"),
+        (torch.tensor([0, 1]), torch.tensor([0]), "expected the same length"),
+    ],
+)
+def test_check_positions_rejects(rows: torch.Tensor, cols: torch.Tensor, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        check_positions(rows, cols, (2, 6))
+    check_positions(torch.tensor([1]), torch.tensor([5]), (2, 6))  # the last position is inside
+    check_positions(torch.tensor([], dtype=torch.long), torch.tensor([], dtype=torch.long), (2, 6))  # none at all

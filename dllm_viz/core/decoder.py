@@ -29,7 +29,7 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.schedules import planned_steps, temperature_at
 from dllm_viz.core.step import StepParams, StepResult, StepState, denoise_step, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
-from dllm_viz.models.base import Denoiser, check_denoiser, model_device, model_max_length, model_name
+from dllm_viz.models.base import Denoiser, check_denoiser, logits_at, model_device, model_max_length, model_name
 
 
 def encode_prompt(model: Any, prompt: Sequence[int] | str) -> list[int]:
@@ -163,13 +163,14 @@ class DecodeBatch:
         rows = self._rows(idx_list, slots)
         idx, pos = rows.idx, rows.pos
 
-        # (1) one forward pass for every unfinished request, right-padded to the longest.
-        logits = self.model(self.canvas[idx, : rows.n], self.attention[idx, : rows.n])  # (A, n, V)
+        # (1) one forward pass for every unfinished request, right-padded to the longest. Only masked
+        # positions need a distribution: their logits come packed, M rows in row-major order (the
+        # order of `masked_scatter`), so vocabulary-wide work (the output head included, for a model
+        # with `logits_at`) shrinks as the canvas fills.
         current = self.canvas[idx].gather(1, pos)  # (A, G)
         masked = (current == self.mask_id) & rows.valid  # (A, G)
-        # Only masked positions need a distribution: pack their logits, M rows in row-major order
-        # (the order of `masked_scatter`), so vocabulary-wide work shrinks as the canvas fills.
-        packed = logits[masked.nonzero(as_tuple=True)[0], pos[masked]].float().unsqueeze(1)  # (M, 1, V)
+        packed = logits_at(self.model, self.canvas[idx, : rows.n], self.attention[idx, : rows.n],
+                           masked.nonzero(as_tuple=True)[0], pos[masked]).float().unsqueeze(1)  # (M, 1, V)
         packed[..., self.mask_id] = float("-inf")  # the mask token is never a candidate
         state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
                           temperature=self._temperature(rows, slots))

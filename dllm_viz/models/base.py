@@ -40,7 +40,11 @@ class Denoiser(Protocol):
             Batches are right-padded; `attention_mask` is True on real tokens, and a row's logits
             at its real positions must not depend on the padding or on the other rows.
     Optional (read with `getattr`): tokenizer (`TextTokenizer`), name (str), max_length (int, the
-    context limit), device (torch.device), eos_token_id / pad_token_id (int | None).
+    context limit), device (torch.device), eos_token_id / pad_token_id (int | None), and
+    logits_at(input_ids, attention_mask, rows (M,), cols (M,)) -> (M, V): the logits of
+    `__call__` at the M positions `(rows[i], cols[i])` only. The decoder needs no more than the
+    still-masked positions, so a model whose output head costs much (a large vocabulary) can skip
+    it elsewhere; see `logits_at` below.
     """
 
     mask_token_id: int
@@ -48,6 +52,35 @@ class Denoiser(Protocol):
     def __call__(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
     ) -> torch.Tensor: ...
+
+
+def logits_at(
+    model: Denoiser, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+    cols: torch.Tensor,
+) -> torch.Tensor:
+    """The model's logits at positions `(rows[i], cols[i])`, `(M, V)`, in that order.
+
+    Through `model.logits_at` when the model has one (it computes the output head there only),
+    else the full `(B, N, V)` forward, gathered. Both give the same numbers up to float rounding.
+    """
+    at = getattr(model, "logits_at", None)
+    if callable(at):
+        return at(input_ids, attention_mask, rows, cols)
+    return model(input_ids, attention_mask)[rows, cols]
+
+
+def check_positions(rows: torch.Tensor, cols: torch.Tensor, shape: tuple[int, int]) -> None:
+    """Validate the `(rows, cols)` of a `logits_at` call on a `(B, N)` canvas: two (M,) integer
+    index tensors inside it."""
+    B, N = shape
+    for name, index, limit in (("rows", rows, B), ("cols", cols, N)):
+        if not isinstance(index, torch.Tensor) or index.dim() != 1 or index.dtype.is_floating_point \
+                or index.dtype == torch.bool:
+            raise ValueError(f"{name} is invalid: expected a 1-D integer tensor of positions")
+        if index.numel() and not (0 <= int(index.min()) and int(index.max()) < limit):
+            raise ValueError(f"{name} is invalid: expected values in [0, {limit})")
+    if rows.shape != cols.shape:
+        raise ValueError(f"rows {tuple(rows.shape)} and cols {tuple(cols.shape)} are invalid: expected the same length")
 
 
 def check_denoiser(model: Any) -> None:

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dllm_viz.models.base import NEVER_LOGIT, check_inputs
+from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
 ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "embedded"
@@ -174,6 +174,25 @@ class EmbeddedDenoiser(nn.Module):
         zero-masking-probability rule). A finite value keeps entropy and log-prob finite.
         """
         logits = self.head(self.features(input_ids, attention_mask))  # (B, N, V)
+        return logits.index_fill(-1, self.special_ids, NEVER_LOGIT)
+
+    def logits_at(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor, cols: torch.Tensor
+    ) -> torch.Tensor:
+        """``forward(input_ids, attention_mask)[rows, cols]``, ``(M, V)``, with the output head run at
+        those M positions only: the head (N x D x V) costs as much as a third of a forward at this
+        vocabulary, and a decode step needs logits at its still-masked positions alone.
+
+        One head product per canvas row: a matrix product's blocking, and so its last bits, depend
+        on its row count, and a row's logits must not depend on how many positions its neighbours
+        ask for (the engine promises each request the trace it gets alone).
+        """
+        check_positions(rows, cols, tuple(input_ids.shape))
+        h = self.features(input_ids, attention_mask)[rows, cols]  # (M, D)
+        logits = h.new_empty(rows.numel(), self.vocab_size)  # (M, V)
+        for row in rows.unique().tolist():
+            at = (rows == row).nonzero().squeeze(1)  # (M_row,)
+            logits[at] = self.head(h[at])
         return logits.index_fill(-1, self.special_ids, NEVER_LOGIT)
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
