@@ -9,6 +9,7 @@ import torch
 from dllm_viz import DecodeConfig, Trace, decode
 from dllm_viz.core.decoder import unpack
 from dllm_viz.core.schedules import planned_steps
+from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
 from tests.reference import reference_decode
 from tests.tiny import CharTokenizer, ScriptedDenoiser, TinyDenoiser
 
@@ -288,8 +289,6 @@ def test_unpack_restores_row_major_positions():
 
 
 def test_a_model_with_logits_at_is_asked_for_the_masked_positions_only():
-    from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
-
     cfg = EmbeddedConfig(vocab_size=50, mask_token_id=0, pad_token_id=1, eos_token_id=2, d_model=32, n_layers=2,
                          n_heads=2, d_ff=64, max_length=64)
     asked = []
