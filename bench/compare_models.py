@@ -4,7 +4,8 @@
         --labels "phase 4 (shipped)" "new"                 # markdown for the model card
 
 Prints (1) the figures of every preset, old -> new (dict%, judge fluency, gain ratio, T=0 loops)
-and the held-out bits/char, and (2) the fixed samples the issue asks the card to show: for each
+and the held-out bits/char, with the words outside the dictionary by how they were spelled when both
+records have them (``model_quality.py --word-errors``), and (2) the fixed samples the issue asks the card to show: for each
 preset, one sample per prompt (the same seed index for both models), old beside new. The records
 must come from the same prompts, generation length and seed count, or the samples would not be
 the same requests; a mismatch raises ``ValueError`` naming the field. Nothing is decoded here.
@@ -60,6 +61,33 @@ def figure_table(old: Record, new: Record) -> str:
     return "\n".join(lines)
 
 
+# (key in presets[name]["word_errors"], column title): counts, shown in points of all words
+WORD_ERRORS = (
+    ("not_in_dictionary", "not in dictionary"),
+    ("one_piece", "one piece"),
+    ("one_piece_author", "of them the author's own words"),
+    ("joined_in_one_step", "pieces joined in one step"),
+    ("joined_across_steps", "pieces joined across steps"),
+)
+
+
+def word_error_table(old: Record, new: Record) -> str | None:
+    """Markdown: the words outside the dictionary by how they were spelled (``model_quality.py
+    --word-errors``), in points of all words, ``old -> new``; None unless both records have them."""
+    check_comparable(old, new)
+    names = [n for n in old["presets"] if "word_errors" in old["presets"][n]
+             and "word_errors" in new["presets"].get(n, {})]
+    if not names:
+        return None
+    lines = ["| preset | " + " | ".join(title for _, title in WORD_ERRORS) + " |", "|---" * (len(WORD_ERRORS) + 1) + "|"]
+    for name in names:
+        a, b = old["presets"][name]["word_errors"], new["presets"][name]["word_errors"]
+        cells = [" -> ".join(_cell(100 * c[k] / c["words"] if c.get("words") else None, "{:.1f}") for c in (a, b))
+                 for k, _ in WORD_ERRORS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def sample_sections(old: Record, new: Record, labels: tuple[str, str], seed_index: int = 0) -> str:
     """Markdown: per preset, per prompt, the sample of seed ``seed_index`` from each record."""
     check_comparable(old, new)
@@ -87,6 +115,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     old, new = (json.loads(p.read_text()) for p in (args.old, args.new))
     print(figure_table(old, new))
+    words = word_error_table(old, new)
+    if words is not None:
+        print("\nWords outside the dictionary, points of all words:\n")
+        print(words)
     if not args.no_samples:
         print()
         print(sample_sections(old, new, tuple(args.labels), args.seed_index))

@@ -20,6 +20,11 @@ Baseline figures for the next model (issue 12), each optional:
 - --loops: share of greedy (temperature 0) outputs, per preset schedule, with a repeated word 4-gram.
 - --bpc: held-out bits/char (the ELBO bound of ``dllm_viz.train.evaluate``: 48 windows of 256
   tokens, 8 noise levels; needs --heldout).
+- --word-errors TRAIN_TEXT: what the words outside the dictionary are made of. Each generated
+  word is mapped to the tokens that spell it: one piece (a fragment, or a word the dictionary
+  lacks: TRAIN_TEXT's own word forms, such as Austen's names and British spellings, are counted
+  apart), or several pieces joined in one step (confirmed side by side, each without seeing the
+  other: parallel decoding's mistake) or across steps (the later piece saw the earlier one).
 - --json PATH: every figure and the samples, for the model card and later comparisons.
 """
 from __future__ import annotations
@@ -89,7 +94,8 @@ def text_figures(texts: list[str], dictionary: set[str]) -> dict[str, float]:
     }
 
 
-def run_preset(model, name: str, gen_length: int, seeds: int, dictionary: set[str]) -> tuple[dict, list[str]]:
+def run_preset(model, name: str, gen_length: int, seeds: int, dictionary: set[str],
+               author_words: set[str] | None = None) -> tuple[dict, list[str]]:
     prompts = [p for p in PROMPTS for _ in range(seeds)]
     configs = [DecodeConfig.preset(name, gen_length, seed=s) for _ in PROMPTS for s in range(seeds)]
     with torch.inference_mode():
@@ -99,15 +105,77 @@ def run_preset(model, name: str, gen_length: int, seeds: int, dictionary: set[st
     figures["rep3t%"] = 100 * statistics.mean(t.metrics["repeat_3"] for t in traces)
     figures["logp"] = statistics.mean(t.metrics["mean_logprob"] for t in traces)
     figures["nfe"] = statistics.mean(t.nfe for t in traces)
+    if author_words is not None:
+        figures["word_errors"] = word_errors(traces, model.tokenizer, dictionary, author_words)
     return figures, texts
 
 
-def heldout_reference(model, path: Path, gen_length: int, count: int, dictionary: set[str]) -> tuple[dict, list[str]]:
+WORD_ERROR_KINDS = ("one_piece", "joined_in_one_step", "joined_across_steps")
+
+
+def spelled_words(pieces: list[str]) -> list[tuple[str, list[int]]]:
+    """The words of ``"".join(pieces)`` (as ``words_of`` finds them), each with the indices of the
+    pieces that spell it."""
+    text = "".join(pieces)
+    starts = [0]
+    for piece in pieces:
+        starts.append(starts[-1] + len(piece))
+    spans = [m.span() for m in WORD.finditer(text)]
+    if spans and text[-1].isalpha():  # a last word cut off by the end of the canvas
+        spans = spans[:-1]
+    return [(text[a:b], [i for i in range(len(pieces)) if starts[i] < b and starts[i + 1] > a]) for a, b in spans]
+
+
+def word_errors(traces: list, tokenizer, dictionary: set[str], author_words: set[str]) -> dict[str, int]:
+    """Counts of the generated words (as ``text_figures`` counts them) and of those outside the
+    dictionary, by how they were spelled: ``one_piece`` (of them ``one_piece_author``: a word form of
+    the author's text), ``joined_in_one_step`` (several pieces confirmed in the same step),
+    ``joined_across_steps``; ``pieces_joined`` counts every word of several pieces, in the dictionary
+    or not. A trace whose pieces do not spell its text (a tokenizer that merges bytes) is ``skipped``."""
+    counts = dict.fromkeys(("words", "not_in_dictionary", *WORD_ERROR_KINDS, "one_piece_author", "pieces_joined",
+                            "skipped"), 0)
+    for trace in traces:
+        pieces = [tokenizer.decode([i]) for i in trace.token_ids[: trace.text_end]]
+        if "".join(pieces) != (trace.text or ""):
+            counts["skipped"] += 1
+            continue
+        for word, tokens in spelled_words(pieces):
+            counts["words"] += 1
+            counts["pieces_joined"] += len(tokens) > 1
+            if word in dictionary or word.lower() in dictionary:
+                continue
+            counts["not_in_dictionary"] += 1
+            if len(tokens) == 1:
+                counts["one_piece"] += 1
+                counts["one_piece_author"] += word in author_words
+            else:
+                steps = {trace.order[i] for i in tokens}
+                counts["joined_in_one_step" if len(steps) == 1 else "joined_across_steps"] += 1
+    return counts
+
+
+def word_error_line(counts: dict[str, int]) -> str:
+    """``counts`` as points of all words: the non-words, split by kind."""
+    pts = {k: 100 * v / max(1, counts["words"]) for k, v in counts.items()}
+    return (f"not in dictionary {pts['not_in_dictionary']:.1f} = one piece {pts['one_piece']:.1f} "
+            f"(the author's own word forms {pts['one_piece_author']:.1f}) + joined in one step "
+            f"{pts['joined_in_one_step']:.1f} + joined across steps {pts['joined_across_steps']:.1f}; "
+            f"{counts['pieces_joined']} of {counts['words']} words have several pieces"
+            + (f"; {counts['skipped']} traces skipped" if counts["skipped"] else ""))
+
+
+def heldout_windows(model, path: Path, gen_length: int, count: int) -> list[list[int]]:
+    """``count`` evenly spaced windows of ``gen_length`` tokens of the held-out text."""
     ids = model.tokenizer.encode(path.read_text())
     starts = torch.linspace(0, len(ids) - gen_length - 1, count).long().tolist()
-    texts = [model.tokenizer.decode(ids[s : s + gen_length]) for s in starts]
+    return [ids[s : s + gen_length] for s in starts]
+
+
+def heldout_reference(model, path: Path, gen_length: int, count: int, dictionary: set[str]) -> tuple[dict, list[str]]:
+    windows = heldout_windows(model, path, gen_length, count)
+    texts = [model.tokenizer.decode(w) for w in windows]
     figures = text_figures(texts, dictionary)
-    figures["rep3t%"] = 100 * statistics.mean(repeat_share(ids[s : s + gen_length]) for s in starts)
+    figures["rep3t%"] = 100 * statistics.mean(repeat_share(w) for w in windows)
     return figures, texts
 
 
@@ -228,6 +296,9 @@ def main() -> None:
     parser.add_argument("--loops", action="store_true", help="share of greedy outputs with a repeated 4-gram")
     parser.add_argument("--bpc", action="store_true", help="held-out bits/char (needs --heldout)")
     parser.add_argument("--bpc-bf16", action="store_true", help="evaluate bits/char under bf16 autocast")
+    parser.add_argument("--word-errors", type=Path, default=None, metavar="TRAIN_TEXT",
+                        help="break the non-dictionary words down by how they were spelled; TRAIN_TEXT's word forms "
+                             "count as the author's own")
     parser.add_argument("--json", type=Path, default=None,
                         help="write every figure and sample here (with --rescore: the rescored record)")
     parser.add_argument("--rescore", type=Path, default=None,
@@ -243,6 +314,9 @@ def main() -> None:
         return
     model = load_embedded(device="cpu", path=args.path)
     dictionary = load_dictionary()
+    author_words = None
+    if args.word_errors is not None:
+        author_words = set(WORD.findall(args.word_errors.read_text(encoding="utf-8")))
     print(f"model {model.name}: {model.num_parameters() / 1e6:.2f}M parameters; {len(PROMPTS)} prompts x "
           f"{args.seeds} seeds, {args.gen_length} tokens")
     judge = build_judge(args.judge) if args.judge is not None else None
@@ -260,7 +334,7 @@ def main() -> None:
     print(header)
     samples, figures, greedy = {}, {}, {}
     for name in args.presets:
-        fig, texts = run_preset(model, name, args.gen_length, args.seeds, dictionary)
+        fig, texts = run_preset(model, name, args.gen_length, args.seeds, dictionary, author_words)
         samples[name] = texts
         line = (f"{name:10} {fig['dict%']:6.1f} {fig['rep3w%']:7.1f} {fig['rep3t%']:7.1f} {fig['logp']:7.2f} "
                 f"{fig['nfe']:5.1f} {fig['words']:6d}")
@@ -280,6 +354,21 @@ def main() -> None:
         if judge is not None:
             print(f"{'shuffled':10} (held-out words shuffled within each passage) fluency {ref['fluency_shuffled']:.2f}, "
                   f"gain {ref['gain_shuffled']:.2f}")
+    if author_words is not None:
+        ref_ids = heldout_windows(model, args.heldout, args.gen_length, len(PROMPTS) * args.seeds) if ref else []
+        print("\nwords outside the dictionary, in points of all words:")
+        for name, fig in figures.items():
+            print(f"{name:10} {word_error_line(fig['word_errors'])}")
+        if ref is not None:
+            spelled = [w for ids in ref_ids for w in spelled_words([model.tokenizer.decode([i]) for i in ids])]
+            outside = [w for w, _ in spelled if w not in dictionary and w.lower() not in dictionary]
+            ref["word_errors"] = {"words": len(spelled), "not_in_dictionary": len(outside),
+                                  "not_in_dictionary_author": sum(w in author_words for w in outside),
+                                  "pieces_joined": sum(len(t) > 1 for _, t in spelled)}
+            e = ref["word_errors"]
+            print(f"{'heldout':10} not in dictionary {100 * e['not_in_dictionary'] / max(1, e['words']):.1f}, of which "
+                  f"the author's own word forms {100 * e['not_in_dictionary_author'] / max(1, e['words']):.1f}; "
+                  f"{e['pieces_joined']} of {e['words']} words have several pieces")
     bpc = None
     if args.bpc:
         bpc = heldout_bits_per_char(model, args.heldout, bf16=args.bpc_bf16)

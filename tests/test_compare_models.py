@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_models import check_comparable, figure_table, sample_sections  # noqa: E402
+from compare_models import check_comparable, figure_table, sample_sections, word_error_table  # noqa: E402
 
 PROMPTS = ["First prompt", "Second prompt"]
 
@@ -35,6 +35,19 @@ def test_figure_table_shows_each_figure_old_to_new_and_the_bits():
     assert "96.0 -> 97.5" in rows["balanced"] and "- -> -0.50" in rows["balanced"]
     assert "0.38 -> 0.38" in rows["quality"] and "1.25 -> 1.25" in rows["quality"]
     assert table.rstrip().endswith("Held-out bits/char: 1.448 -> 1.400")
+
+
+def test_word_error_table_in_points_of_all_words_only_when_both_records_have_them():
+    old, new = _record("old"), _record("new")
+    assert word_error_table(old, new) is None  # records from before --word-errors
+    counts = {"words": 200, "not_in_dictionary": 8, "one_piece": 3, "one_piece_author": 2, "joined_in_one_step": 4,
+              "joined_across_steps": 1}
+    old["presets"]["balanced"]["word_errors"] = counts
+    new["presets"]["balanced"]["word_errors"] = {**counts, "words": 100}
+    table = word_error_table(old, new)
+    rows = [line for line in table.splitlines() if line.startswith("| balanced")]
+    assert rows == ["| balanced | 4.0 -> 8.0 | 1.5 -> 3.0 | 1.0 -> 2.0 | 2.0 -> 4.0 | 0.5 -> 1.0 |"]
+    assert "| quality" not in table  # only presets both records broke down
 
 
 def test_samples_pair_the_same_request_of_both_models():
