@@ -154,6 +154,17 @@ def word_errors(traces: list, tokenizer, dictionary: set[str], author_words: set
     return counts
 
 
+def text_word_errors(tokenizer, windows: list[list[int]], dictionary: set[str],
+                     author_words: set[str]) -> dict[str, int]:
+    """The reference row of ``word_errors`` for real text (token ``windows``, no steps): words, those
+    outside the dictionary, of them the author's own word forms, and words of several pieces."""
+    spelled = [w for ids in windows for w in spelled_words([tokenizer.decode([i]) for i in ids])]
+    outside = [w for w, _ in spelled if w not in dictionary and w.lower() not in dictionary]
+    return {"words": len(spelled), "not_in_dictionary": len(outside),
+            "not_in_dictionary_author": sum(w in author_words for w in outside),
+            "pieces_joined": sum(len(t) > 1 for _, t in spelled)}
+
+
 def word_error_line(counts: dict[str, int]) -> str:
     """``counts`` as points of all words: the non-words, split by kind."""
     pts = {k: 100 * v / max(1, counts["words"]) for k, v in counts.items()}
@@ -355,17 +366,12 @@ def main() -> None:
             print(f"{'shuffled':10} (held-out words shuffled within each passage) fluency {ref['fluency_shuffled']:.2f}, "
                   f"gain {ref['gain_shuffled']:.2f}")
     if author_words is not None:
-        ref_ids = heldout_windows(model, args.heldout, args.gen_length, len(PROMPTS) * args.seeds) if ref else []
         print("\nwords outside the dictionary, in points of all words:")
         for name, fig in figures.items():
             print(f"{name:10} {word_error_line(fig['word_errors'])}")
         if ref is not None:
-            spelled = [w for ids in ref_ids for w in spelled_words([model.tokenizer.decode([i]) for i in ids])]
-            outside = [w for w, _ in spelled if w not in dictionary and w.lower() not in dictionary]
-            ref["word_errors"] = {"words": len(spelled), "not_in_dictionary": len(outside),
-                                  "not_in_dictionary_author": sum(w in author_words for w in outside),
-                                  "pieces_joined": sum(len(t) > 1 for _, t in spelled)}
-            e = ref["word_errors"]
+            windows = heldout_windows(model, args.heldout, args.gen_length, len(PROMPTS) * args.seeds)
+            e = ref["word_errors"] = text_word_errors(model.tokenizer, windows, dictionary, author_words)
             print(f"{'heldout':10} not in dictionary {100 * e['not_in_dictionary'] / max(1, e['words']):.1f}, of which "
                   f"the author's own word forms {100 * e['not_in_dictionary_author'] / max(1, e['words']):.1f}; "
                   f"{e['pieces_joined']} of {e['words']} words have several pieces")

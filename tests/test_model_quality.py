@@ -8,7 +8,7 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model_quality import spelled_words, word_errors  # noqa: E402
+from model_quality import spelled_words, text_word_errors, word_errors  # noqa: E402
 
 PIECES = [" the", " room", "With", " Dash", "wood", " parlour", " rainy", "ers", ",", " no", "wh"]
 
@@ -47,3 +47,9 @@ def test_a_trace_whose_pieces_do_not_spell_its_text_is_skipped():
     trace.text = " the  room"  # a tokenizer that normalises on decode: the piece map would be wrong
     counts = word_errors([trace], Pieces(), {"the", "room"}, set())
     assert counts["skipped"] == 1 and counts["words"] == 0
+
+
+def test_text_word_errors_counts_real_text_without_steps():
+    windows = [[0, 3, 4, 5, 8], [6, 7, 9, 8]]  # " the Dashwood parlour," and " rainyers no,"
+    counts = text_word_errors(Pieces(), windows, {"the", "no"}, {"Dashwood", "parlour"})
+    assert counts == {"words": 5, "not_in_dictionary": 3, "not_in_dictionary_author": 2, "pieces_joined": 2}
