@@ -5,8 +5,8 @@
 
 Prints (1) the figures of every preset, old -> new (dict%, judge fluency, gain ratio, T=0 loops)
 and the held-out bits/char, with the words outside the dictionary by how they were spelled when both
-records have them (``model_quality.py --word-errors``), and (2) the fixed samples the issue asks the card to show: for each
-preset, one sample per prompt (the same seed index for both models), old beside new. The records
+records have them (``model_quality.py --word-errors``), and (2) the fixed samples the issue asks the
+card to show: for each preset, one sample per prompt (the same seed index for both models), old beside new. The records
 must come from the same prompts, generation length and seed count, or the samples would not be
 the same requests; a mismatch raises ``ValueError`` naming the field. Nothing is decoded here.
 """
