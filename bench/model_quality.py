@@ -70,12 +70,18 @@ def load_dictionary(path: Path = Path("/usr/share/dict/words")) -> set[str]:
     return {w.strip() for w in path.read_text(encoding="utf-8", errors="replace").splitlines() if w.strip()}
 
 
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words of a generated text, without a last word cut off by the end of
+    the canvas."""
+    spans = [m.span() for m in WORD.finditer(text)]
+    if spans and text[-1].isalpha():
+        spans = spans[:-1]
+    return spans
+
+
 def words_of(text: str) -> list[str]:
     """Words of a generated text, without a last word cut off by the end of the canvas."""
-    words = WORD.findall(text)
-    if words and text and text[-1].isalpha():
-        words = words[:-1]
-    return words
+    return [text[a:b] for a, b in word_spans(text)]
 
 
 def repeat_share(items: list, n: int = 3) -> float:
@@ -120,10 +126,8 @@ def spelled_words(pieces: list[str]) -> list[tuple[str, list[int]]]:
     starts = [0]
     for piece in pieces:
         starts.append(starts[-1] + len(piece))
-    spans = [m.span() for m in WORD.finditer(text)]
-    if spans and text[-1].isalpha():  # a last word cut off by the end of the canvas
-        spans = spans[:-1]
-    return [(text[a:b], [i for i in range(len(pieces)) if starts[i] < b and starts[i + 1] > a]) for a, b in spans]
+    return [(text[a:b], [i for i in range(len(pieces)) if starts[i] < b and starts[i + 1] > a])
+            for a, b in word_spans(text)]
 
 
 def word_errors(traces: list, tokenizer, dictionary: set[str], author_words: set[str]) -> dict[str, int]:
