@@ -118,6 +118,62 @@ def test_logits_at_a_row_do_not_depend_on_what_its_neighbours_ask_for(model: Emb
         assert torch.equal(model.logits_at(ids, None, rows, cols)[:5], alone)
 
 
+def _right_padded(model: EmbeddedDenoiser, lengths: list[int], seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = _random_ids(model, (len(lengths), max(lengths)), seed=seed)
+    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]  # (B, N), a prefix per row
+    return ids.masked_fill(~mask, model.pad_token_id), mask
+
+
+@pytest.mark.parametrize("d_model, n_layers", [(32, 2), (256, 2)])
+def test_logits_at_a_row_in_a_batch_are_bit_identical_to_the_row_alone(tokenizer: EmbeddedTokenizer, d_model: int,
+                                                                       n_layers: int) -> None:
+    # the width of the shipped model too: there the batched product's blocking differs with the row count
+    cfg = EmbeddedConfig(vocab_size=tokenizer.vocab_size, mask_token_id=tokenizer.mask_token_id,
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                         d_model=d_model, n_layers=n_layers, n_heads=4, d_ff=2 * d_model, max_length=48)
+    model = EmbeddedDenoiser(cfg, tokenizer, generator=torch.Generator().manual_seed(1)).eval().requires_grad_(False)
+    lengths = [9, 40, 23, 40, 17]
+    ids, mask = _right_padded(model, lengths, seed=5)
+    rows = torch.cat([torch.full((n // 2,), r) for r, n in enumerate(lengths)])
+    cols = torch.cat([torch.arange(1, n, 2) for n in lengths])
+    batched = model.logits_at(ids, mask, rows, cols)  # (M, V)
+    for r, n in enumerate(lengths):
+        alone = model.logits_at(ids[r : r + 1, :n], None, torch.zeros(n // 2, dtype=torch.long), torch.arange(1, n, 2))
+        assert torch.equal(batched[rows == r], alone), r
+        all_true = torch.ones(1, n, dtype=torch.bool)  # how the decoder passes a lone request's mask
+        assert torch.equal(model.logits_at(ids[r : r + 1, :n], all_true, torch.zeros(n // 2, dtype=torch.long),
+                                           torch.arange(1, n, 2)), alone), r
+
+
+def test_logits_at_a_padded_position_keeps_the_padded_row(model: EmbeddedDenoiser) -> None:
+    ids, mask = _right_padded(model, [6, 12], seed=6)
+    full = model(ids, attention_mask=mask)  # (2, 12, V)
+    at = model.logits_at(ids, mask, torch.tensor([0, 0, 1]), torch.tensor([2, 9, 4]))  # col 9 of row 0 is padding
+    torch.testing.assert_close(at, full[[0, 0, 1], [2, 9, 4]], atol=1e-5, rtol=1e-5)
+    holes = mask.clone()
+    holes[1, 3] = False  # only right padding is a valid mask
+    with pytest.raises(ValueError, match="attention_mask is invalid"):
+        model.logits_at(ids, holes, torch.tensor([1]), torch.tensor([0]))
+
+
+def test_the_shipped_model_decodes_a_request_the_same_in_any_batch() -> None:
+    # the RNG lesson's claim on the real model: a generator per request and rows run alone make a
+    # request's trace independent of its neighbours, to the last bit of every recorded confidence
+    from dllm_viz import DecodeConfig, decode
+
+    model = load_embedded(device="cpu")
+    prompts = ["It was a cold morning", "Mrs. Palmer had never been so much surprised in her life as when", "He"]
+    configs = [DecodeConfig.preset("balanced", 24, seed=s, temperature=1.2) for s in (3, 4, 5)]
+    batched = decode(model, prompts, configs)
+    for prompt, config, together in zip(prompts, configs, batched):
+        alone = decode(model, [prompt], config)[0]
+        assert together.token_ids == alone.token_ids and together.order == alone.order
+        for mine, solo in zip(together.steps, alone.steps, strict=True):
+            torch.testing.assert_close(torch.tensor(mine.confidence), torch.tensor(solo.confidence), atol=0, rtol=0,
+                                       equal_nan=True)
+            assert mine.logprobs == solo.logprobs
+
+
 def test_bidirectional_later_tokens_change_earlier_logits(model: EmbeddedDenoiser) -> None:
     ids = _random_ids(model, (1, 20))
     changed = ids.clone()

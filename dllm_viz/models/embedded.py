@@ -179,20 +179,35 @@ class EmbeddedDenoiser(nn.Module):
     def logits_at(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor, cols: torch.Tensor
     ) -> torch.Tensor:
-        """``forward(input_ids, attention_mask)[rows, cols]``, ``(M, V)``, with the output head run at
-        those M positions only: the head (N x D x V) costs as much as a third of a forward at this
-        vocabulary, and a decode step needs logits at its still-masked positions alone.
+        """``forward(input_ids, attention_mask)[rows, cols]``, ``(M, V)``, computed the way a request
+        decoded alone computes it: bit for bit, whatever else is in the batch.
 
-        One head product per canvas row: a matrix product's blocking, and so its last bits, depend
-        on its row count, and a row's logits must not depend on how many positions its neighbours
-        ask for (the engine promises each request the trace it gets alone).
+        The head runs at those M positions only: it (N x D x V) costs as much as a third of a forward
+        at this vocabulary, and a decode step needs logits at its still-masked positions alone.
+        Each canvas row asked for runs through the network on its own, cut to its real length (right
+        padding is the only padding ``check_inputs`` accepts): a matrix product's
+        blocking, and so its last bits, depend on its row count, so one batched product gives a row
+        other last bits than the same row alone, and at a near-tie of two confidences that flips
+        which position a step confirms (2 of 32 batched runs of the RNG lesson, before). Run alone,
+        a row's logits do not depend on its neighbours, their lengths, or how many positions they
+        ask for: the engine's promise (each request gets the trace it gets alone) holds exactly, as long
+        as the request asks for the same positions (the head's product, too, is one per row).
+        A row asked for at a padded position keeps its padded length.
         """
+        check_inputs(input_ids, attention_mask, max_length=self.max_length)
         check_positions(rows, cols, tuple(input_ids.shape))
-        h = self.features(input_ids, attention_mask)[rows, cols]  # (M, D)
-        logits = h.new_empty(rows.numel(), self.vocab_size)  # (M, V)
+        B, N = input_ids.shape
+        lengths = [N] * B if attention_mask is None else attention_mask.sum(1).tolist()  # real length of each row
+        logits = self.embed.weight.new_empty(rows.numel(), self.vocab_size)  # (M, V)
         for row in rows.unique().tolist():
             at = (rows == row).nonzero().squeeze(1)  # (M_row,)
-            logits[at] = self.head(h[at])
+            n = int(lengths[row])
+            if int(cols[at].max()) < n:
+                h = self.features(input_ids[row : row + 1, :n])  # (1, n, D): the row as if alone
+            else:
+                mask = None if attention_mask is None else attention_mask[row : row + 1]
+                h = self.features(input_ids[row : row + 1], mask)  # (1, N, D)
+            logits[at] = self.head(h[0, cols[at]])
         return logits.index_fill(-1, self.special_ids, NEVER_LOGIT)
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
