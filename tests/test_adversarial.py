@@ -113,6 +113,12 @@ def test_sizes_beyond_a_real_decode_are_refused_with_the_limit(good):
     assert_loads(good)
 
 
+def _another_listed_id(d: dict) -> int:
+    """A token id of the trace's vocab other than the one its first step placed: valid alone, wrong there."""
+    placed = d["token_ids"][d["steps"][0]["selected"][0]]
+    return next(int(i) for i in d["vocab"] if int(i) != placed)
+
+
 MALFORMED = [  # (what, edit, the field the message must name)
     ("vocab as a list", lambda d: d.__setitem__("vocab", ["a", "b"]), r"trace vocab="),
     ("confidence row too short", lambda d: d["steps"][0]["confidence"].pop(), r"steps\[0\]\.confidence="),
@@ -123,7 +129,7 @@ MALFORMED = [  # (what, edit, the field the message must name)
     ("token id outside the vocab", lambda d: d["token_ids"].__setitem__(0, 10**6), r"token_ids=1000000"),
     ("argmax outside the vocab", lambda d: d["steps"][0]["argmax"].__setitem__(0, 10**6), r"steps\[0\]\.argmax"),
     ("negative candidate", lambda d: d["steps"][0]["candidates"][0].__setitem__(0, -3), r"steps\[0\]\.candidates\[0\]\[0\]=-3"),
-    ("tokens disagree with token_ids", lambda d: d["steps"][0]["tokens"].__setitem__(0, d["token_ids"][d["steps"][0]["selected"][0]] + 1),
+    ("tokens disagree with token_ids", lambda d: d["steps"][0]["tokens"].__setitem__(0, _another_listed_id(d)),
      r"steps\[0\]\.tokens\[0\]"),
     ("order out of range", lambda d: d["order"].__setitem__(0, 99), r"trace order\[0\]=99"),
     ("step index wrong", lambda d: d["steps"][0].__setitem__("step", 5), r"steps\[0\]\.step=5"),

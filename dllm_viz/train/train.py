@@ -23,9 +23,12 @@ The recipe of ``assets/embedded`` (data from ``scripts/prepare_data.py``; detail
         --batch-size 16 --warmup 50 --lr 5e-4 --min-lr-ratio 0.02 --prompt-fraction 0.5 --eval-every 200
     python -m dllm_viz.train fit --data DATA --out GROW --init-from FT3/ckpt.pt --vocab-size 12288 \\
         --threads 2 --steps 3200 --batch-size 16 --warmup 50 --lr 8e-4 --min-lr-ratio 0.05 --prompt-fraction 0.5
-    python -m dllm_viz.train export --run GROW --out assets/embedded
+    python -m dllm_viz.train fit --data DATA --out GROW16 --init-from GROW/ckpt.pt --vocab-size 16384 \\
+        --bf16 false --threads 2 --steps 1150 --batch-size 16 --warmup 100 --lr 4e-4 --min-lr-ratio 0.02 \\
+        --prompt-fraction 0.5 --time-limit 62
+    python -m dllm_viz.train export --run GROW16 --out assets/embedded
 
-The last phase grows the vocabulary (``--vocab-size`` larger than the ``--init-from`` run's): a BPE
+The last two phases grow the vocabulary (``--vocab-size`` larger than the ``--init-from`` run's): a BPE
 trained on the same text with more merges keeps every old piece at its id, so the old embedding
 rows carry over and each new piece starts at the mean of the pieces that spell it
 (``grow_embedding``). Longer pieces mean fewer words split across tokens, which is what parallel
