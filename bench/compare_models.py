@@ -1,7 +1,7 @@
 """Two models side by side, from the JSON records ``bench/model_quality.py --json`` writes.
 
-    python bench/compare_models.py bench/baselines/austen-mdlm-phase4.json NEW.json \
-        --labels "phase 4 (shipped)" "new"                 # markdown for the model card
+    python bench/compare_models.py bench/baselines/austen-mdlm-phase5.json NEW.json \
+        --labels "phase 5 (shipped)" "new"                 # markdown for the model card
 
 Prints (1) the figures of every preset, old -> new (dict%, judge fluency, gain ratio, T=0 loops)
 and the held-out bits/char, with the words outside the dictionary by how they were spelled when both
