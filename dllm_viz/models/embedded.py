@@ -184,15 +184,16 @@ class EmbeddedDenoiser(nn.Module):
 
         The head runs at those M positions only: it (N x D x V) costs as much as a third of a forward
         at this vocabulary, and a decode step needs logits at its still-masked positions alone.
+
         Each canvas row asked for runs through the network on its own, cut to its real length (right
-        padding is the only padding ``check_inputs`` accepts): a matrix product's
-        blocking, and so its last bits, depend on its row count, so one batched product gives a row
-        other last bits than the same row alone, and at a near-tie of two confidences that flips
-        which position a step confirms (2 of 32 batched runs of the RNG lesson, before). Run alone,
-        a row's logits do not depend on its neighbours, their lengths, or how many positions they
-        ask for: the engine's promise (each request gets the trace it gets alone) holds exactly, as long
-        as the request asks for the same positions (the head's product, too, is one per row).
-        A row asked for at a padded position keeps its padded length.
+        padding is the only padding ``check_inputs`` accepts). A matrix product's blocking, and so
+        its last bits, depend on its row count: one batched product gives a row other last bits than
+        the same row alone, and at a near-tie of two confidences that flips which position a step
+        confirms (2 of 32 batched runs of the RNG lesson, before). Run alone, a row's logits do not
+        depend on its neighbours, their lengths, or how many positions they ask for, so the engine's
+        promise (each request gets the trace it gets alone) holds exactly for a request that asks for
+        the same positions (the head's product is one per row too). A row asked for at a padded
+        position keeps its padded length.
         """
         check_inputs(input_ids, attention_mask, max_length=self.max_length)
         check_positions(rows, cols, tuple(input_ids.shape))
