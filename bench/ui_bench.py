@@ -3,12 +3,12 @@
 For gen_length 64 with the balanced preset, the median over interleaved rounds of:
   direct    `decode(model, [prompt], config)` in this process;
   engine    the same request through the shared `Engine` (what app.py routes decodes to);
-  handlers  what the server runs for a slider release: `Playground.decode` + `Playground.rest`,
+  handlers  what the server runs for a slider release: `PlayHandlers.decode` + `.rest`,
             including the figures' JSON (no network);
   api       `/generate` through the real `gradio_client`, against the app served in this process;
-  compare   a direct two-sided compare (`Playground.compare`, the polluted lesson's configs);
-  lesson    a lesson click's handler (`Playground.lesson`: configs, text and its one compare);
-  replay    a ~3 MB trace file shown by `Playground.upload` (parse once, render every view);
+  compare   a direct two-sided compare (`CompareHandlers.run`, the polluted lesson's configs);
+  lesson    a lesson click's handler (`CompareHandlers.lesson`: configs, text and its one compare);
+  replay    a ~3 MB trace file shown by `PlayHandlers.upload` (parse once, render every view);
   browser   (with --browser) in Debian's chromium, after clicking the balanced preset: slider
             release to the canvas text, the heatmap, and every figure updated; a lesson click to
             both compare canvases updated, then their heatmaps; a 3 MB trace uploaded to the
@@ -231,7 +231,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import app
     from dllm_viz.serve.engine import Engine
-    from dllm_viz.app.playground import Playground, config_to_settings
+    from dllm_viz.app.adapters import config_to_settings
+    from dllm_viz.app.playground import Playground
     from dllm_viz.app.ui import build_demo, launch_options
     from tests.ui_model import free_port
 
@@ -255,8 +256,8 @@ def main(argv: list[str] | None = None) -> None:
     config_json = json.dumps({"gen_length": args.gen_length})
 
     def handlers() -> None:
-        first = pg.decode(prompt=PROMPT, lang="en", cursor=None, **settings)
-        rest = pg.rest(trace=first.trace, lang="en", cursor=first.cursor, temperature=cfg.temperature)
+        first = pg.play.decode(prompt=PROMPT, lang="en", cursor=None, **settings)
+        rest = pg.play.rest(trace=first.trace, lang="en", cursor=first.cursor, temperature=cfg.temperature)
         for value in (first.heatmap, rest.order, rest.steps_fig):  # what Gradio serialises
             value.to_json()
 
@@ -272,10 +273,10 @@ def main(argv: list[str] | None = None) -> None:
         "engine": lambda: engine.submit(PROMPT, cfg).result(),
         "handlers": handlers,
         "api": lambda: client.predict(PROMPT, config_json, api_name="/generate"),
-        "compare": lambda: pg.compare(prompt=PROMPT, seed=0, gen_length=args.gen_length, cmp_a=lesson_a, cmp_b=lesson_b,
-                                      neighbours=0, lang="en"),
-        "lesson": lambda: pg.lesson("polluted", prompt=PROMPT, seed=0, gen_length=args.gen_length, lang="en"),
-        "replay": lambda: pg.upload(upload=str(big), lang="en"),
+        "compare": lambda: pg.compare.run(prompt=PROMPT, seed=0, gen_length=args.gen_length, cmp_a=lesson_a, cmp_b=lesson_b,
+                                          neighbours=0, lang="en"),
+        "lesson": lambda: pg.compare.lesson("polluted", prompt=PROMPT, seed=0, gen_length=args.gen_length, lang="en"),
+        "replay": lambda: pg.play.upload(upload=str(big), lang="en"),
     }
     times: dict[str, list[float]] = {name: [] for name in cases}
     for name, fn in cases.items():  # warm-up

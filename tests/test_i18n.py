@@ -58,7 +58,8 @@ def test_the_chinese_strings_have_no_untranslated_english():
 
 def test_the_chinese_views_have_no_untranslated_english():
     # Render every view of the playground, the lessons and the sweep in 中文 and read their text.
-    from dllm_viz.app.playground import Playground, config_to_settings, shallow
+    from dllm_viz.app.adapters import config_to_settings
+    from dllm_viz.app.playground import Playground
 
     model = make_text_model()
 
@@ -66,17 +67,17 @@ def test_the_chinese_views_have_no_untranslated_english():
         return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
 
     pg = Playground(run)
-    shown = pg.decode(prompt="", lang="zh", cursor=None, **config_to_settings(DecodeConfig.preset("balanced", 16)))
+    shown = pg.play.decode(prompt="", lang="zh", cursor=None, **config_to_settings(DecodeConfig.preset("balanced", 16)))
     texts = [shown.canvas, shown.facts, shown.banner, shown.preset_badge]
-    rest = pg.rest(trace=shown.trace, lang="zh", cursor=(1, 2), temperature=1.0)
+    rest = pg.play.rest(trace=shown.trace, lang="zh", cursor=(1, 2), temperature=1.0)
     texts += [rest.insp_plot, rest.insp_text]
     for fig in (shown.heatmap, rest.order, rest.steps_fig):
         texts += [x for x in (fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) if x]
     for key in ("polluted", "rng", "threshold"):
-        lesson = pg.lesson(key, prompt="", seed=0, gen_length=16, lang="zh")
-        heat_a = pg.compare_figures(cmp_traces=lesson.cmp_traces, lang="zh").cmp_heat_a
-        texts += [lesson.lesson_text, lesson.cmp_summary, lesson.cmp_facts_a, heat_a.layout.title.text]
-    sweep = pg.sweep(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
+        lesson = pg.compare.lesson(key, prompt="", seed=0, gen_length=16, lang="zh")
+        heat_a = pg.compare.figures(cmp_traces=lesson.compare.cmp_traces, lang="zh").cmp_heat_a
+        texts += [lesson.lesson_text, lesson.compare.cmp_summary, lesson.compare.cmp_facts_a, heat_a.layout.title.text]
+    sweep = pg.sweep.run(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
                      sweep_gen_length=8, lang="zh")
     texts += [sweep.sweep_summary, *sweep.sweep_table["headers"], sweep.sweep_nfe.layout.title.text]
     import html

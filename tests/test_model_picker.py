@@ -5,7 +5,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
-from dllm_viz.app.playground import ModelChoice, Playground, config_to_settings
+from dllm_viz.app.adapters import config_to_settings
+from dllm_viz.app.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
 
 
@@ -38,21 +39,21 @@ def test_pick_fills_the_example_prompt_and_lists_the_others(picker):
 def test_decode_and_compare_use_the_picked_runner(picker):
     pg, main, other = picker
     settings = config_to_settings(DecodeConfig.preset("balanced", 8))
-    pg.decode(prompt="ab ", lang="en", cursor=None, model_pick="other", **settings)
+    pg.play.decode(prompt="ab ", lang="en", cursor=None, model_pick="other", **settings)
     assert other.prompts == [["ab "]] and main.prompts == []
-    pg.decode(prompt="hi ", lang="en", cursor=None, model_pick="main", **settings)
+    pg.play.decode(prompt="hi ", lang="en", cursor=None, model_pick="main", **settings)
     assert main.prompts == [["hi "]]
-    pg.compare(prompt="ab ", seed=1, gen_length=8, cmp_a="{}", cmp_b='{"temperature": 1.5}', neighbours=0,
+    pg.compare.run(prompt="ab ", seed=1, gen_length=8, cmp_a="{}", cmp_b='{"temperature": 1.5}', neighbours=0,
                lang="en", model_pick="other")
     assert other.prompts[-1] == ["ab ", "ab "]
     with pytest.raises(ValueError, match="model_pick="):
-        pg.decode(prompt="x", lang="en", cursor=None, model_pick="nope", **settings)
+        pg.play.decode(prompt="x", lang="en", cursor=None, model_pick="nope", **settings)
 
 
 def test_lesson_on_the_world_entry_adds_its_correctness_table(picker):
     pg, _, _ = picker
-    world = pg.lesson("polluted", prompt="ab ", seed=0, gen_length=8, lang="en", model_pick="other").lesson_text
-    main = pg.lesson("polluted", prompt="hi ", seed=0, gen_length=8, lang="en", model_pick="main").lesson_text
+    world = pg.compare.lesson("polluted", prompt="ab ", seed=0, gen_length=8, lang="en", model_pick="other").lesson_text
+    main = pg.compare.lesson("polluted", prompt="hi ", seed=0, gen_length=8, lang="en", model_pick="main").lesson_text
     assert world.startswith(main)
     assert "valid runs" in world and "valid runs" not in main
 

@@ -10,7 +10,7 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
-from dllm_viz.app.playground import KNOBS
+from dllm_viz.app.adapters import KNOBS, PRESET_GROUPS
 from dllm_viz.core import trace as trace_module
 from tests.ui_model import make_text_model
 
@@ -74,12 +74,12 @@ def test_building_the_page_decodes_nothing_and_names_every_component(built):
     assert [fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"] == ["generate"]
 
 
-def test_wire_rejects_a_name_the_handler_does_not_take(built):
+def test_the_page_lays_out_a_row_of_buttons_per_preset_group(built):
     demo, _ = built
-    page = demo.page
-    with gr.Blocks():
-        with pytest.raises(TypeError, match="takes no"):
-            ui.wire(page, page.run.click, lambda *, prompt: None, ins=(page.prompt, page.lang), out=ui.KSteps)
+    rows = {b.elem_id: b for b in demo.blocks.values() if str(getattr(b, "elem_id", "")).startswith("dv-presets-")}
+    assert sorted(rows) == sorted(f"dv-presets-{group}" for group in PRESET_GROUPS)
+    for group, names in PRESET_GROUPS.items():
+        assert rows[f"dv-presets-{group}"].children == [demo.page.presets[name] for name in names]
 
 
 def test_release_reruns_and_typed_numbers_rerun_too(built):

@@ -70,9 +70,9 @@ def test_canvas_facts_and_inspector_show_the_checker():
     assert render.player_data(tr, lang="en", order_width=8)["bad"][ana] == "agreement"
     assert ("f_valid", "0/1") in render.run_facts(tr)
     assert "valid sentences" in render.facts_html(tr, "en")
-    text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, ana), temperature=1.0).insp_text
+    text = Playground(lambda *a, **k: []).play.rest(trace=tr, lang="en", cursor=(1, ana), temperature=1.0).insp_text
     assert "agreement" in text
-    text = Playground(lambda *a, **k: []).rest(trace=tr, lang="en", cursor=(1, 0), temperature=1.0).insp_text
+    text = Playground(lambda *a, **k: []).play.rest(trace=tr, lang="en", cursor=(1, 0), temperature=1.0).insp_text
     assert "checker" not in text
 
 

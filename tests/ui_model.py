@@ -13,6 +13,30 @@ def make_text_model(seed: int = 0) -> TinyDenoiser:
     return model
 
 
+class CountingRunner:
+    """`run` for the UI that records each call (prompts, configs)."""
+
+    def __init__(self) -> None:
+        self.model = make_text_model()
+        self.calls: list[tuple[list[str], list]] = []
+
+    def __call__(self, prompts, configs, *, on_step=None, record_candidates=5):
+        from dllm_viz import decode
+
+        self.calls.append((list(prompts), list(configs)))
+        return decode(self.model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+
+def widgets(**changes) -> dict:
+    """The playground's widget values for the balanced preset at gen_length 24, with `changes`."""
+    from dllm_viz import DecodeConfig
+    from dllm_viz.app.adapters import config_to_settings
+
+    values = config_to_settings(DecodeConfig.preset("balanced", 24))
+    values.update(changes)
+    return values
+
+
 def free_port() -> int:
     import socket
 

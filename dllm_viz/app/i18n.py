@@ -390,3 +390,11 @@ def t(key: str, lang: str = "en", **values: object) -> str:
         raise ValueError(f"lang={lang!r} is invalid: expected one of {' | '.join(LANGS)}")
     text = STRINGS[key][LANGS.index(lang)]
     return text.format(**values) if values else text
+
+
+def example_label(name: str, lang: str) -> str:
+    """An example trace's name in `lang` (names without a translation are shown as they are)."""
+    try:
+        return t(f"ex_{name}", lang)
+    except KeyError:
+        return name

@@ -1,4 +1,6 @@
-"""HTML of a Trace: the canvas (with its in-browser player), the inspector, run facts, help notes. Pure.
+"""HTML of a Trace: the canvas (with its in-browser player), the inspector, run facts, help notes,
+and the page's few other bits of markup (badges, small notes). Pure; the only module of the
+playground that writes HTML.
 
 Everything here is a function of a `Trace` (and a few UI values such as the frame or the
 temperature slider); nothing calls a model, so the playground can replay an uploaded trace.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,6 +207,31 @@ def help_html(key: str, lang: str = "en") -> str:
 def side_label(side: str, lang: str = "en") -> str:
     """The A / B badge of the Compare tab."""
     return f'<span class="dv-side dv-side-{side[-1]}">{html.escape(t(side, lang))}</span>'
+
+
+def badge_html(text: str) -> str:
+    """The active preset's badge under the preset buttons."""
+    return f'<span class="dv-badge">{html.escape(text)}</span>'
+
+
+def k_steps_html(text: str) -> str:
+    """The line under the schedule sliders that lists the k of each step."""
+    return f'<span class="dv-ksteps">{text}</span>'
+
+
+def small_md(text: str) -> str:
+    """A note in small print, inside a Markdown component."""
+    return f"<small>{text}</small>"
+
+
+def model_prompts_md(prompts: Sequence[str]) -> str:
+    """The picked model's example prompts, one line."""
+    return small_md(" · ".join(f"`{html.escape(p)}`" for p in prompts)) if prompts else ""
+
+
+def side_canvas_html(trace: Trace, side: str, *, lang: str, diff: set[int] | frozenset[int]) -> str:
+    """One side of the Compare tab: its A / B badge over its canvas, `diff` positions underlined."""
+    return side_label(side, lang) + canvas_html(trace, lang=lang, diff=diff, legend=False)
 
 
 # ----- inspector -------------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""Widget values <-> `DecodeConfig`: the only place that knows how the page's knobs map to a config.
+
+`settings_to_config` turns the decode-setting widgets' values (keyword names in `KNOBS`) into a
+validated `DecodeConfig` (a bad value raises the config's `ValueError`, naming the field);
+`knobs_of` is its inverse on what it reads, and `preset_knobs` the widget values of a preset
+button. Pure functions: no Gradio, no model.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from dllm_viz.app.outputs import Knobs, PresetKnobs, values_of
+from dllm_viz.core.config import PRESETS, SHIPPED_PRESETS, DecodeConfig
+
+# Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
+KNOBS = (
+    "gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
+    "schedule", "confidence", "stages_on", "t_early", "t_middle", "t_late", "seed",
+    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold", "top_p",
+)
+# Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
+SCHEDULE_KNOBS = {
+    "topk_decay": {"top_k", "decay"}, "adaptive": {"top_k"}, "fixed_steps": {"steps"}, "threshold": {"threshold"},
+    "linear_time": {"steps"},
+}
+SCHEDULE_SLIDERS = ("top_k", "decay", "steps", "threshold")
+# The preset buttons, by group, in the order shown; the page lays out a row per group. A new button
+# is a new entry of `core.config.PRESETS` (the article's table) or `SHIPPED_PRESETS` (a reference
+# implementation's rule) and a `preset_<name>` label in i18n; nothing here changes. A new group is
+# a new entry here (its presets known to `DecodeConfig.preset`), and `preset_knobs` says which
+# knobs its buttons set.
+PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
+
+
+def integral(value: Any) -> Any:
+    """Gradio numbers arrive as floats; pass integral ones on as int, anything else unchanged for validation."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def settings_to_config(**s: Any) -> DecodeConfig:
+    """The DecodeConfig for the playground's widget values (names in KNOBS). Raises ValueError."""
+    missing = set(KNOBS) - set(s)
+    if missing:
+        raise ValueError(f"settings: missing {sorted(missing)}")
+    schedule = s["schedule"]
+    used = SCHEDULE_KNOBS.get(schedule, set())
+    values: dict[str, Any] = {
+        "gen_length": integral(s["gen_length"]), "schedule": schedule,
+        "confidence": s["confidence"], "temperature": s["temperature"],
+        "min_k": integral(s["min_k"]), "seed": integral(s["seed"]),
+        "block_length": integral(s["block_length"]) or None,
+        "confidence_from": s["confidence_from"], "sample_scope": s["sample_scope"], "rng": s["rng"],
+        "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
+        "top_p": s["top_p"] if s["top_p"] is not None and s["top_p"] < 1 else None,  # the slider's 1.0 = off
+    }
+    for name in ("top_k", "steps"):
+        if name in used:
+            values[name] = integral(s[name])
+    for name in ("decay", "threshold"):
+        if name in used:
+            values[name] = s[name]
+    if s["stages_on"]:
+        values["temperature_stages"] = (s["t_early"], s["t_middle"], s["t_late"])
+    return DecodeConfig.from_dict(values)
+
+
+def config_to_settings(cfg: DecodeConfig) -> dict[str, Any]:
+    """Widget values that reproduce `cfg` (the inverse of `settings_to_config` on what it reads)."""
+    return values_of(knobs_of(cfg))
+
+
+def knobs_of(cfg: DecodeConfig) -> Knobs:
+    stages = cfg.temperature_stages
+    return Knobs(
+        gen_length=cfg.gen_length, temperature=cfg.temperature, top_k=cfg.initial_k, decay=cfg.decay,
+        min_k=cfg.min_k, steps=cfg.total_steps, threshold=cfg.threshold, block_length=cfg.block_length or 0,
+        schedule=cfg.schedule, confidence=cfg.confidence, stages_on=stages is not None,
+        t_early=stages[0] if stages else 1.2, t_middle=stages[1] if stages else 1.0,
+        t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
+        sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
+        early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
+    )
+
+
+def parse_config_json(text: str | None, *, gen_length: int | None = None, seed: int | None = None) -> DecodeConfig:
+    """A DecodeConfig from a JSON object of field names; missing keys take the balanced preset.
+
+    `gen_length` / `seed` are defaults used when the JSON does not set them (the API uses 64 / 0).
+    """
+    text = (text or "").strip() or "{}"
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"config_json={text[:80]!r} is invalid: expected a JSON object ({err})") from err
+    if not isinstance(values, dict):
+        raise ValueError(f"config_json={text[:80]!r} is invalid: expected a JSON object of DecodeConfig fields")
+    values = dict(values)
+    length = values.pop("gen_length", 64 if gen_length is None else gen_length)
+    if seed is not None:
+        values.setdefault("seed", seed)
+    return DecodeConfig.preset("balanced", length, **values)
+
+
+def preset_config(name: str, gen_length: int) -> DecodeConfig:
+    """The config a preset button sets (names in PRESET_GROUPS)."""
+    return DecodeConfig.preset(name, gen_length)
+
+
+def preset_knobs(name: str, gen_length: Any) -> PresetKnobs:
+    """Widget values of one preset button for the current gen length: the article's presets set
+    temperature, top_k, decay and schedule (and turn stages and top_p off); a shipped sampler's
+    rule also sets every other knob it reads."""
+    cfg = preset_config(name, integral(gen_length))
+    shipped = {}
+    if name in SHIPPED_PRESETS:
+        shipped = dict(steps=cfg.total_steps, threshold=cfg.threshold, min_k=cfg.min_k,
+                       block_length=cfg.block_length or 0, confidence=cfg.confidence,
+                       confidence_from=cfg.confidence_from, sample_scope=cfg.sample_scope)
+    return PresetKnobs(temperature=cfg.temperature, top_k=cfg.initial_k, decay=cfg.decay, schedule=cfg.schedule,
+                       stages_on=False, top_p=cfg.top_p if cfg.top_p is not None else 1.0, **shipped)
+
+
+def active_preset(cfg: DecodeConfig) -> str | None:
+    """The preset whose button gives `cfg` (any seed), or None for custom settings."""
+    for group in PRESET_GROUPS.values():
+        for name in group:
+            if cfg.replace(seed=0) == preset_config(name, cfg.gen_length):
+                return name
+    return None

@@ -1,0 +1,114 @@
+"""The Compare tab's handlers: a lesson click, a compare of two configs, and their figures.
+
+A lesson (`lessons.LESSONS`) is a pair of configs that differ in one rule; a click fills them in
+and decodes them once, on the same prompt and seed, in one batch. The canvases and the summary
+answer first; the figures follow from the stored pair (`CompareHandlers.figures`), with no second decode.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from dllm_viz.app import figures as figs
+from dllm_viz.app import render
+from dllm_viz.app.adapters import integral, parse_config_json
+from dllm_viz.app.i18n import t
+from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
+from dllm_viz.app.outputs import CompareFigures, CompareShown, LessonShown, keep
+from dllm_viz.app.world_lessons import load_world_pairs
+from dllm_viz.app.world_lessons import table as world_table
+from dllm_viz.core.analysis import divergence
+from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import Trace
+
+
+def world_lesson_table(key: str) -> str:
+    """Correctness of a Compare-tab pair on the world model (assets/world/lessons.json), or ""."""
+    measured = load_world_pairs().get(key)
+    return world_table(measured) if measured else ""
+
+
+def _same(x: Trace, y: Trace, lang: str) -> str:
+    """"yes" when two runs drew the same tokens, in `lang`."""
+    return t("yes" if x.token_ids == y.token_ids else "no", lang)
+
+
+class CompareHandlers:
+    """The Compare tab's events. `runner_for(model_pick)` is the runner of the picked model;
+    `is_world(model_pick)` says whether the world checker can judge its text."""
+
+    def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool]) -> None:
+        self.runner_for = runner_for
+        self.is_world = is_world
+        self.measured = load_measured()
+
+    def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
+               model_pick: str | None = None) -> LessonShown:
+        """One lesson click: fill its configs and text, and decode its compare once."""
+        lesson = LESSONS[key]
+        a, b = json.dumps(lesson.a), json.dumps(lesson.b)
+        shown = self.run(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
+                         neighbours=lesson.neighbours, lang=lang, model_pick=model_pick)
+        text = self.lesson_text(key, lang)
+        if self.is_world(model_pick):  # the same pair measured as correctness on the world model
+            text += "\n\n" + world_lesson_table(key)
+        return LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
+                           lesson_text=text)
+
+    def lesson_text(self, key: str | None, lang: str) -> str:
+        if not key:
+            return ""
+        lesson = LESSONS[key]
+        parts = [f"### {lesson.text('title', lang)}", f"**{t('look_for', lang)}.** {lesson.text('look_for', lang)}"]
+        numbers = self.measured.get(key)
+        if numbers:
+            parts.append(f"**{t('measured', lang)}.** {lesson.text('measured', lang)}")
+            parts.append(measured_table(numbers, lang))
+        return "\n\n".join(parts)
+
+    def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
+            lang: str, model_pick: str | None = None) -> CompareShown:
+        """Decode A and B on the same prompt and seed (in one batch) and show where they diverge."""
+        seed, gen_length = integral(seed), integral(gen_length)
+        a = parse_config_json(cmp_a, gen_length=gen_length, seed=seed)
+        b = parse_config_json(cmp_b, gen_length=gen_length, seed=seed)
+        if a.gen_length != b.gen_length:
+            raise ValueError(f"gen_length={b.gen_length} of config B is invalid: expected A's gen_length={a.gen_length}")
+        k = max(0, min(int(neighbours or 0), len(NEIGHBOURS)))
+        group = [prompt or "", *NEIGHBOURS[:k]]
+        # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
+        solo = [prompt or ""] * 2 if k else []
+        run = self.runner_for(model_pick)
+        traces = run(group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []))
+        ta, tb = traces[0], traces[len(group)]
+        summary = render.divergence_text(ta, tb, lang)
+        if k:
+            summary += "\n\n" + t("batch_note", lang, n=k, a=_same(ta, traces[-2], lang), b=_same(tb, traces[-1], lang))
+        return self.view((ta, tb), summary=summary, lang=lang)
+
+    def view(self, pair: tuple[Trace, Trace] | None, *, summary: str, lang: str) -> CompareShown:
+        """The text views of a stored pair (KEEP everywhere without one)."""
+        if pair is None:
+            return keep(CompareShown)
+        ta, tb = pair
+        diff = set(divergence(ta, tb).token_differs)
+        return CompareShown(
+            cmp_summary=summary, cmp_canvas_a=render.side_canvas_html(ta, "side_a", lang=lang, diff=diff),
+            cmp_canvas_b=render.side_canvas_html(tb, "side_b", lang=lang, diff=diff),
+            cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
+            cmp_traces=(ta, tb),
+        )
+
+    def figures(self, *, cmp_traces: tuple[Trace, Trace] | None, lang: str) -> CompareFigures:
+        """The stored comparison's figures (after `run` or `lesson`; no model call)."""
+        if cmp_traces is None:
+            return keep(CompareFigures)
+        ta, tb = cmp_traces
+        rows = max(len(ta.steps), len(tb.steps))  # both heatmaps on one height and one scale
+        return CompareFigures(
+            cmp_orders=figs.compare_orders(ta, tb, lang=lang),
+            cmp_heat_a=figs.confidence_heatmap(ta, lang=lang, rows=rows, side="side_a"),
+            cmp_heat_b=figs.confidence_heatmap(tb, lang=lang, rows=rows, side="side_b"),
+            cmp_steps_a=figs.steps_plot(ta, lang=lang, side="side_a"),
+            cmp_steps_b=figs.steps_plot(tb, lang=lang, side="side_b"),
+        )

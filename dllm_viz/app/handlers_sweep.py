@@ -1,0 +1,86 @@
+"""The Sweep tab's handlers: the grid's widgets to a `sweep.SweepGrid`, one batched decode with a
+progress bar, and one heatmap per metric on fixed colour ranges."""
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from dllm_viz.app import figures
+from dllm_viz.app.adapters import integral
+from dllm_viz.app.i18n import t
+from dllm_viz.app.outputs import SweepShown, keep
+from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
+from dllm_viz.core.decoder import Runner
+
+PROGRESS_EVERY = 0.25  # seconds between progress-bar updates during a sweep
+# Colour range per sweep metric, fixed so that small differences look small: (low, high) or a
+# function of gen_length for the step count.
+SWEEP_RANGES: dict[str, Callable[[int], tuple[float, float]]] = {
+    "nfe": lambda g: (1.0, float(max(2, g))), "repeat_3": lambda g: (0.0, 0.5),
+    "distinct_2": lambda g: (0.5, 1.0), "mean_logprob": lambda g: (-10.0, 0.0),
+}
+TABLE_COLUMNS = ("temperature", "top_k", "decay", "runs")  # the table's columns before the metrics
+
+
+class SweepHandlers:
+    """The Sweep tab's events; `run` decodes (always the page's own model)."""
+
+    def __init__(self, run: Runner) -> None:
+        self.runner = run
+
+    def run(self, *, sweep_temps: list[float], sweep_divisors: list[str], sweep_decays: list[float], sweep_seeds: int,
+            sweep_prompts: str, sweep_gen_length: int, lang: str,
+            progress: Callable[..., Any] | None = None) -> SweepShown:
+        """Run the grid as one batched decode, reporting progress per batched step."""
+        lines = tuple(p for p in (sweep_prompts or "").splitlines() if p.strip())
+        for name, values in (("sweep_temps", sweep_temps), ("sweep_topk", sweep_divisors),
+                             ("sweep_decays", sweep_decays), ("sweep_prompts", lines)):
+            if not values:
+                raise ValueError(t("err_empty_grid", lang, v=t(name, lang)))
+        grid = SweepGrid(
+            temperatures=tuple(sorted(float(x) for x in sweep_temps)),
+            divisors=tuple(sorted((int(str(d).removeprefix("L/")) for d in sweep_divisors), reverse=True)),  # k grows →
+            decays=tuple(sorted(float(x) for x in sweep_decays)), seeds=tuple(range(integral(sweep_seeds))),
+            prompts=lines, gen_length=integral(sweep_gen_length),
+        )
+        _, configs, _ = grid.requests()
+        total = max(1, total_steps(configs))
+        done = itertools.count(1)  # request-steps finished; next() is atomic under the GIL
+        finished = [0]
+
+        def on_step(i: int, rec: Any) -> None:  # may run in the engine's worker thread
+            finished[0] = next(done)
+
+        if progress is None:
+            return self.view(run_sweep(self.runner, grid, on_step=on_step), lang=lang)
+        # Gradio's progress bar can only be updated from the handler's own thread, so the decode
+        # runs in a helper thread and this one reports until it finishes.
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="dllm-viz-sweep") as pool:
+            future = pool.submit(run_sweep, self.runner, grid, on_step=on_step)
+            while True:
+                progress(min(1.0, finished[0] / total), desc=f"{finished[0]}/{total}")
+                try:
+                    result = future.result(timeout=PROGRESS_EVERY)
+                    break
+                except concurrent.futures.TimeoutError:
+                    continue
+        return self.view(result, lang=lang)
+
+    def view(self, result: SweepResult | None, *, lang: str) -> SweepShown:
+        """A finished sweep's heatmaps, table and summary (KEEP everywhere without one)."""
+        if result is None:
+            return keep(SweepShown)
+        g = result.grid
+        figs = {
+            metric: figures.sweep_heatmap(result.table(metric), g.temperatures, g.divisors, title=t(f"m_{metric}", lang),
+                                          lang=lang, reverse=lower_better, zrange=SWEEP_RANGES[metric](g.gen_length))
+            for metric, lower_better in METRICS.items()
+        }
+        columns = [*TABLE_COLUMNS, *METRICS]
+        headers = [t(f"col_{c}", lang) if c in TABLE_COLUMNS else t(f"m_{c}", lang) for c in columns]
+        table = {"headers": headers, "data": [[r[c] for c in columns] for r in result.rows]}
+        return SweepShown(sweep_state=result, sweep_nfe=figs["nfe"], sweep_repeat_3=figs["repeat_3"],
+                          sweep_distinct_2=figs["distinct_2"], sweep_mean_logprob=figs["mean_logprob"],
+                          sweep_table=table, sweep_summary=t("sweep_done", lang, n=g.size, s=result.wall_time))

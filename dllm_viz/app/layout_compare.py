@@ -1,0 +1,58 @@
+"""The Compare tab's layout: the lesson buttons and text, configs A and B, and the two runs side by
+side (summary, canvases, order maps, heatmaps, per-step plots, facts). Widgets only; `ui` wires
+their events to `handlers_compare`.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import gradio as gr
+
+from dllm_viz.app.handlers_compare import CompareHandlers
+from dllm_viz.app.i18n import t
+from dllm_viz.app.lessons import LESSONS, NEIGHBOURS
+from dllm_viz.app.page import Labels, bold, small
+
+FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with
+
+
+def build_compare_tab(labels: Labels, compare: CompareHandlers) -> dict[str, Any]:
+    """The tab's components by `Page` name (`lessons`: the lesson buttons by key)."""
+    lang, lab = labels.lang, labels.add
+    c: dict[str, Any] = {"lessons": {}}
+    labels.markdown(functools.partial(bold, "lessons"))
+    c["lesson_key"] = gr.State(FIRST_LESSON)
+    c["cmp_traces"] = gr.State(None)
+    with gr.Row(elem_classes="dv-lesson-buttons"):
+        for key, lesson in LESSONS.items():
+            c["lessons"][key] = lab(gr.Button(lesson.text("title", lang), size="sm", elem_id=f"dv-lesson-{key}"),
+                                    functools.partial(lesson.text, "title"), "value")
+    c["lesson_text"] = gr.Markdown(compare.lesson_text(FIRST_LESSON, lang), elem_id="dv-lesson-text")
+    labels.markdown(functools.partial(small, "compare_note"))
+    with gr.Row():
+        c["cmp_a"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].a), language="json", label=t("config_a", lang),
+                                 lines=2), "config_a")
+        c["cmp_b"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].b), language="json", label=t("config_b", lang),
+                                 lines=2), "config_b")
+    with gr.Row(equal_height=True):
+        c["neighbours"] = lab(gr.Slider(0, len(NEIGHBOURS), 0, step=1, label=t("neighbours", lang), scale=3),
+                              "neighbours")
+        c["compare_run"] = lab(gr.Button(t("compare_run", lang), variant="primary", scale=1, elem_id="dv-compare-run"),
+                               "compare_run", "value")
+    c["cmp_summary"] = gr.Markdown("", elem_id="dv-cmp-summary")
+    with gr.Row():
+        c["cmp_canvas_a"] = gr.HTML("", js_on_load=None, elem_id="dv-cmp-canvas-a")
+        c["cmp_canvas_b"] = gr.HTML("", js_on_load=None, elem_id="dv-cmp-canvas-b")
+    c["cmp_orders"] = gr.Plot(show_label=False)
+    with gr.Row():
+        c["cmp_heat_a"] = gr.Plot(show_label=False, elem_id="dv-cmp-heat-a")
+        c["cmp_heat_b"] = gr.Plot(show_label=False, elem_id="dv-cmp-heat-b")
+    with gr.Row():
+        c["cmp_steps_a"] = gr.Plot(show_label=False)
+        c["cmp_steps_b"] = gr.Plot(show_label=False)
+    with gr.Row():
+        c["cmp_facts_a"] = gr.HTML("", js_on_load=None)
+        c["cmp_facts_b"] = gr.HTML("", js_on_load=None)
+    return c

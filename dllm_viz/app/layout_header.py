@@ -1,0 +1,46 @@
+"""The text around the tabs: the header band (title, language, model or model picker) and the About tab."""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gradio as gr
+
+from dllm_viz.app import render
+from dllm_viz.app.i18n import LANG_CHOICES, t
+from dllm_viz.app.page import Labels
+from dllm_viz.app.playground import ModelChoice
+
+
+def header_md(lang: str) -> str:
+    """The page's title and subtitle."""
+    return f"# {t('title', lang)}\n{t('subtitle', lang)}"
+
+
+def model_line(model_name: str, lang: str) -> str:
+    """Which model decodes, when there is no picker."""
+    return render.small_md(f"{t('model', lang)}: `{model_name}`")
+
+
+def build_header(labels: Labels, *, model_name: str, models: dict[str, ModelChoice]) -> dict[str, Any]:
+    """Title, language switch, and the model's name (one model) or the model picker (more than one)."""
+    lang, picks = labels.lang, list(models)
+    c: dict[str, Any] = {}
+    with gr.Row(elem_id="dv-header", equal_height=True):
+        with gr.Column(scale=1):
+            c["header"] = labels.markdown(header_md)
+            # The picked model's example prompts, under the title so the header stays one band.
+            c["model_prompts"] = gr.Markdown(render.model_prompts_md(models[picks[0]].prompts) if len(picks) > 1 else "",
+                                             visible=len(picks) > 1)
+        with gr.Column(scale=0, min_width=200):
+            c["lang"] = labels.add(gr.Radio(list(LANG_CHOICES), value=lang, label=t("language", lang), elem_id="dv-lang"),
+                                   "language")
+            labels.markdown(functools.partial(model_line, model_name), visible=len(picks) < 2)
+            c["model_pick"] = labels.add(gr.Dropdown(picks, value=picks[0] if picks else None, label=t("model", lang),
+                                                     visible=len(picks) > 1, elem_id="dv-model"), "model")
+    return c
+
+
+def build_about_tab(labels: Labels) -> None:
+    """The About tab: how to read the page (i18n `about_md`)."""
+    labels.markdown(functools.partial(t, "about_md"))

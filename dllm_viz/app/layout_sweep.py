@@ -1,0 +1,49 @@
+"""The Sweep tab's layout: the grid's axes (temperatures, top_k divisors, decays), prompts, seeds and
+length, and one heatmap per metric with the table under them. Widgets only; `ui` wires the Run
+button to `handlers_sweep`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gradio as gr
+
+from dllm_viz.app.i18n import t
+from dllm_viz.app.lessons import DEFAULT_PROMPTS
+from dllm_viz.app.page import Labels
+
+SWEEP_TEMPERATURES = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
+SWEEP_DIVISORS = (8, 6, 4, 3, 2)
+SWEEP_DECAYS = (0.85, 0.9, 0.95, 1.0)
+
+
+def build_sweep_tab(labels: Labels, *, longest: int) -> dict[str, Any]:
+    """The tab's components by `Page` name; `longest` is the longest gen_length offered."""
+    lang, lab = labels.lang, labels.add
+    c: dict[str, Any] = {}
+    labels.markdown(functools.partial(t, "sweep_intro"))
+    c["sweep_state"] = gr.State(None)
+    with gr.Row():
+        c["sweep_temps"] = lab(gr.CheckboxGroup(list(SWEEP_TEMPERATURES), value=[0.6, 0.9, 1.2, 1.5],
+                                                label=t("sweep_temps", lang)), "sweep_temps")
+        c["sweep_divisors"] = lab(gr.CheckboxGroup([f"L/{d}" for d in SWEEP_DIVISORS], value=["L/6", "L/4", "L/3"],
+                                                   label=t("sweep_topk", lang)), "sweep_topk")
+        c["sweep_decays"] = lab(gr.CheckboxGroup(list(SWEEP_DECAYS), value=[0.9], label=t("sweep_decays", lang)),
+                                "sweep_decays")
+    with gr.Row():
+        c["sweep_prompts"] = lab(gr.Textbox("\n".join(DEFAULT_PROMPTS[:2]), lines=2, label=t("sweep_prompts", lang),
+                                            scale=3), "sweep_prompts")
+        with gr.Column(scale=2):
+            c["sweep_seeds"] = lab(gr.Slider(1, 8, 2, step=1, label=t("sweep_seeds", lang)), "sweep_seeds")
+            c["sweep_gen_length"] = lab(gr.Slider(8, longest, 32, step=8, label=t("gen_length", lang)), "gen_length")
+    c["sweep_run"] = lab(gr.Button(t("sweep_run", lang), variant="primary"), "sweep_run", "value")
+    c["sweep_summary"] = gr.Markdown("")
+    with gr.Row():
+        c["sweep_nfe"] = gr.Plot(show_label=False)
+        c["sweep_repeat_3"] = gr.Plot(show_label=False)
+    with gr.Row():
+        c["sweep_distinct_2"] = gr.Plot(show_label=False)
+        c["sweep_mean_logprob"] = gr.Plot(show_label=False)
+    c["sweep_table"] = lab(gr.Dataframe(label=t("sweep_table", lang), interactive=False), "sweep_table")
+    return c

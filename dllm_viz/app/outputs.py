@@ -1,0 +1,264 @@
+"""What the page's handlers return: small frozen records whose field names are the page's components.
+
+`wiring.wire` maps a record's fields onto `page.Page` attributes by name when the page is built (a
+typo fails there, not at run time), and tests read the records without a server. `KEEP` in a
+field leaves that component as it is (`wiring.to_gradio` turns it into `gr.skip()`).
+
+A record that shows more than one group of views holds each group whole, as a field typed with a
+record of `GROUPS` (`Relabelled.compare: CompareShown`); `fields_of` and `values_of` read such a
+field as its group's components, in order. No record inherits from another.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from dllm_viz.app.sweep import SweepResult
+from dllm_viz.core.trace import Trace
+
+
+class _Keep:
+    """Sentinel: leave this output as it is (wiring.wire turns it into gr.skip())."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Any = _Keep()
+
+
+# ----- the playground tab -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Knobs:
+    """The decode-setting widgets' values (the names in `adapters.KNOBS`)."""
+
+    gen_length: int
+    temperature: float
+    top_k: int
+    decay: float
+    min_k: int
+    steps: int
+    threshold: float
+    block_length: int
+    schedule: str
+    confidence: str
+    stages_on: bool
+    t_early: float
+    t_middle: float
+    t_late: float
+    seed: int
+    confidence_from: str
+    sample_scope: str
+    rng: str
+    early_stop: bool
+    early_stop_threshold: float
+    top_p: float  # the nucleus filter at drawn positions; 1.0 = off (DecodeConfig.top_p = None)
+
+
+@dataclass(frozen=True)
+class DecodeFirst:
+    """What a decode shows first: the canvas, the heatmap and the facts (the rest follows)."""
+
+    trace: Trace
+    cursor: tuple[int, int]  # (frame, position) shared by every view
+    canvas: str
+    heatmap: Any
+    facts: str
+    banner: str
+    preset_badge: str
+    sample_scope: str  # set to "all" when confidence_from="sampled" needs it
+
+
+@dataclass(frozen=True)
+class DecodeRest:
+    """The rest of a trace's views: order map, per-step plot, inspector."""
+
+    order: Any
+    steps_fig: Any
+    insp_plot: str
+    insp_text: str
+
+
+@dataclass(frozen=True)
+class TraceFigures:
+    """A stored trace's figures and inspector, drawn after its canvas (an upload or an example shows
+    its text first: the heatmap of a long trace takes the browser longer than the text)."""
+
+    rest: DecodeRest
+    heatmap: Any
+
+
+@dataclass(frozen=True)
+class Selected:
+    """The inspector for the cursor the page sent."""
+
+    cursor: tuple[int, int]
+    insp_plot: str
+    insp_text: str
+
+
+@dataclass(frozen=True)
+class PresetKnobs:
+    temperature: float
+    top_k: int
+    decay: float
+    schedule: str
+    stages_on: bool
+    top_p: float  # 1.0 = off; Dream's rule filters at 0.95, the article's presets do not filter
+    # What a shipped sampler's rule sets beyond the article's table (KEEP for the article's presets).
+    steps: Any = KEEP
+    threshold: Any = KEEP
+    min_k: Any = KEEP
+    block_length: Any = KEEP
+    confidence: Any = KEEP
+    confidence_from: Any = KEEP
+    sample_scope: Any = KEEP
+
+
+@dataclass(frozen=True)
+class KnobStates:
+    """Which schedule sliders the chosen schedule reads (the others are greyed out)."""
+
+    top_k: bool
+    decay: bool
+    steps: bool
+    threshold: bool
+
+
+@dataclass(frozen=True)
+class KSteps:
+    k_steps: str
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A stored trace shown (example or upload): every view, and the widgets set to its config."""
+
+    knobs: Knobs
+    prompt: str
+    trace: Trace
+    cursor: tuple[int, int]
+    canvas: str
+    facts: str
+    banner: str
+    preset_badge: str
+
+
+@dataclass(frozen=True)
+class Reseeded:
+    seed: int
+
+
+@dataclass(frozen=True)
+class Exported:
+    download: str | None
+
+
+# ----- the header -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelPicked:
+    prompt: Any
+    model_prompts: str
+
+
+# ----- the compare tab ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CompareShown:
+    """A comparison's text: summary, both canvases and facts (its figures follow, `CompareFigures`)."""
+
+    cmp_summary: str
+    cmp_canvas_a: str
+    cmp_canvas_b: str
+    cmp_facts_a: str
+    cmp_facts_b: str
+    cmp_traces: tuple[Trace, Trace] | None
+
+
+@dataclass(frozen=True)
+class CompareFigures:
+    """A comparison's figures, drawn from the stored pair once its canvases are on the page."""
+
+    cmp_orders: Any
+    cmp_heat_a: Any
+    cmp_heat_b: Any
+    cmp_steps_a: Any
+    cmp_steps_b: Any
+
+
+@dataclass(frozen=True)
+class LessonShown:
+    """A lesson click: its configs and text filled in, and its ONE compare decoded."""
+
+    compare: CompareShown
+    cmp_a: str
+    cmp_b: str
+    neighbours: int
+    lesson_key: str
+    lesson_text: str
+
+
+# ----- the sweep tab ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepShown:
+    sweep_state: SweepResult | None
+    sweep_nfe: Any
+    sweep_repeat_3: Any
+    sweep_distinct_2: Any
+    sweep_mean_logprob: Any
+    sweep_table: Any
+    sweep_summary: str
+
+
+# ----- every tab ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Relabelled:
+    """Everything rendered in the page's language, after a language switch."""
+
+    compare: CompareShown
+    compare_figures: CompareFigures
+    sweep: SweepShown
+    canvas: str
+    facts: str
+    banner: str
+    preset_badge: str
+    figures: TraceFigures  # heatmap, order map, per-step plot, inspector
+    lesson_text: str
+    k_steps: str
+
+
+# Records that other records hold whole, as one field (its components in order).
+GROUPS: tuple[type, ...] = (Knobs, DecodeRest, TraceFigures, CompareShown, CompareFigures, SweepShown)
+
+
+@functools.cache
+def _groups_of(cls: type) -> dict[str, type]:
+    """Fields of `cls` that hold a record of GROUPS, with that record's type."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if hints[f.name] in GROUPS}
+
+
+def fields_of(cls: type) -> tuple[str, ...]:
+    """Output names of a handler's result type (the components it updates), in order."""
+    groups = _groups_of(cls)
+    return tuple(name for f in dataclasses.fields(cls)
+                 for name in (fields_of(groups[f.name]) if f.name in groups else (f.name,)))
+
+
+def values_of(obj: Any) -> dict[str, Any]:
+    """A result's components and values (a group's fields in its place), values untouched
+    (dataclasses.asdict would unpack traces too)."""
+    groups = _groups_of(type(obj))
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        values |= values_of(value) if f.name in groups else {f.name: value}
+    return values
+
+
+def keep(cls: type) -> Any:
+    """A `cls` record that leaves every component it names as it is."""
+    groups = _groups_of(cls)
+    return cls(**{f.name: keep(groups[f.name]) if f.name in groups else KEEP for f in dataclasses.fields(cls)})

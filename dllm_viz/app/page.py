@@ -1,0 +1,162 @@
+"""The page's components by name (`Page`), and what a language switch re-renders (`Labels`).
+
+Handlers' parameters and their results' fields (`outputs`) use `Page`'s field names; the tab
+builders (`layout_*`) make the components and register, for each text on the page, how to
+render it in another language.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gradio as gr
+
+from dllm_viz.app import render
+from dllm_viz.app.adapters import KNOBS
+from dllm_viz.app.i18n import t
+
+
+@dataclass
+class Label:
+    """A component whose `attr` is re-rendered in each language by `text(lang)`."""
+
+    component: Any
+    text: Callable[[str], Any]
+    attr: str = "label"
+
+
+class Labels:
+    """The page's `Label`s, in the order the builders made them; `lang` is the language the page
+    is built in."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.items: list[Label] = []
+
+    def add(self, component: Any, key: str | Callable[[str], Any], attr: str = "label") -> Any:
+        """Re-render `component.attr` on a language switch: the i18n string `key`, or `key(lang)`."""
+        self.items.append(Label(component, key if callable(key) else functools.partial(t, key), attr))
+        return component
+
+    def markdown(self, text: Callable[[str], str], **kwargs: Any) -> gr.Markdown:
+        """A Markdown component showing `text(lang)`."""
+        return self.add(gr.Markdown(text(self.lang), **kwargs), text, "value")
+
+    def help_box(self, key: str) -> None:
+        """The "?" that explains the view below it (i18n key `key`)."""
+        self.add(gr.HTML(render.help_html(key, self.lang), elem_classes="dv-help-box"),
+                 functools.partial(render.help_html, key), "value")
+
+
+def bold(key: str, lang: str) -> str:
+    """The i18n string `key` in bold: the heading of a group of widgets."""
+    return f"**{t(key, lang)}**"
+
+
+def small(key: str, lang: str) -> str:
+    """The i18n string `key` in small print: a note under a group of widgets."""
+    return render.small_md(t(key, lang))
+
+
+@dataclass
+class Page:
+    """Every component of the page, by name. Handlers' parameters and results use these names."""
+
+    # header
+    header: gr.Markdown
+    lang: gr.Radio
+    model_pick: gr.Dropdown  # which model decodes (shown when build_demo gets more than one)
+    model_prompts: gr.Markdown  # example prompts of the picked model
+    # playground: inputs
+    prompt: gr.Textbox
+    preset_badge: gr.HTML
+    gen_length: gr.Slider
+    temperature: gr.Slider
+    schedule: gr.Dropdown
+    top_k: gr.Slider
+    decay: gr.Slider
+    k_steps: gr.HTML
+    min_k: gr.Slider
+    steps: gr.Slider
+    threshold: gr.Slider
+    block_length: gr.Slider
+    early_stop: gr.Checkbox
+    early_stop_threshold: gr.Slider
+    top_p: gr.Slider
+    confidence: gr.Dropdown
+    stages_on: gr.Checkbox
+    t_early: gr.Slider
+    t_middle: gr.Slider
+    t_late: gr.Slider
+    seed: gr.Number
+    new_seed: gr.Button
+    confidence_from: gr.Radio
+    sample_scope: gr.Radio
+    rng: gr.Radio
+    run: gr.Button
+    example: gr.Dropdown
+    download: gr.DownloadButton
+    upload: gr.UploadButton
+    # playground: views
+    banner: gr.Markdown
+    canvas: gr.HTML
+    facts: gr.HTML
+    heatmap: gr.Plot
+    order: gr.Plot
+    steps_fig: gr.Plot
+    insp_plot: gr.HTML
+    insp_text: gr.Markdown
+    trace: gr.State
+    cursor: gr.State  # (frame, position): the browser's cursor as the server last heard it
+    # compare
+    lesson_text: gr.Markdown
+    cmp_a: gr.Code
+    cmp_b: gr.Code
+    neighbours: gr.Slider
+    compare_run: gr.Button
+    cmp_summary: gr.Markdown
+    cmp_canvas_a: gr.HTML
+    cmp_canvas_b: gr.HTML
+    cmp_orders: gr.Plot
+    cmp_heat_a: gr.Plot
+    cmp_heat_b: gr.Plot
+    cmp_steps_a: gr.Plot
+    cmp_steps_b: gr.Plot
+    cmp_facts_a: gr.HTML
+    cmp_facts_b: gr.HTML
+    cmp_traces: gr.State
+    lesson_key: gr.State
+    # sweep
+    sweep_temps: gr.CheckboxGroup
+    sweep_divisors: gr.CheckboxGroup
+    sweep_decays: gr.CheckboxGroup
+    sweep_prompts: gr.Textbox
+    sweep_seeds: gr.Slider
+    sweep_gen_length: gr.Slider
+    sweep_run: gr.Button
+    sweep_summary: gr.Markdown
+    sweep_nfe: gr.Plot
+    sweep_repeat_3: gr.Plot
+    sweep_distinct_2: gr.Plot
+    sweep_mean_logprob: gr.Plot
+    sweep_table: gr.Dataframe
+    sweep_state: gr.State
+    # groups
+    tabs: dict[str, gr.Tab] = field(default_factory=dict)
+    presets: dict[str, gr.Button] = field(default_factory=dict)  # by preset name (adapters.PRESET_GROUPS)
+    lessons: dict[str, gr.Button] = field(default_factory=dict)  # by lesson key
+    labels: list[Label] = field(default_factory=list)  # what a language switch re-renders
+
+    @property
+    def knobs(self) -> tuple[Any, ...]:
+        """The decode-setting components, in KNOBS order."""
+        return tuple(getattr(self, name) for name in KNOBS)
+
+    def name_of(self, component: Any) -> str:
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) is component:
+                return f.name
+        raise ValueError(f"component {component!r} is not a field of Page")

@@ -1,0 +1,87 @@
+"""adapters.py: widget values <-> DecodeConfig, and the widget values of the preset buttons."""
+from __future__ import annotations
+
+import pytest
+
+from dllm_viz import DecodeConfig
+from dllm_viz.app.adapters import (
+    KNOBS,
+    PRESET_GROUPS,
+    SCHEDULE_KNOBS,
+    active_preset,
+    config_to_settings,
+    parse_config_json,
+    preset_knobs,
+    settings_to_config,
+)
+from dllm_viz.app.i18n import LANGS, t
+from dllm_viz.app.outputs import KEEP
+from dllm_viz.core.config import PRESETS, SHIPPED_PRESETS
+from tests.ui_model import widgets
+
+
+@pytest.mark.parametrize("cfg", [
+    DecodeConfig.preset("balanced", 32),
+    DecodeConfig.preset("speed", 48, seed=7, min_k=2),
+    DecodeConfig(gen_length=32, schedule="threshold", threshold=0.7, confidence="margin"),
+    DecodeConfig(gen_length=32, schedule="fixed_steps", steps=8, block_length=16),
+    DecodeConfig(gen_length=32, schedule="adaptive", top_k=5, temperature_stages=(1.2, 1.0, 0.7)),
+    DecodeConfig(gen_length=16, sample_scope="all", confidence_from="sampled", rng="shared"),
+])
+def test_widgets_round_trip_to_the_same_config(cfg):
+    used = SCHEDULE_KNOBS[cfg.schedule]
+    defaults = DecodeConfig()
+    expected = cfg.replace(**{k: getattr(defaults, k) for k in ("top_k", "decay", "steps", "threshold") if k not in used})
+    if "top_k" in used:
+        expected = expected.replace(top_k=cfg.initial_k)
+    assert settings_to_config(**config_to_settings(cfg)) == expected
+    assert set(config_to_settings(cfg)) == set(KNOBS)
+
+
+def test_knobs_a_schedule_ignores_are_not_validated():
+    cfg = settings_to_config(**widgets(gen_length=16, steps=200))
+    assert cfg.steps is None
+    with pytest.raises(ValueError, match="steps=200"):
+        settings_to_config(**widgets(gen_length=16, steps=200, schedule="fixed_steps"))
+
+
+def test_gradio_floats_become_ints_and_bad_values_name_the_field():
+    cfg = settings_to_config(**widgets(gen_length=24.0, seed=5.0, top_k=3.0))
+    assert (cfg.gen_length, cfg.seed, cfg.top_k) == (24, 5, 3)
+    with pytest.raises(ValueError, match="block_length=16"):
+        settings_to_config(**widgets(gen_length=24, block_length=16))
+    with pytest.raises(ValueError, match="seed=2.5"):
+        settings_to_config(**widgets(seed=2.5))
+
+
+def test_config_json_defaults_to_the_balanced_preset():
+    assert parse_config_json('{"gen_length": 48, "temperature": 0.5}') == DecodeConfig.preset("balanced", 48, temperature=0.5)
+    assert parse_config_json("{}", gen_length=16, seed=3) == DecodeConfig.preset("balanced", 16, seed=3)
+    for bad, match in (('{"temprature": 1}', "temprature"), ("{not json", "config_json"), ("[1, 2]", "config_json")):
+        with pytest.raises(ValueError, match=match):
+            parse_config_json(bad)
+
+
+def test_active_preset_names_a_preset_or_none():
+    assert active_preset(DecodeConfig.preset("speed", 48, seed=9)) == "speed"
+    assert active_preset(DecodeConfig.preset("speed", 48, temperature=0.3)) is None
+
+
+def test_the_early_stop_widgets_round_trip():
+    cfg = DecodeConfig.preset("balanced", 32, early_stop=True, early_stop_threshold=0.8)
+    settings = config_to_settings(cfg)
+    assert (settings["early_stop"], settings["early_stop_threshold"]) == (True, 0.8)
+    assert settings_to_config(**settings) == cfg
+    assert settings_to_config(**config_to_settings(DecodeConfig.preset("balanced", 32))).early_stop is False
+
+
+def test_every_preset_of_core_config_is_a_button_that_sets_its_config():
+    """PRESET_GROUPS takes its buttons from core.config: a new preset there is a button here that
+    gives its config, with no change in this module."""
+    assert PRESET_GROUPS == {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
+    for names in PRESET_GROUPS.values():
+        for name in names:
+            out = preset_knobs(name, 64.0)  # a Gradio slider's float
+            values = widgets(gen_length=64, **{k: v for k, v in vars(out).items() if v is not KEEP})
+            assert settings_to_config(**values) == DecodeConfig.preset(name, 64), name
+            assert all(t(f"preset_{name}", lang) for lang in LANGS)  # its button's label in both languages

@@ -1,0 +1,56 @@
+"""handlers_compare.py called directly (no server): lesson clicks and compares, one batched decode each."""
+from __future__ import annotations
+
+import pytest
+
+from dllm_viz.app.playground import Playground
+from tests.ui_model import CountingRunner
+
+
+@pytest.fixture()
+def runner() -> CountingRunner:
+    return CountingRunner()
+
+
+@pytest.fixture()
+def pg(runner, tmp_path) -> Playground:
+    return Playground(runner, export_dir=tmp_path)
+
+
+def test_a_lesson_click_decodes_once(pg, runner):
+    for key in ("polluted", "rng"):
+        runner.calls.clear()
+        out = pg.compare.lesson(key, prompt="the ", seed=2, gen_length=24, lang="en")
+        assert len(runner.calls) == 1, key
+        assert out.lesson_key == key and out.compare.cmp_traces is not None and out.lesson_text.startswith("### ")
+        drawn = pg.compare.figures(cmp_traces=out.compare.cmp_traces, lang="en")  # the follow-up: figures, no decode
+        assert len(runner.calls) == 1, key
+        rows = max(len(tr.steps) for tr in out.compare.cmp_traces)  # both heatmaps on one height and scale
+        assert list(drawn.cmp_heat_a.layout.yaxis.range) == list(drawn.cmp_heat_b.layout.yaxis.range) == [rows + 0.5, 0.5]
+
+
+def test_compare_decodes_both_sides_in_one_batch(pg, runner):
+    out = pg.compare.run(prompt="the ", seed=2, gen_length=24, cmp_a='{"temperature": 1.5}',
+                     cmp_b='{"temperature": 1.5, "confidence_from": "tempered"}', neighbours=0, lang="en")
+    (prompts, configs), = runner.calls
+    assert prompts == ["the ", "the "] and configs[1] == configs[0].replace(confidence_from="tempered")
+    assert out.cmp_summary.startswith("Steps: A ")
+    assert "dv-side-a" in out.cmp_canvas_a and "dv-side-b" in out.cmp_canvas_b
+
+
+def test_global_sampling_with_raw_confidence_gives_the_same_trace(pg):
+    out = pg.compare.lesson("global", prompt="the ", seed=4, gen_length=24, lang="en")
+    ta, tb = out.compare.cmp_traces
+    assert ta.token_ids == tb.token_ids and ta.order == tb.order
+    assert out.compare.cmp_summary.endswith("The two runs confirmed the same positions at every step.")
+
+
+def test_shared_rng_changes_a_request_when_batched(pg, runner):
+    out = pg.compare.lesson("rng", prompt="the ", seed=4, gen_length=24, lang="en")
+    assert [len(p) for p, _ in runner.calls] == [8]  # A and B with two neighbours each, and each alone
+    assert "A yes, B no" in out.compare.cmp_summary
+
+
+def test_compare_errors_name_the_field(pg):
+    with pytest.raises(ValueError, match="gen_length=8 of config B"):
+        pg.compare.run(prompt="x", seed=0, gen_length=16, cmp_a="{}", cmp_b='{"gen_length": 8}', neighbours=0, lang="en")

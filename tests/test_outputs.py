@@ -1,0 +1,54 @@
+"""outputs.py: handlers' records name the page's components; a group held whole reads as its components."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dllm_viz.app import outputs
+from dllm_viz.app.outputs import (
+    GROUPS,
+    KEEP,
+    CompareShown,
+    DecodeRest,
+    Relabelled,
+    TraceFigures,
+    fields_of,
+    keep,
+    values_of,
+)
+from dllm_viz.app.page import Page
+
+RECORDS = [c for c in vars(outputs).values()
+           if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == outputs.__name__]
+
+
+def test_no_record_inherits_from_another():
+    assert len(RECORDS) >= 17
+    assert {c.__name__: c.__bases__ for c in RECORDS if c.__bases__ != (object,)} == {}
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda c: c.__name__)
+def test_every_record_names_page_components_once(record):
+    names = fields_of(record)
+    page_fields = {f.name for f in dataclasses.fields(Page)}
+    assert len(names) == len(set(names)) and set(names) <= page_fields
+
+
+def test_a_group_reads_as_its_components_in_order():
+    rest = DecodeRest(order="o", steps_fig="s", insp_plot="p", insp_text="x")
+    drawn = TraceFigures(rest=rest, heatmap="h")
+    assert fields_of(TraceFigures) == ("order", "steps_fig", "insp_plot", "insp_text", "heatmap")
+    assert values_of(drawn) == {"order": "o", "steps_fig": "s", "insp_plot": "p", "insp_text": "x", "heatmap": "h"}
+    assert values_of(drawn)["order"] is rest.order  # values untouched, not copied
+
+
+def test_keep_leaves_every_component_of_a_nested_record():
+    kept = keep(Relabelled)
+    assert isinstance(kept.compare, CompareShown) and isinstance(kept.figures.rest, DecodeRest)
+    assert list(values_of(kept)) == list(fields_of(Relabelled))
+    assert all(v is KEEP for v in values_of(kept).values())
+
+
+def test_groups_are_records_of_this_module():
+    assert set(GROUPS) <= set(RECORDS)

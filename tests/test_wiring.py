@@ -1,0 +1,25 @@
+"""wiring.py: `wire` checks a handler's names against the page when the page is built, and answers
+with the components' values in the order of its outputs."""
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from dllm_viz import DecodeConfig
+from dllm_viz.app import ui
+from dllm_viz.app.outputs import KSteps
+from dllm_viz.app.wiring import wire
+from tests.ui_model import CountingRunner
+
+
+@pytest.fixture()
+def page(tmp_path):
+    runner = CountingRunner()
+    ex = runner(["hi "], [DecodeConfig.preset("balanced", 16, seed=1)])[0]
+    return ui.build_demo(runner, examples=[("ex", ex)], export_dir=tmp_path).page
+
+
+def test_wire_rejects_a_name_the_handler_does_not_take(page):
+    with gr.Blocks():
+        with pytest.raises(TypeError, match="takes no"):
+            wire(page, page.run.click, lambda *, prompt: None, ins=(page.prompt, page.lang), out=KSteps)
