@@ -9,6 +9,7 @@ import pytest
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import i18n
 from dllm_viz.app.i18n import LANGS, STRINGS, t
+from dllm_viz.core.config import SCHEDULES
 from tests.ui_model import make_text_model
 
 APP = Path(i18n.__file__).parent
@@ -37,6 +38,12 @@ def test_every_key_is_used_somewhere():
     source = "".join(p.read_text(encoding="utf-8") for p in APP.glob("*.py") if p.name != "i18n.py")
     unused = [k for k in STRINGS if f'"{k}"' not in source and f"'{k}'" not in source and not k.startswith(DYNAMIC)]
     assert unused == []
+
+
+def test_the_about_text_names_every_schedule():
+    for lang in LANGS:
+        about = t("about_md", lang)
+        assert [s for s in SCHEDULES if f"`{s}`" not in about] == [], lang
 
 
 def test_a_bad_language_names_the_parameter():

@@ -336,8 +336,10 @@ A masked-diffusion LM fills a canvas `prompt + [MASK] × L`. Every **step** runs
 canvas and predicts a distribution at each masked position. Then:
 
 1. **Confidence** comes from the *raw* logits: `p = softmax(logits)`, confidence = `max p` (or margin / entropy).
-2. The **schedule** picks which positions to confirm: top-k with decay (`k ← ⌊k · decay⌋`, never below `min_k`),
-   a fixed number of steps, a confidence threshold, or adaptive.
+2. The **schedule** picks which positions to confirm: top-k with decay (`topk_decay`: `k ← ⌊k · decay⌋`, never
+   below `min_k`), a fixed number of steps (`fixed_steps`), a confidence threshold (`threshold`), adaptive
+   (`adaptive`), or Dream's linear time (`linear_time`: each step confirms the share of the masks left that a linear
+   noise schedule unmasks between two times).
 3. Only at those positions a token is **drawn** from `softmax(logits / T)`; `T = 0` means argmax.
 4. Confirmed tokens never change. The run ends when no mask is left; NFE = number of forward passes.
 
@@ -361,7 +363,9 @@ version, with what we measured on the embedded model; the **Sweep** tab rebuilds
 掩码扩散语言模型要填满画布 `提示词 + [MASK] × L`。每一**步**对整块画布做一次前向，在每个掩码位置预测一个分布。然后：
 
 1. **置信度**来自*原始* logits：`p = softmax(logits)`，置信度 = `max p`（或 margin / 熵）。
-2. **调度**决定确认哪些位置：带衰减的 top-k（`k ← ⌊k · decay⌋`，不低于 `min_k`）、固定步数、置信度阈值或自适应。
+2. **调度**决定确认哪些位置：带衰减的 top-k（`topk_decay`：`k ← ⌊k · decay⌋`，不低于 `min_k`）、固定步数（`fixed_steps`）、
+   置信度阈值（`threshold`）、自适应（`adaptive`），或 Dream 的线性时间（`linear_time`：每步确认剩余掩码中、线性噪声调度在两个时刻之间
+   去掉的那一份）。
 3. 只在这些位置从 `softmax(logits / T)` **抽取**词；`T = 0` 即 argmax。
 4. 已确认的词不再改变。没有掩码时结束；NFE = 前向次数。
 
