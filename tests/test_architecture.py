@@ -6,6 +6,7 @@ breaks a cycle at run time is still a cycle in the design.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,31 @@ def test_the_checker_sees_a_planted_cycle():
             test_no_import_cycle()
     finally:
         GRAPH = saved
+
+
+# ----- the playground's files (dllm_viz/app/) -------------------------------------------------------
+APP = PACKAGE / "app"
+APP_MAX_LINES = 450  # one job per file: a file of the playground past this size is doing two (STYLE.md)
+HTML_TAG = re.compile(r"<(?:[a-zA-Z][a-zA-Z0-9]*|/[a-zA-Z][a-zA-Z0-9]*)(?:\s[^<>]*)?/?>")
+
+
+def test_no_file_of_the_app_is_over_450_lines():
+    lines = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(APP.iterdir()) if p.is_file()}
+    assert lines and {name: n for name, n in lines.items() if n > APP_MAX_LINES} == {}
+
+
+def test_html_is_written_only_in_render():
+    # figures.py writes Plotly hover templates (`<br>`, `<extra>`), which are not the page's HTML.
+    found = {}
+    for path in sorted(APP.glob("*.py")):
+        if path.name in ("render.py", "figures.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and HTML_TAG.search(node.value):
+                found.setdefault(path.name, []).append(node.lineno)
+    assert found == {}
+
+
+def test_the_html_check_sees_a_tag():
+    assert HTML_TAG.search('<span class="dv-badge">') and HTML_TAG.search("<small>") and HTML_TAG.search("</small>")
+    assert not HTML_TAG.search("k ← ⌊k · decay⌋ < 1 > 0") and not HTML_TAG.search("a <= b")
