@@ -31,7 +31,8 @@ def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None
 
 _offline_environment()
 
-from dllm_viz.core.config import DecodeConfig  # noqa: E402 - after the environment above
+from dllm_viz import assets  # noqa: E402 - after the environment above
+from dllm_viz.core.config import DecodeConfig  # noqa: E402
 from dllm_viz.core.decoder import decode  # noqa: E402
 from dllm_viz.serve.engine import Engine, QueueFull  # noqa: E402
 from dllm_viz.models import load_model  # noqa: E402
@@ -44,7 +45,7 @@ from dllm_viz.app.playground import ModelChoice  # noqa: E402
 from dllm_viz.models import SHIPPED  # noqa: E402
 from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
 
-EXAMPLES_DIR = Path(__file__).resolve().parent / "assets" / "examples"
+EXAMPLES_DIR = assets.path("examples")
 MAX_BATCH = 16  # requests per forward pass in the shared engine
 MAX_QUEUE = 512  # a full sweep grid fits in the queue at once
 # torch intra-op threads for the decodes (DLLM_VIZ_THREADS). The embedded model's matrices are
@@ -80,7 +81,7 @@ def model_from_env(environ: Mapping[str, str] = os.environ) -> Any:
 
 
 def load_examples(directory: Path = EXAMPLES_DIR) -> list[tuple[str, Trace]]:
-    """The example traces shipped in assets/examples, named after their files, in file-name order."""
+    """The example traces shipped in dllm_viz/assets/examples, named after their files, in file-name order."""
     return [(p.stem.split("-", 1)[-1].replace("_", " "), Trace.from_json(p.read_text(encoding="utf-8")))
             for p in sorted(directory.glob("*.json"))]
 

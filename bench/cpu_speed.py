@@ -197,7 +197,7 @@ def forward_agreement(ref: EmbeddedDenoiser, other, canvases: torch.Tensor, mask
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--path", default=None, help="model folder (default: assets/embedded)")
+    parser.add_argument("--path", default=None, help="model folder (default: dllm_viz/assets/embedded)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--variants", nargs="+", default=["fp32", "fp32-full-head", "bf16-weights", "fp32+autocast-bf16",

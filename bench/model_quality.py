@@ -225,7 +225,7 @@ def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[
     model = load_embedded(device="cpu", path=record["path"])
     ref, ref_texts = heldout_reference(model, heldout, record["gen_length"], len(PROMPTS) * record["seeds"], dictionary)
     ref.update(judge_figures(judge, ref_texts))
-    print(f"{record['model']} ({record['path'] or 'assets/embedded'}), samples of {path}")
+    print(f"{record['model']} ({record['path'] or 'dllm_viz/assets/embedded'}), samples of {path}")
     print(f"{'preset':10} {'dict%':>6} {'judge ppl':>9} {'fluency':>7} {'gain b/w':>8} {'gain':>5} {'T=0 loops':>9}")
     for name, texts in record["samples"].items():
         fig = {**text_figures(texts, dictionary), **judge_figures(judge, texts, ref)}
@@ -299,7 +299,7 @@ def speed(model, path: str | None, threads: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--path", default=None, help="model folder (default: assets/embedded)")
+    parser.add_argument("--path", default=None, help="model folder (default: dllm_viz/assets/embedded)")
     parser.add_argument("--gen-length", type=int, default=64)
     parser.add_argument("--seeds", type=int, default=3, help="samples per prompt and preset")
     parser.add_argument("--presets", nargs="+", default=list(PRESETS), choices=list(PRESETS))

@@ -11,7 +11,7 @@
     so (b) - (c) is what the trained model has not learnt and (c) alone is what a schedule breaks.
 Timings on a shared machine are noisy; the quality numbers are deterministic (fixed seeds).
 
-    python bench/world_bench.py                      # the shipped assets/world
+    python bench/world_bench.py                      # the shipped dllm_viz/assets/world
     python bench/world_bench.py --model RUN_EXPORT   # an exported run folder
     python bench/world_bench.py --json out.json
 """
@@ -28,13 +28,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from dllm_viz import DecodeConfig, decode  # noqa: E402
+from dllm_viz import DecodeConfig, assets, decode  # noqa: E402
 from dllm_viz.core.config import PRESETS  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.world import SLOTS, WorldOracle, generate  # noqa: E402
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate, trace_text  # noqa: E402
 
-WORLD_DIR = Path(__file__).resolve().parents[1] / "assets" / "world"
+WORLD_DIR = assets.path("world")
 
 
 def speed(model, prompt: str, gen_length: int, rounds: int) -> tuple[float, float]:

@@ -1,6 +1,6 @@
-"""Regenerate the example traces the playground shows before any click (assets/examples/*.json).
+"""Regenerate the example traces the playground shows before any click (dllm_viz/assets/examples/*.json).
 
-    python scripts/make_examples.py            # embedded model, writes assets/examples/
+    python scripts/make_examples.py            # embedded model, writes dllm_viz/assets/examples/
     python scripts/make_examples.py --out /tmp/examples
 
 Every example is seeded, so a rerun reproduces the same tokens and order (only the recorded wall
@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from dllm_viz import DecodeConfig, decode  # noqa: E402
+from dllm_viz import DecodeConfig, assets, decode  # noqa: E402
 from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "assets" / "examples"
+OUT = assets.path("examples")
 L = 64
 EXAMPLES: list[tuple[str, str, DecodeConfig]] = [
     ("01-quality_preset", DEFAULT_PROMPTS[1], DecodeConfig.preset("quality", L, seed=2)),

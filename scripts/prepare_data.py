@@ -39,7 +39,7 @@ from corpus_sources import SOURCES
 from rdata import RAttr, book_to_text, read_lazyload
 
 BOOKS = ("sensesensibility", "prideprejudice", "mansfieldpark", "emma", "northangerabbey", "persuasion")
-# sha256 of the held-out text every figure in assets/embedded/MODEL_CARD.md was measured on
+# sha256 of the held-out text every figure in dllm_viz/assets/embedded/MODEL_CARD.md was measured on
 # (r-cran-janeaustenr 1.0.0-1, --heldout-fraction 0.03): a run that would change it stops.
 HELDOUT_SHA256 = "64f2cf5be61d9fe96c45a2dd29055a7bd6b88fefe8e8c5027d999f1fad5af0fa"
 

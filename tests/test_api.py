@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
-from dllm_viz import DecodeConfig
+from dllm_viz import DecodeConfig, assets
 from dllm_viz.core.trace import Trace
 from tests.ui_model import free_port, launch_tiny_demo, wait_for_client
 
@@ -62,7 +62,7 @@ def test_app_model_comes_from_the_environment():
 
     assert app.model_from_env({}).name == "austen-mdlm"
     # A checkpoint directory: here the embedded model's own folder, which load_model reads by path.
-    model = app.model_from_env({"DLLM_VIZ_MODEL": str(ROOT / "assets" / "embedded")})
+    model = app.model_from_env({"DLLM_VIZ_MODEL": str(assets.path("embedded"))})
     assert model.name == "austen-mdlm" and model.tokenizer.encode("Emma") != []
     with pytest.raises(ValueError, match="does not exist"):
         app.model_from_env({"DLLM_VIZ_MODEL": str(ROOT / "no-such-checkpoint")})

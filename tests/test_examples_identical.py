@@ -1,4 +1,4 @@
-"""The shipped example traces (assets/examples/*.json) decode again to the same trace.
+"""The shipped example traces (dllm_viz/assets/examples/*.json) decode again to the same trace.
 
 Each example holds its prompt text and its config, so re-decoding it with the embedded model
 (as scripts/make_examples.py made it) must give the same trace. This pins the behaviour of the
@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dllm_viz import DecodeConfig, decode, load_model
+from dllm_viz import DecodeConfig, assets, decode, load_model
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "assets" / "examples").glob("*.json"))
+EXAMPLES = sorted(assets.path("examples").glob("*.json"))
 TIMING = ("wall_time",)
 TIMING_METRICS = ("tokens_per_second",)
 FLOAT_ABS = 5e-5  # absolute tolerance on a recorded float (they are stored at 1e-6 resolution)

@@ -1,4 +1,4 @@
-"""lessons.py and assets/lessons.yaml: every lesson valid in both languages; the prose follows the measurements."""
+"""lessons.py and dllm_viz/assets/lessons.yaml: every lesson valid in both languages; the prose follows the measurements."""
 from __future__ import annotations
 
 import operator
@@ -63,7 +63,7 @@ OPS = {"<": operator.lt, ">": operator.gt, "==": operator.eq, "<=": operator.le,
 
 def test_what_to_look_for_matches_what_the_measurements_show():
     # Every lesson's "what to look for" makes claims about its figures; each is checked against
-    # assets/lessons.json, so the text cannot promise a picture the data does not draw.
+    # dllm_viz/assets/lessons.json, so the text cannot promise a picture the data does not draw.
     measured = load_measured()
     assert set(measured) == set(LESSONS)
     for key, lesson in LESSONS.items():
@@ -73,7 +73,7 @@ def test_what_to_look_for_matches_what_the_measurements_show():
             assert OPS[op](_value(measured[key], left), _value(measured[key], right)), (key, claim)
 
 
-# Numbers each lesson's prose quotes, as (field in assets/lessons.json, format). Re-measuring with
+# Numbers each lesson's prose quotes, as (field in dllm_viz/assets/lessons.json, format). Re-measuring with
 # another model fails here until the text is rewritten.
 QUOTED = {
     "polluted": [("a.first_step_spread", "{:.3f}"), ("b.first_step_spread", "{:.3f}"), ("same_step_share", "{:.0%}"),

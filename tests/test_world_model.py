@@ -1,4 +1,4 @@
-"""The shipped world model (assets/world): loads by name, offline, and writes checkable sentences."""
+"""The shipped world model (dllm_viz/assets/world): loads by name, offline, and writes checkable sentences."""
 from __future__ import annotations
 
 import json
@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from dllm_viz import DecodeConfig, decode, load_model
+from dllm_viz import DecodeConfig, assets, decode, load_model
 from dllm_viz.world import VOCABULARY, WorldOracle
 from dllm_viz.world.language import FIRST_NAMES
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, verdict_of, wilson
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "world"
-sys.path.insert(0, str(ASSETS.parents[1] / "bench"))
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = assets.path("world")
+sys.path.insert(0, str(ROOT / "bench"))
 from world_bench import probes  # noqa: E402
 
 
@@ -105,12 +106,12 @@ def test_model_card_quotes_the_corpus_stats():
 
 
 def test_readme_and_compare_tab_show_the_measured_lessons():
-    """The README table and the Compare tab's world tables are the numbers in assets/world/lessons.json."""
+    """The README table and the Compare tab's world tables are the numbers in dllm_viz/assets/world/lessons.json."""
     from dllm_viz.app.handlers_compare import world_lesson_table
     from dllm_viz.app.world_lessons import load_world_pairs, pairs_table, summary_table, table
 
     data = json.loads((ASSETS / "lessons.json").read_text())
-    readme = (ASSETS.parents[1] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     assert summary_table(data) in readme
     assert pairs_table(data, ("shipped_llada", "shipped_dream", "shipped_fast_dllm")) in readme
     parallel = data["studies"]["parallel"]["variants"]

@@ -23,7 +23,7 @@ from dllm_viz.core.trace import Trace
 
 
 def world_lesson_table(key: str) -> str:
-    """Correctness of a Compare-tab pair on the world model (assets/world/lessons.json), or ""."""
+    """Correctness of a Compare-tab pair on the world model (dllm_viz/assets/world/lessons.json), or ""."""
     measured = load_world_pairs().get(key)
     return world_table(measured) if measured else ""
 

@@ -1,11 +1,11 @@
 """The Compare tab's one-click pairs: the article's lessons, each with what to look for and what we measured.
 
 Each lesson is two sets of `DecodeConfig` overrides (A, B) over the balanced preset, decoded on the
-same prompt and seed; its prose (both languages) lives in `assets/lessons.yaml`. `measure` runs a
+same prompt and seed; its prose (both languages) lives in `dllm_viz/assets/lessons.yaml`. `measure` runs a
 lesson over several prompts and seeds and returns the numbers the prose quotes;
 `python -m dllm_viz.app.lessons` re-measures every lesson on the embedded model and writes
-`assets/lessons.json`, which the UI shows next to the text; then it measures the same pairs and
-the correctness studies on the world model (`app.world_lessons`, `assets/world/lessons.json`).
+`dllm_viz/assets/lessons.json`, which the UI shows next to the text; then it measures the same pairs and
+the correctness studies on the world model (`app.world_lessons`, `dllm_viz/assets/world/lessons.json`).
 """
 from __future__ import annotations
 
@@ -19,15 +19,15 @@ from typing import Any
 
 import yaml
 
+from dllm_viz import assets
 from dllm_viz.app.i18n import LANGS, t
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
 LOW_P = 0.1  # a drawn token whose raw probability is below this counts as a "low-probability" token
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
-MEASURED_PATH = ASSETS / "lessons.json"  # numbers, written by `python -m dllm_viz.app.lessons`
-LESSONS_PATH = ASSETS / "lessons.yaml"  # prose in both languages, and the claims it makes
+MEASURED_PATH = assets.path("lessons.json")  # numbers, written by `python -m dllm_viz.app.lessons`
+LESSONS_PATH = assets.path("lessons.yaml")  # prose in both languages, and the claims it makes
 # Prompts in the embedded model's domain: the playground's first prompt, the measurement set, and
 # the neighbours that share the batch in the RNG lesson.
 DEFAULT_PROMPTS = ("It is a truth universally acknowledged, that", "Elizabeth", "Mr. Darcy said that",
@@ -37,14 +37,14 @@ NEIGHBOURS = ("Her sister", "In the morning")
 
 @dataclass(frozen=True)
 class Lesson:
-    """One Compare-tab pair; the prose in both languages comes from assets/lessons.yaml."""
+    """One Compare-tab pair; the prose in both languages comes from dllm_viz/assets/lessons.yaml."""
 
     key: str
     title: dict[str, str]  # lang -> text
     a: dict[str, Any]  # DecodeConfig overrides of side A over the balanced preset
     b: dict[str, Any]  # ... and of side B
     look_for: dict[str, str]  # lang -> what the figures will show
-    measured: dict[str, str]  # lang -> our reading of the numbers in assets/lessons.json
+    measured: dict[str, str]  # lang -> our reading of the numbers in dllm_viz/assets/lessons.json
     claims: tuple[str, ...] = ()  # "field op field-or-number" over the measurements that `look_for` promises
     neighbours: int = 0  # decode A and B each in a batch with this many other prompts
 

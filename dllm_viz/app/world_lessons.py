@@ -4,7 +4,7 @@ Each study decodes every (prompt, seed) under each of its variants in ONE batche
 (the threshold study needs two: the threshold run fixes the step budget the top-k run must match)
 and scores every trace with the world checker. Rates come with 95% Wilson intervals.
 
-    python -m dllm_viz.app.world_lessons            # writes assets/world/lessons.json, prints the tables
+    python -m dllm_viz.app.world_lessons            # writes dllm_viz/assets/world/lessons.json, prints the tables
     python -m dllm_viz.app.lessons                  # the Austen lessons, then these (with the A/B pairs)
 
 Studies (variant labels are what the UI and README show), each over the quality preset's schedule
@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dllm_viz import assets
 from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.world.language import RULES
 from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate
 
-WORLD_MEASURED_PATH = Path(__file__).resolve().parents[2] / "assets" / "world" / "lessons.json"
+WORLD_MEASURED_PATH = assets.path("world", "lessons.json")
 GEN_LENGTH = 48
 Variants = dict[str, Callable[[int], DecodeConfig]]  # label -> seed -> config
 
@@ -232,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=8, help="seeds per prompt (the shipped lessons.json: 8)")
     parser.add_argument("--out", type=Path, default=WORLD_MEASURED_PATH)
     parser.add_argument("--model", default="world",
-                        help="'world' (assets/world), an exported run folder, or 'oracle' (the language's exact "
+                        help="'world' (dllm_viz/assets/world), an exported run folder, or 'oracle' (the language's exact "
                              "marginals: what a perfect model reaches)")
     args = parser.parse_args(argv)
     measure_and_write(seeds=args.seeds, out=args.out, model_path=args.model)

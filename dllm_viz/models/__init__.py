@@ -6,11 +6,11 @@ path is given, so importing the package and loading the embedded model stay fast
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import torch
 
+from dllm_viz import assets
 from dllm_viz.models.base import (
     Denoiser,
     TextTokenizer,
@@ -23,10 +23,10 @@ from dllm_viz.models.base import (
     resolve_dtype,
 )
 
-EMBEDDED = "embedded"  # the kind of the model shipped in assets/ (and of `dllm_viz.train` outputs)
-# Embedded-format models shipped in assets/ besides the default, by the name `load_model` accepts as
+EMBEDDED = "embedded"  # the kind of the model shipped in dllm_viz/assets/ (and of `dllm_viz.train` outputs)
+# Embedded-format models shipped in dllm_viz/assets/ besides the default, by the name `load_model` accepts as
 # `path`: a local folder, never the network (the name wins over a folder of that name in the cwd).
-SHIPPED = {"world": Path(__file__).resolve().parents[2] / "assets" / "world"}
+SHIPPED = {"world": assets.path("world")}
 
 __all__ = [
     "Denoiser",
@@ -53,8 +53,8 @@ def load_model(
     """Load a denoiser; only a Hub id the caller names is ever downloaded.
 
     Args:
-        path: None for the embedded model shipped in assets/ (never touches the network); a name of
-            `SHIPPED` ("world": the checkable-world model in assets/world, also offline); a local
+        path: None for the embedded model shipped in dllm_viz/assets/ (never touches the network); a name of
+            `SHIPPED` ("world": the checkable-world model in dllm_viz/assets/world, also offline); a local
             directory: a Hugging Face checkpoint (config.json with a model_type, weights, tokenizer)
             or a model saved in the embedded format by `dllm_viz.train` (its config.json has no
             model_type); or a Hugging Face Hub id "org/name", resolved through the Hugging Face

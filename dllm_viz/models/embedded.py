@@ -1,6 +1,6 @@
 """The embedded default model: a small bidirectional transformer trained as a masked-diffusion LM.
 
-Architecture (chosen by measurement, see ``assets/embedded/MODEL_CARD.md``): token embedding,
+Architecture (chosen by measurement, see ``dllm_viz/assets/embedded/MODEL_CARD.md``): token embedding,
 ``n_layers`` pre-norm blocks of (depthwise local mixing, full bidirectional self-attention with
 rotary positions, SwiGLU MLP), final RMSNorm and an output head tied to the embedding. There is no
 causal mask and no time embedding: like LLaDA, the model reads the noise level off the masks.
@@ -20,10 +20,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from dllm_viz import assets
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
-ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "embedded"
+ASSET_DIR = assets.path("embedded")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,7 +237,7 @@ class EmbeddedDenoiser(nn.Module):
 def load_embedded(
     device: str | torch.device | None = None, dtype: torch.dtype | None = None, path: str | Path | None = None
 ) -> EmbeddedDenoiser:
-    """Load the shipped model from ``assets/embedded`` (or ``path``): eval mode, on ``device``.
+    """Load the shipped model from ``dllm_viz/assets/embedded`` (or ``path``): eval mode, on ``device``.
 
     ``device`` defaults to CUDA when available, else CPU; ``dtype`` defaults to float32 (the
     weights are stored in float16 and up-cast, which is the fastest choice on CPU).

@@ -12,8 +12,8 @@ are the same conditionals, but canvases like the ones decoding visits are traine
 ``--prompt-fraction``: a clean prefix, as a prompt is. ``--rare-first-fraction``: the rarest
 tokens masked first, as a confidence-first schedule leaves them (``rare_first_masks``).
 
-The recipe of ``assets/embedded`` (data from ``scripts/prepare_data.py``; details and figures in
-``assets/embedded/MODEL_CARD.md``)::
+The recipe of ``dllm_viz/assets/embedded`` (data from ``scripts/prepare_data.py``; details and figures in
+``dllm_viz/assets/embedded/MODEL_CARD.md``)::
 
     python -m dllm_viz.train fit --data DATA --out RUN --threads 1 --steps 2000 --batch-size 16 \\
         --warmup 100 --lr 2e-3 --eval-every 200 --eval-windows 48 --ckpt-every 100 --resume
@@ -26,7 +26,7 @@ The recipe of ``assets/embedded`` (data from ``scripts/prepare_data.py``; detail
     python -m dllm_viz.train fit --data DATA --out GROW16 --init-from GROW/ckpt.pt --vocab-size 16384 \\
         --bf16 false --threads 2 --steps 1150 --batch-size 16 --warmup 100 --lr 4e-4 --min-lr-ratio 0.02 \\
         --prompt-fraction 0.5 --time-limit 62
-    python -m dllm_viz.train export --run GROW16 --out assets/embedded
+    python -m dllm_viz.train export --run GROW16 --out dllm_viz/assets/embedded
 
 The last two phases grow the vocabulary (``--vocab-size`` larger than the ``--init-from`` run's): a BPE
 trained on the same text with more merges keeps every old piece at its id, so the old embedding
@@ -168,7 +168,7 @@ def rare_first_masks(
     the frequent words and miss the rare ones. Uniform masks rarely reach such a state when it needs
     several rare words masked and a frequent one visible (t^2(1-t) for a two-word name masked and a
     pronoun visible). The mask rate stays ``t``, as does the ``1/t`` weight. Measured on the world
-    language's pronoun version (assets/world/MODEL_CARD.md, "The pronoun version"), half the rows
+    language's pronoun version (dllm_viz/assets/world/MODEL_CARD.md, "The pronoun version"), half the rows
     masked this way did not teach the name's gender from the pronoun in 1500 steps, and from scratch
     they delayed the opposite direction past 3600 steps: the option is kept to reproduce those runs.
     """

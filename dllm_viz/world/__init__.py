@@ -2,7 +2,7 @@
 
 Every sentence of the language can be verified by a program (`check`), so a decoding choice
 that breaks a sentence shows up as a countable error instead of a shift in log-probability.
-Floor 2 of the package: imports nothing above `dllm_viz.models` / `dllm_viz.core`.
+Floor 3 of the package: imports nothing above `dllm_viz.models` / `dllm_viz.core`.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ sum, 1/12) are the least likely words of a sentence, which the quality preset co
 at its end; a faster schedule draws them side by side and breaks them, the parallel-decoding
 failure. A word that repeated a likelier choice, such as a city recalled at the end of the
 sentence, would sit in the middle of the ranking and be drawn with it in one wide step
-(assets/world/MODEL_CARD.md, "Why it looks like this").
+(dllm_viz/assets/world/MODEL_CARD.md, "Why it looks like this").
 
 Until December 2026 the person was referred to by a pronoun ("so he has") that agreed with the
 first name's gender. A trained model learnt the pronoun from the name but never the name's gender
