@@ -8,6 +8,8 @@
 # /opt/wheels or $DLLM_VIZ_TORCH_WHEEL), plus only the pure-Python packages (and triton and
 # tvm-ffi, which install on any x86 Linux) that importing `sglang.srt.dllm` needs, plus an
 # import-only stub of torchvision (PyPI has only CUDA builds of it, which fail to load on CPU torch).
+# The project itself (the plugin) is then installed with its dependencies resolved, under the same
+# pins: its ranges (pyproject.toml, the [hf] extra included) accept SGLang's transformers 5.19.
 # No system site-packages: nothing the main environment upgrades can change this one.
 #
 # Idempotent: a stamp records what was built; with a matching stamp the script exits at once.
@@ -49,8 +51,12 @@ packages=(
   "setuptools>=68" "pytest>=9,<10"
 )
 
-base_stamp="$(printf '%s\n' "$sglang_version" "$torch_version" "$(basename "$wheel")" | cat - "$0" | sha256sum | cut -c1-16)"
-project_stamp="$(printf '%s\n' "$repo" | cat - "$repo/pyproject.toml" | sha256sum | cut -c1-16)"
+# The base (SGLang and its packages) is rebuilt when anything above the end-of-base marker changes;
+# the project is reinstalled when its pyproject.toml or the lines below the marker change.
+marker='^# ---- end of the base environment ----$'
+base_stamp="$(printf '%s\n' "$sglang_version" "$torch_version" "$(basename "$wheel")" | cat - <(sed -n "1,/$marker/p" "$0") \
+  | sha256sum | cut -c1-16)"
+project_stamp="$(printf '%s\n' "$repo" | cat - "$repo/pyproject.toml" <(sed -n "/$marker/,\$p" "$0") | sha256sum | cut -c1-16)"
 
 mkdir -p "$(dirname "$venv")"
 lock="${TMPDIR:-/tmp}/dllm-viz-sglang-env.$(printf %s "$venv" | sha256sum | cut -c1-12).lock"
@@ -64,8 +70,8 @@ if [ "$(cat "$venv/.dllm-viz-base" 2>/dev/null)" != "$base_stamp" ] || [ ! -x "$
   trap 'say "FAILED; removing the half-built $venv"; rm -rf "$venv"' ERR
   "$py" -m venv "$venv"
   pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
-  constraints="$venv/constraints.txt"
-  echo "torch==$torch_version" >"$constraints"
+  constraints="$venv/constraints.txt"  # also holds the project's install below to these versions
+  printf '%s\n' "torch==$torch_version" "${packages[@]}" >"$constraints"
   "${pip[@]}" install "$wheel"
   "${pip[@]}" install -c "$constraints" "${packages[@]}"
   "${pip[@]}" install --no-deps "sglang==$sglang_version"
@@ -137,11 +143,15 @@ EOF
   rm -f "$venv/.dllm-viz-project"
   say "built in $((SECONDS - start)) s, $(du -sh "$venv" | cut -f1)"
 fi
+# ---- end of the base environment ----
 
-# The project itself, editable and without dependencies: its entry points (the SGLang plugin)
-# are then registered exactly as `pip install dllm-viz` would register them.
+# The project itself, editable, its dependencies resolved (the [hf] extra too) under the base's
+# constraints: pip fails here if a range in pyproject.toml excludes a version SGLang pins, instead
+# of installing something the tests then trip over. Its entry points (the SGLang plugin) are then
+# registered exactly as `pip install dllm-viz` would register them.
 if [ "$(cat "$venv/.dllm-viz-project" 2>/dev/null)" != "$project_stamp" ]; then
-  "$venv/bin/python" -m pip --disable-pip-version-check -q install --no-deps --no-build-isolation -e "$repo"
+  "$venv/bin/python" -m pip --disable-pip-version-check -q install -c "$venv/constraints.txt" --no-build-isolation \
+    -e "$repo[hf]"
   echo "$project_stamp" >"$venv/.dllm-viz-project"
 fi
 say "ready: $venv"
