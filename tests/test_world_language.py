@@ -138,3 +138,86 @@ def test_world_prompts_are_valid_sentence_starts():
     for prompt in WORLD_PROMPTS:
         verdict = check(prompt + " ")
         assert verdict.ok and verdict.sentences == 0, (prompt, verdict.violations)
+
+
+# ----- issue 30, item 8: sums out of range, cut words, spaces, empty texts, resynchronisation -----
+BIG = Facts(person=TOM, city=("San", "Diego"), counts=(12, 11))  # "... so Tom has 23 pets in all."
+
+
+@pytest.mark.parametrize("word", ["25", "1", "0", "99"])
+def test_a_sum_no_counts_can_make_is_a_sum_error_not_grammar(word):
+    verdict = check(corrupt("sum", word))
+    assert verdict.rules() == {"sum"} and [v.text for v in verdict.violations] == [word]
+    # without stated counts, a sum outside 2..24 is still a sum error
+    unknown = corrupt("count1", "13").replace(" 4 pets", f" {word} pets")
+    assert "sum" in check(unknown).rules() and [v.text for v in check(unknown).violations if v.rule == "sum"] == [word]
+
+
+def test_a_text_cut_inside_a_word_is_checked_as_a_prefix():
+    for s in (sentence(BIG), sentence(FACTS), *generate(30, 7)):
+        for cut in range(1, len(s)):
+            verdict = check(s[:cut])
+            assert verdict.ok and verdict.sentences == 0, (s[:cut], verdict.violations)
+    cut = sentence(BIG)[: sentence(BIG).index("23") + 1]
+    assert cut.endswith("so Tom has 2") and check(cut).ok  # "23" repairs it
+    assert check(cut[:-1] + "3").rules() == {"sum"}  # no number that starts with 3 is 12 + 11
+    assert check(f"Tom {TOM[1]} of San Di").ok and check(f"Tom {TOM[1]} of San Yo").rules() == {"entity"}
+    assert check("Tom Re").rules() == {"entity"}  # no surname of Tom starts with "Re"
+    assert check("Tom Xy").rules() == {"grammar"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "flagged"),
+    [("3 cats", "3cats", "3cats"), ("home, so", "home,so", ",so"), ("home, so", "home , so", "home ,"),
+     ("so Tom", "so  Tom", "so  Tom"), ("so Tom", "so\nTom", "so\nTom"), ("in all.", "in all .", "all ."),
+     ("Tom has", "Tomhas", None)],
+)
+def test_spaces_between_words_are_checked(old, new, flagged):
+    text = sentence(FACTS).replace(old, new)
+    assert text != sentence(FACTS)
+    verdict = check(text)
+    assert verdict.rules() == {"grammar"} and verdict.sentences == 1 and verdict.valid_sentences == 0
+    if flagged is not None:
+        assert [v.text for v in verdict.violations] == [flagged]
+
+
+def test_sentences_need_whitespace_between_them():
+    one = sentence(FACTS)
+    assert check(one + "\n" + one).valid and check(one + " " + one).valid
+    verdict = check(one + one)
+    assert verdict.rules() == {"grammar"} and (verdict.sentences, verdict.valid_sentences) == (2, 1)
+    assert [v.text for v in verdict.violations] == [".Tom"]
+
+
+def test_a_text_without_a_complete_sentence_is_not_a_valid_run():
+    from types import SimpleNamespace
+
+    from dllm_viz.world.score import correctness
+
+    for text in ("", "   ", "Tom Lopez of", sentence(FACTS)[:-1]):
+        verdict = check(text)
+        assert verdict.ok and not verdict.valid and verdict.sentences == 0
+    assert check(sentence(FACTS)).valid and check(sentence(FACTS) + " Tom").valid
+    runs = [SimpleNamespace(prompt_text="Tom", text=""), SimpleNamespace(prompt_text="", text=""),
+            SimpleNamespace(prompt_text="", text=sentence(FACTS))]
+    assert correctness(runs)["valid_runs"]["k"] == 1
+
+
+@pytest.mark.parametrize("at", [0, 1, 5, 10, 15, 20, 21])
+@pytest.mark.parametrize("extra", ["has", "Tom", "cats", "7", "zebra"])
+def test_one_inserted_word_is_one_violation_and_the_rest_reads_in_place(at, extra):
+    words = FACTS.words()
+    text = render(words[:at] + [extra] + words[at:])
+    verdict = check(text)
+    assert len(verdict.violations) == 1 and verdict.rules() == {"grammar"}, verdict.violations
+    (v,) = verdict.violations
+    assert v.text == extra  # the inserted word (or an identical neighbour of it), nothing after it
+    assert verdict.sentences == 1 and verdict.entities == 2
+
+
+@pytest.mark.parametrize("at", range(len(SLOTS) - 1))
+def test_one_deleted_word_is_one_violation(at):
+    words = FACTS.words()
+    text = render(words[:at] + words[at + 1:])
+    verdict = check(text)
+    assert len(verdict.violations) == 1 and verdict.rules() == {"grammar"}, (text, verdict.violations)

@@ -14,7 +14,8 @@ checker can name:
 - ``agreement``: the person introduced first is referred to fifteen words later by their first
   name ("so Tom has"), which must be the same name; each noun agrees with its count ("1 cat", "3 cats").
 - ``sum``: the number of pets is the sum of the two counts stated before it.
-- ``grammar``: a word that does not belong in its slot, or a sentence of the wrong length.
+- ``grammar``: a word that does not belong in its slot, a missing or an extra word, or the spaces
+  between words (one between two words, none before "," and ".", some between sentences).
 
 The free choices are the person, the city and the two counts. That is what lets a schedule that
 confirms the most confident words first decode the language: a word tied to a likely choice is

@@ -47,12 +47,12 @@ def rate(successes: int, n: int) -> dict[str, Any]:
 
 
 def correctness(traces: Sequence[Trace]) -> dict[str, Any]:
-    """Rates over runs: runs with no violation, valid complete sentences, broken two-word names, and
-    how many runs break each rule."""
+    """Rates over runs: valid runs (at least one complete sentence, no violation: `Verdict.valid`),
+    valid complete sentences, broken two-word names, and how many runs break each rule."""
     verdicts = [verdict_of(tr) for tr in traces]
     rules = Counter(rule for v in verdicts for rule in v.rules())
     return {
-        "valid_runs": rate(sum(v.ok for v in verdicts), len(verdicts)),
+        "valid_runs": rate(sum(v.valid for v in verdicts), len(verdicts)),
         "valid_sentences": rate(sum(v.valid_sentences for v in verdicts), sum(v.sentences for v in verdicts)),
         "broken_entities": rate(sum(v.broken_entities for v in verdicts), sum(v.entities for v in verdicts)),
         "runs_breaking": {rule: rate(rules.get(rule, 0), len(verdicts)) for rule in RULES},
