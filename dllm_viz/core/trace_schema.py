@@ -98,8 +98,12 @@ def _ints(path: str, v: Any, lo: int, hi: int, length: int | None = None, limit:
 def _numbers(path: str, v: Any, lo: float, hi: float, length: int | None = None, *, nullable: bool = False) -> None:
     items = _list(path, v, length)
     values = [x for x in items if x is not None] if nullable else items
-    ok = all(type(x) in (float, int) for x in values) and (not values or (lo <= min(values) and max(values) <= hi))
-    if not ok:  # NaN makes min/max comparisons fail: found below like any other bad item
+    # min/max alone miss a NaN after the first item (it compares false, so it never wins: min([0.5, nan])
+    # is 0.5); a NaN anywhere makes the sum NaN, which is the one value unequal to itself. Builtins
+    # only: this runs on lists of a million items. An infinity is out of [lo, hi] already.
+    ok = all(type(x) in (float, int) for x in values) and (
+        not values or (lo <= min(values) and max(values) <= hi and (total := sum(values)) == total))
+    if not ok:  # found below like any other bad item
         for i, x in enumerate(items):
             if (x is None and nullable) or (type(x) in (float, int) and lo <= x <= hi):
                 continue
@@ -234,8 +238,10 @@ def _candidates_ok(cands: list, probs: list, known_ids: set[int] | None) -> bool
         return False
     if known_ids is not None and not known_ids.issuperset(ids):
         return False
-    # NaN and Infinity never get here: from_json refuses them when it parses.
-    return not ps or (set(map(type, ps)) <= {float, int} and -PROB_SLACK <= min(ps) and max(ps) <= 1 + PROB_SLACK)
+    # from_json refuses NaN and Infinity when it parses, from_dict does not: a NaN after the first item
+    # slips past min/max (see _numbers), not past the sum.
+    return not ps or (set(map(type, ps)) <= {float, int} and -PROB_SLACK <= min(ps) and max(ps) <= 1 + PROB_SLACK
+                      and (total := sum(ps)) == total)
 
 
 def dataclass_fields(cls: type) -> tuple[str, ...]:
