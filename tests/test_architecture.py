@@ -45,7 +45,7 @@ def _imports(path: Path) -> set[str]:
 
 def _is_module(name: str) -> bool:
     rel = Path(*name.split(".")[1:])
-    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel).is_dir()
 
 
 def _floor(module: str) -> int:
@@ -64,9 +64,28 @@ MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 GRAPH = {m: {i for i in _imports(p) if i != m and not _is_ancestor(i, m)} for m, p in MODULES.items()}
 
 
+def sub_packages(root: Path) -> set[str]:
+    """Every top-level folder of `root` that holds Python code at any depth, with or without an
+    __init__.py (a namespace package imports just as well, so it must have a floor just the same)."""
+    return {p.relative_to(root).parts[0] for p in root.rglob("*.py") if len(p.relative_to(root).parts) > 1}
+
+
 def test_every_sub_package_has_a_floor():
-    subs = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    subs = sub_packages(PACKAGE)
+    assert {"core", "app", "models"} <= subs
     assert subs <= set(FLOORS), f"give {sorted(subs - set(FLOORS))} a floor here and in docs/architecture.md"
+
+
+def test_a_folder_without_init_is_still_found(tmp_path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "newfloor" / "deeper").mkdir(parents=True)  # no __init__.py anywhere below it
+    (tmp_path / "newfloor" / "deeper" / "thing.py").write_text("import dllm_viz.app.ui\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "weights.json").write_text("{}")  # a folder without code is not a package
+    (tmp_path / "top.py").write_text("")
+    assert sub_packages(tmp_path) == {"models", "newfloor"}
+    assert sub_packages(tmp_path) - set(FLOORS) == {"newfloor"}  # what the test above would report
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
