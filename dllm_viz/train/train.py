@@ -126,10 +126,18 @@ def mask_tokens(
 def diffusion_loss(logits: torch.Tensor, x: torch.Tensor, masked: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """Per-token ELBO estimate in nats: ``sum_masked CE / t`` divided by ``B * N``.
 
-    logits: (B, N, V); x, masked: (B, N); t: (B,).
+    The masked-diffusion bound (MDLM, Sahoo et al. 2024, eq. 10; LLaDA, Nie et al. 2025, eq. 3):
+    only masked positions are scored, each weighted by 1 / t, its row's mask rate.
+
+    logits: (B, N, V) at every position, or (M, V) at the M masked positions only, in the order
+    ``tensor[masked]`` gives (what `fit` computes: the output head runs on masked rows alone);
+    x, masked: (B, N); t: (B,). Either form gives the same value, bit for bit.
     """
-    ce = F.cross_entropy(logits.float().transpose(1, 2), x, reduction="none")  # (B, N)
-    return (ce * masked / t[:, None]).sum() / x.numel()
+    if logits.dim() == 3:
+        logits = logits[masked]  # (M, V)
+    weight = (1.0 / t)[:, None].expand_as(x)[masked]  # (M,)
+    ce = F.cross_entropy(logits.float(), x[masked], reduction="none")  # (M,)
+    return (ce * weight).sum() / x.numel()
 
 
 def keep_prompts(
@@ -444,9 +452,7 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         with _autocast(cfg.bf16, dev):
             h = features(noisy.to(dev))[masked]  # (M, D): only masked rows are scored
             logits = model.head(h)  # (M, V)
-        weight = (1.0 / t)[:, None].expand_as(x)[masked]  # (M,)
-        ce = F.cross_entropy(logits.float(), x[masked], reduction="none")  # (M,)
-        loss = (ce * weight).sum() / x.numel()  # same estimator as diffusion_loss, without unmasked rows
+        loss = diffusion_loss(logits, x, masked, t)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -532,6 +538,18 @@ def export(run: Path, out: Path, *, name: str | None = None) -> Path:
     return out
 
 
+FLAG_VALUES = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def bool_flag(text: str) -> bool:
+    """A boolean flag's value, strictly: true / false, 1 / 0, yes / no in any case. Anything else
+    ("flase") is a usage error, never False (the rule of `python -m dllm_viz generate`'s flags too)."""
+    value = FLAG_VALUES.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected one of {', '.join(FLAG_VALUES)}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m dllm_viz.train", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -550,9 +568,8 @@ def main(argv: list[str] | None = None) -> None:
                        help="torch.compile the model body (optionally name a backend: --compile eager)")
     for name, default in asdict(TrainConfig()).items():
         flag = "--" + name.replace("_", "-")
-        if isinstance(default, bool):  # "--bf16" alone means true; "--bf16 false" still works
-            p_fit.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), nargs="?", const=True,
-                               default=default)
+        if isinstance(default, bool):  # "--bf16" alone means true; "--bf16 false" still works; "flase" is an error
+            p_fit.add_argument(flag, type=bool_flag, nargs="?", const=True, default=default, metavar="{true,false}")
         else:
             p_fit.add_argument(flag, type=type(default), default=default)
     p_tok = sub.add_parser("tokenize", help="train the tokenizer and cache both token streams in a run folder")
