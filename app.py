@@ -154,8 +154,13 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
 
 
 def main() -> None:
+    import logging
+
     import torch
 
+    # One line per event on stderr: a user's bad setting (dllm_viz.app.errors), a failed request
+    # (dllm_viz.serve.engine), a model's fallback (dllm_viz.models.hf).
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(THREADS)
     demo = create_demo()
     demo.queue(default_concurrency_limit=MAX_BATCH).launch(

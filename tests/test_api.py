@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -51,6 +52,17 @@ def test_invalid_settings_name_the_field_and_the_app_keeps_serving(client):
         client.predict("x", "{oops", api_name="/generate")
     text, _ = client.predict("x", json.dumps({"gen_length": 8}), api_name="/generate")
     assert len(text) == 8
+
+
+def test_a_user_error_is_one_log_line_not_a_traceback(client, capfd, caplog):
+    capfd.readouterr()
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.errors"):
+        with pytest.raises(Exception, match="decay=1.5"):
+            client.predict("x", json.dumps({"decay": 1.5}), api_name="/generate")
+    printed = capfd.readouterr()
+    assert "Traceback" not in printed.out + printed.err
+    lines = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.app.errors"]
+    assert len(lines) == 1 and "decay=1.5" in lines[0] and "\n" not in lines[0]
 
 
 def test_only_generate_is_public(client):

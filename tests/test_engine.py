@@ -7,6 +7,7 @@ test hold the worker inside a forward pass, which fixes who shares which step wi
 """
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import CancelledError, Future
 
@@ -419,3 +420,23 @@ def test_max_length_required_when_model_states_none() -> None:
         Engine(model)
     with Engine(model, max_length=32) as engine:
         assert engine.submit(prompt(2, 0), MIXED[0]).result(TIMEOUT).token_ids
+
+
+def test_each_failed_request_is_logged_once_on_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    bad = [9, 9, 9, 9, 9]
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.serve.engine"):
+        with Engine(Poisoned(IntMixer(), bad), max_batch=4) as engine:
+            good = engine.submit(prompt(5, 0), MIXED[1])
+            culprit = engine.submit(bad, MIXED[1])
+            refused = engine.submit([1, 2], {"gen_length": 8, "decay": 1.5})
+            good.result(TIMEOUT)
+            for future in (culprit, refused):
+                with pytest.raises((IndexError, ValueError)):
+                    future.result(TIMEOUT)
+    lines = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.serve.engine"]
+    assert len(lines) == 2 and all("\n" not in line for line in lines), lines
+    (failed,) = [line for line in lines if "IndexError" in line]
+    assert "5 prompt ids" in failed and f"gen_length={MIXED[1].gen_length}" in failed
+    assert failed.endswith("IndexError: poisoned request in the batch")
+    (at_submit,) = [line for line in lines if "decay=1.5" in line]
+    assert at_submit.startswith("request refused at submit: ValueError")

@@ -5,6 +5,7 @@ with `trust_remote_code` as a real checkpoint is) are built by `tests/checkpoint
 """
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: never touch the network
@@ -178,6 +179,65 @@ def test_llada_padding_is_handled_whatever_the_release(tmp_path: Path, support: 
     assert torch.allclose(masked, short, atol=1e-5) == (support == "full")
     # No shift for LLaDA: the adapter returns the model's own logits.
     torch.testing.assert_close(model(ids[1:]), raw(ids[1:]).logits)
+
+
+def _llada(tmp_path: Path, support: str = "full"):
+    hf, vocab = make_tokenizer(prefix=None)
+    save_standin(
+        tmp_path, "llada", vocab_size=len(vocab), mask_token_id=vocab["[MASK]"], attention_mask_support=support
+    )
+    hf.save_pretrained(tmp_path)
+    return load_model(tmp_path, device="cpu", trust_remote_code=True)
+
+
+def test_llada_split_fallback_is_logged_with_its_reason(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf"):
+        model = _llada(tmp_path / "causal", "causal")
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.models.hf"]
+    assert model.padding == "split" and "does not honour its attention mask" in line and "split mode" in line
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf"):
+        assert _llada(tmp_path / "full").padding == "mask"
+    assert not caplog.records  # nothing to say when the mask is honoured
+
+
+@pytest.mark.parametrize("error", [TypeError("forward() got an unexpected keyword argument 'attention_mask'"),
+                                   ValueError("attention_mask of shape (1, 4) is not supported"),
+                                   RuntimeError("The size of tensor a (4) must match the size of tensor b (3)")])
+def test_llada_probe_error_falls_back_to_split_and_says_why(tmp_path: Path, error: Exception,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    model = _llada(tmp_path)
+    plain = model.model.forward
+
+    def forward(input_ids, attention_mask=None, **kwargs):
+        if attention_mask is not None:
+            raise error
+        return plain(input_ids, **kwargs)
+
+    monkeypatch.setattr(model.model, "forward", forward)
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf"):
+        assert model.probe_padding() is False
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.models.hf"]
+    assert f"{type(error).__name__}: {error}" in line and "split mode" in line
+
+
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+                                   RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: "
+                                                "can't allocate memory: you tried to allocate 1099511627776 bytes")])
+def test_llada_probe_never_swallows_out_of_memory(tmp_path: Path, error: Exception,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _llada(tmp_path)
+    plain = model.model.forward
+
+    def forward(input_ids, attention_mask=None, **kwargs):
+        if attention_mask is not None:
+            raise error
+        return plain(input_ids, **kwargs)
+
+    monkeypatch.setattr(model.model, "forward", forward)
+    with pytest.raises(type(error), match="memory"):
+        model.probe_padding()
 
 
 def test_padded_output_rows_are_never_drawn(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -144,10 +145,28 @@ def test_tiny_run_learns_logs_and_exports(data_dir: Path, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("units", [False, True])
 def test_bf16_on_a_cpu_without_bf16_units_warns(units: bool, data_dir: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+                                                monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(train_module, "cpu_has_bf16_units", lambda: units)
-    fit(replace(TINY, steps=1, bf16=True), data=data_dir, run=tmp_path / "run", threads=1, progress=False)
-    assert ("--bf16 false" in capsys.readouterr().err) is (not units)
+    with caplog.at_level(logging.INFO, logger="dllm_viz.train"):
+        fit(replace(TINY, steps=1, bf16=True), data=data_dir, run=tmp_path / "run", threads=1, progress=False)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("--bf16 false" in w for w in warnings) is (not units)
+    assert any(r.getMessage().startswith("model: ") for r in caplog.records if r.levelno == logging.INFO)
+
+
+def test_the_command_line_prints_progress_and_warnings_as_plain_lines(data_dir: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "dllm_viz.train", "fit", "--data", str(data_dir), "--out", str(tmp_path / "run"),
+         "--threads", "1", "--no-progress", "--vocab-size", "300", "--d-model", "32", "--n-layers", "1",
+         "--n-heads", "2", "--d-ff", "64", "--max-length", "32", "--batch-size", "2", "--steps", "1",
+         "--eval-every", "1", "--eval-windows", "2", "--bf16", "false"],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("model: ") and json.loads(lines[-1])["step"] == 1  # no logger names or levels
 
 
 def test_resume_continues_exactly(data_dir: Path, tmp_path: Path) -> None:

@@ -3,32 +3,19 @@
 A handler takes keyword arguments named after `page.Page` fields and returns a record of
 `outputs`; `wire` maps both sides onto the page's components by name when the page is built, so a
 misspelt name fails at build time, turns `KEEP` into `gr.skip()`, and a `ValueError` into a
-visible `gr.Error` (the session stays usable).
+visible `gr.Error` (the session stays usable) and one log line (`errors.user_errors`).
 """
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import gradio as gr
 
+from dllm_viz.app.errors import user_errors
 from dllm_viz.app.outputs import KEEP, fields_of, values_of
 from dllm_viz.app.page import Page
-
-
-def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn ValueError (bad settings, bad files) into a visible gr.Error; the session stays usable."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ValueError as err:
-            raise gr.Error(str(err), duration=8) from err
-
-    return wrapper
 
 
 def to_gradio(value: Any, as_update: str | None = None) -> Any:

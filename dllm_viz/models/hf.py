@@ -22,6 +22,7 @@ never text.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,6 +35,8 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, read_config
+
+log = logging.getLogger(__name__)
 
 # A checkpoint has a tokenizer when one of these files sits next to config.json.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model")
@@ -333,6 +336,12 @@ class MaskedLMDenoiser(HFDenoiser):
         return self.model(input_ids=input_ids, attention_mask=mask).logits  # (B, N, V)
 
 
+def is_out_of_memory(err: BaseException) -> bool:
+    """A failed allocation: torch's OutOfMemoryError (CUDA, MPS) or the CPU allocator's RuntimeError."""
+    text = str(err).lower()
+    return isinstance(err, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+
+
 class LLaDADenoiser(HFDenoiser):
     """LLaDA: a bidirectional Llama-style mask predictor; logits at i predict token i.
 
@@ -377,7 +386,10 @@ class LLaDADenoiser(HFDenoiser):
 
         Runs three tokens alone and then with one padded token after them. An ignored mask lets the
         pad token change the three; a mask that switches attention to causal (as in some releases)
-        changes them too. Any error from the masked call also counts as "not honoured".
+        changes them too. A TypeError, ValueError or RuntimeError from the masked call (remote code
+        that takes no mask, or one of another shape) also counts as "not honoured". Either way the
+        fallback to split mode (slower: one forward per row length) is logged with its reason. Out of
+        memory is not a verdict on the mask: it is raised, never read as "split".
         """
         vocab = self.model.get_input_embeddings().num_embeddings
         ids = (torch.arange(4, device=self.device) * (vocab // 4)).unsqueeze(0)  # (1, 4) spread over the vocab
@@ -385,12 +397,20 @@ class LLaDADenoiser(HFDenoiser):
         reference = self.model(ids[:, :3]).logits.float()  # (1, 3, V)
         try:
             padded = self.model(ids, attention_mask=mask).logits[:, :3].float()  # (1, 3, V)
-        except (TypeError, ValueError, RuntimeError):
+        except (TypeError, ValueError, RuntimeError) as err:
+            if is_out_of_memory(err):
+                raise
+            log.warning("%s: the attention-mask probe failed (%s: %s); padded batches run in split mode "
+                        "(one forward per row length)", self.name, type(err).__name__, " ".join(str(err).split()))
             return False
         dtype = next(self.model.parameters()).dtype
         scale = reference.abs().max().clamp_min(torch.finfo(torch.float32).tiny)
         error = float((padded - reference).abs().max() / scale)
-        return error <= PROBE_TOLERANCE.get(dtype, max(PROBE_TOLERANCE.values()))
+        tolerance = PROBE_TOLERANCE.get(dtype, max(PROBE_TOLERANCE.values()))
+        if error > tolerance:
+            log.warning("%s does not honour its attention mask (padding changes a row's logits by %.3g, tolerance "
+                        "%g); padded batches run in split mode (one forward per row length)", self.name, error, tolerance)
+        return error <= tolerance
 
     def _logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         if attention_mask is None:

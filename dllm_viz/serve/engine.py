@@ -32,6 +32,7 @@ generators are restored to where they were before the failed try).
 """
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections import deque
@@ -47,6 +48,8 @@ from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
 from dllm_viz.models.base import Denoiser, check_denoiser, model_max_length
 from dllm_viz.core.trace import StepRecord, Trace
+
+log = logging.getLogger(__name__)
 
 OnStep = Callable[[StepRecord], None]
 
@@ -68,6 +71,16 @@ class _Request:
     config: DecodeConfig
     prompt_text: str | None
     on_step: OnStep | None
+
+    def describe(self) -> str:
+        """The request in a log line: enough to find it again, not its text."""
+        c = self.config
+        return f"request ({len(self.prompt_ids)} prompt ids, gen_length={c.gen_length}, seed={c.seed}, {c.schedule})"
+
+
+def one_line(error: BaseException) -> str:
+    """``Type: message`` on one line, for a log record per failure."""
+    return " ".join(f"{type(error).__name__}: {error}".split())
 
 
 class Stream:
@@ -196,6 +209,7 @@ class Engine:
         try:
             request = self._prepare(prompt, config, on_step, future)
         except ValueError as err:
+            log.warning("request refused at submit: %s", one_line(err))
             with self._cond:
                 self._counts["submitted"] += 1
                 self._counts["failed"] += 1
@@ -316,6 +330,7 @@ class Engine:
                 self._closed = True
                 stranded = list(self._queue) + list(self._running.values())
                 self._queue.clear()
+            log.exception("engine worker stopped; failing its %d requests", len(stranded))
             for request in stranded:
                 self._resolve(request, error=RuntimeError(f"engine worker stopped: {err!r}"))
             raise
@@ -449,6 +464,7 @@ class Engine:
         if not future.set_running_or_notify_cancel():  # cancelled by its owner meanwhile
             outcome = "cancelled"
         elif error is not None:
+            log.warning("%s failed: %s", request.describe(), one_line(error))
             future.set_exception(error)
             outcome = "failed"
         else:

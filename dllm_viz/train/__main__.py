@@ -1,5 +1,6 @@
 from __future__ import annotations
 
-from dllm_viz.train.train import main
+from dllm_viz.train.train import log_to_stdout, main
 
+log_to_stdout()
 main()

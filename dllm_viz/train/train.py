@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import sys
@@ -55,6 +56,8 @@ from tqdm import tqdm
 
 from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
+
+log = logging.getLogger(__name__)
 
 EVAL_MASK_RATIOS = (0.15, 0.5, 0.85, 1.0)
 
@@ -379,8 +382,8 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
     if threads is not None:
         torch.set_num_threads(threads)
     if cfg.bf16 and torch.device(device).type == "cpu" and not cpu_has_bf16_units():
-        print("warning: bf16=True on a CPU without AMX or AVX512-BF16: slower than fp32 here; "
-              "pass --bf16 false for a CPU run", file=sys.stderr, flush=True)
+        log.warning("bf16=True on a CPU without AMX or AVX512-BF16: slower than fp32 here; "
+                    "pass --bf16 false for a CPU run")
     run.mkdir(parents=True, exist_ok=True)
     ckpt_path, log_path = run / "ckpt.pt", run / "log.jsonl"
     init_tokenizer = None
@@ -411,16 +414,16 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         weights = init["model"]
         if init_tokenizer.vocab_size != tokenizer.vocab_size:  # a larger vocabulary grown from the old one
             weights["embed.weight"] = grow_embedding(weights["embed.weight"], init_tokenizer, tokenizer)
-            print(f"vocabulary grown {init_tokenizer.vocab_size} -> {tokenizer.vocab_size}", flush=True)
+            log.info("vocabulary grown %d -> %d", init_tokenizer.vocab_size, tokenizer.vocab_size)
         elif init_tokenizer.get_vocab() != tokenizer.get_vocab():  # same size, other pieces: rows would mean other tokens
             raise ValueError(f"init_from={init_from}: its tokenizer and {run / 'tokenizer.json'} have the same size but "
                              f"other pieces; copy {init_from.parent / 'tokenizer.json'} into the run before tokenizing")
         blocks = n_blocks(weights)
         if cfg.n_layers > blocks:  # a deeper model grown from the old one, same function at the start
             weights = grow_depth(weights, cfg.n_layers)
-            print(f"depth grown {blocks} -> {cfg.n_layers} blocks", flush=True)
+            log.info("depth grown %d -> %d blocks", blocks, cfg.n_layers)
         model.load_state_dict(weights)
-        print(f"initialised from {init_from} (step {init['step']})", flush=True)
+        log.info("initialised from %s (step %d)", init_from, init["step"])
     (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     features = model.features
     if compile:
@@ -429,8 +432,8 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         torch.backends.cuda.matmul.allow_tf32 = True  # fp32 leftovers (norms, loss) on tensor cores
     surprisal = unigram_surprisal(train_tokens, tokenizer.vocab_size)  # (V,)
     model.train()
-    print(f"model: {model.num_parameters() / 1e6:.2f}M parameters; train {train_tokens.numel()} tokens, "
-          f"held-out {heldout_tokens.numel()} tokens ({cpt:.2f} chars/token); starting at step {step}", flush=True)
+    log.info("model: %.2fM parameters; train %d tokens, held-out %d tokens (%.2f chars/token); starting at step %d",
+             model.num_parameters() / 1e6, train_tokens.numel(), heldout_tokens.numel(), cpt, step)
     last_eval: dict[str, float] = {}
     t0 = time.time() - elapsed
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, mininterval=10, dynamic_ncols=True)
@@ -466,7 +469,7 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
             record = {"step": step, "elapsed_s": round(time.time() - t0, 1), "train_loss": loss.item(), **last_eval}
             with log_path.open("a") as f:
                 f.write(json.dumps(record) + "\n")
-            print(json.dumps(record), flush=True)
+            log.info("%s", json.dumps(record))  # also in log.jsonl
         if step % cfg.ckpt_every == 0 or done:
             _save_checkpoint(ckpt_path, model=model.state_dict(), optim=opt.state_dict(), step=step,
                              generator=gen.get_state(), elapsed=time.time() - t0, train_config=asdict(cfg))
@@ -548,6 +551,25 @@ def bool_flag(text: str) -> bool:
     if value is None:
         raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected one of {', '.join(FLAG_VALUES)}")
     return value
+
+
+class _CliFormatter(logging.Formatter):
+    """The command line's own lines as plain text; warnings and errors say what they are."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return text if record.levelno <= logging.INFO else f"{record.levelname.lower()}: {text}"
+
+
+def log_to_stdout() -> None:
+    """For the command line (``python -m dllm_viz.train``): what the library logs (fit's progress at
+    INFO, warnings) becomes the command's output, one plain line each. A program that calls `fit`
+    configures logging its own way."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(_CliFormatter("%(message)s"))
+    logger = logging.getLogger("dllm_viz")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> None:
