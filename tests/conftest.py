@@ -1,11 +1,129 @@
-"""Test-wide settings: one torch thread (the suite's models are tiny; thread start-up costs more
-than it saves on a 2-core machine), and no network for Hugging Face code."""
+"""Test-wide settings, the test tiers, and the one `python app.py` the server tests share.
+
+Settings: one torch thread (the suite's models are tiny; thread start-up costs more than it saves
+on a 2-core machine), and no network for Hugging Face code.
+
+Tiers (markers registered in pyproject.toml): `browser` (drives Chromium), `sglang` (builds or
+uses the separate SGLang environment), `slow` (everything that boots a server, starts a Python
+process that imports the heavy libraries, trains, builds a wheel, or decodes hundreds of runs;
+browser and sglang tests are slow too). `python -m pytest -m "not slow"` is the development
+loop; `python -m pytest` runs everything. Marks are given here by file or test name (`MARKS`),
+so a test file stays a plain list of tests; tests/test_tiers.py checks every name still exists.
+"""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch.set_num_threads(1)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# File, or file::test (every parametrisation), -> its marks besides `slow`, which all of them get.
+# Measured with --durations on the 2-core build machine; the fast tier keeps each module's own
+# unit tests and drops what costs seconds each.
+MARKS: dict[str, tuple[str, ...]] = {
+    "tests/test_browser.py": ("browser",),
+    "tests/test_sglang_env.py": ("sglang",),
+    "tests/sglang": ("sglang",),  # inside the SGLang environment (test_sglang_env.py runs them)
+    "tests/test_readme.py": (),  # installs requirements.txt, serves the README's app.py on port 7860
+    "tests/test_wheel.py": (),  # builds the wheel, installs it into a venv
+    "tests/test_train_gpu.py": (),  # runs scripts/train_gpu.sh end to end
+    "tests/test_offline.py": (),  # python processes under a network audit (one is the shared app.py)
+    "tests/test_api.py::test_app_py_serves_the_embedded_model": (),
+    "tests/test_adversarial.py::test_random_requests_from_concurrent_clients_match_each_request_alone": (),
+    "tests/test_ui.py::test_ui_module_loads_no_model_on_import": (),  # a fresh process imports gradio
+    "tests/test_world_model.py::test_quality_preset_meets_the_floor_over_64_seeded_runs": (),
+    "tests/test_world_model.py::test_the_model_breaks_names_where_the_perfect_one_does": (),
+    "tests/test_world_model.py::test_parallel_decoding_breaks_names": (),
+    "tests/test_shipped_presets.py::test_presets_reach_the_cli": (),  # CLI processes
+    "tests/test_train.py::test_the_command_line_prints_progress_and_warnings_as_plain_lines": (),
+    "tests/test_compare_models.py::test_rescore_json_adds_the_gain_figures": (),
+    "tests/test_policy.py::test_seeds_are_stable_across_processes_and_distinct": (),
+    "tests/test_embedded.py::test_the_shipped_model_decodes_a_request_the_same_in_any_batch": (),
+}
+
+
+def marks_for(nodeid: str) -> set[str]:
+    """The marks `MARKS` gives the test `nodeid` ("tests/test_x.py::test_name[param]")."""
+    path, _, name = nodeid.partition("::")
+    keys = {path, f"{path}::{name.split('[')[0]}", *(str(p) for p in Path(path).parents if str(p) != ".")}
+    found = {mark for key in keys if key in MARKS for mark in (*MARKS[key], "slow")}
+    return found | ({"slow"} if found & {"browser", "sglang"} else set())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # node ids are relative to the repository root (pyproject.toml's [tool.pytest])
+        for mark in sorted(marks_for(item.nodeid)):
+            item.add_marker(getattr(pytest.mark, mark))
+
+
+# ----- the shared server ---------------------------------------------------------------------------
+@dataclass
+class ServedApp:
+    """`python app.py` serving the embedded model: its URL, and what it wrote and connected to."""
+
+    url: str
+    proc: subprocess.Popen
+    output: Path  # the server's stdout and stderr
+    net_log: Path  # non-loopback connections seen by tests/netguard.py's audit hook
+
+    def client(self):
+        from gradio_client import Client
+
+        return Client(self.url, verbose=False)
+
+    def printed(self) -> str:
+        return self.output.read_text(errors="replace")
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory: pytest.TempPathFactory):
+    """One `python app.py` for every test that needs the real server (test_api, test_offline).
+
+    Started as a user starts it (none of the offline switches preset: tests/netguard.py), on a
+    free port, under the network audit hook, so the offline test reads the same process the API
+    test talks to. The README's quick-start test starts its own: it checks the documented command
+    on the documented port.
+    """
+    from tests.netguard import guarded_env
+    from tests.ui_model import free_port
+
+    tmp = tmp_path_factory.mktemp("served_app")
+    env, net_log = guarded_env(tmp)
+    port = free_port()
+    env["GRADIO_SERVER_PORT"] = str(port)
+    output = tmp / "server.log"
+    with output.open("w") as out:
+        proc = subprocess.Popen([sys.executable, str(tmp / "guard.py"), "app.py"], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, text=True)
+    app = ServedApp(f"http://127.0.0.1:{port}/", proc, output, net_log)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"app.py exited ({proc.returncode}):\n{app.printed()[-4000:]}")
+            try:
+                app.client()
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"app.py did not answer within 300 s:\n{app.printed()[-4000:]}")
+                time.sleep(0.5)  # polling for the server to come up, not timing anything
+        yield app
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +10,7 @@ from gradio_client import Client
 
 from dllm_viz import DecodeConfig, assets
 from dllm_viz.core.trace import Trace
-from tests.ui_model import free_port, launch_tiny_demo, wait_for_client
+from tests.ui_model import launch_tiny_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,15 +79,17 @@ def test_app_model_comes_from_the_environment():
         app.model_from_env({"DLLM_VIZ_CHAT": "1"})
 
 
-def test_app_py_serves_the_embedded_model(tmp_path):
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    try:
-        client = wait_for_client(proc, f"http://127.0.0.1:{port}/")
-        text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 32}), api_name="/generate")
-        assert Trace.from_json(trace_json).text == text
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def test_app_py_serves_the_embedded_model(served_app):
+    """The real entry point (the shared `python app.py` of tests/conftest.py): a decode, then a bad
+    setting, which the caller sees by name and the server's output shows as one line, no traceback."""
+    client = served_app.client()
+    text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 32}), api_name="/generate")
+    trace = Trace.from_json(trace_json)
+    assert trace.text == text and trace.model == "austen-mdlm"
+    with pytest.raises(Exception, match="decay=1.5"):
+        client.predict("x", json.dumps({"gen_length": 8, "decay": 1.5}), api_name="/generate")
+    assert client.predict("x", json.dumps({"gen_length": 8}), api_name="/generate")[0]  # still serving
+    printed = served_app.printed()
+    assert "Traceback" not in printed, printed[-3000:]
+    lines = [line for line in printed.splitlines() if "decay=1.5" in line]
+    assert len(lines) == 1 and "user error" in lines[0], printed[-3000:]

@@ -1,0 +1,40 @@
+"""tests/conftest.py's tiers: every name it marks exists, and what boots the server is in the slow tier."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MARKS, marks_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tests_in(path: Path) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+
+
+@pytest.mark.parametrize("key", sorted(MARKS))
+def test_every_marked_name_exists(key):
+    path, _, name = key.partition("::")
+    assert (ROOT / path).exists(), f"tests/conftest.py marks {path}, which does not exist"
+    if name:
+        assert name in _tests_in(ROOT / path), f"tests/conftest.py marks {key}, which does not exist"
+
+
+def test_marks_follow_files_and_names():
+    assert marks_for("tests/test_browser.py::test_page_loads[en]") == {"browser", "slow"}
+    assert marks_for("tests/sglang/test_plugin.py::test_x") == {"sglang", "slow"}
+    assert marks_for("tests/test_api.py::test_app_py_serves_the_embedded_model") == {"slow"}
+    assert marks_for("tests/test_api.py::test_generate_returns_text_and_trace_json") == set()
+    assert marks_for("tests/test_trace.py::test_metrics") == set()
+
+
+def test_every_test_of_the_shared_server_is_slow():
+    """The fast tier never boots app.py: a test that takes the `served_app` fixture is marked slow."""
+    users = [f"tests/{path.name}::{name}" for path in sorted((ROOT / "tests").glob("test_*.py"))
+             for name, fn in _tests_in(path).items() if "served_app" in {a.arg for a in fn.args.args}]
+    assert users, "no test uses served_app"
+    assert all("slow" in marks_for(user) for user in users), [u for u in users if "slow" not in marks_for(u)]
