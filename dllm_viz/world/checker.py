@@ -112,18 +112,24 @@ def _alignments(words: list[Word], complete: bool, partial: bool) -> list[Script
     them (up to MAX_ALIGNMENTS) are returned, the one that keeps each word in its slot first.
     """
     n, m = len(words), len(SLOTS)
+    misfit = [[0 if (_completions(slot, w.text) if partial and i == n - 1 else _fits(slot, w.text)) else 1
+               for slot in SLOTS] for i, w in enumerate(words)]  # (n, m): a word in a slot it does not fit
+    if complete and n == m and sum(misfit[i][i] for i in range(n)) <= 1:
+        # Every word in its own slot costs at most 1, and any other script of as many words as
+        # slots has an extra word and a missing one (2): the only cheapest script, found at once.
+        return [[("match", i, i) for i in range(n)]]
 
     def cost(i: int, j: int) -> int:
-        ok = _completions(SLOTS[j], words[i].text) if partial and i == n - 1 else _fits(SLOTS[j], words[i].text)
-        return 0 if ok else 1
+        return misfit[i][j]
 
     table = [[0] * (m + 1) for _ in range(n + 1)]  # table[i][j]: words[:i] against SLOTS[:j]
     for j in range(m + 1):
         table[0][j] = j
     for i in range(1, n + 1):
         table[i][0] = i
+        row, above, cost_row = table[i], table[i - 1], misfit[i - 1]
         for j in range(1, m + 1):
-            table[i][j] = min(table[i - 1][j - 1] + cost(i - 1, j - 1), table[i - 1][j] + 1, table[i][j - 1] + 1)
+            row[j] = min(above[j - 1] + cost_row[j - 1], above[j] + 1, row[j - 1] + 1)
     end = m if complete else min(range(m + 1), key=lambda k: (table[n][k], k))
     scripts: list[Script] = []
     stack: list[tuple[int, int, Script]] = [(n, end, [])]  # depth first, without recursion (long texts)
