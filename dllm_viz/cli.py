@@ -83,7 +83,8 @@ def _export_policy(args: argparse.Namespace) -> int:
     else:
         config = config_from_args(args)
         source = f"preset {args.preset!r}, gen_length={args.gen_length} and the flags given"
-    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling, eos_token_id=args.eos_token_id)
+    policy = Policy.from_decode_config(config, request_sampling=args.request_sampling,
+                                       end_of_text_ids=args.end_of_text_ids, eos_token_id=args.eos_token_id)
     path = policy.save(args.output, source=source)
     extra = ["--trust-remote-code"] if args.trust_remote_code else []
     print(f"wrote {path}", file=sys.stderr)
@@ -95,6 +96,14 @@ def _export_policy(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     print(shlex.join(launch_command(args.model_path, path, launcher=args.launcher, extra=extra)))
     return 0
+
+
+def _id_list(text: str) -> list[int]:
+    """`--end-of-text-ids 126081,126348` -> [126081, 126348]."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected token ids separated by commas") from err
 
 
 def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
@@ -112,8 +121,11 @@ def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--request-sampling", default="override", choices=REQUEST_SAMPLING,
                    help="whether a request's own temperature/top_p/top_k override the policy's")
     p.add_argument("--trace", default=None, help="export the config of a saved trace JSON instead of the flags")
+    p.add_argument("--end-of-text-ids", type=_id_list, default=None, metavar="ID[,ID...]",
+                   help="the checkpoint's end-of-text token ids, EOS first (needed with --early-stop true; "
+                        "what dllm_viz.core.end_of_text.end_of_text_ids(load_model(path)) gives)")
     p.add_argument("--eos-token-id", type=int, default=None,
-                   help="the checkpoint's end-of-text token id (needed with --early-stop true)")
+                   help="one end-of-text token id (the older form of --end-of-text-ids)")
     p.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED_PRESETS], help=PRESET_HELP)
     p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     add_config_flags(p)

@@ -342,6 +342,27 @@ def test_failing_forward_leaves_batch_state_unchanged() -> None:
         assert_same_trace(batch.trace(i), decode(IntMixer(), [ids], config)[0])
 
 
+def test_step_rows_steps_those_slots_and_leaves_the_others_untouched() -> None:
+    """The engine asks the batch to step a subset (`rows=`); it never edits the batch's state itself."""
+    model = IntMixer()
+    jobs = [(prompt(4, 0), MIXED[0]), (prompt(6, 1), MIXED[1]), (prompt(5, 2), MIXED[6])]
+    batch = DecodeBatch(model, capacity=3, max_length=model.max_length)
+    for i, (ids, config) in enumerate(jobs):
+        batch.add(i, ids, config, request_generator(config))
+    waiting = batch.slots[1]
+    canvas, rng = batch.canvas[1].clone(), waiting.generator.get_state()
+    for _ in range(2):
+        assert set(batch.step(rows=[2, 0])) == {0, 2}
+    assert torch.equal(batch.canvas[1], canvas) and torch.equal(waiting.generator.get_state(), rng)
+    assert (waiting.step, waiting.records, batch.slots[0].step) == (0, [], 2)
+    with pytest.raises(ValueError, match=r"^rows=\[1, 5\] is invalid: slot\(s\) \[5\] hold no unfinished request"):
+        batch.step(rows=[1, 5])
+    while batch.active():
+        batch.step(rows=batch.active()[-1:])  # one slot at a time, the last first
+    for i, (ids, config) in enumerate(jobs):
+        assert_same_trace(batch.trace(i), decode(IntMixer(), [ids], config)[0])
+
+
 def test_failing_on_step_callback_fails_only_its_request(gate: Gate) -> None:
     def boom(record: StepRecord) -> None:
         raise KeyError("callback bug")

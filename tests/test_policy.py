@@ -188,22 +188,33 @@ def test_entry_point_refuses_a_missing_or_unsupported_sglang(monkeypatch):
         integrations.register_sglang()
 
 
-def test_early_stop_exports_with_the_end_of_text_id(tmp_path, capsys):
+def test_early_stop_exports_with_the_end_of_text_ids(tmp_path, capsys):
     config = DecodeConfig(gen_length=16, block_length=8, top_k=2, block_schedule="restart", early_stop=True,
                           early_stop_threshold=0.8)
-    with pytest.raises(ValueError, match="^eos_token_id=None is invalid"):
-        Policy.from_decode_config(config)  # the plugin sees ids only: it must be told which one ends a text
-    policy = Policy.from_decode_config(config, eos_token_id=7)
+    with pytest.raises(ValueError, match=r"^end_of_text_ids=\[\] is invalid"):
+        Policy.from_decode_config(config)  # the plugin sees ids only: it must be told which ones end a text
+    policy = Policy.from_decode_config(config, end_of_text_ids=[7, 9])
     assert Policy.from_yaml(policy.to_yaml()) == policy
-    assert (policy.early_stop, policy.early_stop_threshold, policy.eos_token_id) == (True, 0.8, 7)
+    assert (policy.early_stop, policy.early_stop_threshold, policy.end_of_text_ids) == (True, 0.8, (7, 9))
+    assert policy.eos_token_id == 7  # the first one
     back = policy.to_decode_config(num_blocks=2)
     assert (back.early_stop, back.early_stop_threshold) == (True, 0.8)
     assert any(note.startswith("early stop") for note in differences(config))
-    assert Policy().early_stop is False and Policy().eos_token_id is None  # off by default
+    assert Policy().early_stop is False and Policy().end_of_text_ids == () and Policy().eos_token_id is None
     with pytest.raises(ValueError, match="^eos_token_id=-1"):
         Policy(eos_token_id=-1)
+    with pytest.raises(ValueError, match="^end_of_text_ids=\\[7, -1\\] is invalid: expected a list of non-negative"):
+        Policy(end_of_text_ids=[7, -1])
+    with pytest.raises(ValueError, match="^eos_token_id=9 is invalid: expected None or the first of end_of_text_ids"):
+        Policy(end_of_text_ids=[7, 9], eos_token_id=9)
+    # A policy.yaml written before the list (one `eos_token_id`) still loads, as a list of one.
+    old = {k: v for k, v in policy.to_mapping().items() if k != "end_of_text_ids"}
+    assert Policy.from_mapping({**old, "eos_token_id": 7}).end_of_text_ids == (7,)
+    assert policy.replace(eos_token_id=3).end_of_text_ids == (3,)
     out = tmp_path / "p.yaml"
-    args = _cli(["export-policy", "--gen-length", "16", "--block-length", "8", "--block-schedule", "restart",
-                 "--early-stop", "true", "--eos-token-id", "7", "--output", str(out)])
-    assert args.func(args) == 0
-    assert "eos_token_id: 7" in out.read_text() and "note: early stop" in capsys.readouterr().err
+    for flags, written in ((["--end-of-text-ids", "7,9"], "end_of_text_ids:\n- 7\n- 9\n"),
+                           (["--eos-token-id", "7"], "end_of_text_ids:\n- 7\n")):
+        args = _cli(["export-policy", "--gen-length", "16", "--block-length", "8", "--block-schedule", "restart",
+                     "--early-stop", "true", *flags, "--output", str(out)])
+        assert args.func(args) == 0
+        assert written in out.read_text() and "note: early stop" in capsys.readouterr().err

@@ -17,6 +17,8 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig, decode
+from dllm_viz.core.canvas import PerRows
+from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.serve.blocks import TOP_K_ALL, advance_blocks, init_block_states, request_policy
 from dllm_viz.serve.policy import Policy, block_seed, request_seed
 from tests.sglang.scripted import MASK_ID, CausalScript, ScriptedDenoiser
@@ -49,13 +51,15 @@ def _block(req: Request) -> tuple[int, list[int]]:
     return start, tail + [MASK_ID] * (L - len(tail))
 
 
-def serve(policy: Policy, script: CausalScript, reqs: list[Request], *, with_sampling_info: bool) -> None:
-    """Synchronous rounds: one forward over every unfinished request's current block per round."""
+def serve(policy: Policy, script: CausalScript, reqs: list[Request], *, with_sampling_info: bool) -> int:
+    """Synchronous rounds: one forward over every unfinished request's current block per round, the
+    step's parameters kept between rounds as `DllmVizPolicy` keeps them. Returns how often they were built."""
     rows: dict[str, list[int]] = {}
+    row_sets = PerRows()
     for _ in range(1000):
         running = [r for r in reqs if not r.finished]
         if not running:
-            return
+            return row_sets.builds
         for r in running:
             if r.state is None:
                 rows[r.rid] = _block(r)[1]
@@ -80,7 +84,8 @@ def serve(policy: Policy, script: CausalScript, reqs: list[Request], *, with_sam
             for r, s in zip(running, starts)
         ])  # (B * L, V)
         before = ids.view(len(running), L).clone()
-        done = advance_blocks(fb, logits, states, block_size=L, mask_id=MASK_ID)
+        done = advance_blocks(fb, logits, states, block_size=L, mask_id=MASK_ID,
+                              end_of_text_ids=end_of_text_ids(policy), row_sets=row_sets)
         after = fb.input_ids.view(len(running), L)
         for i, r in enumerate(running):
             if done[i]:
@@ -94,9 +99,10 @@ def serve(policy: Policy, script: CausalScript, reqs: list[Request], *, with_sam
     raise AssertionError("requests did not finish")
 
 
-def playground(policy: Policy, script: CausalScript, req: Request) -> tuple[list[list[Step]], list[int]]:
+def playground(policy: Policy, script: CausalScript, req: Request,
+               model: ScriptedDenoiser | None = None) -> tuple[list[list[Step]], list[int]]:
     """The same request through `decode`: one call per block, the block's own seed."""
-    model, committed, blocks = ScriptedDenoiser(script), list(req.prompt), []
+    model, committed, blocks = model or ScriptedDenoiser(script), list(req.prompt), []
     for _ in range(req.blocks):
         start = (len(committed) // L) * L
         masks = L - (len(committed) - start)
@@ -166,19 +172,70 @@ def test_request_sampling_parameters_reach_the_step():
 def test_the_early_stop_fills_a_block_that_predicts_end_of_text():
     eos = 5
     policy = Policy(block_size=L, schedule="fixed_steps", steps_per_block=L, temperature=0.0, early_stop=True,
-                    eos_token_id=eos)
+                    end_of_text_ids=[eos])
     prompt = [1, 2]  # the block holds the prompt's 2 tokens, then 6 masks
     logits = torch.zeros(L, MASK_ID + 1)
     logits[:, eos] = 10.0  # every position predicts end-of-text with probability ~0.99
 
-    def one_step(pol: Policy, eos_token_id: int | None) -> list[int]:
+    def one_step(pol: Policy, ends: tuple[int, ...]) -> list[int]:
         fb = SimpleNamespace(batch_size=1, input_ids=torch.tensor(prompt + [MASK_ID] * (L - 2)), dllm_prompt_mask=None,
                              rids=["r"], positions=torch.arange(L), sampling_info=None)
         states = init_block_states(fb, pol, block_size=L, mask_id=MASK_ID)
-        advance_blocks(fb, logits, states, block_size=L, mask_id=MASK_ID, eos_token_id=eos_token_id)
+        advance_blocks(fb, logits, states, block_size=L, mask_id=MASK_ID, end_of_text_ids=ends)
         return fb.input_ids.tolist()
 
-    assert one_step(policy, eos) == prompt + [eos] * (L - 2)  # the whole block in one step
+    assert one_step(policy, (eos,)) == prompt + [eos] * (L - 2)  # the whole block in one step
     # Without it (or without the id), fixed_steps confirms one position per step.
-    assert one_step(policy.replace(early_stop=False), eos).count(eos) == 1
-    assert one_step(policy, None).count(eos) == 1
+    assert one_step(policy.replace(early_stop=False), (eos,)).count(eos) == 1
+    assert one_step(policy, ()).count(eos) == 1
+
+
+class TailScript(CausalScript):
+    """`CausalScript` whose positions from `tail` on predict token `end` with probability ~0.99."""
+
+    def __init__(self, seed: int, *, tail: int, end: int) -> None:
+        super().__init__(seed=seed)
+        self.position[tail:, end] += 40.0
+
+
+class TwoEnds(ScriptedDenoiser):
+    """A model with two end-of-text ids, as LLaDA's adapter has (EOS, then end of turn / padding)."""
+
+    eos_token_id = 5
+    end_of_text_ids = (5, 6)
+
+
+def test_the_plugin_ends_a_text_on_the_same_ids_as_the_decoder():
+    # The tail predicts the SECOND end-of-text id. The decoder reads both off the model; the policy
+    # exported for that model carries both, and the plugin reads them off it by the same rule.
+    model = TwoEnds(TailScript(seed=5, tail=13, end=6))
+    assert end_of_text_ids(model) == (5, 6)
+    config = DecodeConfig(gen_length=L, schedule="fixed_steps", steps=L, temperature=0.0, early_stop=True)
+    policy = Policy.from_decode_config(config, end_of_text_ids=end_of_text_ids(model))
+    assert end_of_text_ids(policy) == end_of_text_ids(model) == (5, 6)
+    assert Policy.from_yaml(policy.to_yaml()) == policy
+    reqs = [Request("a", [3, 1, 4, 1, 5, 9, 2, 6], 2), Request("b", [2, 7, 1], 2)]
+    serve(policy, model.script, reqs, with_sampling_info=False)
+    for req in reqs:
+        steps, output = playground(policy, model.script, req, model)
+        assert (req.steps, req.output) == (steps, output), req.rid
+    # The early stop fired on the second id: a step filled the rest of a block with 6.
+    stops = [step for r in reqs for block in r.steps for step in block if len(step) > 1]
+    assert stops and all({t for _, t in step} == {6} for step in stops)
+    # On the EOS alone (the plugin's one id before) the block would not stop there.
+    alone = [Request("a", [3, 1, 4, 1, 5, 9, 2, 6], 2)]
+    serve(policy.replace(end_of_text_ids=[5]), model.script, alone, with_sampling_info=False)
+    assert all(len(step) == 1 for block in alone[0].steps for step in block)
+
+
+def test_step_parameters_are_built_once_per_set_of_blocks():
+    """A block's StepParams are kept while the same blocks step together, not rebuilt every step."""
+    policy = POLICIES["fixed_steps_staged"]  # 3 steps per whole block
+    alone = [Request("a", [3, 1, 4, 1, 5, 9, 2, 6], 2)]  # two whole blocks, one after the other
+    assert serve(policy, CausalScript(seed=2), alone, with_sampling_info=False) == 2  # once per block, not per step
+    assert sum(len(block) for block in alone[0].steps) == 6
+    # Three requests whose blocks start and finish at different rounds: one build per new set.
+    reqs = _requests()
+    builds = serve(policy, CausalScript(seed=2), reqs, with_sampling_info=False)
+    steps = sum(len(block) for r in reqs for block in r.steps)
+    assert builds < steps / 2

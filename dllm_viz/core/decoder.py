@@ -6,8 +6,10 @@ Each step reads like the article (sections 2.2, 7):
   (3) the schedule picks positions in the current block by that confidence;
   (4) tokens are drawn only there, from softmax(logits / T) after the vocabulary filters;
   (5) commit; (6) record.
-Steps (2)-(4) are `dllm_viz.core.step.denoise_step`, the step core the SGLang plugin runs too;
-this module owns the canvas around it: the forward, the commit and the trace.
+Steps (2)-(4) are `dllm_viz.core.step.denoise_step`, the step core the SGLang plugin runs too,
+and the glue around it (reading the spans, the noise, the temperature, the parameters, the commit)
+is `dllm_viz.core.canvas`, which the plugin calls too; this module owns the buffers, the forward
+and the trace.
 
 `DecodeBatch` holds fixed slot buffers (canvas, attention mask, schedule state) so that the same
 step serves `decode` (all requests start together) and the continuous-batching engine (requests
@@ -23,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 import torch
-import torch.nn.functional as F
 
+from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
 from dllm_viz.core.config import DecodeConfig
-from dllm_viz.core.schedules import planned_steps, temperature_at
-from dllm_viz.core.step import StepParams, StepResult, StepState, denoise_step, unpack
+from dllm_viz.core.end_of_text import end_of_text_ids
+from dllm_viz.core.schedules import planned_steps
+from dllm_viz.core.step import StepResult, StepState, denoise_step, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
 from dllm_viz.models.base import Denoiser, check_denoiser, logits_at, model_device, model_max_length, model_name
 
@@ -73,16 +76,11 @@ class Slot:
 
 @dataclass(frozen=True)
 class _Rows:
-    """The active slots of a run of steps: their parameters and where their spans lie."""
+    """The slots of a run of steps: where they lie in the buffers, and their `RowSet`."""
 
-    key: list[int]  # slot indices, in row order
-    idx: torch.Tensor  # (A,) the same, on the device
+    idx: torch.Tensor  # (A,) slot indices, in row order, on the device
     n: int  # longest prompt + gen_length: the forward's width
-    G: int  # longest gen_length
-    valid: torch.Tensor  # (A, G) bool: g < the row's gen_length
-    pos: torch.Tensor  # (A, G) canvas column of each generated position (the scratch column if invalid)
-    params: StepParams
-    temperature: torch.Tensor | None  # (A,) when no request stages its temperature
+    set: RowSet  # spans in the canvas, StepParams, constant temperature
 
 
 class DecodeBatch:
@@ -109,14 +107,16 @@ class DecodeBatch:
         # One scratch column past max_length receives writes for positions a row does not have.
         self.canvas = torch.zeros(S, max_length + 1, dtype=long, device=dev)  # (S, N+1)
         self.attention = torch.zeros(S, max_length, dtype=torch.bool, device=dev)  # (S, N)
-        self.order = torch.full((S, max_length), -1, dtype=long, device=dev)  # (S, G) confirm step
+        # (S, N): the step each generated position was confirmed at (-1: masked), from column 0
+        # (generated position g of a slot is column g here, column prompt length + g in the canvas).
+        self.order = torch.full((S, max_length), -1, dtype=long, device=dev)
         # Where each slot's generated span lies, and its schedule state (S,) each; the requests'
-        # parameters are `StepParams` rows, built once per set of active slots (`_rows`).
+        # parameters are `StepParams` rows, built once per set of stepping slots (`_rows`).
         z = lambda: torch.zeros(S, dtype=long, device=dev)  # noqa: E731
         self.gen_start, self.gen_len = z(), z()
         self.k, self.block_step, self.block = z(), z(), z()
         self.slots: dict[int, Slot] = {}
-        self._active_rows: _Rows | None = None
+        self._row_sets: PerRows[_Rows] = PerRows()
 
     # ----- slots ----------------------------------------------------------------------------
     def add(self, index: int, prompt_ids: list[int], config: DecodeConfig, generator: torch.Generator,
@@ -142,11 +142,10 @@ class DecodeBatch:
         self.gen_start[index], self.gen_len[index] = P, G
         self.k[index], self.block_step[index], self.block[index] = c.initial_k, 0, 0
         self.slots[index] = slot
-        self._active_rows = None
         return slot
 
     def release(self, index: int) -> Slot:
-        self._active_rows = None
+        """Free slot `index`; returns what it held."""
         return self.slots.pop(index)
 
     def active(self) -> list[int]:
@@ -154,77 +153,64 @@ class DecodeBatch:
 
     # ----- the step -------------------------------------------------------------------------
     @torch.inference_mode()
-    def step(self, shared: torch.Generator | None = None) -> dict[int, StepRecord]:
-        """One denoising step for every unfinished slot; returns each slot's new record."""
+    def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None
+             ) -> dict[int, StepRecord]:
+        """One denoising step for every unfinished slot, or for the slots `rows` only (the others
+        wait: their state, generators included, is untouched); returns each slot's new record."""
         idx_list = self.active()
+        if rows is not None:
+            wanted = sorted(set(rows))
+            stray = [i for i in wanted if i not in idx_list]
+            if stray:
+                raise ValueError(f"rows={list(rows)!r} is invalid: slot(s) {stray} hold no unfinished request; "
+                                 f"expected a subset of the active slots {idx_list}")
+            idx_list = wanted
         if not idx_list:
             return {}
         slots = [self.slots[i] for i in idx_list]
-        rows = self._rows(idx_list, slots)
-        idx, pos = rows.idx, rows.pos
+        r = self._rows(idx_list, slots)
+        spans, idx = r.set.spans, r.idx
 
-        # (1) one forward pass for every unfinished request, right-padded to the longest. Only masked
+        # (1) one forward pass for every stepping request, right-padded to the longest. Only masked
         # positions need a distribution: their logits come packed, M rows in row-major order (the
         # order of `masked_scatter`), so vocabulary-wide work (the output head included, for a model
         # with `logits_at`) shrinks as the canvas fills.
-        current = self.canvas[idx].gather(1, pos)  # (A, G)
-        masked = (current == self.mask_id) & rows.valid  # (A, G)
-        packed = logits_at(self.model, self.canvas[idx, : rows.n], self.attention[idx, : rows.n],
-                           masked.nonzero(as_tuple=True)[0], pos[masked]).float().unsqueeze(1)  # (M, 1, V)
-        packed[..., self.mask_id] = float("-inf")  # the mask token is never a candidate
+        canvas = self.canvas[idx]  # (A, N + 1)
+        current = spans.read(canvas)  # (A, G)
+        masked = (current == self.mask_id) & spans.valid  # (A, G)
+        logits = logits_at(self.model, canvas[:, : r.n], self.attention[idx, : r.n],
+                           masked.nonzero(as_tuple=True)[0], spans.pos[masked])  # (M, V)
         state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
-                          temperature=self._temperature(rows, slots))
+                          temperature=r.set.temperature_at([s.config for s in slots], [s.step for s in slots],
+                                                           lambda: [s.remaining for s in slots]))
+        noise = draw_noise([shared if (s.config.rng == "shared" and shared is not None) else s.generator
+                            for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
 
         # (2) confidence, (3) the schedule's choice, (4) the draw: the step core.
-        result = denoise_step(packed, masked, rows.params, state, self._noise(slots, rows.G, shared),
+        result = denoise_step(candidate_logits(logits, self.mask_id), masked, r.set.params, state, noise,
                               top=self.record_candidates)
 
         # (5) commit, and keep the schedule state.
-        self.canvas[idx] = self.canvas[idx].scatter(1, pos, torch.where(result.selected, result.tokens, current))
-        steps_now = torch.tensor([s.step for s in slots], device=self.device)
-        self.order[idx, : rows.G] = torch.where(result.selected, steps_now.unsqueeze(-1), self.order[idx, : rows.G])
+        G = spans.width
+        steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
+        done = commit(result, current, order=self.order[idx, :G], step=steps_now)
+        self.canvas[idx] = spans.write(canvas, done.span)
+        self.order[idx, :G] = done.order
         self.k[idx], self.block_step[idx], self.block[idx] = result.next_k, result.next_block_step, result.block
 
         # (6) record, with one device-to-host transfer per tensor.
         return self._record(slots, idx_list, result)
 
     def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
-        """The active slots' parameters and canvas geometry, rebuilt only when the set changes."""
-        rows = self._active_rows
-        if rows is None or rows.key != idx_list:
-            dev = self.device
-            idx = torch.tensor(idx_list, device=dev)
-            configs = [s.config for s in slots]
-            G = max(c.gen_length for c in configs)
-            g = torch.arange(G, device=dev)
-            valid = g < self.gen_len[idx].unsqueeze(-1)  # (A, G)
-            pos = torch.where(valid, self.gen_start[idx].unsqueeze(-1) + g, self.max_length)  # (A, G); scratch if invalid
-            constant = None
-            if all(c.temperature_stages is None for c in configs):
-                constant = torch.tensor([c.temperature for c in configs], dtype=torch.float32, device=dev)
-            rows = _Rows(key=list(idx_list), idx=idx, n=max(s.length for s in slots), G=G, valid=valid, pos=pos,
-                         params=StepParams.from_configs(configs, device=dev, end_of_text_ids=self.end_ids),
-                         temperature=constant)
-            self._active_rows = rows
-        return rows
+        """The stepping slots' parameters and canvas geometry, rebuilt only when the set changes."""
+        def build() -> _Rows:
+            idx = torch.tensor(idx_list, device=self.device)
+            spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
+            return _Rows(idx=idx, n=max(s.length for s in slots),
+                         set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
+                                          device=self.device))
 
-    def _temperature(self, rows: _Rows, slots: list[Slot]) -> torch.Tensor:
-        """`(A,)` temperature of this step: constant, or each request's staged value."""
-        if rows.temperature is not None:
-            return rows.temperature
-        return torch.tensor(
-            [temperature_at(s.config, s.step, 1 - s.remaining / max(1, s.config.gen_length)) for s in slots],
-            dtype=torch.float32, device=self.device,
-        )
-
-    def _noise(self, slots: list[Slot], G: int, shared: torch.Generator | None) -> torch.Tensor:
-        """`(A, 2, G)` uniforms: each slot draws `(2, its gen_length)` from its own generator."""
-        rows = []
-        for s in slots:
-            gen = shared if (s.config.rng == "shared" and shared is not None) else s.generator
-            u = torch.rand(2, s.config.gen_length, generator=gen)
-            rows.append(F.pad(u, (0, G - s.config.gen_length)))
-        return torch.stack(rows).to(self.device, non_blocking=True)
+        return self._row_sets.get(slots, build)
 
     def _record(self, slots: list[Slot], idx_list: list[int], result: StepResult) -> dict[int, StepRecord]:
         """Each slot's StepRecord from the step's result; advances the slots' host-side counters."""
@@ -296,16 +282,6 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
-
-
-def end_of_text_ids(model: Any) -> tuple[int, ...]:
-    """The model's end-of-text ids: `model.end_of_text_ids` (Hugging Face adapters list every token
-    that ends a text: EOS, end of turn, padding), else `(model.eos_token_id,)`, else none."""
-    ids = getattr(model, "end_of_text_ids", None)
-    if ids is None:
-        eos = getattr(model, "eos_token_id", None)
-        ids = (eos,) if eos is not None else ()
-    return tuple(i for i in ids if isinstance(i, int) and not isinstance(i, bool) and i >= 0)
 
 
 def request_generator(config: DecodeConfig) -> torch.Generator:

@@ -10,14 +10,34 @@ only have confirmed padding are saved; the text, which stops at the first end-of
 the same as it would have been had the schedule confirmed those tokens one step at a time
 (given that every one of them would have been end-of-text).
 
+Which ids end a text is one rule for every caller (`end_of_text_ids`): the playground's decoder
+reads them off the model, the SGLang plugin off its policy, which carries the model's.
+
 Pure, batched functions of the raw distribution, called from the step after the schedule chose.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 
 from dllm_viz.core.schedules import block_of
 from dllm_viz.core.scoring import Distribution
+
+
+def end_of_text_ids(source: Any) -> tuple[int, ...]:
+    """The ids that end a text, read off a model or a serving policy, in the same way for both.
+
+    `source.end_of_text_ids` when it lists them (Hugging Face adapters list every token that ends a
+    text: EOS, end of turn, padding; for LLaDA that is two ids; a `Policy` carries the list it was
+    exported with), else `(source.eos_token_id,)`, else none. Anything that is not a non-negative
+    integer is left out.
+    """
+    ids = getattr(source, "end_of_text_ids", None)
+    if ids is None:
+        eos = getattr(source, "eos_token_id", None)
+        ids = (eos,) if eos is not None else ()
+    return tuple(i for i in ids if isinstance(i, int) and not isinstance(i, bool) and i >= 0)
 
 
 def end_of_text_rows(

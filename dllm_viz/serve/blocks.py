@@ -5,7 +5,8 @@ SGLang's objects. The plugin (`dllm_viz.serve.sglang.DllmVizPolicy`) only forwar
   - `init_block_states(forward_batch, policy, ...)` when a block starts: one `BlockState` per
     request (its block's DecodeConfig, its own generator seeded by `block_seed`, the schedule state);
   - `advance_blocks(forward_batch, full_logits, states, ...)` once per forward: one call of
-    `dllm_viz.core.step.denoise_step`, the playground's own step, restricted to the block.
+    `dllm_viz.core.step.denoise_step`, the playground's own step, restricted to the block, with the
+    playground's own glue around it (`dllm_viz.core.canvas`: spans, noise, temperature, commit).
 
 SGLang's tensors, as the plugin receives them (B requests, L = block size):
   forward_batch.input_ids `(B * L,)`, the blocks, edited in place (SGLang keeps the tensor);
@@ -24,9 +25,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
 from dllm_viz.core.config import MAX_SEED, DecodeConfig
-from dllm_viz.core.schedules import temperature_at
-from dllm_viz.core.step import StepParams, StepState, denoise_step
+from dllm_viz.core.step import StepState, denoise_step
 from dllm_viz.serve.policy import Policy, block_seed, request_seed
 
 # SGLang's "no top-k" value (sglang.srt.sampling.sampling_params.TOP_K_ALL); the plugin checks
@@ -101,11 +102,14 @@ def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, ma
 
 @torch.inference_mode()
 def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
-                   block_size: int, mask_id: int, eos_token_id: int | None = None) -> list[bool]:
+                   block_size: int, mask_id: int, end_of_text_ids: tuple[int, ...] = (),
+                   row_sets: PerRows[RowSet] | None = None) -> list[bool]:
     """One step of every unfinished block, written into `forward_batch.input_ids` in place.
 
-    `eos_token_id` (the policy's) lets the end-of-text early stop fill a block whose remaining
-    masks all predict end-of-text.
+    `end_of_text_ids` (the policy's: `end_of_text_ids(policy)`, the decoder's rule) let the
+    end-of-text early stop fill a block whose remaining masks all predict end-of-text.
+    `row_sets` keeps the blocks' `StepParams` between calls: they are rebuilt only when the set of
+    unfinished blocks changes (a new block, a finished one), not at every step.
 
     Returns, per request, whether its block is done: only when a forward has already seen the
     block's final tokens (SGLang keeps that forward's KV for the block).
@@ -122,36 +126,31 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     st = [states[i] for i in active]
     configs = [s.config for s in st]
 
-    # SGLang's block rows -> the generated span of each request: (A, G), G the most masks of a block.
-    # One scratch column past the block receives what a row does not have (as DecodeBatch's canvas).
-    G = max(s.masks for s in st)
-    g = torch.arange(G, device=dev)
-    offset = torch.tensor([s.offset for s in st], device=dev)
-    valid = g < torch.tensor([s.masks for s in st], device=dev).unsqueeze(-1)  # (A, G)
-    pos = torch.where(valid, offset.unsqueeze(-1) + g, L)  # (A, G) block positions; L = scratch
+    # SGLang's block rows -> the generated span of each request: (A, G), G the most masks of a block,
+    # from the block's first masked position; one scratch column past the block (L) pads the others.
+    def build() -> RowSet:
+        spans = Spans.at(torch.tensor([s.offset for s in st], device=dev), torch.tensor([s.masks for s in st], device=dev),
+                         scratch=L)
+        return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev)
+
+    rows = (row_sets if row_sets is not None else PerRows()).get(st, build)
+    spans = rows.spans
     block_ids = F.pad(ids[act], (0, 1))  # (A, L + 1)
-    current = block_ids.gather(1, pos)  # (A, G)
-    masked = F.pad(masked_all[act], (0, 1)).gather(1, pos) & valid  # (A, G)
-    rows = masked.nonzero(as_tuple=True)[0]  # (M,)
-    logits = full_logits.view(B, L, -1)[act[rows], pos[masked]].float().unsqueeze(1)  # (M, 1, V)
-    logits[..., mask_id] = float("-inf")  # the mask token is never a candidate
+    current = spans.read(block_ids)  # (A, G)
+    masked = spans.read(F.pad(masked_all[act], (0, 1))) & spans.valid  # (A, G)
+    logits = full_logits.view(B, L, -1)[act[masked.nonzero(as_tuple=True)[0]], spans.pos[masked]]  # (M, V)
 
     # Uniforms from each request's own generator, drawn on CPU so that every device and every
     # tensor-parallel rank sees the same stream: (2, M) per block step, as `decode` draws them.
-    noise = torch.stack([F.pad(torch.rand(2, s.masks, generator=s.generator), (0, G - s.masks)) for s in st]).to(dev)
-    left = masked.sum(-1).tolist()
-    temperature = torch.tensor([temperature_at(c, s.block_step, 1 - n / s.masks) for c, s, n in zip(configs, st, left)],
-                               dtype=torch.float32, device=dev)  # (A,)
+    noise = draw_noise([s.generator for s in st], [s.masks for s in st], dev)  # (A, 2, G)
+    temperature = rows.temperature_at(configs, [s.block_step for s in st], lambda: masked.sum(-1).tolist())  # (A,)
     long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
     state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
                       block=long([0] * len(st)), temperature=temperature)
-    params = StepParams.from_configs(configs, device=dev,
-                                     end_of_text_ids=(eos_token_id,) if eos_token_id is not None else ())
-    result = denoise_step(logits, masked, params, state, noise)
+    result = denoise_step(candidate_logits(logits, mask_id), masked, rows.params, state, noise)
 
     # Write back: the tokens into SGLang's tensor (in place), the schedule state onto the requests.
-    committed = torch.where(result.selected, result.tokens, current).to(ids.dtype)  # (A, G)
-    ids.index_copy_(0, act, block_ids.scatter(1, pos, committed)[:, :L])
+    ids.index_copy_(0, act, spans.write(block_ids, commit(result, current).span)[:, :L])
     for s, k, block_step in zip(st, result.next_k.tolist(), result.next_block_step.tolist()):
         s.k, s.block_step = k, block_step
     return done

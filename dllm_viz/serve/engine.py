@@ -38,7 +38,6 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -360,8 +359,7 @@ class Engine:
                 self._shared = request_generator(config)
             self._batch.add(index, request.prompt_ids, config, request_generator(config),
                             request.prompt_text)
-        except Exception as err:  # noqa: BLE001 - fail this request only
-            self._batch.slots.pop(index, None)
+        except Exception as err:  # noqa: BLE001 - fail this request only (`add` checks before it writes)
             self._free.append(index)
             self._resolve(request, error=err)
             return
@@ -390,8 +388,7 @@ class Engine:
         with self._cond:
             self._counts["forward_calls"] += 1
         try:
-            with self._only(indices):
-                records = self._batch.step(self._shared)
+            records = self._batch.step(self._shared, rows=indices)
         except Exception as err:  # noqa: BLE001 - isolated below; the engine goes on
             self._restore_generators(states)
             if len(indices) == 1:
@@ -402,17 +399,6 @@ class Engine:
             self._step_rows(indices[half:])
             return
         self._deliver(records)
-
-    @contextmanager
-    def _only(self, indices: list[int]) -> Iterator[None]:
-        """Within the block, the batch sees only the slots `indices` (the others wait a step)."""
-        slots = self._batch.slots
-        keep = set(indices)
-        hidden = {i: slots.pop(i) for i in list(slots) if i not in keep}
-        try:
-            yield
-        finally:
-            slots.update(hidden)
 
     def _generator_states(self, indices: list[int]) -> list[tuple[torch.Generator, torch.Tensor]]:
         gens = [self._batch.slots[i].generator for i in indices]

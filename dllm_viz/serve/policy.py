@@ -43,11 +43,12 @@ def _is_int(value: Any) -> bool:
 CONFIG_KEYS = ("schedule", "top_k", "decay", "min_k", "threshold", "temperature", "temperature_stages",
                "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope", "early_stop",
                "early_stop_threshold")
-# `eos_token_id`: the checkpoint's end-of-text id, which the early stop predicts and fills with (the
-# plugin sees token ids only); required with early_stop.
+# `end_of_text_ids`: the checkpoint's end-of-text ids, which the early stop predicts and fills with (the
+# plugin sees token ids only; `core.end_of_text.end_of_text_ids` of the model, the decoder's own rule);
+# required with early_stop. Policies written before it carry one `eos_token_id`, read as a list of one.
 POLICY_KEYS = ("block_size", "schedule", "top_k", "decay", "min_k", "steps_per_block", "threshold", "temperature",
                "temperature_stages", "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope",
-               "early_stop", "early_stop_threshold", "eos_token_id", "request_sampling")
+               "early_stop", "early_stop_threshold", "end_of_text_ids", "request_sampling")
 # Values no serving policy runs: teaching mistakes that no shipped sampler makes.
 NOT_EXPORTED = {"confidence_from": "tempered", "rng": "shared"}
 
@@ -64,10 +65,11 @@ class Policy:
 
     block: DecodeConfig  # how one whole block decodes
     request_sampling: str  # "override": a request's non-default temperature/top_p/top_k win; "ignore"
-    eos_token_id: int | None  # the checkpoint's end-of-text id (the early stop's token); None without it
+    end_of_text_ids: tuple[int, ...]  # the checkpoint's end-of-text ids (the early stop's tokens); () without
 
     def __init__(self, *, block_size: int = 32, steps_per_block: int | None = None,
-                 request_sampling: str = "override", eos_token_id: int | None = None, **fields: Any) -> None:
+                 request_sampling: str = "override", end_of_text_ids: Sequence[int] | None = None,
+                 eos_token_id: int | None = None, **fields: Any) -> None:
         if not _is_int(block_size) or block_size < 1:
             raise _bad("block_size", block_size, "an integer >= 1")
         if steps_per_block is None:
@@ -84,14 +86,18 @@ class Policy:
         if isinstance(fields.get("temperature_stages"), list):
             fields["temperature_stages"] = tuple(fields["temperature_stages"])
         block = DecodeConfig(gen_length=block_size, steps=steps_per_block, block_schedule="restart", **fields)
-        if eos_token_id is not None and (not _is_int(eos_token_id) or eos_token_id < 0):
-            raise _bad("eos_token_id", eos_token_id, "None or a non-negative token id")
-        if block.early_stop and eos_token_id is None:
-            raise _bad("eos_token_id", eos_token_id, "the checkpoint's end-of-text token id with early_stop=True "
-                       "(the plugin sees token ids only; e.g. its tokenizer's eos_token_id)")
+        ends = _end_of_text_ids(end_of_text_ids, eos_token_id)
+        if block.early_stop and not ends:
+            raise _bad("end_of_text_ids", list(ends), "the checkpoint's end-of-text token ids with early_stop=True "
+                       "(the plugin sees token ids only: end_of_text_ids(model), e.g. its tokenizer's eos_token_id)")
         object.__setattr__(self, "block", block)
         object.__setattr__(self, "request_sampling", request_sampling)
-        object.__setattr__(self, "eos_token_id", eos_token_id)
+        object.__setattr__(self, "end_of_text_ids", ends)
+
+    @property
+    def eos_token_id(self) -> int | None:
+        """The first end-of-text id (the checkpoint's EOS), or None."""
+        return self.end_of_text_ids[0] if self.end_of_text_ids else None
 
     @property
     def block_size(self) -> int:
@@ -105,7 +111,10 @@ class Policy:
 
     def replace(self, **changes: Any) -> Policy:
         """A copy with `changes` (policy keys) applied, validated again."""
-        return type(self).from_mapping({**self.to_mapping(), **changes})
+        mapping = self.to_mapping()
+        if "eos_token_id" in changes and "end_of_text_ids" not in changes:
+            del mapping["end_of_text_ids"]  # the old one-id key replaces the list
+        return type(self).from_mapping({**mapping, **changes})
 
     # ----- the bridge to the playground -----------------------------------------------------
     def block_config(self, masks: int, *, seed: int = 0) -> DecodeConfig:
@@ -193,6 +202,20 @@ class Policy:
     @classmethod
     def load(cls, path: str | Path) -> Policy:
         return cls.from_yaml(Path(path).read_text(encoding="utf-8"))
+
+
+def _end_of_text_ids(ids: Any, eos_token_id: Any) -> tuple[int, ...]:
+    """The policy's end-of-text ids from the `end_of_text_ids` list or the older one-id `eos_token_id`."""
+    if eos_token_id is not None and (not _is_int(eos_token_id) or eos_token_id < 0):
+        raise _bad("eos_token_id", eos_token_id, "None or a non-negative token id")
+    if ids is None:
+        return (eos_token_id,) if eos_token_id is not None else ()
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or not all(_is_int(i) and i >= 0 for i in ids):
+        raise _bad("end_of_text_ids", ids, "a list of non-negative token ids")
+    ends = tuple(ids)
+    if eos_token_id is not None and (not ends or ends[0] != eos_token_id):
+        raise _bad("eos_token_id", eos_token_id, f"None or the first of end_of_text_ids={list(ends)}")
+    return ends
 
 
 def _read_through(name: str) -> property:

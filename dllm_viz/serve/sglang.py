@@ -28,6 +28,8 @@ from sglang.srt.dllm.algorithm import algo_name_to_cls  # noqa: E402
 from sglang.srt.dllm.algorithm.base import DllmAlgorithm  # noqa: E402
 from sglang.srt.sampling.sampling_params import TOP_K_ALL as SGLANG_TOP_K_ALL  # noqa: E402
 
+from dllm_viz.core.canvas import PerRows, RowSet  # noqa: E402
+from dllm_viz.core.end_of_text import end_of_text_ids  # noqa: E402
 from dllm_viz.serve.blocks import (  # noqa: E402
     TOP_K_ALL, BlockState, advance_blocks, init_block_states, request_policy,
 )
@@ -57,6 +59,8 @@ class DllmVizPolicy(DllmAlgorithm):
         super().__init__(config)
         mapping = {"block_size": config.block_size, **(config.algorithm_config or {})}
         self.policy = Policy.from_mapping(mapping)
+        self.end_of_text_ids = end_of_text_ids(self.policy)  # the decoder's rule, on the policy's list
+        self.row_sets: PerRows[RowSet] = PerRows()  # the blocks' StepParams, kept while the batch is the same
         if self.policy.block_size != self.block_size:
             raise ValueError(
                 f"block_size={self.policy.block_size} in the policy is invalid: SGLang runs blocks of "
@@ -82,7 +86,7 @@ class DllmVizPolicy(DllmAlgorithm):
 
     def step(self, forward_batch: Any, full_logits: Any, states: list[BlockState]) -> list[bool]:
         return advance_blocks(forward_batch, full_logits, states, block_size=self.block_size, mask_id=self.mask_id,
-                              eos_token_id=self.policy.eos_token_id)
+                              end_of_text_ids=self.end_of_text_ids, row_sets=self.row_sets)
 
 
 def register() -> None:

@@ -1,0 +1,191 @@
+"""The canvas around the step: what `denoise_step` reads from each request's canvas row, and what it
+writes back. The one copy of the glue, called by both callers of the step:
+`core.decoder.DecodeBatch` (the playground, `decode`, the engine) and `serve.blocks.advance_blocks`
+(the SGLang plugin's blocks).
+
+A caller holds one canvas row per request, `(A, N + 1)`: the request's ids, then one scratch column
+past its longest row (`N`), which receives what a row does not have. A request generates a span of
+its row: `length` positions from `start` (the prompt's end in the playground, the first masked
+position of a block in SGLang). Per step, in the order of the article's loop (sections 2.2, 7):
+
+  `Spans.read`        the span's current ids, `(A, G)` (G = the longest span; the scratch column
+                      pads the shorter ones);
+  `candidate_logits`  the model's logits at the masked positions, float32, the mask id at -inf
+                      (the mask token is never a candidate);
+  `draw_noise`        `(A, 2, G)` uniforms, `(2, length)` from each request's own generator;
+  `step_temperature`  `(A,)` temperature of the step: constant, or each request's staged value;
+  `RowSet`            the rows' `StepParams` (and their spans), built once per set of rows;
+  `commit`            the span after the step, from the `StepResult` (and the confirmation order);
+  `Spans.write`       the span written back into the canvas rows.
+
+End-of-text ids follow one rule for both (`core.end_of_text.end_of_text_ids`): the decoder reads
+them off the model, the plugin off its policy, which carries the model's (`Policy.for_model`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generic, Sequence, TypeVar
+
+import torch
+import torch.nn.functional as F
+
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.schedules import temperature_at
+from dllm_viz.core.step import StepParams, StepResult
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Spans:
+    """Where each row's generated span lies in its canvas row `(A, N + 1)`."""
+
+    pos: torch.Tensor  # (A, G) long: canvas column of each span position; N (the scratch column) past its end
+    valid: torch.Tensor  # (A, G) bool: g < the row's span length
+
+    @classmethod
+    def at(cls, start: torch.Tensor, length: torch.Tensor, scratch: int) -> Spans:
+        """Spans of `length (A,)` positions from column `start (A,)`; `scratch` is the column N."""
+        G = int(length.max()) if length.numel() else 0
+        g = torch.arange(G, device=start.device)  # (G,)
+        valid = g < length.unsqueeze(-1)  # (A, G)
+        return cls(pos=torch.where(valid, start.unsqueeze(-1) + g, scratch), valid=valid)
+
+    @property
+    def width(self) -> int:
+        """G: the longest span."""
+        return self.pos.shape[1]
+
+    def read(self, rows: torch.Tensor) -> torch.Tensor:
+        """`rows (A, N + 1)` at the span positions: `(A, G)` (the scratch column past a span's end)."""
+        return rows.gather(1, self.pos)
+
+    def write(self, rows: torch.Tensor, span: torch.Tensor) -> torch.Tensor:
+        """`rows (A, N + 1)` with `span (A, G)` written at the span positions (a new tensor).
+
+        Past a span's end the writes land in the scratch column, which nothing reads.
+        """
+        return rows.scatter(1, self.pos, span.to(rows.dtype))
+
+
+def candidate_logits(logits: torch.Tensor, mask_id: int) -> torch.Tensor:
+    """The step's input from the model's `logits (M, V)` at the masked positions: `(M, 1, V)` float32,
+    the mask id at -inf: a denoiser never "unmasks" a position into the mask (MDLM's zero-masking rule).
+
+    `logits` must be the caller's own fresh tensor (a gather, a model's output): when it is float32
+    already it is edited in place rather than copied (it is M x V floats, tens of MB on a full batch).
+    """
+    out = logits.float().unsqueeze(1)  # (M, 1, V)
+    out[..., mask_id] = float("-inf")
+    return out
+
+
+def draw_noise(generators: Sequence[torch.Generator], lengths: Sequence[int],
+               device: torch.device | str = "cpu") -> torch.Tensor:
+    """`(A, 2, G)` uniforms: row a draws `torch.rand(2, lengths[a])` from `generators[a]`, zero-padded.
+
+    Row 0 of each is the inverse-CDF uniform of each position, row 1 the score of the ``random``
+    confidence. A request draws the same amount every step whatever it selects and whatever its
+    neighbours are, so its stream, and so its trace, is its own (the article's per-request
+    generator, section 5.4). Drawn on the CPU: a seed means the same tokens on every device.
+    """
+    G = max(lengths, default=0)
+    rows = [F.pad(torch.rand(2, n, generator=gen), (0, G - n)) for gen, n in zip(generators, lengths)]
+    if not rows:
+        return torch.zeros(0, 2, 0, device=device)
+    return torch.stack(rows).to(device, non_blocking=True)
+
+
+def constant_temperature(configs: Sequence[DecodeConfig], device: torch.device | str = "cpu") -> torch.Tensor | None:
+    """`(A,)` temperatures when no row stages its temperature (then every step reuses them), else None."""
+    if any(c.temperature_stages is not None for c in configs):
+        return None
+    return torch.tensor([c.temperature for c in configs], dtype=torch.float32, device=device)
+
+
+def step_temperature(configs: Sequence[DecodeConfig], steps: Sequence[int], left: Sequence[int],
+                     device: torch.device | str = "cpu") -> torch.Tensor:
+    """`(A,)` temperature of this step: `temperature_at(config, step, confirmed fraction)` per row.
+
+    `steps` are the steps each row has taken (of its generation, or of its block in SGLang), `left`
+    its masks entering the step; the confirmed fraction is `1 - left / gen_length`.
+    """
+    return torch.tensor(
+        [temperature_at(c, s, 1 - n / max(1, c.gen_length)) for c, s, n in zip(configs, steps, left)],
+        dtype=torch.float32, device=device,
+    )
+
+
+@dataclass(frozen=True)
+class RowSet:
+    """What stays fixed while the same requests step together: their parameters and spans."""
+
+    spans: Spans
+    params: StepParams  # (A,) rows, in row order
+    temperature: torch.Tensor | None  # (A,) when no row stages its temperature, else None (per step)
+
+    @classmethod
+    def build(cls, configs: Sequence[DecodeConfig], spans: Spans, *, end_of_text_ids: tuple[int, ...],
+              device: torch.device | str) -> RowSet:
+        return cls(spans=spans, params=StepParams.from_configs(configs, device=device, end_of_text_ids=end_of_text_ids),
+                   temperature=constant_temperature(configs, device))
+
+    def temperature_at(self, configs: Sequence[DecodeConfig], steps: Sequence[int],
+                       left: Callable[[], Sequence[int]]) -> torch.Tensor:
+        """`(A,)` this step's temperature: the constant one, or the staged values (`step_temperature`;
+        `left()`, the masks each row has left, is asked only then)."""
+        if self.temperature is not None:
+            return self.temperature
+        return step_temperature(configs, steps, left(), self.params.top_k.device)
+
+
+class PerRows(Generic[T]):
+    """One value (a `RowSet`) per set of rows, rebuilt only when the set changes.
+
+    The set is the tuple of per-request objects in row order (a `Slot`, a `BlockState`), compared
+    by identity: a new request, a finished one or a new block makes a new set. The objects are
+    held, so their identities cannot be reused while the value is cached.
+    """
+
+    def __init__(self) -> None:
+        self._members: tuple[object, ...] | None = None
+        self._value: T | None = None
+        self.builds = 0  # how often a value was built (tests check that steady steps reuse it)
+
+    def get(self, members: Sequence[object], build: Callable[[], T]) -> T:
+        members = tuple(members)
+        old = self._members
+        if old is None or len(old) != len(members) or any(a is not b for a, b in zip(old, members)):
+            self._value, self._members = build(), members
+            self.builds += 1
+        return self._value  # type: ignore[return-value]
+
+    def clear(self) -> None:
+        self._members, self._value = None, None
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A span after one step."""
+
+    span: torch.Tensor  # (A, G) ids: the step's tokens where it confirmed, the old ids elsewhere
+    order: torch.Tensor | None  # (A, G) long: the step each position was confirmed at (-1: still masked)
+
+
+def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None = None,
+           step: torch.Tensor | None = None) -> Committed:
+    """What a step writes into each request's span: the one place a canvas changes.
+
+    `span (A, G)` holds the ids entering the step; `result.tokens` replace them where
+    `result.selected` (article step 5). With `order (A, G)` and `step (A,)` (each row's step
+    number), the confirmation order records `step` at the newly confirmed positions. Every change a
+    step makes to a canvas goes through here: a rule that un-confirms a position (back to the mask
+    id, order -1) or rewrites a confirmed token adds its fields to `StepResult` and its case here.
+    """
+    new_span = torch.where(result.selected, result.tokens.to(span.dtype), span)  # (A, G)
+    new_order = None
+    if order is not None:
+        if step is None:
+            raise ValueError("step is invalid: expected each row's step number (A,) with order")
+        new_order = torch.where(result.selected, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
+    return Committed(span=new_span, order=new_order)
