@@ -102,10 +102,10 @@ def from_clients(requests: list[Request], clients: int, call: Callable[[Request]
     return out  # type: ignore[return-value]
 
 
-def through_engine(model: Any, requests: list[Request], *, clients: int = 16, max_batch: int = 16,
-                   exact: bool = True) -> list[Trace | BaseException]:
+def through_engine(model: Any, requests: list[Request], *, clients: int = 16,
+                   max_batch: int = 16) -> list[Trace | BaseException]:
     """Every request submitted to one shared Engine from `clients` threads, each waiting for its result."""
-    with Engine(model, max_batch=max_batch, max_queue=len(requests) + clients, exact=exact) as engine:
+    with Engine(model, max_batch=max_batch, max_queue=len(requests) + clients) as engine:
         return from_clients(requests, clients, lambda r: engine.submit(r.prompt, r.config).result(600))
 
 

@@ -116,13 +116,12 @@ def gate() -> Gate:
     return Gate(IntMixer())
 
 
-@pytest.mark.parametrize("exact", [True, False])
-def test_concurrent_mixed_requests_match_decode_alone(gate: Gate, exact: bool) -> None:
+def test_concurrent_mixed_requests_match_decode_alone(gate: Gate) -> None:
     """Invariant: a request's trace in the engine is the one decode() gives it alone."""
     jobs = [(prompt(length, salt), MIXED[(salt + t) % len(MIXED)])
             for t in range(4) for salt, length in enumerate((0, 3, 7, 12, 5, 1), start=6 * t)]
     futures: dict[int, Future[Trace]] = {}
-    with Engine(gate, max_batch=4, max_queue=len(jobs), exact=exact) as engine:
+    with Engine(gate, max_batch=4, max_queue=len(jobs)) as engine:
         gate.hold()
         blocker = engine.submit(prompt(4, 99), MIXED[0])
         assert gate.entered.wait(TIMEOUT)  # the worker is inside its first forward
@@ -147,11 +146,9 @@ def test_concurrent_mixed_requests_match_decode_alone(gate: Gate, exact: bool) -
     assert stats["completed"] == len(jobs) + 1 and stats["failed"] == stats["cancelled"] == 0
     assert stats["steps_served"] == total_steps
     assert engine.forward_calls == gate.calls < total_steps  # forwards were shared
-    assert max(gate.batch_sizes) <= 4  # never more than max_batch rows
-    if exact:  # one forward per canvas length: no row ever padded
-        assert not any(gate.padded) and max(gate.batch_sizes) > 1
-    else:  # one forward for all: rows of different lengths padded together
-        assert any(gate.padded) and max(gate.batch_sizes) == 4
+    # One forward for every active request: rows of different lengths padded together (the model
+    # keeps a row's logits independent of the others; this one computes in integers).
+    assert max(gate.batch_sizes) == 4 and any(gate.padded)
 
 
 def test_stream_yields_each_record_then_the_trace(gate: Gate) -> None:
@@ -265,7 +262,7 @@ def test_invalid_request_fails_only_its_own_future(gate: Gate, bad_prompt, bad_c
 
 def test_a_failed_forward_is_retried_and_every_request_stays_exact(gate: Gate) -> None:
     """A forward that fails once (no request to blame) is retried in halves: nobody fails."""
-    with Engine(gate, max_batch=4, exact=False) as engine:
+    with Engine(gate, max_batch=4) as engine:
         gate.hold()
         a = engine.submit(prompt(3, 0), MIXED[0])
         assert gate.entered.wait(TIMEOUT)  # forward 1 holds request a alone
@@ -298,15 +295,14 @@ class Poisoned:
         return self.model(input_ids, attention_mask)
 
 
-@pytest.mark.parametrize("exact", [True, False])
-def test_a_request_that_breaks_the_forward_fails_alone(exact: bool) -> None:
+def test_a_request_that_breaks_the_forward_fails_alone() -> None:
     """No valid request fails because of another: the culprit is isolated, the rest stay exact."""
     bad = [9, 9, 9, 9, 9]
     model = Poisoned(IntMixer(), bad)
-    # Three share the culprit's canvas length (so share its forward when exact), four do not.
+    # Three share the culprit's canvas length, four do not; all share its forward.
     jobs = [(prompt(5, salt), MIXED[1]) for salt in range(3)]
     jobs += [(prompt(length, salt), MIXED[salt]) for salt, length in ((3, 3), (4, 7), (5, 2), (6, 5))]
-    with Engine(model, max_batch=8, exact=exact) as engine:
+    with Engine(model, max_batch=8) as engine:
         gate_model = engine.model
         futures = [engine.submit(ids, config) for ids, config in jobs[:3]]
         culprit = engine.submit(bad, MIXED[1])
@@ -461,3 +457,22 @@ def test_each_failed_request_is_logged_once_on_one_line(caplog: pytest.LogCaptur
     assert failed.endswith("IndexError: poisoned request in the batch")
     (at_submit,) = [line for line in lines if "decay=1.5" in line]
     assert at_submit.startswith("request refused at submit: ValueError")
+
+
+def test_exact_is_deprecated_and_changes_nothing(gate: Gate) -> None:
+    """Batch invariance is the model's (docs/engine.md): `exact` no longer splits the step by length."""
+    jobs = [(prompt(3, 0), MIXED[0]), (prompt(7, 1), MIXED[1])]
+    with pytest.warns(DeprecationWarning, match=r"Engine\(exact=\.\.\.\) is deprecated"):
+        engine = Engine(gate, max_batch=2, exact=True)
+    with engine:
+        gate.hold()
+        futures = [engine.submit(*jobs[0])]
+        assert gate.entered.wait(TIMEOUT)
+        futures.append(engine.submit(*jobs[1]))
+        gate.resume()
+        traces = [f.result(TIMEOUT) for f in futures]
+    assert 2 in gate.batch_sizes  # the two canvas lengths shared a forward
+    for trace, (ids, config) in zip(traces, jobs):
+        assert_same_trace(trace, decode(IntMixer(), [ids], config)[0])
+    with pytest.raises(ValueError, match="^exact='yes' is invalid"):
+        Engine(gate, exact="yes")

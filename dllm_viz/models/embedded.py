@@ -22,6 +22,7 @@ from torch import nn
 
 from dllm_viz import assets
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
+from dllm_viz.models.tiles import tiled_linear
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
 ASSET_DIR = assets.path("embedded")
@@ -84,6 +85,9 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
+Rows = list[tuple[int, int]]  # (start, length) of each canvas row packed in an (R, D) tensor
+
+
 class Block(nn.Module):
     """Pre-norm block: local depthwise mixing, bidirectional attention, SwiGLU MLP."""
 
@@ -114,6 +118,29 @@ class Block(nn.Module):
         x = x + self.proj(att.transpose(1, 2).reshape(B, N, D))
         gate, up = self.up(self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
         return x + self.down(F.silu(gate) * up)
+
+    def packed(self, x: torch.Tensor, rows: Rows, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """The block over canvas rows packed one after another, `x (R, D)`, each row at its real length.
+
+        The same operations as `forward` on each row alone, in the same order: the per-position ones
+        (norms, rotary, SwiGLU, residuals) on all R positions at once, the linear layers as products
+        of `ROW_TILE` rows (`tiled_linear`), the depthwise mixing and the attention row by row. No
+        result of a row depends on another row. `cos, sin (R, Dh/2)`: each position's rotary angles.
+        """
+        R, D = x.shape
+        H = self.n_heads
+        h = self.norm_mix(x)  # (R, D)
+        x = x + torch.cat([self.mix(h[s : s + n].t().unsqueeze(0))[0].t() for s, n in rows])  # (R, D)
+        qkv = tiled_linear(self.norm_attn(x), self.qkv.weight).view(R, 3, H, D // H)  # (R, 3, H, Dh)
+        q, k, v = qkv.permute(1, 2, 0, 3).contiguous()  # (H, R, Dh) each: as `forward` lays a row out
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        att = []
+        for s, n in rows:
+            one = lambda t: t[:, s : s + n].unsqueeze(0)  # (1, H, n, Dh)  # noqa: E731
+            att.append(F.scaled_dot_product_attention(one(q), one(k), one(v))[0].transpose(0, 1).reshape(n, D))
+        x = x + tiled_linear(torch.cat(att), self.proj.weight)  # (R, D)
+        gate, up = tiled_linear(self.norm_mlp(x), self.up.weight).chunk(2, dim=-1)  # (R, d_ff) each
+        return x + tiled_linear(F.silu(gate) * up, self.down.weight)
 
 
 class EmbeddedDenoiser(nn.Module):
@@ -180,37 +207,55 @@ class EmbeddedDenoiser(nn.Module):
     def logits_at(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor, cols: torch.Tensor
     ) -> torch.Tensor:
-        """``forward(input_ids, attention_mask)[rows, cols]``, ``(M, V)``, computed the way a request
-        decoded alone computes it: bit for bit, whatever else is in the batch.
+        """``forward(input_ids, attention_mask)[rows, cols]``, ``(M, V)``, computed the same way whatever
+        else is in the batch: a row's logits are bit for bit those of the row alone.
 
-        The head runs at those M positions only: it (N x D x V) costs as much as a third of a forward
-        at this vocabulary, and a decode step needs logits at its still-masked positions alone.
+        The canvas rows asked for are packed one after another at their real lengths (right padding
+        is the only padding ``check_inputs`` accepts), with no padding between them, and run through
+        `Block.packed`: each linear layer as products of exactly ``ROW_TILE`` rows (`tiled_linear`,
+        whose docstring says why a product's row count must not vary), the attention and the
+        depthwise mixing row by row at the row's length. The output head runs at the M positions
+        asked for only, in tiles too: it (N x D x V) costs as much as a third of a forward at this
+        vocabulary, and a decode step needs logits at its still-masked positions alone.
 
-        Each canvas row asked for runs through the network on its own, cut to its real length (right
-        padding is the only padding ``check_inputs`` accepts). A matrix product's blocking, and so
-        its last bits, depend on its row count: one batched product gives a row other last bits than
-        the same row alone, and at a near-tie of two confidences that flips which position a step
-        confirms (2 of 32 batched runs of the RNG lesson, before). Run alone, a row's logits do not
-        depend on its neighbours, their lengths, or how many positions they ask for, so the engine's
-        promise (each request gets the trace it gets alone) holds exactly for a request that asks for
-        the same positions (the head's product is one per row too). A row asked for at a padded
-        position keeps its padded length.
+        So the engine's promise (each request gets the trace it gets alone) holds exactly, and one
+        forward serves every request of a step (the products of all requests share their tiles,
+        which is what makes batching pay on a CPU). A row asked for at a padded position runs alone
+        at its padded length (`features` with the mask).
         """
         check_inputs(input_ids, attention_mask, max_length=self.max_length)
         check_positions(rows, cols, tuple(input_ids.shape))
         B, N = input_ids.shape
         lengths = [N] * B if attention_mask is None else attention_mask.sum(1).tolist()  # real length of each row
-        logits = self.embed.weight.new_empty(rows.numel(), self.vocab_size)  # (M, V)
-        for row in rows.unique().tolist():
-            at = (rows == row).nonzero().squeeze(1)  # (M_row,)
-            n = int(lengths[row])
-            if int(cols[at].max()) < n:
-                h = self.features(input_ids[row : row + 1, :n])  # (1, n, D): the row as if alone
-            else:
-                mask = None if attention_mask is None else attention_mask[row : row + 1]
-                h = self.features(input_ids[row : row + 1], mask)  # (1, N, D)
-            logits[at] = self.head(h[0, cols[at]])
-        return logits.index_fill(-1, self.special_ids, NEVER_LOGIT)
+        longest = torch.full((B,), -1, dtype=torch.long).scatter_reduce_(0, rows.cpu(), cols.cpu(), "amax").tolist()
+        asked = [r for r in range(B) if longest[r] >= 0]
+        packed = [r for r in asked if longest[r] < lengths[r]]  # the rest is asked at a padded position
+        start = torch.zeros(B, dtype=torch.long)
+        spans: Rows = []
+        for r in packed:
+            spans.append((spans[-1][0] + spans[-1][1] if spans else 0, int(lengths[r])))
+            start[r] = spans[-1][0]
+        h = self.embed.weight.new_empty(0, self.config.d_model)  # (0, D)
+        if packed:
+            h = self.packed_features(torch.cat([input_ids[r, :n] for r, (_, n) in zip(packed, spans)]), spans)  # (R, D)
+        at = start.to(rows.device)[rows] + cols  # (M,) each position's packed row
+        if len(packed) < len(asked):  # a row asked at a padded position: the row alone at its padded length
+            for r in (r for r in asked if r not in packed):
+                mask = None if attention_mask is None else attention_mask[r : r + 1]
+                at = torch.where(rows == r, h.shape[0] + cols, at)
+                h = torch.cat([h, self.features(input_ids[r : r + 1], mask)[0]])  # (R + N, D)
+        logits = tiled_linear(self.norm_out(h[at]), self.embed.weight)  # (M, V)
+        return logits.index_fill_(-1, self.special_ids, NEVER_LOGIT)
+
+    def packed_features(self, ids: torch.Tensor, rows: Rows) -> torch.Tensor:
+        """Final hidden states ``(R, D)`` of canvas rows packed one after another, ``ids (R,)``; ``rows``
+        the (start, length) of each. Each row's states are those of the row alone (`Block.packed`)."""
+        x = self.embed(ids)  # (R, D)
+        pos = torch.cat([torch.arange(n, device=ids.device) for _, n in rows])  # (R,) position in its row
+        cos, sin = self.rope_cos[pos], self.rope_sin[pos]  # (R, Dh/2)
+        for block in self.blocks:
+            x = block.packed(x, rows, cos, sin)
+        return x
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
         """Output logits from final hidden states ``(..., D) -> (..., V)`` (tied to the embedding)."""

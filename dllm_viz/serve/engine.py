@@ -1,40 +1,39 @@
 """Continuous batching: concurrent requests share the forward passes of one batched decoder.
 
 The serving half of the article (sections 3.1, 4.3, 5.3): a request is a canvas plus its own
-schedule state (`current_step`, `remaining_masks`, temperature, top-k schedule) and its own
+schedule state (the `Slot`'s step and masks left, temperature, top-k schedule) and its own
 generator. One worker thread owns the model and a fixed-capacity `DecodeBatch`, and between two
 steps it
   (1) drops requests whose futures were cancelled,
   (2) admits queued requests into free slots (their buffers are reset, never reallocated),
-  (3) runs one step: one forward pass over every occupied slot,
+  (3) runs one step for every occupied slot: `DecodeBatch.step`, one forward pass over all of them,
   (4) streams each new `StepRecord` to its request's callback,
   (5) resolves the requests whose last mask was confirmed and frees their slots.
 A request therefore joins at a step boundary and leaves the step its remaining masks reach 0.
 Because every request draws its noise from its own generator (see `decoder`), its trace is the
-one `decode(model, [prompt], config)` gives alone, whatever else shares the batch.
+one `decode(model, [prompt], config)` gives alone, whatever else shares the batch, as far as the
+model's logits for a row do not depend on the other rows.
 
-Exact under load: floating-point kernels are not batch-invariant. Padding a row to a longer
-neighbour changes the order of the attention kernel's reductions (measured on CPU: 27 of 30 rows
-differed in the last bits of their logits), and with more than one intra-op thread the matrix
-products split their work by the batch's row count. A last-bit difference rarely matters, but when
-two positions tie in confidence or a uniform falls on a boundary it changes a token, and every
-later step with it. So by default (`exact=True`) the worker runs one forward per canvas length:
-no row is ever padded, and with one intra-op thread (the app's default) a request's trace is bit
-for bit the one `decode(model, [prompt], config)` gives it alone. `exact=False` pads every active
-request into one forward (fewer, larger forwards; last-bit differences allowed).
+Exact under load: that last condition is the model's to keep, and this module does nothing about
+it (one layer solves batch invariance: docs/engine.md). The embedded model keeps it bit for bit
+(`EmbeddedDenoiser.logits_at`: every matrix product in tiles of a fixed row count, attention per
+row at its real length), so a request's trace is the same alone and in any batch, with one
+intra-op thread. Hugging Face adapters run the padded batch their checkpoint supports and may
+differ from the request alone in the last bits (see `models/hf.py` and docs/engine.md).
 
 Failure isolation: an invalid prompt or config fails only its own future (ValueError, nothing is
 queued; prompt ids are checked against the model's vocabulary); a full queue makes `submit` raise
 `QueueFull` at once. A step that raises (the model's forward, say) changes nothing, so it is
-retried: the rows are split in halves, each stepped on its own, until the failure is pinned on
-single requests. Only those fail; every other request of the step goes on, still exact (the
-generators are restored to where they were before the failed try).
+retried: the engine asks the batch to step halves of the slots (`DecodeBatch.step(rows=...)`),
+until the failure is pinned on single requests. Only those fail; every other request of the step
+goes on, still exact (the generators are restored to where they were before the failed try).
 """
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
@@ -138,7 +137,8 @@ class Engine:
         max_queue: the most requests waiting for a slot; beyond it `submit` raises `QueueFull`.
         max_length: longest prompt + gen_length; defaults to `model.max_length` (then required).
         record_candidates: top-N raw candidates kept per masked position in each record.
-        exact: one forward per canvas length, so that no row is padded (see the module docstring).
+        exact: deprecated and ignored: the engine always runs one forward over every active request,
+            and batch invariance is the model's (docs/engine.md). Passing it warns.
 
     The futures stay pending until the trace is ready, so `future.cancel()` works while a request
     runs as well as while it waits; `future.running()` is therefore always False.
@@ -153,10 +153,14 @@ class Engine:
         max_length: int | None = None,
         record_candidates: int = 5,
         device: torch.device | str | None = None,
-        exact: bool = True,
+        exact: bool | None = None,
     ) -> None:
-        if not isinstance(exact, bool):
-            raise ValueError(f"exact={short(exact)} is invalid: expected True or False")
+        if exact is not None:
+            if not isinstance(exact, bool):
+                raise ValueError(f"exact={short(exact)} is invalid: expected True or False (deprecated, ignored)")
+            warnings.warn("Engine(exact=...) is deprecated and has no effect: the engine runs one forward over every "
+                          "active request, and a row's logits are the model's to keep batch-invariant "
+                          "(docs/engine.md)", DeprecationWarning, stacklevel=2)
         for name, value in (("max_batch", max_batch), ("max_queue", max_queue)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}={value!r} is invalid: expected an integer >= 1")
@@ -172,7 +176,6 @@ class Engine:
             raise ValueError(f"max_length={max_length} is invalid: expected at most the model's max_length={limit}")
         self.model = model
         self.max_batch, self.max_queue, self.max_length = max_batch, max_queue, max_length
-        self.exact = exact
         vocab = getattr(model, "vocab_size", None)  # ids at or above it fail inside the forward
         self.vocab_size: int | None = vocab if isinstance(vocab, int) and not isinstance(vocab, bool) else None
         # The fixed per-request state buffers: allocated once here, reset by `add`, never regrown.
@@ -369,17 +372,10 @@ class Engine:
             self._leave(index)
 
     def _step(self) -> None:
-        """One step for every active request: one forward per canvas length (`exact`), else one."""
+        """One step for every active request: one forward pass over all of them."""
         active = self._batch.active()
-        if not self.exact:
-            groups = [active] if active else []
-        else:
-            by_length: dict[int, list[int]] = {}
-            for index in active:
-                by_length.setdefault(self._batch.slots[index].length, []).append(index)
-            groups = list(by_length.values())
-        for group in groups:
-            self._step_rows(group)
+        if active:
+            self._step_rows(active)
 
     def _step_rows(self, indices: list[int]) -> None:
         """Step the requests in slots `indices`; on an exception, retry halves until it is pinned

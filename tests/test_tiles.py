@@ -1,0 +1,42 @@
+"""Fixed row tiles (`dllm_viz.models.tiles`): a row's product does not depend on the other rows.
+
+Checked at the embedded model's own shapes, bit for bit: whatever the other rows hold, however
+many there are and wherever the row lands in its tile. The same row in one plain product of a
+different row count is allowed to differ (that is why the tiles exist); it is compared with a
+tolerance only.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from dllm_viz.models import tiles
+from dllm_viz.models.tiles import tiled_linear
+
+SHAPES = [(256, 768), (256, 256), (256, 1408), (704, 256), (256, 16384)]  # qkv, proj, up, down, head
+
+
+@pytest.mark.parametrize("d_in, d_out", SHAPES)
+def test_a_row_is_the_same_in_any_batch_and_at_any_place(d_in: int, d_out: int) -> None:
+    g = torch.Generator().manual_seed(d_out)
+    weight = torch.randn(d_out, d_in, generator=g) * 0.05
+    rows = torch.randn(5, d_in, generator=g)  # the rows we follow
+    T = tiles.ROW_TILE
+    alone = torch.cat([tiled_linear(rows[i : i + 1], weight) for i in range(5)])  # (5, d_out), each alone
+    for before in (0, 1, T - 2, T + 3):  # other rows ahead: the followed ones land elsewhere in their tiles
+        for after in (0, 7, 2 * T):
+            x = torch.cat([torch.randn(before, d_in, generator=g), rows, torch.randn(after, d_in, generator=g)])
+            out = tiled_linear(x, weight)
+            assert out.shape == (before + 5 + after, d_out)
+            assert torch.equal(out[before : before + 5], alone), (before, after)
+    torch.testing.assert_close(alone, F.linear(rows, weight), rtol=1e-5, atol=1e-5)
+
+
+def test_tile_size_is_validated_and_read_at_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    x, w = torch.ones(3, 4), torch.ones(2, 4)
+    with pytest.raises(ValueError, match="^tile=0 is invalid"):
+        tiled_linear(x, w, tile=0)
+    monkeypatch.setattr(tiles, "ROW_TILE", 2)
+    assert tiled_linear(x, w).tolist() == [[4.0, 4.0]] * 3
+    assert tiled_linear(x[:0], w).shape == (0, 2)
