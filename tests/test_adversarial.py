@@ -257,7 +257,7 @@ def test_vocabulary_smaller_than_the_recorded_candidates(engine, model):
 
 # ----- load --------------------------------------------------------------------------------------
 def test_random_requests_from_concurrent_clients_match_each_request_alone(model):
-    """Exact under load (small: the benchmark runs 200): one forward per canvas length, one thread."""
+    """Exact under load (small: the benchmark runs 200): one forward for every request, one thread."""
     requests = stress.random_requests(24, seed=13, gen_lengths=(8, 12, 16))
     got = stress.through_engine(model, requests, clients=8, max_batch=8)
     want = stress.alone(model, requests)

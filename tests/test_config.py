@@ -95,3 +95,11 @@ def test_temperature_at_thirds():
     thr = DecodeConfig(schedule="threshold", temperature_stages=(1.2, 1.0, 0.7))
     assert [temperature_at(thr, 0, f) for f in (0.0, 0.34, 0.7, 1.0)] == [1.2, 1.0, 0.7, 0.7]
     assert temperature_at(DecodeConfig(temperature=0.5), 3, 0.5) == 0.5
+
+
+@pytest.mark.parametrize("schedule", ["fixed_steps", "linear_time"])
+def test_total_steps_is_the_budget_of_both_step_counted_schedules(schedule):
+    plain = DecodeConfig(gen_length=64, block_length=16, schedule=schedule)
+    assert plain.total_steps == 4 * 8 == planned_steps(plain)  # half of each block's positions, every block
+    assert planned_steps(plain.replace(steps=8)) == 8 == plain.replace(steps=8).total_steps
+    assert planned_steps(plain.replace(schedule="topk_decay", top_k=4)) != plain.total_steps  # not its budget

@@ -109,7 +109,7 @@ def test_logits_at_equals_the_forward_at_those_positions(model: EmbeddedDenoiser
 
 
 def test_logits_at_a_row_do_not_depend_on_what_its_neighbours_ask_for(model: EmbeddedDenoiser) -> None:
-    # bit for bit: the engine's exact mode promises a request the trace it gets alone
+    # bit for bit: the engine promises a request the trace it gets alone
     ids = _random_ids(model, (3, 20), seed=4)
     alone = model.logits_at(ids[:1], None, torch.zeros(5, dtype=torch.long), torch.arange(5))
     for others in (1, 7, 30):

@@ -257,7 +257,8 @@ class DecodeConfig:
 
     @property
     def total_steps(self) -> int:
-        """fixed_steps only: the step budget (default gen_length // 2, rounded to whole blocks)."""
+        """The step budget of the step-counted schedules (fixed_steps, linear_time): `steps`, else half
+        of each block's positions (at least 1) over every block. The other schedules ignore it."""
         if self.steps is not None:
             return self.steps
         return self.num_blocks * max(1, self.block_size // 2)

@@ -2,7 +2,8 @@
 
 Every function here is pure and batched over requests: the state (current k, steps taken in the
 block, masks left) is passed in as `(B,)` tensors, never kept on an object. A batch may mix
-schedules; the decoder evaluates each schedule present and picks per row by `schedule_id`.
+schedules; `quota` evaluates each schedule present and picks per row by `schedule_id` (called by
+`core.step.choose`, the step that the decoder and the SGLang plugin share).
 
 Rules (article sections 3.3, 4.2, 5.4):
 - ``topk_decay``: confirm ``k``; after each step ``k = max(min_k, floor(k * decay))``.
@@ -41,7 +42,7 @@ class QuotaInputs:
     min_k: torch.Tensor
     block_step: torch.Tensor  # steps already taken in the current block
     block_size: torch.Tensor  # M: positions per block
-    steps_per_block: torch.Tensor  # fixed_steps: s
+    steps_per_block: torch.Tensor  # fixed_steps, linear_time: s
     eligible: torch.Tensor  # masks left in the current block
     above: torch.Tensor  # eligible positions whose confidence >= threshold
 

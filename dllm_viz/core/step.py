@@ -48,7 +48,7 @@ class StepParams:
     top_k: torch.Tensor  # (A,) long: initial k
     min_k: torch.Tensor  # (A,) long
     block_size: torch.Tensor  # (A,) long: positions per block (>= 1)
-    steps_per_block: torch.Tensor  # (A,) long: fixed_steps budget of one block (>= 1)
+    steps_per_block: torch.Tensor  # (A,) long: fixed_steps / linear_time budget of one block (>= 1)
     restart: torch.Tensor  # (A,) bool: k restarts at top_k in each block
     decay: torch.Tensor  # (A,) float64: topk_decay factor
     threshold: torch.Tensor  # (A,) float32: threshold schedule

@@ -45,6 +45,12 @@ class Denoiser(Protocol):
     `__call__` at the M positions `(rows[i], cols[i])` only. The decoder needs no more than the
     still-masked positions, so a model whose output head costs much (a large vocabulary) can skip
     it elsewhere; see `logits_at` below.
+
+    Batch invariance is this layer's job and no other's: the decoder and the engine put every
+    request of a step in one call. A model whose `logits_at` gives a row the same bits whatever
+    the other rows (the embedded model: products in fixed row tiles, `models.tiles`) makes every
+    request's trace independent of its batch; one that does not (the Hugging Face adapters) can
+    differ in the last bits (docs/engine.md).
     """
 
     mask_token_id: int
