@@ -1,0 +1,162 @@
+"""Accuracy against parallelism: the knobs that trade steps for tokens per step, the curve's points
+from decoded traces, and d3LLM's AUP. Pure functions: decoding happens in `bench/parallel_tasks.py`.
+
+A knob is a schedule with one setting swept (`KNOBS`): the confidence threshold, a constant k
+(top-k with decay 1) or top-k decay (the article's rule with decay 0.9, from k0). A point of a curve
+is one setting over the benchmark's prompts (`PROMPTS_PER_FAMILY` tasks of a family, seeded by
+`PROMPT_SEED`): its parallelism is the answer tokens written per forward pass (all runs' tokens over
+all runs' forwards, d3LLM's "tokens per forward", TPF) and its accuracy the share of runs the checker
+accepts, with a 95% Wilson interval.
+
+AUP (Accuracy Under Parallelism) is d3LLM's score of such a curve (Qian et al. 2026, "d3LLM:
+Ultra-Fast Diffusion LLM using Pseudo-Trajectory Distillation", ICML; the definition as the
+hao-ai-lab blog "Two Goals in One dLLM" states it, and `get_aup` in the d3LLM leaderboard's
+`d3LLM_Code/aup_utils.py`): with the points sorted by parallelism ``rho_1 < ... < rho_m`` and
+accuracies ``y_i`` in percent, keep only points with ``y_i >= y_1 - 5``, then
+
+    AUP = rho_1 * y_1 + 1/2 * sum_{i>=2} (rho_i - rho_{i-1}) * (y_i W(y_i) + y_{i-1} W(y_{i-1})),
+    W(y) = min(exp(-alpha * (1 - y / y_max)), 1), alpha = 3,
+
+``y_max`` being the best accuracy reached on the task (here: by any knob, model or oracle). A curve
+that keeps its accuracy as parallelism grows scores its area; one that loses accuracy is cut off
+5 points below its first accuracy, and weighted down before that.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.stats import rate
+from dllm_viz.core.trace import Trace
+from dllm_viz.tasks.checker import Verdict, check
+from dllm_viz.tasks.families import Task, parse
+from dllm_viz.tasks.oracle import total_correlation
+
+PROMPT_SEED = 0  # the benchmark's prompts: families.prompts(family, PROMPTS_PER_FAMILY, PROMPT_SEED)
+PROMPTS_PER_FAMILY = 64
+TEMPERATURE = 1.0  # every curve draws from the distribution (model or oracle) at the confirmed positions
+AUP_ALPHA = 3.0  # d3LLM's penalty factor
+AUP_DROP = 5.0  # points more than this many accuracy points below the first are left out
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One schedule setting swept along a curve."""
+
+    key: str
+    label: str  # what the figure's legend says
+    values: tuple[float, ...]  # the settings, from the most careful to the most parallel
+    make: Callable[[Task, float, int], DecodeConfig]  # (task, setting, seed) -> config
+
+
+def _threshold(task: Task, value: float, seed: int) -> DecodeConfig:
+    return DecodeConfig(gen_length=task.answer_length, schedule="threshold", threshold=value, min_k=1,
+                        temperature=TEMPERATURE, seed=seed)
+
+
+def _topk(decay: float) -> Callable[[Task, float, int], DecodeConfig]:
+    def make(task: Task, value: float, seed: int) -> DecodeConfig:
+        return DecodeConfig(gen_length=task.answer_length, schedule="topk_decay", top_k=int(value), decay=decay,
+                            min_k=1, temperature=TEMPERATURE, seed=seed)
+    return make
+
+
+KNOBS: dict[str, Knob] = {
+    k.key: k for k in (
+        Knob("threshold", "confidence threshold", (0.9, 0.7, 0.5, 0.3, 0.1), _threshold),
+        Knob("constant_k", "constant k (top-k, decay 1)", (1, 2, 4, 8, 16), _topk(1.0)),
+        Knob("topk_decay", "top-k decay (decay 0.9, from k0)", (1, 2, 4, 8, 16), _topk(0.9)),
+    )
+}
+
+
+def verdict_of(trace: Trace) -> Verdict:
+    """The checker's verdict on a decoded task: the prompt parsed, the answer read as words."""
+    return check(parse(trace.prompt_text or ""), (trace.text or "").split())
+
+
+@dataclass(frozen=True)
+class Point:
+    """One setting of one knob over a set of runs."""
+
+    knob: str
+    value: float
+    runs: int
+    right: int  # runs the checker accepts
+    tokens: int  # answer tokens written, all runs
+    forwards: int  # forward passes, all runs
+
+    @property
+    def tpf(self) -> float:
+        """Tokens per forward pass."""
+        return self.tokens / self.forwards if self.forwards else 0.0
+
+    @property
+    def accuracy(self) -> dict[str, Any]:
+        """``{"k", "n", "rate", "lo", "hi"}`` with the 95% Wilson interval."""
+        return rate(self.right, self.runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"knob": self.knob, "value": self.value, "tpf": round(self.tpf, 4), "tokens": self.tokens,
+                "forwards": self.forwards, **self.accuracy}
+
+
+def point(knob: str, value: float, traces: Sequence[Trace]) -> Point:
+    """The point of ``knob`` at ``value`` from the runs decoded with it."""
+    if knob not in KNOBS:
+        raise ValueError(f"knob={knob!r} is invalid: expected one of {' | '.join(KNOBS)}")
+    return Point(knob, value, len(traces), sum(verdict_of(t).ok for t in traces),
+                 sum(len(t.token_ids) for t in traces), sum(t.nfe for t in traces))
+
+
+def bound_bits(trace: Trace) -> float:
+    """ParallelBench's lower bound along one decode, in bits: the conditional total correlation of the
+    answer tokens each step confirmed together, given the tokens confirmed before it, summed over the
+    steps, under the task's true distribution (uniform over its right answers; `oracle.total_correlation`).
+    Zero for a decode that confirmed one token per step, or only independent tokens together."""
+    task = parse(trace.prompt_text or "")
+    visible: list[int | None] = [None] * task.answer_length
+    bits = 0.0
+    for record in trace.steps:
+        chosen = [p for p in record.selected if p < task.answer_length]
+        if len(chosen) > 1:
+            bits += total_correlation(task, visible, chosen)
+        for p, token in zip(record.selected, record.tokens):
+            if p < task.answer_length:
+                visible[p] = token
+    return bits
+
+
+def aup(curve: Sequence[tuple[float, float]], y_max: float, *, alpha: float = AUP_ALPHA,
+        drop: float = AUP_DROP) -> float:
+    """d3LLM's AUP of ``(tpf, accuracy in percent)`` points (see the module docstring).
+
+    Points of equal parallelism are merged into their mean accuracy (the sum needs distinct rho)."""
+    if not curve:
+        raise ValueError("curve: expected at least one (tpf, accuracy) point")
+    if not all(rho > 0 and 0 <= y <= 100 for rho, y in curve):
+        raise ValueError(f"curve={list(curve)[:4]!r}: expected tpf > 0 and accuracy in [0, 100]")
+    if not 0 < y_max <= 100 or y_max < max(y for _, y in curve):
+        raise ValueError(f"y_max={y_max!r} is invalid: expected the best accuracy, in (0, 100]")
+    merged: dict[float, list[float]] = {}
+    for rho, y in curve:
+        merged.setdefault(round(rho, 9), []).append(y)
+    points = sorted((rho, sum(ys) / len(ys)) for rho, ys in merged.items())
+    floor = points[0][1] - drop
+    kept = [(rho, y) for rho, y in points if y >= floor]
+
+    def weighted(y: float) -> float:
+        return y * min(math.exp(-alpha * (1 - y / y_max)), 1.0)
+
+    area = kept[0][0] * kept[0][1]
+    for (r0, y0), (r1, y1) in zip(kept, kept[1:]):
+        area += 0.5 * (r1 - r0) * (weighted(y1) + weighted(y0))
+    return area
+
+
+def curve_points(points: Sequence[Point]) -> list[tuple[float, float]]:
+    """``(tpf, accuracy %)`` of points, as `aup` takes them."""
+    return [(p.tpf, 100.0 * p.right / p.runs) for p in points if p.runs and p.forwards]

@@ -1,0 +1,61 @@
+"""tasks.curves: the knobs' configs, points from traces, and d3LLM's AUP on curves computed by hand."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dllm_viz import decode
+from dllm_viz.tasks import TaskOracle, parse, prompts
+from dllm_viz.tasks.curves import KNOBS, Point, aup, curve_points, point, verdict_of
+
+
+def test_aup_of_a_flat_curve_is_its_area():
+    assert aup([(1.0, 100.0), (2.0, 100.0), (4.0, 100.0)], 100.0) == pytest.approx(400.0)
+    assert aup([(3.0, 80.0)], 80.0) == pytest.approx(240.0)  # one point: rho_1 * y_1
+
+
+def test_aup_weights_lost_accuracy_and_cuts_below_five_points_under_the_first():
+    # y_min = 100 - 5: the point at 90 is left out; 97 is weighted by exp(-3 * (1 - 0.97)).
+    expected = 1 * 100 + 0.5 * (2 - 1) * (97 * math.exp(-3 * 0.03) + 100 * 1.0)
+    assert aup([(4.0, 90.0), (1.0, 100.0), (2.0, 97.0)], 100.0) == pytest.approx(expected)
+    # y_max above every point weights the first point's trapezoid side too, never the rho_1 * y_1 term.
+    expected = 1 * 50 + 0.5 * 1 * (50 * math.exp(-3 * 0.5) * 2)
+    assert aup([(1.0, 50.0), (2.0, 50.0)], 100.0) == pytest.approx(expected)
+    # Points of equal parallelism merge into their mean accuracy.
+    assert aup([(2.0, 100.0), (1.0, 100.0), (1.0, 90.0)], 100.0) == pytest.approx(
+        95 + 0.5 * (95 * math.exp(-3 * 0.05) + 100))
+
+
+@pytest.mark.parametrize("curve, y_max, says", [
+    ([], 100.0, "at least one"), ([(0.0, 50.0)], 50.0, "tpf > 0"), ([(1.0, 120.0)], 100.0, "accuracy in"),
+    ([(1.0, 90.0)], 80.0, "y_max"), ([(1.0, 90.0)], 0.0, "y_max"),
+])
+def test_aup_refuses_bad_curves(curve, y_max, says):
+    with pytest.raises(ValueError, match=says):
+        aup(curve, y_max)
+
+
+def test_knobs_make_configs_for_each_task_from_careful_to_parallel():
+    task = parse("insert 2 k : a b c =")
+    for knob in KNOBS.values():
+        configs = [knob.make(task, v, 3) for v in knob.values]
+        assert all(c.gen_length == 4 and c.seed == 3 and c.temperature == 1.0 for c in configs)
+    assert [c.threshold for c in (KNOBS["threshold"].make(task, v, 0) for v in KNOBS["threshold"].values)] == [
+        0.9, 0.7, 0.5, 0.3, 0.1]
+    assert {KNOBS["constant_k"].make(task, 4, 0).decay, KNOBS["topk_decay"].make(task, 4, 0).decay} == {1.0, 0.9}
+
+
+def test_points_count_right_runs_tokens_and_forwards():
+    oracle, tasks = TaskOracle(), prompts("shuffle", 8, 0)
+    make = KNOBS["constant_k"].make
+    traces = decode(oracle, [t.prompt for t in tasks], [make(t, 2, s) for s, t in enumerate(tasks)], record_candidates=0)
+    p = point("constant_k", 2, traces)
+    assert p.runs == 8 and p.tokens == sum(len(t.cells) for t in tasks)
+    assert p.forwards == sum(math.ceil(len(t.cells) / 2) for t in tasks) and p.tpf == p.tokens / p.forwards
+    assert p.right == sum(verdict_of(t).ok for t in traces)
+    d = p.to_dict()
+    assert d["n"] == 8 and d["k"] == p.right and d["lo"] <= d["rate"] <= d["hi"] and d["tpf"] == round(p.tpf, 4)
+    assert curve_points([p, Point("constant_k", 1, 0, 0, 0, 0)]) == [(p.tpf, 100.0 * p.right / 8)]
+    with pytest.raises(ValueError, match="knob"):
+        point("nope", 1, traces)
