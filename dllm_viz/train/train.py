@@ -56,6 +56,7 @@ from tqdm import tqdm
 
 from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
+from dllm_viz.train.pairs import Rows, batch_of, by_length, load_pairs, mask_answers, sample_batch
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class TrainConfig:
     short_fraction: float = 0.25  # share of steps trained on a shorter random window (playground canvases)
     prompt_fraction: float = 0.0  # share of rows whose random prefix stays clean, as a prompt does (LLaDA SFT)
     rare_first_fraction: float = 0.0  # share of rows masked rarest tokens first, as a confidence-first decode leaves them
+    pairs: bool = False  # data lines are prompt<TAB>answer: one example per row, only the answer masked (pairs.py)
     steps: int = 6000  # optimiser steps
     lr: float = 2e-3  # peak AdamW learning rate
     min_lr_ratio: float = 0.1  # cosine floor, as a fraction of lr
@@ -109,6 +111,9 @@ class TrainConfig:
             raise ValueError(f"t_min={self.t_min} must be in (0, 1)")
         if self.warmup < 0:
             raise ValueError(f"warmup={self.warmup} must be >= 0")
+        if self.pairs and (self.rare_first_fraction or self.prompt_fraction):
+            raise ValueError(f"pairs=True needs rare_first_fraction=0 and prompt_fraction=0 (a pair's prompt is never "
+                             f"masked already), got {self.rare_first_fraction} and {self.prompt_fraction}")
 
 
 def stratified_t(batch: int, t_min: float, generator: torch.Generator) -> torch.Tensor:
@@ -216,39 +221,51 @@ def cpu_has_bf16_units() -> bool:
     return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
 
 
+def _heldout_chunks(data: torch.Tensor | Rows, cfg: TrainConfig):
+    """Fixed held-out batches ``(x (b, N), real (b, N) | None, maskable (b, N))``: evenly spaced windows of
+    the stream (every token maskable), or evenly spaced pairs (their answers maskable)."""
+    if isinstance(data, Rows):
+        for index in torch.linspace(0, len(data) - 1, min(cfg.eval_windows, len(data))).long().split(16):
+            yield batch_of(data, index)
+        return
+    n = cfg.max_length
+    starts = torch.linspace(0, data.numel() - n, cfg.eval_windows).long()
+    for chunk in data[starts[:, None] + torch.arange(n)].long().split(16):  # (W, N) in chunks
+        yield chunk, None, torch.ones_like(chunk, dtype=torch.bool)
+
+
 @torch.no_grad()
 def evaluate(
-    model: EmbeddedDenoiser, tokens: torch.Tensor, chars_per_token: float, cfg: TrainConfig, *, n_t: int = 8
+    model: EmbeddedDenoiser, tokens: torch.Tensor | Rows, chars_per_token: float, cfg: TrainConfig, *, n_t: int = 8
 ) -> dict[str, float]:
     """Held-out ELBO (bits/char, bits/token) and masked-token accuracy at fixed mask ratios.
 
-    Windows are fixed (evenly spaced over the held-out stream) and the generator is re-seeded, so
-    successive evaluations compare like with like.
+    Windows (or pairs, whose answer tokens alone are scored) are fixed and the generator is re-seeded,
+    so successive evaluations compare like with like.
     """
     was_training = model.training
     model.eval()
     device = model.device
-    n = cfg.max_length
-    span = tokens.numel() - n
-    starts = torch.linspace(0, span, cfg.eval_windows).long()
-    x_all = tokens[starts[:, None] + torch.arange(n)].long()  # (W, N)
     gen = torch.Generator().manual_seed(1234)
     nats, count = 0.0, 0
     correct = {r: 0 for r in EVAL_MASK_RATIOS}
     total = {r: 0 for r in EVAL_MASK_RATIOS}
-    for chunk in x_all.split(16):
+    for chunk, real, maskable in _heldout_chunks(tokens, cfg):
+        keys = None if real is None else real.to(device)
         for j in range(n_t):  # midpoint rule in t: an ELBO estimate with low variance
             t = torch.full((chunk.shape[0],), (j + 0.5) / n_t)
             noisy, masked = mask_tokens(chunk, t, model.mask_token_id, gen)
+            noisy, masked = torch.where(maskable, noisy, chunk), masked & maskable
             with _autocast(cfg.bf16, device):
-                logits = model(noisy.to(device)).float().cpu()
+                logits = model(noisy.to(device), keys).float().cpu()
             nats += diffusion_loss(logits, chunk, masked, t).item() * chunk.numel() / n_t
-        count += chunk.numel()
+        count += int(maskable.sum())
         for r in EVAL_MASK_RATIOS:
             t = torch.full((chunk.shape[0],), r)
             noisy, masked = mask_tokens(chunk, t, model.mask_token_id, gen)
+            noisy, masked = torch.where(maskable, noisy, chunk), masked & maskable
             with _autocast(cfg.bf16, device):
-                pred = model(noisy.to(device)).argmax(-1).cpu()
+                pred = model(noisy.to(device), keys).argmax(-1).cpu()
             correct[r] += int(((pred == chunk) & masked).sum())
             total[r] += int(masked.sum())
     model.train(was_training)
@@ -391,7 +408,8 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         init_tokenizer = EmbeddedTokenizer.from_file(init_from.parent / "tokenizer.json")
         if init_tokenizer.vocab_size == cfg.vocab_size and not (run / "tokenizer.json").is_file():
             init_tokenizer.save(run / "tokenizer.json")  # same vocabulary: reuse it
-    tokenizer, train_tokens, heldout_tokens, cpt = _load_corpus(data, run, cfg.vocab_size)
+    load = load_pairs if cfg.pairs else _load_corpus
+    tokenizer, train_tokens, heldout_tokens, cpt = load(data, run, cfg.vocab_size)
     if resume and ckpt_path.is_file():
         state = torch.load(ckpt_path, weights_only=False)
         # The saved recipe wins, except the step budget: resuming with a larger --steps extends a run.
@@ -430,20 +448,30 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         features = torch.compile(model.features, dynamic=True, backend="inductor" if compile is True else compile)
     if dev.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True  # fp32 leftovers (norms, loss) on tensor cores
-    surprisal = unigram_surprisal(train_tokens, tokenizer.vocab_size)  # (V,)
+    if cfg.rare_first_fraction > 0:
+        surprisal = unigram_surprisal(train_tokens, tokenizer.vocab_size)  # (V,)
+    if cfg.pairs:
+        order = by_length(train_tokens, torch.Generator().manual_seed(cfg.seed))  # (R,): batches of one length
     model.train()
-    log.info("model: %.2fM parameters; train %d tokens, held-out %d tokens (%.2f chars/token); starting at step %d",
-             model.num_parameters() / 1e6, train_tokens.numel(), heldout_tokens.numel(), cpt, step)
+    size = (lambda d: f"{len(d)} pairs") if cfg.pairs else (lambda d: f"{d.numel()} tokens")
+    log.info("model: %.2fM parameters; train %s, held-out %s (%.2f chars/token); starting at step %d",
+             model.num_parameters() / 1e6, size(train_tokens), size(heldout_tokens), cpt, step)
     last_eval: dict[str, float] = {}
     t0 = time.time() - elapsed
     bar = tqdm(total=cfg.steps, initial=step, disable=not progress, mininterval=10, dynamic_ncols=True)
     while step < cfg.steps:
-        length = cfg.max_length
-        if torch.rand((), generator=gen) < cfg.short_fraction:
-            length = int(torch.randint(16, cfg.max_length, (), generator=gen))
-        x = sample_windows(train_tokens, cfg.batch_size, length, gen)  # (B, N)
-        t = stratified_t(cfg.batch_size, cfg.t_min, gen)
-        _, masked = mask_tokens(x, t, model.mask_token_id, gen)
+        real = None  # (B, N) keys that are not padding; None: a window of the stream, all real
+        if cfg.pairs:
+            x, real, answer = sample_batch(train_tokens, order, cfg.batch_size, gen)  # (B, N) each
+            t = stratified_t(cfg.batch_size, cfg.t_min, gen)
+            masked = mask_answers(x, answer, t, gen)
+        else:
+            length = cfg.max_length
+            if torch.rand((), generator=gen) < cfg.short_fraction:
+                length = int(torch.randint(16, cfg.max_length, (), generator=gen))
+            x = sample_windows(train_tokens, cfg.batch_size, length, gen)  # (B, N)
+            t = stratified_t(cfg.batch_size, cfg.t_min, gen)
+            _, masked = mask_tokens(x, t, model.mask_token_id, gen)
         if cfg.rare_first_fraction > 0:
             masked = rare_first_masks(x, t, surprisal, cfg.rare_first_fraction, masked, gen)
         if cfg.prompt_fraction > 0:
@@ -453,9 +481,11 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
             group["lr"] = lr_at(step, cfg)
         x, masked, t = x.to(dev), masked.to(dev), t.to(dev)
         with _autocast(cfg.bf16, dev):
-            h = features(noisy.to(dev))[masked]  # (M, D): only masked rows are scored
+            h = features(noisy.to(dev), None if real is None else real.to(dev))[masked]  # (M, D): masked rows only
             logits = model.head(h)  # (M, V)
-        loss = diffusion_loss(logits, x, masked, t)
+        loss = diffusion_loss(logits, x, masked, t)  # per token of the batch
+        if real is not None:  # pairs: per answer token, the tokens the estimator averages over
+            loss = loss * x.numel() / int(answer.sum())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
