@@ -1,0 +1,204 @@
+"""Accuracy against parallelism on the task families, for the tasks model and the exact oracle side by side.
+
+For every family (`dllm_viz.tasks.FAMILIES`) and knob (`tasks.curves.KNOBS`: confidence threshold,
+constant k, top-k decay; five settings each), the benchmark's 64 prompts are decoded with every
+setting in one batched call, for the trained model (``assets/tasks``) and for `TaskOracle` (the
+families' exact marginals). Each point: tokens per forward pass, the share of right answers with a
+95% Wilson interval, and ParallelBench's bound along the runs (`curves.bound_bits`: bits of
+conditional total correlation among tokens confirmed together). Then d3LLM's AUP per family, knob
+and decoder (`curves.aup`; y_max is the family's best accuracy over every point of both decoders).
+
+Writes ``assets/tasks/curves.json`` (every point), ``assets/tasks/curves.png`` (the README's picture:
+the constant-k knob, every family, model and oracle), prints the tables, and the wall time of one
+family's whole threshold curve (5 thresholds x 64 prompts) on one thread (the issue's floor: < 60 s).
+
+    python bench/parallel_tasks.py                        # the shipped model; writes the two assets
+    python bench/parallel_tasks.py --model RUN_EXPORT --out /tmp/c.json --png /tmp/c.png
+    python bench/parallel_tasks.py --floor                # one token per step only: the card's floor table
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from dllm_viz import decode  # noqa: E402
+from dllm_viz.core.stats import format_rate  # noqa: E402
+from dllm_viz.models.embedded import load_embedded  # noqa: E402
+from dllm_viz.tasks import FAMILIES, TaskOracle, prompts  # noqa: E402
+from dllm_viz.tasks.curves import (  # noqa: E402
+    KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, TEMPERATURE, aup, bound_bits, curve_points, point,
+)
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "tasks"
+DECODERS = ("model", "oracle")
+
+
+def measure(model, family: str, knob: str, values=None, n: int = PROMPTS_PER_FAMILY) -> tuple[list[dict], float]:
+    """Every setting of ``knob`` over ``n`` prompts of ``family`` in one batched decode: the points
+    (as dicts, with ``bound_bits``, the mean bound per run) and the wall time of the decode."""
+    tasks, spec = prompts(family, n, PROMPT_SEED), KNOBS[knob]
+    values = spec.values if values is None else values
+    cells = [(v, s, t) for v in values for s, t in enumerate(tasks)]
+    start = time.perf_counter()
+    traces = decode(model, [t.prompt for _, _, t in cells], [spec.make(t, v, s) for v, s, t in cells],
+                    record_candidates=0)
+    wall = time.perf_counter() - start
+    out = []
+    for i, v in enumerate(values):
+        group = traces[i * n:(i + 1) * n]
+        out.append({**point(knob, v, group).to_dict(),
+                    "bound_bits": round(statistics.mean(bound_bits(t) for t in group), 4)})
+    return out, wall
+
+
+def aups(family_points: dict[str, dict[str, list[dict]]]) -> tuple[float, dict[str, dict[str, float]]]:
+    """y_max (the family's best accuracy, %) and AUP per decoder and knob."""
+    y_max = max(100.0 * p["rate"] for d in family_points.values() for pts in d.values() for p in pts)
+    y_max = max(y_max, 1e-9)
+    table = {}
+    for decoder, knobs in family_points.items():
+        table[decoder] = {}
+        for knob, pts in knobs.items():
+            curve = [(p["tpf"], 100.0 * p["rate"]) for p in pts if p["forwards"]]
+            table[decoder][knob] = round(aup(curve, y_max), 2)
+    return y_max, table
+
+
+README_KNOB = "constant_k"  # the README's picture: every family on the same tokens-per-forward axis
+
+
+def figure(data: dict, knob: str = README_KNOB):
+    """One panel per family: right answers (95% Wilson bars) against tokens per forward (log axis), the
+    model solid and the oracle dashed, for one knob."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    families = list(data["families"])
+    fig = make_subplots(rows=2, cols=4, subplot_titles=[
+        f"{f}  (AUP {data['families'][f]['aup']['model'][knob]:.0f} / {data['families'][f]['aup']['oracle'][knob]:.0f})"
+        for f in families], horizontal_spacing=0.06, vertical_spacing=0.16)
+    style = {"model": dict(color="#1f5fa8", dash="solid", symbol="circle"),
+             "oracle": dict(color="#c2452d", dash="dash", symbol="diamond-open")}
+    for i, family in enumerate(families):
+        row, col = 1 + i // 4, 1 + i % 4
+        for decoder in DECODERS:
+            pts = sorted(data["families"][family][decoder][knob], key=lambda p: p["tpf"])
+            s = style[decoder]
+            fig.add_trace(go.Scatter(
+                x=[p["tpf"] for p in pts], y=[100 * p["rate"] for p in pts], mode="lines+markers",
+                name="trained model" if decoder == "model" else "exact oracle", legendgroup=decoder,
+                showlegend=i == 0, line=dict(color=s["color"], dash=s["dash"], width=2),
+                marker=dict(symbol=s["symbol"], size=7, color=s["color"]),
+                error_y=dict(type="data", symmetric=False, array=[100 * (p["hi"] - p["rate"]) for p in pts],
+                             arrayminus=[100 * (p["rate"] - p["lo"]) for p in pts], width=3, thickness=1),
+                text=[f"{knob} {p['value']:g}" for p in pts], hovertemplate="%{text}: %{y:.0f}%<extra></extra>",
+            ), row=row, col=col)
+        fig.update_yaxes(range=[-5, 105], row=row, col=col, title_text="right answers %" if col == 1 else None)
+        fig.update_xaxes(row=row, col=col, type="log", range=[-0.08, 1.25], tickvals=[1, 2, 4, 8, 16],
+                         title_text="tokens per forward" if row == 2 else None)
+    fig.update_layout(
+        width=1200, height=620, template="plotly_white", margin=dict(l=60, r=20, t=90, b=50),
+        title=dict(text=f"Where parallel confirmation breaks: {KNOBS[knob].label}, {data['prompts']} prompts per "
+                        f"family, T = {data['temperature']:g} (AUP model / oracle, d3LLM)", x=0.5),
+        legend=dict(orientation="h", x=0.5, xanchor="center", y=1.1),
+    )
+    return fig
+
+
+def write_png(fig, path: Path) -> None:
+    """Render a Plotly figure with the project's own means: Debian's chromium through Playwright
+    (as scripts/screenshot.py does), plotly.js inlined, no network."""
+    from playwright import sync_api
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    with tempfile.TemporaryDirectory() as tmp:
+        page_path = Path(tmp) / "figure.html"
+        page_path.write_text(fig.to_html(include_plotlyjs=True, full_html=True, config={"staticPlot": True}))
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": fig.layout.width + 40, "height": fig.layout.height + 40})
+            page.goto(page_path.as_uri())
+            page.wait_for_selector(".js-plotly-plot .main-svg")
+            page.locator(".js-plotly-plot").first.screenshot(path=str(path))
+            browser.close()
+
+
+def print_tables(data: dict) -> None:
+    for knob in data["knobs"]:
+        print(f"\n### {KNOBS[knob].label}: right answers (95% Wilson) at tokens per forward; model | oracle")
+        print("| family | " + " | ".join(f"{v:g}" for v in KNOBS[knob].values) + " |")
+        print("|---|" + "---|" * len(KNOBS[knob].values))
+        for family, f in data["families"].items():
+            cells = [f"{m['tpf']:.2f}: {format_rate(m)} \\| {o['tpf']:.2f}: {format_rate(o)}"
+                     for m, o in zip(f["model"][knob], f["oracle"][knob])]
+            print(f"| {family} | " + " | ".join(cells) + " |")
+    print("\n### AUP (d3LLM), model / oracle")
+    print("| family | " + " | ".join(data["knobs"]) + " |\n|---|" + "---|" * len(data["knobs"]))
+    for family, f in data["families"].items():
+        print(f"| {family} | " + " | ".join(f"{f['aup']['model'][k]:.1f} / {f['aup']['oracle'][k]:.1f}"
+                                           for k in data["knobs"]) + " |")
+
+
+def floor(model) -> None:
+    """One token per step over the 64 prompts of every family: the model card's floor table."""
+    print("| family | right answers, one token per step (95% Wilson) |\n|---|---|")
+    for family in FAMILIES:
+        pts, _ = measure(model, family, "constant_k", values=(1,))
+        print(f"| {family} | {pts[0]['k']}/{pts[0]['n']} = {format_rate(pts[0])} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", type=Path, default=ASSETS, help="an exported model folder (default assets/tasks)")
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--knobs", default=",".join(KNOBS))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=ASSETS / "curves.json")
+    parser.add_argument("--png", type=Path, default=ASSETS / "curves.png")
+    parser.add_argument("--no-png", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="only the one-token-per-step floor table")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    model = load_embedded(device="cpu", path=args.model)
+    if args.floor:
+        floor(model)
+        return
+    families, knobs = args.families.split(","), args.knobs.split(",")
+    data = {"model": model.name, "prompts": PROMPTS_PER_FAMILY, "prompt_seed": PROMPT_SEED,
+            "temperature": TEMPERATURE, "threads": args.threads, "knobs": knobs,
+            "values": {k: list(KNOBS[k].values) for k in knobs}, "families": {}, "threshold_curve_seconds": {}}
+    decoders = {"model": model, "oracle": TaskOracle()}
+    for family in families:
+        points: dict[str, dict[str, list[dict]]] = {d: {} for d in DECODERS}
+        for knob in knobs:
+            for name, decoder in decoders.items():
+                points[name][knob], wall = measure(decoder, family, knob)
+                if knob == "threshold":
+                    data["threshold_curve_seconds"].setdefault(name, {})[family] = round(wall, 2)
+        y_max, table = aups(points)
+        data["families"][family] = {**points, "y_max": round(y_max, 2), "aup": table}
+        seconds = {d: data["threshold_curve_seconds"].get(d, {}).get(family) for d in DECODERS}
+        print(f"{family}: threshold curve (5 x {PROMPTS_PER_FAMILY} decodes) in {seconds['model']} s (model), "
+              f"{seconds['oracle']} s (oracle), {args.threads} thread(s); AUP model/oracle "
+              + ", ".join(f"{k} {table['model'][k]:.1f}/{table['oracle'][k]:.1f}" for k in knobs), flush=True)
+    print_tables(data)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    if not args.no_png and README_KNOB in knobs and set(families) == set(FAMILIES):
+        write_png(figure(data), args.png)
+        print(f"wrote {args.png}")
+
+
+if __name__ == "__main__":
+    main()

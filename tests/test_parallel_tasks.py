@@ -1,0 +1,49 @@
+"""bench/parallel_tasks.py: the measurement, AUP table and figure, on the exact oracle (fast, no weights)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import parallel_tasks as bench  # noqa: E402
+
+from dllm_viz.tasks import FAMILIES, TaskOracle  # noqa: E402
+from dllm_viz.tasks.curves import KNOBS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Both 'decoders' are the oracle here: the JSON's shape, not the model's numbers, is under test."""
+    oracle, out = TaskOracle(), {"prompts": 8, "temperature": 1.0, "knobs": list(KNOBS), "families": {}}
+    for family in FAMILIES:
+        points = {d: {k: bench.measure(oracle, family, k, n=8)[0] for k in KNOBS} for d in bench.DECODERS}
+        y_max, table = bench.aups(points)
+        out["families"][family] = {**points, "y_max": y_max, "aup": table}
+    return out
+
+
+def test_points_cover_every_setting_and_the_bound_is_zero_one_token_per_step(data):
+    copy, shuffle = data["families"]["copy"]["oracle"], data["families"]["shuffle"]["oracle"]
+    assert [p["value"] for p in copy["constant_k"]] == list(KNOBS["constant_k"].values)
+    assert all(p["n"] == 8 for p in copy["threshold"])
+    assert shuffle["constant_k"][0]["bound_bits"] == 0.0 and shuffle["constant_k"][0]["tpf"] == 1.0
+    assert shuffle["constant_k"][-1]["bound_bits"] > 1.0  # a whole shuffle in one step: n log n - log n! bits
+    assert all(p["bound_bits"] == 0.0 and p["rate"] == 1.0 for p in copy["constant_k"])
+
+
+def test_aup_is_largest_where_parallelism_is_free(data):
+    fam = data["families"]
+    assert fam["copy"]["y_max"] == 100.0
+    assert fam["copy"]["aup"]["oracle"]["constant_k"] > 3 * fam["shuffle"]["aup"]["oracle"]["constant_k"]
+    assert fam["sudoku"]["aup"]["oracle"]["constant_k"] > fam["latin"]["aup"]["oracle"]["constant_k"]
+
+
+def test_figure_has_a_panel_per_family_and_tables_print(data, capsys):
+    fig = bench.figure(data)
+    assert len(fig.data) == 2 * len(FAMILIES) and len(fig.layout.annotations) == len(FAMILIES)
+    assert fig.data[0].error_y.array is not None
+    bench.print_tables(data)
+    out = capsys.readouterr().out
+    assert "### AUP (d3LLM)" in out and all(f"| {f} |" in out for f in FAMILIES)
