@@ -2,14 +2,14 @@
 
 For every family (`dllm_viz.tasks.FAMILIES`) and knob (`tasks.curves.KNOBS`: confidence threshold,
 constant k, top-k decay; five settings each), the benchmark's 64 prompts are decoded with every
-setting in one batched call, for the trained model (``assets/tasks``) and for `TaskOracle` (the
+setting in one batched call, for the trained model (``dllm_viz/assets/tasks``) and for `TaskOracle` (the
 families' exact marginals). Each point: tokens per forward pass, the share of right answers with a
 95% Wilson interval, and ParallelBench's bound along the runs (`curves.bound_bits`: bits of
 conditional total correlation among tokens confirmed together). Then d3LLM's AUP per family, knob
 and decoder (`curves.aup`; y_max is the family's best accuracy over every point of both decoders).
 
-Writes ``assets/tasks/curves.json`` (every point), ``assets/tasks/curves.png`` (the README's picture:
-the constant-k knob, every family, model and oracle), prints the tables, and the wall time of one
+Writes ``curves.json`` (every point) and ``curves.png`` (the README's picture: the constant-k knob,
+every family, model and oracle) into ``dllm_viz/assets/tasks/``, prints the tables, and the wall time of one
 family's whole threshold curve (5 thresholds x 64 prompts) on one thread (the issue's floor: < 60 s).
 
     python bench/parallel_tasks.py                        # the shipped model; writes the two assets
@@ -31,7 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from dllm_viz import decode  # noqa: E402
+from dllm_viz import assets, decode  # noqa: E402
 from dllm_viz.core.stats import format_rate  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.tasks import FAMILIES, TaskOracle, prompts  # noqa: E402
@@ -39,7 +39,7 @@ from dllm_viz.tasks.curves import (  # noqa: E402
     KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, TEMPERATURE, aup, bound_bits, curve_points, point,
 )
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "tasks"
+ASSETS = assets.path("tasks")
 DECODERS = ("model", "oracle")
 
 
@@ -150,16 +150,22 @@ def print_tables(data: dict) -> None:
 
 
 def floor(model) -> None:
-    """One token per step over the 64 prompts of every family: the model card's floor table."""
-    print("| family | right answers, one token per step (95% Wilson) |\n|---|---|")
+    """One token per step over the 64 prompts of every family, at T = 1 (the curves' temperature) and
+    at T = 0 (argmax): the model card's floor table."""
+    print("| family | right answers, one token per step, T = 1 | T = 0 (argmax) |\n|---|---|---|")
     for family in FAMILIES:
-        pts, _ = measure(model, family, "constant_k", values=(1,))
-        print(f"| {family} | {pts[0]['k']}/{pts[0]['n']} = {format_rate(pts[0])} |")
+        tasks, make = prompts(family, PROMPTS_PER_FAMILY, PROMPT_SEED), KNOBS["constant_k"].make
+        cells = []
+        for temperature in (1.0, 0.0):
+            configs = [make(t, 1, s).replace(temperature=temperature) for s, t in enumerate(tasks)]
+            p = point("constant_k", 1, decode(model, [t.prompt for t in tasks], configs, record_candidates=0))
+            cells.append(f"{p.right}/{p.runs} = {format_rate(p.accuracy)}")
+        print(f"| {family} | " + " | ".join(cells) + " |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", type=Path, default=ASSETS, help="an exported model folder (default assets/tasks)")
+    parser.add_argument("--model", type=Path, default=ASSETS, help="an exported model folder (default: the shipped one)")
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--knobs", default=",".join(KNOBS))
     parser.add_argument("--threads", type=int, default=1)
