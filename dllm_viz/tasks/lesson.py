@@ -1,0 +1,57 @@
+"""The lesson "why parallel decoding breaks": the measured numbers its prose quotes.
+
+The prose (English and Chinese) lives with the other lessons' in ``assets/lessons.yaml``, under
+``curve_lessons``; each entry names the numbers it quotes (``quotes``), and `numbers` reads them from
+the measured curves (``assets/tasks/curves.json``, written by ``bench/parallel_tasks.py``), so a test
+can check that every quoted number is the measured one in both languages.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+CURVES_PATH = ASSETS / "tasks" / "curves.json"
+LESSONS_PATH = ASSETS / "lessons.yaml"
+LANGS = ("en", "zh")
+ONE, ALL = 1, 16  # constant k: one token per step; every answer token in one step (answers hold <= 16)
+
+
+def numbers(curves: dict[str, Any]) -> dict[str, str]:
+    """The quotable numbers, formatted as the prose writes them, by key:
+    ``{family}.{decoder}.one`` / ``.all``: right answers in percent with one token per step / all in one step;
+    ``{family}.tpf_all``: tokens per forward of the one-step decode; ``{family}.bits_all``: the mean
+    total correlation of one-step runs (the oracle's, in bits); ``{family}.{decoder}.t90``: tokens per
+    forward at threshold 0.9."""
+    out: dict[str, str] = {}
+    for family, f in curves["families"].items():
+        for decoder in ("model", "oracle"):
+            by_k = {p["value"]: p for p in f[decoder]["constant_k"]}
+            out[f"{family}.{decoder}.one"] = f"{100 * by_k[ONE]['rate']:.0f}%"
+            out[f"{family}.{decoder}.all"] = f"{100 * by_k[ALL]['rate']:.0f}%"
+            if "threshold" in f[decoder]:
+                t90 = next(p for p in f[decoder]["threshold"] if p["value"] == 0.9)
+                out[f"{family}.{decoder}.t90"] = f"{t90['tpf']:.1f}"
+        full = {p["value"]: p for p in f["oracle"]["constant_k"]}[ALL]
+        out[f"{family}.tpf_all"] = f"{full['tpf']:.1f}"
+        out[f"{family}.bits_all"] = f"{full['bound_bits']:.1f}"
+    return out
+
+
+def load_curves(path: Path = CURVES_PATH) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def load_curve_lessons(path: Path = LESSONS_PATH) -> dict[str, dict[str, Any]]:
+    """The ``curve_lessons`` of the lessons file, by key; ValueError when one lacks a language or a field."""
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")).get("curve_lessons", [])
+    out = {}
+    for entry in entries:
+        for name in ("title", "text"):
+            if set(entry.get(name, {})) != set(LANGS):
+                raise ValueError(f"{path.name}: curve lesson {entry.get('key')!r} {name} needs exactly {LANGS}")
+        out[entry["key"]] = entry
+    return out

@@ -1,0 +1,39 @@
+"""tasks.lesson and its prose in assets/lessons.yaml: every number the text quotes is the measured one,
+in both languages, and the measurements say what the text claims."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from dllm_viz.tasks.lesson import LANGS, load_curve_lessons, load_curves, numbers
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return numbers(load_curves())
+
+
+def test_every_quoted_number_is_the_measured_one_in_both_languages(measured):
+    lesson = load_curve_lessons()["why_parallel_breaks"]
+    assert set(lesson["title"]) == set(lesson["text"]) == set(LANGS)
+    for key in lesson["quotes"]:
+        for lang in LANGS:
+            assert measured[key] in lesson["text"][lang], (key, measured[key], lang)
+
+
+def test_the_claims_hold_on_the_measurements(measured):
+    pct = lambda key: float(measured[key].rstrip("%"))  # noqa: E731
+    assert float(measured["copy.bits_all"]) == 0.0 and pct("copy.oracle.all") == pct("copy.model.all") == 100
+    assert float(measured["shuffle.bits_all"]) > 1 and float(measured["latin.bits_all"]) > 10
+    for family in ("shuffle", "latin"):  # one step breaks them for the perfect model too; one token per step does not
+        assert pct(f"{family}.oracle.all") <= 20 and pct(f"{family}.oracle.one") == 100
+    assert float(measured["copy.model.t90"]) > 4 and float(measured["shuffle.model.t90"]) < 1.1
+    assert pct("sudoku.oracle.all") == 100 > pct("sudoku.model.all")
+
+
+def test_a_lesson_without_both_languages_is_refused(tmp_path):
+    path = tmp_path / "lessons.yaml"
+    path.write_text(yaml.safe_dump({"lessons": [], "curve_lessons": [
+        {"key": "x", "title": {"en": "t"}, "text": {"en": "a", "zh": "b"}}]}))
+    with pytest.raises(ValueError, match="title"):
+        load_curve_lessons(path)
