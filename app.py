@@ -44,6 +44,8 @@ from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
 from dllm_viz.app.playground import ModelChoice  # noqa: E402
 from dllm_viz.models import SHIPPED  # noqa: E402
 from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
+from dllm_viz.app import task_view  # noqa: E402
+from dllm_viz.tasks.families import EXAMPLE_PROMPTS as TASK_PROMPTS  # noqa: E402
 
 EXAMPLES_DIR = assets.path("examples")
 MAX_BATCH = 16  # requests per forward pass in the shared engine
@@ -135,20 +137,31 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
 CHECKPOINT_PROMPTS = ("The capital of France is", "Once upon a time")
 
 
+def fit_to_tasks(run: Runner) -> Runner:
+    """The tasks model's runner: a prompt that states a task decodes exactly its answer's tokens
+    (`task_view.fit_config`), whatever the gen length slider says."""
+
+    def fitted(prompts, configs, **kwargs):
+        return run(prompts, [task_view.fit_config(p, c) for p, c in zip(prompts, configs)], **kwargs)
+
+    return fitted
+
+
 def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
-    """The model picker: the served model first, then the shipped ones it is not (Austen, world).
+    """The model picker: the served model first, then the shipped ones it is not (Austen, world, tasks).
 
     The shipped models are small and decode directly (no engine); a missing asset folder just
     leaves its entry out. Nothing here touches the network.
     """
     name = getattr(model, "name", "model")
-    prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS}
-    choices = {name: ModelChoice(run=run, prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name)}
-    for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"])):
+    prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
+    fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
+    choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name)}
+    for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
-        choices[other.name] = ModelChoice(run=make_runner(other, None), prompts=tuple(prompts[shipped]),
+        choices[other.name] = ModelChoice(run=fit(other.name, make_runner(other, None)), prompts=tuple(prompts[shipped]),
                                           name=other.name)
     return choices
 

@@ -66,3 +66,29 @@ def test_page_builds_with_a_picker(tmp_path):
     demo = ui.build_demo(main, examples=[("ex", ex)], export_dir=tmp_path, models=models)
     dropdowns = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "dv-model"]
     assert len(dropdowns) == 1 and dropdowns[0].visible
+
+
+def test_the_shipped_tasks_entry_answers_at_the_tasks_length_with_its_grid_and_curve(tmp_path):
+    """app.py's picker lists the tasks model with one example prompt per family; a task prompt decodes
+    exactly its answer's tokens whatever the gen length slider says, a Latin square is drawn as grids,
+    and the curve view shows its family's measured curves with the threshold marker."""
+    import importlib.util
+    from pathlib import Path
+
+    from dllm_viz.tasks.families import EXAMPLE_PROMPTS
+
+    spec = importlib.util.spec_from_file_location("app_picker_under_test", Path(__file__).resolve().parents[1] / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    main = Recorder()
+    choices = app.model_choices(main.model, main)
+    assert choices["tasks-mdlm"].prompts == EXAMPLE_PROMPTS
+    pg = Playground(main, export_dir=tmp_path, models=choices)
+    assert pg.pick_model(model_pick="tasks-mdlm").prompt == EXAMPLE_PROMPTS[0]
+    settings = config_to_settings(DecodeConfig.preset("balanced", 64, block_length=32))
+    latin = EXAMPLE_PROMPTS[6]
+    first = pg.play.decode(prompt=latin, lang="zh", cursor=None, model_pick="tasks-mdlm", **settings)
+    assert first.trace.config.gen_length == 16 and first.trace.config.block_length is None
+    assert first.canvas.count('class="dv-grid"') == 2 and main.prompts == []
+    rest = pg.play.rest(trace=first.trace, lang="zh", cursor=None, temperature=1.0)
+    assert len(rest.task_curve.data) == 4 and "latin" in rest.task_curve.layout.title.text

@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 
 from dllm_viz.app.i18n import t
 from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, ORDER_SCALE, PALETTE, confidence_position, plotly_scale
+from dllm_viz.app.task_view import on_curve
 from dllm_viz.core.analysis import confirmations, divergence, piece
 from dllm_viz.core.trace import Trace
 
@@ -321,3 +322,34 @@ def sweep_heatmap(
                             "showarrow": False, "text": f"{t('decay', lang)} {d:g}"})
     return _figure(data, title, height=max(220, 100 + 36 * len(temperatures)), annotations=annotations,
                    yaxis={"autorange": "reversed"}, margin={"l": 60, "r": 80, "t": 64, "b": 44}, **layout)
+
+
+def task_curve(curves: dict[str, Any], family: str | None, threshold: float, *, lang: str = "en") -> go.Figure:
+    """Right answers against tokens per forward on the measured threshold curves of ``family`` (the tasks
+    model solid, the exact oracle dashed; `bench/parallel_tasks.py`), each with a marker where the
+    threshold slider's value puts it (`task_view.on_curve`). Without a family or measurements: a note."""
+    fam = (curves.get("families") or {}).get(family or "")
+    if fam is None:
+        return _figure([], t("fig_task_curve", lang), height=260, annotations=[
+            {"text": t("task_curve_none", lang), "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
+             "yref": "paper"}], xaxis={"visible": False}, yaxis={"visible": False})
+    data = []
+    for decoder, name, colour, dash in (("model", t("task_model", lang), PALETTE["side_a"], "solid"),
+                                        ("oracle", t("task_oracle", lang), PALETTE["side_b"], "dash")):
+        pts = sorted(fam[decoder]["threshold"], key=lambda p: p["tpf"])
+        data.append({"type": "scatter", "mode": "lines+markers", "x": [p["tpf"] for p in pts],
+                     "y": [100 * p["rate"] for p in pts], "name": name, "line": {"color": colour, "dash": dash},
+                     "customdata": [p["value"] for p in pts],
+                     "hovertemplate": f"{name} · {t('threshold', lang)} %{{customdata}}: %{{y:.0f}}%<extra></extra>",
+                     "error_y": {"type": "data", "symmetric": False, "thickness": 1, "width": 3,
+                                 "array": [100 * (p["hi"] - p["rate"]) for p in pts],
+                                 "arrayminus": [100 * (p["rate"] - p["lo"]) for p in pts]}})
+        x, y = on_curve(fam[decoder]["threshold"], threshold)
+        data.append({"type": "scatter", "mode": "markers", "x": [x], "y": [y], "showlegend": False,
+                     "marker": {"color": colour, "size": 14, "symbol": "circle-open", "line": {"width": 3}},
+                     "hovertemplate": f"{t('threshold', lang)} {threshold:g}: %{{x:.2f}}, %{{y:.0f}}%<extra></extra>"})
+    aups = f"AUP {fam['aup']['model']['threshold']:.0f} / {fam['aup']['oracle']['threshold']:.0f}"
+    return _figure(data, f"{t('fig_task_curve', lang)} · {family} · {aups}", height=320,
+                   margin={"l": 56, "r": 20, "t": 44, "b": 96},
+                   xaxis=_axis(t("axis_tpf", lang), rangemode="tozero"),
+                   yaxis=_axis(t("axis_right", lang), range=[-5, 105]))

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from dllm_viz.app import figures, render, world_view
+from dllm_viz.app import figures, render, task_view, world_view
 from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, SCHEDULE_SLIDERS, active_preset, knobs_of, preset_knobs
 from dllm_viz.app.adapters import settings_to_config
 from dllm_viz.app.i18n import example_label, t
@@ -86,13 +86,16 @@ class PlayHandlers:
                 "preset_badge": preset_badge(trace.config, lang)}
 
     def rest(self, *, trace: Trace | None, lang: str, cursor: tuple[int, int] | None, temperature: float) -> DecodeRest:
-        """The rest of the view after a decode: order map, per-step plot, inspector."""
+        """The rest of the view after a decode: order map, per-step plot, task curve, inspector. The task
+        curve's markers sit at the trace's threshold: a threshold slider release moves them."""
         if trace is None:
             return keep(DecodeRest)
         frame, pos = cursor or (frame_count(trace), 0)
         plot, text = self._inspector(trace, lang, frame, pos, temperature)
+        task = task_view.task_of(trace)
+        curve = figures.task_curve(task_view.curves(), task.family if task else None, trace.config.threshold, lang=lang)
         return DecodeRest(order=figures.order_map(trace, lang=lang), steps_fig=figures.steps_plot(trace, lang=lang),
-                          insp_plot=plot, insp_text=text)
+                          task_curve=curve, insp_plot=plot, insp_text=text)
 
     def trace_figures(self, *, trace: Trace | None, lang: str, cursor: tuple[int, int] | None,
                       temperature: float) -> TraceFigures:
@@ -107,7 +110,8 @@ class PlayHandlers:
             return "", ""
         pos = clamp_position(position, trace)
         insp = render.inspect(trace, pos, int(frame), float(temperature), lang=lang)
-        rules = world_view.inspector_lines(trace, pos)  # world model: the checker rules this token breaks
+        # The checker rules this token breaks: the world model's, or a task prompt's.
+        rules = world_view.inspector_lines(trace, pos) or task_view.inspector_lines(trace, pos)
         return (render.inspector_html(insp, lang),
                 f"{insp.explanation}\n\n{rules + chr(10) * 2 if rules else ''}" +
                 render.small_md(render.inspector_note(trace, insp, lang)))

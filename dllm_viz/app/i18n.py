@@ -161,6 +161,17 @@ STRINGS: dict[str, tuple[str, str]] = {
         "上：每步确认了多少位置（k，柱）以及当时的温度（线）。下：每个被确认词在调度眼中的置信度（圆点）和实际抽到的词的"
         "原始概率（叉）。点击可跳到某一步。",
     ),
+    "help_task_curve": (
+        "For a task prompt (the tasks model: copy, reverse, sort, replace, insert, shuffle, Latin square, sudoku): "
+        "the share of right answers against tokens confirmed per forward pass, measured over 64 prompts of its "
+        "family for the tasks model (solid) and the exact oracle (dashed) at thresholds 0.9 to 0.1. The open "
+        "circles sit at the threshold slider's value. Where the oracle falls too, confirming tokens together is "
+        "what breaks the answer, not the model; AUP is d3LLM's score of each curve.",
+        "对任务提示（任务模型：复制、反转、排序、替换、插入、打乱、拉丁方、数独）：正确答案的比例随每次前向确认词数的变化，"
+        "在该任务族的 64 个提示上实测，任务模型为实线，精确模型（知道每个词精确条件分布的完美模型）为虚线，阈值从 0.9 到 0.1。"
+        "空心圆标出阈值滑块的位置。若精确模型也随之下降，说明答案出错是因为一起确认了相互依赖的词，而不是模型的问题；"
+        "`AUP` 是 `d3LLM` 对每条曲线的评分。",
+    ),
     "help_inspector": (
         "The selected position's stored top candidates at the current step: raw shares above, shares at the "
         "temperature slider below (recomputed in the page while you drag). The text says only what was known at "
@@ -226,6 +237,13 @@ STRINGS: dict[str, tuple[str, str]] = {
                              "调度所用的置信度：{src}（□ = 在此确认）"),
     "fig_order": ("Unmasking order (colour = step confirmed)", "去掩码顺序（颜色 = 确认的步）"),
     "fig_steps": ("Per step: k, temperature, confidence", "每步：k、温度、置信度"),
+    "fig_task_curve": ("Right answers vs tokens per forward, threshold knob", "正确答案 vs 每次前向的词数（阈值）"),
+    "task_curve_none": ("A task prompt of the tasks model shows its family's measured curves here.",
+                        "任务模型的任务提示会在这里显示该任务族实测的曲线。"),
+    "task_model": ("tasks model", "任务模型"),
+    "task_oracle": ("exact oracle", "精确模型"),
+    "axis_tpf": ("tokens per forward", "每次前向确认的词数"),
+    "axis_right": ("right answers %", "正确答案 %"),
     "insp_title": ("Top candidates at position {p}, step {s}", "位置 {p}、第 {s} 步的候选词"),
     "fig_compare": ("Where the two orders diverge", "两种顺序在哪里分叉"),
     "axis_step": ("step", "步"),
@@ -284,6 +302,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "f_distinct2": ("distinct-2", "distinct-2"),
     "f_nfe_saved": ("NFE saved by the early stop", "提前结束节省的 NFE"),
     "f_valid": ("valid sentences", "有效句子"),
+    "f_answer": ("answer (task checker)", "答案（任务检查器）"),
     # ----- compare ----------------------------------------------------------------------------
     "lessons": ("One-click lessons", "一键对比"),
     "compare_note": (

@@ -131,6 +131,8 @@ def build_views_panel(labels: Labels, shown: dict[str, Any]) -> dict[str, Any]:
     labels.help_box("help_canvas")
     c["canvas"] = gr.HTML(shown.get("canvas", ""), js_on_load=PAGE_JS, elem_id="dv-canvas")
     c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
+    labels.help_box("help_task_curve")
+    c["task_curve"] = gr.Plot(shown.get("task_curve"), show_label=False, elem_id="dv-task-curve")
     labels.help_box("help_heatmap")
     c["heatmap"] = gr.Plot(shown.get("heatmap"), show_label=False, elem_id="dv-heatmap")
     with gr.Row():

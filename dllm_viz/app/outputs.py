@@ -74,10 +74,11 @@ class DecodeFirst:
 
 @dataclass(frozen=True)
 class DecodeRest:
-    """The rest of a trace's views: order map, per-step plot, inspector."""
+    """The rest of a trace's views: order map, per-step plot, task curve, inspector."""
 
     order: Any
     steps_fig: Any
+    task_curve: Any
     insp_plot: str
     insp_text: str
 

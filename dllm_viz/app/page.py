@@ -107,6 +107,7 @@ class Page:
     heatmap: gr.Plot
     order: gr.Plot
     steps_fig: gr.Plot
+    task_curve: gr.Plot  # a task prompt's measured accuracy-against-parallelism curves (dllm_viz.tasks)
     insp_plot: gr.HTML
     insp_text: gr.Markdown
     trace: gr.State

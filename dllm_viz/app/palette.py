@@ -125,6 +125,13 @@ PAGE_CSS = f"""
   cursor: pointer; }}
 .dv-diff {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
 .dv-bad {{ box-shadow: inset 0 -3px 0 {PALETTE['diverge']}; }}
+/* a 4x4 task grid (Latin square, sudoku): the puzzle's cells, then the answer's; a gap between 2x2 boxes */
+.dv-grid {{ display: inline-grid; grid-template-columns: repeat(4, 2.2em); gap: 3px; margin: 0 10px;
+  vertical-align: middle; white-space: normal; text-align: center; line-height: 1.9; }}
+.dv-grid > span {{ border: 1px solid {PALETTE['border']}; border-radius: 4px; }}
+.dv-grid > span:nth-child(4n+2) {{ margin-right: 5px; }}
+.dv-grid > span:nth-child(n+5):nth-child(-n+8) {{ margin-bottom: 5px; }}
+.dv-grid > span.dv-bad {{ box-shadow: inset 0 0 0 2px {PALETTE['diverge']}; }}
 .dv-sel {{ box-shadow: 0 0 0 2px {PALETTE['cursor']}; }}
 .dv-controls {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 8px; }}
 .dv-controls button {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['mask_bg']}; border-radius: 6px;

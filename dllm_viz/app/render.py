@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app import world_view
+from dllm_viz.app import task_view, world_view
 from dllm_viz.app.i18n import t
 from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, PALETTE, confidence_position, scale_tint, tint
 from dllm_viz.core.analysis import P_FLOOR, confirmations, divergence, frame_count, piece, prompt_text, tempered_from_top
@@ -53,7 +53,7 @@ def _spans(trace: Trace, f: int, lang: str, diff: set[int] | frozenset[int], sel
     ghost = trace.steps[f] if f < n else None
     parts, new = [], 0
     end = trace.text_end if trace.text_end is not None else len(done)  # from here on: end padding
-    bad = world_view.token_rules(trace)  # rules the final text breaks at each position (world model only)
+    bad = _rules(trace)  # rules the final text breaks at each position (world model, task prompts)
     for pos, conf in enumerate(done):
         extra = (" dv-diff" if pos in diff else "") + (" dv-sel" if pos == selected else "")
         if conf is not None and conf.step < f:
@@ -77,6 +77,23 @@ def _spans(trace: Trace, f: int, lang: str, diff: set[int] | frozenset[int], sel
                 f"{html.escape(text)}</span>"
             )
     return "".join(parts), new
+
+
+def _rules(trace: Trace) -> list[str]:
+    """Per position, the checker rule its token breaks: the task checker's for a task prompt, else the world's."""
+    return task_view.token_rules(trace) if task_view.task_of(trace) else world_view.token_rules(trace)
+
+
+def _text(trace: Trace, spans: str) -> str:
+    """The canvas text: the prompt then the tokens; a Latin square or sudoku as two 4x4 grids, the
+    puzzle's (empty cells ·) and the answer's, whose cells page.js fills frame by frame."""
+    prompt, cells = prompt_text(trace), task_view.grid_cells(trace)
+    if cells is None:
+        head = f'<span class="dv-prompt">{html.escape(prompt)}</span>' if prompt else ""
+        return f'<div class="dv-text">{head}{spans}</div>'
+    given = "".join(f'<span class="dv-prompt">{"·" if c == "_" else html.escape(c)}</span>' for c in cells)
+    return (f'<div class="dv-text"><span class="dv-prompt">{html.escape(prompt.split()[0])} :</span>'
+            f'<div class="dv-grid">{given}</div><span class="dv-prompt">=</span><div class="dv-grid">{spans}</div></div>')
 
 
 def _status(trace: Trace, f: int, new: int, lang: str) -> str:
@@ -107,10 +124,8 @@ def canvas_html(
     n = frame_count(trace)
     f = n if frame is None else max(0, min(int(frame), n))
     spans, new = _spans(trace, f, lang, diff, selected)
-    prompt = prompt_text(trace)
-    head = f'<span class="dv-prompt">{html.escape(prompt)}</span>' if prompt else ""
     return (f'<div class="dv-canvas"><div class="dv-status">{html.escape(_status(trace, f, new, lang))}</div>'
-            f'<div class="dv-text">{head}{spans}</div>'
+            f'{_text(trace, spans)}'
             f'{legend_html(lang, end_padding=trace.text_end is not None) if legend else ""}</div>')
 
 
@@ -135,7 +150,7 @@ def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
         "guess": [[ix(piece(trace, a)) if a >= 0 else -1 for a in rec.argmax] for rec in trace.steps],
         "gconf": [[_r3(c) for c in rec.confidence] for rec in trace.steps],
         "pieces": list(pieces),
-        "bad": world_view.token_rules(trace),  # checker rules broken per position ("" = none; world model)
+        "bad": _rules(trace),  # checker rules broken per position ("" = none; world model, task prompts)
         "t": {key: t(key, lang) for key in PLAYER_STRINGS},
     }
 
@@ -163,8 +178,6 @@ def player_html(trace: Trace, *, lang: str = "en", frame: int | None = None, sel
         + "</div>"
     )
     spans, new = _spans(trace, f, lang, frozenset(), selected)
-    prompt = prompt_text(trace)
-    head = f'<span class="dv-prompt">{html.escape(prompt)}</span>' if prompt else ""
     tour = json.dumps([{"target": sel, "text": t(key, lang)} for sel, key in zip(TOUR_TARGETS, TOUR_STEPS)],
                       ensure_ascii=False)
     tour_ui = json.dumps({k: t(k, lang) for k in ("tour_next", "tour_skip", "tour_done")}, ensure_ascii=False)
@@ -174,7 +187,7 @@ def player_html(trace: Trace, *, lang: str = "en", frame: int | None = None, sel
         f'data-tour="{html.escape(tour)}" data-tour-ui="{html.escape(tour_ui)}">'
         f"{controls}"
         f'<div class="dv-status">{html.escape(_status(trace, f, new, lang))}</div>'
-        f'<div class="dv-text">{head}{spans}</div>{legend_html(lang, end_padding=trace.text_end is not None)}</div>'
+        f'{_text(trace, spans)}{legend_html(lang, end_padding=trace.text_end is not None)}</div>'
     )
 
 
@@ -388,6 +401,8 @@ def run_facts(trace: Trace) -> list[tuple[str, str]]:
           if trace.early_stop_step is not None else []),
         # World model only: complete sentences the checker accepts, of all complete sentences.
         *([("f_valid", world_view.valid_fraction(trace))] if world_view.is_checked(trace) else []),
+        # A task prompt: the task checker's verdict on the answer (✓, or ✗ and the first rule broken).
+        *([("f_answer", task_view.answer_fact(trace))] if task_view.task_of(trace) else []),
     ]
 
 

@@ -51,6 +51,12 @@ LIST_LENGTHS = (3, 6)  # ParallelBench's waiting line: min_length 3, max_length 
 LATIN_GIVENS = (2, 4)  # filled cells of a Latin square prompt
 SUDOKU_HOLES = (6, 10)  # empty cells of a sudoku prompt (fewer when no more can go and stay solvable by singles)
 UNITS = {"latin": LATIN_UNITS, "sudoku": SUDOKU_UNITS}
+# One prompt per family, in FAMILIES order: the playground's examples for the tasks model.
+EXAMPLE_PROMPTS = (
+    "copy : b e a d =", "reverse : h c a f =", "sort : k d h a f =", "replace 2 k : b e a d =",
+    "insert 3 k : b e a d =", "shuffle : b e a d =", "latin : _ _ _ 1 _ _ _ _ 1 _ _ _ _ _ _ 3 =",
+    "sudoku : 1 _ _ _ _ _ _ _ 2 _ 4 _ 4 3 _ 2 =",
+)
 if LIST_FAMILIES + GRID_FAMILIES != FAMILIES:
     raise ImportError(f"families: {LIST_FAMILIES + GRID_FAMILIES} must list vocab.FAMILIES {FAMILIES} in order")
 

@@ -1,0 +1,78 @@
+"""app.task_view and what the playground draws for a task prompt: checker marks, grids on the canvas,
+the run fact, the fitted config, and the curve view with its threshold marker (exact oracle, no weights)."""
+from __future__ import annotations
+
+import pytest
+
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app import figures, render, task_view
+from dllm_viz.app.i18n import t
+from dllm_viz.tasks import TaskOracle, parse
+from dllm_viz.tasks.families import EXAMPLE_PROMPTS, FAMILIES
+
+LATIN = "latin : _ _ _ 1 _ _ _ _ 1 _ _ _ _ _ _ 3 ="
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return TaskOracle()
+
+
+def _trace(oracle, prompt, **cfg):
+    config = task_view.fit_config(prompt, DecodeConfig(gen_length=64, **cfg))
+    return decode(oracle, [prompt], config)[0]
+
+
+def test_example_prompts_are_one_per_family_and_fit_their_answers():
+    assert [parse(p).family for p in EXAMPLE_PROMPTS] == list(FAMILIES)
+    cfg = task_view.fit_config("insert 3 k : b e a d =", DecodeConfig(gen_length=64, block_length=32,
+                                                                     schedule="fixed_steps", steps=32))
+    assert (cfg.gen_length, cfg.block_length, cfg.steps, cfg.schedule) == (5, None, 5, "fixed_steps")
+    plain = DecodeConfig(gen_length=64)
+    assert task_view.fit_config("It was a dark night", plain) is plain and task_view.fit_config([1, 2], plain) is plain
+
+
+def test_a_wrong_grid_is_marked_cell_by_cell_and_a_right_one_not_at_all(oracle):
+    right = _trace(oracle, LATIN, schedule="topk_decay", top_k=1, decay=1.0)
+    wrong = _trace(oracle, LATIN, schedule="topk_decay", top_k=16, decay=1.0, seed=3)
+    assert task_view.answer_fact(right) == "✓" and task_view.token_rules(right) == [""] * 16
+    verdict = task_view.verdict(wrong)
+    assert not verdict.ok and task_view.answer_fact(wrong) == f"✗ {verdict.rule}"
+    marks = task_view.token_rules(wrong)
+    assert {i for i, m in enumerate(marks) if m} == set(verdict.cells) and verdict.rule in marks
+    assert "checker" in task_view.inspector_lines(wrong, verdict.cells[0])
+    assert task_view.inspector_lines(right, 0) == ""
+    assert task_view.grid_cells(wrong) == parse(LATIN).cells
+    html = render.player_html(wrong, lang="en")
+    assert html.count('class="dv-grid"') == 2 and html.count("dv-bad") == len(verdict.cells)
+    assert ("f_answer", f"✗ {verdict.rule}") in render.run_facts(wrong)
+
+
+def test_other_traces_get_no_marks_no_grid_and_no_fact(oracle):
+    listed = _trace(oracle, "copy : b e a d =")
+    assert task_view.grid_cells(listed) is None and task_view.answer_fact(listed) == "✓"
+    assert 'class="dv-grid"' not in render.player_html(listed)
+    longer = decode(oracle, ["copy : b e a d ="], DecodeConfig(gen_length=6))[0]  # not the answer's length
+    assert task_view.task_of(longer) is None and task_view.token_rules(longer) == [""] * 6
+    assert all(key != "f_answer" for key, _ in render.run_facts(longer))
+
+
+CURVES = {"families": {"shuffle": {
+    "model": {"threshold": [{"value": v, "tpf": x, "rate": r, "lo": r - 0.1, "hi": min(1, r + 0.1)}
+                            for v, x, r in ((0.9, 1.0, 0.9), (0.5, 2.0, 0.5), (0.1, 4.0, 0.1))]},
+    "oracle": {"threshold": [{"value": v, "tpf": x, "rate": r, "lo": r - 0.1, "hi": min(1, r + 0.1)}
+                             for v, x, r in ((0.9, 1.0, 1.0), (0.5, 1.5, 0.6), (0.1, 4.0, 0.2))]},
+    "aup": {"model": {"threshold": 90.0}, "oracle": {"threshold": 100.0}}}}}
+
+
+def test_the_marker_follows_the_threshold_along_each_curve():
+    pts = CURVES["families"]["shuffle"]["model"]["threshold"]
+    assert task_view.on_curve(pts, 0.9) == (1.0, 90.0)
+    assert task_view.on_curve(pts, 0.7) == pytest.approx((1.5, 70.0))
+    assert task_view.on_curve(pts, 0.05) == (4.0, 10.0) and task_view.on_curve(pts, 1.0) == (1.0, 90.0)
+    fig = figures.task_curve(CURVES, "shuffle", 0.7, lang="zh")
+    markers = [d for d in fig.data if d.mode == "markers"]
+    assert [(m.x[0], round(m.y[0], 6)) for m in markers] == [(1.5, 70.0), (1.25, 80.0)]
+    assert t("fig_task_curve", "zh") in fig.layout.title.text and "AUP 90 / 100" in fig.layout.title.text
+    empty = figures.task_curve(CURVES, None, 0.9)
+    assert not empty.data and t("task_curve_none", "en") == empty.layout.annotations[0].text
