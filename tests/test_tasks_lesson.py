@@ -1,4 +1,4 @@
-"""tasks.lesson and its prose in assets/lessons.yaml: every number the text quotes is the measured one,
+"""tasks.lesson and its prose in dllm_viz/assets/lessons.yaml: every number the text quotes is the measured one,
 in both languages, and the measurements say what the text claims."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What the playground shows for a trace of a task prompt (`dllm_viz.tasks`): the checker's marks per
 answer token, a run fact, whether the answer is a 4x4 grid, and where the trace sits on the measured
-accuracy-against-parallelism curves (``assets/tasks/curves.json``, `bench/parallel_tasks.py`).
+accuracy-against-parallelism curves (``dllm_viz/assets/tasks/curves.json``, `bench/parallel_tasks.py`).
 
 Pure functions of a `Trace` (no model calls), like `world_view`. They apply to traces whose prompt
 states a task and whose answer has the task's length (any model: the tasks model, the oracle, a

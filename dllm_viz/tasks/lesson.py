@@ -1,8 +1,8 @@
 """The lesson "why parallel decoding breaks": the measured numbers its prose quotes.
 
-The prose (English and Chinese) lives with the other lessons' in ``assets/lessons.yaml``, under
+The prose (English and Chinese) lives with the other lessons' in ``dllm_viz/assets/lessons.yaml``, under
 ``curve_lessons``; each entry names the numbers it quotes (``quotes``), and `numbers` reads them from
-the measured curves (``assets/tasks/curves.json``, written by ``bench/parallel_tasks.py``), so a test
+the measured curves (``dllm_viz/assets/tasks/curves.json``, written by ``bench/parallel_tasks.py``), so a test
 can check that every quoted number is the measured one in both languages.
 """
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 
 import yaml
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
-CURVES_PATH = ASSETS / "tasks" / "curves.json"
-LESSONS_PATH = ASSETS / "lessons.yaml"
+from dllm_viz import assets
+
+CURVES_PATH = assets.path("tasks", "curves.json")
+LESSONS_PATH = assets.path("lessons.yaml")
 LANGS = ("en", "zh")
 ONE, ALL = 1, 16  # constant k: one token per step; every answer token in one step (answers hold <= 16)
 

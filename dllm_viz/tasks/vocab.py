@@ -4,7 +4,7 @@ A task is written as words separated by spaces (``copy : b e a =``, answer ``b e
 word-level vocabulary is exact: every word is one token, and a family's answers are short tuples
 over a few of them, small enough to enumerate (`oracle.answers`). The ids are fixed by the order
 of `TOKENS`; `build_tokenizer` writes them as a ``tokenizers`` WordLevel model that the embedded
-model's `EmbeddedTokenizer` reads (``assets/tasks/tokenizer.json``), so the oracle and the model
+model's `EmbeddedTokenizer` reads (``dllm_viz/assets/tasks/tokenizer.json``), so the oracle and the model
 agree on every id.
 """
 from __future__ import annotations
