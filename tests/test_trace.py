@@ -28,7 +28,7 @@ def test_json_round_trip_is_exact_and_standard():
     assert Trace.from_json(s).to_json() == s
     data = json.loads(s)  # standard JSON: NaN became null
     assert data["steps"][1]["confidence"] == [None, 0.7, None]
-    assert data["format"] == "dllm-viz-trace" and data["version"] == 1
+    assert data["format"] == "dllm-viz-trace" and data["version"] == 2
     assert {"selected", "tokens", "confidence", "argmax", "k", "temperature"} <= set(data["steps"][0])
     assert Trace.from_json(s).config == t.config
 

@@ -22,14 +22,33 @@ CONFIDENCES = ("max_prob", "margin", "entropy", "random")
 #   sampled_raw  p(drawn token) under the raw distribution (LLaDA's low_confidence, Fast-dLLM's threshold);
 #   filtered     the measure on the tempered, filtered distribution (Dream's topk_margin and entropy).
 # The two "sampled" sources rank by a token drawn at every masked position, so they need sample_scope="all".
-CONFIDENCE_FROM = ("raw", "tempered", "sampled", "sampled_raw", "filtered")
+#   softmax      the measure on torch.softmax(logits): the raw distribution with SGLang's float ops (its
+#                LowConfidence and JointThreshold gather softmax(logits) at the argmax), equal to raw but
+#                for the last bits, so that a threshold decides exactly as SGLang does.
+CONFIDENCE_FROM = ("raw", "tempered", "sampled", "sampled_raw", "filtered", "softmax")
 DRAWN_SOURCES = ("sampled", "sampled_raw")
 SAMPLE_SCOPES = ("selected", "all")
 RNG_MODES = ("per_request", "shared")
 BLOCK_SCHEDULES = ("continue", "restart")
+# Revision rules (dllm_viz.core.revision.RULES): what a step may take back or rewrite (issue 28).
+#   none             a confirmed token is final (the article's loop);
+#   remdm            ReMDM: decided tokens are re-masked with probability sigma, and as many more masks are
+#                    confirmed, so the count of visible tokens keeps the schedule's plan (MDLM's marginals);
+#   rcr              MDPO's Running Confidence Remasking: decided tokens compete with the masked candidates by
+#                    the confidence they were decided with; the weakest are re-masked;
+#   wino             WINO: draft by the schedule, a verify pass (each decided token hidden from itself)
+#                    takes back those whose probability fell below verify_threshold;
+#   joint_threshold  LLaDA 2.1 / SGLang's JointThreshold: also rewrite visible tokens whose raw argmax
+#                    differs (token to token), for up to max_post_edit_steps more steps per block.
+REVISIONS = ("none", "remdm", "rcr", "wino", "joint_threshold")
+# How ReMDM sets sigma_t, the chance that a decided token is re-masked (kuleshov-group/remdm, diffusion.py):
+#   cap      min(eta, sigma_max);  rescale  eta * sigma_max;  conf  softmax(-confidence) * sigma_max;
+#   loop     eta, in a loop of remask_loop_steps steps once the block is remask_alpha_on visible.
+REMASK_SIGMAS = ("cap", "rescale", "conf", "loop")
 
 MAX_SEED = 2**63 - 1
 MAX_COUNT = 2**31 - 1  # bound on lengths and counts (gen_length, top_k, ...): far above any model's canvas
+MAX_BUDGET = 4096  # bound on the extra steps a revision rule may add per block (loop steps, post-edit steps)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +123,87 @@ SHIPPED_PRESETS: dict[str, ShippedPreset] = {
         source="NVlabs/Fast-dLLM, llada/generate.py, get_transfer_index() with threshold=0.9",
         note="LLaDA's draw, then every position whose raw probability of the draw >= 0.9, at least one",
         fields=_fast_dllm,
+    ),
+}
+
+
+def _blocks_of(gen_length: int, size: int) -> int | None:
+    """`size` when it splits gen_length into several blocks, else None (one block)."""
+    return size if gen_length > size and gen_length % size == 0 else None
+
+
+def _sglang_low_confidence(gen_length: int) -> dict[str, Any]:
+    # LowConfidence(threshold=0.95) on LLaDA2's 32-position blocks: argmax; every mask of the block whose
+    # softmax probability > 0.95, else the most probable one.
+    return dict(schedule="threshold", threshold=0.95, threshold_strict=True, min_k=1,
+                block_length=_blocks_of(gen_length, 32), temperature=0.0, confidence="max_prob",
+                confidence_from="softmax")
+
+
+def _llada21(gen_length: int) -> dict[str, Any]:
+    # JointThreshold's defaults (threshold 0.5, edit_threshold 0, max_post_edit_steps 16, penalty_lambda 0)
+    # on LLaDA2's 32-position blocks: masks above 0.5 (at least one), plus every visible token whose argmax
+    # differs, until a step changes nothing or 16 edit-only steps are spent.
+    return dict(_sglang_low_confidence(gen_length), threshold=0.5, revision="joint_threshold", edit_threshold=0.0,
+                max_post_edit_steps=16, penalty_lambda=0.0)
+
+
+def _wino(gen_length: int) -> dict[str, Any]:
+    # decoding_wino(threshold=0.6, threshold_back=0.9, temperature=0., block_length=128): LLaDA's draw and raw
+    # probability, every mask above 0.6 (at least one, at most WINO's cap), drafts below 0.9 taken back.
+    return dict(schedule="threshold", threshold=0.6, threshold_strict=True, min_k=1,
+                block_length=_blocks_of(gen_length, 128), temperature=0.0, confidence="max_prob",
+                confidence_from="sampled_raw", sample_scope="all", revision="wino", verify_threshold=0.9)
+
+
+def _remdm(gen_length: int) -> dict[str, Any]:
+    # scripts/remdm-loop.sh: eta 0.02, alpha_on 0.9, nucleus 0.9 at T = 1, half the steps in the loop
+    # (t_on 0.55, t_off 0.05); MDLM unmasks at random positions (confidence "random") on its log-linear
+    # schedule, whose expected counts are linear_time's.
+    steps = max(1, gen_length // 2)
+    return dict(schedule="linear_time", steps=steps, temperature=1.0, top_p=0.9, confidence="random",
+                revision="remdm", remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9,
+                remask_loop_steps=max(0, gen_length - steps))
+
+
+def _rcr(gen_length: int) -> dict[str, Any]:
+    # test_llada.py --rcr: diffusion_generate(steps, block_length=gen_length, temperature=0) with LLaDA's
+    # max-probability confidence and an even split of the steps (mode "linear"); two positions per step.
+    return dict(schedule="fixed_steps", steps=max(1, gen_length // 2), temperature=0.0, confidence="max_prob",
+                revision="rcr")
+
+
+# Shipped rules that need the fields of issue 28 (strict thresholds, revision rules). Kept apart from
+# SHIPPED_PRESETS, whose names the playground turns into preset buttons that set only the schedule's knobs.
+REVISION_PRESETS: dict[str, ShippedPreset] = {
+    "llada21": ShippedPreset(
+        source="sgl-project/sglang 0.5.23, python/sglang/srt/dllm/algorithm/joint_threshold.py, "
+               "JointThreshold.step (LLaDA 2.1's decoding)",
+        note="masks whose probability > 0.5 (at least one) and every visible token whose argmax differs, "
+             "up to 16 edit-only steps per block; needs a model that can edit",
+        fields=_llada21,
+    ),
+    "sglang_low_confidence": ShippedPreset(
+        source="sgl-project/sglang 0.5.23, python/sglang/srt/dllm/algorithm/low_confidence.py, LowConfidence.step",
+        note="argmax; every mask of the block whose probability > 0.95, else the most probable one",
+        fields=_sglang_low_confidence,
+    ),
+    "wino": ShippedPreset(
+        source="Feng-Hong/WINO-DLLM, LLaDA/decoding.py, decoding_wino()",
+        note="draft every mask above 0.6 (capped), take back drafts whose verify probability < 0.9",
+        fields=_wino,
+    ),
+    "remdm": ShippedPreset(
+        source="kuleshov-group/remdm, diffusion.py, Diffusion._ddpm_caching_update with sampler='remdm-loop' "
+               "(scripts/remdm-loop.sh)",
+        note="MDLM's random unmasking; at 90% visible, a loop that re-masks each token with probability 0.02",
+        fields=_remdm,
+    ),
+    "rcr": ShippedPreset(
+        source="autonomousvision/mdpo, src/mdlm_generation_utils.py, diffusion_generate(rcr=True)",
+        note="decided tokens compete with the masks by the confidence they were decided with; the weakest "
+             "are re-masked",
+        fields=_rcr,
     ),
 }
 
@@ -193,6 +293,18 @@ class DecodeConfig:
     # mask are filled with it in that step (the forwards that would only confirm padding are saved).
     early_stop: bool = False
     early_stop_threshold: float = 0.9  # in (0, 1]; the raw probability of end-of-text at every such position
+    # Taking back (issue 28, core/revision.py): which rule may re-mask or rewrite decided tokens, and its knobs
+    # (each rule reads only its own). Every rule acts inside the current block.
+    revision: str = "none"  # see REVISIONS above
+    threshold_strict: bool = False  # threshold schedule: confirm confidence > threshold (SGLang, WINO), not >=
+    remask_sigma: str = "cap"  # remdm: how sigma_t is set, see REMASK_SIGMAS
+    remask_eta: float = 0.02  # remdm: eta in (0, 1] (cap on sigma, share of sigma_max, or the loop's sigma)
+    remask_alpha_on: float = 0.9  # remdm loop: visible share of the block at which the loop starts, in (0, 1)
+    remask_loop_steps: int = 8  # remdm loop: loop steps per block (>= 0)
+    verify_threshold: float = 0.9  # wino: take back a decided token whose verify probability < this; in (0, 1]
+    edit_threshold: float = 0.0  # joint_threshold: rewrite where p(argmax) > this and argmax != token; in [0, 1]
+    max_post_edit_steps: int = 16  # joint_threshold: edit-only steps a block may take after its last mask (>= 0)
+    penalty_lambda: float = 0.0  # joint_threshold: subtracted from the logit of the previous position's token
     # Teaching switches: the defaults are correct; the others are the article's mistakes.
     confidence_from: str = "raw"  # where confidence comes from: see CONFIDENCE_FROM above
     sample_scope: str = "selected"  # "all": draw at every masked position, then confirm (wasted work)
@@ -235,6 +347,19 @@ class DecodeConfig:
         if not isinstance(self.early_stop, bool):
             raise _bad("early_stop", self.early_stop, "True or False")
         _check_float("early_stop_threshold", self.early_stop_threshold, 0.0, 1.0, lo_open=True)
+        _check_choice("revision", self.revision, REVISIONS)
+        if not isinstance(self.threshold_strict, bool):
+            raise _bad("threshold_strict", self.threshold_strict, "True or False")
+        _check_choice("remask_sigma", self.remask_sigma, REMASK_SIGMAS)
+        _check_float("remask_eta", self.remask_eta, 0.0, 1.0, lo_open=True)
+        _check_float("remask_alpha_on", self.remask_alpha_on, 0.0, 1.0, lo_open=True)
+        if self.remask_alpha_on >= 1.0:
+            raise _bad("remask_alpha_on", self.remask_alpha_on, "a finite number in (0, 1): the loop needs masks left")
+        _check_int("remask_loop_steps", self.remask_loop_steps, 0, MAX_BUDGET)
+        _check_float("verify_threshold", self.verify_threshold, 0.0, 1.0, lo_open=True)
+        _check_float("edit_threshold", self.edit_threshold, 0.0, 1.0, lo_open=False)
+        _check_int("max_post_edit_steps", self.max_post_edit_steps, 0, MAX_BUDGET)
+        _check_float("penalty_lambda", self.penalty_lambda, 0.0, None, lo_open=False)
         if self.confidence_from in DRAWN_SOURCES and self.sample_scope != "all":
             raise ValueError(
                 f"confidence_from={self.confidence_from!r} needs sample_scope='all': the confidence of a sampled "
@@ -267,12 +392,13 @@ class DecodeConfig:
     @classmethod
     def preset(cls, name: str, gen_length: int = 64, **overrides: Any) -> DecodeConfig:
         """A config from the article's tuning table (PRESETS) or a reference implementation's own
-        rule (SHIPPED_PRESETS); `overrides` replace any field."""
-        if name not in PRESETS and name not in SHIPPED_PRESETS:
-            raise _bad("preset", name, "one of " + " | ".join([*PRESETS, *SHIPPED_PRESETS]))
+        rule (SHIPPED_PRESETS, REVISION_PRESETS); `overrides` replace any field."""
+        shipped = {**SHIPPED_PRESETS, **REVISION_PRESETS}
+        if name not in PRESETS and name not in shipped:
+            raise _bad("preset", name, "one of " + " | ".join([*PRESETS, *shipped]))
         _check_int("gen_length", gen_length, 0)
-        if name in SHIPPED_PRESETS:
-            base = {"gen_length": gen_length, **SHIPPED_PRESETS[name].fields(gen_length)}
+        if name in shipped:
+            base = {"gen_length": gen_length, **shipped[name].fields(gen_length)}
         else:
             p = PRESETS[name]
             base = dict(

@@ -49,6 +49,21 @@ class Distribution:
         return self.top[1][..., 0]
 
 
+class SoftmaxDistribution(Distribution):
+    """The same distribution with its probabilities from `torch.softmax(logits)` rather than
+    `exp(log_softmax(logits))`: the float ops of SGLang's LowConfidence and JointThreshold, which
+    gather softmax(logits) at the argmax. The two agree up to the last bit of float32; a threshold
+    that must decide exactly as SGLang does (confidence_from="softmax") reads this one."""
+
+    @cached_property
+    def probs(self) -> torch.Tensor:  # (..., V)
+        return torch.softmax(self.logits, dim=-1)
+
+    @cached_property
+    def top(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.topk(self.probs, self.top_n, dim=-1)
+
+
 Scorer = Callable[[Distribution, torch.Tensor], torch.Tensor]
 
 

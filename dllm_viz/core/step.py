@@ -6,9 +6,12 @@ uniforms to a typed `StepResult`. Its body reads as the article (sections 2.2, 7
   (1) the model's distribution at the masked positions (the caller ran the forward and packed them);
   (2) confidence from the RAW distribution, or the source a request asked for (`confidence_for`);
   (3) the schedule picks positions of the current block by that confidence (`choose`);
+  (3') a request with a revision rule (`core.revision`) may then take back decided tokens of the block
+      or rewrite them, and the rule sets how many masks the step confirms (`revise`);
   (4) tokens are drawn only there (`draw_chosen`), from softmax(logits / T) after the vocabulary
       filters; the teaching switch `global_draw` draws at every masked position first;
-  (5) the caller commits `tokens` where `selected` and keeps the next schedule state;
+  (5) the caller commits (`StepResult.commit`: tokens where `selected`, rewrites, re-masks) and keeps
+      the next schedule state;
   (6) the StepResult carries what the record needs.
 
 Shapes: A requests (rows), G generated positions per row (right-padded), M masked positions over
@@ -19,17 +22,20 @@ generator, so a request's result never depends on its neighbours.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Sequence
 
 import torch
 
+from dllm_viz.core import revision as rev
 from dllm_viz.core import sampling
 from dllm_viz.core.config import CONFIDENCE_FROM, DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_rows, fill_end_of_text
+from dllm_viz.core.revision import Plan, RevisionParams, RevisionState
 from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, block_of, next_k, quota, select_top
-from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, score
+from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, SoftmaxDistribution, score
 
 SOURCE_IDS = {name: i for i, name in enumerate(CONFIDENCE_FROM)}
 
@@ -52,6 +58,7 @@ class StepParams:
     restart: torch.Tensor  # (A,) bool: k restarts at top_k in each block
     decay: torch.Tensor  # (A,) float64: topk_decay factor
     threshold: torch.Tensor  # (A,) float32: threshold schedule
+    threshold_strict: torch.Tensor  # (A,) bool: the threshold schedule confirms conf > threshold, not >=
     vocab_top_k: torch.Tensor  # (A,) long: 0 = off
     top_p: torch.Tensor  # (A,) float32: 1 = off
     early_stop: torch.Tensor  # (A,) bool: finish once the current block is all end-of-text
@@ -62,6 +69,8 @@ class StepParams:
     end_of_text_ids: tuple[int, ...] = ()  # the model's end-of-text ids; none: the early stop never fires
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
+    any_strict: bool = False  # some row has threshold_strict (host-side, likewise)
+    revision: RevisionParams | None = None  # the rows' revision rules; None: no row revises
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu",
@@ -83,6 +92,7 @@ class StepParams:
             restart=col([c.block_schedule == "restart" for c in cs], torch.bool),
             decay=col([c.decay for c in cs], torch.float64),
             threshold=col([c.threshold for c in cs], torch.float32),
+            threshold_strict=col([c.threshold_strict for c in cs], torch.bool),
             vocab_top_k=col([c.vocab_top_k or 0 for c in cs]),
             top_p=col([c.top_p if c.top_p is not None else 1.0 for c in cs], torch.float32),
             early_stop=col([c.early_stop for c in cs], torch.bool),
@@ -93,6 +103,8 @@ class StepParams:
             end_of_text_ids=tuple(end_of_text_ids),
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
+            any_strict=any(c.threshold_strict for c in cs),
+            revision=RevisionParams.from_configs(cs, device=device) if any(c.revision != "none" for c in cs) else None,
         )
 
 
@@ -104,12 +116,19 @@ class StepState:
     block_step: torch.Tensor  # (A,) long: steps taken in `block`
     block: torch.Tensor  # (A,) long: block of the previous step (0 at the start)
     temperature: torch.Tensor  # (A,) float32: temperature in force for this step's draws
+    revision: RevisionState | None = None  # what the rows' revision rules carry; None: the initial state
 
     @classmethod
     def initial(cls, params: StepParams, temperature: torch.Tensor) -> StepState:
         """The state of requests that have taken no step yet."""
         zero = torch.zeros_like(params.top_k)
         return cls(k=params.top_k.clone(), block_step=zero, block=zero.clone(), temperature=temperature)
+
+    def revision_state(self, G: int) -> RevisionState:
+        """The rows' revision state, initial when none was carried in."""
+        if self.revision is not None:
+            return self.revision
+        return RevisionState.initial(self.k.shape[0], G, device=self.k.device)
 
 
 @dataclass(frozen=True)
@@ -151,13 +170,37 @@ class StepResult:
     masked: torch.Tensor  # (A, G) bool: positions that were masked entering the step
     raw: Distribution  # the raw distribution at the packed positions, (M, 1, V)
     stopped: torch.Tensor  # (A,) bool: rows the end-of-text early stop finished this step
+    # The revision phase (None when no row revises): what it took back and rewrote, `Plan` fields
+    # (A, G) and (A,), with `hold` final; and the state the rules carry into the next step.
+    revision: Plan | None = None
+    next_revision: RevisionState | None = None
 
     @property
-    def remaining(self) -> torch.Tensor:  # (A,)
-        return (self.masked & ~self.selected).sum(-1)
+    def remaining(self) -> torch.Tensor:  # (A,) masks left after the step (re-masked ones included)
+        left = (self.masked & ~self.selected).sum(-1)
+        return left if self.revision is None else left + self.revision.remasked.sum(-1)
+
+    @property
+    def finished(self) -> torch.Tensor:  # (A,) bool: nothing left to do (no mask, no block held open)
+        done = self.remaining == 0
+        return done if self.revision is None else done & ~self.revision.hold
+
+    @property
+    def decided(self) -> torch.Tensor:  # (A, G) bool: positions given a token this step (confirmed or rewritten)
+        return self.selected if self.revision is None else self.selected | self.revision.edited
+
+    def commit(self, current: torch.Tensor, mask_id: int) -> torch.Tensor:
+        """The tokens after the step, `(A, G)`, from `current (A, G)` entering it: confirmations,
+        then rewrites, then re-masks (the three touch disjoint positions)."""
+        out = torch.where(self.selected, self.tokens, current)
+        if self.revision is not None:
+            out = torch.where(self.revision.edited, self.revision.edit_tokens, out)
+            out = out.masked_fill(self.revision.remasked, mask_id)
+        return out
 
     def next_state(self, temperature: torch.Tensor) -> StepState:
-        return StepState(k=self.next_k, block_step=self.next_block_step, block=self.block, temperature=temperature)
+        return StepState(k=self.next_k, block_step=self.next_block_step, block=self.block, temperature=temperature,
+                         revision=self.next_revision)
 
     @cached_property
     def argmax(self) -> torch.Tensor:  # (A, G) raw argmax at masked positions; -1 elsewhere
@@ -183,21 +226,43 @@ def denoise_step(
     noise: torch.Tensor,
     *,
     top: int = 2,
+    current: torch.Tensor | None = None,
+    valid: torch.Tensor | None = None,
+    seen: torch.Tensor | None = None,
 ) -> StepResult:
     """One step for every row. `logits (M, 1, V)` float32 at the masked positions of `masked (A, G)`
-    (packed row-major, mask token -inf), `noise (A, 2, G)`; `top` raw candidates kept per position."""
+    (packed row-major, mask token -inf), `noise (A, 2, G)`; `top` raw candidates kept per position.
+
+    Rows with a revision rule also need `current (A, G)`, the tokens entering the step, `valid (A, G)`,
+    the row's real positions (None: all), and, when their rule reads them, `seen (K, 1, V)`: the logits at
+    `revision_targets(masked, valid, params, state).where`, packed row-major the same way."""
+    plan_in = None
+    if params.revision is not None:
+        plan_in = _revision_inputs(logits, masked, params, state, current, valid, seen)
+        logits = plan_in.logits
     x = pack(logits, masked, params, state, noise)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params) if params.any_draw_all else None  # teaching switch: sample everywhere first
     raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
-    selected, count, block, block_step, k = choose(conf, masked, params, state)  # (3) (A, G) and (A,)
+    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state)  # (3) (A,), (A, G)
+    plan = None
+    if plan_in is not None:  # (3') the revision rules: what to take back or rewrite, and how many to confirm
+        plan = revise(plan_in, masked, conf, eligible, count, block, block_step, noise, params, state)
+        count = plan.count
+    selected = select_top(conf, eligible, count)  # (A, G)
     tokens = draw_chosen(x, selected, params, drawn)  # (4) (A, G), -1 where not selected
     selected, tokens, count, stopped = early_stop(raw, masked, block, params, selected, tokens, count)  # (4')
+    next_revision = None
+    if plan is not None:
+        plan, next_revision = _settle(plan, plan_in, selected, conf, stopped)
+    pause = plan.pause if plan is not None else torch.zeros_like(stopped)
     return StepResult(  # (5) is the caller's commit; (6) the record reads this
         confidence=conf, raw_confidence=raw_conf, selected=selected, tokens=tokens, count=count, block=block,
-        next_k=next_k(k, params.decay, params.min_k), next_block_step=block_step + 1,
+        next_k=torch.where(pause, k, next_k(k, params.decay, params.min_k)),
+        next_block_step=torch.where(pause, block_step, block_step + 1),
         temperature=state.temperature, masked=masked, raw=raw, stopped=stopped,
+        revision=plan, next_revision=next_revision,
     )
 
 
@@ -269,9 +334,17 @@ def _filtered(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Draw
     return x.unpack(score(dist, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))
 
 
+def _softmax(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
+    """The measure on torch.softmax(logits): the raw distribution with SGLang's float ops (LowConfidence
+    and JointThreshold gather softmax(logits) at the argmax), so that a threshold decides as SGLang's."""
+    dist = SoftmaxDistribution(x.logits, top=2)
+    return x.unpack(score(dist, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))
+
+
 Source = Callable[[torch.Tensor, Packed, StepParams, "Drawn | None"], torch.Tensor]
 SOURCES: dict[str, Source] = {"raw": lambda raw_conf, x, params, drawn: raw_conf, "tempered": _tempered,
-                              "sampled": _sampled, "sampled_raw": _sampled_raw, "filtered": _filtered}
+                              "sampled": _sampled, "sampled_raw": _sampled_raw, "filtered": _filtered,
+                              "softmax": _softmax}
 if tuple(SOURCES) != CONFIDENCE_FROM:
     raise ImportError(f"confidence source registry {tuple(SOURCES)} != config.CONFIDENCE_FROM {CONFIDENCE_FROM}")
 
@@ -286,26 +359,149 @@ def confidence_for(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn:
 
 
 # ----- schedule and draw -------------------------------------------------------------------------
-def choose(conf: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState) -> tuple[torch.Tensor, ...]:
-    """The schedule's pick in each row's current block: `(selected (A, G), count, block, block_step, k)`.
+def current_block(masked: torch.Tensor, params: StepParams, state: StepState) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's current block `(A,)` and every position's block `(A, G)`.
 
-    The current block is the first one that still holds a mask; entering a new block resets the
-    block's step count (and k, when the request restarts it per block).
+    The current block is the first one that still holds a mask, unless a revision rule holds the
+    previous step's block open (joint_threshold's edit-only steps).
     """
     G = masked.shape[1]
     blocks = block_of(torch.arange(G, device=masked.device), params.block_size)  # (A, G)
     block = torch.where(masked, blocks, G).min(-1).values  # (A,)
+    if state.revision is not None:
+        block = torch.where(state.revision.hold, state.block, block)
+    return block, blocks
+
+
+def schedule_quota(conf: torch.Tensor, masked: torch.Tensor, params: StepParams,
+                   state: StepState) -> tuple[torch.Tensor, ...]:
+    """The schedule's quota in each row's current block: `(block, eligible (A, G), count, block_step, k)`.
+
+    Entering a new block resets the block's step count (and k, when the request restarts it per block).
+    """
+    block, blocks = current_block(masked, params, state)
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G)
     new_block = block != state.block
     block_step = torch.where(new_block, 0, state.block_step)
     k = torch.where(new_block & params.restart, params.top_k, state.k)
+    threshold = params.threshold.unsqueeze(-1)
+    above = conf >= threshold
+    if params.any_strict:
+        above = torch.where(params.threshold_strict.unsqueeze(-1), conf > threshold, above)
     q = QuotaInputs(
         k=k, top_k=params.top_k, min_k=params.min_k, block_step=block_step, block_size=params.block_size,
-        steps_per_block=params.steps_per_block, eligible=eligible.sum(-1),
-        above=(eligible & (conf >= params.threshold.unsqueeze(-1))).sum(-1),
+        steps_per_block=params.steps_per_block, eligible=eligible.sum(-1), above=(eligible & above).sum(-1),
     )
     count = quota(q, params.schedule_id, set(params.schedules))  # (A,)
+    return block, eligible, count, block_step, k
+
+
+def choose(conf: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState) -> tuple[torch.Tensor, ...]:
+    """The schedule's pick in each row's current block: `(selected (A, G), count, block, block_step, k)`."""
+    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state)
     return select_top(conf, eligible, count), count, block, block_step, k
+
+
+# ----- the revision phase ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RevisionTargets:
+    """Where the rows' revision rules read logits at decided positions, and from which pass."""
+
+    where: torch.Tensor  # (A, G) bool: decided positions of the current block of the rows that read
+    hidden: torch.Tensor  # (K,) bool: the position reads a verify pass (itself hidden), else the step's forward
+
+    @property
+    def any(self) -> bool:
+        return bool(self.where.any())
+
+
+def revision_targets(masked: torch.Tensor, valid: torch.Tensor | None, params: StepParams,
+                     state: StepState) -> RevisionTargets:
+    """Where the step will need logits at decided positions (`seen`): the caller runs the forward there
+    (joint_threshold, a model that can edit) or a verify pass with each of them hidden (wino)."""
+    rp = params.revision
+    A, G = masked.shape
+    none = torch.zeros(A, G, dtype=torch.bool, device=masked.device)
+    if rp is None or not rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):
+        return RevisionTargets(where=none, hidden=torch.zeros(0, dtype=torch.bool, device=masked.device))
+    block, blocks = current_block(masked, params, state)
+    decided = _decided(masked, valid, blocks, block)
+    where = decided & (rp.reading(rev.READS_FORWARD) | rp.reading(rev.READS_HIDDEN)).unsqueeze(-1)
+    rows = where.nonzero(as_tuple=True)[0]
+    return RevisionTargets(where=where, hidden=rp.reading(rev.READS_HIDDEN)[rows])
+
+
+def _decided(masked: torch.Tensor, valid: torch.Tensor | None, blocks: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
+    """`(A, G)` bool: the visible real positions of each row's current block."""
+    decided = ~masked & (blocks == block.unsqueeze(-1))
+    return decided if valid is None else decided & valid
+
+
+@dataclass(frozen=True)
+class _RevisionInputs:
+    logits: torch.Tensor  # (M, 1, V) the step's logits at the masked positions (penalised where asked)
+    current: torch.Tensor  # (A, G) long
+    valid: torch.Tensor | None  # (A, G) bool
+    seen: rev.Seen | None
+    state: RevisionState  # the carried state (counters not yet reset for a new block)
+
+
+def _revision_inputs(logits: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
+                     current: torch.Tensor | None, valid: torch.Tensor | None,
+                     seen: torch.Tensor | None) -> _RevisionInputs:
+    """Check what the revision rules need and apply JointThreshold's penalty to both sets of logits."""
+    rp = params.revision
+    assert rp is not None
+    if current is None:
+        raise ValueError("current=None is invalid: a step with a revision rule needs the tokens entering it")
+    targets = revision_targets(masked, valid, params, state)
+    K = int(targets.where.sum())
+    if K and (seen is None or seen.shape[0] != K):
+        got = None if seen is None else tuple(seen.shape)
+        raise ValueError(f"seen with shape {got} is invalid: expected the logits at the {K} decided positions "
+                         "that the rows' revision rules read (revision_targets)")
+    if rp.any_penalty:
+        prev = rev.previous_tokens(current, params.block_size)
+        logits = rev.penalize(logits, masked, prev, rp.penalty)
+        if K:
+            seen = rev.penalize(seen, targets.where, prev, rp.penalty)
+    read = rev.Seen.from_logits(seen, targets.where, current) if K else None
+    return _RevisionInputs(logits=logits, current=current, valid=valid, seen=read,
+                           state=state.revision_state(masked.shape[1]))
+
+
+def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, eligible: torch.Tensor,
+           count: torch.Tensor, block: torch.Tensor, block_step: torch.Tensor, noise: torch.Tensor,
+           params: StepParams, state: StepState) -> Plan:
+    """(3') Each revising row's plan: what its rule takes back or rewrites in the current block, and
+    how many masks the step confirms (`core.revision`)."""
+    rp = params.revision
+    assert rp is not None
+    blocks = block_of(torch.arange(masked.shape[1], device=masked.device), params.block_size)  # (A, G)
+    st = inputs.state
+    st = RevisionState(counter=torch.where(block != state.block, 0, st.counter), hold=st.hold,
+                       decided_conf=st.decided_conf)
+    seen = inputs.seen
+    if seen is None:  # no row reads logits at decided positions this step
+        zero = torch.zeros_like(conf, dtype=torch.float32)
+        seen = rev.Seen(argmax=torch.full_like(inputs.current, -1), p_argmax=zero, p_token=zero)
+    ctx = rev.Context(decided=_decided(masked, inputs.valid, blocks, block), eligible=eligible, conf=conf, quota=count,
+                      current=inputs.current, uniform=noise[:, 1], block_step=block_step,
+                      may_remask=rev.guard(block_step, params.block_size, rp.extra), params=rp, state=st, seen=seen)
+    return rev.plan(ctx)
+
+
+def _settle(plan: Plan, inputs: _RevisionInputs, selected: torch.Tensor, conf: torch.Tensor,
+            stopped: torch.Tensor) -> tuple[Plan, RevisionState]:
+    """The plan as it stands after the draw and the early stop, and the state carried to the next step.
+
+    A row the early stop finished holds no block open; each position keeps the confidence it was
+    decided with (the schedule's for a confirmation, p(new id) for a rewrite, 0 once taken back).
+    """
+    plan = dataclasses.replace(plan, hold=plan.hold & ~stopped)
+    dc = torch.where(selected, conf.float(), inputs.state.decided_conf)
+    dc = torch.where(plan.edited, plan.edit_prob, dc).masked_fill(plan.remasked, 0.0)
+    return plan, RevisionState(counter=plan.counter, hold=plan.hold, decided_conf=dc)
 
 
 def draw_chosen(x: Packed, selected: torch.Tensor, params: StepParams, drawn: Drawn | None) -> torch.Tensor:

@@ -3,6 +3,11 @@
 Floats are kept at 1e-6 resolution (`quantize`), so what is in memory is exactly what the JSON
 says and `Trace.from_json(s).to_json() == s`. Missing values (NaN confidence at positions that were
 already confirmed) are written as JSON `null`, which every JSON parser, a browser's included, reads.
+
+Format versions: 1 (confirmed tokens are final) and 2 (issue 28: a step may also take tokens back
+to [MASK] and rewrite visible ones; `StepRecord.OPTIONAL` fields, written only when a step has them).
+Both are read; version 2 is written. `order` keeps its meaning, the step at which each position was
+last decided (confirmed or rewritten); `Trace.history` gives every decision of a position.
 """
 from __future__ import annotations
 
@@ -10,14 +15,16 @@ import json
 import math
 from dataclasses import dataclass, field
 from collections.abc import Collection
-from typing import Any
+from typing import Any, ClassVar
 
 from dllm_viz.core.config import DecodeConfig, short
+from dllm_viz.core.revision import max_steps
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, dataclass_fields
 from dllm_viz.core.schedules import planned_steps
 
 FORMAT = "dllm-viz-trace"
-VERSION = 1
+VERSION = 2  # written; see READS
+READS = (1, 2)  # versions this dllm-viz reads
 
 
 def quantize(values: list[float]) -> list[float]:
@@ -49,9 +56,27 @@ class StepRecord:
     raw_confidence: list[float] | None = None  # (gen_length,) raw confidence, when the schedule used another
     candidates: list[list[int]] | None = None  # (gen_length, N) top raw candidates; [] where not masked
     candidate_probs: list[list[float]] | None = None  # (gen_length, N) their raw probabilities
+    # Version 2 (issue 28), each None when the step has none of it (and then left out of the JSON).
+    # Taken back: positions returned to [MASK], the ids they held, and what decided it (the rule's score:
+    # ReMDM the re-masking probability sigma, RCR the confidence the token was decided with, WINO the
+    # probability of the token in the verify pass, where it did not see itself).
+    remasked: list[int] | None = None  # (r,) positions
+    remasked_tokens: list[int] | None = None  # (r,) the ids they held
+    remask_probs: list[float] | None = None  # (r,) the rule's score
+    # Rewritten (token to token): position, old id, new id, and the raw probabilities of both at this step.
+    edited: list[int] | None = None  # (e,) positions
+    edited_from: list[int] | None = None  # (e,) old ids
+    edited_to: list[int] | None = None  # (e,) new ids (the raw argmax)
+    edit_probs: list[float] | None = None  # (e,) raw probability of the new id (what cleared edit_threshold)
+    edit_from_probs: list[float] | None = None  # (e,) raw probability of the old id
+    forwards: int | None = None  # forward passes of this step when not 1 (2: WINO's verify pass ran)
+
+    # Written only when not None; a later optional field (per-step cache figures, say) joins this tuple.
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
+                                           "edited_to", "edit_probs", "edit_from_probs", "forwards")
 
     def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
+        d = {k: v for k, v in self.__dict__.items() if v is not None or k not in self.OPTIONAL}
         d["confidence"] = _nan_to_none(self.confidence)
         if self.raw_confidence is not None:
             d["raw_confidence"] = _nan_to_none(self.raw_confidence)
@@ -69,6 +94,11 @@ class StepRecord:
     def raw(self) -> list[float]:
         """Raw confidence whatever the schedule used."""
         return self.raw_confidence if self.raw_confidence is not None else self.confidence
+
+    @property
+    def revisions(self) -> int:
+        """Tokens taken back or rewritten at this step."""
+        return len(self.remasked or ()) + len(self.edited or ())
 
 
 def first_end_of_text(token_ids: list[int], end_ids: int | Collection[int] | None) -> int | None:
@@ -103,7 +133,7 @@ class Trace:
 
     prompt_ids: list[int]
     token_ids: list[int]  # (gen_length,) generated ids
-    order: list[int]  # (gen_length,) step at which each position was confirmed
+    order: list[int]  # (gen_length,) step at which each position was last decided (confirmed or rewritten)
     steps: list[StepRecord]
     config: DecodeConfig
     model: str = "model"
@@ -120,8 +150,8 @@ class Trace:
 
     @property
     def nfe(self) -> int:
-        """Forward passes that computed this request (one per step)."""
-        return len(self.steps)
+        """Forward passes that computed this request: one per step, two where a verify pass ran."""
+        return sum(rec.forwards or 1 for rec in self.steps)
 
     @property
     def nfe_saved(self) -> int | None:
@@ -139,6 +169,10 @@ class Trace:
         confirmed = [
             rec.raw[pos] for rec in self.steps for pos in rec.selected if not math.isnan(rec.raw[pos])
         ]
+        revised = {}
+        if self.config.revision != "none":
+            revised = {"remasked": sum(len(rec.remasked or ()) for rec in self.steps),
+                       "edited": sum(len(rec.edited or ()) for rec in self.steps)}
         logprobs = [lp for rec in self.steps for lp in rec.logprobs]
         gen = self.config.gen_length
         wall = self.wall_time
@@ -151,6 +185,7 @@ class Trace:
             "tokens_per_step": round(gen / len(self.steps), 3) if self.steps else 0.0,
             **ngram_stats(self.token_ids[: self.text_end]),  # the text, not its end padding
             **({"nfe_saved": self.nfe_saved} if self.nfe_saved is not None else {}),
+            **revised,
         }
 
     def token_text(self, token_id: int) -> str:
@@ -158,9 +193,44 @@ class Trace:
             return "[MASK]"
         return self.vocab.get(token_id, f"<{token_id}>")
 
+    @property
+    def revised(self) -> bool:
+        """Whether some step took a token back or rewrote one."""
+        return any(rec.remasked or rec.edited for rec in self.steps)
+
     def canvas_at(self, step: int) -> list[int | None]:
         """Generated ids as they stood after `step` (None = still masked); step -1 is the start."""
-        return [tok if o <= step else None for tok, o in zip(self.token_ids, self.order)]
+        if not self.revised:  # every confirmation final: the order says it all
+            return [tok if o <= step else None for tok, o in zip(self.token_ids, self.order)]
+        canvas: list[int | None] = [None] * len(self.token_ids)
+        for rec in self.steps[: max(0, step + 1)]:
+            for pos, tok in zip(rec.selected, rec.tokens):
+                canvas[pos] = tok
+            for pos, tok in zip(rec.edited or (), rec.edited_to or ()):
+                canvas[pos] = tok
+            for pos in rec.remasked or ():
+                canvas[pos] = None
+        return canvas
+
+    @property
+    def history(self) -> list[list[tuple[int, str, int | None]]]:
+        """Every event of each position, in order: `(step, kind, token)` with kind "confirm",
+        "edit" (token: the new id) or "remask" (token: None)."""
+        out: list[list[tuple[int, str, int | None]]] = [[] for _ in self.token_ids]
+        for rec in self.steps:
+            for pos in rec.remasked or ():
+                out[pos].append((rec.step, "remask", None))
+            for pos, tok in zip(rec.edited or (), rec.edited_to or ()):
+                out[pos].append((rec.step, "edit", tok))
+            for pos, tok in zip(rec.selected, rec.tokens):
+                out[pos].append((rec.step, "confirm", tok))
+        return out
+
+    @property
+    def decisions(self) -> list[int]:
+        """How many times each position was decided (confirmed or rewritten): 1 everywhere in a decode
+        whose confirmations are final."""
+        return [sum(kind != "remask" for _, kind, _ in events) for events in self.history]
 
     # ----- JSON -----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -192,16 +262,21 @@ class Trace:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             got = d.get("format") if isinstance(d, dict) else d
             raise ValueError(f"trace format={short(got)} is invalid: expected {FORMAT!r}")
-        if d.get("version") != VERSION:
-            raise ValueError(f"trace version={short(d.get('version'))}: this dllm-viz reads version {VERSION}")
+        if d.get("version") not in READS or type(d.get("version")) is not int:
+            raise ValueError(f"trace version={short(d.get('version'))}: this dllm-viz reads versions "
+                             + ", ".join(map(str, READS)))
         if "config" not in d:
             raise ValueError("trace field 'config' is missing")
         try:
             config = DecodeConfig.from_dict(d["config"])
         except ValueError as err:
             raise ValueError(f"trace config: {err}") from None
-        check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=dataclass_fields(StepRecord),
-                         gen_length=config.gen_length, num_blocks=config.num_blocks)
+        step_fields = dataclass_fields(StepRecord)
+        if d["version"] == 1:  # version 1 has none of the revision fields
+            step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
+        check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=step_fields,
+                         gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=max_steps(config),
+                         revision=config.revision)
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),

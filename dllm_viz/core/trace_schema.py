@@ -7,8 +7,13 @@ against `LIMITS`. A problem raises `ValueError` naming the field (`steps[3].sele
 figures and the canvas, which index freely, only ever see consistent traces.
 
 The limits are generous bounds on what a real decode writes: every step confirms at least one
-position (so steps <= gen_length), candidates are the few top ids a decoder keeps per position,
-and a token's text is a short piece. Beyond them a file is refused, with the limit in the message.
+position (so steps <= gen_length, or the bound of the trace's revision rule, `revision.max_steps`),
+candidates are the few top ids a decoder keeps per position, and a token's text is a short piece.
+Beyond them a file is refused, with the limit in the message.
+
+The steps are replayed: each confirmed position must be masked entering its step, each position
+taken back or rewritten (format version 2) visible, holding the id the record says; the canvas
+after the last step must be `token_ids`, and `order` the step each position was last decided at.
 """
 from __future__ import annotations
 
@@ -121,11 +126,12 @@ def _known_ids(path: str, ids: Iterable[int], vocab: set[int] | None) -> None:
 
 # ----- the whole trace ---------------------------------------------------------------------------
 def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
-                     gen_length: int, num_blocks: int) -> None:
+                     gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none") -> None:
     """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
 
     `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
-    `gen_length` and `num_blocks` come from the trace's config, already validated by DecodeConfig.
+    `gen_length`, `num_blocks`, `max_steps` (None: gen_length) and `revision` come from the trace's
+    config, already validated by DecodeConfig.
     """
     known = set(trace_fields) | {"format", "version", "metrics"}
     for key in d:
@@ -162,8 +168,11 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
     _known_ids("token_ids", tokens, known_ids)
     steps = _list("steps", d["steps"])
     n = len(steps)
-    if n > G:  # every step confirms at least one position
+    bound = G if max_steps is None else max_steps
+    if n > bound and revision == "none":  # every step confirms at least one position
         raise _bad("steps", steps, f"at most gen_length={G} steps, one confirmed position each at least (got {n})")
+    if n > bound:
+        raise _bad("steps", steps, f"at most {bound} steps for revision={revision!r} and gen_length={G} (got {n})")
     if n * G > MAX_CELLS:
         raise _too_big("steps x gen_length", n * G, MAX_CELLS, "cells")
     if G and not n:
@@ -175,13 +184,25 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
         _int("early_stop_step", d["early_stop_step"], 0, max(0, n - 1))
 
     step_known = set(step_fields)
-    confirmed: set[int] = set()
+    canvas: list[int | None] = [None] * G  # the replay: the id at each position, None while masked
+    last: list[int] = [-1] * G  # the step each position was last decided at
+    # Without revisions a confirmation is final: each one is checked against token_ids and order at once.
+    final = tokens, order
+    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited")) for rec in steps):
+        final = None
     for i, rec in enumerate(steps):
-        _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, order, tokens, confirmed, known_ids)
+        _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, canvas, last, known_ids, final)
+    for pos in range(G):
+        if canvas[pos] is None:
+            raise _bad(f"token_ids[{pos}]", tokens[pos], "a position the steps decide (it is masked after the last step)")
+        if canvas[pos] != tokens[pos]:
+            raise _bad(f"token_ids[{pos}]", tokens[pos], f"{canvas[pos]}, the token the steps leave there")
+        if order[pos] != last[pos]:
+            raise _bad(f"order[{pos}]", order[pos], f"{last[pos]}, the step that last decided position {pos}")
 
 
-def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks: int, order: list[int],
-                tokens: list[int], confirmed: set[int], known_ids: set[int] | None) -> None:
+def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks: int, canvas: list[int | None],
+                last: list[int], known_ids: set[int] | None, final: tuple[list[int], list[int]] | None) -> None:
     if not isinstance(rec, dict):
         raise _bad(path, rec, "an object (one step record)")
     for key in rec:
@@ -204,14 +225,26 @@ def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks
     drawn = _ints(f"{path}.tokens", rec["tokens"], 0, MAX_TOKEN_ID, length=k)
     _known_ids(f"{path}.tokens", drawn, known_ids)
     _numbers(f"{path}.logprobs", rec["logprobs"], -1e30, PROB_SLACK, k)
-    for j, (pos, tok) in enumerate(zip(selected, drawn)):
-        if pos in confirmed:
-            raise _bad(f"{path}.selected[{j}]", pos, "a position not confirmed at an earlier step")
-        confirmed.add(pos)
-        if order[pos] != i:
-            raise _bad(f"{path}.selected[{j}]", pos, f"a position whose order is {i} (order[{pos}]={order[pos]})")
-        if tokens[pos] != tok:
-            raise _bad(f"{path}.tokens[{j}]", tok, f"token_ids[{pos}]={tokens[pos]}, the token confirmed there")
+    remasked, edited, edited_to = _revisions(path, rec, G, canvas, known_ids)
+    seen: set[int] = set()
+    for j, pos in enumerate(selected):
+        if canvas[pos] is not None or pos in seen:
+            raise _bad(f"{path}.selected[{j}]", pos, "a position masked entering the step (not confirmed at an "
+                       "earlier step, or taken back since)")
+        seen.add(pos)
+    if final is not None:
+        tokens, order = final
+        for j, (pos, tok) in enumerate(zip(selected, drawn)):
+            if order[pos] != i:
+                raise _bad(f"{path}.selected[{j}]", pos, f"a position whose order is {i} (order[{pos}]={order[pos]})")
+            if tokens[pos] != tok:
+                raise _bad(f"{path}.tokens[{j}]", tok, f"token_ids[{pos}]={tokens[pos]}, the token confirmed there")
+    for pos, tok in zip(selected, drawn):  # the step's decisions, applied together
+        canvas[pos], last[pos] = tok, i
+    for pos, tok in zip(edited, edited_to):
+        canvas[pos], last[pos] = tok, i
+    for pos in remasked:
+        canvas[pos], last[pos] = None, -1
     cands, probs = rec.get("candidates"), rec.get("candidate_probs")
     if (cands is None) != (probs is None):
         raise _bad(f"{path}.candidate_probs", probs, "present exactly when candidates is")
@@ -224,6 +257,57 @@ def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks
             ids = _ints(f"{path}.candidates[{p}]", ids, 0, MAX_TOKEN_ID, limit=MAX_CANDIDATES)
             _known_ids(f"{path}.candidates[{p}]", ids, known_ids)
             _numbers(f"{path}.candidate_probs[{p}]", ps, -PROB_SLACK, 1 + PROB_SLACK, len(ids))
+
+
+def _revisions(path: str, rec: dict, G: int, canvas: list[int | None],
+               known_ids: set[int] | None) -> tuple[list[int], list[int], list[int]]:
+    """Check a step's version-2 fields against the canvas entering it; `(remasked, edited, edited_to)`.
+
+    Taken back and rewritten positions are visible entering the step and hold the old ids the record
+    names; a rewrite changes the id; no position is both; probabilities lie in [0, 1]."""
+    if rec.get("forwards") is not None:
+        _int(f"{path}.forwards", rec["forwards"], 1, 2)
+    remasked = rec.get("remasked")
+    if remasked is None:
+        for key in ("remasked_tokens", "remask_probs"):
+            if rec.get(key) is not None:
+                raise _bad(f"{path}.{key}", rec[key], "null when remasked is")
+        remasked = []
+    else:
+        remasked = _ints(f"{path}.remasked", remasked, 0, max(0, G - 1), limit=G)
+        old = _ints(f"{path}.remasked_tokens", rec.get("remasked_tokens"), 0, MAX_TOKEN_ID, length=len(remasked))
+        _numbers(f"{path}.remask_probs", rec.get("remask_probs"), -PROB_SLACK, 1 + PROB_SLACK, len(remasked))
+        listed: set[int] = set()
+        for j, (pos, tok) in enumerate(zip(remasked, old)):
+            if canvas[pos] is None or pos in listed:
+                raise _bad(f"{path}.remasked[{j}]", pos, "a position visible entering the step, listed once")
+            listed.add(pos)
+            if canvas[pos] != tok:
+                raise _bad(f"{path}.remasked_tokens[{j}]", tok, f"{canvas[pos]}, the id position {pos} held")
+    edited = rec.get("edited")
+    if edited is None:
+        for key in ("edited_from", "edited_to", "edit_probs", "edit_from_probs"):
+            if rec.get(key) is not None:
+                raise _bad(f"{path}.{key}", rec[key], "null when edited is")
+        return remasked, [], []
+    edited = _ints(f"{path}.edited", edited, 0, max(0, G - 1), limit=G)
+    n = len(edited)
+    old = _ints(f"{path}.edited_from", rec.get("edited_from"), 0, MAX_TOKEN_ID, length=n)
+    new = _ints(f"{path}.edited_to", rec.get("edited_to"), 0, MAX_TOKEN_ID, length=n)
+    _known_ids(f"{path}.edited_to", new, known_ids)
+    for key in ("edit_probs", "edit_from_probs"):
+        _numbers(f"{path}.{key}", rec.get(key), -PROB_SLACK, 1 + PROB_SLACK, n)
+    taken = set(remasked)
+    for j, (pos, a, b) in enumerate(zip(edited, old, new)):
+        if canvas[pos] is None or pos in taken:
+            raise _bad(f"{path}.edited[{j}]", pos, "a position visible entering the step, listed once and not "
+                       "also taken back")
+        taken.add(pos)
+        if canvas[pos] != a:
+            raise _bad(f"{path}.edited_from[{j}]", a, f"{canvas[pos]}, the id position {pos} held")
+        if a == b:
+            raise _bad(f"{path}.edited_to[{j}]", b, f"an id other than the one it replaces ({a})")
+    return remasked, edited, new
 
 
 def _candidates_ok(cands: list, probs: list, known_ids: set[int] | None) -> bool:

@@ -44,7 +44,11 @@ class Denoiser(Protocol):
     logits_at(input_ids, attention_mask, rows (M,), cols (M,)) -> (M, V): the logits of
     `__call__` at the M positions `(rows[i], cols[i])` only. The decoder needs no more than the
     still-masked positions, so a model whose output head costs much (a large vocabulary) can skip
-    it elsewhere; see `logits_at` below.
+    it elsewhere; see `logits_at` below. can_edit (bool, default False): the model was trained to
+    predict at visible positions too (LLaDA 2.1: visible tokens replaced by random ones, the loss at
+    every position), so its logits there can rewrite a token (`can_edit` below).
+    logits_hidden(input_ids, attention_mask, rows, cols) -> (K, V): the logits at each position with
+    its own token hidden (see `logits_hidden` below), for a model that computes them in one pass.
 
     Batch invariance is this layer's job and no other's: the decoder and the engine put every
     request of a step in one call. A model whose `logits_at` gives a row the same bits whatever
@@ -73,6 +77,54 @@ def logits_at(
     if callable(at):
         return at(input_ids, attention_mask, rows, cols)
     return model(input_ids, attention_mask)[rows, cols]
+
+
+def can_edit(model: Any) -> bool:
+    """Whether `model` may rewrite visible tokens: its optional `can_edit` attribute, False by default.
+
+    A masked-diffusion model trained only on masked positions predicts nothing meaningful where the
+    token is visible; token-to-token edits (revision="joint_threshold") need one that was trained
+    there too (LLaDA 2.1's objective). Re-masking rules (remdm, rcr, wino) work with any masked model.
+    """
+    return getattr(model, "can_edit", False) is True
+
+
+HIDDEN_CHUNK_FLOATS = 1 << 25  # logits_hidden's fallback runs at most this many floats of logits at once
+
+
+def logits_hidden(
+    model: Denoiser, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+    cols: torch.Tensor,
+) -> torch.Tensor:
+    """The logits at `(rows[i], cols[i])` with the token there hidden, `(K, V)`: what each position
+    predicts from everything else but itself (WINO's verify pass, Feng-Hong/WINO-DLLM, `decoding_wino`).
+
+    WINO computes all of them in one forward through a shadow block whose position i attends to
+    everything but the token at i; a model with `logits_hidden` may do the same. Otherwise each
+    position gets its own canvas, the row with that one position set to the mask token, run in
+    chunks through `logits_at`: exact for any masked model, and as costly as K canvases.
+    """
+    at = getattr(model, "logits_hidden", None)
+    if callable(at):
+        return at(input_ids, attention_mask, rows, cols)
+    K, N = int(rows.shape[0]), input_ids.shape[1]
+    if K == 0:
+        raise ValueError("rows is invalid: expected at least one position to hide")
+    chunk = max(1, HIDDEN_CHUNK_FLOATS // max(1, N * _vocab_guess(model)))
+    out = []
+    for lo in range(0, K, chunk):
+        r, c = rows[lo : lo + chunk], cols[lo : lo + chunk]
+        n = torch.arange(len(r), device=input_ids.device)
+        canvases = input_ids[r].clone()  # (n, N): one canvas per position, that position hidden
+        canvases[n, c] = model.mask_token_id
+        out.append(logits_at(model, canvases, attention_mask[r] if attention_mask is not None else None, n, c))
+    return torch.cat(out)
+
+
+def _vocab_guess(model: Any) -> int:
+    """A model's vocabulary size when it states one (`vocab_size`), else a large guess, for chunking."""
+    size = getattr(model, "vocab_size", None)
+    return size if isinstance(size, int) and size > 0 else 1 << 15
 
 
 def check_positions(rows: torch.Tensor, cols: torch.Tensor, shape: tuple[int, int]) -> None:

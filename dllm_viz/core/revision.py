@@ -1,0 +1,390 @@
+"""Revision rules: the phase of a step that takes back or rewrites tokens decided before (issue 28).
+
+In the article's loop a confirmed token is final. The decoders that ship now revise it:
+  - ``remdm``  ReMDM re-masks decided tokens with probability sigma_t and unmasks more to keep the
+               marginals (kuleshov-group/remdm, ``diffusion.py``, ``Diffusion._ddpm_caching_update``,
+               samplers ``remdm-cap | remdm-rescale | remdm-conf | remdm-loop``; on LLaDA,
+               guanghanwang/ReMDM-LLaDA, ``eval_llada.py``, ``LLaDAEvalHarness.llada_remdm_sample``);
+  - ``rcr``    Running Confidence Remasking (autonomousvision/mdpo, ``src/mdlm_generation_utils.py``,
+               ``diffusion_generate(rcr=True)``): decided tokens compete with the masked candidates by
+               the confidence they were decided with, and the weakest go back to [MASK];
+  - ``wino``   draft and verify (Feng-Hong/WINO-DLLM, ``LLaDA/decoding.py``, ``decoding_wino``): a verify
+               pass in which no decided token sees itself takes back those it no longer supports;
+  - ``joint_threshold``  LLaDA 2.1's token editing as SGLang 0.5.23 ships it
+               (``python/sglang/srt/dllm/algorithm/joint_threshold.py``, ``JointThreshold.step`` and
+               ``joint_threshold_update_step_vectorized``): visible tokens whose argmax differs are
+               rewritten (token to token), and a block stays open for edit-only steps after its last mask.
+
+Each rule is a pure function of a `Context` (what the step knows once the schedule has set its
+quota) to a `Plan` (how many masks to confirm, which decided tokens to re-mask or rewrite, the
+rule's carried state). A batch may mix rules; the step evaluates each rule present and picks per
+row by `rule_id`, as it does for schedules. Everything stays inside the row's current block, and
+nothing here edits its inputs.
+
+Counts, not coin flips, where the original flips coins to unmask: the schedule decides how many
+masks a step confirms, and confidence decides which (the article's rule); the rules change the
+count (ReMDM and RCR confirm one more mask for every token they take back, so the number of visible
+tokens follows the schedule's plan, which is what ReMDM's sigma_max construction keeps in
+expectation), and the choice of what to take back. Randomness (ReMDM's Bernoulli re-masking) uses
+the step's second uniform at the decided positions, which no other rule reads there, so a request's
+random stream is consumed exactly as without revision.
+
+Shapes: A rows, G generated positions per row; "decided" = visible generated positions of the
+row's current block at the start of the step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+
+from dllm_viz.core.config import REMASK_SIGMAS, REVISIONS, DecodeConfig
+from dllm_viz.core.schedules import select_top
+
+REVISION_IDS = {name: i for i, name in enumerate(REVISIONS)}
+SIGMA_IDS = {name: i for i, name in enumerate(REMASK_SIGMAS)}
+# Logits at the decided positions each rule reads: from the step's own forward (a model that predicts
+# at visible positions, i.e. can edit), or from a verify pass with each decided position hidden.
+READS_FORWARD = frozenset({"joint_threshold"})
+READS_HIDDEN = frozenset({"wino"})
+EDITS = READS_FORWARD  # rules that rewrite visible tokens: they need `models.base.can_edit(model)`
+# WINO's draft width: at most min(max(int(0.7 * masks of the block), 5), 20) drafts per step, and the
+# count of the previous step's drafts (30 before a block's first step) bounds what a verify takes back.
+WINO_SHARE, WINO_MIN_ACCEPT, WINO_MAX_ACCEPT, WINO_FIRST_LAST_ACCEPT = 0.7, 5, 20, 30
+
+
+@dataclass(frozen=True)
+class RevisionParams:
+    """Every request's revision knobs, one row per request (`(A,)` tensors), built once."""
+
+    rule_id: torch.Tensor  # (A,) long: index into config.REVISIONS
+    sigma_id: torch.Tensor  # (A,) long: index into config.REMASK_SIGMAS
+    eta: torch.Tensor  # (A,) float32
+    alpha_on: torch.Tensor  # (A,) float32
+    loop_steps: torch.Tensor  # (A,) long
+    verify_threshold: torch.Tensor  # (A,) float32
+    edit_threshold: torch.Tensor  # (A,) float32
+    max_post_edit_steps: torch.Tensor  # (A,) long
+    penalty: torch.Tensor  # (A,) float32: penalty_lambda of joint_threshold rows, 0 elsewhere
+    extra: torch.Tensor  # (A,) long: `extra_steps` of each row (the re-masking guard)
+    rules: frozenset[str]  # the rules present, "none" excluded (empty: the phase is skipped)
+    any_penalty: bool = False
+
+    @classmethod
+    def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu") -> RevisionParams:
+        def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
+            return torch.tensor(values, dtype=dtype, device=device)
+
+        cs = list(configs)
+        penalty = [c.penalty_lambda if c.revision == "joint_threshold" else 0.0 for c in cs]
+        return cls(
+            rule_id=col([REVISION_IDS[c.revision] for c in cs]),
+            sigma_id=col([SIGMA_IDS[c.remask_sigma] for c in cs]),
+            eta=col([c.remask_eta for c in cs], torch.float32),
+            alpha_on=col([c.remask_alpha_on for c in cs], torch.float32),
+            loop_steps=col([c.remask_loop_steps for c in cs]),
+            verify_threshold=col([c.verify_threshold for c in cs], torch.float32),
+            edit_threshold=col([c.edit_threshold for c in cs], torch.float32),
+            max_post_edit_steps=col([c.max_post_edit_steps for c in cs]),
+            penalty=col(penalty, torch.float32),
+            extra=col([extra_steps(c) for c in cs]),
+            rules=frozenset(c.revision for c in cs) - {"none"},
+            any_penalty=any(p > 0 for p in penalty),
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.rules)
+
+    def reading(self, kind: frozenset[str]) -> torch.Tensor:
+        """`(A,)` bool: rows whose rule is in `kind` (READS_FORWARD or READS_HIDDEN)."""
+        rows = torch.zeros_like(self.rule_id, dtype=torch.bool)
+        for name in self.rules & kind:
+            rows |= self.rule_id == REVISION_IDS[name]
+        return rows
+
+
+@dataclass(frozen=True)
+class RevisionState:
+    """What a rule carries from step to step, one row per request."""
+
+    counter: torch.Tensor  # (A,) long, reset in each block: joint_threshold's edit-only steps, remdm's
+    #                        loop steps, wino's drafts of the previous step
+    hold: torch.Tensor  # (A,) bool: the row's block stays open with no mask left (joint_threshold)
+    decided_conf: torch.Tensor  # (A, G) float32: the confidence each decided position was decided with
+
+    @classmethod
+    def initial(cls, A: int, G: int, device: torch.device | str = "cpu") -> RevisionState:
+        return cls(counter=torch.zeros(A, dtype=torch.long, device=device),
+                   hold=torch.zeros(A, dtype=torch.bool, device=device),
+                   decided_conf=torch.zeros(A, G, dtype=torch.float32, device=device))
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The raw distribution at the decided positions a rule reads, unpacked to `(A, G)`."""
+
+    argmax: torch.Tensor  # (A, G) long: argmax of the logits (first on ties); -1 where not read
+    p_argmax: torch.Tensor  # (A, G) float32: softmax probability of the argmax; 0 where not read
+    p_token: torch.Tensor  # (A, G) float32: softmax probability of the token the position holds
+
+    @classmethod
+    def from_logits(cls, logits: torch.Tensor, where: torch.Tensor, current: torch.Tensor) -> Seen:
+        """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens.
+
+        Probabilities as SGLang computes them: softmax(logits) gathered at the argmax (float32).
+        """
+        flat = logits[:, 0].float()  # (K, V)
+        probs = torch.softmax(flat, dim=-1)
+        argmax = flat.argmax(-1)  # (K,)
+        p_argmax = probs.gather(-1, argmax.unsqueeze(-1)).squeeze(-1)
+        p_token = probs.gather(-1, current[where].clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        A, G = where.shape
+        out = lambda v, fill, dtype: torch.full((A, G), fill, dtype=dtype, device=where.device).masked_scatter(where, v)  # noqa: E731
+        return cls(argmax=out(argmax, -1, torch.long), p_argmax=out(p_argmax, 0.0, torch.float32),
+                   p_token=out(p_token, 0.0, torch.float32))
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule sees once the schedule has set its quota (every tensor `(A, G)` or `(A,)`)."""
+
+    decided: torch.Tensor  # (A, G) bool: visible generated positions of the current block
+    eligible: torch.Tensor  # (A, G) bool: masked positions of the current block
+    conf: torch.Tensor  # (A, G) the confidence the schedule ranks masks by
+    quota: torch.Tensor  # (A,) long: the schedule's count
+    current: torch.Tensor  # (A, G) long: the tokens entering the step
+    uniform: torch.Tensor  # (A, G) the step's second uniform (read at decided positions only)
+    block_step: torch.Tensor  # (A,) long: steps already taken in the block (0: its first step)
+    may_remask: torch.Tensor  # (A,) bool: the block's steps are still below its bound (`guard`)
+    params: RevisionParams
+    state: RevisionState  # counters already reset where the block is new
+    seen: Seen | None  # the raw distribution at the decided positions of the rows that read one
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a rule decided for every row."""
+
+    count: torch.Tensor  # (A,) long: masks to confirm (the schedule's quota, adjusted)
+    remasked: torch.Tensor  # (A, G) bool: decided positions taken back to [MASK]
+    remask_score: torch.Tensor  # (A, G) float32: what decided it (see each rule)
+    edited: torch.Tensor  # (A, G) bool: decided positions rewritten
+    edit_tokens: torch.Tensor  # (A, G) long: their new ids; -1 elsewhere
+    edit_prob: torch.Tensor  # (A, G) float32: raw probability of the new id
+    edit_old_prob: torch.Tensor  # (A, G) float32: raw probability of the old id, same distribution
+    counter: torch.Tensor  # (A,) long: the rule's counter after the step
+    hold: torch.Tensor  # (A,) bool: keep the block open if it has no mask left after the step
+    pause: torch.Tensor  # (A,) bool: the schedule does not advance (k and the block's step count stay)
+
+    @classmethod
+    def keep(cls, ctx: Context) -> Plan:
+        """The schedule's choice and nothing taken back: rule ``none``."""
+        none = torch.zeros_like(ctx.decided)
+        zero = torch.zeros_like(ctx.conf, dtype=torch.float32)
+        return cls(count=ctx.quota, remasked=none, remask_score=zero, edited=none,
+                   edit_tokens=torch.full_like(ctx.current, -1), edit_prob=zero, edit_old_prob=zero,
+                   counter=ctx.state.counter, hold=torch.zeros_like(ctx.quota, dtype=torch.bool),
+                   pause=torch.zeros_like(ctx.quota, dtype=torch.bool))
+
+    def where(self, rows: torch.Tensor, other: Plan) -> Plan:
+        """This plan on `rows (A,)`, `other` elsewhere."""
+        def pick(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return torch.where(rows.view(-1, *[1] * (a.dim() - 1)), a, b)
+
+        return Plan(**{f: pick(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__})
+
+
+def _remdm(ctx: Context) -> Plan:
+    """ReMDM's remasking in counts (kuleshov-group/remdm, diffusion.py, `_ddpm_caching_update`).
+
+    With d decided tokens and m masks in the block and the schedule's quota q, the plain step leaves
+    room = m - q masks; ReMDM's sigma_max = min(1, (1 - alpha_s) / alpha_t) is room / d in counts
+    (the largest re-masking the next unmasking can make up for). Each decided token is re-masked
+    when its uniform u < sigma, with
+      cap      sigma = min(eta, sigma_max)                     (remdm-cap)
+      rescale  sigma = eta * sigma_max                         (remdm-rescale)
+      conf     sigma_i = softmax_i(-c_i) * sigma_max, c_i the confidence token i was decided with
+               (remdm-conf: the less sure a token was, the likelier it goes back)
+      loop     sigma = eta, only in a loop of remask_loop_steps steps that starts once the block is
+               remask_alpha_on visible; the schedule pauses and each loop step confirms as many
+               masks as it took back, so the visible share stays at alpha_on (remdm-loop; on LLaDA,
+               ReMDM-LLaDA's llada_remdm_sample loops likewise once 7/8 of a block is written).
+    Outside the loop the step then confirms q + r masks (r taken back), so the number of visible
+    tokens follows the schedule exactly: ReMDM's unmasking probability (alpha_s - (1 - sigma) alpha_t)
+    / (1 - alpha_t) in counts. At most `room` (outside the loop) or m (in it) are taken back, those
+    with the smallest u; `remask_score` is sigma.
+    """
+    p, st = ctx.params, ctx.state
+    d, m = ctx.decided.sum(-1), ctx.eligible.sum(-1)  # (A,)
+    room = (m - ctx.quota).clamp(min=0)
+    sigma_max = torch.where(d > 0, (room.float() / d.clamp(min=1).float()).clamp(max=1.0), 0.0)  # (A,)
+    sid = p.sigma_id
+    share = d.float() / (d + m).clamp(min=1).float()
+    in_loop = ctx.may_remask & (sid == SIGMA_IDS["loop"]) & (m > 0) & (share >= p.alpha_on) & (st.counter < p.loop_steps)
+    sigma = torch.where(sid == SIGMA_IDS["cap"], torch.minimum(p.eta, sigma_max),
+                        torch.where(sid == SIGMA_IDS["rescale"], p.eta * sigma_max,
+                                    torch.where(in_loop, p.eta, torch.zeros_like(p.eta))))  # (A,)
+    sigma = sigma.unsqueeze(-1).expand_as(ctx.conf)  # (A, G)
+    conf_rows = (sid == SIGMA_IDS["conf"]).unsqueeze(-1)  # (A, 1)
+    if bool(conf_rows.any()):
+        weights = torch.softmax((-st.decided_conf).masked_fill(~ctx.decided, float("-inf")), dim=-1).nan_to_num(0.0)
+        sigma = torch.where(conf_rows, weights * sigma_max.unsqueeze(-1), sigma)
+    sigma = sigma.masked_fill(~ctx.decided, 0.0)
+    hit = ctx.decided & (ctx.uniform < sigma) & ctx.may_remask.unsqueeze(-1)  # (A, G)
+    limit = torch.where(in_loop, m, room)
+    remasked = select_top(-ctx.uniform, hit, limit)  # the smallest uniforms first
+    r = remasked.sum(-1)
+    plan = Plan.keep(ctx)
+    return Plan(count=torch.where(in_loop, r, ctx.quota + r), remasked=remasked, remask_score=sigma.float(),
+                edited=plan.edited, edit_tokens=plan.edit_tokens, edit_prob=plan.edit_prob,
+                edit_old_prob=plan.edit_old_prob, counter=st.counter + in_loop.long(), hold=plan.hold, pause=in_loop)
+
+
+def _rcr(ctx: Context) -> Plan:
+    """Running Confidence Remasking (autonomousvision/mdpo, src/mdlm_generation_utils.py,
+    `diffusion_generate(rcr=True)`).
+
+    MDPO unmasks every mask of the block, records each token's confidence in `overtime_confidence`,
+    then re-masks the lowest-confidence tokens until as many masks are left as the later steps'
+    quotas. Here: with d decided tokens (scored by the confidence they were decided with) and the
+    masks (scored by this step's confidence), keep the d + q best of both (q the schedule's quota;
+    ties to the earlier position); the decided tokens outside are taken back and the masks inside are
+    confirmed (q + r of them). `remask_score` is the confidence the token was decided with.
+    Unlike MDPO, which ranks every decided token of the sequence, only the current block competes.
+    """
+    st = ctx.state
+    pool = ctx.decided | ctx.eligible
+    score = torch.where(ctx.decided, st.decided_conf, ctx.conf.float())
+    kept = select_top(score, pool, ctx.decided.sum(-1) + ctx.quota)
+    remasked = ctx.decided & ~kept & ctx.may_remask.unsqueeze(-1)
+    plan = Plan.keep(ctx)
+    return Plan(count=ctx.quota + remasked.sum(-1), remasked=remasked,
+                remask_score=st.decided_conf.masked_fill(~ctx.decided, 0.0), edited=plan.edited,
+                edit_tokens=plan.edit_tokens, edit_prob=plan.edit_prob, edit_old_prob=plan.edit_old_prob,
+                counter=plan.counter, hold=plan.hold, pause=plan.pause)
+
+
+def _wino(ctx: Context) -> Plan:
+    """Draft and verify (Feng-Hong/WINO-DLLM, LLaDA/decoding.py, `decoding_wino`).
+
+    Draft: the schedule's masks (WINO: every mask above `threshold`, at least one), at most
+    min(max(int(0.7 m), 5), 20) of them (m masks in the block). Verify: WINO appends a shadow copy
+    of the block whose position i attends to everything but the token at i, so one forward also
+    gives each decided token's probability without seeing itself; here that is the verify pass
+    (`models.base.logits_hidden`, a forward that counts in NFE), read as `seen.p_token`. When the
+    step drafts more than one token, the decided tokens whose verify probability < verify_threshold
+    are taken back; if they are at least as many as the previous step's drafts (30 before the
+    block's first step), only that count minus one, the least supported first. `remask_score` is
+    the verify probability.
+    """
+    assert ctx.seen is not None  # the step refuses wino rows without verify logits
+    p, m = ctx.params, ctx.eligible.sum(-1)
+    cap = torch.floor(m.double() * WINO_SHARE).long().clamp(min=WINO_MIN_ACCEPT, max=WINO_MAX_ACCEPT)
+    accept = torch.minimum(ctx.quota, cap)
+    last = torch.where(ctx.block_step == 0, WINO_FIRST_LAST_ACCEPT, ctx.state.counter)
+    weak = ctx.decided & (ctx.seen.p_token < p.verify_threshold.unsqueeze(-1)) & ((accept > 1) & ctx.may_remask).unsqueeze(-1)
+    n = weak.sum(-1)
+    remasked = select_top(-ctx.seen.p_token, weak, torch.where(n >= last, (last - 1).clamp(min=0), n))
+    plan = Plan.keep(ctx)
+    return Plan(count=accept, remasked=remasked, remask_score=ctx.seen.p_token.masked_fill(~ctx.decided, 0.0),
+                edited=plan.edited, edit_tokens=plan.edit_tokens, edit_prob=plan.edit_prob,
+                edit_old_prob=plan.edit_old_prob, counter=accept, hold=plan.hold, pause=plan.pause)
+
+
+def _joint_threshold(ctx: Context) -> Plan:
+    """LLaDA 2.1's mask-to-token + token-to-token step (SGLang 0.5.23, joint_threshold.py,
+    `JointThreshold._step_per_row` and `joint_threshold_update_step_vectorized`).
+
+    Mask to token is the schedule's (the `llada21` preset: masks whose softmax probability >
+    threshold, at least the most probable one). Token to token: every decided token of the block
+    whose raw argmax x differs from it and has probability p(x) > edit_threshold is rewritten to x,
+    in the same step, from the same forward (the model must predict at visible positions). Once the
+    block has no mask, it stays open: each further step counts one edit-only step and edits again;
+    it closes at the step that changes nothing or whose count exceeds max_post_edit_steps (that
+    step edits nothing; its forward already saw the block's final tokens).
+    """
+    assert ctx.seen is not None  # the step refuses joint_threshold rows without logits at decided positions
+    p, st, seen = ctx.params, ctx.state, ctx.seen
+    edit_only = ctx.eligible.sum(-1) == 0  # (A,) the block has no mask: its edit-only phase
+    counter = st.counter + edit_only.long()
+    exceeded = edit_only & (counter > p.max_post_edit_steps)
+    edited = (ctx.decided & (seen.p_argmax > p.edit_threshold.unsqueeze(-1)) & (seen.argmax != ctx.current)
+              & ~exceeded.unsqueeze(-1))
+    closed = edit_only & (exceeded | ~edited.any(-1))
+    plan = Plan.keep(ctx)
+    return Plan(count=ctx.quota, remasked=plan.remasked, remask_score=plan.remask_score, edited=edited,
+                edit_tokens=torch.where(edited, seen.argmax, -1), edit_prob=seen.p_argmax.masked_fill(~edited, 0.0),
+                edit_old_prob=seen.p_token.masked_fill(~edited, 0.0), counter=counter,
+                hold=~closed & (ctx.eligible.sum(-1) == ctx.quota), pause=plan.pause)
+
+
+Rule = Callable[[Context], Plan]
+RULES: dict[str, Rule] = {"none": Plan.keep, "remdm": _remdm, "rcr": _rcr, "wino": _wino,
+                          "joint_threshold": _joint_threshold}
+if tuple(RULES) != REVISIONS:  # the validator and the registry must name the same rules
+    raise ImportError(f"revision registry {tuple(RULES)} != config.REVISIONS {REVISIONS}")
+
+
+def plan(ctx: Context) -> Plan:
+    """Each row's plan under its own rule (only the rules present are evaluated)."""
+    out = Plan.keep(ctx)
+    for name in ctx.params.rules:
+        out = RULES[name](ctx).where(ctx.params.rule_id == REVISION_IDS[name], out)
+    return out
+
+
+# ----- logits the rules read ---------------------------------------------------------------------
+def previous_tokens(current: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:
+    """`(A, G)`: the token at the previous position of the same block, -1 at a block's first position."""
+    A, G = current.shape
+    prev = torch.cat([torch.full((A, 1), -1, dtype=current.dtype, device=current.device), current[:, :-1]], dim=1)
+    first = torch.arange(G, device=current.device).unsqueeze(0) % block_size.unsqueeze(-1) == 0  # (A, G)
+    return prev.masked_fill(first, -1)
+
+
+def penalize(logits: torch.Tensor, where: torch.Tensor, prev: torch.Tensor, penalty: torch.Tensor) -> torch.Tensor:
+    """JointThreshold's repetition penalty: `penalty` of the row subtracted from each position's logit
+    of the token the previous position of its block holds (SGLang adds -penalty_lambda there before the
+    argmax). `logits (K, 1, V)` at the True entries of `where (A, G)`; returns a new tensor."""
+    rows = where.nonzero(as_tuple=True)[0]  # (K,)
+    ids = prev[where]  # (K,)
+    amount = torch.where(ids >= 0, penalty[rows], 0.0).to(logits.dtype)  # (K,)
+    out = logits.clone()
+    out[torch.arange(len(ids), device=logits.device), 0, ids.clamp(min=0)] -= amount
+    return out
+
+
+# ----- budgets -----------------------------------------------------------------------------------
+def extra_steps(config: DecodeConfig) -> int:
+    """Steps a block may take beyond the plain schedule's under `config`'s rule (an upper bound):
+    joint_threshold's edit-only steps and the closing one, remdm's loop, WINO's re-drafts."""
+    if config.revision == "joint_threshold":
+        return config.max_post_edit_steps + 1
+    if config.revision == "remdm" and config.remask_sigma == "loop":
+        return config.remask_loop_steps
+    if config.revision == "wino":
+        return WINO_FIRST_LAST_ACCEPT
+    return 0
+
+
+def max_steps(config: DecodeConfig) -> int:
+    """The most steps a decode under `config` takes (the trace schema's bound).
+
+    Without revision every step confirms at least one position, or the schedule plans at most
+    gen_length steps. A rule may re-mask only while the block's steps are below its block size plus
+    `extra_steps` (`step`'s guard), after which each step confirms at least one mask again.
+    """
+    if config.revision == "none":
+        return config.gen_length
+    return 2 * config.gen_length + config.num_blocks * extra_steps(config)
+
+
+def guard(block_step: torch.Tensor, block_size: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+    """`(A,)` bool: rows still allowed to take back: their block's steps below block size + extra.
+
+    The rules already end (ReMDM and RCR keep the schedule's count of visible tokens; WINO takes back
+    fewer than the previous step drafted); the guard makes the bound of `max_steps` hold whatever the
+    schedule, e.g. one that confirms nothing in some steps."""
+    return block_step < block_size + extra
