@@ -30,7 +30,7 @@ DRAWN_SOURCES = ("sampled", "sampled_raw")
 SAMPLE_SCOPES = ("selected", "all")
 RNG_MODES = ("per_request", "shared")
 BLOCK_SCHEDULES = ("continue", "restart")
-# Revision rules (dllm_viz.core.revision.RULES): what a step may take back or rewrite (issue 28).
+# Revision rules (`revise`, dllm_viz.core.revision.RULES): what a step may take back or rewrite (issue 28).
 #   none             a confirmed token is final (the article's loop);
 #   remdm            ReMDM: decided tokens are re-masked with probability sigma, and as many more masks are
 #                    confirmed, so the count of visible tokens keeps the schedule's plan (MDLM's marginals);
@@ -144,7 +144,7 @@ def _llada21(gen_length: int) -> dict[str, Any]:
     # JointThreshold's defaults (threshold 0.5, edit_threshold 0, max_post_edit_steps 16, penalty_lambda 0)
     # on LLaDA2's 32-position blocks: masks above 0.5 (at least one), plus every visible token whose argmax
     # differs, until a step changes nothing or 16 edit-only steps are spent.
-    return dict(_sglang_low_confidence(gen_length), threshold=0.5, revision="joint_threshold", edit_threshold=0.0,
+    return dict(_sglang_low_confidence(gen_length), threshold=0.5, revise="joint_threshold", edit_threshold=0.0,
                 max_post_edit_steps=16, penalty_lambda=0.0)
 
 
@@ -153,7 +153,7 @@ def _wino(gen_length: int) -> dict[str, Any]:
     # probability, every mask above 0.6 (at least one, at most WINO's cap), drafts below 0.9 taken back.
     return dict(schedule="threshold", threshold=0.6, threshold_strict=True, min_k=1,
                 block_length=_blocks_of(gen_length, 128), temperature=0.0, confidence="max_prob",
-                confidence_from="sampled_raw", sample_scope="all", revision="wino", verify_threshold=0.9)
+                confidence_from="sampled_raw", sample_scope="all", revise="wino", verify_threshold=0.9)
 
 
 def _remdm(gen_length: int) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def _remdm(gen_length: int) -> dict[str, Any]:
     # schedule, whose expected counts are linear_time's.
     steps = max(1, gen_length // 2)
     return dict(schedule="linear_time", steps=steps, temperature=1.0, top_p=0.9, confidence="random",
-                revision="remdm", remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9,
+                revise="remdm", remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9,
                 remask_loop_steps=max(0, gen_length - steps))
 
 
@@ -170,7 +170,7 @@ def _rcr(gen_length: int) -> dict[str, Any]:
     # test_llada.py --rcr: diffusion_generate(steps, block_length=gen_length, temperature=0) with LLaDA's
     # max-probability confidence and an even split of the steps (mode "linear"); two positions per step.
     return dict(schedule="fixed_steps", steps=max(1, gen_length // 2), temperature=0.0, confidence="max_prob",
-                revision="rcr")
+                revise="rcr")
 
 
 # Shipped rules that need the fields of issue 28 (strict thresholds, revision rules). Kept apart from
@@ -295,7 +295,7 @@ class DecodeConfig:
     early_stop_threshold: float = 0.9  # in (0, 1]; the raw probability of end-of-text at every such position
     # Taking back (issue 28, core/revision.py): which rule may re-mask or rewrite decided tokens, and its knobs
     # (each rule reads only its own). Every rule acts inside the current block.
-    revision: str = "none"  # see REVISIONS above
+    revise: str = "none"  # the revision rule: see REVISIONS above
     threshold_strict: bool = False  # threshold schedule: confirm confidence > threshold (SGLang, WINO), not >=
     remask_sigma: str = "cap"  # remdm: how sigma_t is set, see REMASK_SIGMAS
     remask_eta: float = 0.02  # remdm: eta in (0, 1] (cap on sigma, share of sigma_max, or the loop's sigma)
@@ -347,7 +347,7 @@ class DecodeConfig:
         if not isinstance(self.early_stop, bool):
             raise _bad("early_stop", self.early_stop, "True or False")
         _check_float("early_stop_threshold", self.early_stop_threshold, 0.0, 1.0, lo_open=True)
-        _check_choice("revision", self.revision, REVISIONS)
+        _check_choice("revise", self.revise, REVISIONS)
         if not isinstance(self.threshold_strict, bool):
             raise _bad("threshold_strict", self.threshold_strict, "True or False")
         _check_choice("remask_sigma", self.remask_sigma, REMASK_SIGMAS)

@@ -77,9 +77,9 @@ class RevisionParams:
             return torch.tensor(values, dtype=dtype, device=device)
 
         cs = list(configs)
-        penalty = [c.penalty_lambda if c.revision == "joint_threshold" else 0.0 for c in cs]
+        penalty = [c.penalty_lambda if c.revise == "joint_threshold" else 0.0 for c in cs]
         return cls(
-            rule_id=col([REVISION_IDS[c.revision] for c in cs]),
+            rule_id=col([REVISION_IDS[c.revise] for c in cs]),
             sigma_id=col([SIGMA_IDS[c.remask_sigma] for c in cs]),
             eta=col([c.remask_eta for c in cs], torch.float32),
             alpha_on=col([c.remask_alpha_on for c in cs], torch.float32),
@@ -89,7 +89,7 @@ class RevisionParams:
             max_post_edit_steps=col([c.max_post_edit_steps for c in cs]),
             penalty=col(penalty, torch.float32),
             extra=col([extra_steps(c) for c in cs]),
-            rules=frozenset(c.revision for c in cs) - {"none"},
+            rules=frozenset(c.revise for c in cs) - {"none"},
             any_penalty=any(p > 0 for p in penalty),
         )
 
@@ -360,11 +360,11 @@ def penalize(logits: torch.Tensor, where: torch.Tensor, prev: torch.Tensor, pena
 def extra_steps(config: DecodeConfig) -> int:
     """Steps a block may take beyond the plain schedule's under `config`'s rule (an upper bound):
     joint_threshold's edit-only steps and the closing one, remdm's loop, WINO's re-drafts."""
-    if config.revision == "joint_threshold":
+    if config.revise == "joint_threshold":
         return config.max_post_edit_steps + 1
-    if config.revision == "remdm" and config.remask_sigma == "loop":
+    if config.revise == "remdm" and config.remask_sigma == "loop":
         return config.remask_loop_steps
-    if config.revision == "wino":
+    if config.revise == "wino":
         return WINO_FIRST_LAST_ACCEPT
     return 0
 
@@ -376,7 +376,7 @@ def max_steps(config: DecodeConfig) -> int:
     gen_length steps. A rule may re-mask only while the block's steps are below its block size plus
     `extra_steps` (`step`'s guard), after which each step confirms at least one mask again.
     """
-    if config.revision == "none":
+    if config.revise == "none":
         return config.gen_length
     return 2 * config.gen_length + config.num_blocks * extra_steps(config)
 

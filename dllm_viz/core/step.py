@@ -104,7 +104,7 @@ class StepParams:
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
             any_strict=any(c.threshold_strict for c in cs),
-            revision=RevisionParams.from_configs(cs, device=device) if any(c.revision != "none" for c in cs) else None,
+            revision=RevisionParams.from_configs(cs, device=device) if any(c.revise != "none" for c in cs) else None,
         )
 
 

@@ -170,7 +170,7 @@ class Trace:
             rec.raw[pos] for rec in self.steps for pos in rec.selected if not math.isnan(rec.raw[pos])
         ]
         revised = {}
-        if self.config.revision != "none":
+        if self.config.revise != "none":
             revised = {"remasked": sum(len(rec.remasked or ()) for rec in self.steps),
                        "edited": sum(len(rec.edited or ()) for rec in self.steps)}
         logprobs = [lp for rec in self.steps for lp in rec.logprobs]
@@ -276,7 +276,7 @@ class Trace:
             step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
         check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=step_fields,
                          gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=max_steps(config),
-                         revision=config.revision)
+                         revision=config.revise)
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),
