@@ -13,6 +13,10 @@ by a few 1e-6 (seen: up to 5e-6 on an Intel Xeon) while every token and selectio
 `FLOAT_ABS + FLOAT_REL * |x|` is ten times that, still a hundred times below anything a change of
 the decoding path moves. Only what a clock measures (`wall_time`, `metrics.tokens_per_second`)
 is not compared.
+
+The examples are version-1 files (issue 28 made the format version 2): a fresh decode must equal
+the stored file once the stored one is read as version 2 says, i.e. with the version number and
+the config's fields that version 1 did not have at their defaults, and nothing else changed.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from typing import Any
 import pytest
 
 from dllm_viz import DecodeConfig, assets, decode, load_model
+from dllm_viz.core.trace import VERSION
 
 EXAMPLES = sorted(assets.path("examples").glob("*.json"))
 TIMING = ("wall_time",)
@@ -80,9 +85,25 @@ def test_the_comparison_is_exact_for_tokens_and_tolerant_for_floats_only():
     assert differences(base, {**base, "extra": 1})
 
 
+def as_current_version(stored: dict) -> dict:
+    """A version-1 trace dict as version 2 writes it: the version, and the config's new fields at their
+    defaults (the only differences between the formats for a decode that takes nothing back)."""
+    assert stored["version"] in (1, VERSION)
+    return dict(stored, version=VERSION, config=DecodeConfig.from_dict(stored["config"]).to_dict())
+
+
+def test_a_stored_example_differs_from_version_2_by_version_and_new_defaults_only():
+    stored = json.loads(EXAMPLES[0].read_text(encoding="utf-8"))
+    assert stored["version"] == 1
+    upgraded = as_current_version(stored)
+    new_fields = set(upgraded["config"]) - set(stored["config"])
+    assert new_fields and "revise" in new_fields and upgraded["config"]["revise"] == "none"
+    assert {k: v for k, v in upgraded["config"].items() if k in stored["config"]} == stored["config"]
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_decodes_to_the_same_trace(model, path):
-    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored = as_current_version(json.loads(path.read_text(encoding="utf-8")))
     assert stored["prompt_text"], f"{path.name} stores no prompt text to re-decode"
     config = DecodeConfig.from_dict(stored["config"])
     (trace,) = decode(model, [stored["prompt_text"]], config)

@@ -168,24 +168,28 @@ class PerRows(Generic[T]):
 class Committed:
     """A span after one step."""
 
-    span: torch.Tensor  # (A, G) ids: the step's tokens where it confirmed, the old ids elsewhere
-    order: torch.Tensor | None  # (A, G) long: the step each position was confirmed at (-1: still masked)
+    span: torch.Tensor  # (A, G) ids: the step's tokens where it decided, the mask id where it took back, the old ids elsewhere
+    order: torch.Tensor | None  # (A, G) long: the step each position was last decided at (-1: masked)
 
 
 def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None = None,
-           step: torch.Tensor | None = None) -> Committed:
+           step: torch.Tensor | None = None, mask_id: int | None = None) -> Committed:
     """What a step writes into each request's span: the one place a canvas changes.
 
     `span (A, G)` holds the ids entering the step; `result.tokens` replace them where
-    `result.selected` (article step 5). With `order (A, G)` and `step (A,)` (each row's step
-    number), the confirmation order records `step` at the newly confirmed positions. Every change a
-    step makes to a canvas goes through here: a rule that un-confirms a position (back to the mask
-    id, order -1) or rewrites a confirmed token adds its fields to `StepResult` and its case here.
+    `result.selected` (article step 5), and, when a revision rule ran (`result.revision`), its
+    rewrites replace visible ids and the positions it took back return to `mask_id`
+    (`StepResult.commit`). With `order (A, G)` and `step (A,)` (each row's step number), the order
+    records `step` where the step decided a token (confirmed or rewrote) and -1 where it took one back.
     """
-    new_span = torch.where(result.selected, result.tokens.to(span.dtype), span)  # (A, G)
+    if result.revision is not None and mask_id is None:
+        raise ValueError("mask_id is invalid: expected the mask token id, to write back what a revision rule took back")
+    new_span = result.commit(span, mask_id if mask_id is not None else -1).to(span.dtype)  # (A, G)
     new_order = None
     if order is not None:
         if step is None:
             raise ValueError("step is invalid: expected each row's step number (A,) with order")
-        new_order = torch.where(result.selected, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
+        new_order = torch.where(result.decided, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
+        if result.revision is not None:
+            new_order = new_order.masked_fill(result.revision.remasked, -1)
     return Committed(span=new_span, order=new_order)

@@ -29,10 +29,13 @@ import torch
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_ids
+from dllm_viz.core.revision import EDITS, Plan, RevisionState
 from dllm_viz.core.schedules import planned_steps
-from dllm_viz.core.step import StepResult, StepState, denoise_step, unpack
+from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
-from dllm_viz.models.base import Denoiser, check_denoiser, logits_at, model_device, model_max_length, model_name
+from dllm_viz.models.base import (
+    Denoiser, can_edit, check_denoiser, logits_at, logits_hidden, model_device, model_max_length, model_name,
+)
 
 
 def encode_prompt(model: Any, prompt: Sequence[int] | str) -> list[int]:
@@ -64,6 +67,7 @@ class Slot:
     start: float = field(default_factory=time.perf_counter)
     records: list[StepRecord] = field(default_factory=list)
     early_stop_step: int | None = None  # the step the end-of-text early stop finished it at
+    hold: bool = False  # its revision rule keeps the current block open with no mask left
 
     @property
     def length(self) -> int:
@@ -71,7 +75,7 @@ class Slot:
 
     @property
     def done(self) -> bool:
-        return self.remaining == 0
+        return self.remaining == 0 and not self.hold
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ class DecodeBatch:
         # One scratch column past max_length receives writes for positions a row does not have.
         self.canvas = torch.zeros(S, max_length + 1, dtype=long, device=dev)  # (S, N+1)
         self.attention = torch.zeros(S, max_length, dtype=torch.bool, device=dev)  # (S, N)
-        # (S, N): the step each generated position was confirmed at (-1: masked), from column 0
+        # (S, N): the step each generated position was last decided at (-1: masked), from column 0
         # (generated position g of a slot is column g here, column prompt length + g in the canvas).
         self.order = torch.full((S, max_length), -1, dtype=long, device=dev)
         # Where each slot's generated span lies, and its schedule state (S,) each; the requests'
@@ -115,6 +119,9 @@ class DecodeBatch:
         z = lambda: torch.zeros(S, dtype=long, device=dev)  # noqa: E731
         self.gen_start, self.gen_len = z(), z()
         self.k, self.block_step, self.block = z(), z(), z()
+        # What the revision rules carry between steps (core.revision.RevisionState), per slot.
+        self.rev_counter, self.rev_hold = z(), torch.zeros(S, dtype=torch.bool, device=dev)
+        self.decided_conf = torch.zeros(S, max_length, dtype=torch.float32, device=dev)  # (S, N) from column 0
         self.slots: dict[int, Slot] = {}
         self._row_sets: PerRows[_Rows] = PerRows()
 
@@ -133,6 +140,12 @@ class DecodeBatch:
                 f"early_stop=True is invalid for {model_name(self.model)!r}: the model has no end-of-text token "
                 "(eos_token_id); expected early_stop=False"
             )
+        if config.revise in EDITS and not can_edit(self.model):
+            raise ValueError(
+                f"revise={config.revise!r} is invalid for {model_name(self.model)!r}: the model cannot edit (it was "
+                "not trained to predict at visible positions; can_edit is False); expected a model with "
+                "can_edit=True, or revise in none | remdm | rcr | wino"
+            )
         P, G, c = len(prompt_ids), config.gen_length, config
         row = torch.full((self.max_length + 1,), self.mask_id, dtype=torch.long)
         row[:P] = torch.tensor(prompt_ids, dtype=torch.long)
@@ -141,6 +154,7 @@ class DecodeBatch:
         self.order[index] = -1
         self.gen_start[index], self.gen_len[index] = P, G
         self.k[index], self.block_step[index], self.block[index] = c.initial_k, 0, 0
+        self.rev_counter[index], self.rev_hold[index], self.decided_conf[index] = 0, False, 0.0
         self.slots[index] = slot
         return slot
 
@@ -178,28 +192,65 @@ class DecodeBatch:
         canvas = self.canvas[idx]  # (A, N + 1)
         current = spans.read(canvas)  # (A, G)
         masked = (current == self.mask_id) & spans.valid  # (A, G)
-        logits = logits_at(self.model, canvas[:, : r.n], self.attention[idx, : r.n],
-                           masked.nonzero(as_tuple=True)[0], spans.pos[masked])  # (M, V)
+        G, params = spans.width, r.set.params
+        revision = None
+        if params.revision is not None:
+            revision = RevisionState(counter=self.rev_counter[idx], hold=self.rev_hold[idx],
+                                     decided_conf=self.decided_conf[idx, :G])
         state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
                           temperature=r.set.temperature_at([s.config for s in slots], [s.step for s in slots],
-                                                           lambda: [s.remaining for s in slots]))
+                                                           lambda: [s.remaining for s in slots]),
+                          revision=revision)
+        targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
+        logits, seen, verified = self._forward(canvas[:, : r.n], self.attention[idx, : r.n], spans, masked, targets)
         noise = draw_noise([shared if (s.config.rng == "shared" and shared is not None) else s.generator
                             for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
 
-        # (2) confidence, (3) the schedule's choice, (4) the draw: the step core.
-        result = denoise_step(candidate_logits(logits, self.mask_id), masked, r.set.params, state, noise,
-                              top=self.record_candidates)
+        # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
+        result = denoise_step(logits, masked, params, state, noise, top=self.record_candidates,
+                              current=current, valid=spans.valid, seen=seen, targets=targets)
 
         # (5) commit, and keep the schedule state.
-        G = spans.width
         steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
-        done = commit(result, current, order=self.order[idx, :G], step=steps_now)
+        done = commit(result, current, order=self.order[idx, :G], step=steps_now, mask_id=self.mask_id)
         self.canvas[idx] = spans.write(canvas, done.span)
         self.order[idx, :G] = done.order
         self.k[idx], self.block_step[idx], self.block[idx] = result.next_k, result.next_block_step, result.block
+        if result.next_revision is not None:
+            nr = result.next_revision
+            self.rev_counter[idx], self.rev_hold[idx] = nr.counter, nr.hold
+            self.decided_conf[idx, :G] = nr.decided_conf
 
         # (6) record, with one device-to-host transfer per tensor.
-        return self._record(slots, idx_list, result)
+        return self._record(slots, idx_list, result, current, verified)
+
+    def _forward(self, canvas: torch.Tensor, attention: torch.Tensor, spans: Spans, masked: torch.Tensor,
+                 targets: RevisionTargets | None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """(1) The logits of the step: `(M, 1, V)` at the masked positions (`candidate_logits`), and
+        `seen (K, 1, V)` at the decided positions the rows' revision rules read (None when none), from
+        the same forward or, for a verify pass, `logits_hidden`; with `(A,)` bool, the rows whose
+        verify pass ran (None when none did)."""
+        rows, cols = masked.nonzero(as_tuple=True)[0], spans.pos[masked]
+        if targets is None or not targets.any:
+            return candidate_logits(logits_at(self.model, canvas, attention, rows, cols), self.mask_id), None, None
+        hidden, forward = None, targets.where  # (A, G): where the verify pass reads, where the forward does
+        if targets.hidden_count:
+            hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
+            forward = targets.where & ~hidden
+        M, F = rows.shape[0], targets.count - targets.hidden_count
+        if F:
+            rows, cols = torch.cat([rows, forward.nonzero(as_tuple=True)[0]]), torch.cat([cols, spans.pos[forward]])
+        both = candidate_logits(logits_at(self.model, canvas, attention, rows, cols), self.mask_id)  # (M + F, 1, V)
+        seen, verified = both[M:], None
+        if hidden is not None:
+            verify = candidate_logits(logits_hidden(self.model, canvas, attention, hidden.nonzero(as_tuple=True)[0],
+                                                    spans.pos[hidden]), self.mask_id)  # (H, 1, V): the verify pass
+            verified = hidden.any(-1)
+            seen = verify
+            if F:  # rows of both kinds: place each pass's logits in row-major order
+                seen = both.new_empty((targets.count, 1, both.shape[-1]))
+                seen[~targets.hidden], seen[targets.hidden] = both[M:], verify
+        return both[:M], seen, verified
 
     def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
         """The stepping slots' parameters and canvas geometry, rebuilt only when the set changes."""
@@ -212,7 +263,8 @@ class DecodeBatch:
 
         return self._row_sets.get(slots, build)
 
-    def _record(self, slots: list[Slot], idx_list: list[int], result: StepResult) -> dict[int, StepRecord]:
+    def _record(self, slots: list[Slot], idx_list: list[int], result: StepResult, current: torch.Tensor,
+                verified: torch.Tensor | None) -> dict[int, StepRecord]:
         """Each slot's StepRecord from the step's result; advances the slots' host-side counters."""
         nan, r = float("nan"), result
         # Order each row's selected positions by confidence, most confident first.
@@ -228,6 +280,10 @@ class DecodeBatch:
             host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
         if self.record_candidates:
             host["cand_p"], host["cand_i"] = r.candidates(self.record_candidates)
+        plan = r.revision
+        revisions: dict[int, dict[str, Any]] = {}
+        if plan is not None:
+            revisions = self._revisions(plan, current, verified)
         host = {k: v.cpu() for k, v in host.items()}
         out = {}
         for row, (index, s) in enumerate(zip(idx_list, slots)):
@@ -249,12 +305,43 @@ class DecodeBatch:
                 ids, ps = host["cand_i"][row, :G].tolist(), host["cand_p"][row, :G].double().tolist()
                 rec.candidates = [c if m else [] for c, m in zip(ids, masked_row)]
                 rec.candidate_probs = [quantize(p) if m else [] for p, m in zip(ps, masked_row)]
+            if plan is not None:
+                for key, values in revisions.get(row, {}).items():
+                    setattr(rec, key, values)
+                s.hold = row in revisions[-1]["hold"]
             s.records.append(rec)
             if bool(host["stopped"][row]):
                 s.early_stop_step = s.step
             s.step += 1
             s.remaining = int(host["remaining"][row])
             out[index] = rec
+        return out
+
+    @staticmethod
+    def _revisions(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:
+        """The version-2 fields of each row's record (only rows the rules changed), a handful of transfers
+        whatever the batch: `{row: {field: values}}`, and under -1 the rows holding their block open."""
+        out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())}}
+        if verified is not None:
+            for r in verified.nonzero(as_tuple=True)[0].tolist():
+                out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
+        changed = torch.stack([plan.remasked, plan.edited])  # (2, A, G)
+        if not bool(changed.any()):
+            return out
+        kind, row, pos = changed.nonzero(as_tuple=True)  # row-major per kind
+        old, new = current[row, pos], plan.edit_tokens[row, pos]
+        score = torch.where(kind == 0, plan.remask_score[row, pos], plan.edit_prob[row, pos])
+        ids = torch.stack([kind, row, pos, old, new]).cpu().tolist()
+        probs = torch.stack([score, plan.edit_old_prob[row, pos]]).double().cpu().tolist()
+        for k, r, p, o, n, sc, so in zip(*ids, *probs):
+            fields = out.setdefault(r, {})
+            if k == 0:
+                pairs = (("remasked", p), ("remasked_tokens", o), ("remask_probs", round(sc, 6)))
+            else:
+                pairs = (("edited", p), ("edited_from", o), ("edited_to", n), ("edit_probs", round(sc, 6)),
+                         ("edit_from_probs", round(so, 6)))
+            for key, value in pairs:
+                fields.setdefault(key, []).append(value)
         return out
 
     # ----- results --------------------------------------------------------------------------
@@ -270,6 +357,9 @@ class DecodeBatch:
             seen = set(s.prompt_ids) | set(token_ids)
             for rec in s.records:
                 seen.update(i for i in rec.argmax if i >= 0)
+                seen.update(rec.tokens)  # a confirmed token may be taken back or rewritten later
+                seen.update(rec.edited_to or ())
+                seen.update(rec.edited_from or ())
                 for cands in rec.candidates or []:
                     seen.update(cands)
             vocab = {i: tok.decode([i]) for i in sorted(seen)}
