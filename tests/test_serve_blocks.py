@@ -239,3 +239,82 @@ def test_step_parameters_are_built_once_per_set_of_blocks():
     builds = serve(policy, CausalScript(seed=2), reqs, with_sampling_info=False)
     steps = sum(len(block) for r in reqs for block in r.steps)
     assert builds < steps / 2
+
+
+# ----- revision rules carried into SGLang's loop (issue 28) -----------------------------------------
+class EditingScript(ScriptedDenoiser):
+    """The scripted model as a model that can edit: its logits at visible positions are its predictions."""
+
+    can_edit = True
+
+
+REVISING = {
+    "llada21": Policy.from_decode_config(DecodeConfig.preset("llada21", L)),
+    "llada21_edits": Policy.from_decode_config(DecodeConfig.preset("llada21", L, threshold=0.2, edit_threshold=0.3,
+                                                                   max_post_edit_steps=3)),
+    "rcr": Policy.from_decode_config(DecodeConfig.preset("rcr", L, temperature=0.8)),
+    "remdm": Policy.from_decode_config(DecodeConfig(gen_length=L, schedule="fixed_steps", steps=4, revise="remdm",
+                                                    remask_sigma="rescale", remask_eta=0.9, temperature=0.9)),
+    "remdm_loop": Policy.from_decode_config(DecodeConfig(gen_length=L, schedule="fixed_steps", steps=4, revise="remdm",
+                                                         remask_sigma="loop", remask_eta=0.5, remask_alpha_on=0.5,
+                                                         remask_loop_steps=3)),
+}
+
+
+def playground_changes(policy: Policy, script: CausalScript, req: Request) -> tuple[list[list[Step]], list[int]]:
+    """`decode`'s per-step changes of each block (confirmations, rewrites, re-masks as the mask id), as the
+    adapter's rounds see them; a held block's closing step (it changes nothing) is the adapter's done report."""
+    model, committed, blocks = EditingScript(script), list(req.prompt), []
+    for _ in range(req.blocks):
+        start = (len(committed) // L) * L
+        masks = L - (len(committed) - start)
+        offset = L - masks
+        config = policy.block_config(masks, seed=block_seed(request_seed(req.rid), start))
+        (trace,) = decode(model, [committed], config, record_candidates=0)
+        canvases = [[MASK_ID] * masks] + [[MASK_ID if t is None else t for t in trace.canvas_at(rec.step)]
+                                          for rec in trace.steps]
+        steps = [sorted((j + offset, t) for j, (a, t) in enumerate(zip(before, after)) if a != t)
+                 for before, after in zip(canvases, canvases[1:])]
+        if config.revise == "joint_threshold":
+            assert steps[-1] == [] and not trace.steps[-1].selected  # the closing step
+            steps = steps[:-1]
+        blocks.append(steps)
+        committed += trace.token_ids
+    return blocks, committed[len(req.prompt):]
+
+
+@pytest.mark.parametrize("name", REVISING)
+def test_a_revision_rule_in_the_adapter_does_what_decode_does_step_by_step(name):
+    policy, script = REVISING[name], CausalScript(seed=5)
+    reqs = _requests()
+    serve(policy, script, reqs, with_sampling_info=False)
+    revised = 0
+    for req in reqs:
+        steps, output = playground_changes(policy, script, req)
+        assert req.steps == steps, req.rid
+        assert req.output == output, req.rid
+        assert MASK_ID not in req.output
+        revised += sum(t == MASK_ID for block in req.steps for step in block for _, t in step)  # taken back
+    if name in ("rcr", "remdm", "remdm_loop"):
+        assert revised > 0, "no token was taken back: the test would not see a wrong re-mask"
+
+
+def test_joint_threshold_in_the_adapter_rewrites_tokens():
+    policy, script = REVISING["llada21_edits"], CausalScript(seed=5)
+    reqs = _requests()
+    serve(policy, script, reqs, with_sampling_info=False)
+    rewrites = 0
+    for req in reqs:
+        for block in req.steps:
+            seen: set[int] = set()
+            for step in block:
+                rewrites += sum(j in seen for j, _ in step)  # a position changed a second time: a rewrite
+                seen |= {j for j, _ in step}
+    assert rewrites > 0
+
+
+def test_wino_is_not_a_policy():
+    with pytest.raises(ValueError, match=r"revise='wino' is invalid.*second forward"):
+        Policy.from_decode_config(DecodeConfig.preset("wino", L))
+    with pytest.raises(ValueError, match=r"revise='wino'"):
+        Policy(block_size=L, revise="wino")

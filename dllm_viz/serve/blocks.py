@@ -27,7 +27,8 @@ import torch.nn.functional as F
 
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
 from dllm_viz.core.config import MAX_SEED, DecodeConfig
-from dllm_viz.core.step import StepState, denoise_step
+from dllm_viz.core.revision import RevisionState
+from dllm_viz.core.step import StepState, denoise_step, revision_targets
 from dllm_viz.serve.policy import Policy, block_seed, request_seed
 
 # SGLang's "no top-k" value (sglang.srt.sampling.sampling_params.TOP_K_ALL); the plugin checks
@@ -67,6 +68,10 @@ class BlockState:
     offset: int  # block position of the first generated slot (block_size - M; > 0 in a prompt's block)
     k: int  # topk_decay's current k
     block_step: int = 0  # steps taken in this block
+    # What a revision rule carries between steps (core.revision.RevisionState), for this block.
+    counter: int = 0
+    hold: bool = False  # the block stays open with no mask left (joint_threshold's edit-only steps)
+    decided_conf: torch.Tensor | None = None  # (M,) float32 confidence each generated slot was decided with
 
 
 def masked_positions(forward_batch: Any, block_size: int, mask_id: int) -> torch.Tensor:
@@ -112,12 +117,14 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     unfinished blocks changes (a new block, a finished one), not at every step.
 
     Returns, per request, whether its block is done: only when a forward has already seen the
-    block's final tokens (SGLang keeps that forward's KV for the block).
+    block's final tokens (SGLang keeps that forward's KV for the block): at the call after the last
+    confirmation, or, for a block a revision rule holds open (joint_threshold), at the step that
+    closes it without changing anything, as SGLang's JointThreshold reports it.
     """
     B, L = forward_batch.batch_size, block_size
     ids = forward_batch.input_ids.view(B, L)  # (B, L), shares storage: written in place below
     masked_all = masked_positions(forward_batch, L, mask_id)  # (B, L)
-    done = (masked_all.sum(-1) == 0).tolist()
+    done = [n == 0 and not s.hold for n, s in zip(masked_all.sum(-1).tolist(), states)]
     active = [i for i, d in enumerate(done) if not d]
     if not active:
         return done
@@ -145,12 +152,36 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     noise = draw_noise([s.generator for s in st], [s.masks for s in st], dev)  # (A, 2, G)
     temperature = rows.temperature_at(configs, [s.block_step for s in st], lambda: masked.sum(-1).tolist())  # (A,)
     long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
+    params, G = rows.params, spans.width
+    revision = None
+    if params.revision is not None:
+        revision = RevisionState(
+            counter=long([s.counter for s in st]), hold=torch.tensor([s.hold for s in st], device=dev),
+            decided_conf=torch.stack([F.pad(s.decided_conf if s.decided_conf is not None else torch.zeros(s.masks),
+                                            (0, G - s.masks)) for s in st]).to(dev))
     state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
-                      block=long([0] * len(st)), temperature=temperature)
-    result = denoise_step(candidate_logits(logits, mask_id), masked, rows.params, state, noise)
+                      block=long([0] * len(st)), temperature=temperature, revision=revision)
+    seen, targets = None, None
+    if params.revision is not None:
+        targets = revision_targets(masked, spans.valid, params, state)
+        if targets.hidden_count:
+            raise RuntimeError("a verify pass (revise='wino') cannot run inside SGLang's step; Policy refuses it")
+        if targets.any:  # joint_threshold reads this forward's logits at the block's decided slots
+            where_rows = targets.where.nonzero(as_tuple=True)[0]
+            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id)
+    result = denoise_step(candidate_logits(logits, mask_id), masked, params, state, noise, current=current,
+                          valid=spans.valid, seen=seen, targets=targets)
 
     # Write back: the tokens into SGLang's tensor (in place), the schedule state onto the requests.
-    ids.index_copy_(0, act, spans.write(block_ids, commit(result, current).span)[:, :L])
+    ids.index_copy_(0, act, spans.write(block_ids, commit(result, current, mask_id=mask_id).span)[:, :L])
     for s, k, block_step in zip(st, result.next_k.tolist(), result.next_block_step.tolist()):
         s.k, s.block_step = k, block_step
+    if result.next_revision is not None:
+        nr = result.next_revision
+        changed = (result.decided | result.revision.remasked).any(-1)  # type: ignore[union-attr]
+        closed = (result.finished & ~changed).tolist()
+        for a, (s, counter, hold) in enumerate(zip(st, nr.counter.tolist(), nr.hold.tolist())):
+            s.counter, s.hold, s.decided_conf = counter, hold, nr.decided_conf[a, : s.masks].cpu()
+            if closed[a]:  # a held block closed by a step that changed nothing: this forward saw its tokens
+                done[active[a]] = True
     return done

@@ -38,17 +38,22 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+# The revision rule (issue 28) and its knobs. WINO is not among the rules a policy runs: its verify pass
+# is a second forward, which SGLang's DllmAlgorithm.step (given one forward's logits) cannot run.
+REVISION_KEYS = ("revise", "threshold_strict", "remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps",
+                 "edit_threshold", "max_post_edit_steps", "penalty_lambda")
+NOT_SERVED = {"revise": ("wino",)}
 # The DecodeConfig fields a policy carries, under the same names, meanings and validation; with
 # `block_size` (a block's gen_length) and `steps_per_block` (its `steps`) they are policy.yaml's keys.
 CONFIG_KEYS = ("schedule", "top_k", "decay", "min_k", "threshold", "temperature", "temperature_stages",
                "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope", "early_stop",
-               "early_stop_threshold")
+               "early_stop_threshold", *REVISION_KEYS)
 # `end_of_text_ids`: the checkpoint's end-of-text ids, which the early stop predicts and fills with (the
 # plugin sees token ids only; `core.end_of_text.end_of_text_ids` of the model, the decoder's own rule);
 # required with early_stop. Policies written before it carry one `eos_token_id`, read as a list of one.
 POLICY_KEYS = ("block_size", "schedule", "top_k", "decay", "min_k", "steps_per_block", "threshold", "temperature",
                "temperature_stages", "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope",
-               "early_stop", "early_stop_threshold", "end_of_text_ids", "request_sampling")
+               "early_stop", "early_stop_threshold", *REVISION_KEYS, "end_of_text_ids", "request_sampling")
 # Values no serving policy runs: teaching mistakes that no shipped sampler makes.
 NOT_EXPORTED = {"confidence_from": "tempered", "rng": "shared"}
 
@@ -85,6 +90,10 @@ class Policy:
             fields["top_k"] = max(1, block_size // 4)
         if isinstance(fields.get("temperature_stages"), list):
             fields["temperature_stages"] = tuple(fields["temperature_stages"])
+        for key, refused in NOT_SERVED.items():
+            if fields.get(key) in refused:
+                raise _bad(key, fields[key], "none | remdm | rcr | joint_threshold: WINO's verify pass is a second "
+                           "forward, which SGLang's DllmAlgorithm.step (given one forward's logits) cannot run")
         block = DecodeConfig(gen_length=block_size, steps=steps_per_block, block_schedule="restart", **fields)
         ends = _end_of_text_ids(end_of_text_ids, eos_token_id)
         if block.early_stop and not ends:
@@ -139,8 +148,9 @@ class Policy:
         """The policy a playground config runs per block; ValueError when it cannot run per block.
 
         Refused: the teaching mistakes no shipped sampler makes (NOT_EXPORTED; the confidence
-        sources of the LLaDA, Dream and Fast-dLLM presets are exported) and a top-k decay that
-        carries k across blocks. `changes` override keys (e.g. `request_sampling`).
+        sources of the LLaDA, Dream and Fast-dLLM presets are exported), a top-k decay that
+        carries k across blocks, and a rule SGLang's loop cannot run (NOT_SERVED: WINO).
+        `changes` override keys (e.g. `request_sampling`).
         """
         if not isinstance(config, DecodeConfig):
             raise _bad("config", config, "a DecodeConfig")
@@ -259,6 +269,13 @@ def differences(config: DecodeConfig) -> list[str]:
         notes.append("random draws: SGLang seeds one generator per block (block_seed(request seed, block start)), "
                      "the playground one per request; sampled tokens follow the same distributions but not the "
                      "same random stream (argmax decoding is identical)")
+    if config.revise == "joint_threshold":
+        notes.append("token editing: the plugin rewrites visible tokens from SGLang's logits at them, which only a "
+                     "checkpoint trained to predict there (LLaDA 2.1) gives meaning to; the plugin cannot check it")
+    if config.revise == "joint_threshold" and config.penalty_lambda > 0:
+        notes.append("penalty_lambda: SGLang's JointThreshold penalises a block's first generated position by the "
+                     "prompt token before it in the same block; the playground and this plugin start each block's "
+                     "penalty at its first generated position")
     if config.early_stop:
         notes.append("early stop: SGLang fills the current block with end-of-text and the request then ends at "
                      "SGLang's own stop check on that token (not with ignore_eos); the playground also fills "

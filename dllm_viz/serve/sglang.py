@@ -34,6 +34,7 @@ from dllm_viz.serve.blocks import (  # noqa: E402
     TOP_K_ALL, BlockState, advance_blocks, init_block_states, request_policy,
 )
 from dllm_viz.serve.policy import Policy  # noqa: E402
+from dllm_viz.core.revision import max_steps  # noqa: E402
 
 if SGLANG_TOP_K_ALL != TOP_K_ALL:  # the adapter reads "no top-k" as this value
     raise ImportError(f"SGLang's TOP_K_ALL={SGLANG_TOP_K_ALL} != dllm_viz.serve.blocks.TOP_K_ALL={TOP_K_ALL}")
@@ -79,6 +80,11 @@ class DllmVizPolicy(DllmAlgorithm):
         except ValueError as err:
             return f"{ALGORITHM_NAME}: {err}"
         return None
+
+    def max_steps(self, block_size: int) -> int:
+        """Steps SGLang's synchronous loop allows one block: block_size + 1, or the bound of the
+        policy's revision rule (joint_threshold's edit-only steps, remdm's loop) plus one."""
+        return max(super().max_steps(block_size), max_steps(self.policy.block) + 1)
 
     # ----- the adapter ------------------------------------------------------------------------
     def init_step_state(self, forward_batch: Any) -> list[BlockState]:
