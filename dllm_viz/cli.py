@@ -13,10 +13,11 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from dllm_viz.core.config import PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core.config import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 
+SHIPPED = (*SHIPPED_PRESETS, *REVISION_PRESETS)
 PRESET_HELP = ("starting point: the article's table (" + ", ".join(PRESETS) + ") or a shipped sampler's own rule ("
-               + ", ".join(SHIPPED_PRESETS) + ")")
+               + ", ".join(SHIPPED) + ")")
 
 
 def _parse_bool(text: str) -> bool:
@@ -126,7 +127,7 @@ def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
                         "what dllm_viz.core.end_of_text.end_of_text_ids(load_model(path)) gives)")
     p.add_argument("--eos-token-id", type=int, default=None,
                    help="one end-of-text token id (the older form of --end-of-text-ids)")
-    p.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED_PRESETS], help=PRESET_HELP)
+    p.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED], help=PRESET_HELP)
     p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     add_config_flags(p)
     p.set_defaults(func=_export_policy)
@@ -144,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 (default: bf16 on CUDA for checkpoints)")
     gen.add_argument("--trust-remote-code", action="store_true", help="run modeling code shipped in the checkpoint")
     gen.add_argument("--chat", action="store_true", help="wrap the prompt in the checkpoint's chat template")
-    gen.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED_PRESETS], help=PRESET_HELP)
+    gen.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED], help=PRESET_HELP)
     gen.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     gen.add_argument("--json", default=None, help="write the trace JSON to this file")
     gen.add_argument("--quiet", action="store_true", help="no progress bar, no metrics line")

@@ -175,3 +175,38 @@ def test_check_positions_rejects(rows: torch.Tensor, cols: torch.Tensor, match: 
         check_positions(rows, cols, (2, 6))
     check_positions(torch.tensor([1]), torch.tensor([5]), (2, 6))  # the last position is inside
     check_positions(torch.tensor([], dtype=torch.long), torch.tensor([], dtype=torch.long), (2, 6))  # none at all
+
+
+def test_can_edit_is_an_opt_in_declaration() -> None:
+    assert base.can_edit(Minimal()) is False
+    for value, expected in ((True, True), (False, False), (1, False), ("yes", False)):
+        model = Minimal()
+        model.can_edit = value  # type: ignore[attr-defined]
+        assert base.can_edit(model) is expected
+
+
+def test_logits_hidden_predicts_each_position_without_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.tiny import TinyDenoiser
+
+    model = TinyDenoiser()
+    ids = torch.tensor([[5, 6, 7, 8, 9], [1, 2, 3, 0, 0]])  # id 0 is the mask token
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    rows, cols = torch.tensor([0, 0, 1]), torch.tensor([1, 4, 2])
+    expected = []
+    for r, c in zip(rows.tolist(), cols.tolist()):
+        hidden = ids[r : r + 1].clone()
+        hidden[0, c] = model.mask_token_id
+        expected.append(model(hidden, mask[r : r + 1])[0, c])
+    got = base.logits_hidden(model, ids, mask, rows, cols)
+    torch.testing.assert_close(got, torch.stack(expected), rtol=0, atol=1e-5)
+    assert not torch.allclose(got[0], model(ids, mask)[0, 1])  # seeing itself changes the prediction
+    monkeypatch.setattr(base, "HIDDEN_CHUNK_FLOATS", 1)  # one canvas per forward: the same numbers
+    torch.testing.assert_close(base.logits_hidden(model, ids, mask, rows, cols), got, rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="rows is invalid"):
+        base.logits_hidden(model, ids, mask, rows[:0], cols[:0])
+
+    class OnePass(Minimal):
+        def logits_hidden(self, input_ids, attention_mask, rows, cols):  # e.g. WINO's shadow block
+            return torch.full((len(rows), 4), 7.0)
+
+    assert base.logits_hidden(OnePass(), ids, None, rows, cols).eq(7.0).all()

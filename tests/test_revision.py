@@ -200,3 +200,34 @@ def test_the_revision_phase_off_changes_nothing():
     data = trace.to_dict()
     assert all(not set(step) & {"remasked", "edited", "forwards"} for step in data["steps"])
     assert "remasked" not in data["metrics"] and trace.nfe == len(trace.steps)
+
+
+# ----- the world model (the issue's floor) ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def world():
+    from dllm_viz import load_model
+
+    return load_model("world", device="cpu")
+
+
+@pytest.mark.parametrize("name", ["rcr", "remdm"])
+def test_a_world_decode_with_a_revision_rule_takes_tokens_back_and_its_trace_round_trips(world, name):
+    from dllm_viz.world.score import WORLD_PROMPTS, verdict_of
+
+    configs = [DecodeConfig.preset(name, 48, seed=seed) for seed in (0, 1)]
+    traces = decode(world, list(WORLD_PROMPTS[:2]) * 2, configs * 2)
+    assert sum(t.metrics["remasked"] for t in traces) >= 1
+    for trace in traces:
+        assert world.mask_token_id not in trace.token_ids
+        text = trace.to_json()
+        back = Trace.from_json(text)
+        assert back.to_json() == text and back.history == trace.history
+        verdict_of(trace)  # the checker reads a revised trace like any other
+
+
+def test_wino_on_the_world_model_counts_its_verify_passes(world):
+    """The world model is sure enough that WINO's 0.9 verify rarely takes a draft back (the lessons count
+    how often); every verify pass is a forward all the same."""
+    (trace,) = decode(world, ["Sam Wood of Port Royal has"], DecodeConfig.preset("wino", 48, seed=0))
+    assert trace.nfe == len(trace.steps) + sum(rec.forwards == 2 for rec in trace.steps) > len(trace.steps)
+    assert Trace.from_json(trace.to_json()).to_json() == trace.to_json()

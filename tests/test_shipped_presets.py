@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.core.config import SHIPPED_PRESETS
+from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.serve.policy import Policy
 from tests.tiny import ScriptedDenoiser, TinyDenoiser
@@ -241,6 +241,34 @@ def test_each_preset_cites_its_source_and_exports_as_a_policy(name):
     assert again == policy
     assert (again.confidence_from, again.sample_scope, again.schedule) == (
         config.confidence_from, config.sample_scope, config.schedule)
+
+
+@pytest.mark.parametrize("name", list(REVISION_PRESETS))
+def test_each_revision_preset_cites_its_source_and_exports_unless_it_needs_a_verify_pass(name):
+    """The shipped rules of issue 28 (checked against their references in tests/test_revision.py and,
+    for SGLang's, against SGLang itself in tests/sglang/test_revision.py)."""
+    preset = REVISION_PRESETS[name]
+    assert ".py" in preset.source and "/" in preset.source
+    config = DecodeConfig.preset(name, 64, seed=3)
+    assert DecodeConfig.preset(name, 64, temperature=0.5).temperature == 0.5  # overrides apply
+    if config.revise == "wino":
+        with pytest.raises(ValueError, match="second forward"):
+            Policy.from_decode_config(config)
+        return
+    policy = Policy.from_decode_config(config)
+    again = Policy.from_yaml(policy.to_yaml())
+    assert again == policy and (again.revise, again.threshold_strict) == (config.revise, config.threshold_strict)
+
+
+def test_sglang_presets_follow_sglang_s_defaults():
+    llada21 = DecodeConfig.preset("llada21", 64)
+    assert (llada21.threshold, llada21.edit_threshold, llada21.max_post_edit_steps, llada21.penalty_lambda) == (
+        0.5, 0.0, 16, 0.0)
+    low = DecodeConfig.preset("sglang_low_confidence", 64)
+    assert (low.threshold, low.revise, low.block_length) == (0.95, "none", 32)
+    for config in (llada21, low):  # SGLang: strictly above the threshold, argmax, softmax's own float ops
+        assert (config.threshold_strict, config.temperature, config.confidence_from, config.min_k) == (
+            True, 0.0, "softmax", 1)
 
 
 def test_presets_reach_the_cli():

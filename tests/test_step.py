@@ -7,6 +7,7 @@ result does not depend on the other rows.
 """
 from __future__ import annotations
 
+import pytest
 import torch
 
 from dllm_viz import DecodeConfig
@@ -84,3 +85,39 @@ def test_polluted_confidence_is_what_the_schedule_sees_and_the_raw_one_is_kept()
     assert torch.equal(polluted.raw_confidence, raw.confidence)
     spread = lambda c: float(c.max() - c.min())  # noqa: E731
     assert spread(polluted.confidence) < spread(raw.confidence)  # T = 3 flattens what the schedule sees
+
+
+def test_a_strict_threshold_leaves_a_confidence_equal_to_it():
+    """SGLang confirms p > threshold; Fast-dLLM p >= threshold (threshold_strict picks)."""
+    masked = torch.ones(1, 3, dtype=torch.bool)
+    logits = torch.full((3, 1, 5), float("-inf"))
+    logits[0, 0, 1:3] = 2.0  # two tokens tie: softmax gives exactly 0.5
+    logits[1, 0, 1:3] = -1.0
+    logits[2, 0, 1], logits[2, 0, 2] = 4.0, 0.0  # p ~ 0.98
+    picks = {}
+    for strict in (False, True):
+        cfg = DecodeConfig(gen_length=3, schedule="threshold", threshold=0.5, min_k=1, temperature=0.0,
+                           confidence_from="softmax", threshold_strict=strict)
+        params = StepParams.from_configs([cfg])
+        r = denoise_step(logits, masked, params, StepState.initial(params, torch.zeros(1)), torch.zeros(1, 2, 3))
+        assert r.confidence[0, 0] == 0.5 and r.confidence[0, 1] == 0.5
+        picks[strict] = r.selected[0].nonzero().flatten().tolist()
+    assert picks == {False: [0, 1, 2], True: [2]}
+
+
+def test_a_revising_row_needs_the_tokens_and_the_logits_its_rule_reads():
+    masked = torch.tensor([[True, False, True, False]])
+    cfg = DecodeConfig(gen_length=4, top_k=1, revise="joint_threshold")
+    logits, params, state, noise = _inputs([cfg], masked)
+    with pytest.raises(ValueError, match="current=None is invalid"):
+        denoise_step(logits, masked, params, state, noise)
+    current = torch.tensor([[0, 3, 0, 4]])
+    with pytest.raises(ValueError, match="seen with shape None is invalid.*2 decided positions"):
+        denoise_step(logits, masked, params, state, noise, current=current)
+    seen = torch.randn(2, 1, 9)
+    seen[..., 0] = float("-inf")
+    before = seen.clone()
+    r = denoise_step(logits, masked, params, state, noise, current=current, seen=seen)
+    assert torch.equal(seen, before)  # nothing edits its inputs
+    assert r.revision is not None and not (r.revision.edited & masked).any()  # only visible positions are rewritten
+    assert torch.equal(r.commit(current, 0)[r.selected], r.tokens[r.selected])

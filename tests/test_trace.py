@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,94 @@ def test_nfe_saved_is_planned_minus_taken_when_the_early_stop_fired():
     assert t.nfe_saved == 1 and t.metrics["nfe_saved"] == 1
     t.config = DecodeConfig(gen_length=3, schedule="threshold")
     assert t.nfe_saved is None and "nfe_saved" not in t.metrics  # threshold: the plan depends on the model
+
+
+# ----- format version 2: tokens taken back and rewritten (issue 28) -------------------------------
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "assets" / "examples").glob("*.json"))
+
+
+def make_revised_trace() -> Trace:
+    """Three positions over four steps: 0 confirmed, taken back, confirmed again; 2 rewritten."""
+    G = 3
+    nan = math.nan
+
+    def rec(step, k, selected, tokens, **kw):
+        return StepRecord(step=step, block=0, k=k, temperature=0.0, confidence=[0.5] * G, argmax=[4] * G,
+                          selected=selected, tokens=tokens, logprobs=[-0.5] * k, **kw)
+
+    steps = [
+        rec(0, 2, [0, 2], [4, 6]),
+        rec(1, 0, [], [], remasked=[0], remasked_tokens=[4], remask_probs=[0.3], forwards=2),
+        rec(2, 2, [1, 0], [5, 7], edited=[2], edited_from=[6], edited_to=[4], edit_probs=[0.8], edit_from_probs=[0.1]),
+        rec(3, 0, [], []),
+    ]
+    steps[1].confidence = [0.4, 0.4, nan]
+    config = DecodeConfig(gen_length=G, revise="rcr", schedule="fixed_steps", steps=2)
+    return Trace(prompt_ids=[1], token_ids=[7, 5, 4], order=[2, 2, 2], steps=steps, config=config, model="m",
+                 vocab={1: "x", 4: "a", 5: "b", 6: "c", 7: "d"}, mask_token_id=0)
+
+
+def test_version_2_round_trip_history_and_canvas():
+    t = make_revised_trace()
+    s = t.to_json()
+    assert Trace.from_json(s).to_json() == s
+    data = json.loads(s)
+    assert data["version"] == 2 and data["steps"][1]["remasked"] == [0] and "edited" not in data["steps"][1]
+    assert "remasked" not in data["steps"][0]  # a step with no revision writes none of the new fields
+    assert t.nfe == 5 and t.metrics["remasked"] == 1 and t.metrics["edited"] == 1
+    assert [t.canvas_at(s) for s in range(-1, 3)] == [[None] * 3, [4, None, 6], [None, None, 6], [7, 5, 4]]
+    assert t.history[0] == [(0, "confirm", 4), (1, "remask", None), (2, "confirm", 7)]
+    assert t.history[2] == [(0, "confirm", 6), (2, "edit", 4)]
+    assert t.decisions == [2, 1, 2] and t.revised
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_version_1_files_still_load(path):
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text)["version"] == 1
+    t = Trace.from_json(text)
+    assert not t.revised and t.decisions == [1] * len(t.token_ids) and t.config.revise == "none"
+    assert t.canvas_at(len(t.steps) - 1) == t.token_ids
+
+
+def test_version_1_files_may_not_carry_version_2_fields():
+    d = json.loads(EXAMPLES[0].read_text(encoding="utf-8"))
+    d["steps"][0]["remasked"] = []
+    with pytest.raises(ValueError, match=r"steps\[0\] key='remasked'"):
+        Trace.from_json(json.dumps(d))
+
+
+def _corrupt(edit):
+    d = json.loads(make_revised_trace().to_json())
+    edit(d)
+    return json.dumps(d)
+
+
+MALFORMED_V2 = [  # (what, edit, the field the message must name)
+    ("take back a masked position", lambda d: d["steps"][1].__setitem__("remasked", [1]), r"steps\[1\]\.remasked\[0\]=1"),
+    ("take back the wrong id", lambda d: d["steps"][1].__setitem__("remasked_tokens", [5]),
+     r"steps\[1\]\.remasked_tokens\[0\]=5.*expected 4"),
+    ("tokens without positions", lambda d: d["steps"][0].__setitem__("remasked_tokens", [4]),
+     r"steps\[0\]\.remasked_tokens=.*null when remasked is"),
+    ("remask prob above 1", lambda d: d["steps"][1].__setitem__("remask_probs", [3.0]), r"steps\[1\]\.remask_probs\[0\]=3\.0"),
+    ("remask lists of other lengths", lambda d: d["steps"][1].__setitem__("remask_probs", [0.1, 0.2]),
+     r"steps\[1\]\.remask_probs=.*1 items"),
+    ("rewrite to the same id", lambda d: d["steps"][2].__setitem__("edited_to", [6]), r"steps\[2\]\.edited_to\[0\]=6"),
+    ("rewrite from the wrong id", lambda d: d["steps"][2].__setitem__("edited_from", [5]), r"steps\[2\]\.edited_from\[0\]=5"),
+    ("rewrite a masked position", lambda d: d["steps"][2].__setitem__("edited", [1]), r"steps\[2\]\.edited\[0\]=1"),
+    ("rewrite outside the canvas", lambda d: d["steps"][2].__setitem__("edited", [7]), r"steps\[2\]\.edited\[0\]=7"),
+    ("rewrite to an id outside the vocab", lambda d: d["steps"][2].__setitem__("edited_to", [99]), r"steps\[2\]\.edited_to"),
+    ("edit probs missing", lambda d: d["steps"][2].pop("edit_probs"), r"steps\[2\]\.edit_probs=None"),
+    ("three forwards", lambda d: d["steps"][1].__setitem__("forwards", 3), r"steps\[1\]\.forwards=3"),
+    ("confirm a visible position", lambda d: d["steps"][2].__setitem__("selected", [1, 2]), r"steps\[2\]\.selected\[1\]=2"),
+    ("order not the last decision", lambda d: d["order"].__setitem__(2, 0), r"order\[2\]=0.*expected 2"),
+    ("result not what the steps leave", lambda d: d["token_ids"].__setitem__(2, 6), r"token_ids\[2\]=6"),
+    ("more steps than the rule allows", lambda d: d["steps"].extend(
+        [dict(d["steps"][3], step=i) for i in range(4, 40)]), r"at most \d+ steps for revision='rcr'"),
+]
+
+
+@pytest.mark.parametrize("what, edit, field", MALFORMED_V2, ids=[m[0] for m in MALFORMED_V2])
+def test_malformed_version_2_traces_name_the_field(what, edit, field):
+    with pytest.raises(ValueError, match=field):
+        Trace.from_json(_corrupt(edit))

@@ -381,6 +381,12 @@ class DecodeConfig:
         return self.top_k if self.top_k is not None else max(1, self.gen_length // 4)
 
     @property
+    def revision_adds_steps(self) -> bool:
+        """Whether the revision rule may take steps beyond the schedule's plan (WINO's re-drafts,
+        joint_threshold's edit-only steps, remdm's loop), so the step count is known only afterwards."""
+        return self.revise in ("wino", "joint_threshold") or (self.revise == "remdm" and self.remask_sigma == "loop")
+
+    @property
     def total_steps(self) -> int:
         """The step budget of the step-counted schedules (fixed_steps, linear_time): `steps`, else half
         of each block's positions (at least 1) over every block. The other schedules ignore it."""

@@ -141,7 +141,9 @@ class Seen:
         p_argmax = probs.gather(-1, argmax.unsqueeze(-1)).squeeze(-1)
         p_token = probs.gather(-1, current[where].clamp(min=0).unsqueeze(-1)).squeeze(-1)
         A, G = where.shape
-        out = lambda v, fill, dtype: torch.full((A, G), fill, dtype=dtype, device=where.device).masked_scatter(where, v)  # noqa: E731
+        def out(values: torch.Tensor, fill: float, dtype: torch.dtype) -> torch.Tensor:
+            return torch.full((A, G), fill, dtype=dtype, device=where.device).masked_scatter(where, values)
+
         return cls(argmax=out(argmax, -1, torch.long), p_argmax=out(p_argmax, 0.0, torch.float32),
                    p_token=out(p_token, 0.0, torch.float32))
 
@@ -284,7 +286,8 @@ def _wino(ctx: Context) -> Plan:
     cap = torch.floor(m.double() * WINO_SHARE).long().clamp(min=WINO_MIN_ACCEPT, max=WINO_MAX_ACCEPT)
     accept = torch.minimum(ctx.quota, cap)
     last = torch.where(ctx.block_step == 0, WINO_FIRST_LAST_ACCEPT, ctx.state.counter)
-    weak = ctx.decided & (ctx.seen.p_token < p.verify_threshold.unsqueeze(-1)) & ((accept > 1) & ctx.may_remask).unsqueeze(-1)
+    checked = ((accept > 1) & ctx.may_remask).unsqueeze(-1)  # (A, 1): WINO verifies when it drafted several
+    weak = ctx.decided & (ctx.seen.p_token < p.verify_threshold.unsqueeze(-1)) & checked
     n = weak.sum(-1)
     remasked = select_top(-ctx.seen.p_token, weak, torch.where(n >= last, (last - 1).clamp(min=0), n))
     plan = Plan.keep(ctx)

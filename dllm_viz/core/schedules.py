@@ -139,10 +139,12 @@ def block_of(positions: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:
 def planned_quotas(config: DecodeConfig) -> tuple[int, ...] | None:
     """Positions each step will confirm, simulated from the schedule's own quota rule; None for threshold.
 
-    Only `threshold` depends on what the model predicts; the others are fixed by the config.
+    Only `threshold` depends on what the model predicts; the others are fixed by the config. None
+    too when a revision rule adds steps of its own (`DecodeConfig.revision_adds_steps`); ReMDM and RCR
+    outside a loop keep the plan's count of visible tokens, so its steps are theirs.
     Cached per config (configs are frozen and hashable): `temperature_at` asks every step.
     """
-    if config.schedule == "threshold":
+    if config.schedule == "threshold" or config.revision_adds_steps:
         return None
     one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
     bs, min_k, top_k = config.block_size, one(config.min_k), one(config.initial_k)
