@@ -8,6 +8,13 @@ rule (argmax, softmax in float64, probability of the argmax, per-row top-k of a 
 the same model. Rounds alternate the variants so load on a shared machine hits them alike; each
 figure is the median over rounds.
 
+The revision phase (issue 28): the same decode with each revision rule on (`revise=...`), as a
+ratio of host time per step to the rule-free decode of the same round (median over rounds), at
+each batch size. Host time is the CPU time of the decode less the model's: the replayed model
+times its own `logits_at` and `logits_hidden` (WINO's verify pass), which gather its logits at the
+positions asked for, the visible ones included (it declares it can edit). With `--compare`, the
+rule-free rows of both checkouts side by side show what the phase costs when it is off.
+
     python bench/step_overhead.py                       # this checkout
     python bench/step_overhead.py --compare /tmp/old    # and another checkout, side by side
     python bench/step_overhead.py --threads 1 --rounds 5
@@ -29,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 class ReplayedLogits:
     """A denoiser whose forward is a slice of a fixed `(B, N, V)` logits tensor."""
 
+    can_edit = True  # its logits at visible positions are replayed like the others (revise="joint_threshold")
+
     def __init__(self, batch: int, length: int, vocab: int, seed: int = 0) -> None:
         import torch
 
@@ -38,9 +47,22 @@ class ReplayedLogits:
         self.max_length = length
         self.name = "replayed-logits"
 
+        self.model_cpu = 0.0  # CPU seconds spent in logits_at / logits_hidden (the "forward")
+
     def __call__(self, input_ids, attention_mask=None):
         B, N = input_ids.shape
         return self.logits[:B, :N]
+
+    def logits_at(self, input_ids, attention_mask, rows, cols):
+        """The replayed forward's output at the positions asked for (timed as the model's)."""
+        start = time.process_time()
+        out = self.logits[rows, cols]
+        self.model_cpu += time.process_time() - start
+        return out
+
+    def logits_hidden(self, input_ids, attention_mask, rows, cols):
+        """WINO's verify pass, replayed likewise: the logits at those positions."""
+        return self.logits_at(input_ids, attention_mask, rows, cols)
 
 
 def llada_loop(model, prompts: list[list[int]], gen_length: int, steps: int) -> int:
@@ -76,23 +98,49 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
     model = ReplayedLogits(max(batches), P + gen_length, vocab)
     config = DecodeConfig(gen_length=gen_length, schedule="fixed_steps", steps=steps, temperature=0.0)
     sampled = config.replace(temperature=1.0)
+    rules = {}
+    if "revise" in DecodeConfig.field_names():  # a checkout with the revision phase (issue 28)
+        rules = {"rcr": config.replace(revise="rcr"),
+                 "remdm": config.replace(revise="remdm", remask_sigma="rescale", remask_eta=0.5),
+                 "wino": config.replace(revise="wino"),
+                 "joint_threshold": config.replace(revise="joint_threshold")}
     results: dict[str, list[float]] = {}
     decode(model, [[1] * P], config.replace(gen_length=8, steps=4))  # warm-up
     for _ in range(rounds):
         for B in batches:
             prompts = [[1 + b] * P for b in range(B)]
-            for name, fn in (
+            variants = [
                 (f"decode T=0, B={B}", lambda: decode(model, prompts, config)),
                 (f"decode T=1, B={B}", lambda: decode(model, prompts, sampled)),
                 (f"decode T=0 record_candidates=0, B={B}", lambda: decode(model, prompts, config, record_candidates=0)),
                 (f"LLaDA-style loop T=0, B={B}", lambda: llada_loop(model, prompts, gen_length, steps)),
-            ):
+            ]
+            variants += [(f"decode T=0 revise={rule}, B={B}", lambda c=c: decode(model, prompts, c))
+                         for rule, c in rules.items()]
+            for name, fn in variants:
+                model.model_cpu = 0.0
                 start, cpu = time.perf_counter(), time.process_time()
-                fn()
-                results.setdefault(name, []).append(1000 * (time.process_time() - cpu) / steps)
-                results.setdefault(name + " (wall)", []).append(1000 * (time.perf_counter() - start) / steps)
+                out = fn()
+                spent = time.process_time() - cpu
+                # per batch step: the most steps any row took (a rule may add steps; the loop returns its NFE)
+                n = max(len(t.steps) for t in out) if isinstance(out, list) else out
+                results.setdefault(name, []).append(1000 * spent / n)
+                results.setdefault(name + " (wall)", []).append(1000 * (time.perf_counter() - start) / n)
+                if name.startswith("decode T=0") and "record_candidates" not in name:
+                    results.setdefault(name + " (host)", []).append(1000 * (spent - model.model_cpu) / n)
     del torch
     return {name: statistics.median(values) for name, values in results.items()}
+
+
+def revision_ratios(rounds: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Per round, host time per step with each revision rule on over the rule-free decode of that round."""
+    out = {}
+    for key, values in rounds.items():
+        if " revise=" in key and key.endswith("(host)"):
+            rule, batch = key.removesuffix(" (host)").split(" revise=")[1].split(", ")
+            off = rounds[f"decode T=0, {batch} (host)"]
+            out[f"revise={rule} / off, {batch}"] = [v / o for v, o in zip(values, off)]
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,7 +180,22 @@ def main(argv: list[str] | None = None) -> None:
     keys = list(next(iter(per_tree.values())))
     print(f"{'':48}" + "".join(f"{name:>28}" for name in trees))
     for key in keys:
-        print(f"{key:48}" + "".join(f"{statistics.median(per_tree[name][key]):28.3f}" for name in trees))
+        print(f"{key:48}" + "".join(f"{statistics.median(per_tree[name][key]):28.3f}"
+                                    if key in per_tree[name] else f"{'-':>28}" for name in trees))
+    mine = {key: statistics.median(values) for key, values in per_tree["this checkout"].items()}
+    ratios = revision_ratios(per_tree["this checkout"])
+    if ratios:
+        print("\nThe revision phase on: host time per step (CPU less the replayed model's), ratio to the rule-free "
+              f"decode of the same round; median [min, max] of {args.rounds} rounds:")
+        for key, values in ratios.items():
+            print(f"  {key:44} {statistics.median(values):6.3f}  [{min(values):.3f}, {max(values):.3f}]")
+    if args.compare:
+        other = {key: statistics.median(values) for key, values in per_tree["--compare " + args.compare].items()}
+        print("\nThe revision phase off (this checkout / --compare, CPU time per step; the LLaDA-style loop runs no "
+              "dllm-viz code: its ratio is the noise between the two trees):")
+        for B in batches:
+            for key in (f"decode T=0, B={B}", f"decode T=0, B={B} (host)", f"LLaDA-style loop T=0, B={B}"):
+                print(f"  {key:44} {mine[key] / other[key]:6.3f}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ result does not depend on the other rows.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -121,3 +123,26 @@ def test_a_revising_row_needs_the_tokens_and_the_logits_its_rule_reads():
     assert torch.equal(seen, before)  # nothing edits its inputs
     assert r.revision is not None and not (r.revision.edited & masked).any()  # only visible positions are rewritten
     assert torch.equal(r.commit(current, 0)[r.selected], r.tokens[r.selected])
+
+
+def test_a_row_the_early_stop_finishes_takes_nothing_back():
+    """RCR would take back the two weak decided tokens for the sure end-of-text masks; the early stop
+    fills every mask with end-of-text in the same step, so the row ends instead."""
+    from dllm_viz.core.revision import RevisionState
+
+    masked = torch.tensor([[False, False, True, True]])
+    cfg = DecodeConfig(gen_length=4, schedule="fixed_steps", steps=4, revise="rcr", early_stop=True)
+    logits = torch.full((2, 1, 9), -5.0)
+    logits[..., 5] = 5.0  # end-of-text, p ~ 0.99
+    logits[..., 0] = float("-inf")
+    state = StepState.initial(params := StepParams.from_configs([cfg], end_of_text_ids=(5,)), torch.ones(1))
+    state = dataclasses.replace(state, block_step=torch.tensor([2]), revision=RevisionState(
+        counter=torch.zeros(1, dtype=torch.long), hold=torch.zeros(1, dtype=torch.bool),
+        decided_conf=torch.tensor([[0.1, 0.1, 0.0, 0.0]])))
+    current = torch.tensor([[3, 4, 0, 0]])
+    r = denoise_step(logits, masked, params, state, torch.zeros(1, 2, 4), current=current)
+    assert r.stopped.tolist() == [True] and not r.revision.remasked.any() and r.finished.tolist() == [True]
+    assert r.commit(current, 0).tolist() == [[3, 4, 5, 5]]
+    without = dataclasses.replace(params, any_early_stop=False)  # the same step without the early stop
+    r = denoise_step(logits, masked, without, state, torch.zeros(1, 2, 4), current=current)
+    assert r.revision.remasked.any()  # ... takes the weak tokens back

@@ -34,7 +34,9 @@ row's current block at the start of the step.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Sequence
 
 import torch
@@ -70,6 +72,8 @@ class RevisionParams:
     extra: torch.Tensor  # (A,) long: `extra_steps` of each row (the re-masking guard)
     rules: frozenset[str]  # the rules present, "none" excluded (empty: the phase is skipped)
     any_penalty: bool = False
+    single: str | None = None  # the rule of every row when they all share one (the plan needs no merge)
+    sigmas: frozenset[str] = frozenset()  # the ReMDM sigma variants of the remdm rows
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu") -> RevisionParams:
@@ -91,6 +95,8 @@ class RevisionParams:
             extra=col([extra_steps(c) for c in cs]),
             rules=frozenset(c.revise for c in cs) - {"none"},
             any_penalty=any(p > 0 for p in penalty),
+            single=cs[0].revise if cs and all(c.revise == cs[0].revise for c in cs) else None,
+            sigmas=frozenset(c.remask_sigma for c in cs if c.revise == "remdm"),
         )
 
     @property
@@ -126,21 +132,44 @@ class Seen:
     """The raw distribution at the decided positions a rule reads, unpacked to `(A, G)`."""
 
     argmax: torch.Tensor  # (A, G) long: argmax of the logits (first on ties); -1 where not read
-    p_argmax: torch.Tensor  # (A, G) float32: softmax probability of the argmax; 0 where not read
-    p_token: torch.Tensor  # (A, G) float32: softmax probability of the token the position holds
+    p_argmax: torch.Tensor  # (A, G) float32: softmax probability of the argmax where it differs from the token
+    p_token: torch.Tensor  # (A, G) float32: probability of the token the position holds (see from_logits)
 
     @classmethod
-    def from_logits(cls, logits: torch.Tensor, where: torch.Tensor, current: torch.Tensor) -> Seen:
-        """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens.
+    def from_logits(cls, logits: torch.Tensor, where: torch.Tensor, current: torch.Tensor,
+                    verify: torch.Tensor) -> Seen:
+        """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens;
+        `verify (K,)` bool: the position was read by a verify pass (WINO) rather than to be edited.
 
-        Probabilities as SGLang computes them: softmax(logits) gathered at the argmax (float32).
+        Edited rows: the argmax, and where it differs from the token (only there can a rewrite happen),
+        softmax(logits) gathered at it and at the token, as SGLang computes them (float32); elsewhere 0.
+        Verify rows: the probability of the token, exp(logit - logsumexp), and nothing else. Each reads
+        the vocabulary once or twice per row, never more than its rule needs.
         """
         flat = logits[:, 0].float()  # (K, V)
-        probs = torch.softmax(flat, dim=-1)
-        argmax = flat.argmax(-1)  # (K,)
-        p_argmax = probs.gather(-1, argmax.unsqueeze(-1)).squeeze(-1)
-        p_token = probs.gather(-1, current[where].clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        tokens = current[where].clamp(min=0)  # (K,)
+        K = flat.shape[0]
+        argmax = torch.full((K,), -1, dtype=torch.long, device=flat.device)
+        p_argmax = torch.zeros(K, dtype=torch.float32, device=flat.device)
+        p_token = torch.zeros(K, dtype=torch.float32, device=flat.device)
+        edit, n_verify = ~verify, int(verify.sum())
+
+        def rows_of(which: torch.Tensor, n: int) -> torch.Tensor:  # (n, V), no copy when every row is one kind
+            return flat if n == K else flat[which]
+
+        if n_verify < K:
+            argmax[edit] = rows_of(edit, K - n_verify).max(-1).indices  # the first maximum, as argmax; faster
+            differs = edit & (argmax != tokens)  # (K,) the only rows a rewrite can touch
+            if bool(differs.any()):
+                probs = torch.softmax(flat[differs], dim=-1)  # (D, V)
+                p_argmax[differs] = probs.gather(-1, argmax[differs].unsqueeze(-1)).squeeze(-1)
+                p_token[differs] = probs.gather(-1, tokens[differs].unsqueeze(-1)).squeeze(-1)
+        if n_verify:
+            rows = rows_of(verify, n_verify)  # (H, V)
+            p_token[verify] = (rows.gather(-1, tokens[verify].unsqueeze(-1)).squeeze(-1)
+                               - torch.logsumexp(rows, dim=-1)).exp()
         A, G = where.shape
+
         def out(values: torch.Tensor, fill: float, dtype: torch.dtype) -> torch.Tensor:
             return torch.full((A, G), fill, dtype=dtype, device=where.device).masked_scatter(where, values)
 
@@ -164,6 +193,16 @@ class Context:
     state: RevisionState  # counters already reset where the block is new
     seen: Seen | None  # the raw distribution at the decided positions of the rows that read one
 
+    @cached_property
+    def kept(self) -> Plan:
+        """The schedule's choice and nothing taken back (rule ``none``): what each rule starts from."""
+        none = torch.zeros_like(self.decided)
+        zero = torch.zeros_like(self.conf, dtype=torch.float32)
+        no = torch.zeros_like(self.quota, dtype=torch.bool)
+        return Plan(count=self.quota, remasked=none, remask_score=zero, edited=none,
+                    edit_tokens=torch.full_like(self.current, -1), edit_prob=zero, edit_old_prob=zero,
+                    counter=self.state.counter, hold=no, pause=no)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -183,17 +222,12 @@ class Plan:
     @classmethod
     def keep(cls, ctx: Context) -> Plan:
         """The schedule's choice and nothing taken back: rule ``none``."""
-        none = torch.zeros_like(ctx.decided)
-        zero = torch.zeros_like(ctx.conf, dtype=torch.float32)
-        return cls(count=ctx.quota, remasked=none, remask_score=zero, edited=none,
-                   edit_tokens=torch.full_like(ctx.current, -1), edit_prob=zero, edit_old_prob=zero,
-                   counter=ctx.state.counter, hold=torch.zeros_like(ctx.quota, dtype=torch.bool),
-                   pause=torch.zeros_like(ctx.quota, dtype=torch.bool))
+        return ctx.kept
 
     def where(self, rows: torch.Tensor, other: Plan) -> Plan:
         """This plan on `rows (A,)`, `other` elsewhere."""
         def pick(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-            return torch.where(rows.view(-1, *[1] * (a.dim() - 1)), a, b)
+            return a if a is b else torch.where(rows.view(-1, *[1] * (a.dim() - 1)), a, b)
 
         return Plan(**{f: pick(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__})
 
@@ -229,8 +263,8 @@ def _remdm(ctx: Context) -> Plan:
                         torch.where(sid == SIGMA_IDS["rescale"], p.eta * sigma_max,
                                     torch.where(in_loop, p.eta, torch.zeros_like(p.eta))))  # (A,)
     sigma = sigma.unsqueeze(-1).expand_as(ctx.conf)  # (A, G)
-    conf_rows = (sid == SIGMA_IDS["conf"]).unsqueeze(-1)  # (A, 1)
-    if bool(conf_rows.any()):
+    if "conf" in p.sigmas:
+        conf_rows = (sid == SIGMA_IDS["conf"]).unsqueeze(-1)  # (A, 1)
         weights = torch.softmax((-st.decided_conf).masked_fill(~ctx.decided, float("-inf")), dim=-1).nan_to_num(0.0)
         sigma = torch.where(conf_rows, weights * sigma_max.unsqueeze(-1), sigma)
     sigma = sigma.masked_fill(~ctx.decided, 0.0)
@@ -238,10 +272,8 @@ def _remdm(ctx: Context) -> Plan:
     limit = torch.where(in_loop, m, room)
     remasked = select_top(-ctx.uniform, hit, limit)  # the smallest uniforms first
     r = remasked.sum(-1)
-    plan = Plan.keep(ctx)
-    return Plan(count=torch.where(in_loop, r, ctx.quota + r), remasked=remasked, remask_score=sigma.float(),
-                edited=plan.edited, edit_tokens=plan.edit_tokens, edit_prob=plan.edit_prob,
-                edit_old_prob=plan.edit_old_prob, counter=st.counter + in_loop.long(), hold=plan.hold, pause=in_loop)
+    return dataclasses.replace(ctx.kept, count=torch.where(in_loop, r, ctx.quota + r), remasked=remasked,
+                               remask_score=sigma.float(), counter=st.counter + in_loop.long(), pause=in_loop)
 
 
 def _rcr(ctx: Context) -> Plan:
@@ -261,11 +293,8 @@ def _rcr(ctx: Context) -> Plan:
     score = torch.where(ctx.decided, st.decided_conf, ctx.conf.float())
     kept = select_top(score, pool, ctx.decided.sum(-1) + ctx.quota)
     remasked = ctx.decided & ~kept & ctx.may_remask.unsqueeze(-1)
-    plan = Plan.keep(ctx)
-    return Plan(count=ctx.quota + remasked.sum(-1), remasked=remasked,
-                remask_score=st.decided_conf.masked_fill(~ctx.decided, 0.0), edited=plan.edited,
-                edit_tokens=plan.edit_tokens, edit_prob=plan.edit_prob, edit_old_prob=plan.edit_old_prob,
-                counter=plan.counter, hold=plan.hold, pause=plan.pause)
+    return dataclasses.replace(ctx.kept, count=ctx.quota + remasked.sum(-1), remasked=remasked,
+                               remask_score=st.decided_conf.masked_fill(~ctx.decided, 0.0))
 
 
 def _wino(ctx: Context) -> Plan:
@@ -290,10 +319,8 @@ def _wino(ctx: Context) -> Plan:
     weak = ctx.decided & (ctx.seen.p_token < p.verify_threshold.unsqueeze(-1)) & checked
     n = weak.sum(-1)
     remasked = select_top(-ctx.seen.p_token, weak, torch.where(n >= last, (last - 1).clamp(min=0), n))
-    plan = Plan.keep(ctx)
-    return Plan(count=accept, remasked=remasked, remask_score=ctx.seen.p_token.masked_fill(~ctx.decided, 0.0),
-                edited=plan.edited, edit_tokens=plan.edit_tokens, edit_prob=plan.edit_prob,
-                edit_old_prob=plan.edit_old_prob, counter=accept, hold=plan.hold, pause=plan.pause)
+    return dataclasses.replace(ctx.kept, count=accept, remasked=remasked,
+                               remask_score=ctx.seen.p_token.masked_fill(~ctx.decided, 0.0), counter=accept)
 
 
 def _joint_threshold(ctx: Context) -> Plan:
@@ -316,11 +343,10 @@ def _joint_threshold(ctx: Context) -> Plan:
     edited = (ctx.decided & (seen.p_argmax > p.edit_threshold.unsqueeze(-1)) & (seen.argmax != ctx.current)
               & ~exceeded.unsqueeze(-1))
     closed = edit_only & (exceeded | ~edited.any(-1))
-    plan = Plan.keep(ctx)
-    return Plan(count=ctx.quota, remasked=plan.remasked, remask_score=plan.remask_score, edited=edited,
-                edit_tokens=torch.where(edited, seen.argmax, -1), edit_prob=seen.p_argmax.masked_fill(~edited, 0.0),
-                edit_old_prob=seen.p_token.masked_fill(~edited, 0.0), counter=counter,
-                hold=~closed & (ctx.eligible.sum(-1) == ctx.quota), pause=plan.pause)
+    return dataclasses.replace(ctx.kept, edited=edited, edit_tokens=torch.where(edited, seen.argmax, -1),
+                               edit_prob=seen.p_argmax.masked_fill(~edited, 0.0),
+                               edit_old_prob=seen.p_token.masked_fill(~edited, 0.0), counter=counter,
+                               hold=~closed & (ctx.eligible.sum(-1) == ctx.quota))
 
 
 Rule = Callable[[Context], Plan]
@@ -332,7 +358,9 @@ if tuple(RULES) != REVISIONS:  # the validator and the registry must name the sa
 
 def plan(ctx: Context) -> Plan:
     """Each row's plan under its own rule (only the rules present are evaluated)."""
-    out = Plan.keep(ctx)
+    if ctx.params.single is not None:  # every row runs the same rule
+        return RULES[ctx.params.single](ctx)
+    out = ctx.kept
     for name in ctx.params.rules:
         out = RULES[name](ctx).where(ctx.params.rule_id == REVISION_IDS[name], out)
     return out

@@ -5,7 +5,7 @@ the per-request parameters (`StepParams`), the schedule state (`StepState`) and 
 uniforms to a typed `StepResult`. Its body reads as the article (sections 2.2, 7):
   (1) the model's distribution at the masked positions (the caller ran the forward and packed them);
   (2) confidence from the RAW distribution, or the source a request asked for (`confidence_for`);
-  (3) the schedule picks positions of the current block by that confidence (`choose`);
+  (3) the schedule picks positions of the current block by that confidence (`schedule_quota`);
   (3') a request with a revision rule (`core.revision`) may then take back decided tokens of the block
       or rewrite them, and the rule sets how many masks the step confirms (`revise`);
   (4) tokens are drawn only there (`draw_chosen`), from softmax(logits / T) after the vocabulary
@@ -229,26 +229,29 @@ def denoise_step(
     current: torch.Tensor | None = None,
     valid: torch.Tensor | None = None,
     seen: torch.Tensor | None = None,
+    targets: RevisionTargets | None = None,
 ) -> StepResult:
     """One step for every row. `logits (M, 1, V)` float32 at the masked positions of `masked (A, G)`
     (packed row-major, mask token -inf), `noise (A, 2, G)`; `top` raw candidates kept per position.
 
     Rows with a revision rule also need `current (A, G)`, the tokens entering the step, `valid (A, G)`,
     the row's real positions (None: all), and, when their rule reads them, `seen (K, 1, V)`: the logits at
-    `revision_targets(masked, valid, params, state).where`, packed row-major the same way."""
+    `revision_targets(masked, valid, params, state).where`, packed row-major the same way (`targets`: that
+    result, when the caller has it)."""
     plan_in = None
+    where = current_block(masked, params, state)  # (A,) and (A, G): each row's block, each position's
     if params.revision is not None:
-        plan_in = _revision_inputs(logits, masked, params, state, current, valid, seen)
+        plan_in = _revision_inputs(logits, masked, params, state, current, valid, seen, where, targets)
         logits = plan_in.logits
     x = pack(logits, masked, params, state, noise)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params) if params.any_draw_all else None  # teaching switch: sample everywhere first
     raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
-    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state)  # (3) (A,), (A, G)
+    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state, where)  # (3) (A,), (A, G)
     plan = None
     if plan_in is not None:  # (3') the revision rules: what to take back or rewrite, and how many to confirm
-        plan = revise(plan_in, masked, conf, eligible, count, block, block_step, noise, params, state)
+        plan = revise(plan_in, masked, conf, eligible, count, block, block_step, noise[:, 1], params, state)
         count = plan.count
     selected = select_top(conf, eligible, count)  # (A, G)
     tokens = draw_chosen(x, selected, params, drawn)  # (4) (A, G), -1 where not selected
@@ -373,13 +376,14 @@ def current_block(masked: torch.Tensor, params: StepParams, state: StepState) ->
     return block, blocks
 
 
-def schedule_quota(conf: torch.Tensor, masked: torch.Tensor, params: StepParams,
-                   state: StepState) -> tuple[torch.Tensor, ...]:
+def schedule_quota(conf: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
+                   where: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, ...]:
     """The schedule's quota in each row's current block: `(block, eligible (A, G), count, block_step, k)`.
 
     Entering a new block resets the block's step count (and k, when the request restarts it per block).
+    `where` is `current_block(masked, params, state)` when the caller has it.
     """
-    block, blocks = current_block(masked, params, state)
+    block, blocks = where if where is not None else current_block(masked, params, state)
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G)
     new_block = block != state.block
     block_step = torch.where(new_block, 0, state.block_step)
@@ -394,12 +398,6 @@ def schedule_quota(conf: torch.Tensor, masked: torch.Tensor, params: StepParams,
     )
     count = quota(q, params.schedule_id, set(params.schedules))  # (A,)
     return block, eligible, count, block_step, k
-
-
-def choose(conf: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState) -> tuple[torch.Tensor, ...]:
-    """The schedule's pick in each row's current block: `(selected (A, G), count, block, block_step, k)`."""
-    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state)
-    return select_top(conf, eligible, count), count, block, block_step, k
 
 
 # ----- the revision phase ------------------------------------------------------------------------
@@ -425,7 +423,14 @@ def revision_targets(masked: torch.Tensor, valid: torch.Tensor | None, params: S
     if rp is None or not rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):
         return RevisionTargets(where=none, hidden=torch.zeros(0, dtype=torch.bool, device=masked.device))
     block, blocks = current_block(masked, params, state)
-    decided = _decided(masked, valid, blocks, block)
+    return _targets(_decided(masked, valid, blocks, block), params)
+
+
+def _targets(decided: torch.Tensor, params: StepParams) -> RevisionTargets:
+    rp = params.revision
+    assert rp is not None
+    if not rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):
+        return RevisionTargets(where=torch.zeros_like(decided), hidden=decided.new_zeros(0))
     where = decided & (rp.reading(rev.READS_FORWARD) | rp.reading(rev.READS_HIDDEN)).unsqueeze(-1)
     rows = where.nonzero(as_tuple=True)[0]
     return RevisionTargets(where=where, hidden=rp.reading(rev.READS_HIDDEN)[rows])
@@ -444,18 +449,23 @@ class _RevisionInputs:
     valid: torch.Tensor | None  # (A, G) bool
     seen: rev.Seen | None
     state: RevisionState  # the carried state (counters not yet reset for a new block)
+    decided: torch.Tensor  # (A, G) bool: the visible real positions of each row's current block
 
 
 def _revision_inputs(logits: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
-                     current: torch.Tensor | None, valid: torch.Tensor | None,
-                     seen: torch.Tensor | None) -> _RevisionInputs:
+                     current: torch.Tensor | None, valid: torch.Tensor | None, seen: torch.Tensor | None,
+                     where: tuple[torch.Tensor, torch.Tensor], targets: RevisionTargets | None) -> _RevisionInputs:
     """Check what the revision rules need and apply JointThreshold's penalty to both sets of logits."""
     rp = params.revision
     assert rp is not None
     if current is None:
         raise ValueError("current=None is invalid: a step with a revision rule needs the tokens entering it")
-    targets = revision_targets(masked, valid, params, state)
-    K = int(targets.where.sum())
+    decided = _decided(masked, valid, where[1], where[0])
+    reads = bool(rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN))
+    if reads and targets is None:
+        targets = _targets(decided, params)
+    targets = targets if reads else None
+    K = int(targets.where.sum()) if targets is not None else 0
     if K and (seen is None or seen.shape[0] != K):
         got = None if seen is None else tuple(seen.shape)
         raise ValueError(f"seen with shape {got} is invalid: expected the logits at the {K} decided positions "
@@ -465,28 +475,27 @@ def _revision_inputs(logits: torch.Tensor, masked: torch.Tensor, params: StepPar
         logits = rev.penalize(logits, masked, prev, rp.penalty)
         if K:
             seen = rev.penalize(seen, targets.where, prev, rp.penalty)
-    read = rev.Seen.from_logits(seen, targets.where, current) if K else None
+    read = rev.Seen.from_logits(seen, targets.where, current, targets.hidden) if K else None  # type: ignore[union-attr]
     return _RevisionInputs(logits=logits, current=current, valid=valid, seen=read,
-                           state=state.revision_state(masked.shape[1]))
+                           state=state.revision_state(masked.shape[1]), decided=decided)
 
 
 def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, eligible: torch.Tensor,
-           count: torch.Tensor, block: torch.Tensor, block_step: torch.Tensor, noise: torch.Tensor,
+           count: torch.Tensor, block: torch.Tensor, block_step: torch.Tensor, uniform: torch.Tensor,
            params: StepParams, state: StepState) -> Plan:
     """(3') Each revising row's plan: what its rule takes back or rewrites in the current block, and
-    how many masks the step confirms (`core.revision`)."""
+    how many masks the step confirms (`core.revision`). `uniform (A, G)` is the step's second uniform."""
     rp = params.revision
     assert rp is not None
-    blocks = block_of(torch.arange(masked.shape[1], device=masked.device), params.block_size)  # (A, G)
     st = inputs.state
     st = RevisionState(counter=torch.where(block != state.block, 0, st.counter), hold=st.hold,
                        decided_conf=st.decided_conf)
     seen = inputs.seen
-    if seen is None:  # no row reads logits at decided positions this step
+    if seen is None and rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):  # none of those rows has a decided token
         zero = torch.zeros_like(conf, dtype=torch.float32)
         seen = rev.Seen(argmax=torch.full_like(inputs.current, -1), p_argmax=zero, p_token=zero)
-    ctx = rev.Context(decided=_decided(masked, inputs.valid, blocks, block), eligible=eligible, conf=conf, quota=count,
-                      current=inputs.current, uniform=noise[:, 1], block_step=block_step,
+    ctx = rev.Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count,
+                      current=inputs.current, uniform=uniform, block_step=block_step,
                       may_remask=rev.guard(block_step, params.block_size, rp.extra), params=rp, state=st, seen=seen)
     return rev.plan(ctx)
 
@@ -495,10 +504,11 @@ def _settle(plan: Plan, inputs: _RevisionInputs, selected: torch.Tensor, conf: t
             stopped: torch.Tensor) -> tuple[Plan, RevisionState]:
     """The plan as it stands after the draw and the early stop, and the state carried to the next step.
 
-    A row the early stop finished holds no block open; each position keeps the confidence it was
-    decided with (the schedule's for a confirmation, p(new id) for a rewrite, 0 once taken back).
+    A row the early stop finished takes nothing back and holds no block open; each position keeps the
+    confidence it was decided with (the schedule's for a confirmation, p(new id) for a rewrite, 0 once
+    taken back).
     """
-    plan = dataclasses.replace(plan, hold=plan.hold & ~stopped)
+    plan = dataclasses.replace(plan, hold=plan.hold & ~stopped, remasked=plan.remasked & ~stopped.unsqueeze(-1))
     dc = torch.where(selected, conf.float(), inputs.state.decided_conf)
     dc = torch.where(plan.edited, plan.edit_prob, dc).masked_fill(plan.remasked, 0.0)
     return plan, RevisionState(counter=plan.counter, hold=plan.hold, decided_conf=dc)
