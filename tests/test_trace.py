@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
-from dllm_viz import DecodeConfig, StepRecord, Trace
+from dllm_viz import DecodeConfig, StepRecord, Trace, assets
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import first_end_of_text, ngram_stats
 
@@ -103,7 +102,7 @@ def test_nfe_saved_is_planned_minus_taken_when_the_early_stop_fired():
 
 
 # ----- format version 2: tokens taken back and rewritten (issue 28) -------------------------------
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "assets" / "examples").glob("*.json"))
+EXAMPLES = sorted(assets.path("examples").glob("*.json"))
 
 
 def make_revised_trace() -> Trace:
