@@ -137,8 +137,9 @@ CONFIGS = [
 def test_a_revising_request_alone_equals_it_in_a_mixed_batch(config):
     model = editing(scale=2.5)
     (alone,) = decode(model, [[5, 6, 7]], config.replace(seed=4))
-    neighbours = [DecodeConfig(gen_length=12, top_k=3, seed=9), config.replace(seed=4), CONFIGS[1].replace(seed=2)]
-    batch = decode(model, [[1, 2], [5, 6, 7], [3]], neighbours)
+    neighbours = [DecodeConfig(gen_length=12, top_k=3, seed=9), config.replace(seed=4), CONFIGS[1].replace(seed=2),
+                  CONFIGS[2].replace(seed=5), CONFIGS[3].replace(seed=6)]  # every rule beside it, wino and editing too
+    batch = decode(model, [[1, 2], [5, 6, 7], [3], [4, 4], [8]], neighbours)
     assert batch[1].to_dict()["steps"] == alone.to_dict()["steps"]
     assert batch[1].token_ids == alone.token_ids and batch[1].order == alone.order
 

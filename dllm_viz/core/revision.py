@@ -137,9 +137,10 @@ class Seen:
 
     @classmethod
     def from_logits(cls, logits: torch.Tensor, where: torch.Tensor, current: torch.Tensor,
-                    verify: torch.Tensor) -> Seen:
+                    verify: torch.Tensor, *, n_verify: int) -> Seen:
         """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens;
-        `verify (K,)` bool: the position was read by a verify pass (WINO) rather than to be edited.
+        `verify (K,)` bool: the position was read by a verify pass (WINO) rather than to be edited, `n_verify`
+        of them.
 
         Edited rows: the argmax, and where it differs from the token (only there can a rewrite happen),
         softmax(logits) gathered at it and at the token, as SGLang computes them (float32); elsewhere 0.
@@ -150,31 +151,28 @@ class Seen:
         tokens = current[where].clamp(min=0)  # (K,)
         K = flat.shape[0]
         argmax = torch.full((K,), -1, dtype=torch.long, device=flat.device)
-        p_argmax = torch.zeros(K, dtype=torch.float32, device=flat.device)
-        p_token = torch.zeros(K, dtype=torch.float32, device=flat.device)
-        edit, n_verify = ~verify, int(verify.sum())
-
-        def rows_of(which: torch.Tensor, n: int) -> torch.Tensor:  # (n, V), no copy when every row is one kind
-            return flat if n == K else flat[which]
-
-        if n_verify < K:
-            argmax[edit] = rows_of(edit, K - n_verify).max(-1).indices  # the first maximum, as argmax; faster
-            differs = edit & (argmax != tokens)  # (K,) the only rows a rewrite can touch
+        probs2 = torch.zeros(2, K, dtype=torch.float32, device=flat.device)  # [p_argmax, p_token]
+        if n_verify < K:  # edited rows
+            edit = ~verify if n_verify else None
+            rows = flat if edit is None else flat[edit]
+            found = rows.max(-1).indices  # the first maximum, as argmax (and faster)
+            if edit is None:
+                argmax = found
+            else:
+                argmax[edit] = found
+            differs = argmax != tokens if edit is None else edit & (argmax != tokens)  # only there can a rewrite be
             if bool(differs.any()):
                 probs = torch.softmax(flat[differs], dim=-1)  # (D, V)
-                p_argmax[differs] = probs.gather(-1, argmax[differs].unsqueeze(-1)).squeeze(-1)
-                p_token[differs] = probs.gather(-1, tokens[differs].unsqueeze(-1)).squeeze(-1)
+                probs2[:, differs] = probs.gather(-1, torch.stack([argmax[differs], tokens[differs]], -1)).T
         if n_verify:
-            rows = rows_of(verify, n_verify)  # (H, V)
-            p_token[verify] = (rows.gather(-1, tokens[verify].unsqueeze(-1)).squeeze(-1)
-                               - torch.logsumexp(rows, dim=-1)).exp()
+            rows = flat if n_verify == K else flat[verify]  # (H, V)
+            probs2[1, verify] = (rows.gather(-1, tokens[verify].unsqueeze(-1)).squeeze(-1)
+                                 - torch.logsumexp(rows, dim=-1)).exp()
         A, G = where.shape
-
-        def out(values: torch.Tensor, fill: float, dtype: torch.dtype) -> torch.Tensor:
-            return torch.full((A, G), fill, dtype=dtype, device=where.device).masked_scatter(where, values)
-
-        return cls(argmax=out(argmax, -1, torch.long), p_argmax=out(p_argmax, 0.0, torch.float32),
-                   p_token=out(p_token, 0.0, torch.float32))
+        arg = torch.full((A, G), -1, dtype=torch.long, device=where.device).masked_scatter(where, argmax)
+        p = torch.zeros(2, A, G, dtype=torch.float32, device=where.device).masked_scatter(
+            where.expand(2, A, G), probs2)
+        return cls(argmax=arg, p_argmax=p[0], p_token=p[1])
 
 
 @dataclass(frozen=True)

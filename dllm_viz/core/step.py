@@ -407,10 +407,12 @@ class RevisionTargets:
 
     where: torch.Tensor  # (A, G) bool: decided positions of the current block of the rows that read
     hidden: torch.Tensor  # (K,) bool: the position reads a verify pass (itself hidden), else the step's forward
+    count: int = 0  # K
+    hidden_count: int = 0  # positions read by a verify pass
 
     @property
     def any(self) -> bool:
-        return bool(self.where.any())
+        return self.count > 0
 
 
 def revision_targets(masked: torch.Tensor, valid: torch.Tensor | None, params: StepParams,
@@ -433,7 +435,9 @@ def _targets(decided: torch.Tensor, params: StepParams) -> RevisionTargets:
         return RevisionTargets(where=torch.zeros_like(decided), hidden=decided.new_zeros(0))
     where = decided & (rp.reading(rev.READS_FORWARD) | rp.reading(rev.READS_HIDDEN)).unsqueeze(-1)
     rows = where.nonzero(as_tuple=True)[0]
-    return RevisionTargets(where=where, hidden=rp.reading(rev.READS_HIDDEN)[rows])
+    hidden = rp.reading(rev.READS_HIDDEN)[rows]
+    n_hidden = int(hidden.sum()) if rp.rules & rev.READS_HIDDEN else 0
+    return RevisionTargets(where=where, hidden=hidden, count=int(rows.shape[0]), hidden_count=n_hidden)
 
 
 def _decided(masked: torch.Tensor, valid: torch.Tensor | None, blocks: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
@@ -465,7 +469,7 @@ def _revision_inputs(logits: torch.Tensor, masked: torch.Tensor, params: StepPar
     if reads and targets is None:
         targets = _targets(decided, params)
     targets = targets if reads else None
-    K = int(targets.where.sum()) if targets is not None else 0
+    K = targets.count if targets is not None else 0
     if K and (seen is None or seen.shape[0] != K):
         got = None if seen is None else tuple(seen.shape)
         raise ValueError(f"seen with shape {got} is invalid: expected the logits at the {K} decided positions "
@@ -475,7 +479,10 @@ def _revision_inputs(logits: torch.Tensor, masked: torch.Tensor, params: StepPar
         logits = rev.penalize(logits, masked, prev, rp.penalty)
         if K:
             seen = rev.penalize(seen, targets.where, prev, rp.penalty)
-    read = rev.Seen.from_logits(seen, targets.where, current, targets.hidden) if K else None  # type: ignore[union-attr]
+    read = None
+    if K:
+        read = rev.Seen.from_logits(seen, targets.where, current, targets.hidden,  # type: ignore[union-attr]
+                                    n_verify=targets.hidden_count)  # type: ignore[union-attr]
     return _RevisionInputs(logits=logits, current=current, valid=valid, seen=read,
                            state=state.revision_state(masked.shape[1]), decided=decided)
 
