@@ -77,7 +77,7 @@ def test_row_sets_are_rebuilt_when_a_member_changes_only() -> None:
 
 def test_commit_writes_the_selected_tokens_and_their_step() -> None:
     result = SimpleNamespace(selected=torch.tensor([[True, False, True], [False, False, False]]),
-                             tokens=torch.tensor([[7, -1, 9], [-1, -1, -1]]))
+                             tokens=torch.tensor([[7, -1, 9], [-1, -1, -1]]), revision=None)
     span = torch.tensor([[0, 5, 0], [0, 0, 4]])
     order = torch.tensor([[-1, 0, -1], [-1, -1, 1]])
     done = commit(result, span, order=order, step=torch.tensor([3, 2]))
@@ -87,6 +87,20 @@ def test_commit_writes_the_selected_tokens_and_their_step() -> None:
     assert commit(result, span).order is None
     with pytest.raises(ValueError, match="^step is invalid"):
         commit(result, span, order=order)
+
+
+def test_commit_writes_what_a_revision_rule_took_back_and_rewrote() -> None:
+    """Issue 28: a confirmation, a rewrite and a re-mask in one step, each in the span and the order."""
+    plan = SimpleNamespace(edited=torch.tensor([[False, True, False, False]]), edit_tokens=torch.tensor([[-1, 8, -1, -1]]),
+                           remasked=torch.tensor([[False, False, True, False]]))
+    result = SimpleNamespace(selected=torch.tensor([[True, False, False, False]]), tokens=torch.tensor([[6, -1, -1, -1]]),
+                             revision=plan)
+    span, order = torch.tensor([[0, 5, 4, 3]]), torch.tensor([[-1, 0, 1, 1]])
+    done = commit(result, span, order=order, step=torch.tensor([2]), mask_id=0)
+    assert done.span.tolist() == [[6, 8, 0, 3]]  # confirmed, rewritten, taken back, kept
+    assert done.order.tolist() == [[2, 2, -1, 1]]  # decided now (twice), masked again, as it was
+    with pytest.raises(ValueError, match="^mask_id is invalid"):
+        commit(result, span)
 
 
 @pytest.mark.parametrize("source, ids", [

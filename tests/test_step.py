@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig
+from dllm_viz.core.canvas import commit
 from dllm_viz.core.step import StepParams, StepState, denoise_step
 
 
@@ -122,7 +123,7 @@ def test_a_revising_row_needs_the_tokens_and_the_logits_its_rule_reads():
     r = denoise_step(logits, masked, params, state, noise, current=current, seen=seen)
     assert torch.equal(seen, before)  # nothing edits its inputs
     assert r.revision is not None and not (r.revision.edited & masked).any()  # only visible positions are rewritten
-    assert torch.equal(r.commit(current, 0)[r.selected], r.tokens[r.selected])
+    assert torch.equal(commit(r, current, mask_id=0).span[r.selected], r.tokens[r.selected])
 
 
 def test_a_row_the_early_stop_finishes_takes_nothing_back():
@@ -142,7 +143,7 @@ def test_a_row_the_early_stop_finishes_takes_nothing_back():
     current = torch.tensor([[3, 4, 0, 0]])
     r = denoise_step(logits, masked, params, state, torch.zeros(1, 2, 4), current=current)
     assert r.stopped.tolist() == [True] and not r.revision.remasked.any() and r.finished.tolist() == [True]
-    assert r.commit(current, 0).tolist() == [[3, 4, 5, 5]]
+    assert commit(r, current, mask_id=0).span.tolist() == [[3, 4, 5, 5]]
     without = dataclasses.replace(params, any_early_stop=False)  # the same step without the early stop
     r = denoise_step(logits, masked, without, state, torch.zeros(1, 2, 4), current=current)
     assert r.revision.remasked.any()  # ... takes the weak tokens back

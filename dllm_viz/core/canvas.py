@@ -178,18 +178,22 @@ def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None
 
     `span (A, G)` holds the ids entering the step; `result.tokens` replace them where
     `result.selected` (article step 5), and, when a revision rule ran (`result.revision`), its
-    rewrites replace visible ids and the positions it took back return to `mask_id`
-    (`StepResult.commit`). With `order (A, G)` and `step (A,)` (each row's step number), the order
+    rewrites replace visible ids and the positions it took back return to `mask_id`. With `order (A, G)` and `step (A,)` (each row's step number), the order
     records `step` where the step decided a token (confirmed or rewrote) and -1 where it took one back.
     """
-    if result.revision is not None and mask_id is None:
+    plan = result.revision
+    if plan is not None and mask_id is None:
         raise ValueError("mask_id is invalid: expected the mask token id, to write back what a revision rule took back")
-    new_span = result.commit(span, mask_id if mask_id is not None else -1).to(span.dtype)  # (A, G)
+    new_span = torch.where(result.selected, result.tokens.to(span.dtype), span)  # (A, G)
+    decided = result.selected
+    if plan is not None:  # rewrites and re-masks touch visible positions, confirmations masked ones: disjoint
+        new_span = torch.where(plan.edited, plan.edit_tokens.to(span.dtype), new_span).masked_fill(plan.remasked, mask_id)
+        decided = decided | plan.edited
     new_order = None
     if order is not None:
         if step is None:
             raise ValueError("step is invalid: expected each row's step number (A,) with order")
-        new_order = torch.where(result.decided, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
-        if result.revision is not None:
-            new_order = new_order.masked_fill(result.revision.remasked, -1)
+        new_order = torch.where(decided, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
+        if plan is not None:
+            new_order = new_order.masked_fill(plan.remasked, -1)
     return Committed(span=new_span, order=new_order)

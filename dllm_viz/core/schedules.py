@@ -3,7 +3,7 @@
 Every function here is pure and batched over requests: the state (current k, steps taken in the
 block, masks left) is passed in as `(B,)` tensors, never kept on an object. A batch may mix
 schedules; `quota` evaluates each schedule present and picks per row by `schedule_id` (called by
-`core.step.choose`, the step that the decoder and the SGLang plugin share).
+`core.step.schedule_quota`, the step that the decoder and the SGLang plugin share).
 
 Rules (article sections 3.3, 4.2, 5.4):
 - ``topk_decay``: confirm ``k``; after each step ``k = max(min_k, floor(k * decay))``.

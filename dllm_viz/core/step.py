@@ -10,7 +10,7 @@ uniforms to a typed `StepResult`. Its body reads as the article (sections 2.2, 7
       or rewrite them, and the rule sets how many masks the step confirms (`revise`);
   (4) tokens are drawn only there (`draw_chosen`), from softmax(logits / T) after the vocabulary
       filters; the teaching switch `global_draw` draws at every masked position first;
-  (5) the caller commits (`StepResult.commit`: tokens where `selected`, rewrites, re-masks) and keeps
+  (5) the caller commits (`core.canvas.commit`: tokens where `selected`, rewrites, re-masks) and keeps
       the next schedule state;
   (6) the StepResult carries what the record needs.
 
@@ -188,15 +188,6 @@ class StepResult:
     @property
     def decided(self) -> torch.Tensor:  # (A, G) bool: positions given a token this step (confirmed or rewritten)
         return self.selected if self.revision is None else self.selected | self.revision.edited
-
-    def commit(self, current: torch.Tensor, mask_id: int) -> torch.Tensor:
-        """The tokens after the step, `(A, G)`, from `current (A, G)` entering it: confirmations,
-        then rewrites, then re-masks (the three touch disjoint positions)."""
-        out = torch.where(self.selected, self.tokens, current)
-        if self.revision is not None:
-            out = torch.where(self.revision.edited, self.revision.edit_tokens, out)
-            out = out.masked_fill(self.revision.remasked, mask_id)
-        return out
 
     def next_state(self, temperature: torch.Tensor) -> StepState:
         return StepState(k=self.next_k, block_step=self.next_block_step, block=self.block, temperature=temperature,
