@@ -55,6 +55,15 @@ class Denoiser(Protocol):
     the other rows (the embedded model: products in fixed row tiles, `models.tiles`) makes every
     request's trace independent of its batch; one that does not (the Hugging Face adapters) can
     differ in the last bits (docs/engine.md).
+
+    Optional, an approximate key-value cache (issue 31; `check_cache` below): `cache_modes`, the
+    caches it runs (a subset of ("prefix", "dual")), and
+    logits_cached(input_ids, cache, *, start, cols (M,)) -> (logits (M, V), cache): one canvas row
+    at a time; with `cache` None, `input_ids (1, N)` is the whole row, computed in full (a refresh),
+    and the cache returned is what a window needs later (opaque to the caller); else
+    `input_ids (1, W)` are the positions [start, start + W) only, computed against the cache (the
+    rest of the row as the refresh saw it), and `cols` lie inside that window. A model without
+    them, or that explains why in `cache_note` (str), decodes with cache="none" only.
     """
 
     mask_token_id: int
@@ -125,6 +134,25 @@ def _vocab_guess(model: Any) -> int:
     """A model's vocabulary size when it states one (`vocab_size`), else a large guess, for chunking."""
     size = getattr(model, "vocab_size", None)
     return size if isinstance(size, int) and size > 0 else 1 << 15
+
+
+def cache_modes(model: Any) -> tuple[str, ...]:
+    """The approximate caches `model` runs: its `cache_modes` when it has `logits_cached`, else ()."""
+    modes = getattr(model, "cache_modes", ())
+    if not callable(getattr(model, "logits_cached", None)) or not isinstance(modes, (tuple, list)):
+        return ()
+    return tuple(m for m in modes if isinstance(m, str))
+
+
+def check_cache(model: Any, cache: str) -> None:
+    """Raise ValueError, naming the model and why, when `model` cannot run `cache` ("none" always runs)."""
+    modes = cache_modes(model)
+    if cache == "none" or cache in modes:
+        return
+    note = getattr(model, "cache_note", None)
+    why = note if isinstance(note, str) and note else "it has no cached forward (logits_cached)"
+    allowed = " | ".join(("none", *modes))
+    raise ValueError(f"cache={cache!r} is invalid for {model_name(model)!r}: {why}; expected {allowed}")
 
 
 def check_positions(rows: torch.Tensor, cols: torch.Tensor, shape: tuple[int, int]) -> None:

@@ -21,7 +21,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from dllm_viz import assets
+from dllm_viz.models import kv_cache
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
+from dllm_viz.models.rotary import apply_rotary, rotary_tables
 from dllm_viz.models.tiles import tiled_linear
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
@@ -69,20 +71,6 @@ class EmbeddedConfig:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
-
-
-def rotary_tables(n: int, head_dim: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos/sin tables for rotary positions (Su et al., 2021), each ``(n, head_dim / 2)``."""
-    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (D/2,)
-    angles = torch.arange(n, dtype=torch.float32)[:, None] * inv_freq[None, :]  # (N, D/2)
-    return angles.cos(), angles.sin()
-
-
-def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate pairs (first half, second half) of the head dimension. x: (B, H, N, D)."""
-    x1, x2 = x.chunk(2, dim=-1)  # (B, H, N, D/2) each
-    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
-    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
 Rows = list[tuple[int, int]]  # (start, length) of each canvas row packed in an (R, D) tensor
@@ -145,6 +133,8 @@ class Block(nn.Module):
 
 class EmbeddedDenoiser(nn.Module):
     """Masked-diffusion denoiser: ``input_ids (B, N)`` with some ``mask_token_id`` -> ``logits (B, N, V)``."""
+
+    cache_modes = kv_cache.CACHE_MODES  # the approximate caches it runs (`logits_cached`, issue 31)
 
     def __init__(
         self, cfg: EmbeddedConfig, tokenizer: EmbeddedTokenizer | None = None, *, generator: torch.Generator | None = None
@@ -256,6 +246,13 @@ class EmbeddedDenoiser(nn.Module):
         for block in self.blocks:
             x = block.packed(x, rows, cos, sin)
         return x
+
+    def logits_cached(self, input_ids: torch.Tensor, cache: kv_cache.KVCache | None, *, start: int,
+                      cols: torch.Tensor) -> tuple[torch.Tensor, kv_cache.KVCache]:
+        """The logits ``(M, V)`` at the canvas positions `cols` of one row, with an approximate cache:
+        a full forward that returns a new cache (`cache` None), or the window ``[start, start + W)``
+        that `input_ids (1, W)` holds against `cache` (see `dllm_viz.models.kv_cache`)."""
+        return kv_cache.logits_cached(self, input_ids, cache, start=start, cols=cols)
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
         """Output logits from final hidden states ``(..., D) -> (..., V)`` (tied to the embedding)."""

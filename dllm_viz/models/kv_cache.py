@@ -1,0 +1,169 @@
+"""Approximate key-value caches for the embedded models: Fast-dLLM's prefix and dual cache (issue 31).
+
+A masked-diffusion model re-reads the whole canvas at every step. Fast-dLLM (Wu et al. 2025,
+arXiv:2505.22618; NVlabs/Fast-dLLM, ``llada/generate.py``: ``generate_with_prefix_cache``,
+``generate_with_dual_cache``) runs one full forward when a block starts, keeps every layer's keys and
+values, and in the block's later steps computes a window of positions only:
+
+- prefix cache: the current block and everything after it; the prompt and the finished blocks are
+  read from the cache;
+- dual cache: the current block alone; the blocks after it are read from the cache too.
+
+The window's queries attend to keys in canvas order: the cached ones before it, its own fresh
+ones, the cached ones after it (Fast-dLLM's ``past_key_values`` cut at the block start, or written
+over at ``replace_position``). A cached key is stale: it was computed when the canvas held what it
+held at the refresh, so the window's logits differ from an exact forward's. That is the
+approximation; `dllm_viz.core.decoder` records it (the forward's kind, the positions it computed, and
+on request the drift against the exact forward).
+
+The embedded blocks mix each position with its ``conv_kernel // 2`` neighbours on each side before
+attention (a depthwise Conv1d), so a window's edge positions also read the mixing's input outside
+the window. Besides each layer's rotated keys and values the cache keeps that input
+(``norm_mix(x)``, channels first as the convolution reads it) at every position, as the refresh
+computed it; past the canvas's ends it is zero, the convolution's own padding.
+
+`prefill` is the full forward of `EmbeddedDenoiser.features`, operation for operation (so its hidden
+states, and the logits of a refresh step, are bit for bit those of an uncached forward), that also
+returns the cache. `window` computes positions ``[start, start + W)`` against it. The blocks'
+submodules are used as they are: nothing here changes the model.
+
+Shapes: one canvas row (B = 1), N positions, H heads of size Dh, D = H * Dh, a window of W positions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from dllm_viz.models.base import NEVER_LOGIT, check_inputs
+from dllm_viz.models.rotary import apply_rotary
+
+CACHE_MODES = ("prefix", "dual")  # the caches a model with `logits_cached` runs (core.config.CACHES, less "none")
+
+
+@dataclass(frozen=True)
+class LayerCache:
+    """What one block computed at the refresh, at every position of the canvas."""
+
+    keys: torch.Tensor  # (1, H, N, Dh) rotated keys
+    values: torch.Tensor  # (1, H, N, Dh)
+    mix_in: torch.Tensor  # (1, D, N) the local mixing's input, norm_mix(x), channels first
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """Every block's `LayerCache` of one canvas row, as the last full forward (the refresh) left them."""
+
+    layers: tuple[LayerCache, ...]
+
+    @property
+    def length(self) -> int:
+        """N: the canvas positions the cache holds."""
+        return int(self.layers[0].keys.shape[2]) if self.layers else 0
+
+    def truncated(self, n: int) -> KVCache:
+        """The cache of positions ``[0, n)`` only (Fast-dLLM's prefix cache keeps the keys before the block)."""
+        return KVCache(tuple(LayerCache(c.keys[:, :, :n], c.values[:, :, :n], c.mix_in[..., :n]) for c in self.layers))
+
+
+def _splice(cached: torch.Tensor, fresh: torch.Tensor, start: int) -> torch.Tensor:
+    """`cached (1, H, N, Dh)` with positions ``[start, start + W)`` taken from `fresh (1, H, W, Dh)`;
+    the result spans ``max(N, start + W)`` positions, in canvas order."""
+    end = start + fresh.shape[2]
+    return torch.cat([cached[:, :, :start], fresh, cached[:, :, end:]], dim=2)
+
+
+def _with_context(h: torch.Tensor, cached: torch.Tensor, start: int, reach: int) -> torch.Tensor:
+    """The window's mixing input `h (1, D, W)` with `reach` positions of context on each side from
+    `cached (1, D, N)`; zeros past the canvas (the convolution's own zero padding). `(1, D, W + 2 reach)`"""
+    end = start + h.shape[-1]
+    left = cached[..., max(0, start - reach) : start]  # (1, D, <= reach)
+    right = cached[..., end : end + reach]  # (1, D, <= reach)
+    return torch.cat([F.pad(left, (reach - left.shape[-1], 0)), h, F.pad(right, (0, reach - right.shape[-1]))], dim=-1)
+
+
+def _layer(block: Any, x: torch.Tensor, start: int, past: LayerCache | None, cos: torch.Tensor,
+           sin: torch.Tensor) -> tuple[torch.Tensor, LayerCache]:
+    """One embedded `Block` on `x (1, W, D)`, the positions ``[start, start + W)``.
+
+    `past` None: the window is the whole canvas, exactly `Block.forward` on an unpadded row (whose
+    ``keep`` factor is 1). Otherwise the local mixing reads its context, and attention its other
+    keys and values, from `past`. Returns the new `x` and the window's own `LayerCache`.
+    """
+    B, W, D = x.shape
+    H = block.n_heads
+    h = block.norm_mix(x).transpose(1, 2)  # (1, D, W)
+    if past is None:
+        mixed = block.mix(h)  # the module's own zero padding at the canvas's ends
+    else:
+        reach = block.mix.padding[0]
+        mixed = F.conv1d(_with_context(h, past.mix_in, start, reach), block.mix.weight, block.mix.bias, groups=D)
+    x = x + mixed.transpose(1, 2)
+    q, k, v = block.qkv(block.norm_attn(x)).view(B, W, 3, H, D // H).permute(2, 0, 3, 1, 4)  # (1, H, W, Dh) each
+    q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+    keys, values = (k, v) if past is None else (_splice(past.keys, k, start), _splice(past.values, v, start))
+    att = F.scaled_dot_product_attention(q, keys, values)  # (1, H, W, Dh), bidirectional: no mask
+    x = x + block.proj(att.transpose(1, 2).reshape(B, W, D))
+    gate, up = block.up(block.norm_mlp(x)).chunk(2, dim=-1)  # (1, W, d_ff) each
+    return x + block.down(F.silu(gate) * up), LayerCache(k, v, h)
+
+
+def prefill(model: Any, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+    """The full forward of one row `input_ids (1, N)`: hidden states `(1, N, D)` (those of
+    `model.features`) and the cache of every layer."""
+    check_inputs(input_ids, None, max_length=model.max_length)
+    if input_ids.shape[0] != 1:
+        raise ValueError(f"input_ids with shape {tuple(input_ids.shape)} is invalid: expected one row (1, N)")
+    N = input_ids.shape[1]
+    x = model.embed(input_ids)  # (1, N, D)
+    cos, sin = model.rope_cos[:N], model.rope_sin[:N]  # (N, Dh/2)
+    layers = []
+    for block in model.blocks:
+        x, cache = _layer(block, x, 0, None, cos, sin)
+        layers.append(cache)
+    return x, KVCache(tuple(layers))
+
+
+def window(model: Any, input_ids: torch.Tensor, start: int, cache: KVCache) -> torch.Tensor:
+    """Hidden states `(1, W, D)` of the positions ``[start, start + W)`` that `input_ids (1, W)` holds,
+    every other position read from `cache` (which must hold the positions before `start`)."""
+    check_inputs(input_ids, None, max_length=model.max_length)
+    W = input_ids.shape[1]
+    if input_ids.shape[0] != 1:
+        raise ValueError(f"input_ids with shape {tuple(input_ids.shape)} is invalid: expected one row (1, W)")
+    if not isinstance(start, int) or not 0 <= start <= cache.length or start + W > model.max_length:
+        raise ValueError(f"start={start!r} is invalid: expected an integer in [0, {cache.length}] (the positions "
+                         f"the cache holds) with start + {W} <= max_length={model.max_length}")
+    if len(cache.layers) != len(model.blocks):
+        raise ValueError(f"cache with {len(cache.layers)} layers is invalid: expected {len(model.blocks)}")
+    x = model.embed(input_ids)  # (1, W, D)
+    cos, sin = model.rope_cos[start : start + W], model.rope_sin[start : start + W]  # (W, Dh/2)
+    for block, past in zip(model.blocks, cache.layers):
+        x, _ = _layer(block, x, start, past, cos, sin)
+    return x
+
+
+def logits_cached(model: Any, input_ids: torch.Tensor, cache: KVCache | None, *, start: int, cols: torch.Tensor
+                  ) -> tuple[torch.Tensor, KVCache]:
+    """The logits `(M, V)` at the canvas positions `cols (M,)`, and the cache to keep.
+
+    `cache` None: `input_ids (1, N)` is the whole row, computed in full (a refresh); the logits equal
+    `model.logits_at` there bit for bit, and the cache returned is new. Otherwise `input_ids (1, W)`
+    holds the positions ``[start, start + W)`` only (the window), `cols` lie inside it, and the
+    cache is returned as it was.
+    """
+    if not isinstance(cols, torch.Tensor) or cols.dim() != 1 or cols.dtype.is_floating_point or cols.dtype == torch.bool:
+        raise ValueError("cols is invalid: expected a 1-D integer tensor of positions")
+    if cache is None:
+        if start != 0:
+            raise ValueError(f"start={start!r} is invalid without a cache: expected 0 (a full forward)")
+        hidden, cache = prefill(model, input_ids)
+    else:
+        hidden = window(model, input_ids, start, cache)
+    W = hidden.shape[1]
+    if cols.numel() and not (start <= int(cols.min()) and int(cols.max()) < start + W):
+        raise ValueError(f"cols is invalid: expected positions in [{start}, {start + W}), the computed window")
+    logits = model.head(hidden[0, cols - start])  # (M, V)
+    return logits.index_fill(-1, model.special_ids, NEVER_LOGIT), cache
