@@ -43,8 +43,23 @@ def test_flags_override_the_preset() -> None:
         (["--gen-length", "1000"], "max_length=256"),
         (["--chat"], "chat=True"),
         (["--model", "no/such/checkpoint"], "does not exist"),
+        (["--cache", "dual"], "cache='dual' needs block_length"),
+        (["--cache", "kv"], "cache='kv' is invalid"),
+        (["--cache", "prefix", "--cache-refresh", "0"], "cache_refresh=0"),
     ],
 )
 def test_errors_name_the_parameter(extra: list[str], match: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", "--prompt", "It is", "--quiet", *extra]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_generate_with_a_cache_reports_what_it_computed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "trace.json"
+    argv = ["generate", "--prompt", "It is a truth", "--gen-length", "32", "--block-length", "16", "--cache", "dual",
+            "--cache-drift", "true", "--json", str(out)]
+    assert main(argv) == 0
+    trace = Trace.from_json(out.read_text(encoding="utf-8"))
+    assert (trace.config.cache, trace.config.cache_drift) == ("dual", True)
+    assert {rec.forward for rec in trace.steps} == {"full", "dual"}
+    err = capsys.readouterr().err
+    assert f"positions_computed={trace.metrics['positions_computed']}" in err and "drift_max=" in err

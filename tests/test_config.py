@@ -17,6 +17,7 @@ INVALID = [
     ("vocab_top_k", 0), ("seed", -1), ("seed", 2**64), ("block_schedule", "reset"),
     ("confidence_from", "logits"), ("sample_scope", "none"), ("rng", "global"),
     ("early_stop", 1), ("early_stop", "yes"), ("early_stop_threshold", 0.0), ("early_stop_threshold", 1.5),
+    ("cache", "kv"), ("cache", None), ("cache_refresh", 0), ("cache_refresh", 1.5), ("cache_drift", "yes"),
 ]
 
 
@@ -33,6 +34,19 @@ def test_cross_field_checks():
     with pytest.raises(ValueError, match="confidence_from='sampled' needs sample_scope='all'"):
         DecodeConfig(confidence_from="sampled")
     DecodeConfig(confidence_from="sampled", sample_scope="all")
+
+
+def test_cache_settings_are_checked_against_each_other():
+    # The dual cache keeps the blocks after the current one: without blocks there are none.
+    with pytest.raises(ValueError, match="cache='dual' needs block_length"):
+        DecodeConfig(gen_length=64, cache="dual")
+    assert DecodeConfig(gen_length=64, cache="dual", block_length=16).cache == "dual"
+    assert DecodeConfig(gen_length=64, cache="prefix").cache == "prefix"  # one block: the prompt is cached
+    with pytest.raises(ValueError, match="cache='prefix' with early_stop=True is invalid"):
+        DecodeConfig(gen_length=64, cache="prefix", early_stop=True)
+    cfg = DecodeConfig(gen_length=64, block_length=16, cache="dual", cache_refresh=4, cache_drift=True)
+    assert DecodeConfig.from_dict(cfg.to_dict()) == cfg
+    assert DecodeConfig().cache == "none" and DecodeConfig().cache_refresh is None and not DecodeConfig().cache_drift
 
 
 def test_frozen_and_keyword_only():

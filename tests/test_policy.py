@@ -133,6 +133,15 @@ def test_differences_are_listed_only_where_they_apply():
     assert not any("staged" in n for n in differences(DecodeConfig(gen_length=8, temperature_stages=(1.2, 1.0, 0.7))))
 
 
+def test_a_cache_is_not_exported_and_the_notes_say_why():
+    plain = DecodeConfig(gen_length=16, block_length=8, temperature=0.0, block_schedule="restart")
+    for cache in ("prefix", "dual"):
+        config = plain.replace(cache=cache, cache_drift=True)
+        assert Policy.from_decode_config(config) == Policy.from_decode_config(plain)  # per block, as ever
+        assert [n for n in differences(config) if n.startswith(f"cache={cache!r} is not exported")]
+    assert not any(n.startswith("cache") for n in differences(plain))
+
+
 def test_launch_command():
     argv = launch_command("/models/llada2", "policy.yaml")
     assert argv == ["python", "-m", "sglang.launch_server", "--model-path", "/models/llada2",

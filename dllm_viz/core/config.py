@@ -45,6 +45,11 @@ REVISIONS = ("none", "remdm", "rcr", "wino", "joint_threshold")
 #   cap      min(eta, sigma_max);  rescale  eta * sigma_max;  conf  softmax(-confidence) * sigma_max;
 #   loop     eta, in a loop of remask_loop_steps steps once the block is remask_alpha_on visible.
 REMASK_SIGMAS = ("cap", "rescale", "conf", "loop")
+# Approximate key-value caches (issue 31; Fast-dLLM's generate_with_prefix_cache / _dual_cache): a step
+# inside a block computes the current block and everything after it ("prefix") or the current block
+# alone ("dual"), reading the rest from the keys and values cached at the block's first step.
+CACHES = ("none", "prefix", "dual")
+FORWARD_KINDS = ("full", "prefix", "dual")  # what one step's forward was (a cached trace records it per step)
 
 MAX_SEED = 2**63 - 1
 MAX_COUNT = 2**31 - 1  # bound on lengths and counts (gen_length, top_k, ...): far above any model's canvas
@@ -305,6 +310,11 @@ class DecodeConfig:
     edit_threshold: float = 0.0  # joint_threshold: rewrite where p(argmax) > this and argmax != token; in [0, 1]
     max_post_edit_steps: int = 16  # joint_threshold: edit-only steps a block may take after its last mask (>= 0)
     penalty_lambda: float = 0.0  # joint_threshold: subtracted from the logit of the previous position's token
+    # Approximate key-value cache (CACHES above): each block's first step is a full forward that
+    # refreshes the cache; its later steps compute a window against it (the model must run one).
+    cache: str = "none"
+    cache_refresh: int | None = None  # also refresh every this many steps of a block; None: at block starts only
+    cache_drift: bool = False  # diagnostic: compute the exact forward beside each cached one, record the drift
     # Teaching switches: the defaults are correct; the others are the article's mistakes.
     confidence_from: str = "raw"  # where confidence comes from: see CONFIDENCE_FROM above
     sample_scope: str = "selected"  # "all": draw at every masked position, then confirm (wasted work)
@@ -360,6 +370,29 @@ class DecodeConfig:
         _check_float("edit_threshold", self.edit_threshold, 0.0, 1.0, lo_open=False)
         _check_int("max_post_edit_steps", self.max_post_edit_steps, 0, MAX_BUDGET)
         _check_float("penalty_lambda", self.penalty_lambda, 0.0, None, lo_open=False)
+        _check_choice("cache", self.cache, CACHES)
+        if self.cache_refresh is not None:
+            _check_int("cache_refresh", self.cache_refresh, 1)
+        if not isinstance(self.cache_drift, bool):
+            raise _bad("cache_drift", self.cache_drift, "True or False")
+        if self.cache == "dual" and self.block_length is None:
+            raise ValueError(
+                "cache='dual' needs block_length (semi-autoregressive blocks): the dual cache keeps the keys of the "
+                "blocks after the current one, and without blocks there are none; expected a block_length, or "
+                "cache='prefix' | 'none'"
+            )
+        if self.cache != "none" and self.revise != "none":
+            raise ValueError(
+                f"cache={self.cache!r} with revise={self.revise!r} is invalid: a revision rule scores decided tokens "
+                "(to take them back or rewrite them), and a cached step scores only the current block's masks, "
+                "against keys computed before those tokens changed; expected revise='none', or cache='none'"
+            )
+        if self.cache != "none" and self.early_stop:
+            raise ValueError(
+                f"cache={self.cache!r} with early_stop=True is invalid: the early stop fills every later mask with what "
+                "it predicts, and a cached step computes no prediction past the current block; expected "
+                "early_stop=False, or cache='none'"
+            )
         if self.confidence_from in DRAWN_SOURCES and self.sample_scope != "all":
             raise ValueError(
                 f"confidence_from={self.confidence_from!r} needs sample_scope='all': the confidence of a sampled "

@@ -26,6 +26,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import torch
 
+from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_ids
@@ -34,7 +35,7 @@ from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
 from dllm_viz.models.base import (
-    Denoiser, can_edit, check_denoiser, logits_at, logits_hidden, model_device, model_max_length, model_name,
+    Denoiser, can_edit, check_cache, check_denoiser, logits_hidden, model_device, model_max_length, model_name,
 )
 
 
@@ -124,6 +125,7 @@ class DecodeBatch:
         self.decided_conf = torch.zeros(S, max_length, dtype=torch.float32, device=dev)  # (S, N) from column 0
         self.slots: dict[int, Slot] = {}
         self._row_sets: PerRows[_Rows] = PerRows()
+        self.caches = CacheStore()  # the approximate key-value cache each cached request holds (core.cache)
 
     # ----- slots ----------------------------------------------------------------------------
     def add(self, index: int, prompt_ids: list[int], config: DecodeConfig, generator: torch.Generator,
@@ -146,6 +148,7 @@ class DecodeBatch:
                 "not trained to predict at visible positions; can_edit is False); expected a model with "
                 "can_edit=True, or revise in none | remdm | rcr | wino"
             )
+        check_cache(self.model, config.cache)
         P, G, c = len(prompt_ids), config.gen_length, config
         row = torch.full((self.max_length + 1,), self.mask_id, dtype=torch.long)
         row[:P] = torch.tensor(prompt_ids, dtype=torch.long)
@@ -156,10 +159,12 @@ class DecodeBatch:
         self.k[index], self.block_step[index], self.block[index] = c.initial_k, 0, 0
         self.rev_counter[index], self.rev_hold[index], self.decided_conf[index] = 0, False, 0.0
         self.slots[index] = slot
+        self.caches.drop(index)
         return slot
 
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
+        self.caches.drop(index)
         return self.slots.pop(index)
 
     def active(self) -> list[int]:
@@ -202,13 +207,16 @@ class DecodeBatch:
                                                            lambda: [s.remaining for s in slots]),
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
-        logits, seen, verified = self._forward(canvas[:, : r.n], self.attention[idx, : r.n], spans, masked, targets)
+        ids, attention = canvas[:, : r.n], self.attention[idx, : r.n]
+        fwd, seen, verified = self._forward(slots, idx_list, ids, attention, spans, masked, targets)
         noise = draw_noise([shared if (s.config.rng == "shared" and shared is not None) else s.generator
                             for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
 
         # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
-        result = denoise_step(logits, masked, params, state, noise, top=self.record_candidates,
-                              current=current, valid=spans.valid, seen=seen, targets=targets)
+        result = denoise_step(candidate_logits(fwd.logits, self.mask_id), fwd.scored, params, state, noise,
+                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen,
+                              targets=targets)
+        drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
         # (5) commit, and keep the schedule state.
         steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
@@ -221,36 +229,58 @@ class DecodeBatch:
             self.rev_counter[idx], self.rev_hold[idx] = nr.counter, nr.hold
             self.decided_conf[idx, :G] = nr.decided_conf
 
-        # (6) record, with one device-to-host transfer per tensor.
-        return self._record(slots, idx_list, result, current, verified)
+        # (6) record, with one device-to-host transfer per tensor. A window scored only part of the masks:
+        # the ones it left unscored are still to do.
+        remaining = result.remaining + (masked & ~fwd.scored).sum(-1)  # (A,)
+        records = self._record(slots, idx_list, result, current, verified, remaining, fwd, drifts)
+        self.caches.commit()
+        return records
 
-    def _forward(self, canvas: torch.Tensor, attention: torch.Tensor, spans: Spans, masked: torch.Tensor,
-                 targets: RevisionTargets | None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        """(1) The logits of the step: `(M, 1, V)` at the masked positions (`candidate_logits`), and
-        `seen (K, 1, V)` at the decided positions the rows' revision rules read (None when none), from
-        the same forward or, for a verify pass, `logits_hidden`; with `(A,)` bool, the rows whose
-        verify pass ran (None when none did)."""
-        rows, cols = masked.nonzero(as_tuple=True)[0], spans.pos[masked]
+    def _forward(self, slots: list[Slot], idx_list: list[int], ids: torch.Tensor, attention: torch.Tensor,
+                 spans: Spans, masked: torch.Tensor, targets: RevisionTargets | None
+                 ) -> tuple[RowsForward, torch.Tensor | None, torch.Tensor | None]:
+        """(1) The forward of the step: the logits at the masked positions each row's forward scores
+        (`core.cache.forward_rows`: all of them, or a cached window's current block), and `seen (K, 1, V)`
+        at the decided positions the rows' revision rules read (None when none), from the same forward
+        or, for a verify pass, `logits_hidden`; with `(A,)` bool, the rows whose verify pass ran (None
+        when none did). A row has a cache or a revision rule, never both (DecodeConfig refuses it)."""
+        read, hidden = None, None  # (A, G): where the forward reads for the rules, where the verify pass does
+        if targets is not None and targets.any:
+            read = targets.where
+            if targets.hidden_count:
+                hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
+                read = targets.where & ~hidden
+            if not bool(read.any()):
+                read = None
+        fwd = forward_rows(self.model, self.caches, idx_list, [s.config for s in slots],
+                           [len(s.prompt_ids) for s in slots], ids, attention, spans.pos, masked, also=read)
         if targets is None or not targets.any:
-            return candidate_logits(logits_at(self.model, canvas, attention, rows, cols), self.mask_id), None, None
-        hidden, forward = None, targets.where  # (A, G): where the verify pass reads, where the forward does
-        if targets.hidden_count:
-            hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
-            forward = targets.where & ~hidden
-        M, F = rows.shape[0], targets.count - targets.hidden_count
-        if F:
-            rows, cols = torch.cat([rows, forward.nonzero(as_tuple=True)[0]]), torch.cat([cols, spans.pos[forward]])
-        both = candidate_logits(logits_at(self.model, canvas, attention, rows, cols), self.mask_id)  # (M + F, 1, V)
-        seen, verified = both[M:], None
+            return fwd, None, None
+        seen = None if fwd.also is None else candidate_logits(fwd.also, self.mask_id)  # (F, 1, V)
+        verified = None
         if hidden is not None:
-            verify = candidate_logits(logits_hidden(self.model, canvas, attention, hidden.nonzero(as_tuple=True)[0],
+            verify = candidate_logits(logits_hidden(self.model, ids, attention, hidden.nonzero(as_tuple=True)[0],
                                                     spans.pos[hidden]), self.mask_id)  # (H, 1, V): the verify pass
             verified = hidden.any(-1)
-            seen = verify
-            if F:  # rows of both kinds: place each pass's logits in row-major order
-                seen = both.new_empty((targets.count, 1, both.shape[-1]))
-                seen[~targets.hidden], seen[targets.hidden] = both[M:], verify
-        return both[:M], seen, verified
+            if seen is None:
+                seen = verify
+            else:  # rows of both kinds: place each pass's logits in row-major order
+                both = seen.new_empty((targets.count, 1, seen.shape[-1]))
+                both[~targets.hidden], both[targets.hidden] = seen, verify
+                seen = both
+        return fwd, seen, verified
+
+    def _drift(self, fwd: RowsForward, result: StepResult, r: _Rows, state: StepState, noise: torch.Tensor,
+               slots: list[Slot], ids: torch.Tensor, attention: torch.Tensor, pos: torch.Tensor) -> Drift | None:
+        """The cache drift diagnostic (`DecodeConfig.cache_drift`): the same step on the exact logits of
+        the rows whose forward was a window; None when no row asks for it this step."""
+        want = [a for a, (s, f) in enumerate(zip(slots, fwd.forwards))
+                if s.config.cache_drift and f is not None and f.kind != "full"]
+        if not want:
+            return None
+        exact = candidate_logits(exact_logits(self.model, fwd, want, ids, attention, pos), self.mask_id)
+        again = denoise_step(exact, fwd.scored, r.set.params, state, noise, top=1)
+        return drift(result, again, exact, r.set.params, state, noise)
 
     def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
         """The stepping slots' parameters and canvas geometry, rebuilt only when the set changes."""
@@ -264,7 +294,8 @@ class DecodeBatch:
         return self._row_sets.get(slots, build)
 
     def _record(self, slots: list[Slot], idx_list: list[int], result: StepResult, current: torch.Tensor,
-                verified: torch.Tensor | None) -> dict[int, StepRecord]:
+                verified: torch.Tensor | None, remaining: torch.Tensor, fwd: RowsForward,
+                drifts: Drift | None) -> dict[int, StepRecord]:
         """Each slot's StepRecord from the step's result; advances the slots' host-side counters."""
         nan, r = float("nan"), result
         # Order each row's selected positions by confidence, most confident first.
@@ -273,8 +304,11 @@ class DecodeBatch:
         host = {
             "masked": r.masked, "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax,
             "sel_order": sel_order, "tokens": r.tokens, "logp": r.logprobs, "count": r.count, "block": r.block,
-            "remaining": r.remaining, "temperature": r.temperature, "stopped": r.stopped,
+            "remaining": remaining, "temperature": r.temperature, "stopped": r.stopped,
         }
+        if drifts is not None:
+            host.update(drift=drifts.change, exact_conf=drifts.exact_confidence, drift_sel=drifts.selected_differ,
+                        drift_tok=drifts.tokens_differ)
         wrong_from = any(s.config.confidence_from != "raw" for s in slots)
         if wrong_from:
             host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
@@ -310,6 +344,15 @@ class DecodeBatch:
                     setattr(rec, key, values)
                 s.hold = row in revisions[-1]["hold"]
             s.records.append(rec)
+            forward = fwd.forwards[row]
+            if forward is not None:  # a cached request records what each forward computed
+                rec.forward, rec.computed = forward.kind, forward.computed
+                rec.forward_time = round(float(fwd.seconds[row] or 0.0), 6)
+                if drifts is not None and s.config.cache_drift and forward.kind != "full":
+                    rec.drift = round(float(host["drift"][row]), 6)
+                    rec.drift_selected = bool(host["drift_sel"][row])
+                    rec.drift_tokens = bool(host["drift_tok"][row])
+                    rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
             if bool(host["stopped"][row]):
                 s.early_stop_step = s.step
             s.step += 1

@@ -71,23 +71,39 @@ class StepRecord:
     edit_from_probs: list[float] | None = None  # (e,) raw probability of the old id
     forwards: int | None = None  # forward passes of this step when not 1 (2: WINO's verify pass ran)
 
-    # Written only when not None; a later optional field (per-step cache figures, say) joins this tuple.
+    # A decode with an approximate cache (issue 31, `core.cache`), each None otherwise (and then left out):
+    forward: str | None = None  # what the forward was: "full", or a window of the "prefix" / "dual" cache
+    computed: int | None = None  # positions it computed (a full forward: the whole row, prompt included)
+    forward_time: float | None = None  # seconds it took
+    # ... and with cache_drift, at the steps whose forward was a window: the same step on the exact forward.
+    drift: float | None = None  # largest |confidence - exact confidence| over the positions scored
+    drift_selected: bool | None = None  # the exact forward would confirm another set of positions
+    drift_tokens: bool | None = None  # where this step confirmed, the exact forward would draw another token
+    exact_confidence: list[float] | None = None  # (gen_length,) the exact forward's confidence; NaN where not scored
+
+
+    # Written only when not None (a later optional field joins this tuple): the revision fields and the
+    # cache's. A version-1 trace has none of them.
     OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
-                                           "edited_to", "edit_probs", "edit_from_probs", "forwards")
+                                           "edited_to", "edit_probs", "edit_from_probs", "forwards", "forward",
+                                           "computed", "forward_time", "drift", "drift_selected", "drift_tokens",
+                                           "exact_confidence")
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if v is not None or k not in self.OPTIONAL}
         d["confidence"] = _nan_to_none(self.confidence)
-        if self.raw_confidence is not None:
-            d["raw_confidence"] = _nan_to_none(self.raw_confidence)
+        for key in ("raw_confidence", "exact_confidence"):
+            if getattr(self, key) is not None:
+                d[key] = _nan_to_none(getattr(self, key))
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StepRecord:
         d = dict(d)
         d["confidence"] = _none_to_nan(d["confidence"])
-        if d.get("raw_confidence") is not None:
-            d["raw_confidence"] = _none_to_nan(d["raw_confidence"])
+        for key in ("raw_confidence", "exact_confidence"):
+            if d.get(key) is not None:
+                d[key] = _none_to_nan(d[key])
         return cls(**d)
 
     @property
@@ -165,6 +181,36 @@ class Trace:
         return None if planned is None else max(0, planned - self.nfe)
 
     @property
+    def cache_facts(self) -> dict[str, float] | None:
+        """What a cached decode's forwards did (issue 31); None for an uncached decode.
+
+        `positions_computed` against `positions_full` (a full forward of the whole row at every
+        step); `refreshes` (full forwards) and `windows`; `seconds_saved`: the windows' steps timed
+        at this run's own mean full forward, less what they took (needs both kinds of step); with
+        the drift diagnostic, `drift_max` and the window steps whose confirmed set or tokens the
+        exact forward would have changed.
+        """
+        steps = [rec for rec in self.steps if rec.forward is not None]
+        if not steps:
+            return None
+        full = [rec for rec in steps if rec.forward == "full"]
+        windows = [rec for rec in steps if rec.forward != "full"]
+        facts: dict[str, float] = {
+            "positions_computed": sum(rec.computed or 0 for rec in steps),
+            "positions_full": (len(self.prompt_ids) + self.config.gen_length) * len(steps),
+            "refreshes": len(full), "windows": len(windows),
+        }
+        if full and windows:
+            per_full = sum(rec.forward_time or 0.0 for rec in full) / len(full)
+            facts["seconds_saved"] = round(per_full * len(windows) - sum(rec.forward_time or 0.0 for rec in windows), 6)
+        checked = [rec for rec in windows if rec.drift is not None]
+        if checked:
+            facts["drift_max"] = max(rec.drift or 0.0 for rec in checked)
+            facts["drift_selected_steps"] = sum(bool(rec.drift_selected) for rec in checked)
+            facts["drift_tokens_steps"] = sum(bool(rec.drift_tokens) for rec in checked)
+        return facts
+
+    @property
     def metrics(self) -> dict[str, float]:
         confirmed = [
             rec.raw[pos] for rec in self.steps for pos in rec.selected if not math.isnan(rec.raw[pos])
@@ -186,6 +232,7 @@ class Trace:
             **ngram_stats(self.token_ids[: self.text_end]),  # the text, not its end padding
             **({"nfe_saved": self.nfe_saved} if self.nfe_saved is not None else {}),
             **revised,
+            **(self.cache_facts or {}),
         }
 
     def token_text(self, token_id: int) -> str:
@@ -272,11 +319,11 @@ class Trace:
         except ValueError as err:
             raise ValueError(f"trace config: {err}") from None
         step_fields = dataclass_fields(StepRecord)
-        if d["version"] == 1:  # version 1 has none of the revision fields
+        if d["version"] == 1:  # version 1 has none of the revision or cache fields
             step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
         check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=step_fields,
                          gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=max_steps(config),
-                         revision=config.revise)
+                         revision=config.revise, cached=config.cache != "none")
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-from dllm_viz.core.config import FLOAT32_MAX, short
+from dllm_viz.core.config import FLOAT32_MAX, FORWARD_KINDS, short
 
 # ----- limits ------------------------------------------------------------------------------------
 MAX_TRACE_BYTES = 16 * 2**20  # a JSON file; 240 positions confirmed one per step (240 steps) write 3 MB
@@ -126,12 +126,13 @@ def _known_ids(path: str, ids: Iterable[int], vocab: set[int] | None) -> None:
 
 # ----- the whole trace ---------------------------------------------------------------------------
 def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
-                     gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none") -> None:
+                     gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none",
+                     cached: bool = False) -> None:
     """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
 
     `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
-    `gen_length`, `num_blocks`, `max_steps` (None: gen_length) and `revision` come from the trace's
-    config, already validated by DecodeConfig.
+    `gen_length`, `num_blocks`, `max_steps` (None: gen_length), `revision` and `cached` (its cache is
+    not "none") come from the trace's config, already validated by DecodeConfig.
     """
     known = set(trace_fields) | {"format", "version", "metrics"}
     for key in d:
@@ -192,6 +193,7 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
         final = None
     for i, rec in enumerate(steps):
         _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, canvas, last, known_ids, final)
+        _check_cache_fields(f"steps[{i}]", rec, G, len(prompt) + G, cached)
     for pos in range(G):
         if canvas[pos] is None:
             raise _bad(f"token_ids[{pos}]", tokens[pos], "a position the steps decide (it is masked after the last step)")
@@ -308,6 +310,45 @@ def _revisions(path: str, rec: dict, G: int, canvas: list[int | None],
         if a == b:
             raise _bad(f"{path}.edited_to[{j}]", b, f"an id other than the one it replaces ({a})")
     return remasked, edited, new
+
+
+WINDOW_FIELDS = ("drift", "drift_selected", "drift_tokens", "exact_confidence")  # cache_drift, at window steps
+
+
+def _check_cache_fields(path: str, rec: dict, G: int, length: int, cached: bool) -> None:
+    """A cached decode's per-step forward (issue 31): its kind, the positions it computed (a full
+    forward the whole row of `length`, a window at most that), its time; and, with the drift
+    diagnostic, at a window's steps only: the largest confidence change, the two flags and the exact
+    forward's confidence (`G` values). An uncached decode has none of them."""
+    if rec.get("forward") is None:
+        for key in ("computed", "forward_time", *WINDOW_FIELDS):
+            if rec.get(key) is not None:
+                raise _bad(f"{path}.{key}", rec[key], "null: a step records it with its forward's kind only")
+        if cached:
+            raise _bad(f"{path}.forward", None, "the kind of the step's forward (" + " | ".join(FORWARD_KINDS) + "): "
+                       "the trace's config has a cache")
+        return
+    if not cached:
+        raise _bad(f"{path}.forward", rec["forward"], "null: the trace's config has cache='none'")
+    kind = rec["forward"]
+    if kind not in FORWARD_KINDS:
+        raise _bad(f"{path}.forward", kind, "one of " + " | ".join(FORWARD_KINDS))
+    lo = length if kind == "full" else 1
+    _int(f"{path}.computed", rec.get("computed"), lo, length)
+    _number(f"{path}.forward_time", rec.get("forward_time"), 0.0, MAX_WALL_TIME)
+    present = [key for key in WINDOW_FIELDS if rec.get(key) is not None]
+    if not present:
+        return
+    if kind == "full":
+        raise _bad(f"{path}.{present[0]}", rec[present[0]], "null at a full forward (it is the exact forward)")
+    if len(present) != len(WINDOW_FIELDS):
+        missing = next(key for key in WINDOW_FIELDS if key not in present)
+        raise _bad(f"{path}.{missing}", None, "present with the other drift fields (" + ", ".join(WINDOW_FIELDS) + ")")
+    _number(f"{path}.drift", rec["drift"], 0.0, 1 + PROB_SLACK)
+    for key in ("drift_selected", "drift_tokens"):
+        if type(rec[key]) is not bool:
+            raise _bad(f"{path}.{key}", rec[key], "true or false")
+    _numbers(f"{path}.exact_confidence", rec["exact_confidence"], -PROB_SLACK, 1 + PROB_SLACK, G, nullable=True)
 
 
 def _candidates_ok(cands: list, probs: list, known_ids: set[int] | None) -> bool:

@@ -68,46 +68,79 @@ class KVCache:
         return KVCache(tuple(LayerCache(c.keys[:, :, :n], c.values[:, :, :n], c.mix_in[..., :n]) for c in self.layers))
 
 
-def _splice(cached: torch.Tensor, fresh: torch.Tensor, start: int) -> torch.Tensor:
-    """`cached (1, H, N, Dh)` with positions ``[start, start + W)`` taken from `fresh (1, H, W, Dh)`;
-    the result spans ``max(N, start + W)`` positions, in canvas order."""
+def _attend_over(cached: torch.Tensor, fresh: torch.Tensor, start: int) -> torch.Tensor:
+    """Keys (or values) in canvas order for a window: `cached (1, H, N, Dh)` with the positions
+    ``[start, start + W)`` taken from `fresh (1, H, W, Dh)`, ``max(N, start + W)`` positions.
+
+    When the cache spans the window, `fresh` is written over it in place (as Fast-dLLM's dual cache
+    does at ``replace_position``): a window always recomputes its own positions, so what the cache
+    held there is never read, and the whole cache is not copied at every step.
+    """
     end = start + fresh.shape[2]
-    return torch.cat([cached[:, :, :start], fresh, cached[:, :, end:]], dim=2)
+    if cached.shape[2] >= end:
+        cached[:, :, start:end] = fresh
+        return cached
+    return torch.cat([cached[:, :, :start], fresh], dim=2)  # a prefix cache: the window runs to the canvas's end
 
 
-def _with_context(h: torch.Tensor, cached: torch.Tensor, start: int, reach: int) -> torch.Tensor:
-    """The window's mixing input `h (1, D, W)` with `reach` positions of context on each side from
-    `cached (1, D, N)`; zeros past the canvas (the convolution's own zero padding). `(1, D, W + 2 reach)`"""
-    end = start + h.shape[-1]
+def _local_mix(h: torch.Tensor, cached: torch.Tensor, start: int, weight: torch.Tensor, bias: torch.Tensor | None
+               ) -> torch.Tensor:
+    """The depthwise convolution of the window's mixing input `h (1, D, W)`, its context on each side
+    read from `cached (1, D, N)` (zeros past the canvas, the convolution's own padding): `(1, D, W)`.
+
+    Written as K shifted multiply-adds: on a window of a few dozen positions the convolution
+    routine's set-up costs more than the arithmetic."""
+    W, K = h.shape[-1], weight.shape[-1]
+    reach = K // 2
+    end = start + W
     left = cached[..., max(0, start - reach) : start]  # (1, D, <= reach)
     right = cached[..., end : end + reach]  # (1, D, <= reach)
-    return torch.cat([F.pad(left, (reach - left.shape[-1], 0)), h, F.pad(right, (0, reach - right.shape[-1]))], dim=-1)
+    x = torch.cat([F.pad(left, (reach - left.shape[-1], 0)), h, F.pad(right, (0, reach - right.shape[-1]))], dim=-1)
+    out = x[..., 0:W] * weight[:, :, 0]  # (1, D, W); weight (D, 1, K)
+    for k in range(1, K):
+        out = out.addcmul(x[..., k : k + W], weight[:, :, k])
+    return out if bias is None else out + bias[:, None]
 
 
 def _layer(block: Any, x: torch.Tensor, start: int, past: LayerCache | None, cos: torch.Tensor,
-           sin: torch.Tensor) -> tuple[torch.Tensor, LayerCache]:
+           sin: torch.Tensor, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, LayerCache]:
     """One embedded `Block` on `x (1, W, D)`, the positions ``[start, start + W)``.
 
     `past` None: the window is the whole canvas, exactly `Block.forward` on an unpadded row (whose
-    ``keep`` factor is 1). Otherwise the local mixing reads its context, and attention its other
-    keys and values, from `past`. Returns the new `x` and the window's own `LayerCache`.
+    ``keep`` factor is 1; rotating queries and keys in one call is the same elementwise arithmetic).
+    Otherwise the local mixing reads its context, and attention its other keys and values, from
+    `past`. `rows (R,)`: the output is wanted at those positions of the window only (the last layer
+    needs every position's keys and values, but queries, and the MLP, at the scored ones alone).
+    Returns the new `x` (`(1, W, D)`, or `(1, R, D)`) and the window's own `LayerCache`.
     """
     B, W, D = x.shape
     H = block.n_heads
-    h = block.norm_mix(x).transpose(1, 2)  # (1, D, W)
+    h = _norm(block.norm_mix, x).transpose(1, 2)  # (1, D, W)
     if past is None:
         mixed = block.mix(h)  # the module's own zero padding at the canvas's ends
     else:
-        reach = block.mix.padding[0]
-        mixed = F.conv1d(_with_context(h, past.mix_in, start, reach), block.mix.weight, block.mix.bias, groups=D)
+        mixed = _local_mix(h, past.mix_in, start, block.mix.weight, block.mix.bias)
     x = x + mixed.transpose(1, 2)
-    q, k, v = block.qkv(block.norm_attn(x)).view(B, W, 3, H, D // H).permute(2, 0, 3, 1, 4)  # (1, H, W, Dh) each
-    q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-    keys, values = (k, v) if past is None else (_splice(past.keys, k, start), _splice(past.values, v, start))
+    qkv = _linear(block.qkv, _norm(block.norm_attn, x)).view(B, W, 3, H, D // H).permute(2, 0, 3, 1, 4)  # (3, 1, H, W, Dh)
+    qk = apply_rotary(qkv[:2], cos, sin)  # (2, 1, H, W, Dh)
+    q, k, v = qk[0], qk[1], qkv[2]
+    keys, values = (k, v) if past is None else (_attend_over(past.keys, k, start), _attend_over(past.values, v, start))
+    if rows is not None:
+        q, x = q[:, :, rows], x[:, rows]  # (1, H, R, Dh), (1, R, D)
     att = F.scaled_dot_product_attention(q, keys, values)  # (1, H, W, Dh), bidirectional: no mask
-    x = x + block.proj(att.transpose(1, 2).reshape(B, W, D))
-    gate, up = block.up(block.norm_mlp(x)).chunk(2, dim=-1)  # (1, W, d_ff) each
-    return x + block.down(F.silu(gate) * up), LayerCache(k, v, h)
+    x = x + _linear(block.proj, att.transpose(1, 2).reshape(B, x.shape[1], D))
+    gate, up = _linear(block.up, _norm(block.norm_mlp, x)).chunk(2, dim=-1)  # (1, W, d_ff) each
+    return x + _linear(block.down, F.silu(gate) * up), LayerCache(k, v, h)
+
+
+# The blocks' submodules called as the functions they are (the same operations, without the module
+# call's hooks machinery, which costs more than the arithmetic on a window of a few positions).
+def _norm(norm: Any, x: torch.Tensor) -> torch.Tensor:
+    return F.rms_norm(x, norm.normalized_shape, norm.weight, norm.eps)
+
+
+def _linear(linear: Any, x: torch.Tensor) -> torch.Tensor:
+    return F.linear(x, linear.weight, linear.bias)
 
 
 def prefill(model: Any, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
@@ -126,9 +159,11 @@ def prefill(model: Any, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]
     return x, KVCache(tuple(layers))
 
 
-def window(model: Any, input_ids: torch.Tensor, start: int, cache: KVCache) -> torch.Tensor:
+def window(model: Any, input_ids: torch.Tensor, start: int, cache: KVCache, rows: torch.Tensor | None = None
+           ) -> torch.Tensor:
     """Hidden states `(1, W, D)` of the positions ``[start, start + W)`` that `input_ids (1, W)` holds,
-    every other position read from `cache` (which must hold the positions before `start`)."""
+    every other position read from `cache` (which must hold the positions before `start`); with
+    `rows (R,)` (positions of the window), those rows only, `(1, R, D)`."""
     check_inputs(input_ids, None, max_length=model.max_length)
     W = input_ids.shape[1]
     if input_ids.shape[0] != 1:
@@ -140,8 +175,9 @@ def window(model: Any, input_ids: torch.Tensor, start: int, cache: KVCache) -> t
         raise ValueError(f"cache with {len(cache.layers)} layers is invalid: expected {len(model.blocks)}")
     x = model.embed(input_ids)  # (1, W, D)
     cos, sin = model.rope_cos[start : start + W], model.rope_sin[start : start + W]  # (W, Dh/2)
-    for block, past in zip(model.blocks, cache.layers):
-        x, _ = _layer(block, x, start, past, cos, sin)
+    last = len(model.blocks) - 1
+    for i, (block, past) in enumerate(zip(model.blocks, cache.layers)):
+        x, _ = _layer(block, x, start, past, cos, sin, rows if i == last else None)
     return x
 
 
@@ -156,14 +192,15 @@ def logits_cached(model: Any, input_ids: torch.Tensor, cache: KVCache | None, *,
     """
     if not isinstance(cols, torch.Tensor) or cols.dim() != 1 or cols.dtype.is_floating_point or cols.dtype == torch.bool:
         raise ValueError("cols is invalid: expected a 1-D integer tensor of positions")
-    if cache is None:
-        if start != 0:
-            raise ValueError(f"start={start!r} is invalid without a cache: expected 0 (a full forward)")
-        hidden, cache = prefill(model, input_ids)
-    else:
-        hidden = window(model, input_ids, start, cache)
-    W = hidden.shape[1]
+    if cache is None and start != 0:
+        raise ValueError(f"start={start!r} is invalid without a cache: expected 0 (a full forward)")
+    W = input_ids.shape[-1]
     if cols.numel() and not (start <= int(cols.min()) and int(cols.max()) < start + W):
         raise ValueError(f"cols is invalid: expected positions in [{start}, {start + W}), the computed window")
-    logits = model.head(hidden[0, cols - start])  # (M, V)
-    return logits.index_fill(-1, model.special_ids, NEVER_LOGIT), cache
+    if cache is None:
+        hidden, cache = prefill(model, input_ids)
+        hidden = hidden[0, cols]  # (M, D)
+    else:
+        hidden = window(model, input_ids, start, cache, rows=cols - start)[0]  # (M, D)
+    logits = model.head(hidden)  # (M, V), a fresh tensor: filled in place
+    return logits.index_fill_(-1, model.special_ids, NEVER_LOGIT), cache

@@ -44,7 +44,7 @@ import torch
 
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
-from dllm_viz.models.base import Denoiser, check_denoiser, model_max_length
+from dllm_viz.models.base import Denoiser, check_cache, check_denoiser, model_max_length
 from dllm_viz.core.trace import StepRecord, Trace
 
 log = logging.getLogger(__name__)
@@ -302,6 +302,7 @@ class Engine:
             bad = next(i for i in ids if i >= self.vocab_size)
             raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected token ids in [0, {self.vocab_size}), "
                              "the model's vocabulary")
+        check_cache(self.model, config.cache)
         total = len(ids) + config.gen_length
         if total > self.max_length:
             raise ValueError(

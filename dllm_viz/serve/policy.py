@@ -276,6 +276,11 @@ def differences(config: DecodeConfig) -> list[str]:
         notes.append("penalty_lambda: SGLang's JointThreshold penalises a block's first generated position by the "
                      "prompt token before it in the same block; the playground and this plugin start each block's "
                      "penalty at its first generated position")
+    if config.cache != "none":
+        notes.append(f"cache={config.cache!r} is not exported: SGLang serves block-causal models (LLaDA2, SDAR), whose "
+                     "blocks never attend to later ones, so it keeps the finished blocks' keys and values exactly "
+                     "and needs no approximate cache; the playground's prefix and dual caches approximate a "
+                     "bidirectional model's forward (the tokens may differ from the uncached decode)")
     if config.early_stop:
         notes.append("early stop: SGLang fills the current block with end-of-text and the request then ends at "
                      "SGLang's own stop check on that token (not with ignore_eos); the playground also fills "

@@ -1,0 +1,152 @@
+"""What the approximate key-value caches buy and cost (issue 31's floors), measured side by side.
+
+(a) speed, the Austen model, gen_length 256 (its whole context: empty prompt), blocks of 32,
+    threshold 0.9 at temperature 0 (Fast-dLLM's setting): median wall time of `decode` per cache,
+    the rounds alternating none / prefix / dual so that load on a shared machine hits them alike;
+    the ratios none / cache, the forward passes (NFE), and the tokens that differ from none.
+    Floors: dual >= 3x, prefix >= 1.8x, NFE no more than none's.
+(b) the same at gen_length 64 after a prompt (the playground's default length): each cache no
+    slower than none (ratio >= 1); also the playground's default preset (balanced, one block),
+    where only the prefix cache runs (it caches the prompt).
+(c) correctness, the world model: the quality preset with blocks of 16 over 48 tokens, the 4 world
+    prompts x `--seeds` seeds per cache: valid runs (the checker accepts the whole text) with 95%
+    Wilson intervals, at equal NFE (top-k decay's step count does not depend on the logits).
+    Floor: each cache's valid-run rate inside the no-cache rate's interval.
+One torch thread. The ratios compare runs made in the same minutes; the absolute times move with
+the machine's load, which is printed (the 1-minute load average) next to them.
+
+    python bench/cache_bench.py                   # all three, 3 rounds
+    python bench/cache_bench.py --rounds 5 --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
+from dllm_viz.core.config import CACHES  # noqa: E402
+from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate  # noqa: E402
+
+AUSTEN_PROMPT = "It is a truth universally acknowledged, that a single man in possession of a good fortune,"
+FLOORS = {"dual": 3.0, "prefix": 1.8}  # (a): none's time / the cache's time, at least
+
+
+def load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "n/a"
+
+
+def speed(model, prompt: str, configs: dict[str, DecodeConfig], rounds: int) -> dict[str, dict]:
+    """Median wall time, NFE and tokens differing from the first config, per config, rounds interleaved."""
+    for cfg in configs.values():
+        decode(model, [prompt], cfg.replace(gen_length=cfg.block_size if cfg.block_length else 8,
+                                            block_length=cfg.block_length and cfg.block_size))  # warm-up
+    times: dict[str, list[float]] = {name: [] for name in configs}
+    traces = {}
+    for _ in range(rounds):
+        for name, cfg in configs.items():
+            t = time.perf_counter()
+            (traces[name],) = decode(model, [prompt], cfg)
+            times[name].append(time.perf_counter() - t)
+    base = next(iter(configs))
+    out = {}
+    for name in configs:
+        tr = traces[name]
+        out[name] = {
+            "seconds": round(statistics.median(times[name]), 3),
+            "ratio": round(statistics.median(times[base]) / statistics.median(times[name]), 2),
+            "nfe": tr.nfe,
+            "differ": sum(a != b for a, b in zip(tr.token_ids, traces[base].token_ids)),
+            "computed": sum(s.computed for s in tr.steps) if tr.steps and tr.steps[0].computed is not None else None,
+        }
+    return out
+
+
+def world_quality(seeds: int, gen_length: int, block_length: int) -> dict[str, dict]:
+    model = load_model("world")
+    prompts = [p for p in WORLD_PROMPTS for _ in range(seeds)]
+    out = {}
+    for cache in CACHES:
+        configs = [DecodeConfig.preset("quality", gen_length, seed=s, block_length=block_length, cache=cache)
+                   for _ in WORLD_PROMPTS for s in range(seeds)]
+        traces = decode(model, prompts, configs, record_candidates=0)
+        out[cache] = {"nfe": statistics.mean(t.nfe for t in traces), **correctness(traces)}
+    return out
+
+
+def table(title: str, rows: dict[str, dict]) -> None:
+    print(f"\n{title}")
+    print("| cache | median s | none / cache | NFE | tokens differing from none | positions computed |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in rows.items():
+        print(f"| {name} | {r['seconds']:.3f} | {r['ratio']:.2f}x | {r['nfe']} | {r['differ']} | {r['computed'] or '-'} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=16, help="world model: seeds per prompt (4 prompts)")
+    parser.add_argument("--only", choices=("speed", "world"), default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    report: dict[str, object] = {"threads": 1, "load_before": load()}
+    ok = True
+    if args.only != "world":
+        model = load_model()
+        fast = DecodeConfig(gen_length=256, block_length=32, schedule="threshold", threshold=0.9, temperature=0.0)
+        long = speed(model, "", {c: fast.replace(cache=c) for c in CACHES}, args.rounds)
+        table(f"(a) austen-mdlm, gen_length 256, blocks of 32, threshold 0.9, T = 0 (load {load()})", long)
+        short = speed(model, AUSTEN_PROMPT, {c: fast.replace(gen_length=64, cache=c) for c in CACHES}, args.rounds)
+        table(f"(b) the same at gen_length 64 after a prompt (load {load()})", short)
+        default = DecodeConfig.preset("balanced", 64)
+        playground = speed(model, AUSTEN_PROMPT, {c: default.replace(cache=c) for c in CACHES[:2]}, args.rounds)
+        table(f"(b') the playground's default (balanced, 64 tokens, one block) (load {load()})", playground)
+        report.update(austen_256=long, austen_64=short, austen_64_default=playground)
+        for cache, floor in FLOORS.items():
+            met = long[cache]["ratio"] >= floor and long[cache]["nfe"] <= long["none"]["nfe"]
+            ok &= met
+            print(f"floor (a) {cache}: {long[cache]['ratio']:.2f}x >= {floor}x, NFE {long[cache]['nfe']} <= "
+                  f"{long['none']['nfe']}: {'met' if met else 'NOT MET'}")
+        for name, rows in (("(b)", short), ("(b')", playground)):
+            for cache, r in rows.items():
+                if cache != "none":
+                    met = r["ratio"] >= 1.0
+                    ok &= met
+                    print(f"floor {name} {cache}: {r['ratio']:.2f}x >= 1: {'met' if met else 'NOT MET'}")
+    if args.only != "speed":
+        world = world_quality(args.seeds, 48, 16)
+        report["world"] = world
+        print(f"\n(c) world-mdlm, quality preset, blocks of 16, 48 tokens, {4 * args.seeds} runs per cache")
+        print("| cache | NFE | valid runs | valid sentences | broken two-word names |")
+        print("|---|---:|---|---|---|")
+        for cache, r in world.items():
+            print(f"| {cache} | {r['nfe']:.2f} | {format_rate(r['valid_runs'])} | {format_rate(r['valid_sentences'])} | "
+                  f"{format_rate(r['broken_entities'])} |")
+        base = world["none"]["valid_runs"]
+        for cache in CACHES[1:]:
+            r = world[cache]["valid_runs"]
+            met = base["lo"] <= r["rate"] <= base["hi"] and world[cache]["nfe"] == world["none"]["nfe"]
+            ok &= met
+            print(f"floor (c) {cache}: {r['rate']:.0%} inside none's [{base['lo']:.0%}, {base['hi']:.0%}] at equal NFE: "
+                  f"{'met' if met else 'NOT MET'}")
+    report["load_after"] = load()
+    print(f"\nload average (1 min) before / after: {report['load_before']} / {report['load_after']}; "
+          f"{'every floor met' if ok else 'a floor is NOT met'}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
