@@ -27,6 +27,8 @@ from tests.ui_model import widgets
     DecodeConfig(gen_length=32, schedule="fixed_steps", steps=8, block_length=16),
     DecodeConfig(gen_length=32, schedule="adaptive", top_k=5, temperature_stages=(1.2, 1.0, 0.7)),
     DecodeConfig(gen_length=16, sample_scope="all", confidence_from="sampled", rng="shared"),
+    DecodeConfig(gen_length=32, block_length=16, cache="dual", cache_drift=True),
+    DecodeConfig(gen_length=32, cache="prefix"),
 ])
 def test_widgets_round_trip_to_the_same_config(cfg):
     used = SCHEDULE_KNOBS[cfg.schedule]
@@ -85,3 +87,11 @@ def test_every_preset_of_core_config_is_a_button_that_sets_its_config():
             values = widgets(gen_length=64, **{k: v for k, v in vars(out).items() if v is not KEEP})
             assert settings_to_config(**values) == DecodeConfig.preset(name, 64), name
             assert all(t(f"preset_{name}", lang) for lang in LANGS)  # its button's label in both languages
+
+
+def test_the_cache_widgets_make_the_config_and_a_bad_pair_is_named():
+    assert settings_to_config(**widgets(cache="prefix")).cache == "prefix"
+    on = settings_to_config(**widgets(cache="dual", block_length=8, cache_drift=True))
+    assert (on.cache, on.cache_drift, on.block_length) == ("dual", True, 8)
+    with pytest.raises(ValueError, match="cache='dual' needs block_length"):
+        settings_to_config(**widgets(cache="dual", block_length=0))

@@ -137,3 +137,25 @@ def test_sweep_colour_range_is_fixed_when_given():
     spec = valid(figures.sweep_heatmap(table, [1.0], [4, 6], title="r", zrange=(0.0, 0.5)))
     assert (spec["data"][0]["zmin"], spec["data"][0]["zmax"]) == (0.0, 0.5)
     assert spec["data"][0]["text"] == [["0", "0.01"]]
+
+
+def test_heatmap_of_a_cached_decode_with_drift_has_a_drift_view():
+    from dllm_viz import load_model
+
+    config = DecodeConfig(gen_length=16, block_length=8, schedule="threshold", threshold=0.9, temperature=0.0,
+                          cache="dual", cache_drift=True)
+    (cached,) = decode(load_model("world"), ["Tom Lopez of"], config)
+    fig = valid(figures.confidence_heatmap(cached, lang="zh"))
+    heat, boxes, drift = fig["data"]
+    assert drift["visible"] is False and drift["name"] == "drift"
+    buttons = fig["layout"]["updatemenus"][0]["buttons"]
+    assert [b["label"] for b in buttons] == ["置信度", "缓存偏差"]
+    assert [b["args"][0]["visible"] for b in buttons] == [[True, True, False], [False, True, True]]
+    for rec, row in zip(cached.steps, drift["z"]):
+        expected = [None if rec.exact_confidence is None or math.isnan(e) or math.isnan(c) else round(abs(c - e), 4)
+                    for c, e in zip(rec.confidence, rec.exact_confidence or [math.nan] * 16)]
+        assert row == expected
+    assert any(v is not None for row in drift["z"] for v in row)
+    plain = valid(figures.confidence_heatmap(decode(load_model("world"), ["Tom Lopez of"],
+                                                    config.replace(cache_drift=False))[0]))
+    assert len(plain["data"]) == 2 and "updatemenus" not in plain["layout"]

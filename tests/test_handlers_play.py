@@ -138,3 +138,9 @@ def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
     assert (out.top_p < 1) == (name == "dream")
     assert pg.play.preset("balanced", gen_length=64).top_p == 1.0  # an article preset turns a filter left by Dream off
     assert pg.play.preset("balanced", gen_length=64).confidence_from is KEEP  # the article's buttons keep the switches
+
+
+def test_a_cache_the_model_cannot_run_is_a_named_error(pg):
+    # The playground's test model has no cached forward: the request is refused by name (a gr.Error on the page).
+    with pytest.raises(ValueError, match="cache='prefix' is invalid"):
+        pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(cache="prefix"))

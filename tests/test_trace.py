@@ -262,4 +262,6 @@ def test_cache_facts_add_up(cached_json):
     windows = [s.forward_time for s in trace.steps if s.forward == "dual"]
     assert facts["seconds_saved"] == pytest.approx(sum(full) / len(full) * len(windows) - sum(windows), abs=1e-5)
     assert facts["drift_max"] == max(s.drift for s in trace.steps if s.drift is not None)
+    changed = [s for s in trace.steps if s.drift_selected or s.drift_tokens]
+    assert facts["drift_changed_steps"] == len(changed) >= max(facts["drift_selected_steps"], facts["drift_tokens_steps"])
     assert make_trace().cache_facts is None and "positions_computed" not in make_trace().metrics

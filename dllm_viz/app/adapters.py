@@ -18,7 +18,7 @@ from dllm_viz.core.config import PRESETS, SHIPPED_PRESETS, DecodeConfig
 KNOBS = (
     "gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
     "schedule", "confidence", "stages_on", "t_early", "t_middle", "t_late", "seed",
-    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold", "top_p",
+    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold", "top_p", "cache", "cache_drift",
 )
 # Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
 SCHEDULE_KNOBS = {
@@ -56,6 +56,7 @@ def settings_to_config(**s: Any) -> DecodeConfig:
         "confidence_from": s["confidence_from"], "sample_scope": s["sample_scope"], "rng": s["rng"],
         "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
         "top_p": s["top_p"] if s["top_p"] is not None and s["top_p"] < 1 else None,  # the slider's 1.0 = off
+        "cache": s["cache"] or "none", "cache_drift": bool(s["cache_drift"]),
     }
     for name in ("top_k", "steps"):
         if name in used:
@@ -83,6 +84,7 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
         t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
         sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
         early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
+        cache=cfg.cache, cache_drift=cfg.cache_drift,
     )
 
 

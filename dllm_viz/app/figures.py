@@ -24,7 +24,15 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dllm_viz.app.i18n import t
-from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, ORDER_SCALE, PALETTE, confidence_position, plotly_scale
+from dllm_viz.app.palette import (
+    CONFIDENCE_SCALE,
+    CONFIDENCE_TICKS,
+    DRIFT_SCALE,
+    ORDER_SCALE,
+    PALETTE,
+    confidence_position,
+    plotly_scale,
+)
 from dllm_viz.app.task_view import on_curve
 from dllm_viz.core.analysis import confirmations, divergence, piece
 from dllm_viz.core.trace import Trace
@@ -140,12 +148,44 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = Non
         title = t("fig_heatmap", lang)
     else:
         title = t("fig_heatmap_polluted", lang, src=trace.config.confidence_from)
+    data, extra = [heat, boxes], {}
+    drift = _drift_layer(trace, where, lang)
+    if drift is not None:  # a cached decode with the drift diagnostic: a second view of the same cells
+        data.append(drift)
+        views = [("heat_confidence", [True, True, False]), ("heat_drift", [False, True, True])]
+        extra["updatemenus"] = [{
+            "type": "buttons", "direction": "right", "showactive": True, "x": 1.0, "xanchor": "right",
+            "y": 1.0, "yanchor": "bottom", "pad": {"b": 4}, "font": {"size": 11},
+            "buttons": [{"label": t(key, lang), "method": "restyle", "args": [{"visible": shown}]} for key, shown in views],
+        }]
     return _figure(
-        [heat, boxes], _titled(title, side, lang), height=max(240, min(460, 90 + 16 * rows)),
+        data, _titled(title, side, lang), height=max(240, min(460, 90 + 16 * rows)),
         margin={"l": 50, "r": 108, "t": 44, "b": 44},  # r: the colour bar with its title
         xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5], showgrid=False),
-        yaxis=_axis(t("axis_step", lang), range=[rows + 0.5, 0.5], dtick=max(1, rows // 8)),
+        yaxis=_axis(t("axis_step", lang), range=[rows + 0.5, 0.5], dtick=max(1, rows // 8)), **extra,
     )
+
+
+def _drift_layer(trace: Trace, where: str, lang: str) -> dict[str, Any] | None:
+    """The heatmap's drift view (issue 31): at each cached step checked against the exact forward,
+    |confidence - exact confidence| per cell; None when no step was checked."""
+    if not any(rec.exact_confidence is not None for rec in trace.steps):
+        return None
+    z, hover = [], []
+    for rec in trace.steps:
+        exact = rec.exact_confidence or [math.nan] * len(rec.confidence)
+        z.append([None if math.isnan(e) or math.isnan(c) else round(abs(c - e), 4)
+                  for c, e in zip(rec.confidence, exact)])
+        hover.append(["" if math.isnan(e) or math.isnan(c) else t("tip_drift", lang, c=f"{c:.3f}", e=f"{e:.3f}")
+                      for c, e in zip(rec.confidence, exact)])
+    top = max((v for row in z for v in row if v is not None), default=0.0)
+    return {
+        "type": "heatmap", "name": "drift", "visible": False, "z": z, "customdata": hover,
+        "x": list(range(trace.config.gen_length)), "y": list(range(1, len(trace.steps) + 1)),
+        "zmin": 0, "zmax": max(top, 1e-3), "colorscale": plotly_scale(DRIFT_SCALE), "xgap": 1, "ygap": 1,
+        "hoverongaps": False, "colorbar": _colorbar(t("axis_drift", lang)),
+        "hovertemplate": where + "%{customdata}<extra></extra>",
+    }
 
 
 def order_width(gen_length: int) -> int:

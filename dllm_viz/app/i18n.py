@@ -44,6 +44,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "block_length": ("block length (0 = one block)", "块长度（0 = 不分块）"),
     "early_stop": ("stop at end of text", "遇到结束符提前结束"),
     "early_stop_threshold": ("end-of-text confidence to stop", "提前结束所需的结束符置信度"),
+    "cache": ("key-value cache (Fast-dLLM)", "键值缓存（Fast-dLLM）"),
+    "choice_cache_none": ("every step reads the whole canvas (exact)", "每一步都读整块画布（精确）"),
+    "choice_cache_prefix": ("reuse the prompt and finished blocks", "复用提示词和已完成的块"),
+    "choice_cache_dual": ("reuse everything but the current block", "除当前块外全部复用"),
+    "cache_drift": ("measure the drift", "测量偏差"),
+    "cache_note": (
+        "A cache reuses keys computed at the block's first step: faster, and an approximation, since the canvas "
+        "changed since. Cached steps score their block only. 'measure the drift' runs the exact forward beside "
+        "(twice the work); the heatmap's drift view shows how far each confidence moved.",
+        "缓存复用块的第一步算出的键值：更快，但只是近似，因为画布此后已变。缓存步只给当前块打分。"
+        "勾选“测量偏差”会同时跑一次精确前向（计算量翻倍）；热力图的偏差视图显示每个置信度偏了多少。",
+    ),
     "schedule": ("schedule", "确认调度"),
     "confidence": ("confidence measure", "置信度度量"),
     "stages_on": ("staged temperature", "分阶段温度"),
@@ -251,6 +263,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "axis_k": ("k (confirmed)", "k（确认数）"),
     "axis_temperature": ("temperature", "温度"),
     "axis_confidence": ("confidence", "置信度"),
+    "axis_drift": ("|Δ confidence|", "|Δ 置信度|"),
+    "heat_confidence": ("confidence", "置信度"),
+    "heat_drift": ("cache drift", "缓存偏差"),
+    "tip_drift": ("cached {c} · exact {e}", "缓存 {c} · 精确 {e}"),
     "raw": ("raw", "原始"),
     "tempered": ("tempered, T={t}", "加温后，T={t}"),
     "schedule_conf": ("schedule's confidence", "调度置信度"),
@@ -301,6 +317,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "f_distinct1": ("distinct-1", "distinct-1"),
     "f_distinct2": ("distinct-2", "distinct-2"),
     "f_nfe_saved": ("NFE saved by the early stop", "提前结束节省的 NFE"),
+    "f_computed": ("positions computed, of full forwards'", "实际计算的位置数 / 全量前向"),
+    "f_cache_saved": ("forward time saved (vs this run's full forwards)", "节省的前向时间（对比本次的全量前向）"),
+    "f_drift": ("largest cache drift of a confidence", "置信度的最大缓存偏差"),
+    "f_drift_steps": ("cached steps the exact forward would change", "精确前向会改变的缓存步"),
     "f_valid": ("valid sentences", "有效句子"),
     "f_answer": ("answer (task checker)", "答案（任务检查器）"),
     # ----- compare ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dllm_viz.app.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
 from dllm_viz.app.handlers_play import PlayHandlers
 from dllm_viz.app.i18n import STRINGS, example_label, t
 from dllm_viz.app.page import Labels, bold, small
-from dllm_viz.core.config import CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
+from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.core.trace import Trace
 
 PAGE_JS = (Path(__file__).with_name("page.js")).read_text(encoding="utf-8")
@@ -24,6 +24,11 @@ PAGE_JS = (Path(__file__).with_name("page.js")).read_text(encoding="utf-8")
 def switch_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
     """Radio choices of a teaching switch: the value (a code identifier) with what it means."""
     return [(f"{name}: {t(f'choice_{name}', lang)}" if f"choice_{name}" in STRINGS else name, name) for name in names]
+
+
+def cache_choices(lang: str) -> list[tuple[str, str]]:
+    """The cache dropdown's entries: (what the cache keeps, in `lang`, its name)."""
+    return [(f"{name}: {t(f'choice_cache_{name}', lang)}", name) for name in CACHES]
 
 
 def example_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
@@ -93,6 +98,13 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
             c["early_stop_threshold"] = lab(gr.Slider(0.5, 1.0, s0["early_stop_threshold"], step=0.01,
                                                       label=t("early_stop_threshold", lang), elem_classes="dv-knob"),
                                             "early_stop_threshold")
+        with gr.Row(equal_height=True):  # the approximate key-value cache (off by default)
+            c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
+                                         elem_id="dv-cache", scale=2), "cache")
+            lab(c["cache"], cache_choices, "choices")
+            c["cache_drift"] = lab(gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), scale=1),
+                                   "cache_drift")
+        labels.markdown(functools.partial(small, "cache_note"))
     with lab(gr.Accordion(t("sampling_box", lang), open=True), "sampling_box"):
         c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"], label=t("confidence", lang)),
                               "confidence")

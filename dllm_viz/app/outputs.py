@@ -56,6 +56,8 @@ class Knobs:
     early_stop: bool
     early_stop_threshold: float
     top_p: float  # the nucleus filter at drawn positions; 1.0 = off (DecodeConfig.top_p = None)
+    cache: str  # the approximate key-value cache: none | prefix | dual
+    cache_drift: bool  # record each cached step's drift against the exact forward
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,8 @@ class Page:
     block_length: gr.Slider
     early_stop: gr.Checkbox
     early_stop_threshold: gr.Slider
+    cache: gr.Dropdown
+    cache_drift: gr.Checkbox
     top_p: gr.Slider
     confidence: gr.Dropdown
     stages_on: gr.Checkbox

@@ -23,6 +23,8 @@ ORDER_SCALE: tuple[tuple[float, str], ...] = (
     (0.75, "#5ec962"),
     (1.0, "#fde725"),
 )
+# A cached step's drift, |confidence - exact confidence|: none (white) to large (red).
+DRIFT_SCALE: tuple[tuple[float, str], ...] = ((0.0, "#f8fafc"), (0.5, "#fca5a5"), (1.0, "#b91c1c"))
 PALETTE: dict[str, str] = {
     "accent": "#7c3aed",  # tokens confirmed at the shown step; selections in figures
     "text": "#1f2933",

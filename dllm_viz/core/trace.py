@@ -208,6 +208,7 @@ class Trace:
             facts["drift_max"] = max(rec.drift or 0.0 for rec in checked)
             facts["drift_selected_steps"] = sum(bool(rec.drift_selected) for rec in checked)
             facts["drift_tokens_steps"] = sum(bool(rec.drift_tokens) for rec in checked)
+            facts["drift_changed_steps"] = sum(bool(rec.drift_selected or rec.drift_tokens) for rec in checked)
         return facts
 
     @property
