@@ -44,6 +44,33 @@ def test_measure_backs_the_lesson_claims():
     assert "| text equals the same request decoded alone | 100% |" in measured_table(rng)
 
 
+def test_a_timed_lesson_decodes_each_side_alone_and_measures_the_speed_up():
+    calls = []
+
+    def counting(prompts, configs, **kw):
+        calls.append(len(prompts))
+        return run(prompts, configs, **kw)
+
+    lesson = LESSONS["cache"]
+    assert lesson.timed
+    lesson = type(lesson)(**{**lesson.__dict__, "a": {**lesson.b, "temperature": 0.0}, "b": lesson.b})  # the test model has no cache
+    m = measure(counting, lesson, ["the ", "a "], range(2), gen_length=16)
+    assert calls == [1] * 8  # A then B, one request per call, for each of the 4 runs
+    assert m["speedup"] == round(m["b"]["seconds"] / m["a"]["seconds"], 2) and m["a"]["seconds"] > 0
+    assert m["tokens_differ"] > 0  # T = 0 against T = 0.7: the texts differ
+    assert "| B's time / A's time |" in measured_table(m)
+
+
+def test_the_cache_lesson_on_the_world_model_shows_what_the_cache_breaks():
+    from dllm_viz.app.world_lessons import load_world_pairs
+
+    pair = load_world_pairs()["cache"]["variants"]
+    a, b = pair["A"], pair["B"]
+    assert a["steps"] == b["steps"]  # equal NFE: one token per step on both sides
+    assert a["valid_runs"]["hi"] < b["valid_runs"]["lo"]  # the dual cache's runs fall outside the exact rate's interval
+    assert a["runs_breaking"]["sum"]["rate"] > 0.3 > b["runs_breaking"]["sum"]["rate"]
+
+
 def test_missing_measurements_leave_the_text_alone(tmp_path):
     assert load_measured(tmp_path / "absent.json") == {}
 
@@ -91,6 +118,8 @@ QUOTED = {
     **{key: [("a.mean_logprob", "{:.2f}"), ("b.mean_logprob", "{:.2f}"), ("a.repeat_3", "{:.2%}"), ("b.repeat_3", "{:.2%}"),
              ("a.distinct_2", "{:.3f}"), ("b.distinct_2", "{:.3f}"), ("a.draws", "{:.0f}"), ("b.draws", "{:.0f}")]
        for key in ("shipped_llada", "shipped_dream", "shipped_fast_dllm")},
+    "cache": [("tokens_differ", "{:.1f}"), ("same_step_share", "{:.0%}"), ("a.mean_logprob", "{:.2f}"),
+              ("b.mean_logprob", "{:.2f}"), ("a.seconds", "{:.3f}"), ("b.seconds", "{:.3f}"), ("speedup", "{:.2f}")],
 }
 
 

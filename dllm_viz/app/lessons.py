@@ -47,6 +47,7 @@ class Lesson:
     measured: dict[str, str]  # lang -> our reading of the numbers in dllm_viz/assets/lessons.json
     claims: tuple[str, ...] = ()  # "field op field-or-number" over the measurements that `look_for` promises
     neighbours: int = 0  # decode A and B each in a batch with this many other prompts
+    timed: bool = False  # decode each run's A and B alone, one after the other, so their wall times compare
 
     def configs(self, gen_length: int, seed: int) -> tuple[DecodeConfig, DecodeConfig]:
         base = DecodeConfig.preset("balanced", gen_length, seed=seed)
@@ -66,6 +67,7 @@ def load_lessons(path: Path = LESSONS_PATH) -> dict[str, Lesson]:
                 key=entry["key"], title=dict(entry["title"]), a=dict(entry["a"]), b=dict(entry["b"]),
                 look_for=dict(entry["look_for"]), measured=dict(entry["measured"]),
                 claims=tuple(entry.get("claims", ())), neighbours=int(entry.get("neighbours", 0)),
+                timed=bool(entry.get("timed", False)),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"{path.name}: lesson {entry.get('key')!r} is missing or has a malformed field: {err}") from err
@@ -92,8 +94,9 @@ def _mean(values: Sequence[float]) -> float:
     return round(math.fsum(values) / len(values), 4) if values else 0.0
 
 
-def summarise(traces: Sequence[Trace]) -> dict[str, float]:
-    """Means over runs of the numbers the lesson texts quote."""
+def summarise(traces: Sequence[Trace], *, timed: bool = False) -> dict[str, float]:
+    """Means over runs of the numbers the lesson texts quote (`timed`: each run was decoded alone, so
+    its wall time is its own, and the mean is one of them)."""
     ms = [tr.metrics for tr in traces]
     early = []  # raw confidence of the tokens confirmed in the first quarter of the steps
     for tr in traces:
@@ -117,6 +120,7 @@ def summarise(traces: Sequence[Trace]) -> dict[str, float]:
         "first_step_spread": _mean(spread),
         "first_step_mean": _mean(level),  # how deep the heatmap's first row is coloured
         "draws": _mean([draws(tr) for tr in traces]),
+        **({"seconds": _mean([tr.wall_time for tr in traces])} if timed else {}),
     }
 
 
@@ -125,11 +129,19 @@ def measure(run: Runner, lesson: Lesson, prompts: Sequence[str], seeds: Sequence
 
     `same_text`: share of runs where B's text equals A's. For lessons with neighbours, each run is
     decoded in a batch with `lesson.neighbours` other prompts and `solo_match_*` is the share of runs
-    whose text equals the same request decoded alone.
+    whose text equals the same request decoded alone. A `timed` lesson decodes each run's A and B
+    alone, one after the other (so load hits both alike), and adds `seconds` to each side and
+    `speedup`, B's mean time over A's. `tokens_differ`: positions whose token differs, per run.
     """
     runs = [(p, s) for p in prompts for s in seeds]
     pairs = [lesson.configs(gen_length, s) for _, s in runs]
-    if lesson.neighbours:
+    extra: dict[str, Any] = {}
+    if lesson.timed:
+        a_traces, b_traces = [], []
+        for (prompt, _), (ca, cb) in zip(runs, pairs):
+            a_traces += run([prompt], [ca])
+            b_traces += run([prompt], [cb])
+    elif lesson.neighbours:
         others = list(NEIGHBOURS[: lesson.neighbours])
         batched: dict[str, list[Trace]] = {"a": [], "b": []}
         for (prompt, _), (ca, cb) in zip(runs, pairs):
@@ -145,13 +157,16 @@ def measure(run: Runner, lesson: Lesson, prompts: Sequence[str], seeds: Sequence
     else:
         out = run([p for p, _ in runs] * 2, [a for a, _ in pairs] + [b for _, b in pairs])
         a_traces, b_traces = out[: len(runs)], out[len(runs):]
-        extra = {}
     same = [float(x.token_ids == y.token_ids and x.order == y.order) for x, y in zip(a_traces, b_traces)]
     same_order = [sum(p == q for p, q in zip(x.order, y.order)) / max(1, gen_length) for x, y in zip(a_traces, b_traces)]
+    a_sum, b_sum = summarise(a_traces, timed=lesson.timed), summarise(b_traces, timed=lesson.timed)
+    if lesson.timed:
+        extra["speedup"] = round(b_sum["seconds"] / max(a_sum["seconds"], 1e-9), 2)
+    differ = [sum(p != q for p, q in zip(x.token_ids, y.token_ids)) for x, y in zip(a_traces, b_traces)]
     return {
         "lesson": lesson.key, "runs": len(runs), "gen_length": gen_length,
-        "a": summarise(a_traces), "b": summarise(b_traces), "same_trace": _mean(same),
-        "same_step_share": _mean(same_order), **extra,
+        "a": a_sum, "b": b_sum, "same_trace": _mean(same),
+        "same_step_share": _mean(same_order), "tokens_differ": _mean(differ), **extra,
     }
 
 
@@ -170,7 +185,7 @@ TABLE_ROWS = (
     ("mt_early", "early_raw_confidence", "{:.3f}"), ("mt_first_mean", "first_step_mean", "{:.3f}"),
     ("mt_spread", "first_step_spread", "{:.3f}"), ("mt_logprob", "mean_logprob", "{:.2f}"),
     ("mt_repeat", "repeat_3", "{:.2%}"), ("mt_distinct", "distinct_2", "{:.3f}"), ("mt_low_p", "low_p_share", "{:.0%}"),
-    ("mt_draws", "draws", "{:.1f}"),
+    ("mt_draws", "draws", "{:.1f}"), ("mt_seconds", "seconds", "{:.3f}"),
 )
 
 
@@ -185,6 +200,10 @@ def measured_table(measured: dict[str, Any], lang: str = "en") -> str:
     lines.append(f"| {t('mt_same_step', lang)} | {measured['same_step_share']:.0%} | |")
     if "solo_match_a" in measured:
         lines.append(f"| {t('mt_solo', lang)} | {measured['solo_match_a']:.0%} | {measured['solo_match_b']:.0%} |")
+    if "tokens_differ" in measured:
+        lines.append(f"| {t('mt_tokens_differ', lang)} | {measured['tokens_differ']:.1f} | |")
+    if "speedup" in measured:
+        lines.append(f"| {t('mt_speedup', lang)} | {measured['speedup']:.2f}× | |")
     lines.append("\n*" + t("mt_footer", lang, n=measured["runs"], g=measured["gen_length"]) + "*")
     return "\n".join(lines)
 
@@ -197,7 +216,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--world-seeds", type=int, default=8, help="seeds per world prompt; 0 skips the world model")
     parser.add_argument("--world-only", action="store_true",
                         help="measure only the world model (its studies and these pairs), e.g. after retraining it")
+    parser.add_argument("--only", action="append", choices=list(LESSONS), default=None,
+                        help="re-measure only this lesson (repeatable), on both models, and keep the other entries")
     args = parser.parse_args(argv)
+    if args.only:
+        return measure_only(args.only, seeds=args.seeds, gen_length=args.gen_length, world_seeds=args.world_seeds,
+                            out=args.out)
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
 
@@ -219,6 +243,35 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         pairs = {key: (lesson.text("title", "en"), lesson.a, lesson.b) for key, lesson in LESSONS.items()}
         measure_and_write(seeds=args.world_seeds, pairs=pairs)
+
+
+def measure_only(keys: Sequence[str], *, seeds: int, gen_length: int, world_seeds: int,
+                 out: Path = MEASURED_PATH) -> None:
+    """Re-measure the lessons `keys` (a new lesson, say) on the embedded model and as world-model pairs,
+    replacing their entries in assets/lessons.json and assets/world/lessons.json and keeping the rest."""
+    from dllm_viz.app.world_lessons import WORLD_MEASURED_PATH, measure_pairs
+    from dllm_viz.core.decoder import decode
+    from dllm_viz.models import load_model
+
+    model = load_model()
+
+    def run(prompts, configs, *, on_step=None, record_candidates=0):
+        return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
+
+    data = json.loads(out.read_text()) if out.exists() else {"model": getattr(model, "name", "model"), "lessons": []}
+    kept = [m for m in data["lessons"] if m["lesson"] not in keys]
+    fresh = []
+    for key in keys:
+        m = measure(run, LESSONS[key], DEFAULT_PROMPTS, range(seeds), gen_length)
+        fresh.append(m)
+        print(f"## {LESSONS[key].text('title', 'en')}\n{measured_table(m)}\n", flush=True)
+    order = list(LESSONS)
+    data["lessons"] = sorted(kept + fresh, key=lambda m: order.index(m["lesson"]) if m["lesson"] in order else len(order))
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {out}")
+    if world_seeds:
+        pairs = {key: (LESSONS[key].text("title", "en"), LESSONS[key].a, LESSONS[key].b) for key in keys}
+        measure_pairs(pairs, seeds=world_seeds, out=WORLD_MEASURED_PATH)
 
 
 if __name__ == "__main__":

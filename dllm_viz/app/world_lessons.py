@@ -204,6 +204,31 @@ def measure_and_write(*, seeds: int = 8, out: Path = WORLD_MEASURED_PATH, model_
     return data
 
 
+def measure_pairs(pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]], *, seeds: int = 8,
+                  out: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:
+    """Measure only the Compare-tab `pairs` on the world model and replace their entries in `out`
+    (the studies and the other pairs stay as they were measured)."""
+    from dllm_viz.core.decoder import decode
+    from dllm_viz.models import load_model
+
+    model = load_model("world", device="cpu")
+
+    def run(prompts, configs, *, on_step=None, record_candidates=0):
+        return decode(model, prompts, configs, record_candidates=record_candidates, on_step=on_step)
+
+    data = json.loads(out.read_text())
+    if data.get("seeds") != seeds:
+        raise ValueError(f"seeds={seeds} is invalid: expected {data.get('seeds')}, the seeds of {out.name}'s other entries")
+    for key, (title, a, b) in pairs.items():
+        variants = {"A": _preset(PAIR_PRESET, **a), "B": _preset(PAIR_PRESET, **b)}
+        data["pairs"][key] = {"title": title, "claim": "A vs B as in the Compare tab",
+                              "variants": _run_variants(run, variants, WORLD_PROMPTS, range(seeds))}
+        print(table(data["pairs"][key]))
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {out}")
+    return data
+
+
 def pairs_table(data: dict[str, Any], keys: Sequence[str]) -> str:
     """Compare-tab pairs on the world model, A / B side by side (README: the samplers as shipped)."""
     lines = ["| pair | steps A / B | valid sentences A / B | broken two-word names A / B | valid runs A / B |",
