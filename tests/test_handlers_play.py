@@ -7,7 +7,7 @@ from dllm_viz import DecodeConfig
 from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, settings_to_config
 from dllm_viz.app.outputs import KEEP
 from dllm_viz.app.playground import Playground
-from tests.ui_model import CountingRunner, widgets
+from tests.ui_model import CountingRunner, make_text_model, widgets
 
 
 @pytest.fixture()
@@ -140,7 +140,12 @@ def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
     assert pg.play.preset("balanced", gen_length=64).confidence_from is KEEP  # the article's buttons keep the switches
 
 
-def test_a_cache_the_model_cannot_run_is_a_named_error(pg):
-    # The playground's test model has no cached forward: the request is refused by name (a gr.Error on the page).
-    with pytest.raises(ValueError, match="cache='prefix' is invalid"):
-        pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(cache="prefix"))
+def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg, runner, tmp_path):
+    out = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(cache="dual", block_length=8))
+    assert {rec.forward for rec in out.trace.steps} <= {"full", "dual"} and out.trace.steps[0].forward == "full"
+    assert runner.calls[0][1][0].cache == "dual"
+    plain = CountingRunner()
+    plain.model = make_text_model(cached=False)  # no cached forward: refused by name (a gr.Error on the page)
+    with pytest.raises(ValueError, match="cache='prefix' is invalid for 'tiny-chars'"):
+        Playground(plain, export_dir=tmp_path).play.decode(prompt="the ", lang="en", cursor=None,
+                                                           **widgets(cache="prefix"))

@@ -1,12 +1,29 @@
 """A tiny text model for the UI tests: the shared TinyDenoiser with a character tokenizer attached."""
 from __future__ import annotations
 
+import torch
+
 from tests.tiny import CharTokenizer, TinyDenoiser
 
 
-def make_text_model(seed: int = 0) -> TinyDenoiser:
-    """A deterministic denoiser with `.tokenizer`, `.name` and `.max_length`, like the embedded model."""
-    model = TinyDenoiser(vocab=40, seed=seed)
+class ExactlyCachedTiny(TinyDenoiser):
+    """`TinyDenoiser` with the cache interface of `models.base.Denoiser` whose "cache" is exact: it
+    keeps the row's ids and recomputes the whole row, so the UI's cached paths (the cache lesson, the
+    cache control) run on the tests' tiny model. The real cached forward is tested in
+    tests/test_kv_cache.py and tests/test_cache.py."""
+
+    cache_modes = ("prefix", "dual")
+
+    def logits_cached(self, input_ids, cache, *, start, cols):
+        ids = input_ids if cache is None else torch.cat(
+            [cache[:, :start], input_ids, cache[:, start + input_ids.shape[1]:]], dim=1)
+        return self(ids)[0, cols], ids
+
+
+def make_text_model(seed: int = 0, *, cached: bool = True) -> TinyDenoiser:
+    """A deterministic denoiser with `.tokenizer`, `.name` and `.max_length`, like the embedded model
+    (and, unless `cached` is False, an exact stand-in for its cache interface)."""
+    model = (ExactlyCachedTiny if cached else TinyDenoiser)(vocab=40, seed=seed)
     model.tokenizer = CharTokenizer()
     model.name = "tiny-chars"
     model.max_length = 256
