@@ -470,3 +470,14 @@ def test_decoder_runs_on_a_checkpoint(tmp_path: Path, family: str) -> None:
         assert all(0 <= t < len(vocab) for t in trace.token_ids)
     # The first request's trace does not depend on the second one being in the batch.
     assert traces[0].token_ids == again[0].token_ids and traces[0].order == again[0].order
+
+
+@pytest.mark.parametrize("cache", ["prefix", "dual"])
+def test_a_checkpoint_refuses_a_cache_by_name_and_says_why(tmp_path: Path, cache: str) -> None:
+    save_masked_lm(tmp_path, "bert")
+    model = load_model(tmp_path, device="cpu")
+    config = DecodeConfig(gen_length=8, block_length=4, cache=cache)
+    with pytest.raises(ValueError, match=rf"cache='{cache}' is invalid for '{tmp_path.name}': Hugging Face checkpoints "
+                                         r"run their own modeling code.*expected none"):
+        decode(model, ["the cat"], config)
+    assert len(decode(model, ["the cat"], config.replace(cache="none"))[0].token_ids) == 8
