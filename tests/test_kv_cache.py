@@ -32,11 +32,17 @@ def _row(model, n: int, seed: int = 0, masked_from: int | None = None) -> torch.
     return ids
 
 
+def full(model, ids: torch.Tensor) -> torch.Tensor:
+    """The uncached forward of one row `(1, N)` as `logits_at` runs it: `(N, D)`."""
+    return model.packed_features(ids[0], [(0, ids.shape[1])])
+
+
 def test_prefill_is_the_uncached_forward_bit_for_bit(model):
-    for n in (1, 7, 40):
+    for n in (1, 7, 33, 40):  # 33: more than one row tile
         ids = _row(model, n, seed=n)
         hidden, cache = kv_cache.prefill(model, ids)
-        assert torch.equal(hidden, model.features(ids))
+        assert torch.equal(hidden, full(model, ids))
+        torch.testing.assert_close(hidden, model.features(ids)[0], rtol=0, atol=TOL)  # the (B, N, D) path
         assert cache.length == n and len(cache.layers) == 3
         assert cache.layers[0].keys.shape == (1, 2, n, 16) and cache.layers[0].mix_in.shape == (1, 32, n)
 
@@ -52,14 +58,18 @@ def test_a_refresh_gives_logits_at_bit_for_bit(model):
 @pytest.mark.parametrize("start,end", [(12, 20), (12, 30), (0, 30), (0, 5), (1, 3), (28, 30), (29, 30), (10, 11)])
 def test_a_window_against_the_cache_of_its_own_canvas_is_the_full_forward(model, start, end):
     ids = _row(model, 30, seed=5, masked_from=12)
-    full = model.features(ids)  # (1, 30, D)
+    exact = full(model, ids)  # (30, D)
     _, cache = kv_cache.prefill(model, ids)
     hidden = kv_cache.window(model, ids[:, start:end], start, cache)
-    torch.testing.assert_close(hidden, full[:, start:end], rtol=0, atol=TOL)
+    torch.testing.assert_close(hidden, exact[start:end], rtol=0, atol=TOL)
+    # Asked for some rows only (the last layer's queries and MLP at those alone), the same rows.
+    rows = torch.arange(0, end - start, 2)
+    torch.testing.assert_close(kv_cache.window(model, ids[:, start:end], start, cache, rows=rows), hidden[rows],
+                               rtol=0, atol=TOL)
     # The prefix cache keeps only what precedes the window: a window reaching the canvas's end reads the same.
     if end == 30:
         torch.testing.assert_close(kv_cache.window(model, ids[:, start:], start, cache.truncated(start)),
-                                   full[:, start:], rtol=0, atol=TOL)
+                                   exact[start:], rtol=0, atol=TOL)
 
 
 def test_a_window_reads_its_surroundings_from_the_cache_only(model):
@@ -68,7 +78,7 @@ def test_a_window_reads_its_surroundings_from_the_cache_only(model):
     new[0, 10:14] = torch.tensor([5, 6, 7, 8])  # the current block [10, 20) got four tokens since the refresh
     _, stale = kv_cache.prefill(model, old)
     hidden = kv_cache.window(model, new[:, 10:20], 10, stale)
-    exact = model.features(new)[:, 10:20]
+    exact = full(model, new)[10:20]
     assert (hidden - exact).abs().max() > 1e-3  # stale keys after the block: an approximation, visibly
     # ... and exactly the window against the refresh of a canvas that differs from `new` only outside it.
     mixed = old.clone()
@@ -88,7 +98,7 @@ def test_a_token_outside_the_window_reaches_it_through_the_cache(model, where):
     a = kv_cache.window(model, ids[:, 10:20], 10, cache)
     b = kv_cache.window(model, ids[:, 10:20], 10, cache_other)
     assert (a - b).abs().max() > 1e-4
-    torch.testing.assert_close(b, model.features(other)[:, 10:20], rtol=0, atol=TOL)
+    torch.testing.assert_close(b, full(model, other)[10:20], rtol=0, atol=TOL)
 
 
 def test_the_local_mixing_context_is_needed_at_the_window_edges(model):
@@ -97,8 +107,8 @@ def test_the_local_mixing_context_is_needed_at_the_window_edges(model):
     _, cache = kv_cache.prefill(model, ids)
     layers = tuple(kv_cache.LayerCache(c.keys, c.values, torch.zeros_like(c.mix_in)) for c in cache.layers)
     blind = kv_cache.window(model, ids[:, 10:20], 10, kv_cache.KVCache(layers))
-    exact = model.features(ids)[:, 10:20]
-    assert (blind[:, 0] - exact[:, 0]).abs().max() > 1e-3 and (blind[:, -1] - exact[:, -1]).abs().max() > 1e-3
+    exact = full(model, ids)[10:20]
+    assert (blind[0] - exact[0]).abs().max() > 1e-3 and (blind[-1] - exact[-1]).abs().max() > 1e-3
 
 
 def test_bad_calls_are_named_value_errors(model):
@@ -132,5 +142,8 @@ def test_the_shipped_model_caches_exactly_at_a_refresh():
     model = load_embedded("cpu")
     ids = _row(model, 96, seed=2, masked_from=40)
     hidden, cache = kv_cache.prefill(model, ids)
-    assert torch.equal(hidden, model.features(ids))
-    torch.testing.assert_close(kv_cache.window(model, ids[:, 40:72], 40, cache), hidden[:, 40:72], rtol=0, atol=1e-4)
+    assert torch.equal(hidden, full(model, ids))
+    torch.testing.assert_close(kv_cache.window(model, ids[:, 40:72], 40, cache), hidden[40:72], rtol=0, atol=1e-4)
+    cols = torch.arange(40, 96)
+    logits, _ = model.logits_cached(ids, None, start=0, cols=cols)
+    assert torch.equal(logits, model.logits_at(ids, None, torch.zeros_like(cols), cols))

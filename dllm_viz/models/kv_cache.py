@@ -22,12 +22,15 @@ the window. Besides each layer's rotated keys and values the cache keeps that in
 (``norm_mix(x)``, channels first as the convolution reads it) at every position, as the refresh
 computed it; past the canvas's ends it is zero, the convolution's own padding.
 
-`prefill` is the full forward of `EmbeddedDenoiser.features`, operation for operation (so its hidden
-states, and the logits of a refresh step, are bit for bit those of an uncached forward), that also
-returns the cache. `window` computes positions ``[start, start + W)`` against it. The blocks'
-submodules are used as they are: nothing here changes the model.
+`prefill` is the forward `EmbeddedDenoiser.logits_at` runs on a row (`Block.packed`: products in
+fixed row tiles, `models.tiles`), operation for operation, so its hidden states, and the logits of a
+refresh step, are bit for bit those of an uncached step; it also returns the cache. `window`
+computes positions ``[start, start + W)`` against it, with plain products (a cached row runs alone,
+so its window's products have one shape whatever the batch; tiles would only pad a small window).
+The blocks' submodules are used as they are: nothing here changes the model.
 
-Shapes: one canvas row (B = 1), N positions, H heads of size Dh, D = H * Dh, a window of W positions.
+Shapes: one canvas row at a time, N positions, H heads of size Dh, D = H * Dh, a window of W positions;
+hidden states are `(positions, D)`, as `Block.packed` lays a row out.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ import torch.nn.functional as F
 
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs
 from dllm_viz.models.rotary import apply_rotary
+from dllm_viz.models.tiles import tiled_linear
 
 CACHE_MODES = ("prefix", "dual")  # the caches a model with `logits_cached` runs (core.config.CACHES, less "none")
 
@@ -104,33 +108,36 @@ def _local_mix(h: torch.Tensor, cached: torch.Tensor, start: int, weight: torch.
 
 def _layer(block: Any, x: torch.Tensor, start: int, past: LayerCache | None, cos: torch.Tensor,
            sin: torch.Tensor, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, LayerCache]:
-    """One embedded `Block` on `x (1, W, D)`, the positions ``[start, start + W)``.
+    """One embedded `Block` on `x (W, D)`, the positions ``[start, start + W)`` of a row.
 
-    `past` None: the window is the whole canvas, exactly `Block.forward` on an unpadded row (whose
-    ``keep`` factor is 1; rotating queries and keys in one call is the same elementwise arithmetic).
-    Otherwise the local mixing reads its context, and attention its other keys and values, from
-    `past`. `rows (R,)`: the output is wanted at those positions of the window only (the last layer
-    needs every position's keys and values, but queries, and the MLP, at the scored ones alone).
-    Returns the new `x` (`(1, W, D)`, or `(1, R, D)`) and the window's own `LayerCache`.
+    `past` None: the window is the whole row, and this is `Block.packed` on that one row, operation
+    for operation (products in row tiles; rotating queries and keys in one call is the same
+    elementwise arithmetic). Otherwise the local mixing reads its context, and attention its other
+    keys and values, from `past`, and the products are plain. `rows (R,)`: the output is wanted at
+    those positions of the window only (the last layer needs every position's keys and values, but
+    queries, and the MLP, at the scored ones alone). Returns the new `x` (`(W, D)`, or `(R, D)`)
+    and the window's own `LayerCache`.
     """
-    B, W, D = x.shape
+    W, D = x.shape
     H = block.n_heads
-    h = _norm(block.norm_mix, x).transpose(1, 2)  # (1, D, W)
+    linear = tiled_linear if past is None else _plain_linear
+    h = _norm(block.norm_mix, x).t().unsqueeze(0)  # (1, D, W)
     if past is None:
-        mixed = block.mix(h)  # the module's own zero padding at the canvas's ends
+        mixed = block.mix(h)  # the module's own zero padding at the row's ends
     else:
         mixed = _local_mix(h, past.mix_in, start, block.mix.weight, block.mix.bias)
-    x = x + mixed.transpose(1, 2)
-    qkv = _linear(block.qkv, _norm(block.norm_attn, x)).view(B, W, 3, H, D // H).permute(2, 0, 3, 1, 4)  # (3, 1, H, W, Dh)
-    qk = apply_rotary(qkv[:2], cos, sin)  # (2, 1, H, W, Dh)
-    q, k, v = qk[0], qk[1], qkv[2]
+    x = x + mixed[0].t()  # (W, D)
+    qkv = linear(_norm(block.norm_attn, x), block.qkv.weight).view(W, 3, H, D // H)  # (W, 3, H, Dh)
+    q, k, v = qkv.permute(1, 2, 0, 3).contiguous()  # (H, W, Dh) each, as `Block.packed` lays a row out
+    qk = apply_rotary(torch.stack([q, k]), cos, sin)  # (2, H, W, Dh)
+    q, k, v = qk[0], qk[1].unsqueeze(0), v.unsqueeze(0)  # k, v (1, H, W, Dh)
     keys, values = (k, v) if past is None else (_attend_over(past.keys, k, start), _attend_over(past.values, v, start))
     if rows is not None:
-        q, x = q[:, :, rows], x[:, rows]  # (1, H, R, Dh), (1, R, D)
-    att = F.scaled_dot_product_attention(q, keys, values)  # (1, H, W, Dh), bidirectional: no mask
-    x = x + _linear(block.proj, att.transpose(1, 2).reshape(B, x.shape[1], D))
-    gate, up = _linear(block.up, _norm(block.norm_mlp, x)).chunk(2, dim=-1)  # (1, W, d_ff) each
-    return x + _linear(block.down, F.silu(gate) * up), LayerCache(k, v, h)
+        q, x = q[:, rows], x[rows]  # (H, R, Dh), (R, D)
+    att = F.scaled_dot_product_attention(q.unsqueeze(0), keys, values)[0]  # (H, R, Dh), bidirectional: no mask
+    x = x + linear(att.transpose(0, 1).reshape(x.shape[0], D), block.proj.weight)
+    gate, up = linear(_norm(block.norm_mlp, x), block.up.weight).chunk(2, dim=-1)  # (R, d_ff) each
+    return x + linear(F.silu(gate) * up, block.down.weight), LayerCache(k, v, h)
 
 
 # The blocks' submodules called as the functions they are (the same operations, without the module
@@ -139,18 +146,18 @@ def _norm(norm: Any, x: torch.Tensor) -> torch.Tensor:
     return F.rms_norm(x, norm.normalized_shape, norm.weight, norm.eps)
 
 
-def _linear(linear: Any, x: torch.Tensor) -> torch.Tensor:
-    return F.linear(x, linear.weight, linear.bias)
+def _plain_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return F.linear(x, weight)
 
 
 def prefill(model: Any, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
-    """The full forward of one row `input_ids (1, N)`: hidden states `(1, N, D)` (those of
-    `model.features`) and the cache of every layer."""
+    """The full forward of one row `input_ids (1, N)`: hidden states `(N, D)` (those `logits_at`
+    computes for the row, `EmbeddedDenoiser.packed_features`) and the cache of every layer."""
     check_inputs(input_ids, None, max_length=model.max_length)
     if input_ids.shape[0] != 1:
         raise ValueError(f"input_ids with shape {tuple(input_ids.shape)} is invalid: expected one row (1, N)")
     N = input_ids.shape[1]
-    x = model.embed(input_ids)  # (1, N, D)
+    x = model.embed(input_ids[0])  # (N, D)
     cos, sin = model.rope_cos[:N], model.rope_sin[:N]  # (N, Dh/2)
     layers = []
     for block in model.blocks:
@@ -161,9 +168,9 @@ def prefill(model: Any, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]
 
 def window(model: Any, input_ids: torch.Tensor, start: int, cache: KVCache, rows: torch.Tensor | None = None
            ) -> torch.Tensor:
-    """Hidden states `(1, W, D)` of the positions ``[start, start + W)`` that `input_ids (1, W)` holds,
+    """Hidden states `(W, D)` of the positions ``[start, start + W)`` that `input_ids (1, W)` holds,
     every other position read from `cache` (which must hold the positions before `start`); with
-    `rows (R,)` (positions of the window), those rows only, `(1, R, D)`."""
+    `rows (R,)` (positions of the window), those rows only, `(R, D)`."""
     check_inputs(input_ids, None, max_length=model.max_length)
     W = input_ids.shape[1]
     if input_ids.shape[0] != 1:
@@ -173,7 +180,7 @@ def window(model: Any, input_ids: torch.Tensor, start: int, cache: KVCache, rows
                          f"the cache holds) with start + {W} <= max_length={model.max_length}")
     if len(cache.layers) != len(model.blocks):
         raise ValueError(f"cache with {len(cache.layers)} layers is invalid: expected {len(model.blocks)}")
-    x = model.embed(input_ids)  # (1, W, D)
+    x = model.embed(input_ids[0])  # (W, D)
     cos, sin = model.rope_cos[start : start + W], model.rope_sin[start : start + W]  # (W, Dh/2)
     last = len(model.blocks) - 1
     for i, (block, past) in enumerate(zip(model.blocks, cache.layers)):
@@ -197,10 +204,9 @@ def logits_cached(model: Any, input_ids: torch.Tensor, cache: KVCache | None, *,
     W = input_ids.shape[-1]
     if cols.numel() and not (start <= int(cols.min()) and int(cols.max()) < start + W):
         raise ValueError(f"cols is invalid: expected positions in [{start}, {start + W}), the computed window")
-    if cache is None:
+    if cache is None:  # the head as `logits_at` runs it: in row tiles
         hidden, cache = prefill(model, input_ids)
-        hidden = hidden[0, cols]  # (M, D)
+        logits = tiled_linear(model.norm_out(hidden[cols]), model.embed.weight)  # (M, V)
     else:
-        hidden = window(model, input_ids, start, cache, rows=cols - start)[0]  # (M, D)
-    logits = model.head(hidden)  # (M, V), a fresh tensor: filled in place
+        logits = model.head(window(model, input_ids, start, cache, rows=cols - start))  # (M, V)
     return logits.index_fill_(-1, model.special_ids, NEVER_LOGIT), cache
