@@ -63,3 +63,14 @@ def test_generate_with_a_cache_reports_what_it_computed(tmp_path: Path, capsys: 
     assert {rec.forward for rec in trace.steps} == {"full", "dual"}
     err = capsys.readouterr().err
     assert f"positions_computed={trace.metrics['positions_computed']}" in err and "drift_max=" in err
+
+
+def test_export_policy_with_a_cache_writes_the_policy_and_says_the_cache_stays_behind(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "policy.yaml"
+    argv = ["export-policy", "--gen-length", "32", "--block-length", "16", "--block-schedule", "restart",
+            "--cache", "dual", "--output", str(out)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "note: cache='dual' is not exported" in err and "block-causal" in err
+    assert "cache" not in out.read_text(encoding="utf-8").split("# Exported from")[1].split("\n", 1)[1]
