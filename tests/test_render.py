@@ -209,20 +209,3 @@ def test_run_facts_report_the_nfe_the_early_stop_saved(trace):
     assert dict(render.run_facts(stopped))["f_nfe_saved"] == str(12 - len(stopped.steps)) == str(stopped.nfe_saved)
     stopped.config = DecodeConfig(gen_length=trace.config.gen_length, schedule="threshold")
     assert dict(render.run_facts(stopped))["f_nfe_saved"] == "–"  # the plan depended on the model
-
-
-def test_facts_of_a_cached_decode_show_positions_computed_time_saved_and_drift():
-    from dllm_viz import load_model
-    from dllm_viz.app import render
-
-    config = DecodeConfig(gen_length=16, block_length=8, schedule="threshold", threshold=0.9, temperature=0.0,
-                          cache="dual", cache_drift=True)
-    (trace,) = decode(load_model("world"), ["Tom Lopez of"], config)
-    facts = dict(render.run_facts(trace))
-    f = trace.cache_facts
-    assert facts["f_computed"].startswith(f"{f['positions_computed']:,} / {f['positions_full']:,} (")
-    assert facts["f_cache_saved"] == f"{1000 * f['seconds_saved']:.0f} ms"
-    assert facts["f_drift"] == f"{f['drift_max']:.3f}" and facts["f_drift_steps"] == f"{f['drift_changed_steps']} / {f['windows']}"
-    assert "节省的前向时间" in render.facts_html(trace, "zh")
-    (plain,) = decode(load_model("world"), ["Tom Lopez of"], config.replace(cache="none"))
-    assert not {"f_computed", "f_cache_saved", "f_drift"} & set(dict(render.run_facts(plain)))

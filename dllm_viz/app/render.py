@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app import task_view, world_view
+from dllm_viz.app import cache_view, task_view, world_view
 from dllm_viz.app.i18n import t
 from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, PALETTE, confidence_position, scale_tint, tint
 from dllm_viz.core.analysis import P_FLOOR, confirmations, divergence, frame_count, piece, prompt_text, tempered_from_top
@@ -399,29 +399,12 @@ def run_facts(trace: Trace) -> list[tuple[str, str]]:
         # Only when the end-of-text early stop fired; "–" when the plan depends on the model (threshold).
         *([("f_nfe_saved", str(trace.nfe_saved) if trace.nfe_saved is not None else "–")]
           if trace.early_stop_step is not None else []),
-        *cache_facts(trace),
+        *cache_view.facts(trace),  # a cached decode: what its forwards computed and saved
         # World model only: complete sentences the checker accepts, of all complete sentences.
         *([("f_valid", world_view.valid_fraction(trace))] if world_view.is_checked(trace) else []),
         # A task prompt: the task checker's verdict on the answer (✓, or ✗ and the first rule broken).
         *([("f_answer", task_view.answer_fact(trace))] if task_view.task_of(trace) else []),
     ]
-
-
-def cache_facts(trace: Trace) -> list[tuple[str, str]]:
-    """A cached decode's facts (issue 31): positions computed against full forwards at every step,
-    the forward time the windows saved, and with the drift diagnostic how far it moved and how often
-    the exact forward would have confirmed otherwise. None for an uncached decode."""
-    facts = trace.cache_facts
-    if facts is None:
-        return []
-    share = facts["positions_computed"] / max(1, facts["positions_full"])
-    out = [("f_computed", f"{facts['positions_computed']:,} / {facts['positions_full']:,} ({share:.0%})")]
-    if "seconds_saved" in facts:
-        out.append(("f_cache_saved", f"{1000 * facts['seconds_saved']:.0f} ms"))
-    if "drift_max" in facts:
-        out.append(("f_drift", f"{facts['drift_max']:.3f}"))
-        out.append(("f_drift_steps", f"{facts['drift_changed_steps']} / {facts['windows']}"))
-    return out
 
 
 def facts_html(trace: Trace, lang: str = "en", *, side: str | None = None) -> str:

@@ -1,0 +1,20 @@
+"""cache_view.py: the run facts of a decode with an approximate key-value cache (issue 31)."""
+from __future__ import annotations
+
+from dllm_viz import DecodeConfig, decode, load_model
+from dllm_viz.app import cache_view, render
+
+
+def test_facts_of_a_cached_decode_show_positions_computed_time_saved_and_drift():
+    config = DecodeConfig(gen_length=16, block_length=8, schedule="threshold", threshold=0.9, temperature=0.0,
+                          cache="dual", cache_drift=True)
+    (trace,) = decode(load_model("world"), ["Tom Lopez of"], config)
+    facts = dict(cache_view.facts(trace))
+    assert set(facts) <= set(dict(render.run_facts(trace)))
+    f = trace.cache_facts
+    assert facts["f_computed"].startswith(f"{f['positions_computed']:,} / {f['positions_full']:,} (")
+    assert facts["f_cache_saved"] == f"{1000 * f['seconds_saved']:.0f} ms"
+    assert facts["f_drift"] == f"{f['drift_max']:.3f}" and facts["f_drift_steps"] == f"{f['drift_changed_steps']} / {f['windows']}"
+    assert "节省的前向时间" in render.facts_html(trace, "zh")
+    (plain,) = decode(load_model("world"), ["Tom Lopez of"], config.replace(cache="none"))
+    assert not {"f_computed", "f_cache_saved", "f_drift"} & set(dict(render.run_facts(plain)))
