@@ -52,12 +52,12 @@ def test_each_step_records_its_forward_and_the_positions_it_computed(world, cach
     blocks = [rec.block for rec in trace.steps]
     for i, rec in enumerate(trace.steps):
         first_of_block = i == 0 or blocks[i - 1] != rec.block
-        assert rec.forward == ("full" if first_of_block else cache)
+        assert rec.forward_kind == ("full" if first_of_block else cache)
         start = P + 8 * rec.block
-        assert rec.computed == {"full": P + G, "prefix": P + G - start, "dual": 8}[rec.forward]
+        assert rec.computed == {"full": P + G, "prefix": P + G - start, "dual": 8}[rec.forward_kind]
         assert rec.forward_time is not None and rec.forward_time >= 0 and rec.drift is None
         scored = [g for g, c in enumerate(rec.confidence) if not math.isnan(c)]
-        if rec.forward == "full":  # every masked position, as an uncached step
+        if rec.forward_kind == "full":  # every masked position, as an uncached step
             assert len(scored) == G - sum(len(r.selected) for r in trace.steps[:i])
         else:  # the current block's masks only
             assert scored and all(g // 8 == rec.block for g in scored)
@@ -75,7 +75,7 @@ def test_a_refresh_is_the_uncached_step_exactly(world, cache):
     (cached,) = decode(world, [PROMPT], cfg(cache=cache))
     (plain,) = decode(world, [PROMPT], cfg())
     a, b = cached.steps[0].to_dict(), plain.steps[0].to_dict()
-    for key in ("forward", "computed", "forward_time"):
+    for key in ("forward_kind", "computed", "forward_time"):
         a.pop(key)
     assert a == b
 
@@ -84,7 +84,7 @@ def test_a_refresh_is_the_uncached_step_exactly(world, cache):
 def test_refreshing_every_step_is_the_uncached_decode(world, cache):
     (cached,) = decode(world, [PROMPT], cfg(cache=cache, cache_refresh=1))
     (plain,) = decode(world, [PROMPT], cfg())
-    assert {rec.forward for rec in cached.steps} == {"full"}
+    assert {rec.forward_kind for rec in cached.steps} == {"full"}
     assert (cached.token_ids, cached.order) == (plain.token_ids, plain.order)
     assert confidences(cached) == confidences(plain)
 
@@ -96,7 +96,7 @@ def test_the_cache_changes_what_a_stale_window_sees(world):
     (plain,) = decode(model, [prompt], cfg(gen_length=32, block_length=16))
     (dual,) = decode(model, [prompt], cfg(gen_length=32, block_length=16, cache="dual", cache_drift=True))
     assert dual.token_ids != plain.token_ids
-    checked = [rec for rec in dual.steps if rec.forward == "dual"]
+    checked = [rec for rec in dual.steps if rec.forward_kind == "dual"]
     assert checked and all(rec.drift is not None for rec in checked)
     assert max(rec.drift for rec in checked) > 1e-3
     assert any(rec.drift_selected or rec.drift_tokens for rec in checked)
@@ -106,8 +106,8 @@ def test_the_cache_changes_what_a_stale_window_sees(world):
 def test_drift_is_the_exact_forward_beside_the_cached_one(world):
     (trace,) = decode(world, [PROMPT], cfg(cache="dual", cache_drift=True))
     P = len(trace.prompt_ids)
-    windows = [rec for rec in trace.steps if rec.forward == "dual"]
-    assert windows and all(rec.drift is None for rec in trace.steps if rec.forward == "full")
+    windows = [rec for rec in trace.steps if rec.forward_kind == "dual"]
+    assert windows and all(rec.drift is None for rec in trace.steps if rec.forward_kind == "full")
     for rec in windows:
         # The exact confidence is the uncached model's on the canvas entering the step.
         canvas = [world.mask_token_id if t is None else t for t in trace.canvas_at(rec.step - 1)]
@@ -144,8 +144,24 @@ def test_cached_and_uncached_requests_batch_together_and_each_gets_its_solo_trac
         (alone,) = decode(world, [prompt], config)
         assert (trace.token_ids, trace.order) == (alone.token_ids, alone.order)
         assert confidences(trace) == confidences(alone)
-        assert [(r.forward, r.computed, r.drift) for r in trace.steps] == [(r.forward, r.computed, r.drift)
+        assert [(r.forward_kind, r.computed, r.drift) for r in trace.steps] == [(r.forward_kind, r.computed, r.drift)
                                                                           for r in alone.steps]
+
+
+@pytest.mark.parametrize("rule", ["wino", "joint_threshold", "rcr"])
+def test_a_cached_request_and_a_revising_one_batch_together(rule):
+    # A revision rule reads decided positions in the same forward (joint_threshold) or a verify pass (wino):
+    # beside a cached row, each request still gets the trace it gets alone.
+    model = load_model("world")
+    model.can_edit = True  # joint_threshold needs a model that declares it (only the plumbing is tested here)
+    prompts = [PROMPT, "Tom Lopez of"]
+    configs = [cfg(cache="dual"), cfg(revise=rule, block_length=8)]
+    together = decode(model, prompts, configs)
+    for prompt, config, trace in zip(prompts, configs, together):
+        (alone,) = decode(model, [prompt], config)
+        assert (trace.token_ids, trace.order, trace.nfe) == (alone.token_ids, alone.order, alone.nfe)
+        assert confidences(trace) == confidences(alone)
+    assert together[0].steps[1].forward_kind == "dual" and together[1].steps[0].forward_kind is None
 
 
 def test_the_engine_batches_cached_and_uncached_requests(world):
@@ -155,8 +171,8 @@ def test_the_engine_batches_cached_and_uncached_requests(world):
         traces = [f.result(timeout=120) for f in [engine.submit(p, c) for p, c in zip(prompts, configs)]]
     for prompt, config, trace in zip(prompts, configs, traces):
         (alone,) = decode(world, [prompt], config)
-        assert (trace.token_ids, trace.order, [r.forward for r in trace.steps]) == \
-            (alone.token_ids, alone.order, [r.forward for r in alone.steps])
+        assert (trace.token_ids, trace.order, [r.forward_kind for r in trace.steps]) == \
+            (alone.token_ids, alone.order, [r.forward_kind for r in alone.steps])
 
 
 # ----- refusals -----------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def test_world_model_cached_decode_is_fast_dllm_token_for_token(world, cache, bl
     assert trace.token_ids == tokens
     assert trace.nfe == nfe == len(calls)
     if cache != "none":  # the same forward at every step, over the same positions
-        assert [(s.forward, s.computed) for s in trace.steps] == [(kind, n) for kind, _, n in calls]
+        assert [(s.forward_kind, s.computed) for s in trace.steps] == [(kind, n) for kind, _, n in calls]
         assert sum(kind == "full" for kind, _, _ in calls) == 48 // block_length  # one refresh per block
     if steps == 48 // block_length:  # one step per block: every forward is a refresh
         assert all(kind == "full" for kind, _, _ in calls)

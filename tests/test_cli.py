@@ -60,7 +60,7 @@ def test_generate_with_a_cache_reports_what_it_computed(tmp_path: Path, capsys: 
     assert main(argv) == 0
     trace = Trace.from_json(out.read_text(encoding="utf-8"))
     assert (trace.config.cache, trace.config.cache_drift) == ("dual", True)
-    assert {rec.forward for rec in trace.steps} == {"full", "dual"}
+    assert {rec.forward_kind for rec in trace.steps} == {"full", "dual"}
     err = capsys.readouterr().err
     assert f"positions_computed={trace.metrics['positions_computed']}" in err and "drift_max=" in err
 

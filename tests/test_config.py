@@ -44,6 +44,9 @@ def test_cache_settings_are_checked_against_each_other():
     assert DecodeConfig(gen_length=64, cache="prefix").cache == "prefix"  # one block: the prompt is cached
     with pytest.raises(ValueError, match="cache='prefix' with early_stop=True is invalid"):
         DecodeConfig(gen_length=64, cache="prefix", early_stop=True)
+    # A revision rule scores decided tokens; a cached window scores only the current block's masks.
+    with pytest.raises(ValueError, match="cache='dual' with revise='rcr' is invalid: a revision rule scores decided"):
+        DecodeConfig(gen_length=64, block_length=16, cache="dual", revise="rcr")
     cfg = DecodeConfig(gen_length=64, block_length=16, cache="dual", cache_refresh=4, cache_drift=True)
     assert DecodeConfig.from_dict(cfg.to_dict()) == cfg
     assert DecodeConfig().cache == "none" and DecodeConfig().cache_refresh is None and not DecodeConfig().cache_drift

@@ -142,7 +142,7 @@ def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
 
 def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg, runner, tmp_path):
     out = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(cache="dual", block_length=8))
-    assert {rec.forward for rec in out.trace.steps} <= {"full", "dual"} and out.trace.steps[0].forward == "full"
+    assert {rec.forward_kind for rec in out.trace.steps} <= {"full", "dual"} and out.trace.steps[0].forward_kind == "full"
     assert runner.calls[0][1][0].cache == "dual"
     plain = CountingRunner()
     plain.model = make_text_model(cached=False)  # no cached forward: refused by name (a gr.Error on the page)

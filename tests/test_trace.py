@@ -206,12 +206,12 @@ def cached_json():
 def test_cached_fields_round_trip_and_stay_out_of_uncached_traces(cached_json):
     assert Trace.from_json(cached_json).to_json() == cached_json
     steps = json.loads(cached_json)["steps"]
-    assert steps[0]["forward"] == "full" and "drift" not in steps[0]  # a refresh is the exact forward
-    window = next(s for s in steps if s["forward"] == "dual")
+    assert steps[0]["forward_kind"] == "full" and "drift" not in steps[0]  # a refresh is the exact forward
+    window = next(s for s in steps if s["forward_kind"] == "dual")
     assert window["computed"] == 8 and isinstance(window["drift_selected"], bool)
     assert len(window["exact_confidence"]) == 16 and None in window["exact_confidence"]
     plain = make_trace().to_json()
-    assert not {"forward", "computed", "forward_time", "drift", "exact_confidence"} & set(json.loads(plain)["steps"][0])
+    assert not {"forward_kind", "computed", "forward_time", "drift", "exact_confidence"} & set(json.loads(plain)["steps"][0])
 
 
 def _edited(text: str, edit) -> str:
@@ -221,11 +221,11 @@ def _edited(text: str, edit) -> str:
 
 
 def _window(d: dict) -> dict:
-    return next(s for s in d["steps"] if s["forward"] == "dual")
+    return next(s for s in d["steps"] if s["forward_kind"] == "dual")
 
 
 @pytest.mark.parametrize("edit, field", [
-    (lambda d: d["steps"][0].__setitem__("forward", "half"), r"steps\[0\]\.forward='half'.*full \| prefix \| dual"),
+    (lambda d: d["steps"][0].__setitem__("forward_kind", "half"), r"steps\[0\]\.forward_kind='half'.*full \| prefix \| dual"),
     (lambda d: d["steps"][0].__setitem__("computed", 3), r"steps\[0\]\.computed=3"),  # a full forward computes the row
     (lambda d: _window(d).__setitem__("computed", 0), r"\.computed=0"),
     (lambda d: _window(d).__setitem__("forward_time", -1), r"\.forward_time=-1"),
@@ -234,8 +234,8 @@ def _window(d: dict) -> dict:
     (lambda d: _window(d)["exact_confidence"].pop(), r"\.exact_confidence="),
     (lambda d: _window(d).pop("drift_selected"), r"\.drift_selected=None.*present with the other drift fields"),
     (lambda d: d["steps"][0].__setitem__("drift", 0.1), r"steps\[0\]\.drift=0\.1.*null at a full forward"),
-    (lambda d: d["steps"][1].pop("forward"), r"steps\[1\]\.computed=.*null"),
-    (lambda d: d["config"].__setitem__("cache", "none"), r"steps\[0\]\.forward='full'.*cache='none'"),
+    (lambda d: d["steps"][1].pop("forward_kind"), r"steps\[1\]\.computed=.*null"),
+    (lambda d: d["config"].__setitem__("cache", "none"), r"steps\[0\]\.forward_kind='full'.*cache='none'"),
 ])
 def test_malformed_cache_fields_name_the_field(cached_json, edit, field):
     with pytest.raises(ValueError, match=field):
@@ -245,10 +245,10 @@ def test_malformed_cache_fields_name_the_field(cached_json, edit, field):
 def test_a_cached_trace_without_forward_kinds_is_refused(cached_json):
     def strip(d):
         for s in d["steps"]:
-            for key in ("forward", "computed", "forward_time", "drift", "drift_selected", "drift_tokens",
+            for key in ("forward_kind", "computed", "forward_time", "drift", "drift_selected", "drift_tokens",
                         "exact_confidence"):
                 s.pop(key, None)
-    with pytest.raises(ValueError, match=r"steps\[0\]\.forward=None.*the trace's config has a cache"):
+    with pytest.raises(ValueError, match=r"steps\[0\]\.forward_kind=None.*the trace's config has a cache"):
         Trace.from_json(_edited(cached_json, strip))
 
 
@@ -258,8 +258,8 @@ def test_cache_facts_add_up(cached_json):
     assert facts["refreshes"] + facts["windows"] == trace.nfe and facts["refreshes"] == 2
     assert facts["positions_full"] == trace.nfe * (len(trace.prompt_ids) + 16)
     assert facts["positions_computed"] == facts["refreshes"] * (len(trace.prompt_ids) + 16) + 8 * facts["windows"]
-    full = [s.forward_time for s in trace.steps if s.forward == "full"]
-    windows = [s.forward_time for s in trace.steps if s.forward == "dual"]
+    full = [s.forward_time for s in trace.steps if s.forward_kind == "full"]
+    windows = [s.forward_time for s in trace.steps if s.forward_kind == "dual"]
     assert facts["seconds_saved"] == pytest.approx(sum(full) / len(full) * len(windows) - sum(windows), abs=1e-5)
     assert facts["drift_max"] == max(s.drift for s in trace.steps if s.drift is not None)
     changed = [s for s in trace.steps if s.drift_selected or s.drift_tokens]

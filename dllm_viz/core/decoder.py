@@ -346,7 +346,7 @@ class DecodeBatch:
             s.records.append(rec)
             forward = fwd.forwards[row]
             if forward is not None:  # a cached request records what each forward computed
-                rec.forward, rec.computed = forward.kind, forward.computed
+                rec.forward_kind, rec.computed = forward.kind, forward.computed
                 rec.forward_time = round(float(fwd.seconds[row] or 0.0), 6)
                 if drifts is not None and s.config.cache_drift and forward.kind != "full":
                     rec.drift = round(float(host["drift"][row]), 6)

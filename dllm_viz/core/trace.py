@@ -72,7 +72,7 @@ class StepRecord:
     forwards: int | None = None  # forward passes of this step when not 1 (2: WINO's verify pass ran)
 
     # A decode with an approximate cache (issue 31, `core.cache`), each None otherwise (and then left out):
-    forward: str | None = None  # what the forward was: "full", or a window of the "prefix" / "dual" cache
+    forward_kind: str | None = None  # what the forward was: "full", or a window of the "prefix" / "dual" cache
     computed: int | None = None  # positions it computed (a full forward: the whole row, prompt included)
     forward_time: float | None = None  # seconds it took
     # ... and with cache_drift, at the steps whose forward was a window: the same step on the exact forward.
@@ -81,13 +81,12 @@ class StepRecord:
     drift_tokens: bool | None = None  # where this step confirmed, the exact forward would draw another token
     exact_confidence: list[float] | None = None  # (gen_length,) the exact forward's confidence; NaN where not scored
 
-
     # Written only when not None (a later optional field joins this tuple): the revision fields and the
     # cache's. A version-1 trace has none of them.
     OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
-                                           "edited_to", "edit_probs", "edit_from_probs", "forwards", "forward",
-                                           "computed", "forward_time", "drift", "drift_selected", "drift_tokens",
-                                           "exact_confidence")
+                                           "edited_to", "edit_probs", "edit_from_probs", "forwards",
+                                           "forward_kind", "computed", "forward_time", "drift", "drift_selected",
+                                           "drift_tokens", "exact_confidence")
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if v is not None or k not in self.OPTIONAL}
@@ -190,11 +189,11 @@ class Trace:
         the drift diagnostic, `drift_max` and the window steps whose confirmed set or tokens the
         exact forward would have changed.
         """
-        steps = [rec for rec in self.steps if rec.forward is not None]
+        steps = [rec for rec in self.steps if rec.forward_kind is not None]
         if not steps:
             return None
-        full = [rec for rec in steps if rec.forward == "full"]
-        windows = [rec for rec in steps if rec.forward != "full"]
+        full = [rec for rec in steps if rec.forward_kind == "full"]
+        windows = [rec for rec in steps if rec.forward_kind != "full"]
         facts: dict[str, float] = {
             "positions_computed": sum(rec.computed or 0 for rec in steps),
             "positions_full": (len(self.prompt_ids) + self.config.gen_length) * len(steps),

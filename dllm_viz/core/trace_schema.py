@@ -320,19 +320,19 @@ def _check_cache_fields(path: str, rec: dict, G: int, length: int, cached: bool)
     forward the whole row of `length`, a window at most that), its time; and, with the drift
     diagnostic, at a window's steps only: the largest confidence change, the two flags and the exact
     forward's confidence (`G` values). An uncached decode has none of them."""
-    if rec.get("forward") is None:
+    if rec.get("forward_kind") is None:
         for key in ("computed", "forward_time", *WINDOW_FIELDS):
             if rec.get(key) is not None:
                 raise _bad(f"{path}.{key}", rec[key], "null: a step records it with its forward's kind only")
         if cached:
-            raise _bad(f"{path}.forward", None, "the kind of the step's forward (" + " | ".join(FORWARD_KINDS) + "): "
-                       "the trace's config has a cache")
+            raise _bad(f"{path}.forward_kind", None, "the kind of the step's forward ("
+                       + " | ".join(FORWARD_KINDS) + "): the trace's config has a cache")
         return
     if not cached:
-        raise _bad(f"{path}.forward", rec["forward"], "null: the trace's config has cache='none'")
-    kind = rec["forward"]
+        raise _bad(f"{path}.forward_kind", rec["forward_kind"], "null: the trace's config has cache='none'")
+    kind = rec["forward_kind"]
     if kind not in FORWARD_KINDS:
-        raise _bad(f"{path}.forward", kind, "one of " + " | ".join(FORWARD_KINDS))
+        raise _bad(f"{path}.forward_kind", kind, "one of " + " | ".join(FORWARD_KINDS))
     lo = length if kind == "full" else 1
     _int(f"{path}.computed", rec.get("computed"), lo, length)
     _number(f"{path}.forward_time", rec.get("forward_time"), 0.0, MAX_WALL_TIME)
