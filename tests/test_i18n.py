@@ -35,7 +35,7 @@ def test_every_string_has_both_languages():
 
 
 def test_every_key_is_used_somewhere():
-    source = "".join(p.read_text(encoding="utf-8") for p in APP.glob("*.py") if p.name != "i18n.py")
+    source = "".join(p.read_text(encoding="utf-8") for p in APP.glob("*.py") if p.name != "i18n.py" and not p.name.startswith("strings_"))
     unused = [k for k in STRINGS if f'"{k}"' not in source and f"'{k}'" not in source and not k.startswith(DYNAMIC)]
     assert unused == []
 
@@ -95,3 +95,10 @@ def test_the_chinese_views_have_no_untranslated_english():
     texts += list(data["t"].values())
     leaks = {w for s in texts for w in english_words(html.unescape(s))}
     assert leaks == set()
+
+
+def test_a_key_defined_in_two_tables_is_refused():
+    from dllm_viz.app.i18n import _merged
+
+    with pytest.raises(ImportError, match="'run'"):
+        _merged(({"run": ("a", "b")}, {"run": ("c", "d")}))
