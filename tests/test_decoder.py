@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from dllm_viz import DecodeConfig, Trace, decode
+from dllm_viz import DecodeConfig, Trace, decode, load_model
 from dllm_viz.core.decoder import unpack
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
@@ -260,6 +260,24 @@ def test_text_prompts_need_a_tokenizer(model):
 def test_invalid_decode_arguments(model, prompts, config, match):
     with pytest.raises(ValueError, match=match):
         decode(model, prompts, config)
+
+
+@pytest.mark.parametrize("bad", [16384, 2**63, 10**40])
+def test_prompt_ids_outside_the_vocabulary_are_a_named_error_not_an_index_error(bad):
+    """decode() checks ids as Engine.submit does: an id the embedding has no row for (16384 in a
+    16384-piece vocabulary), or one past int64, is a ValueError naming it, not an IndexError or an
+    overflow from inside the forward."""
+    embedded = load_model(device="cpu")
+    with pytest.raises(ValueError, match=rf"prompt_ids: {str(bad)[:12]}.*\[0, {embedded.vocab_size}\)"):
+        decode(embedded, [[5, bad]], DecodeConfig(gen_length=8))
+    (ok,) = decode(embedded, [[5, embedded.vocab_size - 1]], DecodeConfig(gen_length=4))  # the last row is fine
+    assert len(ok.token_ids) == 4
+
+
+def test_prompt_ids_of_a_model_without_a_vocabulary_size_are_bounded(model):
+    assert getattr(model, "vocab_size", None) is None
+    with pytest.raises(ValueError, match="prompt_ids: 9223372036854775808 is invalid"):
+        decode(model, [[1, 2**63]], DecodeConfig(gen_length=4))
 
 
 def test_context_limit_names_max_length(model):

@@ -28,7 +28,7 @@ import torch
 
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
-from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.revision import EDITS, Plan, RevisionState
 from dllm_viz.core.schedules import planned_steps
@@ -40,16 +40,25 @@ from dllm_viz.models.base import (
 
 
 def encode_prompt(model: Any, prompt: Sequence[int] | str) -> list[int]:
-    """Token ids of a prompt; strings need `model.tokenizer`."""
+    """Token ids of a prompt; strings need `model.tokenizer`.
+
+    Every id must index the model's embedding: in [0, `model.vocab_size`) when the model says its
+    size, else at most `MAX_COUNT` (an id past int64 cannot even become a tensor). A bad id raises
+    `ValueError` naming it (clipped), never an `IndexError` or an overflow from inside the forward.
+    """
     if isinstance(prompt, str):
         tok = getattr(model, "tokenizer", None)
         if tok is None:
             raise ValueError("prompts: got text, but the model has no tokenizer; pass token-id lists")
         prompt = tok.encode(prompt)
     ids = list(prompt)
+    vocab = getattr(model, "vocab_size", None)
+    known = isinstance(vocab, int) and not isinstance(vocab, bool) and vocab > 0
+    end = vocab if known else MAX_COUNT + 1
     for i in ids:
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise ValueError(f"prompt_ids: {i!r} is not a non-negative integer token id")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < end:
+            where = "the model's vocabulary" if known else "a bound far above any vocabulary"
+            raise ValueError(f"prompt_ids: {short(i)} is invalid: expected token ids in [0, {end}), {where}")
         if i == model.mask_token_id:
             raise ValueError(f"prompt_ids: contains the mask token id {i}; prompts must be fully known")
     return ids

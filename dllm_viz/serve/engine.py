@@ -297,11 +297,7 @@ class Engine:
             bad = next((i for i in prompt if isinstance(i, bool) or not isinstance(i, int) or i < 0), None)
             if bad is not None:
                 raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected non-negative integer token ids")
-        ids = encode_prompt(self.model, prompt)
-        if self.vocab_size is not None and ids and max(ids) >= self.vocab_size:
-            bad = next(i for i in ids if i >= self.vocab_size)
-            raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected token ids in [0, {self.vocab_size}), "
-                             "the model's vocabulary")
+        ids = encode_prompt(self.model, prompt)  # ids inside the model's vocabulary, or ValueError
         check_cache(self.model, config.cache)
         total = len(ids) + config.gen_length
         if total > self.max_length:
