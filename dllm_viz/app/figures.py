@@ -24,6 +24,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dllm_viz.app.i18n import t
+from dllm_viz.app.markup import html_literal
 from dllm_viz.app.palette import (
     CONFIDENCE_SCALE,
     CONFIDENCE_TICKS,
@@ -70,9 +71,11 @@ LABEL_CHARS = 24  # a token's text in a hover label, clipped: the figures repeat
 
 
 def _piece(trace: Trace, token_id: int) -> str:
-    """`analysis.piece`, clipped to LABEL_CHARS: never a whole long token text copied per cell."""
+    """`analysis.piece`, clipped to LABEL_CHARS (never a whole long token text copied per cell) and
+    escaped: plotly.js reads `<b>`, `<a href>` and friends in labels as markup, and a trace's
+    vocabulary is whatever its author wrote."""
     text = piece(trace, token_id)
-    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+    return html_literal(text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…")
 
 
 def _axis(title: str, **extra: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from dllm_viz.app import cache_view, task_view, world_view
 from dllm_viz.app.i18n import t
+from dllm_viz.app.markup import md_literal
 from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, PALETTE, confidence_position, scale_tint, tint
 from dllm_viz.core.analysis import P_FLOOR, confirmations, divergence, frame_count, piece, prompt_text, tempered_from_top
 from dllm_viz.core.trace import Trace
@@ -366,9 +367,10 @@ def _explain_confirmed(trace: Trace, position: int, s: int, lang: str) -> str:
             why = t("insp_floor", lang)
     i = rec.selected.index(position)
     tok, lp = rec.tokens[i], rec.logprobs[i]
+    # The explanation is Markdown: a piece from the trace's vocabulary is shown literally, never as markup.
     return t("insp_confirmed", lang, s=s + 1, r=rank, m=m, b=rec.block, measure=_measure(trace), c=_fmt(c, 3),
-             k=rec.k, why=why, tok=repr(piece(trace, tok)), q=_fmt(math.exp(lp), 3),
-             g=repr(piece(trace, rec.argmax[position])))
+             k=rec.k, why=why, tok=md_literal(repr(piece(trace, tok))), q=_fmt(math.exp(lp), 3),
+             g=md_literal(repr(piece(trace, rec.argmax[position]))))
 
 
 def _explain_waiting(trace: Trace, position: int, s: int, f: int, lang: str) -> str:

@@ -6,8 +6,7 @@ is unchanged.
 """
 from __future__ import annotations
 
-import html
-
+from dllm_viz.app.markup import md_literal
 from dllm_viz.core.trace import Trace
 from dllm_viz.world import Verdict, Violation, check, token_violations
 
@@ -67,7 +66,9 @@ def inspector_lines(trace: Trace, position: int, step: int | None = None) -> str
     if not is_checked(trace) or not 0 <= position < len(trace.token_ids):
         return ""
     found = generated_marks(trace, step)[position]
-    return "\n".join(f"- checker: **{v.rule}**: {html.escape(v.message)} (`{html.escape(v.text)}`)" for v in found)
+    # Markdown: the message and the text quote the trace's own words, shown literally, never as markup.
+    return "\n".join(f"- checker: **{md_literal(v.rule)}**: {md_literal(v.message)} ({md_literal(repr(v.text))})"
+                     for v in found)
 
 
 def token_rules(trace: Trace) -> list[str]:
