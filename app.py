@@ -49,7 +49,8 @@ from dllm_viz.tasks.families import EXAMPLE_PROMPTS as TASK_PROMPTS  # noqa: E40
 
 EXAMPLES_DIR = assets.path("examples")
 MAX_BATCH = 16  # requests per forward pass in the shared engine
-MAX_QUEUE = 512  # a full sweep grid fits in the queue at once
+MAX_QUEUE = 512  # requests waiting for a slot: a sweep submits SWEEP_CHUNK (128) at a time, so four sweeps
+# and everyone's interactive requests fit; beyond it a request gets "server busy" (QueueFull), not a wait
 # torch intra-op threads for the decodes (DLLM_VIZ_THREADS). The embedded model's matrices are
 # small, and one thread leaves a core for the web server: on the 2-core build machine, with one
 # core busy elsewhere, a gen_length-64 decode took 1.1 s with two threads and 0.12 s with one.

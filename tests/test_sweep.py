@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app.sweep import METRICS, SweepGrid, run_sweep, total_steps
+from dllm_viz.app.sweep import MAX_SWEEP_REQUESTS, METRICS, SweepGrid, check_grid_size, run_sweep, total_steps
 from tests.ui_model import make_text_model
 
 
@@ -23,11 +23,32 @@ def grid(**kw):
     return SweepGrid(**base | kw)
 
 
-def test_the_whole_grid_is_one_call_to_run():
+def test_the_grid_goes_to_run_in_chunks_with_the_same_result():
     run = Runner()
     result = run_sweep(run, grid())
-    assert run.calls == [2 * 2 * 1 * 2 * 2]
+    assert run.calls == [2 * 2 * 1 * 2 * 2]  # 16 requests: one call
     assert len(result.rows) == 4 and all(r["runs"] == 4 for r in result.rows)
+    steps: list[int] = []
+    chunked = run_sweep(run, grid(), chunk=5, on_step=lambda i, rec: steps.append(i))
+    assert run.calls[1:] == [5, 5, 5, 1]  # a shared engine's queue holds at most `chunk` of them
+    assert chunked.rows == result.rows
+    assert sorted(set(steps)) == list(range(16))  # on_step numbers requests across the whole grid
+    with pytest.raises(ValueError, match="chunk=0"):
+        run_sweep(run, grid(), chunk=0)
+
+
+def test_grid_size_is_refused_naming_the_limit_before_any_config_is_built(monkeypatch):
+    """A 20,000-line prompt box once meant 19 million DecodeConfigs built before the engine refused."""
+    def built(*args, **kwargs):
+        raise AssertionError("a config was built for a grid over the limit")
+
+    monkeypatch.setattr(SweepGrid, "config", built)
+    lines = tuple(f"prompt {i} " for i in range(20_000))
+    with pytest.raises(ValueError, match=rf"20000 prompts = 2400000 requests is invalid: expected at most MAX_SWEEP_REQUESTS={MAX_SWEEP_REQUESTS}"):
+        grid(temperatures=(0.3, 0.6, 0.9, 1.2, 1.5, 2.0), divisors=(8, 6, 4, 3, 2), decays=(0.9, 1.0), prompts=lines)
+    assert check_grid_size(temperatures=6, divisors=5, decays=4, seeds=8, prompts=2) == MAX_SWEEP_REQUESTS
+    with pytest.raises(ValueError, match="MAX_SWEEP_REQUESTS"):
+        check_grid_size(temperatures=6, divisors=5, decays=4, seeds=8, prompts=3)
 
 
 def test_a_cell_is_the_mean_of_its_own_runs():

@@ -1,8 +1,13 @@
 """A grid over temperature x initial top_k (x decay), several seeds and prompts, as ONE batched decode.
 
 This regenerates the article's tuning table (section 4.2) from measurement: every cell is decoded
-for every (seed, prompt), all requests go to the runner in a single call (the decoder batches them
-and lets each leave when done), and the traces are reduced to one table per metric.
+for every (seed, prompt), the requests go to the runner in calls of at most `SWEEP_CHUNK` (the
+decoder batches each call and lets each request leave when done), and each call's traces are
+reduced to their metrics at once, so a sweep holds metrics, never a thousand traces.
+
+Bounds: a grid is at most `MAX_SWEEP_REQUESTS` requests, checked from the axis lengths before any
+config is built (a 20,000-line prompt box once meant 19 million configs); the page's widgets
+(6 temperatures x 5 divisors x 4 decays x 8 seeds) on two prompts are exactly that many.
 """
 from __future__ import annotations
 
@@ -13,13 +18,27 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
 
-from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import StepRecord, Trace
 
 # Metrics of the sweep, as named in `Trace.metrics`; the flag says whether lower is better.
 METRICS: dict[str, bool] = {"nfe": True, "repeat_3": True, "distinct_2": False, "mean_logprob": False}
+MAX_SWEEP_REQUESTS = 1920  # requests in one grid: every box of the page ticked (120 cells) x 8 seeds x 2 prompts
+SWEEP_CHUNK = 128  # requests per call to the runner: what one sweep holds in the engine's queue at a time
+AXES = ("temperatures", "divisors", "decays", "seeds", "prompts")
+
+
+def check_grid_size(**lengths: int) -> int:
+    """The number of requests of a grid with these axis lengths (names in AXES); ValueError naming
+    the limit when it exceeds MAX_SWEEP_REQUESTS. Cheap: call it before building any axis or config."""
+    total = math.prod(lengths[name] for name in AXES)
+    if total > MAX_SWEEP_REQUESTS:
+        sizes = " x ".join(f"{lengths[name]} {name}" for name in AXES)
+        raise ValueError(f"sweep grid of {sizes} = {total} requests is invalid: expected at most "
+                         f"MAX_SWEEP_REQUESTS={MAX_SWEEP_REQUESTS} (untick some values, or use fewer seeds or prompts)")
+    return total
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,11 +54,15 @@ class SweepGrid:
     base: DecodeConfig = field(default_factory=DecodeConfig)  # other knobs (min_k, confidence, ...)
 
     def __post_init__(self) -> None:
-        for name in ("temperatures", "divisors", "decays", "seeds", "prompts"):
-            values = tuple(getattr(self, name))
+        for name in AXES:
+            values = getattr(self, name)
+            if not isinstance(values, (tuple, list)):
+                raise ValueError(f"{name}={short(values)} is invalid: expected a tuple of values")
             if not values:
                 raise ValueError(f"{name}={values!r} is invalid: expected at least one value")
-            object.__setattr__(self, name, values)
+        check_grid_size(**{name: len(getattr(self, name)) for name in AXES})  # before any config is built
+        for name in AXES:
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         for d in self.divisors:
             if isinstance(d, bool) or not isinstance(d, int) or d < 1:
                 raise ValueError(f"divisors: {d!r} is invalid: expected an integer >= 1")
@@ -80,7 +103,7 @@ class SweepGrid:
 class SweepResult:
     grid: SweepGrid
     rows: list[dict[str, Any]]  # one per cell: temperature, divisor, top_k, decay, runs, metric means
-    wall_time: float  # seconds for the single batched decode
+    wall_time: float  # seconds for the decodes (every call to the runner)
 
     def table(self, metric: str) -> dict[float, list[list[float]]]:
         """`{decay: [[value at (temperature i, divisor j)]]}` for a heatmap."""
@@ -100,24 +123,35 @@ def total_steps(configs: Sequence[DecodeConfig]) -> int:
 
 
 def run_sweep(
-    run: Runner, grid: SweepGrid, *, on_step: Callable[[int, StepRecord], None] | None = None
+    run: Runner, grid: SweepGrid, *, on_step: Callable[[int, StepRecord], None] | None = None,
+    chunk: int = SWEEP_CHUNK,
 ) -> SweepResult:
-    """Decode the whole grid in ONE call to `run`, then average each cell's metrics."""
+    """Decode the grid in calls of at most `chunk` requests to `run`, then average each cell's metrics.
+
+    `on_step(i, record)` numbers requests across the whole grid (`i` indexes `grid.requests()`).
+    Each call's traces are reduced to their metrics before the next call, so memory does not grow
+    with the grid, and a shared engine's queue holds at most `chunk` of this sweep's requests.
+    """
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"chunk={short(chunk)} is invalid: expected an integer >= 1")
     prompts, configs, cell_of = grid.requests()
+    per_cell: list[list[dict[str, float]]] = [[] for _ in grid.cells]
     start = time.perf_counter()
-    traces = run(prompts, configs, on_step=on_step, record_candidates=0)  # candidates unused here
+    for lo in range(0, len(configs), chunk):
+        hi = min(len(configs), lo + chunk)
+        hook = None if on_step is None else (lambda i, rec, lo=lo: on_step(lo + i, rec))
+        traces: list[Trace] = run(prompts[lo:hi], configs[lo:hi], on_step=hook, record_candidates=0)  # no candidates
+        if len(traces) != hi - lo:
+            raise RuntimeError(f"runner returned {len(traces)} traces for {hi - lo} requests")
+        for c, trace in zip(cell_of[lo:hi], traces):
+            per_cell[c].append({name: trace.metrics[name] for name in METRICS})
+        del traces
     wall = time.perf_counter() - start
-    if len(traces) != len(configs):
-        raise RuntimeError(f"runner returned {len(traces)} traces for {len(configs)} requests")
-    per_cell: list[list[Trace]] = [[] for _ in grid.cells]
-    for c, trace in zip(cell_of, traces):
-        per_cell[c].append(trace)
     rows = []
-    for (temp, d, decay), group in zip(grid.cells, per_cell):
-        metrics = [tr.metrics for tr in group]
+    for (temp, d, decay), metrics in zip(grid.cells, per_cell):
         row: dict[str, Any] = {
             "temperature": temp, "divisor": d, "top_k": max(1, grid.gen_length // d), "decay": decay,
-            "runs": len(group),
+            "runs": len(metrics),
         }
         for name in METRICS:
             row[name] = round(math.fsum(m[name] for m in metrics) / len(metrics), 4)
