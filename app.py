@@ -9,6 +9,7 @@ own batch, since the GPU exists only inside those calls; elsewhere the wrapper i
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,24 @@ def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None
         environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def _system_allocator(environ: MutableMapping[str, str] = os.environ) -> bool:
+    """Ask for the system allocator unless the environment names one; True if it was asked for.
+
+    CPython's own allocator keeps a 1 MiB arena while any object in it lives, so the memory of a
+    dropped session's trace (10^5 small objects) mostly stays with the process; glibc's malloc
+    with `malloc_trim` hands it back (`dllm_viz.app.guards`). Read at interpreter start, hence the
+    re-execution under `__main__` below; two arenas instead of eight per core for the worker threads.
+    """
+    if "PYTHONMALLOC" in environ:
+        return False
+    environ["PYTHONMALLOC"] = "malloc"
+    environ.setdefault("MALLOC_ARENA_MAX", "2")
+    return True
+
+
 _offline_environment()
+if __name__ == "__main__" and _system_allocator():
+    os.execv(sys.executable, sys.orig_argv)  # the same command, now under the system allocator
 
 from dllm_viz import assets  # noqa: E402 - after the environment above
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
@@ -39,6 +57,8 @@ from dllm_viz.models import load_model  # noqa: E402
 from dllm_viz.core.decoder import Runner  # noqa: E402
 from dllm_viz.core.trace import StepRecord, Trace  # noqa: E402
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
+from dllm_viz.app import guards  # noqa: E402
+from dllm_viz.app.guards import ServerLimits  # noqa: E402
 from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
 from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
 from dllm_viz.app.playground import ModelChoice  # noqa: E402
@@ -168,6 +188,7 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
 
 
 def main() -> None:
+    """Serve until interrupted, within the bounds of `ServerLimits` (DLLM_VIZ_MAX_CONNECTIONS, ...)."""
     import logging
 
     import torch
@@ -176,13 +197,17 @@ def main() -> None:
     # (dllm_viz.serve.engine), a model's fallback (dllm_viz.models.hf).
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(THREADS)
+    limits = ServerLimits.from_env(os.environ)
     demo = create_demo()
     demo.queue(default_concurrency_limit=MAX_BATCH).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         max_file_size=MAX_TRACE_BYTES,  # uploads are traces; a bigger file is refused before it is read
+        state_session_capacity=limits.max_sessions, prevent_thread_lock=True,
         **launch_options(),
     )
+    guards.install(demo, limits)  # connections, sessions, the log: installed on the running server
+    demo.block_thread()
 
 
 if __name__ == "__main__":

@@ -1,11 +1,26 @@
 """app.py: the served app's bounds (sweeps through the shared engine, connections, sessions, the log)."""
 from __future__ import annotations
 
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from gradio_client import Client
+
 import app
+from dllm_viz import Trace
 from dllm_viz.app.sweep import MAX_SWEEP_REQUESTS, SWEEP_CHUNK, SweepGrid, run_sweep
 from dllm_viz.app.ui import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES
 from dllm_viz.serve.engine import Engine
-from tests.ui_model import make_text_model
+from tests.ui_model import free_port, make_text_model, wait_for_client
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120  # seconds: a bound against hangs, never a timing assertion
 
 
 def test_the_widgets_largest_sweep_runs_through_the_shared_engine():
@@ -20,3 +35,37 @@ def test_the_widgets_largest_sweep_runs_through_the_shared_engine():
         result = run_sweep(app.make_runner(model, engine), grid)
         assert engine.stats()["rejected"] == 0
     assert len(result.rows) == len(grid.cells) and all(r["runs"] == 16 for r in result.rows)
+
+
+def test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing(tmp_path):
+    """app.py under a 256-descriptor limit and 400 silent sockets (issue 30 item 9, issue 33 item 9):
+    the page and /generate still answer, and the log holds no flood of accept failures."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    log = tmp_path / "app.log"
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "DLLM_VIZ_HEADER_TIMEOUT": "3"}
+
+    def low_descriptor_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                text=True, preexec_fn=low_descriptor_limit)
+    crowd: list[socket.socket] = []
+    try:
+        wait_for_client(proc, url)
+        for _ in range(400):
+            crowd.append(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT))
+        assert httpx.get(url, timeout=TIMEOUT).status_code == 200
+        client = Client(url, verbose=False, httpx_kwargs={"timeout": TIMEOUT})
+        text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 8}), api_name="/generate")
+        assert Trace.from_json(trace_json).text == text
+    finally:
+        for s in crowd:
+            s.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    lines = log.read_text(errors="replace").splitlines()
+    flood = [line for line in lines if "accept" in line or "Too many open files" in line]
+    assert len(flood) <= 5, flood[:10]
+    assert len(lines) < 200, lines[-20:]
