@@ -56,6 +56,42 @@ def test_gradio_floats_become_ints_and_bad_values_name_the_field():
         settings_to_config(**widgets(seed=2.5))
 
 
+@pytest.mark.parametrize("knob", ["top_k", "decay", "steps", "threshold", "t_early", "t_middle", "t_late", "top_p"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0])
+def test_every_knob_is_validated_whether_or_not_the_schedule_reads_it(knob, value):
+    """A NaN in a slider the schedule ignores (here threshold or steps under topk_decay, the stage
+    temperatures with stages off, top_p) was accepted: each is refused naming the knob."""
+    name = {"t_early": "temperature_stages", "t_middle": "temperature_stages", "t_late": "temperature_stages"}.get(knob, knob)
+    for schedule in ("topk_decay", "threshold", "fixed_steps"):
+        with pytest.raises(ValueError, match=name):
+            settings_to_config(**widgets(schedule=schedule, **{knob: value}))
+
+
+def test_a_seed_typed_as_1_5_is_refused_not_rounded(tmp_path):
+    """The seed box hands the handlers what was typed (Gradio's precision=0 rounded 1.5 to 2)."""
+    from dllm_viz.app import ui
+    from tests.ui_model import CountingRunner
+
+    runner = CountingRunner()
+    ex = runner(["hi "], [DecodeConfig.preset("balanced", 16, seed=1)])[0]
+    seed_box = ui.build_demo(runner, examples=[("ex", ex)], export_dir=tmp_path).page.seed
+    with pytest.raises(ValueError, match="seed=1.5 is invalid"):
+        settings_to_config(**widgets(seed=seed_box.preprocess(1.5)))
+    assert settings_to_config(**widgets(seed=seed_box.preprocess(7))).seed == 7
+    with pytest.raises(ValueError, match="seed=1.5 is invalid"):
+        parse_config_json("{}", seed=seed_box.preprocess(1.5))
+
+
+@pytest.mark.parametrize("text,says", [
+    ("[" * 100_000, "config_json has 100000 characters: expected at most"),
+    ("[" * 5_000, "config_json nests too deeply"),
+    ('{"temperature_stages": ' + "[" * 4000 + "]" * 4000 + "}", "config_json nests too deeply"),
+], ids=["long", "deep", "deep-inside"])
+def test_config_json_is_bounded_like_a_trace(text, says):
+    with pytest.raises(ValueError, match=says):
+        parse_config_json(text)
+
+
 def test_config_json_defaults_to_the_balanced_preset():
     assert parse_config_json('{"gen_length": 48, "temperature": 0.5}') == DecodeConfig.preset("balanced", 48, temperature=0.5)
     assert parse_config_json("{}", gen_length=16, seed=3) == DecodeConfig.preset("balanced", 16, seed=3)

@@ -15,7 +15,7 @@ from gradio_client import Client
 import app
 from dllm_viz import Trace
 from dllm_viz.app.sweep import MAX_SWEEP_REQUESTS, SWEEP_CHUNK, SweepGrid, run_sweep
-from dllm_viz.app.ui import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES
+from dllm_viz.app.layout_sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES
 from dllm_viz.serve.engine import Engine
 from tests.ui_model import free_port, make_text_model, wait_for_client
 

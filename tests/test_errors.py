@@ -33,3 +33,13 @@ def test_other_exceptions_are_bugs_and_pass_through(caplog: pytest.LogCaptureFix
         handler()
     assert not caplog.records
     assert user_errors(lambda: 3)() == 3
+
+
+def test_a_user_error_echoing_markup_is_shown_as_text():
+    """Gradio renders an error toast as HTML; a value echoed in the message must not become a tag."""
+    def handler():
+        raise ValueError('config_json=\'<img src="http://198.51.100.7/p.png">\' is invalid')
+
+    with pytest.raises(gr.Error) as err:
+        user_errors(handler)()
+    assert "<img" not in err.value.message and "&lt;img src=&quot;http://198.51.100.7/p.png&quot;&gt;" in err.value.message

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from dllm_viz.app.outputs import Knobs, PresetKnobs, values_of
-from dllm_viz.core.config import PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core.config import MAX_COUNT, PRESETS, SHIPPED_PRESETS, DecodeConfig
 
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
 KNOBS = (
@@ -41,11 +41,31 @@ def integral(value: Any) -> Any:
     return value
 
 
+# What a knob the config will not read must still be (a greyed slider keeps its value, and an API
+# call can send anything): the config a lone value of it would make, so the error is the config's own.
+# `steps` alone is checked against the largest canvas: a stale value above gen_length is harmless.
+_ALONE: dict[str, Any] = {
+    "top_k": lambda v: DecodeConfig(top_k=integral(v)), "decay": lambda v: DecodeConfig(decay=v),
+    "steps": lambda v: DecodeConfig(gen_length=MAX_COUNT, steps=integral(v)),
+    "threshold": lambda v: DecodeConfig(threshold=v),
+    "t_early": lambda v: DecodeConfig(temperature_stages=(v, 1.0, 1.0)),
+    "t_middle": lambda v: DecodeConfig(temperature_stages=(1.0, v, 1.0)),
+    "t_late": lambda v: DecodeConfig(temperature_stages=(1.0, 1.0, v)),
+    "top_p": lambda v: DecodeConfig(top_p=v),
+}
+
+
 def settings_to_config(**s: Any) -> DecodeConfig:
-    """The DecodeConfig for the playground's widget values (names in KNOBS). Raises ValueError."""
+    """The DecodeConfig for the playground's widget values (names in KNOBS). Raises ValueError.
+
+    Every knob is validated, read or not: a NaN in a slider the schedule ignores is refused as
+    surely as one it reads (only its consistency with the other knobs is not asked for).
+    """
     missing = set(KNOBS) - set(s)
     if missing:
         raise ValueError(f"settings: missing {sorted(missing)}")
+    for name, alone in _ALONE.items():
+        alone(s[name])
     schedule = s["schedule"]
     used = SCHEDULE_KNOBS.get(schedule, set())
     values: dict[str, Any] = {
@@ -55,7 +75,7 @@ def settings_to_config(**s: Any) -> DecodeConfig:
         "block_length": integral(s["block_length"]) or None,
         "confidence_from": s["confidence_from"], "sample_scope": s["sample_scope"], "rng": s["rng"],
         "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
-        "top_p": s["top_p"] if s["top_p"] is not None and s["top_p"] < 1 else None,  # the slider's 1.0 = off
+        "top_p": s["top_p"] if s["top_p"] < 1 else None,  # the slider's 1.0 = off (checked above: a number)
         "cache": s["cache"] or "none", "cache_drift": bool(s["cache_drift"]),
     }
     for name in ("top_k", "steps"):
@@ -88,14 +108,22 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
     )
 
 
+MAX_CONFIG_CHARS = 10_000  # a config JSON names at most every field once: far below this
+
+
 def parse_config_json(text: str | None, *, gen_length: int | None = None, seed: int | None = None) -> DecodeConfig:
     """A DecodeConfig from a JSON object of field names; missing keys take the balanced preset.
 
     `gen_length` / `seed` are defaults used when the JSON does not set them (the API uses 64 / 0).
+    Bounded like `Trace.from_json`: too long, or nested too deep for the parser, is a ValueError.
     """
     text = (text or "").strip() or "{}"
+    if len(text) > MAX_CONFIG_CHARS:
+        raise ValueError(f"config_json has {len(text)} characters: expected at most {MAX_CONFIG_CHARS}")
     try:
         values = json.loads(text)
+    except RecursionError:
+        raise ValueError("config_json nests too deeply: expected one flat JSON object of DecodeConfig fields") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"config_json={text[:80]!r} is invalid: expected a JSON object ({err})") from err
     if not isinstance(values, dict):

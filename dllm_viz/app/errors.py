@@ -16,6 +16,8 @@ from typing import Any
 
 import gradio as gr
 
+from dllm_viz.app.markup import html_literal
+
 log = logging.getLogger(__name__)
 ERROR_SECONDS = 8  # how long the page shows the error
 
@@ -29,6 +31,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except ValueError as err:
             log.warning("user error in %s: %s", fn.__name__, " ".join(str(err).split()))
-            raise gr.Error(str(err), duration=ERROR_SECONDS, print_exception=False) from err
+            # Gradio shows the message as HTML: what it echoes (a value from a trace) is shown as text.
+            raise gr.Error(html_literal(str(err)), duration=ERROR_SECONDS, print_exception=False) from err
 
     return wrapper

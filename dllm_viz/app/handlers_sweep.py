@@ -11,7 +11,16 @@ from dllm_viz.app import figures
 from dllm_viz.app.adapters import integral
 from dllm_viz.app.i18n import t
 from dllm_viz.app.outputs import SweepShown, keep
-from dllm_viz.app.sweep import METRICS, SweepGrid, SweepResult, run_sweep, total_steps
+from dllm_viz.app.sweep import (
+    MAX_SWEEP_SEEDS,
+    METRICS,
+    SweepGrid,
+    SweepResult,
+    check_grid_size,
+    run_sweep,
+    total_steps,
+)
+from dllm_viz.core.config import short
 from dllm_viz.core.decoder import Runner
 
 PROGRESS_EVERY = 0.25  # seconds between progress-bar updates during a sweep
@@ -22,6 +31,22 @@ SWEEP_RANGES: dict[str, Callable[[int], tuple[float, float]]] = {
     "distinct_2": lambda g: (0.5, 1.0), "mean_logprob": lambda g: (-10.0, 0.0),
 }
 TABLE_COLUMNS = ("temperature", "top_k", "decay", "runs")  # the table's columns before the metrics
+
+
+def _number(name: str, value: Any) -> float:
+    """A ticked temperature or decay (the grid's configs check its range)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: {short(value)} is invalid: expected a number") from None
+
+
+def _divisor(value: Any) -> int:
+    """A ticked top_k box, "L/4", as its divisor 4."""
+    text = str(value).removeprefix("L/")
+    if not text.isdigit() or len(text) > 4:
+        raise ValueError(f"sweep_topk: {short(value)} is invalid: expected L/d with d one of the boxes")
+    return int(text)
 
 
 class SweepHandlers:
@@ -39,10 +64,16 @@ class SweepHandlers:
                              ("sweep_decays", sweep_decays), ("sweep_prompts", lines)):
             if not values:
                 raise ValueError(t("err_empty_grid", lang, v=t(name, lang)))
+        seeds = integral(sweep_seeds)
+        if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SWEEP_SEEDS:
+            raise ValueError(f"sweep_seeds={short(seeds)} is invalid: expected an integer in [1, {MAX_SWEEP_SEEDS}]")
+        # The size first, from the lengths alone: nothing is built for a grid over the limit.
+        check_grid_size(temperatures=len(sweep_temps), divisors=len(sweep_divisors), decays=len(sweep_decays),
+                        seeds=seeds, prompts=len(lines))
         grid = SweepGrid(
-            temperatures=tuple(sorted(float(x) for x in sweep_temps)),
-            divisors=tuple(sorted((int(str(d).removeprefix("L/")) for d in sweep_divisors), reverse=True)),  # k grows →
-            decays=tuple(sorted(float(x) for x in sweep_decays)), seeds=tuple(range(integral(sweep_seeds))),
+            temperatures=tuple(sorted(_number("sweep_temps", x) for x in sweep_temps)),
+            divisors=tuple(sorted((_divisor(d) for d in sweep_divisors), reverse=True)),  # k grows →
+            decays=tuple(sorted(_number("sweep_decays", x) for x in sweep_decays)), seeds=tuple(range(seeds)),
             prompts=lines, gen_length=integral(sweep_gen_length),
         )
         _, configs, _ = grid.requests()

@@ -115,7 +115,8 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
             for k in ("t_early", "t_middle", "t_late"):
                 c[k] = lab(gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang), min_width=90, elem_classes="dv-knob"), k)
         with gr.Row(equal_height=True):
-            c["seed"] = lab(gr.Number(s0["seed"], precision=0, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
+            # No precision: Gradio would round 1.5 to 2; the handlers refuse it (seeds are integers).
+            c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
                                       scale=2), "seed")
             c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
     with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):

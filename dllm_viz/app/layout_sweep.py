@@ -12,6 +12,7 @@ import gradio as gr
 from dllm_viz.app.i18n import t
 from dllm_viz.app.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.page import Labels
+from dllm_viz.app.sweep import MAX_SWEEP_SEEDS
 
 SWEEP_TEMPERATURES = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 SWEEP_DIVISORS = (8, 6, 4, 3, 2)
@@ -35,7 +36,7 @@ def build_sweep_tab(labels: Labels, *, longest: int) -> dict[str, Any]:
         c["sweep_prompts"] = lab(gr.Textbox("\n".join(DEFAULT_PROMPTS[:2]), lines=2, label=t("sweep_prompts", lang),
                                             scale=3), "sweep_prompts")
         with gr.Column(scale=2):
-            c["sweep_seeds"] = lab(gr.Slider(1, 8, 2, step=1, label=t("sweep_seeds", lang)), "sweep_seeds")
+            c["sweep_seeds"] = lab(gr.Slider(1, MAX_SWEEP_SEEDS, 2, step=1, label=t("sweep_seeds", lang)), "sweep_seeds")
             c["sweep_gen_length"] = lab(gr.Slider(8, longest, 32, step=8, label=t("gen_length", lang)), "gen_length")
     c["sweep_run"] = lab(gr.Button(t("sweep_run", lang), variant="primary"), "sweep_run", "value")
     c["sweep_summary"] = gr.Markdown("")

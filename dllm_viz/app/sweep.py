@@ -25,6 +25,7 @@ from dllm_viz.core.trace import StepRecord, Trace
 
 # Metrics of the sweep, as named in `Trace.metrics`; the flag says whether lower is better.
 METRICS: dict[str, bool] = {"nfe": True, "repeat_3": True, "distinct_2": False, "mean_logprob": False}
+MAX_SWEEP_SEEDS = 8  # seeds per cell (the page's slider goes this far)
 MAX_SWEEP_REQUESTS = 1920  # requests in one grid: every box of the page ticked (120 cells) x 8 seeds x 2 prompts
 SWEEP_CHUNK = 128  # requests per call to the runner: what one sweep holds in the engine's queue at a time
 AXES = ("temperatures", "divisors", "decays", "seeds", "prompts")
