@@ -2,8 +2,8 @@
 
 A trace file is shared data: its vocabulary pieces, prompt text and model name are whatever its
 author wrote. Wherever such a string reaches markup it must read as the characters it holds, never
-as markup, or a shared trace becomes a tracking pixel (`<img src="http://host/p.png">` in Markdown
-is kept by Gradio's sanitizer and fetched by every viewer's browser) or a link in disguise.
+as markup, or a shared trace becomes a tracking pixel (an `img` tag pointing at another host is kept
+by Gradio's sanitizer and fetched by every viewer's browser) or a link in disguise.
 
 - HTML (`gr.HTML`, attributes, Gradio's error toasts, which render their message as HTML): `html_literal`.
 - Markdown (`gr.Markdown`): `md_literal` backslash-escapes every ASCII punctuation character
@@ -11,7 +11,7 @@ is kept by Gradio's sanitizer and fetched by every viewer's browser) or a link i
   `www\\.`), emphasis or heading can form, and folds line breaks into spaces so no new block
   (a heading, a list, a code block) starts inside it.
 - Plotly labels (hover text, cell text): `html_literal` too; plotly.js splits its pseudo-HTML tags
-  first and decodes entities only inside text, so `&lt;b&gt;` is shown as `<b>`.
+  (`b`, `a href`, ...) first and decodes entities only inside text, so an escaped tag shows as text.
 """
 from __future__ import annotations
 
