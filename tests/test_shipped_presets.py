@@ -1,14 +1,16 @@
-"""The `llada`, `dream` and `fast_dllm` presets follow the shipped rules they name (issue 16).
+"""The `llada`, `dream` and `fast_dllm` presets follow the shipped rules they name (issues 16 and 33).
 
-At temperature 0 each preset must be token-identical, step by step, to a plain re-implementation
-written here from the rule (not from dllm_viz's code):
-  LLaDA     generate(): per block, get_num_transfer_tokens' quotas; rank masked positions of the
-            block by the float64 softmax probability of the token drawn (the argmax at T = 0).
-  Dream     _sample() with alg="maskgit_plus": top-p on the logits, probs = softmax; rank by the
-            probability of the drawn token under those probs; step i unmasks
-            int(m * (1 - t[i+1] / t[i])) of the m masks left, t = linspace(1, 1e-3, steps + 1).
-  Fast-dLLM get_transfer_index(threshold): LLaDA's draw and probability, then the most confident
-            position of the block plus every other one whose probability >= threshold.
+At temperature 0 each preset must agree, step by step (the positions that receive a token at each
+step, and the tokens), with an independent re-implementation:
+  LLaDA     generate() and Fast-dLLM generate(threshold) are re-implemented in
+            tests/reference_samplers.py from their code (the softmax in the logits' dtype for
+            LLaDA, in float64 for Fast-dLLM; argmax over the whole vocabulary, the mask token
+            included; torch.topk over the canvas row, with its own order among equal values);
+            models with exact ties, a masked argmax and a probability one float32 ulp below the
+            threshold are decoded in float32 and in bf16.
+  Dream     _sample() with alg="maskgit_plus", written here from the rule: top-p on the logits,
+            probs = softmax; rank by the probability of the drawn token under those probs; step i
+            unmasks int(m * (1 - t[i+1] / t[i])) of the m masks left, t = linspace(1, 1e-3, steps + 1).
 At T > 0 the draws are random, so the tests check distributions on a model with known logits,
 thousands of seeds in one batch: the token behind each position's ranking statistic is drawn
 from the rule's distribution (softmax(logits / T), or its top-p nucleus for Dream), the statistic
@@ -27,6 +29,7 @@ from dllm_viz import DecodeConfig, decode
 from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.serve.policy import Policy
+from tests.reference_samplers import fast_dllm_generate, llada_generate
 from tests.tiny import ScriptedDenoiser, TinyDenoiser
 
 PROMPTS = [[5, 6, 7], [1, 2, 3, 4, 5, 6], [9]]
@@ -37,24 +40,6 @@ def _forward(model, canvas: list[int]) -> torch.Tensor:
     logits = model(torch.tensor([canvas]))[0].detach().double().clone()
     logits[:, model.mask_token_id] = -math.inf
     return logits
-
-
-def llada_reference(model, prompt, gen_length, steps, block_length):
-    mask, P = model.mask_token_id, len(prompt)
-    x = list(prompt) + [mask] * gen_length
-    blocks = gen_length // block_length
-    per_block, chosen_by_step = steps // blocks, []
-    for b in range(blocks):
-        lo, hi = P + b * block_length, P + (b + 1) * block_length
-        m = sum(x[i] == mask for i in range(lo, hi))
-        for q in [m // per_block + (1 if i < m % per_block else 0) for i in range(per_block)]:
-            p = torch.softmax(_forward(model, x), dim=-1)
-            drawn = {i: int(p[i].argmax()) for i in range(lo, hi) if x[i] == mask}
-            ranked = sorted(drawn, key=lambda i: (-float(p[i, drawn[i]]), i))[:q]
-            for i in ranked:
-                x[i] = drawn[i]
-            chosen_by_step.append(sorted(i - P for i in ranked))
-    return x[P:], chosen_by_step
 
 
 def dream_top_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -86,39 +71,187 @@ def dream_reference(model, prompt, gen_length, steps, top_p):
     return x[P:], chosen_by_step
 
 
-def fast_dllm_reference(model, prompt, gen_length, block_length, threshold):
-    mask, P = model.mask_token_id, len(prompt)
-    x = list(prompt) + [mask] * gen_length
-    chosen_by_step = []
-    for b in range(gen_length // block_length):
-        lo, hi = P + b * block_length, P + (b + 1) * block_length
-        while any(x[i] == mask for i in range(lo, hi)):
-            p = torch.softmax(_forward(model, x), dim=-1)
-            drawn = {i: int(p[i].argmax()) for i in range(lo, hi) if x[i] == mask}
-            conf = {i: float(p[i, drawn[i]]) for i in drawn}
-            ranked = sorted(drawn, key=lambda i: (-conf[i], i))
-            chosen = [ranked[0]] + [i for i in ranked[1:] if conf[i] >= threshold]
-            for i in chosen:
-                x[i] = drawn[i]
-            chosen_by_step.append(sorted(i - P for i in chosen))
-    return x[P:], chosen_by_step
-
-
 def _steps(trace) -> list[list[int]]:
     return [sorted(rec.selected) for rec in trace.steps]
 
 
+class NoMask(torch.nn.Module):
+    """A model that, like a trained LLaDA, gives the mask token no probability: its logit far below."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model, self.mask_token_id, self.name = model, model.mask_token_id, "no-mask"
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        logits = self.model(input_ids, attention_mask).clone()
+        logits[..., self.mask_token_id] = logits.min() - 30
+        return logits
+
+
+def placed(trace) -> list[list[tuple[int, int]]]:
+    """Per step, (position, token) of the positions that received a token, sorted."""
+    return [sorted(zip(rec.selected, rec.tokens)) for rec in trace.steps]
+
+
 @pytest.mark.parametrize("prompt", PROMPTS)
-def test_llada_preset_is_token_identical_to_the_rule_at_t0(prompt):
-    model = TinyDenoiser(scale=4.0)
-    config = DecodeConfig.preset("llada", 16, seed=1)
-    (trace,) = decode(model, [prompt], config)
-    tokens, chosen = llada_reference(model, prompt, 16, steps=16, block_length=16)
-    assert (trace.token_ids, _steps(trace)) == (tokens, chosen)
+def test_llada_preset_agrees_with_llada_code_at_t0(prompt):
+    model = NoMask(TinyDenoiser(scale=4.0))
+    (trace,) = decode(model, [prompt], DecodeConfig.preset("llada", 16, seed=1))
+    tokens, ref = llada_generate(model, prompt, steps=16, gen_length=16, block_length=16, mask_id=0)
+    assert (trace.token_ids, placed(trace)) == (tokens, [r.placed for r in ref])
     # Semi-autoregressive, two per step, as LLaDA's README runs it.
-    config = DecodeConfig.preset("llada", 16, steps=8, block_length=8)
+    (trace,) = decode(model, [prompt], DecodeConfig.preset("llada", 16, steps=8, block_length=8))
+    tokens, ref = llada_generate(model, prompt, steps=8, gen_length=16, block_length=8, mask_id=0)
+    assert (trace.token_ids, placed(trace)) == (tokens, [r.placed for r in ref])
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_fast_dllm_preset_agrees_with_fast_dllm_code_at_t0(prompt):
+    model = NoMask(TinyDenoiser(scale=9.0))  # peaked: several positions clear 0.9 in one step
+    config = DecodeConfig.preset("fast_dllm", 64)
+    assert config.block_length == 32
     (trace,) = decode(model, [prompt], config)
-    assert (trace.token_ids, _steps(trace)) == llada_reference(model, prompt, 16, steps=8, block_length=8)
+    tokens, ref = fast_dllm_generate(model, prompt, gen_length=64, block_length=32, threshold=0.9, mask_id=0)
+    assert (trace.token_ids, placed(trace)) == (tokens, [r.placed for r in ref])
+    assert max(len(r.placed) for r in ref) > 1
+
+
+# ----- exact ties, a masked argmax, one ulp below the threshold -----------------------------------
+EDGE_V, EDGE_G = 16, 12
+FLOAT32_NINE = float(torch.tensor(0.9, dtype=torch.float32))  # 0.899999976...: float32(0.9) < 0.9
+# Probabilities in [float32(0.9) - ulp/4, 0.9) round to float32(0.9), so a float32 comparison keeps them
+# at the threshold while Fast-dLLM's float64 one does not.
+BAND = (FLOAT32_NINE - 2.0**-26, 0.9)
+
+
+def floor_to(dtype: torch.dtype, x: float) -> float:
+    """The largest `dtype` value <= x."""
+    y, step = float(torch.tensor(x, dtype=torch.float64).to(dtype)), 2.0**-30
+    while y > x:  # rounded up: step down until the conversion lands below
+        y = min(y, float(torch.tensor(x - step, dtype=torch.float64).to(dtype)))
+        step *= 2
+    return y
+
+
+def row_just_below_threshold(dtype: torch.dtype) -> torch.Tensor:
+    """`(V,)` logits in `dtype` whose float64 softmax gives token 3 a probability inside BAND.
+
+    Token 3 at 4.0; the rest of the mass e^4 (1/p - 1), p mid-band, made of tokens 4, 5, ... each
+    at the largest `dtype` logit that still fits what is left (each leaves ~2^-8 of it in bf16);
+    every other token -inf.
+    """
+    row = torch.full((EDGE_V,), -math.inf, dtype=torch.float64)
+    row[3] = 4.0
+    target = (BAND[0] + BAND[1]) / 2
+    left = math.exp(4.0) * (1 / target - 1)
+    for token in range(4, EDGE_V):
+        b = floor_to(dtype, math.log(left))
+        row[token] = b
+        left -= math.exp(b)
+        p = float(torch.softmax(row.to(dtype).double(), -1)[3])
+        if BAND[0] <= p < BAND[1]:
+            return row.to(dtype)
+    raise AssertionError(f"no {dtype} row lands in {BAND}")
+
+
+class EdgeModel:
+    """Logits by generated position, in `dtype` (prompt of 2; 12 generated positions; mask id 0):
+
+    HIGH (p ~ 0.9997) at 2 and 9; EDGE (just below 0.9, `row_just_below_threshold`) at 1 and 7;
+    TIE, five identical rows, at 0, 3, 5, 8 and 11; LOW at 6 and 10, and at 4 unless the mask token
+    is its argmax: `masky="crowd"`, p(mask) ~ 0.7 while 8 or more positions are masked (the top of
+    LLaDA's ranking for a few steps); `masky="high"`, p(mask) ~ 0.95 while position 2 is masked
+    (above Fast-dLLM's threshold at the first step only; a masked argmax that lasted would keep
+    Fast-dLLM's loop going for ever). HIGH, EDGE and TIE positions tie exactly with each other, so
+    which one a step picks is torch.topk's business.
+    """
+
+    def __init__(self, dtype: torch.dtype, masky: str | None = "crowd") -> None:
+        self.mask_token_id, self.name, self.dtype, self.masky_when, self.calls = 0, "edge", dtype, masky, 0
+
+        def row(**logits: float) -> torch.Tensor:
+            r = torch.full((EDGE_V,), -math.inf, dtype=torch.float64)
+            for token, value in logits.items():
+                r[int(token[1:])] = value
+            return r.to(dtype)
+
+        high, tie, low = row(t1=8.0, t2=0.0), row(t7=2.0, t8=1.0, t9=0.0), row(t11=0.5, t10=0.0, t9=0.0)
+        self.masky = {"crowd": row(t0=3.0, t10=1.5, t11=1.0), "high": row(t0=5.0, t10=1.5, t11=1.0), None: low}[masky]
+        edge = row_just_below_threshold(dtype)
+        self.rows = [tie, edge, high, tie, low, tie, low, edge, tie, high, low, tie]
+
+    def _masky(self, gen: torch.Tensor) -> bool:
+        if self.masky_when == "crowd":
+            return int((gen == 0).sum()) >= 8
+        return self.masky_when == "high" and int(gen[2]) == 0
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        self.calls += 1
+        B, N = input_ids.shape
+        out = torch.zeros(B, N, EDGE_V, dtype=self.dtype)
+        for b in range(B):
+            gen = input_ids[b, 2:2 + EDGE_G]
+            for g in range(min(EDGE_G, N - 2)):
+                out[b, 2 + g] = self.masky if g == 4 and self._masky(gen) else self.rows[g]
+        return out
+
+
+def earliest_first(conf: list[float], k: int) -> list[int]:
+    return sorted(sorted(range(len(conf)), key=lambda i: (-conf[i], i))[:k])
+
+
+DTYPES = {"float32": torch.float32, "bf16": torch.bfloat16}
+LLADA_CASES = {  # steps, block_length, masky
+    "one-per-step": (12, 12, "crowd"), "three-per-step": (4, 12, "crowd"), "semi-autoregressive": (6, 6, None)}
+
+
+def llada_case(dtype: str, case: str):
+    steps, block, masky = LLADA_CASES[case]
+    model = EdgeModel(DTYPES[dtype], masky)
+    config = DecodeConfig.preset("llada", EDGE_G, steps=steps, block_length=block if block != EDGE_G else None)
+    (trace,) = decode(model, [[5, 6]], config)
+    tokens, ref = llada_generate(model, [5, 6], steps=steps, gen_length=EDGE_G, block_length=block, mask_id=0)
+    return trace, tokens, ref
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", LLADA_CASES)
+def test_llada_preset_breaks_ties_and_masked_argmaxes_as_llada_code(dtype, case):
+    trace, tokens, ref = llada_case(dtype, case)
+    assert placed(trace)[:len(ref)] == [r.placed for r in ref]  # every step LLaDA takes: positions and tokens
+    left = [i for i, t in enumerate(tokens) if t == 0]  # LLaDA ends its budget with these still masked ...
+    assert bool(left) == any(r.wasted for r in ref) == (LLADA_CASES[case][2] is not None)
+    assert sorted(i for rec in trace.steps[len(ref):] for i in rec.selected) == left  # ... dllm-viz fills them after
+    assert 0 not in trace.token_ids and all(t == u for t, u in zip(trace.token_ids, tokens) if u != 0)
+
+
+def test_the_edge_cases_have_teeth():
+    """The cases above hold exact ties that the stable earliest-first order would break otherwise."""
+    differs = []
+    for dtype in DTYPES:
+        for case in LLADA_CASES:
+            trace, _, ref = llada_case(dtype, case)
+            for r, rec in zip(ref, trace.steps):
+                picked = sorted([i for i, _ in r.placed] + r.wasted)
+                differs.append(picked != earliest_first(list(rec.confidence), len(picked)))
+    assert sum(differs) >= 4, sum(differs)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES.values()), ids=list(DTYPES))
+@pytest.mark.parametrize("block", [12, 6])
+def test_fast_dllm_preset_compares_the_threshold_as_fast_dllm_code(dtype, block):
+    model = EdgeModel(dtype, masky="high")
+    prompt = [5, 6]
+    p_edge = float(torch.softmax(model.rows[1].double(), -1)[3])
+    assert BAND[0] <= p_edge < 0.9 and float(torch.tensor(p_edge, dtype=torch.float32)) >= FLOAT32_NINE
+    config = DecodeConfig.preset("fast_dllm", EDGE_G, block_length=block if block != EDGE_G else None)
+    (trace,) = decode(model, [prompt], config)
+    tokens, ref = fast_dllm_generate(model, prompt, gen_length=EDGE_G, block_length=block, threshold=0.9, mask_id=0)
+    assert (trace.token_ids, placed(trace)) == (tokens, [r.placed for r in ref])
+    assert [i for r in ref for i in r.wasted]  # the masked argmax was picked once at least
+    # The first step takes both HIGH positions of its block, never an EDGE one (0.89999998 < 0.9).
+    first = [i for i, _ in ref[0].placed]
+    assert all(i not in (1, 7) for i in first) and len(first) >= 1
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)
@@ -134,17 +267,6 @@ def test_dream_preset_is_token_identical_to_the_rule_at_t0(prompt):
     assert (fewer.token_ids, _steps(fewer)) == dream_reference(model, prompt, 16, steps=5, top_p=0.6)
 
 
-@pytest.mark.parametrize("prompt", PROMPTS)
-def test_fast_dllm_preset_is_token_identical_to_the_rule_at_t0(prompt):
-    model = TinyDenoiser(scale=9.0)  # peaked: several positions clear 0.9 in one step
-    config = DecodeConfig.preset("fast_dllm", 64)
-    assert config.block_length == 32
-    (trace,) = decode(model, [prompt], config)
-    tokens, chosen = fast_dllm_reference(model, prompt, 64, block_length=32, threshold=0.9)
-    assert (trace.token_ids, _steps(trace)) == (tokens, chosen)
-    assert max(len(c) for c in chosen) > 1
-
-
 # ----- T > 0: distributions on a model with known logits ------------------------------------------
 V = 7  # id 0 is the mask token
 TABLE = torch.tensor([  # (G, V) logits of the three generated positions, whatever the canvas holds
@@ -155,52 +277,56 @@ TABLE = torch.tensor([  # (G, V) logits of the three generated positions, whatev
 N = 3000  # seeds, decoded in one batch
 
 
-def _known_model(prompt_length: int) -> ScriptedDenoiser:
+# LLaDA's and Fast-dLLM's softmax and argmax include the mask token (id 0): give it its own logit.
+TABLE_WITH_MASK = TABLE.clone().index_copy(1, torch.tensor([0]), torch.tensor([[-0.3], [0.6], [-0.2]], dtype=torch.float64))
+
+
+def _known_model(prompt_length: int, table: torch.Tensor = TABLE) -> ScriptedDenoiser:
     def logits(ids: torch.Tensor) -> torch.Tensor:
         out = torch.zeros(ids.shape[0], ids.shape[1], V)
-        out[:, prompt_length : prompt_length + 3] = TABLE.float()
+        out[:, prompt_length : prompt_length + 3] = table.float()
         return out
 
     return ScriptedDenoiser(logits)
 
 
-def _first_steps(name: str, **overrides) -> list:
-    model = _known_model(prompt_length=1)
+def _first_steps(name: str, table: torch.Tensor = TABLE, **overrides) -> list:
+    model = _known_model(prompt_length=1, table=table)
     configs = [DecodeConfig.preset(name, 3, seed=s, **overrides) for s in range(N)]
     return [trace.steps[0] for trace in decode(model, [[4]] * N, configs, record_candidates=0)]
 
 
-def _token_of(statistic: float, probs: torch.Tensor) -> int:
-    """The one token whose rule probability is `statistic` (the table's probabilities are distinct)."""
-    hits = [v for v in range(1, V) if abs(float(probs[v]) - statistic) < 2e-6]
+def _token_of(statistic: float, probs: torch.Tensor, first: int = 1) -> int:
+    """The one token (from id `first` on) whose rule probability is `statistic` (the table's are distinct)."""
+    hits = [v for v in range(first, V) if abs(float(probs[v]) - statistic) < 2e-6]
     assert len(hits) == 1, (statistic, probs)
     return hits[0]
 
 
-def _check_frequencies(drawn: list[list[int]], expected: torch.Tensor) -> None:
+def _check_frequencies(drawn: list[list[int]], expected: torch.Tensor, first: int = 1) -> None:
     """Each position's empirical token frequencies within 5 sigma of the exact probabilities."""
     for j in range(3):
         counts = torch.bincount(torch.tensor([d[j] for d in drawn]), minlength=V).double() / N
-        for v in range(1, V):
+        for v in range(first, V):
             p = float(expected[j, v])
             assert abs(float(counts[v]) - p) <= 5 * math.sqrt(p * (1 - p) / N) + 1e-12, (j, v, float(counts[v]), p)
 
 
 @pytest.mark.parametrize("name", ["llada", "fast_dllm"])
 def test_llada_and_fast_dllm_rank_by_the_raw_probability_of_a_tempered_draw(name):
+    """Over the whole vocabulary, as their code: the draw may be the mask token, which then places nothing."""
     T = 0.8
-    raw = torch.softmax(TABLE.clone().index_fill(1, torch.tensor([0]), -math.inf), -1)  # (G, V)
-    tempered = torch.softmax((TABLE / T).index_fill(1, torch.tensor([0]), -math.inf), -1)
-    records = _first_steps(name, temperature=T)
-    drawn = [[_token_of(rec.confidence[j], raw[j]) for j in range(3)] for rec in records]
-    _check_frequencies(drawn, tempered)  # the draw is softmax(logits / T) ...
+    raw = torch.softmax(TABLE_WITH_MASK, -1)  # (G, V), the mask token included
+    tempered = torch.softmax(TABLE_WITH_MASK / T, -1)
+    records = _first_steps(name, table=TABLE_WITH_MASK, temperature=T)
+    drawn = [[_token_of(rec.confidence[j], raw[j], first=0) for j in range(3)] for rec in records]
+    _check_frequencies(drawn, tempered, first=0)  # the draw is softmax(logits / T) ...
+    assert any(0 in d for d in drawn)
     for rec, d in zip(records, drawn):  # ... and the statistic its RAW probability
         conf = rec.confidence
-        if name == "llada":  # fixed_steps, steps = gen_length: the single most confident
-            assert rec.selected == [max(range(3), key=lambda j: (conf[j], -j))]
-        else:  # the most confident, plus every other one at >= 0.9
-            best = max(range(3), key=lambda j: (conf[j], -j))
-            assert sorted(rec.selected) == sorted({best} | {j for j in range(3) if conf[j] >= 0.9})
+        best = max(range(3), key=lambda j: conf[j])  # distinct values: no tie to break
+        picked = {best} if name == "llada" else {best} | {j for j in range(3) if conf[j] >= 0.9}
+        assert sorted(rec.selected) == sorted(j for j in picked if d[j] != 0)  # a drawn mask is picked, not placed
         assert rec.tokens == [d[j] for j in rec.selected]
         assert rec.raw_confidence is not None  # the record keeps the article's confidence beside it
 

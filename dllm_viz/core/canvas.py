@@ -10,8 +10,10 @@ position of a block in SGLang). Per step, in the order of the article's loop (se
 
   `Spans.read`        the span's current ids, `(A, G)` (G = the longest span; the scratch column
                       pads the shorter ones);
-  `candidate_logits`  the model's logits at the masked positions, float32, the mask id at -inf
-                      (the mask token is never a candidate);
+  `step_logits`       the model's logits at the masked positions as it gave them (its dtype, the
+                      mask id's own logit): the step takes the mask out of the candidates itself
+                      (`step.candidates`), but where a reference sampler's rule keeps it;
+  `candidate_logits`  logits a revision rule reads at decided positions: float32, the mask id at -inf;
   `draw_noise`        `(A, 2, G)` uniforms, `(2, length)` from each request's own generator;
   `step_temperature`  `(A,)` temperature of the step: constant, or each request's staged value;
   `RowSet`            the rows' `StepParams` (and their spans), built once per set of rows;
@@ -66,6 +68,14 @@ class Spans:
         Past a span's end the writes land in the scratch column, which nothing reads.
         """
         return rows.scatter(1, self.pos, span.to(rows.dtype))
+
+
+def step_logits(logits: torch.Tensor) -> torch.Tensor:
+    """The step's input from the model's `logits (M, V)` at the masked positions: `(M, 1, V)`, as the
+    model gave them. `denoise_step` makes them float32 and sets the mask id to -inf (in place when
+    they are float32 already: pass the caller's own fresh tensor), except in the rows of a sampler
+    whose code keeps the mask in its softmax (`step.REFERENCE_SOURCES`), and it reads their dtype."""
+    return logits.unsqueeze(1)
 
 
 def candidate_logits(logits: torch.Tensor, mask_id: int) -> torch.Tensor:
@@ -126,9 +136,13 @@ class RowSet:
 
     @classmethod
     def build(cls, configs: Sequence[DecodeConfig], spans: Spans, *, end_of_text_ids: tuple[int, ...],
-              device: torch.device | str) -> RowSet:
-        return cls(spans=spans, params=StepParams.from_configs(configs, device=device, end_of_text_ids=end_of_text_ids),
-                   temperature=constant_temperature(configs, device))
+              device: torch.device | str, mask_id: int | None = None,
+              prompt_lengths: Sequence[int] | None = None) -> RowSet:
+        """`mask_id`: the step takes it out of the candidates (`step_logits`); `prompt_lengths`: the
+        text before each span (a reference sampler ranks the whole canvas row, `step.reference_pick`)."""
+        params = StepParams.from_configs(configs, device=device, end_of_text_ids=end_of_text_ids,
+                                         mask_token_id=mask_id, prompt_lengths=prompt_lengths)
+        return cls(spans=spans, params=params, temperature=constant_temperature(configs, device))
 
     def temperature_at(self, configs: Sequence[DecodeConfig], steps: Sequence[int],
                        left: Callable[[], Sequence[int]]) -> torch.Tensor:

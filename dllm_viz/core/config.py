@@ -19,7 +19,8 @@ CONFIDENCES = ("max_prob", "margin", "entropy", "random")
 #   raw          the measure on softmax(logits): the article's rule;
 #   tempered     the measure on softmax(logits / T): "polluted confidence" (article 2.2, 5.1);
 #   sampled      p(drawn token) under the tempered, top-k/top-p-filtered distribution (Dream's maskgit_plus);
-#   sampled_raw  p(drawn token) under the raw distribution (LLaDA's low_confidence, Fast-dLLM's threshold);
+#   sampled_raw  p(drawn token) under the raw distribution (LLaDA's low_confidence, Fast-dLLM's threshold),
+#                computed as their code does: dtype, ties, the mask token (step.REFERENCE_SOURCES);
 #   filtered     the measure on the tempered, filtered distribution (Dream's topk_margin and entropy).
 # The two "sampled" sources rank by a token drawn at every masked position, so they need sample_scope="all".
 #   softmax      the measure on torch.softmax(logits): the raw distribution with SGLang's float ops (its

@@ -27,7 +27,7 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
-from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
+from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.revision import EDITS, Plan, RevisionState
@@ -222,7 +222,7 @@ class DecodeBatch:
                             for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
 
         # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
-        result = denoise_step(candidate_logits(fwd.logits, self.mask_id), fwd.scored, params, state, noise,
+        result = denoise_step(step_logits(fwd.logits), fwd.scored, params, state, noise,  # the step masks the mask id
                               top=self.record_candidates, current=current, valid=spans.valid, seen=seen,
                               targets=targets)
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
@@ -287,9 +287,9 @@ class DecodeBatch:
                 if s.config.cache_drift and f is not None and f.kind != "full"]
         if not want:
             return None
-        exact = candidate_logits(exact_logits(self.model, fwd, want, ids, attention, pos), self.mask_id)
+        exact = step_logits(exact_logits(self.model, fwd, want, ids, attention, pos))  # masked by the step, as above
         again = denoise_step(exact, fwd.scored, r.set.params, state, noise, top=1)
-        return drift(result, again, exact, r.set.params, state, noise)
+        return drift(result, again, candidate_logits(exact.squeeze(1), self.mask_id), r.set.params, state, noise)
 
     def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
         """The stepping slots' parameters and canvas geometry, rebuilt only when the set changes."""
@@ -298,7 +298,8 @@ class DecodeBatch:
             spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
             return _Rows(idx=idx, n=max(s.length for s in slots),
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
-                                          device=self.device))
+                                          device=self.device, mask_id=self.mask_id,
+                                          prompt_lengths=[len(s.prompt_ids) for s in slots]))
 
         return self._row_sets.get(slots, build)
 

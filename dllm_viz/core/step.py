@@ -38,6 +38,11 @@ from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, block_of, next_k,
 from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, SoftmaxDistribution, score
 
 SOURCE_IDS = {name: i for i, name in enumerate(CONFIDENCE_FROM)}
+# Sources computed exactly as the code they cite computes them (`_sampled_raw`): the softmax over the
+# whole vocabulary (the mask token included, as a candidate too), in that code's dtype, and the
+# positions picked by `torch.topk` over the canvas row as that code lays it out (its tie order).
+# Rows with a revision rule follow that rule's own code instead (`core.revision`: WINO's reference).
+REFERENCE_SOURCES = ("sampled_raw",)
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ class StepParams:
     steps_per_block: torch.Tensor  # (A,) long: fixed_steps / linear_time budget of one block (>= 1)
     restart: torch.Tensor  # (A,) bool: k restarts at top_k in each block
     decay: torch.Tensor  # (A,) float64: topk_decay factor
-    threshold: torch.Tensor  # (A,) float32: threshold schedule
+    threshold: torch.Tensor  # (A,) float64: threshold schedule (the config's float; compared in the confidence's dtype)
     threshold_strict: torch.Tensor  # (A,) bool: the threshold schedule confirms conf > threshold, not >=
     vocab_top_k: torch.Tensor  # (A,) long: 0 = off
     top_p: torch.Tensor  # (A,) float32: 1 = off
@@ -66,16 +71,25 @@ class StepParams:
     schedules: frozenset[str]
     measures: frozenset[str]
     sources: frozenset[str]
+    reference: torch.Tensor | None = None  # (A,) bool: source in REFERENCE_SOURCES and no revision rule
+    prompt_length: torch.Tensor | None = None  # (A,) long: canvas columns before the generated span (0 if None)
+    gen_length: torch.Tensor | None = None  # (A,) long: each row's own generated positions
     end_of_text_ids: tuple[int, ...] = ()  # the model's end-of-text ids; none: the early stop never fires
+    # The model's mask token: the step takes it out of the candidates itself (a reference row keeps it,
+    # see REFERENCE_SOURCES); None when the caller's logits have it at -inf already.
+    mask_token_id: int | None = None
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
     any_strict: bool = False  # some row has threshold_strict (host-side, likewise)
+    any_reference: bool = False  # some row's source is in REFERENCE_SOURCES (host-side, likewise)
     revision: RevisionParams | None = None  # the rows' revision rules; None: no row revises
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu",
-                     end_of_text_ids: tuple[int, ...] = ()) -> StepParams:
-        """The rows of `configs`, in order; `end_of_text_ids` are the model's (for the early stop)."""
+                     end_of_text_ids: tuple[int, ...] = (), mask_token_id: int | None = None,
+                     prompt_lengths: Sequence[int] | None = None) -> StepParams:
+        """The rows of `configs`, in order; `end_of_text_ids` are the model's (for the early stop),
+        `mask_token_id` its mask token, `prompt_lengths` the canvas columns before each row's span."""
         def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
             return torch.tensor(values, dtype=dtype, device=device)
 
@@ -91,7 +105,7 @@ class StepParams:
             steps_per_block=col([max(1, c.total_steps // c.num_blocks) for c in cs]),
             restart=col([c.block_schedule == "restart" for c in cs], torch.bool),
             decay=col([c.decay for c in cs], torch.float64),
-            threshold=col([c.threshold for c in cs], torch.float32),
+            threshold=col([c.threshold for c in cs], torch.float64),
             threshold_strict=col([c.threshold_strict for c in cs], torch.bool),
             vocab_top_k=col([c.vocab_top_k or 0 for c in cs]),
             top_p=col([c.top_p if c.top_p is not None else 1.0 for c in cs], torch.float32),
@@ -100,12 +114,21 @@ class StepParams:
             schedules=frozenset(c.schedule for c in cs),
             measures=frozenset(c.confidence for c in cs),
             sources=frozenset(c.confidence_from for c in cs),
+            reference=col([_follows_reference(c) for c in cs], torch.bool),
+            prompt_length=col(list(prompt_lengths) if prompt_lengths is not None else [0] * len(cs)),
+            gen_length=col([c.gen_length for c in cs]),
             end_of_text_ids=tuple(end_of_text_ids),
+            mask_token_id=mask_token_id,
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
             any_strict=any(c.threshold_strict for c in cs),
+            any_reference=any(_follows_reference(c) for c in cs),
             revision=RevisionParams.from_configs(cs, device=device) if any(c.revise != "none" for c in cs) else None,
         )
+
+
+def _follows_reference(config: DecodeConfig) -> bool:
+    return config.confidence_from in REFERENCE_SOURCES and config.revise == "none"
 
 
 @dataclass(frozen=True)
@@ -135,7 +158,7 @@ class StepState:
 class Packed:
     """The masked positions of one step, packed row-major: M rows."""
 
-    logits: torch.Tensor  # (M, 1, V) float32 raw logits; the mask token is -inf
+    logits: torch.Tensor  # (M, 1, V) float32 raw logits; the mask token is -inf (but in young reference rows)
     masked: torch.Tensor  # (A, G) bool: where the packed rows come from
     rows: torch.Tensor  # (M,) long: request row of each packed position
     noise: torch.Tensor  # (2, M): [0] inverse-CDF uniform, [1] the `random` score
@@ -143,6 +166,7 @@ class Packed:
     vocab_top_k: torch.Tensor  # (M,) long
     top_p: torch.Tensor  # (M,) float32
     measure_id: torch.Tensor  # (M,) long
+    dtype: torch.dtype = torch.float32  # the dtype the model gave its logits in
 
     def unpack(self, values: torch.Tensor, fill: float = 0) -> torch.Tensor:
         """`values (M, 1, ...)` back to `(A, G, ...)`."""
@@ -222,8 +246,10 @@ def denoise_step(
     seen: torch.Tensor | None = None,
     targets: RevisionTargets | None = None,
 ) -> StepResult:
-    """One step for every row. `logits (M, 1, V)` float32 at the masked positions of `masked (A, G)`
-    (packed row-major, mask token -inf), `noise (A, 2, G)`; `top` raw candidates kept per position.
+    """One step for every row. `logits (M, 1, V)` at the masked positions of `masked (A, G)`, packed
+    row-major, in the model's dtype (float32 from here on; with `params.mask_token_id` the step takes
+    the mask token out of the candidates, in place when the logits are float32 already, else the
+    caller did), `noise (A, 2, G)`; `top` raw candidates kept per position.
 
     Rows with a revision rule also need `current (A, G)`, the tokens entering the step, `valid (A, G)`,
     the row's real positions (None: all), and, when their rule reads them, `seen (K, 1, V)`: the logits at
@@ -231,21 +257,26 @@ def denoise_step(
     result, when the caller has it)."""
     plan_in = None
     where = current_block(masked, params, state)  # (A,) and (A, G): each row's block, each position's
+    dtype = logits.dtype
+    logits = candidates(logits.float(), masked, params, state, where)  # (1) the mask token is no candidate
     if params.revision is not None:
         plan_in = _revision_inputs(logits, masked, params, state, current, valid, seen, where, targets)
         logits = plan_in.logits
-    x = pack(logits, masked, params, state, noise)
+    x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params) if params.any_draw_all else None  # teaching switch: sample everywhere first
     raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
-    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state, where)  # (3) (A,), (A, G)
+    block, eligible, count, block_step, k = schedule_quota(conf, masked, params, state, where, dtype=dtype)  # (3)
     plan = None
     if plan_in is not None:  # (3') the revision rules: what to take back or rewrite, and how many to confirm
         plan = revise(plan_in, masked, conf, eligible, count, block, block_step, noise[:, 1], params, state)
         count = plan.count
     selected = select_top(conf, eligible, count)  # (A, G)
+    if params.any_reference:  # LLaDA's and Fast-dLLM's own torch.topk call, ties included
+        selected = reference_pick(conf, eligible, count, params, selected, dtype=dtype)
     tokens = draw_chosen(x, selected, params, drawn)  # (4) (A, G), -1 where not selected
+    selected, tokens, count = unplaced_masks(selected, tokens, count, params)  # (4'') a drawn mask places nothing
     selected, tokens, count, stopped = early_stop(raw, masked, block, params, selected, tokens, count)  # (4')
     next_revision = None
     if plan is not None:
@@ -261,14 +292,100 @@ def denoise_step(
 
 
 def pack(logits: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
-         noise: torch.Tensor) -> Packed:
-    """Gather each masked position's row parameters and uniforms beside its logits."""
+         noise: torch.Tensor, *, dtype: torch.dtype = torch.float32) -> Packed:
+    """Gather each masked position's row parameters and uniforms beside its logits (`dtype`: the model's)."""
     rows = masked.nonzero(as_tuple=True)[0]  # (M,)
     return Packed(
         logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked],
         temperature=state.temperature[rows], vocab_top_k=params.vocab_top_k[rows], top_p=params.top_p[rows],
-        measure_id=params.measure_id[rows],
+        measure_id=params.measure_id[rows], dtype=dtype,
     )
+
+
+def candidates(logits: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
+               where: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """`logits (M, 1, V)` float32 with the mask token out of the candidates (-inf, set in place): a
+    denoiser never "unmasks" a position into the mask (MDLM's zero-masking rule).
+
+    Except in reference rows (REFERENCE_SOURCES) for their block's first `block_size` steps: LLaDA's
+    and Fast-dLLM's softmax and argmax run over the whole vocabulary, so the mask may be what a
+    position predicts there; `unplaced_masks` then places nothing. After as many steps as the block
+    has positions the best real token is drawn instead: LLaDA would have left the block with the
+    mask in place, Fast-dLLM would loop on for ever; every request here ends with its positions filled.
+    Unchanged when `params.mask_token_id` is None (the caller masked it).
+    """
+    if params.mask_token_id is None:
+        return logits
+    column = logits[..., params.mask_token_id]  # (M, 1)
+    keep = torch.zeros_like(column, dtype=torch.bool)
+    if params.any_reference:
+        block, _ = where
+        block_step = torch.where(block != state.block, 0, state.block_step)  # (A,)
+        young = reference_rows(params) & (block_step < params.block_size)  # (A,)
+        keep = young[masked.nonzero(as_tuple=True)[0]].view(-1, 1)  # (M, 1)
+    logits[..., params.mask_token_id] = torch.where(keep, column, float("-inf"))
+    return logits
+
+
+def reference_rows(params: StepParams) -> torch.Tensor:
+    """`(A,)` bool: rows whose confidence source is computed as the code it cites (REFERENCE_SOURCES)."""
+    if params.reference is None:
+        return torch.zeros_like(params.source_id, dtype=torch.bool)
+    return params.reference
+
+
+def reference_dtype(params: StepParams, logits_dtype: torch.dtype) -> torch.Tensor:
+    """`(A,)` bool: rows whose reference computes in float64 (else in the logits' dtype).
+
+    LLaDA's `generate.py` (ML-GSAI/LLaDA at b7e6c35) takes `F.softmax(logits, dim=-1)` in the
+    logits' own dtype (float64 was removed in f51cb17) and ranks by it; Fast-dLLM's
+    `get_transfer_index` (NVlabs/Fast-dLLM, llada/generate.py) takes it in float64 and compares
+    that with the Python float threshold. The threshold schedule is Fast-dLLM's rule, the others LLaDA's.
+    """
+    return (params.schedule_id == SCHEDULE_IDS["threshold"]) | (logits_dtype == torch.float64)
+
+
+def unplaced_masks(selected: torch.Tensor, tokens: torch.Tensor, count: torch.Tensor,
+                   params: StepParams) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Where a reference row drew the mask token at a chosen position, nothing is placed.
+
+    LLaDA's `x[transfer_index] = x0[transfer_index]` writes the mask back: the position was one of
+    the step's picks (its quota is spent) but stays masked. Returns `(selected, tokens, count)` with
+    such positions unselected; unchanged when no row can draw the mask.
+    """
+    if params.mask_token_id is None or not params.any_reference:
+        return selected, tokens, count
+    wasted = selected & (tokens == params.mask_token_id)  # (A, G)
+    return selected & ~wasted, tokens.masked_fill(wasted, -1), count - wasted.sum(-1)
+
+
+def reference_pick(conf: torch.Tensor, eligible: torch.Tensor, count: torch.Tensor, params: StepParams,
+                   selected: torch.Tensor, *, dtype: torch.dtype) -> torch.Tensor:
+    """`selected (A, G)` with each reference row's pick redone as its code does it, ties included.
+
+    Both codes rank one canvas row, `prompt + generated` columns, with -inf wherever a position is
+    not eligible, by `torch.topk`, whose order among equal values is its own: LLaDA's `generate`
+    takes `topk(confidence, k=quota)`; Fast-dLLM's `get_transfer_index` takes `topk` over every
+    masked position and keeps the first plus those at or above the threshold (the first `count`
+    of that order, `count` counted by `schedule_quota` in the same float64). The row is laid out
+    here the same way (`params.prompt_length` columns of -inf, then the row's own `gen_length`), in
+    the dtype the code ranks in (`reference_dtype`), so the same call breaks ties the same way.
+    """
+    rows = reference_rows(params)
+    wide = reference_dtype(params, dtype)
+    threshold = params.schedule_id == SCHEDULE_IDS["threshold"]
+    P = params.prompt_length if params.prompt_length is not None else torch.zeros_like(count)
+    G = params.gen_length if params.gen_length is not None else torch.full_like(count, conf.shape[1])
+    out = selected.clone()
+    for r in rows.nonzero().flatten().tolist():
+        p, g, n = int(P[r]), int(G[r]), int(count[r])
+        row = torch.full((p + g,), float("-inf"), dtype=torch.float64, device=conf.device)
+        row[p:] = conf[r, :g].double().masked_fill(~eligible[r, :g], float("-inf"))
+        k = int(eligible[r].sum()) if bool(threshold[r]) else n
+        picks = torch.topk(row.to(torch.float64 if bool(wide[r]) else dtype), k).indices[:n] - p  # (n,)
+        out[r] = False
+        out[r, picks] = True
+    return out
 
 
 @dataclass(frozen=True)
@@ -309,15 +426,25 @@ def _sampled(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn
 
 
 def _sampled_raw(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
-    """The RAW probability of the drawn token (LLaDA's ``low_confidence``, Fast-dLLM's threshold).
-
-    In float64, as LLaDA's softmax, then rounded to the float32 the schedule compares in.
+    """The RAW probability of the drawn token (LLaDA's ``low_confidence``, Fast-dLLM's threshold),
+    computed as the cited code computes it: softmax over the whole vocabulary, the mask token
+    included, in that code's dtype (`reference_dtype`), gathered at the drawn token. Float64 out
+    (exact for every dtype), so the threshold compares it exactly and the ranking sees its ties.
+    Rows with a revision rule (WINO) keep their rule's reference: float64, rounded to float32.
     """
     assert drawn is not None  # the config validator ties this source to sample_scope="all"
-    logits = x.logits.double()  # (M, 1, V)
     ids = drawn.tokens[x.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1)
+    logits = x.logits.double()  # (M, 1, V): a revision rule's rows (WINO): float64, rounded to float32
     logp = logits.gather(-1, ids).squeeze(-1) - torch.logsumexp(logits, dim=-1)  # (M, 1)
-    return x.unpack(logp.exp().float())
+    out = logp.exp().float().double()  # (M, 1)
+    if params.any_reference:  # the rows computed as LLaDA's or Fast-dLLM's code does
+        ref = reference_rows(params)[x.rows]  # (M,)
+        wide = reference_dtype(params, x.dtype)[x.rows]  # (M,) True: float64, False: the logits' dtype
+        for dtype, where in ((torch.float64, ref & wide), (x.dtype, ref & ~wide)):
+            if bool(where.any()):
+                p = torch.softmax(x.logits[where].to(dtype), dim=-1).gather(-1, ids[where])  # (m, 1, 1)
+                out[where] = p.squeeze(-1).double()
+    return x.unpack(out)
 
 
 def _filtered(raw_conf: torch.Tensor, x: Packed, params: StepParams, drawn: Drawn | None) -> torch.Tensor:
@@ -368,21 +495,29 @@ def current_block(masked: torch.Tensor, params: StepParams, state: StepState) ->
 
 
 def schedule_quota(conf: torch.Tensor, masked: torch.Tensor, params: StepParams, state: StepState,
-                   where: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, ...]:
+                   where: tuple[torch.Tensor, torch.Tensor] | None = None, *,
+                   dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, ...]:
     """The schedule's quota in each row's current block: `(block, eligible (A, G), count, block_step, k)`.
 
     Entering a new block resets the block's step count (and k, when the request restarts it per block).
-    `where` is `current_block(masked, params, state)` when the caller has it.
+    `where` is `current_block(masked, params, state)` when the caller has it. The threshold is
+    compared as `torch` compares a tensor with a Python float: in the confidence's dtype, float32
+    (so float32(0.9)), but float64 for the reference rows that rank in float64 (Fast-dLLM: there
+    0.89999998 is below 0.9); `dtype` is the logits' (`reference_dtype`).
     """
     block, blocks = where if where is not None else current_block(masked, params, state)
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G)
     new_block = block != state.block
     block_step = torch.where(new_block, 0, state.block_step)
     k = torch.where(new_block & params.restart, params.top_k, state.k)
-    threshold = params.threshold.unsqueeze(-1)
-    above = conf >= threshold
+    c, threshold = conf.float(), params.threshold.float().unsqueeze(-1)  # (A, G), (A, 1)
+    if params.any_reference:
+        wide = (reference_rows(params) & reference_dtype(params, dtype)).unsqueeze(-1)  # (A, 1)
+        c = torch.where(wide, conf.double(), c.double())
+        threshold = torch.where(wide, params.threshold.unsqueeze(-1), threshold.double())
+    above = c >= threshold
     if params.any_strict:
-        above = torch.where(params.threshold_strict.unsqueeze(-1), conf > threshold, above)
+        above = torch.where(params.threshold_strict.unsqueeze(-1), c > threshold, above)
     q = QuotaInputs(
         k=k, top_k=params.top_k, min_k=params.min_k, block_step=block_step, block_size=params.block_size,
         steps_per_block=params.steps_per_block, eligible=eligible.sum(-1), above=(eligible & above).sum(-1),

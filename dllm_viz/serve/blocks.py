@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise
+from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_SEED, DecodeConfig
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.step import StepState, denoise_step, revision_targets
@@ -68,6 +68,7 @@ class BlockState:
     offset: int  # block position of the first generated slot (block_size - M; > 0 in a prompt's block)
     k: int  # topk_decay's current k
     block_step: int = 0  # steps taken in this block
+    start: int = 0  # absolute position of the block's first column (start + offset: the text before the span)
     # What a revision rule carries between steps (core.revision.RevisionState), for this block.
     counter: int = 0
     hold: bool = False  # the block stays open with no mask left (joint_threshold's edit-only steps)
@@ -100,7 +101,7 @@ def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, ma
     for pol, seed, start, m in zip(policies, seeds, starts, masks):
         gen = torch.Generator(device="cpu").manual_seed(block_seed(seed, int(start)))
         config = pol.block_config(m) if m else None
-        states.append(BlockState(config=config, generator=gen, masks=m, offset=L - m,
+        states.append(BlockState(config=config, generator=gen, masks=m, offset=L - m, start=int(start),
                                  k=config.initial_k if config else 0))
     return states
 
@@ -138,7 +139,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     def build() -> RowSet:
         spans = Spans.at(torch.tensor([s.offset for s in st], device=dev), torch.tensor([s.masks for s in st], device=dev),
                          scratch=L)
-        return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev)
+        return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev, mask_id=mask_id,
+                            prompt_lengths=[s.start + s.offset for s in st])  # the request's text before the span
 
     rows = (row_sets if row_sets is not None else PerRows()).get(st, build)
     spans = rows.spans
@@ -169,7 +171,7 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
         if targets.any:  # joint_threshold reads this forward's logits at the block's decided slots
             where_rows = targets.where.nonzero(as_tuple=True)[0]
             seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id)
-    result = denoise_step(candidate_logits(logits, mask_id), masked, params, state, noise, current=current,
+    result = denoise_step(step_logits(logits), masked, params, state, noise, current=current,
                           valid=spans.valid, seen=seen, targets=targets)
 
     # Write back: the tokens into SGLang's tensor (in place), the schedule state onto the requests.
