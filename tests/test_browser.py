@@ -272,3 +272,41 @@ def test_a_no_effect_banner_opens_its_compare_lesson(page, served):
     assert page.locator("#dv-lesson-text").is_visible()  # the Compare tab is the one on show
     page.wait_for_timeout(300)
     assert len(calls) - before == 1  # one batched compare, nothing else
+
+
+def test_a_shared_trace_with_markup_in_its_vocabulary_makes_no_request(page, tmp_path):
+    """Issue 33 item 3: a trace whose vocabulary holds an image tag (or Markdown image) pointing at
+    another host is shown as text everywhere (canvas, inspector, figures, error toast): nothing is
+    fetched from that host, the page's own images included."""
+    import json
+
+    from dllm_viz import DecodeConfig, Trace, decode
+    from tests.ui_model import make_text_model
+
+    host = "198.51.100.7"  # TEST-NET-2: unreachable, and any request to it is seen below
+    evil = [f'<img src="http://{host}/pixel.png">', f"![x](http://{host}/md.png)", f"<a href='http://{host}/'>x</a>"]
+    wait_played_out(page)
+    trace = decode(make_text_model(), ["the cat "], DecodeConfig.preset("balanced", 32, seed=5))[0]
+    d = json.loads(trace.to_json())
+    d["vocab"] = {k: evil[i % len(evil)] for i, k in enumerate(d["vocab"])}
+    path = tmp_path / "shared.json"
+    path.write_text(json.dumps(d), encoding="utf-8")
+    Trace.from_json(path.read_text())  # a valid trace: it loads
+    page.locator("input[type=file]").first.set_input_files(str(path))
+    page.wait_for_function(f"(s) => ({CANVAS_TEXT})().includes(s)", arg=evil[0], timeout=TIMEOUT_MS)
+    for pos in (0, 1, 2):  # the inspector (Markdown explanation, candidate bars) of several pieces
+        page.locator(f'#dv-canvas [data-pos="{pos}"]').click()
+        page.wait_for_function(f"() => document.querySelector('#dv-inspector h4').textContent.includes('position {pos}')",
+                               timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1000)  # let any image the page would load start loading
+    # A malformed trace whose message echoes the markup: the error toast shows it as text.
+    d["config"]["schedule"] = evil[0]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d), encoding="utf-8")
+    page.locator("input[type=file]").first.set_input_files(str(bad))
+    page.wait_for_function("(s) => [...document.querySelectorAll('[data-testid=toast-text]')].some((e) => e.textContent.includes(s))",
+                           arg="schedule=", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1000)
+    images = page.evaluate("() => [...document.querySelectorAll('img, image, a[href]')].map((e) => e.src || e.href || e.getAttribute('href'))")
+    assert not [u for u in page.requests if host in u], [u for u in page.requests if host in u]
+    assert not [u for u in images if u and host in str(u)]
