@@ -1,19 +1,24 @@
-"""Reliability under attack and under load (issue 13), loopback only, printed as one report.
+"""Reliability under attack and under load (issues 13, 30 and 33), loopback only, printed as one report.
 
   1. exact under load: N random valid requests (default 200; every schedule, measure, filter,
      block and teaching switch but rng="shared") from 16 client threads through one Engine, each
      compared bit for bit (ids, order, every record) with the same request decoded alone (one
      forward over every active request; the model keeps a row independent of the batch);
-  2. the app served in this process (app.create_demo, launched as app.main launches it, on
-     127.0.0.1): first decode, then the upload attacks (an over-size file POSTed to Gradio's upload
-     route; oversized and malformed traces through the upload handler's parser and the figures),
-     then M random requests from 16 gradio_client threads to /generate, each compared with the
-     same request decoded alone;
-  3. resident memory (this process: server, engine and clients) after the first decode, after the
-     attacks and after the load; the floor is within 200 MB of the first.
+  2. `python app.py` served as deployed (its own process, its bounds from app/guards.py), then the
+     attacks, each followed by a normal request: an over-size upload; oversized and malformed
+     traces through the parser; a ~8 MB trace uploaded in many raw-HTTP sessions that never close,
+     and eight at once beside a timed /generate; 1 MB prompts; a deeply nested config; a Sweep grid
+     over the cap and the widgets' largest grid; a crowd of silent sockets (default 5,000) held
+     open while the page and /generate are asked for; then M random requests from 16
+     gradio_client threads to /generate, each compared with the same request decoded alone;
+  3. the server's resident memory after its first decode (the start), after each attack, and at
+     the end, once idle sessions have expired (DLLM_VIZ_SESSION_IDLE, 20 s for this run; 900 s by
+     default); the end must be within 200 MB of the start, and the next request must answer in
+     under 1 s; and the server's log: lines in all, lines about failed connections, their most in
+     one second.
 
     OMP_NUM_THREADS=1 python bench/reliability_bench.py                # 200 engine, 48 HTTP requests
-    OMP_NUM_THREADS=1 python bench/reliability_bench.py --quick        # 40 engine, 16 HTTP
+    OMP_NUM_THREADS=1 python bench/reliability_bench.py --quick        # 40 engine, 16 HTTP, 1,000 sockets
     python bench/reliability_bench.py --torch-threads 2 --requests 60  # with 2 intra-op threads
 
 Timings are wall-clock on a shared machine: read them as rough.
@@ -21,8 +26,14 @@ Timings are wall-clock on a shared machine: read them as rough.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
+import os
+import re
+import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,16 +46,22 @@ sys.path.insert(0, str(ROOT))  # app.py and tests/ from a checkout
 import app  # noqa: E402 - sets the offline environment before gradio is imported
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
 from dllm_viz.app import figures  # noqa: E402
+from dllm_viz.app.i18n import t  # noqa: E402
+from dllm_viz.app.layout_sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES  # noqa: E402
 from dllm_viz.core.trace import Trace  # noqa: E402
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
 from tests import stress  # noqa: E402
-from tests.ui_model import free_port  # noqa: E402
+from tests.raw_http import RawSession, event_index  # noqa: E402
+from tests.ui_model import free_port, wait_for_client  # noqa: E402
 
 RSS_BUDGET_MB = 200
+NEXT_REQUEST_S = 1.0  # the request after the whole run answers within this
+SESSION_IDLE_S, SWEEP_EVERY_S = 20, 2  # the server's session bounds for this run (defaults: 900 s, 5 s)
+CONNECTION_LINE = re.compile(r"accept|Too many open files|Invalid HTTP request|out of system resource")
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def rss_mb(pid: int | str = "self") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
@@ -100,17 +117,169 @@ def upload_attacks(url: str, good: str, big: str) -> None:
           f"parsed+checked in {parse:.2f} s, figures {time.perf_counter() - t0 - parse:.2f} s, {shipped / 2**20:.1f} MB of figure JSON")
 
 
+class Server:
+    """`python app.py` in its own process (as deployed: system allocator, connection and session
+    bounds), its log in a file; `rss` is its resident memory."""
+
+    def __init__(self, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "DLLM_VIZ_SESSION_IDLE": str(SESSION_IDLE_S),
+               "DLLM_VIZ_SWEEP_EVERY": str(SWEEP_EVERY_S), "OMP_NUM_THREADS": "1"}
+        env.pop("PYTHONMALLOC", None)  # app.py chooses its allocator itself
+        self.log = log
+        with open(log, "w") as out:
+            self.proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out,
+                                         stderr=subprocess.STDOUT, text=True)
+        self.client = wait_for_client(self.proc, self.url, timeout=600)
+
+    def rss(self) -> float:
+        return rss_mb(self.proc.pid)
+
+    def generate(self, prompt: str = "It is a truth ", **config) -> tuple[float, str]:
+        """Seconds for one /generate (gen_length 16), from a new client (made before the clock starts)."""
+        from gradio_client import Client
+
+        client = Client(self.url, verbose=False, httpx_kwargs={"timeout": 600})
+        t0 = time.perf_counter()
+        text, _ = client.predict(prompt, json.dumps({"gen_length": 16, "seed": 1, **config}), api_name="/generate")
+        return time.perf_counter() - t0, text
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+def attempt(fn) -> str:
+    """What a call answered: "ok", or the start of its error message."""
+    try:
+        fn()
+        return "ok"
+    except Exception as err:  # noqa: BLE001 - the report prints whatever came back
+        return f"{type(err).__name__}: {str(err)[:110]}"
+
+
+def session_uploads(server: Server, path: Path, sessions: int, at_once: int) -> None:
+    """Upload `path` in `sessions` raw-HTTP sessions that never close (no heartbeat), then `at_once`
+    more in parallel beside a timed /generate."""
+    import httpx
+
+    with httpx.Client(timeout=600) as client:
+        upload = event_index(server.url, client, "uploadbutton", "upload")
+        t0, ok = time.perf_counter(), 0
+        for _ in range(sessions):
+            s = RawSession(server.url, client)
+            ok += bool(s.call(upload, [s.upload(path), "en"]).get("success"))
+        print(f"  {sessions} sessions uploading a {path.stat().st_size / 2**20:.1f} MB trace: {ok} loaded, "
+              f"{time.perf_counter() - t0:.1f} s, server RSS {server.rss():.0f} MB", flush=True)
+
+    def one() -> None:
+        with httpx.Client(timeout=600) as c:
+            s = RawSession(server.url, c)
+            s.call(upload, [s.upload(path), "en"])
+
+    threads = [threading.Thread(target=one) for _ in range(at_once)]
+    for th in threads:
+        th.start()
+    took, _ = server.generate()
+    for th in threads:
+        th.join()
+    print(f"  {at_once} uploads at once: a /generate meanwhile took {took:.2f} s; server RSS {server.rss():.0f} MB",
+          flush=True)
+
+
+def request_attacks(server: Server) -> None:
+    """Huge prompts, a deep config, a Sweep over the cap and the widgets' largest one."""
+    from gradio_client import Client
+
+    client = Client(server.url, verbose=False, httpx_kwargs={"timeout": 600})
+    t0 = time.perf_counter()
+    outcome = attempt(lambda: client.predict("x " * 500_000, "{}", api_name="/generate"))
+    print(f"  1 MB prompt to /generate: {outcome} ({time.perf_counter() - t0:.1f} s)", flush=True)
+    outcome = attempt(lambda: client.predict("Emma ", "[" * 5000 + "]" * 5000, api_name="/generate"))
+    print(f"  5000-deep config_json: {outcome}", flush=True)
+    import httpx
+
+    with httpx.Client(timeout=1200) as raw:
+        sweep = event_index(server.url, raw, "button", "click", value=t("sweep_run", "en"))
+        s = RawSession(server.url, raw)
+        every = dict(temps=list(SWEEP_TEMPERATURES), divisors=[f"L/{d}" for d in SWEEP_DIVISORS],
+                     decays=list(SWEEP_DECAYS))
+        t0 = time.perf_counter()
+        lines = "\n".join(f"prompt {i}" for i in range(20_000))
+        m = s.call(sweep, [every["temps"], every["divisors"], every["decays"], 8, lines, 8, "en"])
+        said = (m.get("output") or {}).get("error") or m.get("title") or str(m)[:120]
+        print(f"  Sweep of 20,000 prompt lines: {str(said)[:120]!r} ({time.perf_counter() - t0:.2f} s, "
+              f"server RSS {server.rss():.0f} MB)", flush=True)
+        t0 = time.perf_counter()
+        m = s.call(sweep, [every["temps"], every["divisors"], every["decays"], 8, "It is a truth\nEmma said", 8, "en"])
+        print(f"  the widgets' largest Sweep (1,920 requests, gen_length 8): success={m.get('success')} "
+              f"({time.perf_counter() - t0:.0f} s, server RSS {server.rss():.0f} MB)", flush=True)
+
+
+def silent_crowd(server: Server, n: int) -> None:
+    """`n` connections that send nothing, held open while the page and /generate are asked for."""
+    import httpx
+
+    crowd, refused = [], 0
+    t0 = time.perf_counter()
+    for _ in range(n):
+        try:
+            crowd.append(socket.create_connection(("127.0.0.1", server.port), timeout=30))
+        except OSError:
+            refused += 1
+    opened = time.perf_counter() - t0
+    try:
+        t1 = time.perf_counter()
+        page = attempt(lambda: httpx.get(server.url, timeout=60).raise_for_status())
+        page_s = time.perf_counter() - t1
+        gen_s, _ = server.generate()
+        closed = 0
+        for sock in crowd[:200]:
+            sock.settimeout(60)
+            try:
+                closed += sock.recv(1) == b""
+            except OSError:
+                closed += 1
+        print(f"  {n} silent sockets ({refused} refused at connect, {opened:.1f} s to open): GET / {page} in "
+              f"{page_s:.2f} s, /generate {gen_s:.2f} s, {closed} of the oldest 200 closed by the server; "
+              f"server RSS {server.rss():.0f} MB", flush=True)
+    finally:
+        for sock in crowd:
+            sock.close()
+
+
+def log_lines(log: Path) -> list[str]:
+    return log.read_text(errors="replace").splitlines()
+
+
+def log_report(log: Path, crowd: tuple[int, int, float]) -> None:
+    """The server's log: its size, the lines about failed connections, and what it wrote while the
+    silent sockets were held (`crowd`: lines before, lines after, seconds)."""
+    lines = log_lines(log)
+    failed = [line for line in lines if CONNECTION_LINE.search(line)]
+    before, after, seconds = crowd
+    print(f"server log: {len(lines)} lines, {sum(len(x) for x in lines) / 1024:.0f} KB; {len(failed)} about failed "
+          f"connections; during the silent sockets {after - before} lines in {seconds:.0f} s "
+          f"(at most one a second may be about failed connections: app/guards.py)")
+    errors = collections.Counter(line.strip()[:80] for line in lines if "rror" in line)
+    for what, n in errors.most_common(5):
+        print(f"  {n:5} x {what}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=200, help="random requests through the engine")
     ap.add_argument("--http-requests", type=int, default=48, help="random requests through the HTTP server")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--torch-threads", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="40 engine and 16 HTTP requests")
+    ap.add_argument("--sessions", type=int, default=16, help="raw-HTTP sessions uploading a large trace")
+    ap.add_argument("--idle", type=int, default=5000, help="silent sockets held open at once")
+    ap.add_argument("--quick", action="store_true", help="40 engine and 16 HTTP requests, 8 sessions, 1,000 sockets")
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
     if args.quick:
-        args.requests, args.http_requests = 40, 16
+        args.requests, args.http_requests, args.sessions, args.idle = 40, 16, 8, 1000
     torch.set_num_threads(args.torch_threads)
     model = load_model(device="cpu")
     print(f"model {model.name}, torch {torch.__version__}, {args.torch_threads} intra-op thread(s), "
@@ -123,32 +292,37 @@ def main() -> None:
     print(f"alone: {len(requests)} requests one after another in {time.perf_counter() - t0:.1f} s", flush=True)
     engine_load(model, requests, want, args.clients)
 
-    # 2. the app, served here as app.main serves it
-    from gradio_client import Client
-
-    from dllm_viz.app.ui import launch_options
-
-    demo = app.create_demo(model)
-    port = free_port()
-    demo.queue(default_concurrency_limit=app.MAX_BATCH).launch(
-        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-        max_file_size=MAX_TRACE_BYTES, **launch_options())
-    url = f"http://127.0.0.1:{port}/"
+    # 2. the app, served as deployed
+    work = Path(tempfile.mkdtemp(prefix="reliability-"))
+    big = decode(model, ["It is a truth "], DecodeConfig(gen_length=240, top_k=1, decay=1.0, seed=2),
+                 record_candidates=16)[0].to_json()
+    big_path = work / "big.json"
+    big_path.write_text(big, encoding="utf-8")
+    server = Server(work / "app.log")
     try:
-        client = Client(url, verbose=False)
-        first = DecodeConfig.preset("balanced", 64, seed=1)
-        _, good = client.predict("It is a truth ", json.dumps(first.to_dict()), api_name="/generate")
-        rss = {"after first decode": rss_mb()}
-        big = decode(model, ["It is a truth "], DecodeConfig(gen_length=240, top_k=1, decay=1.0, seed=2))[0].to_json()
+        _, good = server.client.predict("It is a truth ", json.dumps(DecodeConfig.preset("balanced", 64, seed=1).to_dict()),
+                                        api_name="/generate")
+        rss = {"after the first decode": server.rss()}
+        print(f"server pid {server.proc.pid}, RSS {rss['after the first decode']:.0f} MB after its first decode", flush=True)
         print("upload attacks:", flush=True)
-        upload_attacks(url, good, big)
-        del big
-        rss["after upload attacks"] = rss_mb()
+        upload_attacks(server.url, good, big)
+        session_uploads(server, big_path, args.sessions, at_once=8)
+        rss["after the uploads"] = server.rss()
+        print("request attacks:", flush=True)
+        request_attacks(server)
+        rss["after the request attacks"] = server.rss()
+        print("connection attacks:", flush=True)
+        before, t0 = len(log_lines(server.log)), time.perf_counter()
+        silent_crowd(server, args.idle)
+        crowd = (before, len(log_lines(server.log)), time.perf_counter() - t0)
+        rss["after the silent sockets"] = server.rss()
 
         http = stress.random_requests(args.http_requests, seed=args.seed + 1)
+        from gradio_client import Client
+
         # One gradio_client per client thread, made before the load; its 20 s default read timeout is
         # lifted, since 16 concurrent decodes on a shared 2-core machine can take longer than that.
-        pool = [Client(url, verbose=False, httpx_kwargs={"timeout": 600}) for _ in range(args.clients)]
+        pool = [Client(server.url, verbose=False, httpx_kwargs={"timeout": 600}) for _ in range(args.clients)]
         local = threading.local()
 
         def call(r: stress.Request) -> Trace:
@@ -161,14 +335,23 @@ def main() -> None:
         got = stress.from_clients(http, args.clients, call)
         s = time.perf_counter() - t0
         print(f"HTTP /generate: {compare(http, got, stress.alone(model, http))}  {s:.1f} s", flush=True)
-        rss["after load"] = rss_mb()
+        rss["after the load"] = server.rss()
+        del pool, got
+        wait = SESSION_IDLE_S + 3 * SWEEP_EVERY_S
+        print(f"waiting {wait} s: the sessions above expire after {SESSION_IDLE_S} s idle (DLLM_VIZ_SESSION_IDLE; "
+              "900 s by default)", flush=True)
+        time.sleep(wait)
+        rss["at the end"] = server.rss()
+        took, _ = server.generate("Emma said ")
     finally:
-        demo.close()
-    base = rss["after first decode"]
+        server.close()
+    base = rss["after the first decode"]
     for name, mb in rss.items():
-        print(f"RSS {name:22} {mb:7.1f} MB  ({mb - base:+.1f})")
-    worst = max(rss.values()) - base
-    print(f"RSS growth {worst:.1f} MB: {'within' if worst <= RSS_BUDGET_MB else 'OVER'} the {RSS_BUDGET_MB} MB budget")
+        print(f"RSS {name:26} {mb:7.1f} MB  ({mb - base:+.1f})")
+    end = rss["at the end"] - base
+    print(f"RSS at the end {end:+.1f} MB: {'within' if end <= RSS_BUDGET_MB else 'OVER'} the {RSS_BUDGET_MB} MB budget; "
+          f"the next request answered in {took:.2f} s ({'under' if took < NEXT_REQUEST_S else 'OVER'} {NEXT_REQUEST_S:g} s)")
+    log_report(work / "app.log", crowd)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,17 @@ from typing import Any
 import httpx
 
 
-def event_index(url: str, client: httpx.Client, component: str, event: str) -> int:
-    """The fn_index of the first `event` ("upload", "click", ...) listened to on a `component` type."""
+def event_index(url: str, client: httpx.Client, component: str, event: str, *, value: Any = None) -> int:
+    """The fn_index of the first `event` ("upload", "click", ...) listened to on a `component` type
+    (whose `value`, a button's label say, is `value` when given)."""
     config = client.get(url + "config").json()
-    types = {c["id"]: c["type"] for c in config["components"]}
+    comps = {c["id"]: c for c in config["components"]}
     for i, dep in enumerate(config["dependencies"]):
-        if any(types.get(target) == component and ev == event for target, ev in dep.get("targets", [])):
-            return i
-    raise LookupError(f"no {event} event on a {component}")
+        for target, ev in dep.get("targets", []):
+            c = comps.get(target, {})
+            if c.get("type") == component and ev == event and (value is None or c.get("props", {}).get("value") == value):
+                return i
+    raise LookupError(f"no {event} event on a {component}" + (f" showing {value!r}" if value is not None else ""))
 
 
 class RawSession:

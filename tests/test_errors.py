@@ -42,4 +42,4 @@ def test_a_user_error_echoing_markup_is_shown_as_text():
 
     with pytest.raises(gr.Error) as err:
         user_errors(handler)()
-    assert "<img" not in err.value.message and "&lt;img src=&quot;http://198.51.100.7/p.png&quot;&gt;" in err.value.message
+    assert "<img" not in err.value.message and """'&lt;img src="http://198.51.100.7/p.png"&gt;'""" in err.value.message

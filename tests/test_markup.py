@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from dllm_viz import DecodeConfig, StepRecord, Trace, decode
 from dllm_viz.app import figures, render
-from dllm_viz.app.markup import html_literal, md_literal
+from dllm_viz.app.markup import html_literal, html_text, md_literal
 from dllm_viz.app.world_view import generated_marks, inspector_lines
 from tests.ui_model import make_text_model
 
@@ -55,6 +55,7 @@ def test_md_literal_renders_as_exactly_its_characters_on_one_line(text):
 @pytest.mark.parametrize("text", EVIL)
 def test_html_literal_is_text_in_content_and_attributes(text):
     assert "<" not in html_literal(text) and '"' not in html_literal(text) and html.unescape(html_literal(text)) == text
+    assert "<" not in html_text(text) and ">" not in html_text(text) and html.unescape(html_text(text)) == text
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.markup import html_literal
+from dllm_viz.app.markup import html_text
 
 log = logging.getLogger(__name__)
 ERROR_SECONDS = 8  # how long the page shows the error
@@ -32,6 +32,6 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ValueError as err:
             log.warning("user error in %s: %s", fn.__name__, " ".join(str(err).split()))
             # Gradio shows the message as HTML: what it echoes (a value from a trace) is shown as text.
-            raise gr.Error(html_literal(str(err)), duration=ERROR_SECONDS, print_exception=False) from err
+            raise gr.Error(html_text(str(err)), duration=ERROR_SECONDS, print_exception=False) from err
 
     return wrapper

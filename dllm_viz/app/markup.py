@@ -5,7 +5,8 @@ author wrote. Wherever such a string reaches markup it must read as the characte
 as markup, or a shared trace becomes a tracking pixel (an `img` tag pointing at another host is kept
 by Gradio's sanitizer and fetched by every viewer's browser) or a link in disguise.
 
-- HTML (`gr.HTML`, attributes, Gradio's error toasts, which render their message as HTML): `html_literal`.
+- HTML (`gr.HTML`, attributes): `html_literal`; element content read as text elsewhere too (Gradio's
+  error toasts render their message as HTML, API clients read it as text): `html_text`.
 - Markdown (`gr.Markdown`): `md_literal` backslash-escapes every ASCII punctuation character
   (CommonMark allows that for each of them), so no tag, image, link, autolink (`http\\://`,
   `www\\.`), emphasis or heading can form, and folds line breaks into spaces so no new block
@@ -24,6 +25,12 @@ _MD_PUNCTUATION = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
 def html_literal(text: object) -> str:
     """`text` as HTML that shows exactly its characters (quotes escaped too: safe in attributes)."""
     return html.escape(str(text), quote=True)
+
+
+def html_text(text: object) -> str:
+    """`text` as HTML element content that shows exactly its characters: only `&`, `<`, `>` escaped,
+    so a message read as plain text elsewhere (an API client's error) keeps its quotes."""
+    return html.escape(str(text), quote=False)
 
 
 def md_literal(text: object) -> str:
