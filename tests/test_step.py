@@ -147,3 +147,22 @@ def test_a_row_the_early_stop_finishes_takes_nothing_back():
     without = dataclasses.replace(params, any_early_stop=False)  # the same step without the early stop
     r = denoise_step(logits, masked, without, state, torch.zeros(1, 2, 4), current=current)
     assert r.revision.remasked.any()  # ... takes the weak tokens back
+
+
+def test_the_step_takes_the_mask_out_of_the_candidates_but_where_a_reference_keeps_it():
+    """With `mask_token_id`, the step masks the mask token itself; a row computed as LLaDA's code
+    (sampled_raw, no revision rule) keeps it in its softmax and argmax, and a picked mask places
+    nothing (LLaDA writes the mask back); the logits may come in the model's dtype (bf16 here)."""
+    masked = torch.ones(2, 4, dtype=torch.bool)
+    logits = torch.zeros(8, 1, 9)
+    logits[..., 3] = 1.0
+    logits[..., 0] = 4.0  # the mask token (id 0) is every position's argmax
+    configs = [DecodeConfig(gen_length=4, top_k=2, temperature=0.0, seed=1),
+               DecodeConfig.preset("llada", 4, steps=2, seed=1)]
+    params = StepParams.from_configs(configs, mask_token_id=0, prompt_lengths=[3, 3])
+    state = StepState.initial(params, torch.zeros(2))
+    noise = torch.rand(2, 2, 4, generator=torch.Generator().manual_seed(0))
+    r = denoise_step(logits.to(torch.bfloat16), masked, params, state, noise)
+    assert r.selected[0].sum() == 2 and set(r.tokens[0][r.selected[0]].tolist()) == {3}  # never the mask
+    assert r.argmax[1].tolist() == [0, 0, 0, 0]  # LLaDA's argmax is the mask ...
+    assert not r.selected[1].any() and int(r.count[1]) == 0 and int(r.remaining[1]) == 4  # ... and nothing is placed
