@@ -23,4 +23,3 @@ def test_wire_rejects_a_name_the_handler_does_not_take(page):
     with gr.Blocks():
         with pytest.raises(TypeError, match="takes no"):
             wire(page, page.run.click, lambda *, prompt: None, ins=(page.prompt, page.lang), out=KSteps)
-
