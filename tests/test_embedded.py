@@ -1,6 +1,7 @@
 """The embedded model: protocol, context limit, padding/batch invariance, determinism, shipped assets."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -191,13 +192,30 @@ def test_same_seed_same_weights_different_seed_different(tokenizer: EmbeddedToke
 
 @pytest.mark.parametrize(
     "field, value",
-    [("d_model", 30), ("conv_kernel", 4), ("mask_token_id", 10_000), ("n_layers", 0), ("rope_base", 1.0)],
+    [("d_model", 30), ("conv_kernel", 4), ("mask_token_id", 10_000), ("n_layers", 0), ("rope_base", 1.0), ("can_edit", 1)],
 )
 def test_config_rejects_bad_values_naming_the_field(field: str, value: object) -> None:
     kwargs = dict(vocab_size=300, mask_token_id=2, pad_token_id=0, eos_token_id=1, n_heads=4)
     kwargs[field] = value
     with pytest.raises(ValueError, match=field):
         EmbeddedConfig(**kwargs)
+
+
+def test_can_edit_is_stored_in_config_json_and_old_files_load_without_it(tmp_path: Path) -> None:
+    """A model declares whether it was trained to predict at visible positions (token-to-token edits);
+    a config.json written before the field existed loads as a model that cannot edit."""
+    base = dict(vocab_size=300, mask_token_id=2, pad_token_id=0, eos_token_id=1, d_model=32, n_layers=1, n_heads=2,
+                d_ff=64, max_length=16)
+    assert EmbeddedConfig(**base).can_edit is False
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(base))
+    assert "can_edit" not in json.loads(old.read_text()) and EmbeddedConfig.from_json(old).can_edit is False
+    new = tmp_path / "new.json"
+    new.write_text(EmbeddedConfig(**base, can_edit=True).to_json())
+    assert json.loads(new.read_text())["can_edit"] is True
+    cfg = EmbeddedConfig.from_json(new)
+    assert cfg.can_edit is True and EmbeddedDenoiser(cfg).can_edit is True
+    assert EmbeddedDenoiser(EmbeddedConfig.from_json(old)).can_edit is False
 
 
 def test_load_embedded_reports_missing_files(tmp_path: Path) -> None:

@@ -46,6 +46,10 @@ class EmbeddedConfig:
     max_length: int = 256  # longest canvas (prompt + generation) the model accepts
     rope_base: float = 10000.0  # rotary frequency base
     name: str = "austen-mdlm"  # human-readable model name
+    # Trained to predict at visible positions too (LLaDA 2.1's editing stream, `python -m dllm_viz.train
+    # --edit-fraction`), so token-to-token edits may read its logits there (`models.base.can_edit`). A
+    # config.json without it (written before the field existed) loads as False: a masked-only model.
+    can_edit: bool = False
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_length"):
@@ -64,6 +68,8 @@ class EmbeddedConfig:
             raise ValueError(f"conv_kernel={self.conv_kernel} must be a positive odd int")
         if self.rope_base <= 1.0:
             raise ValueError(f"rope_base={self.rope_base} must be > 1")
+        if not isinstance(self.can_edit, bool):
+            raise ValueError(f"can_edit={self.can_edit!r} must be a bool")
 
     @classmethod
     def from_json(cls, path: str | Path) -> EmbeddedConfig:
@@ -148,6 +154,7 @@ class EmbeddedDenoiser(nn.Module):
         self.eos_token_id = cfg.eos_token_id
         self.max_length = cfg.max_length
         self.vocab_size = cfg.vocab_size
+        self.can_edit = cfg.can_edit  # predicts at visible positions too (token-to-token edits)
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.norm_out = nn.RMSNorm(cfg.d_model)

@@ -12,6 +12,21 @@ are the same conditionals, but canvases like the ones decoding visits are traine
 ``--prompt-fraction``: a clean prefix, as a prompt is. ``--rare-first-fraction``: the rarest
 tokens masked first, as a confidence-first schedule leaves them (``rare_first_masks``).
 
+``--edit-fraction`` turns on the editing objective of LLaDA 2.1 (Bie et al. 2026, "LLaDA2.1:
+Speeding Up Text Diffusion via Token Editing", section 3.1, "Mixture of M2T and T2T"): beside the
+drafting stream above (predict the token at each masked position), an editing stream in which the
+model recovers the original tokens from random perturbations. In a share ``edit_fraction`` of the
+rows each visible token is replaced, with probability ``edit_rate * (1 - t)``, by a uniformly drawn
+other ordinary token (``replace_visible``), and the loss covers every position (``mixed_loss``): the
+masked ones as above (cross-entropy / t, the ELBO term), the visible ones, replaced or not, at
+weight 1 (restore what was replaced, keep what was not). A model trained so predicts a token at a
+visible position too, which token-to-token edits read (``EmbeddedConfig.can_edit``). The report
+gives the ratios of neither stream; ours are chosen in ``dllm_viz/assets/world/MODEL_CARD.md``. The ``1 - t``
+is ours: a canvas with few visible tokens gets few wrong ones. With a rate independent of ``t`` the
+world model stopped trusting a lone prompt word (its first-step confidence in the template words
+after "Ana" fell from 0.999 to 0.89), since one replaced token in ten was then some other first
+name, the word that fixes where a sentence starts (the card has the measurements).
+
 The recipe of ``dllm_viz/assets/embedded`` (data from ``scripts/prepare_data.py``; details and figures in
 ``dllm_viz/assets/embedded/MODEL_CARD.md``)::
 
@@ -61,6 +76,7 @@ from dllm_viz.train.pairs import Rows, batch_of, by_length, load_pairs, mask_ans
 log = logging.getLogger(__name__)
 
 EVAL_MASK_RATIOS = (0.15, 0.5, 0.85, 1.0)
+EVAL_EDIT_MASK_RATIOS = (0.0, 0.5)  # mask ratios of the edit probe (0: a finished canvas, every token visible); rate edit_rate * (1 - r)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +95,8 @@ class TrainConfig:
     prompt_fraction: float = 0.0  # share of rows whose random prefix stays clean, as a prompt does (LLaDA SFT)
     rare_first_fraction: float = 0.0  # share of rows masked rarest tokens first, as a confidence-first decode leaves them
     pairs: bool = False  # data lines are prompt<TAB>answer: one example per row, only the answer masked (pairs.py)
+    edit_fraction: float = 0.0  # share of rows whose visible tokens are replaced at random (LLaDA 2.1 T2T stream); > 0: loss at every position
+    edit_rate: float = 0.2  # in those rows, a visible token is replaced by another ordinary token with probability edit_rate * (1 - t)
     steps: int = 6000  # optimiser steps
     lr: float = 2e-3  # peak AdamW learning rate
     min_lr_ratio: float = 0.1  # cosine floor, as a fraction of lr
@@ -100,7 +118,7 @@ class TrainConfig:
                 raise ValueError(f"{field}={getattr(self, field)} must be >= 1")
         if self.max_length < 16:
             raise ValueError(f"max_length={self.max_length} must be >= 16")
-        for field in ("short_fraction", "prompt_fraction", "rare_first_fraction"):
+        for field in ("short_fraction", "prompt_fraction", "rare_first_fraction", "edit_fraction", "edit_rate"):
             if not 0.0 <= getattr(self, field) <= 1.0:
                 raise ValueError(f"{field}={getattr(self, field)} must be in [0, 1]")
         if not 0.0 < self.lr < 1.0:
@@ -114,6 +132,9 @@ class TrainConfig:
         if self.pairs and (self.rare_first_fraction or self.prompt_fraction):
             raise ValueError(f"pairs=True needs rare_first_fraction=0 and prompt_fraction=0 (a pair's prompt is never "
                              f"masked already), got {self.rare_first_fraction} and {self.prompt_fraction}")
+        if self.pairs and self.edit_fraction:
+            raise ValueError(f"pairs=True needs edit_fraction=0 (the editing stream replaces tokens of running text), "
+                             f"got {self.edit_fraction}")
 
 
 def stratified_t(batch: int, t_min: float, generator: torch.Generator) -> torch.Tensor:
@@ -146,6 +167,56 @@ def diffusion_loss(logits: torch.Tensor, x: torch.Tensor, masked: torch.Tensor, 
     weight = (1.0 / t)[:, None].expand_as(x)[masked]  # (M,)
     ce = F.cross_entropy(logits.float(), x[masked], reduction="none")  # (M,)
     return (ce * weight).sum() / x.numel()
+
+
+def random_other_tokens(x: torch.Tensor, ordinary: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """For each token of ``x (B, N)``, another token drawn uniformly from the ``ordinary (K,)`` ids (sorted:
+    the vocabulary without mask, pad and eos), never the token itself. ``x`` must hold ordinary ids only."""
+    K = ordinary.numel()
+    index = torch.searchsorted(ordinary, x)  # (B, N): x's place among the ordinary ids
+    shift = torch.randint(1, K, x.shape, generator=generator)  # (B, N): 1 .. K-1 places on, so never x itself
+    return ordinary[(index + shift) % K]
+
+
+def replace_visible(
+    x: torch.Tensor, masked: torch.Tensor, fraction: float, rate: float | torch.Tensor, ordinary: torch.Tensor,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The editing stream's input: in a ``fraction`` of the rows of ``x (B, N)``, each visible token
+    (``~masked``) is replaced with probability ``rate`` (a float, or one per row ``(B,)``) by another ordinary token
+    (``random_other_tokens``). Returns ``(ids, replaced)``, both ``(B, N)``: ``ids`` holds the mask
+    id nowhere (the caller masks), ``replaced`` marks the positions whose token was changed.
+
+    LLaDA 2.1 (section 3.1) trains its editing stream to "recover original tokens from random noise
+    perturbations"; masked positions are never replaced, so the drafting stream is unchanged.
+    """
+    B, _ = x.shape
+    rows = torch.rand(B, generator=generator) < fraction  # (B,)
+    per_row = torch.as_tensor(rate, dtype=torch.float32).reshape(-1, 1)  # (B, 1) or (1, 1)
+    replaced = rows[:, None] & ~masked & (torch.rand(x.shape, generator=generator) < per_row)  # (B, N)
+    replaced &= torch.isin(x, ordinary)  # a special id in the text (none in training text) stays as it is
+    other = random_other_tokens(x.where(replaced, ordinary[0]), ordinary, generator)  # (B, N)
+    return torch.where(replaced, other, x), replaced
+
+
+def mixed_loss(logits: torch.Tensor, x: torch.Tensor, masked: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """The mixed M2T + T2T objective in nats per token: ``diffusion_loss``'s masked term (CE / t) plus
+    the cross-entropy to the original token at every visible position (weight 1), divided by ``B * N``.
+
+    logits: (B, N, V); x (the clean tokens), masked: (B, N); t: (B,). Visible positions include the
+    replaced ones (learn to restore) and the kept ones (learn to keep): a model scored only where
+    tokens were replaced would learn that every visible token is wrong.
+    """
+    ce = F.cross_entropy(logits.float().transpose(1, 2), x, reduction="none")  # (B, N)
+    weight = torch.where(masked, 1.0 / t[:, None], torch.ones_like(ce))  # (B, N)
+    return (ce * weight).sum() / x.numel()
+
+
+def ordinary_ids(vocab_size: int, special_ids: Sequence[int]) -> torch.Tensor:
+    """The sorted ids ``(K,)`` of a vocabulary without its special ids: what a random replacement draws."""
+    keep = torch.ones(vocab_size, dtype=torch.bool)
+    keep[list(special_ids)] = False
+    return keep.nonzero().squeeze(1)
 
 
 def keep_prompts(
@@ -194,6 +265,26 @@ def rare_first_masks(
     rare = rank < (t * N).round().clamp(min=1)[:, None]  # (B, N)
     rows = torch.rand(B, generator=generator) < fraction  # (B,)
     return torch.where(rows[:, None], rare, masked)
+
+
+@torch.no_grad()
+def edit_counts(
+    model: EmbeddedDenoiser, x: torch.Tensor, t: float, rate: float, generator: torch.Generator
+) -> dict[str, int]:
+    """How the model's argmax treats visible tokens of clean windows ``x (W, N)``: mask a share ``t``,
+    replace each visible token with probability ``rate`` (``replace_visible``), predict every position.
+
+    Returns counts: ``replaced`` (visible tokens replaced), ``restored`` (of those, argmax = the
+    original), ``kept`` (visible tokens left alone) and ``changed`` (of those, argmax != the token:
+    an edit a token-to-token rule would make wrongly).
+    """
+    ordinary = ordinary_ids(model.vocab_size, model.special_ids.tolist())  # (K,)
+    masked = torch.rand(x.shape, generator=generator) < t  # (W, N)
+    shown, replaced = replace_visible(x, masked, 1.0, rate, ordinary, generator)
+    pred = model(torch.where(masked, model.mask_token_id, shown).to(model.device)).argmax(-1).cpu()  # (W, N)
+    kept = ~masked & ~replaced
+    return {"replaced": int(replaced.sum()), "restored": int(((pred == x) & replaced).sum()),
+            "kept": int(kept.sum()), "changed": int(((pred != x) & kept).sum())}
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -268,10 +359,16 @@ def evaluate(
                 pred = model(noisy.to(device), keys).argmax(-1).cpu()
             correct[r] += int(((pred == chunk) & masked).sum())
             total[r] += int(masked.sum())
-    model.train(was_training)
     bits_per_token = nats / count / math.log(2)
     out = {"bits_per_token": bits_per_token, "bits_per_char": bits_per_token / chars_per_token}
     out.update({f"acc@{r:g}": correct[r] / max(1, total[r]) for r in EVAL_MASK_RATIOS})
+    if cfg.edit_fraction > 0:  # the editing stream (windows only): restored replacements, wrongly changed kept tokens
+        windows = torch.cat([chunk for chunk, _, _ in _heldout_chunks(tokens, cfg)])  # (W, N)
+        for r in EVAL_EDIT_MASK_RATIOS:
+            c = edit_counts(model, windows, r, cfg.edit_rate * (1 - r), gen)
+            out[f"restore@{r:g}"] = c["restored"] / max(1, c["replaced"])
+            out[f"wrong_edit@{r:g}"] = c["changed"] / max(1, c["kept"])
+    model.train(was_training)
     return out
 
 
@@ -313,6 +410,7 @@ def build_model(cfg: TrainConfig, tokenizer: EmbeddedTokenizer) -> EmbeddedDenoi
         d_ff=cfg.d_ff,
         conv_kernel=cfg.conv_kernel,
         max_length=cfg.max_length,
+        can_edit=cfg.edit_fraction > 0,
     )
     return EmbeddedDenoiser(mcfg, tokenizer, generator=torch.Generator().manual_seed(cfg.seed))
 
@@ -375,6 +473,25 @@ def grow_depth(weights: dict[str, torch.Tensor], n_layers: int) -> dict[str, tor
     return grown
 
 
+def _init_folder(init_from: Path) -> Path:
+    """The folder holding ``init_from``'s tokenizer.json: the folder itself for an exported model, else the run."""
+    return init_from if init_from.is_dir() else init_from.parent
+
+
+def load_init_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
+    """``(state dict in float32, step)`` of a run's checkpoint (``RUN/ckpt.pt``) or of an exported model
+    folder (``model.safetensors``, float16 as ``export`` writes it, e.g. ``dllm_viz/assets/world``), so a second
+    phase can start from the shipped weights themselves."""
+    if not init_from.is_dir():
+        init = torch.load(init_from, weights_only=False)
+        return init["model"], init["step"]
+    from safetensors import safe_open
+
+    with safe_open(str(init_from / "model.safetensors"), framework="pt") as f:
+        step = int((f.metadata() or {}).get("step", 0))
+        return {k: f.get_tensor(k).float() for k in f.keys()}, step
+
+
 def _save_checkpoint(path: Path, **state: object) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
@@ -386,8 +503,8 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         progress: bool = True, compile: bool | str = False, keep_snapshots: bool = False) -> dict[str, float]:
     """Train into ``run/`` (tokenizer.json, tokens.pt, ckpt.pt, log.jsonl). Returns the last eval.
 
-    ``init_from``: a checkpoint of an earlier run whose weights (only) start this one, for a second
-    phase with its own optimiser and schedule; its tokenizer is reused. A larger ``vocab_size``
+    ``init_from``: a checkpoint of an earlier run (or an exported model folder) whose weights (only)
+    start this one, for a second phase with its own optimiser and schedule; its tokenizer is reused. A larger ``vocab_size``
     grows the embedding (``grow_embedding``), a larger ``n_layers`` adds identity blocks
     (``grow_depth``): either way the second phase starts from the old model's function.
     ``compile``: ``torch.compile`` the model body for the training steps (True: inductor; a string
@@ -405,7 +522,7 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
     ckpt_path, log_path = run / "ckpt.pt", run / "log.jsonl"
     init_tokenizer = None
     if init_from is not None:
-        init_tokenizer = EmbeddedTokenizer.from_file(init_from.parent / "tokenizer.json")
+        init_tokenizer = EmbeddedTokenizer.from_file(_init_folder(init_from) / "tokenizer.json")
         if init_tokenizer.vocab_size == cfg.vocab_size and not (run / "tokenizer.json").is_file():
             init_tokenizer.save(run / "tokenizer.json")  # same vocabulary: reuse it
     load = load_pairs if cfg.pairs else _load_corpus
@@ -428,20 +545,19 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         gen.set_state(state["generator"])
         step, elapsed = state["step"], state["elapsed"]
     elif init_from is not None:
-        init = torch.load(init_from, weights_only=False)
-        weights = init["model"]
+        weights, init_step = load_init_weights(init_from)
         if init_tokenizer.vocab_size != tokenizer.vocab_size:  # a larger vocabulary grown from the old one
             weights["embed.weight"] = grow_embedding(weights["embed.weight"], init_tokenizer, tokenizer)
             log.info("vocabulary grown %d -> %d", init_tokenizer.vocab_size, tokenizer.vocab_size)
         elif init_tokenizer.get_vocab() != tokenizer.get_vocab():  # same size, other pieces: rows would mean other tokens
             raise ValueError(f"init_from={init_from}: its tokenizer and {run / 'tokenizer.json'} have the same size but "
-                             f"other pieces; copy {init_from.parent / 'tokenizer.json'} into the run before tokenizing")
+                             f"other pieces; copy {_init_folder(init_from) / 'tokenizer.json'} into the run before tokenizing")
         blocks = n_blocks(weights)
         if cfg.n_layers > blocks:  # a deeper model grown from the old one, same function at the start
             weights = grow_depth(weights, cfg.n_layers)
             log.info("depth grown %d -> %d blocks", blocks, cfg.n_layers)
         model.load_state_dict(weights)
-        log.info("initialised from %s (step %d)", init_from, init["step"])
+        log.info("initialised from %s (step %d)", init_from, init_step)
     (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     features = model.features
     if compile:
@@ -450,6 +566,8 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
         torch.backends.cuda.matmul.allow_tf32 = True  # fp32 leftovers (norms, loss) on tensor cores
     if cfg.rare_first_fraction > 0:
         surprisal = unigram_surprisal(train_tokens, tokenizer.vocab_size)  # (V,)
+    if cfg.edit_fraction > 0:
+        ordinary = ordinary_ids(tokenizer.vocab_size, model.special_ids.tolist())  # (K,)
     if cfg.pairs:
         order = by_length(train_tokens, torch.Generator().manual_seed(cfg.seed))  # (R,): batches of one length
     model.train()
@@ -476,14 +594,23 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
             masked = rare_first_masks(x, t, surprisal, cfg.rare_first_fraction, masked, gen)
         if cfg.prompt_fraction > 0:
             masked = keep_prompts(masked, cfg.prompt_fraction, gen)
-        noisy = torch.where(masked, model.mask_token_id, x)
+        edit = cfg.edit_fraction > 0
+        shown = x
+        if edit:  # LLaDA 2.1's editing stream: some visible tokens replaced, the loss at every position
+            shown, _ = replace_visible(x, masked, cfg.edit_fraction, cfg.edit_rate * (1 - t), ordinary, gen)
+        noisy = torch.where(masked, model.mask_token_id, shown)
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
         x, masked, t = x.to(dev), masked.to(dev), t.to(dev)
-        with _autocast(cfg.bf16, dev):
-            h = features(noisy.to(dev), None if real is None else real.to(dev))[masked]  # (M, D): masked rows only
-            logits = model.head(h)  # (M, V)
-        loss = diffusion_loss(logits, x, masked, t)  # per token of the batch
+        if edit:
+            with _autocast(cfg.bf16, dev):
+                logits = model.head(features(noisy.to(dev)))  # (B, N, V): every position is scored
+            loss = mixed_loss(logits, x, masked, t)
+        else:
+            with _autocast(cfg.bf16, dev):
+                h = features(noisy.to(dev), None if real is None else real.to(dev))[masked]  # (M, D): masked rows only
+                logits = model.head(h)  # (M, V)
+            loss = diffusion_loss(logits, x, masked, t)  # per token of the batch
         if real is not None:  # pairs: per answer token, the tokens the estimator averages over
             loss = loss * x.numel() / int(answer.sum())
         opt.zero_grad(set_to_none=True)
@@ -609,7 +736,9 @@ def main(argv: list[str] | None = None) -> None:
     p_fit.add_argument("--data", type=Path, required=True, help="folder with train.txt and heldout.txt")
     p_fit.add_argument("--out", type=Path, required=True, help="run folder (checkpoints, logs)")
     p_fit.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.pt if present")
-    p_fit.add_argument("--init-from", type=Path, default=None, help="start from this checkpoint's weights")
+    p_fit.add_argument("--init-from", type=Path, default=None,
+                       help="start from this checkpoint's weights (RUN/ckpt.pt, or an exported folder such as "
+                            "dllm_viz/assets/world)")
     p_fit.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     p_fit.add_argument("--device", default="cpu")
     p_fit.add_argument("--time-limit", type=float, default=None, help="stop (and checkpoint) after N minutes")
