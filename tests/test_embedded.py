@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from dllm_viz import assets
 from dllm_viz.models.embedded import ASSET_DIR, EmbeddedConfig, EmbeddedDenoiser, load_embedded
 from dllm_viz.models.tokenizer import SPECIAL_TOKENS, EmbeddedTokenizer
 
@@ -216,6 +217,14 @@ def test_can_edit_is_stored_in_config_json_and_old_files_load_without_it(tmp_pat
     cfg = EmbeddedConfig.from_json(new)
     assert cfg.can_edit is True and EmbeddedDenoiser(cfg).can_edit is True
     assert EmbeddedDenoiser(EmbeddedConfig.from_json(old)).can_edit is False
+
+
+def test_the_shipped_models_declare_whether_they_can_edit() -> None:
+    """The world model is trained with LLaDA 2.1's editing stream (assets/world/MODEL_CARD.md); the Austen
+    model, trained on masked positions only, is not."""
+    assert load_embedded(device="cpu").can_edit is False
+    world = load_embedded(device="cpu", path=assets.path("world"))
+    assert world.can_edit is True and world.config.can_edit is True
 
 
 def test_load_embedded_reports_missing_files(tmp_path: Path) -> None:
