@@ -93,6 +93,19 @@ def test_the_model_can_edit_restores_replaced_tokens_and_keeps_the_others(world)
         assert r["restored"]["rate"] >= r["oracle"]["rate"] - 0.1, (name, r)
 
 
+def test_the_llada21_preset_runs_on_the_world_model_and_writes_valid_runs(world):
+    """It declares can_edit, so the token-editing preset (SGLang's JointThreshold defaults) is not refused;
+    its drafts are right, so the rule has nothing to rewrite (bench/world_edit.py: 32 of 32 valid, 0
+    rewritten; the masked-only weights, declared able to edit for that measurement, 0 of 32)."""
+    from dllm_viz import Trace
+
+    prompts = [p for p in WORLD_PROMPTS for _ in range(2)]
+    traces = decode(world, prompts, [DecodeConfig.preset("llada21", 48, seed=s) for _ in WORLD_PROMPTS for s in range(2)],
+                    record_candidates=0)
+    assert correctness(traces)["valid_runs"]["k"] >= 7
+    assert Trace.from_json(traces[0].to_json()).to_json() == traces[0].to_json()
+
+
 def test_parallel_decoding_breaks_names(world):
     """The speed preset (k0 = L/3) breaks two-word names far more often than the quality preset (k0 = L/6)."""
     prompts = [p for p in WORLD_PROMPTS for _ in range(8)]
