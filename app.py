@@ -148,7 +148,7 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
     demo = build_demo(
         run, examples=load_examples(), model_name=getattr(model, "name", "model"),
         max_length=getattr(model, "max_length", None), concurrency_limit=MAX_BATCH if engine else 1,
-        models=model_choices(model, run),
+        models=model_choices(model, run), token_text=token_text(model),
     )
     demo.engine = engine  # kept alive with the demo; closed with the process
     demo.analytics_enabled = False  # no launch report either, even when this module was imported late
@@ -168,6 +168,13 @@ def fit_to_tasks(run: Runner) -> Runner:
     return fitted
 
 
+def token_text(model: Any) -> Callable[[int], str] | None:
+    """A token's text, as a trace of `model` records it (`tokenizer.decode([id])`): the page shows
+    a decode's tokens step by step before its trace exists. None without a tokenizer."""
+    tok = getattr(model, "tokenizer", None)
+    return None if tok is None else (lambda token_id: tok.decode([token_id]))
+
+
 def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     """The model picker: the served model first, then the shipped ones it is not (Austen, world, tasks).
 
@@ -177,13 +184,14 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     name = getattr(model, "name", "model")
     prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
     fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
-    choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name)}
+    choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name,
+                                 token_text=token_text(model))}
     for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
         choices[other.name] = ModelChoice(run=fit(other.name, make_runner(other, None)), prompts=tuple(prompts[shipped]),
-                                          name=other.name)
+                                          name=other.name, token_text=token_text(other))
     return choices
 
 

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # unit tests and drops what costs seconds each.
 MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_browser.py": ("browser",),
+    "tests/test_page_js.py": ("browser",),  # the page's script in Chromium, on a blank page (no server)
     "tests/test_sglang_env.py": ("sglang",),
     "tests/sglang": ("sglang",),  # inside the SGLang environment (test_sglang_env.py runs them)
     "tests/test_readme.py": (),  # installs requirements.txt, serves the README's app.py on port 7860
@@ -42,6 +43,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_api.py::test_app_py_serves_the_embedded_model": (),
     "tests/test_adversarial.py::test_random_requests_from_concurrent_clients_match_each_request_alone": (),
     "tests/test_ui.py::test_ui_module_loads_no_model_on_import": (),  # a fresh process imports gradio
+    "tests/test_ui.py::test_every_preset_after_every_other_one_gives_its_own_whole_state": (),  # 49 decodes
     "tests/test_world_model.py::test_quality_preset_meets_the_floor_over_64_seeded_runs": (),
     "tests/test_world_model.py::test_the_model_breaks_names_where_the_perfect_one_does": (),
     "tests/test_world_model.py::test_parallel_decoding_breaks_names": (),

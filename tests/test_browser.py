@@ -51,6 +51,11 @@ def url(served):
 
 def open_page(p, url, *, width=1440, height=900, tour=False):
     browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    return browser, new_page(browser, url, width=width, height=height, tour=tour)
+
+
+def new_page(browser, url, *, width=1440, height=900, tour=False):
+    """A page of `browser` on `url`, recording errors, hosts and requests, once the page is up."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.errors, page.hosts, page.requests = [], set(), []
     page.on("pageerror", lambda err: page.errors.append(str(err)))
@@ -59,9 +64,9 @@ def open_page(p, url, *, width=1440, height=900, tour=False):
     if not tour:
         page.add_init_script("localStorage.setItem('dv-tour', 'done')")
     page.goto(url)
-    page.wait_for_selector("#dv-heatmap .js-plotly-plot", timeout=TIMEOUT_MS)
+    page.wait_for_selector("#dv-heatmap .js-plotly-plot", state="attached", timeout=TIMEOUT_MS)  # a link may open Compare
     page.wait_for_function("() => document.querySelector('#dv-canvas .dv-player') !== null", timeout=TIMEOUT_MS)
-    return browser, page
+    return page
 
 
 @pytest.fixture()
@@ -88,6 +93,7 @@ def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     z0, text0 = page.evaluate(HEATMAP_Z), page.evaluate(CANVAS_TEXT)
     assert z0 and text0.startswith("the cat ")
     slider = page.locator("#dv-temperature input[type=range]")
+    slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
     page.evaluate(f"() => {{ window.__order0 = ({ORDER_DATA})(); }}")
     draws0 = page.evaluate(DRAWS)
@@ -138,8 +144,8 @@ def test_playback_runs_in_the_page_with_buttons_and_arrow_keys(page):
     wait_played_out(page)
     assert page.evaluate(FRAME) == n
     assert page.locator("#dv-heatmap").bounding_box()["y"] == y0  # a fixed-height canvas: nothing below moves
-    # Frames came from the page itself: at most the settled selections went to the server.
-    assert len([u for u in page.requests[before:] if "/queue/join" in u]) <= 4
+    # Frames, the cursor and the inspector come from the page itself: nothing went to the server.
+    assert [u for u in page.requests[before:] if "/queue/join" in u] == []
 
 
 def test_one_cursor_links_canvas_heatmap_and_order_map(page):
@@ -165,6 +171,62 @@ def test_one_cursor_links_canvas_heatmap_and_order_map(page):
     page.wait_for_function("""(x) => { const h = document.querySelector('#dv-heatmap .dv-ol-hover');
         return h && Math.abs(h.getBoundingClientRect().left - x) < 3; }""",
                            arg=heat["x"] + 7 / 32 * heat["width"], timeout=TIMEOUT_MS)
+
+
+def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, served):
+    # The server is unreachable for a while (every event request aborted, as a dropped connection
+    # would): a decode is lost, and the cursor, scrubbing, hover and inspector still follow, since
+    # they are drawn in the page from the trace it holds. Then the next decode goes through.
+    wait_played_out(page)
+    z0, n = page.evaluate(HEATMAP_Z), page.evaluate("() => window.__dv.data.n")
+    calls = len(served[0].decode_calls)
+    page.route("**/queue/join*", lambda route: route.abort())
+    slider = page.locator("#dv-temperature input[type=range]")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + 0.85 * box["width"], box["y"] + box["height"] / 2)  # a decode, lost
+    page.wait_for_timeout(300)
+    heat = page.locator('#dv-heatmap .nsewdrag[data-subplot="xy"]').bounding_box()
+    page.mouse.click(heat["x"] + (9.5 / 32) * heat["width"], heat["y"] + (1.5 / n) * heat["height"])
+    page.wait_for_function(f"() => ({SELECTED})() === 9 && ({FRAME})() === 2", timeout=5_000)
+    order9 = page.evaluate("() => window.__dv.data.order[9]")  # the record the inspector shows at frame 2:
+    shown = order9 if order9 < 2 else min(2, n - 1)  # the confirming step's, or the next forward pass's
+    assert page.locator("#dv-inspector h4").inner_text() == f"Top candidates at position 9, step {shown + 1}"
+    page.locator('#dv-canvas [data-pos="4"]').click()
+    assert "position 4" in page.locator("#dv-inspector h4").inner_text()
+    page.locator("#dv-canvas .dv-scrub").fill("1")  # scrubbing
+    assert page.evaluate(FRAME) == 1 and "step 1" in page.locator("#dv-inspector h4").inner_text()
+    page.locator('#dv-canvas [data-pos="7"]').hover()
+    heat = page.locator('#dv-heatmap .nsewdrag[data-subplot="xy"]').bounding_box()
+    page.wait_for_function("""(x) => { const h = document.querySelector('#dv-heatmap .dv-ol-hover');
+        return h && Math.abs(h.getBoundingClientRect().left - x) < 3; }""", arg=heat["x"] + 7 / 32 * heat["width"],
+                           timeout=5_000)
+    assert page.evaluate(HEATMAP_Z) == z0 and len(served[0].decode_calls) == calls  # the lost decode never ran
+    page.unroute("**/queue/join*")
+    page.errors[:] = [e for e in page.errors if "ERR_FAILED" not in e]  # the aborted requests, on purpose
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + box["height"] / 2)
+    page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
+
+
+def test_during_playback_the_inspector_says_what_the_canvas_shows(page):
+    wait_played_out(page)
+    page.locator('#dv-canvas [data-pos="0"]').click()
+    page.locator("#dv-canvas .dv-first").click()
+    page.locator("#dv-canvas .dv-play").click()
+    seen = set()
+    for _ in range(60):
+        shown = page.evaluate("""() => [document.querySelector('#dv-canvas [data-pos="0"]').classList.contains('dv-tok'),
+            document.querySelector('#dv-inspector').innerText.includes('Still masked'),
+            Number(document.querySelector('#dv-canvas .dv-player').dataset.frame)]""")
+        written, masked_says, frame = shown
+        assert written != masked_says, frame  # never "still masked" beside a written token, nor the reverse
+        seen.add(written)
+        if page.evaluate("() => !window.__dv.playing"):
+            break
+        page.wait_for_timeout(100)
+    assert seen == {True, False}  # it was seen masked and then written
 
 
 def test_the_walkthrough_speaks_both_languages(url):
@@ -234,21 +296,47 @@ def test_the_chinese_page_shows_no_untranslated_english(page, tmp_path):
         c.querySelectorAll('footer').forEach((f) => f.remove());  // Gradio's own footer, not the page's strings
         document.body.appendChild(c); const s = c.innerText; c.remove(); return s; }""")
     text = text.replace(page.evaluate(CANVAS_TEXT), " ")  # the model's own text
-    leaks = english_words(text) - {"tiny", "the", "cat"}
+    leaks = english_words(text) - {"tiny", "the", "cat", "dog", "big", "chars", "other"}  # the models' names and prompts
     assert leaks == set()
     page.screenshot(path=str(tmp_path / "zh.png"), full_page=True)
 
 
-def test_the_phone_layout_puts_the_canvas_first(url, tmp_path):
+TOP = "(sel) => Math.round(document.querySelector(sel).getBoundingClientRect().top + window.scrollY)"
+# Each of the figure's parts inside what holds it: the title in the figure, the boxes in their cells.
+FITS = """() => { const gd = document.querySelector('#dv-heatmap .js-plotly-plot'), fig = gd.getBoundingClientRect();
+  const title = gd.querySelector('.gtitle').getBoundingClientRect();
+  const a = gd.querySelector('.nsewdrag[data-subplot="xy"]').getBoundingClientRect();
+  const cell = Math.min(a.width / gd.layout.xaxis.range.map(Math.abs).reduce((x, y) => x + y),
+                        a.height / Math.abs(gd.layout.yaxis.range[0] - gd.layout.yaxis.range[1]));
+  const order = document.querySelector('#dv-order .js-plotly-plot'), o = order._fullLayout._size;
+  const columns = Math.abs(order.layout.xaxis.range[1] - order.layout.xaxis.range[0]);
+  const widest = Math.max(...[...order.querySelectorAll('.heatmaplayer text, text.textpoint, g.textpoint text')]
+    .map((t) => t.getBBox().width), 0);
+  return {title: title.left >= fig.left - 1 && title.right <= fig.right + 1, marker: gd.data[1].marker.size <= cell,
+          labels: widest <= o.w / columns}; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(url, tmp_path, lang):
     with playwright.sync_playwright() as p:
         browser, page = open_page(p, url, width=390, height=844)
         try:
-            canvas = page.locator("#dv-canvas").bounding_box()
-            knobs = page.locator("#dv-knobs").bounding_box()
-            assert canvas["y"] < knobs["y"]
-            assert canvas["y"] < 2 * 844  # above the fold of the second screen at most
+            wait_played_out(page)
+            if lang == "zh":
+                page.get_by_text("中文", exact=True).click()
+                page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')",
+                                       timeout=TIMEOUT_MS)
+            top = {name: page.evaluate(TOP, sel) for name, sel in (
+                ("prompt", "#dv-prompt"), ("canvas", "#dv-canvas"), ("presets", "#dv-presets-article"),
+                ("temperature", "#dv-temperature"), ("heatmap", "#dv-heatmap"))}
+            bottom = page.evaluate("() => { const r = document.querySelector('#dv-temperature').getBoundingClientRect();"
+                                   " return Math.round(r.bottom + window.scrollY); }")
+            assert top["prompt"] < top["canvas"] < top["presets"] < top["temperature"] < top["heatmap"], top
+            assert bottom <= 1700 and top["heatmap"] <= 2000, top  # two screens; the first figure soon after
             assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
-            page.screenshot(path=str(tmp_path / "phone.png"), full_page=False)
+            page.wait_for_timeout(500)
+            assert page.evaluate(FITS) == {"title": True, "marker": True, "labels": True}
+            page.screenshot(path=str(tmp_path / f"phone-{lang}.png"), full_page=False)
             assert page.errors == []
         finally:
             browser.close()
@@ -310,3 +398,223 @@ def test_a_shared_trace_with_markup_in_its_vocabulary_makes_no_request(page, tmp
     images = page.evaluate("() => [...document.querySelectorAll('img, image, a[href]')].map((e) => e.src || e.href || e.getAttribute('href'))")
     assert not [u for u in page.requests if host in u], [u for u in page.requests if host in u]
     assert not [u for u in images if u and host in str(u)]
+
+
+def test_your_own_prompt_in_one_step(page, served):
+    calls = served[0].decode_calls
+    wait_played_out(page)
+    prompt, run = page.locator("#dv-prompt textarea"), page.locator("#dv-run")
+    p, r = prompt.bounding_box(), run.bounding_box()
+    assert r["y"] < 900 and r["y"] < p["y"] + p["height"] and p["y"] < r["y"] + r["height"]  # Run beside the prompt
+    page.wait_for_timeout(300)
+    before = len(calls)
+    prompt.fill("ab")
+    prompt.press("Shift+Enter")  # a new line, no run
+    prompt.type("c")
+    page.wait_for_timeout(500)
+    assert prompt.input_value() == "ab\nc" and len(calls) == before
+    prompt.press("Enter")  # runs
+    page.wait_for_function("() => window.__dv.data && window.__dv.data.prompt === 'ab\\nc'", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    assert len(calls) == before + 1
+    # An example prompt of the model, in the header: into the box, and run (one decode).
+    page.locator('#dv-model-prompts .dv-chip[data-prompt="a dog "]').click()
+    page.wait_for_function("() => window.__dv.data && window.__dv.data.prompt === 'a dog '", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    assert prompt.input_value() == "a dog " and len(calls) == before + 2
+
+
+def test_a_compare_error_names_its_side_and_leaves_nothing_stale(page, served):
+    wait_played_out(page)
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#dv-lesson-polluted").click()
+    page.wait_for_selector("#dv-cmp-canvas-a .dv-tok", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    editor = page.locator("#dv-cmp-b .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type('{"temperature": "hot"}')
+    page.locator("#dv-compare-run").click()
+    toast = page.locator(".toast-body")
+    toast.first.wait_for(timeout=TIMEOUT_MS)
+    assert "config B" in toast.first.inner_text() and "temperature" in toast.first.inner_text()
+    # The stale pair is gone and nothing stays dimmed.
+    page.wait_for_function("() => !document.querySelector('#dv-cmp-canvas-a .dv-tok')", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    assert page.locator(".dv-busy").count() == 0
+    page.errors[:] = [e for e in page.errors if "hot" not in e]  # the error the test asked for
+
+
+def test_the_stage_sliders_are_live_only_with_staged_temperature(page):
+    wait_played_out(page)
+    early = "() => document.querySelector('#dv-t-early input[type=range]').disabled"
+    assert page.evaluate(early)
+    page.get_by_text("staged temperature", exact=True).click()
+    page.wait_for_function(f"() => !({early})()", timeout=TIMEOUT_MS)
+
+
+# Whether a character has a glyph in the page's fonts: drawn, it differs from a character no font has.
+HAS_GLYPH = """(ch) => { const c = document.createElement('canvas'); c.width = 40; c.height = 40;
+  const font = getComputedStyle(document.querySelector('#dv-canvas .dv-play')).fontFamily;
+  const draw = (s) => { const g = c.getContext('2d'); g.clearRect(0, 0, 40, 40); g.font = '24px ' + font;
+    g.fillText(s, 4, 30); return Array.from(g.getImageData(0, 0, 40, 40).data).join(','); };
+  return draw(ch) !== draw('\\u{10FFFD}'); }"""
+
+
+def test_every_symbol_of_the_player_is_drawn_by_a_font(page):
+    symbols = set(page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-controls button')]"
+                                ".map((b) => b.textContent).join('') + window.__dv.data.t.pause + window.__dv.data.t.play"))
+    symbols = {ch for ch in symbols if ord(ch) > 0x2000}
+    assert symbols and {ch for ch in symbols if not page.evaluate(HAS_GLYPH, ch)} == set()
+    assert not page.evaluate(HAS_GLYPH, "\u23f8")  # the check sees a missing glyph: the old pause sign
+
+
+def test_the_page_has_one_kind_of_question_mark(page):
+    # "?" opens the help of the view next to it, and nothing else is labelled "?" (the tour has its name).
+    labels = page.evaluate("() => [...document.querySelectorAll('button, summary')].filter((b) => b.offsetParent)"
+                           ".filter((b) => b.textContent.trim() === '?').map((b) => b.tagName)")
+    assert labels and set(labels) == {"SUMMARY"}
+
+
+def test_the_newest_tokens_stay_in_view_on_a_long_canvas(page):
+    wait_played_out(page)
+    box = page.locator("#dv-gen-length input[type=number]")
+    box.fill("240")
+    box.press("Enter")
+    page.wait_for_function("() => window.__dv.data && window.__dv.data.G === 240", timeout=TIMEOUT_MS)
+    n = page.evaluate("() => window.__dv.data.n")
+    page.locator("#dv-canvas .dv-first").click()
+    hidden = []
+    for f in range(1, n + 1):
+        page.locator("#dv-canvas .dv-next").click()
+        seen = page.evaluate("""() => { const box = document.querySelector('#dv-canvas .dv-text').getBoundingClientRect();
+            return [...document.querySelectorAll('#dv-canvas .dv-new')].some((s) => { const r = s.getBoundingClientRect();
+              return r.top >= box.top - 1 && r.bottom <= box.bottom + 1; }); }""")
+        if not seen:
+            hidden.append(f)
+    assert hidden == []
+
+
+LIVE = "() => { const r = document.querySelector('#dv-canvas .dv-live'); return r ? JSON.parse(r.dataset.trace).n : 0; }"
+
+
+def test_a_decode_paints_its_steps_as_they_come_and_stops(page, served):
+    # LLaDA's rule confirms one position per step: 32 steps. The test holds the decode after its
+    # step 6 (the runner waits there: tests/ui_model.py), so the page is seen mid-decode: the steps
+    # so far painted, a bar of steps done against planned, and Stop, which ends the decode at its
+    # next step and brings back the trace on show with its settings.
+    demo = served[0]
+    wait_played_out(page)
+    steps = demo.decode_steps
+    demo.hold[0] = 6
+    demo.gate.clear()
+    try:
+        page.get_by_role("button", name="LLaDA as shipped", exact=True).click()
+        page.wait_for_function(f"() => ({LIVE})() === 7", timeout=TIMEOUT_MS)  # steps 1..7 painted (0-based 6)
+        status = page.locator("#dv-canvas .dv-live .dv-status").inner_text()
+        assert status.startswith("computing: step 7 of 32 planned")
+        width = page.evaluate("() => parseFloat(document.querySelector('#dv-canvas .dv-progress i').style.width)")
+        assert abs(width - 100 * 7 / 32) < 0.1
+        assert page.locator("#dv-canvas .dv-live .dv-text .dv-tok").count() == 7  # one confirmed per step, painted
+        ran = len(steps)
+        page.locator("#dv-canvas .dv-live .dv-stop").click()
+        page.wait_for_timeout(300)
+    finally:
+        demo.hold[0] = None
+        demo.gate.set()  # the held step ends; the next one raises (stopped)
+    page.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live') && window.__dv.data.n === 6",
+                           timeout=TIMEOUT_MS)  # the example's run is back
+    page.wait_for_timeout(1000)
+    assert len(steps) - ran <= 2  # the other request of its batch may finish the step in progress; no more
+    assert "Stopped" in page.locator("#dv-banner").inner_text()
+    page.wait_for_function("() => document.querySelector('#dv-preset-badge').innerText.trim() === "
+                           "'active preset: balanced'", timeout=TIMEOUT_MS)  # its settings came back
+
+
+INSPECTOR = "() => document.querySelector('#dv-inspector').innerText"
+
+
+def view_of(page) -> dict:
+    """What a visitor sees of the trace on show: its text at the step on show, the step, the selection, the inspector."""
+    return {"text": page.evaluate(CANVAS_TEXT), "frame": page.evaluate(FRAME), "pos": page.evaluate(SELECTED),
+            "inspector": page.evaluate(INSPECTOR), "temperature": page.locator("#dv-temperature input[type=number]").input_value(),
+            "model": page.locator("#dv-model input").input_value(), "n": page.evaluate("() => window.__dv.data.n")}
+
+
+def test_a_copied_link_reopens_the_same_trace_and_view(page, url, served):
+    wait_played_out(page)
+    page.get_by_role("button", name="quality", exact=True).click()  # a decode: the trace on show is not the example
+    page.wait_for_function("() => window.__dv.data && window.__dv.data.n > 6 && !document.querySelector('.dv-live')",
+                           timeout=TIMEOUT_MS)
+    page.locator('#dv-canvas [data-pos="7"]').click()
+    page.locator("#dv-canvas .dv-scrub").fill("3")
+    page.locator("#dv-link-box button.dv-link").click()
+    link = page.evaluate("() => window.__dv.lastLink")
+    assert "step=3" in link and "pos=7" in link and page.evaluate("() => location.href") == link
+    seen = view_of(page)
+    calls = len(served[0].decode_calls)
+    other = new_page(page.context.browser, link)  # a new tab
+    try:
+        other.wait_for_function("() => window.__dv.data && window.__dv.data.n === %d && "
+                                "!document.querySelector('#dv-canvas .dv-live')" % seen["n"], timeout=TIMEOUT_MS)
+        other.wait_for_function(f"() => ({SELECTED})() === 7", timeout=TIMEOUT_MS)
+        assert view_of(other) == seen  # the same trace (decoding is deterministic), step, position, settings
+        assert len(served[0].decode_calls) == calls + 1  # one decode opened it
+        assert other.evaluate("() => window.__dv.playing") is False  # no example played over it
+        assert other.errors == []
+    finally:
+        other.close()
+
+
+def test_a_link_of_a_lesson_reopens_it(page, served):
+    wait_played_out(page)
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#dv-lesson-rng").click()
+    page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.length > 0", timeout=TIMEOUT_MS)
+    summary = page.locator("#dv-cmp-summary").inner_text()
+    page.locator("#dv-link-box button.dv-link").click()
+    link = page.evaluate("() => window.__dv.lastLink")
+    assert "tab=compare" in link and "lesson=rng" in link
+    other = new_page(page.context.browser, link)  # a new tab
+    try:
+        other.wait_for_function("(s) => document.querySelector('#dv-cmp-summary').innerText === s", arg=summary,
+                                timeout=TIMEOUT_MS)
+        assert other.locator("#dv-lesson-text").is_visible()  # the Compare tab is the one on show
+        assert other.errors == []
+    finally:
+        other.close()
+
+
+RING_OFF = """(sel) => { const t = document.querySelector(sel).getBoundingClientRect(),
+  r = document.querySelector('.dv-tour-ring').getBoundingClientRect();
+  return Math.max(Math.abs(r.top + 4 - t.top), Math.abs(r.left + 4 - t.left)); }"""
+
+
+def test_the_walkthrough_follows_the_page_keeps_its_clicks_and_stays_on_the_playground(url):
+    with playwright.sync_playwright() as p:
+        browser, page = open_page(p, url, tour=True)
+        try:
+            page.wait_for_selector(".dv-tour", timeout=TIMEOUT_MS)
+            assert page.evaluate(RING_OFF, "#dv-canvas .dv-text") < 2
+            page.mouse.wheel(0, 300)  # the page scrolls: the ring stays on its target
+            page.wait_for_function(f"() => ({RING_OFF})('#dv-canvas .dv-text') < 2", timeout=5_000)
+            # The card lies over the heatmap: a click on Skip is the tour's, not the figure's.
+            page.locator(".dv-tour-next").click()
+            page.locator(".dv-tour-next").click()  # step 3: the heatmap
+            heat = page.locator('#dv-heatmap .nsewdrag[data-subplot="xy"]').bounding_box()
+            page.evaluate("([x, y]) => { const c = document.querySelector('.dv-tour'); c.style.left = x + 'px'; "
+                          "c.style.top = y + 'px'; }", [heat["x"] + 10, heat["y"] + 10])
+            before = [page.evaluate(FRAME), page.evaluate(SELECTED), page.evaluate("() => window.__dv.playing")]
+            skip = page.locator(".dv-tour-skip").bounding_box()
+            page.mouse.click(skip["x"] + skip["width"] / 2, skip["y"] + skip["height"] / 2)
+            assert page.locator(".dv-tour").count() == 0
+            after = [page.evaluate(FRAME), page.evaluate(SELECTED), page.evaluate("() => window.__dv.playing")]
+            assert after[1] == before[1] and (after[0] == before[0] or before[2])  # no cell was selected
+            # Started again, it closes when another tab is shown, and does not start on one.
+            page.locator("#dv-canvas .dv-tour-start").click()
+            page.wait_for_selector(".dv-tour", timeout=TIMEOUT_MS)
+            page.get_by_role("tab", name="Compare").click()
+            page.wait_for_function("() => !document.querySelector('.dv-tour')", timeout=5_000)
+            assert page.errors == []
+        finally:
+            browser.close()

@@ -6,7 +6,7 @@ import logging
 import gradio as gr
 import pytest
 
-from dllm_viz.app.errors import user_errors
+from dllm_viz.app.errors import Localized, localize, user_errors
 
 
 def test_a_value_error_becomes_a_quiet_gr_error_and_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
@@ -43,3 +43,27 @@ def test_a_user_error_echoing_markup_is_shown_as_text():
     with pytest.raises(gr.Error) as err:
         user_errors(handler)()
     assert "<img" not in err.value.message and """'&lt;img src="http://198.51.100.7/p.png"&gt;'""" in err.value.message
+
+
+def test_a_localized_error_is_shown_in_its_language_and_logged_in_english(caplog: pytest.LogCaptureFixture) -> None:
+    english = "config B: temperature='hot' is invalid: expected 0 (argmax) or a number in [0.0001, 3.40282e+38]"
+
+    def handler() -> None:
+        raise Localized(localize(english, "zh"), english)
+
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.errors"):
+        with pytest.raises(gr.Error) as err:
+            user_errors(handler, duration=None)()
+    assert err.value.message.startswith("配置 B：temperature='hot' 无效：应为") and err.value.duration is None
+    assert caplog.records[0].getMessage() == f"user error in handler: {english}"
+
+
+@pytest.mark.parametrize(("english", "zh"), [
+    ("top_k=0 is invalid: expected an integer in [1, 9223372036854775807]", "top_k=0 无效：应为 [1, 9223372036854775807] 内的整数"),
+    ("schedule='x' is invalid: expected one of topk_decay | threshold", "schedule='x' 无效：应为以下之一：topk_decay | threshold"),
+    ("config A: block_length=7 is invalid: expected a divisor of gen_length=16", "配置 A：block_length=7 无效：应为 gen_length=16 的约数"),
+    ("trace file: nothing was uploaded", "轨迹文件：没有上传任何文件"),
+    ("something new", "出错了：something new"),  # a shape not known yet: still said in 中文 around it
+])
+def test_localize_renders_the_checks_shapes(english: str, zh: str) -> None:
+    assert localize(english, "zh") == zh and localize(english, "en") == english

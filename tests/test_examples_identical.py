@@ -1,7 +1,8 @@
 """The shipped example traces (dllm_viz/assets/examples/*.json) decode again to the same trace.
 
-Each example holds its prompt text and its config, so re-decoding it with the embedded model
-(as scripts/make_examples.py made it) must give the same trace. This pins the behaviour of the
+Each example holds its prompt text, its config and its model's name, so re-decoding it with that
+model (as scripts/make_examples.py made it: the world model or the embedded one) must give the
+same trace. This pins the behaviour of the
 whole decoding path (scoring, schedules, sampling, the step, the record) across refactors.
 
 What is compared exactly: every token id, every selection and its order, every step count, every
@@ -63,13 +64,25 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
+MODELS = {"austen-mdlm": None, "world-mdlm": "world"}  # a trace's model name -> load_model's path
+
+
 @pytest.fixture(scope="module")
-def model():
-    return load_model(device="cpu")
+def models():
+    return {}
+
+
+def model_of(models: dict, name: str):
+    assert name in MODELS, f"an example of an unknown model {name!r}"
+    if name not in models:
+        models[name] = load_model(MODELS[name], device="cpu")
+    return models[name]
 
 
 def test_there_are_examples_to_check():
     assert len(EXAMPLES) >= 5
+    # The page opens on the first: the world model's (its checker shows which sentences hold).
+    assert json.loads(EXAMPLES[0].read_text(encoding="utf-8"))["model"] == "world-mdlm"
 
 
 def test_the_comparison_is_exact_for_tokens_and_tolerant_for_floats_only():
@@ -102,11 +115,11 @@ def test_a_stored_example_differs_from_version_2_by_version_and_new_defaults_onl
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_decodes_to_the_same_trace(model, path):
+def test_example_decodes_to_the_same_trace(models, path):
     stored = as_current_version(json.loads(path.read_text(encoding="utf-8")))
     assert stored["prompt_text"], f"{path.name} stores no prompt text to re-decode"
     config = DecodeConfig.from_dict(stored["config"])
-    (trace,) = decode(model, [stored["prompt_text"]], config)
+    (trace,) = decode(model_of(models, stored["model"]), [stored["prompt_text"]], config)
     assert trace.prompt_ids == stored["prompt_ids"]
     fresh = json.loads(trace.to_json())
     assert fresh["token_ids"] == stored["token_ids"] and fresh["order"] == stored["order"]

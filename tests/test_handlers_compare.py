@@ -52,5 +52,23 @@ def test_shared_rng_changes_a_request_when_batched(pg, runner):
 
 
 def test_compare_errors_name_the_field(pg):
-    with pytest.raises(ValueError, match="gen_length=8 of config B"):
+    with pytest.raises(ValueError, match="^config B: gen_length=8 is invalid"):
         pg.compare.run(prompt="x", seed=0, gen_length=16, cmp_a="{}", cmp_b='{"gen_length": 8}', neighbours=0, lang="en")
+
+
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_a_compare_error_says_which_config_is_wrong(pg, runner, side):
+    # Issue 29 item 5: {"temperature": "hot"} on one side; the error says which, and nothing decodes.
+    configs = {"cmp_a": "{}", "cmp_b": "{}", f"cmp_{side.lower()}": '{"temperature": "hot"}'}
+    with pytest.raises(ValueError, match=f"^config {side}: temperature='hot' is invalid"):
+        pg.compare.run(prompt="x", seed=0, gen_length=16, neighbours=0, lang="en", **configs)
+    with pytest.raises(ValueError, match=f"^config {side}: config_json="):
+        pg.compare.run(prompt="x", seed=0, gen_length=16, neighbours=0, lang="en",
+                       **{**configs, f"cmp_{side.lower()}": "{not json"})
+    assert runner.calls == []
+
+
+def test_a_failed_compare_leaves_no_stale_pair_on_show(pg):
+    cleared = pg.compare.cleared()
+    assert cleared.compare.cmp_traces is None and cleared.compare.cmp_canvas_a == cleared.compare.cmp_canvas_b == ""
+    assert cleared.figures.cmp_heat_a is None and cleared.figures.cmp_orders is None

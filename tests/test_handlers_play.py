@@ -1,10 +1,12 @@
-"""handlers_play.py called directly (no server): decode, select, presets, the k line, traces in and out."""
+"""handlers_play.py called directly (no server): decode, presets, the k line, traces in and out."""
 from __future__ import annotations
+
+import threading
 
 import pytest
 
 from dllm_viz import DecodeConfig
-from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, settings_to_config
+from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, config_to_settings, settings_to_config
 from dllm_viz.app.outputs import KEEP
 from dllm_viz.app.playground import Playground
 from tests.ui_model import CountingRunner, make_text_model, widgets
@@ -20,18 +22,19 @@ def pg(runner, tmp_path) -> Playground:
     return Playground(runner, export_dir=tmp_path, new_seed=lambda: 1234)
 
 
-def test_a_decode_calls_the_model_once_and_keeps_the_selected_position(pg, runner):
-    out = pg.play.decode(prompt="the cat ", lang="en", cursor=(0, 3), **widgets())
+def test_a_decode_calls_the_model_once_and_leaves_the_selection_to_the_page(pg, runner):
+    out = pg.play.decode(prompt="the cat ", lang="en", **widgets())
     assert runner.calls == [(["the cat "], [settings_to_config(**widgets())])]
-    assert out.cursor == (len(out.trace.steps), 3) and 'data-selected="3"' in out.canvas
+    # The canvas at its end; no position named, so the page keeps the one it has selected.
+    assert f'data-frame="{len(out.trace.steps)}"' in out.canvas and "data-selected" not in out.canvas
     assert out.banner == "" and "active preset: balanced" in out.preset_badge
-    rest = pg.play.rest(trace=out.trace, lang="en", cursor=out.cursor, temperature=1.0)
-    assert rest.insp_plot and rest.order is not None
+    rest = pg.play.rest(trace=out.trace, lang="en")
+    assert rest.order is not None and rest.steps_fig is not None
     assert len(runner.calls) == 1
 
 
 def test_a_teaching_switch_decodes_the_correct_run_in_the_same_call(pg, runner):
-    out = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(confidence_from="tempered", temperature=2.0))
+    out = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="tempered", temperature=2.0))
     assert len(runner.calls) == 1
     _, configs = runner.calls[0]
     assert configs[1] == configs[0].replace(confidence_from="raw")
@@ -39,35 +42,38 @@ def test_a_teaching_switch_decodes_the_correct_run_in_the_same_call(pg, runner):
 
 
 def test_a_switch_with_no_effect_alone_says_so_and_names_its_lesson(pg):
-    out = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(rng="shared"))
+    out = pg.play.decode(prompt="the ", lang="en", **widgets(rng="shared"))
     assert "alone it changes nothing here" in out.banner and "Per-request vs shared RNG" in out.banner
     assert "](#dv-open-lesson-rng)" in out.banner  # the link page.js turns into that lesson's click
 
 
+@pytest.mark.parametrize("name", ["llada", "fast_dllm"])
+def test_an_as_shipped_rules_banner_links_its_own_lesson(pg, name):
+    # At temperature 0 LLaDA's and Fast-dLLM's draws are the argmax: alone the rule changes nothing
+    # on this prompt, and the banner sends to that rule's lesson, not the polluted-confidence one.
+    settings = config_to_settings(DecodeConfig.preset(name, 16))
+    out = pg.play.decode(prompt="the ", lang="en", **settings)
+    assert "alone it changes nothing here" in out.banner
+    assert f"](#dv-open-lesson-shipped_{name})" in out.banner and "polluted" not in out.banner
+    tempered = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled_raw", sample_scope="all",
+                                                                  temperature=0.0))
+    assert "](#dv-open-lesson-shipped_llada)" in tempered.banner  # the switch alone: LLaDA's rule's lesson too
+
+
 def test_sampled_confidence_is_never_decoded_with_selected_sampling(pg, runner):
-    out = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(confidence_from="sampled", sample_scope="selected"))
+    out = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled", sample_scope="selected"))
     assert out.sample_scope == "all" and out.trace.config.sample_scope == "all"
     assert "sample at” was set to all" in out.banner
     assert runner.calls[0][1][0].sample_scope == "all"
 
 
 def test_a_failed_decode_reverts_the_widgets_to_the_trace_on_show(pg):
-    shown = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(temperature=0.7)).trace
+    shown = pg.play.decode(prompt="the ", lang="en", **widgets(temperature=0.7)).trace
     with pytest.raises(ValueError, match="block_length=16"):
-        pg.play.decode(prompt="x", lang="en", cursor=None, **widgets(block_length=16))
+        pg.play.decode(prompt="x", lang="en", **widgets(block_length=16))
     back = pg.play.revert(trace=shown)
     assert back.temperature == 0.7 and back.block_length == 0
     assert all(getattr(pg.play.revert(trace=None), k) is KEEP for k in KNOBS)
-
-
-def test_select_shows_the_inspector_without_the_model(pg, runner):
-    trace = pg.play.decode(prompt="ab ", lang="en", cursor=None, **widgets()).trace
-    runner.calls.clear()
-    for f in range(len(trace.steps) + 1):
-        out = pg.play.select(trace=trace, lang="zh", temperature=0.3, frame=f, position=2)
-        assert out.cursor == (f, 2) and "dv-insp" in out.insp_plot
-    assert pg.play.select(trace=trace, lang="en", temperature=1.0, frame=99, position=-4).cursor == (len(trace.steps), 0)
-    assert runner.calls == []
 
 
 def test_presets_set_the_article_values(pg):
@@ -75,6 +81,7 @@ def test_presets_set_the_article_values(pg):
     cfg = DecodeConfig.preset("speed", 48)
     assert (out.temperature, out.top_k, out.decay, out.schedule, out.stages_on) == (
         cfg.temperature, cfg.top_k, cfg.decay, "topk_decay", False)
+    assert out.gen_length is KEEP and out.seed is KEEP  # not a decoding rule: they stay as they are
 
 
 def test_every_schedule_enables_exactly_the_sliders_it_reads(pg):
@@ -91,15 +98,16 @@ def test_k_steps_shows_the_sequence_or_says_why_not(pg):
 
 # ----- traces in and out --------------------------------------------------------------------------
 def test_export_and_upload_round_trip_without_the_model(pg, runner):
-    trace = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(temperature=0.7, seed=9)).trace
+    trace = pg.play.decode(prompt="the ", lang="en", **widgets(temperature=0.7, seed=9)).trace
     path = pg.play.export(trace=trace).download
     assert path.endswith(".json") and pg.play.export(trace=trace).download == path
     runner.calls.clear()
     loaded = pg.play.upload(upload=path, lang="en")
     assert loaded.trace.to_json() == trace.to_json()
     assert loaded.knobs.temperature == 0.7 and loaded.knobs.seed == 9 and loaded.prompt == "the "
-    drawn = pg.play.trace_figures(trace=loaded.trace, lang="en", cursor=loaded.cursor, temperature=0.7)
-    assert drawn.heatmap.data[0].z and drawn.rest.order.data[0].z and drawn.rest.insp_text
+    assert 'data-selected="0"' in loaded.canvas  # a trace from a file opens on position 0
+    drawn = pg.play.trace_figures(trace=loaded.trace, lang="en")
+    assert drawn.heatmap.data[0].z and drawn.rest.order.data[0].z
     assert runner.calls == []  # the canvas and then the figures: no model call, the file parsed once
 
 
@@ -118,7 +126,7 @@ def test_examples_load_by_name_and_show_their_own_settings(runner, tmp_path):
     pg = Playground(runner, examples=[("creative", ex)], export_dir=tmp_path)
     loaded = pg.play.example(example="creative", lang="en")
     assert loaded.trace is ex and loaded.knobs.temperature == ex.config.temperature
-    assert "example trace" in loaded.preset_badge and "creative" in loaded.preset_badge
+    assert "example “creative”" in loaded.preset_badge and "its own settings" in loaded.preset_badge
     with pytest.raises(ValueError, match="example='nope'"):
         pg.play.example(example="nope", lang="en")
 
@@ -129,23 +137,101 @@ def test_new_seed_uses_the_injected_source(pg):
 
 @pytest.mark.parametrize("name", ["llada", "dream", "fast_dllm"])
 def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
-    """The "as shipped" buttons set every knob their rule reads, Dream's top_p included."""
+    """The "as shipped" buttons set every knob, Dream's top_p included."""
     out = pg.play.preset(name, gen_length=64)
     values = widgets(gen_length=64, **{k: v for k, v in vars(out).items() if v is not KEEP})
     expected = DecodeConfig.preset(name, 64)
     got = settings_to_config(**values)
     assert got == expected, name
     assert (out.top_p < 1) == (name == "dream")
-    assert pg.play.preset("balanced", gen_length=64).top_p == 1.0  # an article preset turns a filter left by Dream off
-    assert pg.play.preset("balanced", gen_length=64).confidence_from is KEEP  # the article's buttons keep the switches
+    balanced = pg.play.preset("balanced", gen_length=64)
+    assert balanced.top_p == 1.0  # an article preset turns a filter left by Dream off
+    # ... and every switch an as-shipped rule set: a preset is a whole state (issue 29 item 1).
+    assert (balanced.confidence_from, balanced.sample_scope, balanced.block_length, balanced.min_k) == (
+        "raw", "selected", 0, DecodeConfig.preset("balanced", 64).min_k)
+
+
+def test_a_decode_streams_each_step_then_the_finished_view(pg, runner, monkeypatch):
+    import dllm_viz.app.handlers_play as handlers_play
+    from tests.test_render import data_of
+
+    monkeypatch.setattr(handlers_play, "LIVE_SECONDS", 1e-6)  # every step shown, to check each one
+    shown = list(pg.play.decode_stream(prompt="the ", lang="en",
+                                       **widgets(schedule="fixed_steps", steps=12, gen_length=24)))
+    *live, final = shown
+    live = [view for view in live if view.canvas is not KEEP]  # the rest: heartbeats while the decode computes
+    assert len(runner.calls) == 1  # one decode, streamed
+    trace = final.trace
+    assert len(live) == len(trace.steps) == 12
+    for s, view in enumerate(live, 1):
+        data = data_of(view.canvas)
+        assert data["live"] == 1 and data["n"] == s and data["planned"] == 12
+        # What a live canvas shows confirmed is what the finished trace confirmed by then.
+        assert data["order"] == [o if o < s else -1 for o in trace.order]
+        assert view.trace is KEEP and view.heatmap is KEEP  # the other views wait for the finished trace
+    assert 'class="dv-canvas dv-player"' in final.canvas and "dv-live" not in final.canvas
+
+
+def test_closing_a_stream_stops_its_decode_at_the_next_step(pg, runner):
+    steps = []
+    original = runner.__call__
+
+    gate = threading.Event()
+
+    def counting(prompts, configs, *, on_step=None, record_candidates=5):
+        def hook(i, rec):
+            if rec.step >= 1:
+                gate.wait(timeout=60)  # step 1 waits until the stream is closed
+            steps.append(rec.step)
+            on_step(i, rec)
+        return original(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    pg.play.runner_for = lambda pick: counting
+    live = pg.play.decode_stream(prompt="the ", lang="en", **widgets(schedule="fixed_steps", steps=24, gen_length=24))
+    first = next(live)
+    assert "dv-live" in first.canvas
+    threading.Timer(0.2, gate.set).start()  # lets step 1 go on once close() below has begun
+    live.close()  # Stop: the worker's next step raises Stopped, and close() waits for it to end
+    assert steps[:2] == [0, 1] and len(steps) <= 3 < 24  # at most one step past the one in progress
+
+
+def test_stopped_brings_back_the_trace_on_show(pg):
+    shown = pg.play.decode(prompt="ab ", lang="en", **widgets(temperature=0.7))
+    out = pg.play.stopped(trace=shown.trace, lang="en")
+    assert out.knobs.temperature == 0.7 and "Stopped" in out.banner
+    assert 'class="dv-canvas dv-player"' in out.canvas and "data-selected" not in out.canvas
+
+
+def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
+    gate = threading.Event()
+    original = runner.__call__
+
+    def held(prompts, configs, *, on_step=None, record_candidates=5):
+        def hook(i, rec):
+            if rec.step >= 1:
+                gate.wait(timeout=60)
+            on_step(i, rec)
+        return original(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    shown = pg.play.decode(prompt="ab ", lang="en", **widgets())
+    pg.play.runner_for = lambda pick: held
+    mine = pg.play.decode_stream(prompt="the ", lang="en", session="s1", **widgets(schedule="fixed_steps", steps=24,
+                                                                                   gen_length=24))
+    assert "dv-live" in next(mine).canvas
+    assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="other").banner  # not this decode's
+    assert pg.play._stops.get("s1") is not None and not pg.play._stops["s1"].is_set()
+    pg.play.stopped(trace=shown.trace, lang="en", session="s1")
+    gate.set()
+    assert all(view.canvas is KEEP for view in mine)  # the stream ends: no live view, no finished view
+    assert "s1" not in pg.play._stops
 
 
 def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg, runner, tmp_path):
-    out = pg.play.decode(prompt="the ", lang="en", cursor=None, **widgets(cache="dual", block_length=8))
+    out = pg.play.decode(prompt="the ", lang="en", **widgets(cache="dual", block_length=8))
     assert {rec.forward_kind for rec in out.trace.steps} <= {"full", "dual"} and out.trace.steps[0].forward_kind == "full"
     assert runner.calls[0][1][0].cache == "dual"
     plain = CountingRunner()
     plain.model = make_text_model(cached=False)  # no cached forward: refused by name (a gr.Error on the page)
     with pytest.raises(ValueError, match="cache='prefix' is invalid for 'tiny-chars'"):
-        Playground(plain, export_dir=tmp_path).play.decode(prompt="the ", lang="en", cursor=None,
+        Playground(plain, export_dir=tmp_path).play.decode(prompt="the ", lang="en",
                                                            **widgets(cache="prefix"))

@@ -14,7 +14,7 @@ from tests.ui_model import make_text_model
 
 APP = Path(i18n.__file__).parent
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
-DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_")
+DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
@@ -26,6 +26,9 @@ CODE_WORDS = {
     "Built", "with", "Settings", "tok", "L", "T", "k", "p", "A", "B", "x", "Top", "top", "max", "min",
     "ms", "vs",
     "LLaDA", "Dream", "Fast", "dLLM", "linear_time", "sampled_raw", "filtered",  # the shipped samplers' names
+    "True", "False", "None", "format", "config_json", "Shift", "Enter",  # Python values, field names, keys
+    "early_stop", "early_stop_threshold", "block_schedule", "vocab_top_k", "confidence", "max_prob", "restart",
+    "continue", "temperature_stages", "early", "middle", "late", "schedule",  # DecodeConfig's field names and values
 }
 
 
@@ -74,10 +77,9 @@ def test_the_chinese_views_have_no_untranslated_english():
         return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
 
     pg = Playground(run)
-    shown = pg.play.decode(prompt="", lang="zh", cursor=None, **config_to_settings(DecodeConfig.preset("balanced", 16)))
+    shown = pg.play.decode(prompt="", lang="zh", **config_to_settings(DecodeConfig.preset("balanced", 16)))
     texts = [shown.canvas, shown.facts, shown.banner, shown.preset_badge]
-    rest = pg.play.rest(trace=shown.trace, lang="zh", cursor=(1, 2), temperature=1.0)
-    texts += [rest.insp_plot, rest.insp_text]
+    rest = pg.play.rest(trace=shown.trace, lang="zh")
     for fig in (shown.heatmap, rest.order, rest.steps_fig):
         texts += [x for x in (fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) if x]
     for key in ("polluted", "rng", "threshold"):
@@ -102,3 +104,45 @@ def test_a_key_defined_in_two_tables_is_refused():
 
     with pytest.raises(ImportError, match="'run'"):
         _merged(({"run": ("a", "b")}, {"run": ("c", "d")}))
+
+
+# User errors the page can meet, each with what the visitor typed (their own words are not ours
+# to translate): Compare configs, uploaded files, the sweep grid.
+COMPARE_ERRORS = (
+    ('{"temperature": "hot"}', "hot"), ('{"top_k": 0}', ""), ('{"decay": 2}', ""), ('{"schedule": "fast"}', "fast"),
+    ('{"block_length": 7}', ""), ('{"schedule": "fixed_steps", "steps": 3, "block_length": 8}', ""),
+    ('{"temperature_stages": [1]}', ""), ('{"nope": 1}', "nope"), ("{not json", "not json"), ("[1]", ""),
+    ('{"confidence_from": "sampled"}', ""), ('{"gen_length": 8}', ""), ('{"early_stop": "yes"}', "yes"),
+    ('{"seed": -1}', ""), ('{"temperature": 0.00001}', ""), ('{"rng": "global"}', "global"),
+)
+
+
+def test_the_chinese_error_messages_have_no_untranslated_english(tmp_path):
+    from dllm_viz.app.errors import localize
+    from dllm_viz.app.playground import Playground
+
+    model = make_text_model()
+    pg = Playground(lambda prompts, configs, **kw: decode(model, prompts, configs), export_dir=tmp_path)
+    messages: list[tuple[str, str]] = []
+
+    def caught(fn, typed: str = "", **kwargs) -> None:
+        with pytest.raises(ValueError) as err:
+            fn(**kwargs)
+        messages.append((localize(str(err.value), "zh"), typed))
+
+    for side in ("a", "b"):
+        for config, typed in COMPARE_ERRORS:
+            configs = {"cmp_a": "{}", "cmp_b": "{}", f"cmp_{side}": config}
+            caught(pg.compare.run, typed, prompt="x", seed=0, gen_length=16, neighbours=0, lang="zh", **configs)
+    files = {"not.json": ("{oops", ""), "format.json": ('{"format": "other"}', "other"),
+             "version.json": ('{"format": "dllm-viz-trace", "version": 99}', "")}
+    for name, (text, typed) in files.items():
+        (tmp_path / name).write_text(text)
+        caught(pg.play.upload, typed, upload=str(tmp_path / name), lang="zh")
+    caught(pg.play.upload, upload=None, lang="zh")
+    caught(pg.sweep.run, sweep_temps=[], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
+           sweep_gen_length=8, lang="zh")
+    assert len(messages) == 2 * len(COMPARE_ERRORS) + len(files) + 2
+    leaks = {m: english_words(m.replace(typed, " ") if typed else m) for m, typed in messages}
+    assert {m: words for m, words in leaks.items() if words} == {}
+    assert all(re.search(r"[\u4e00-\u9fff]", m) for m, _ in messages)  # each says something in 中文

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import ui
+from dllm_viz.app import render, ui
 from dllm_viz.app.adapters import config_to_settings
 from dllm_viz.app.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
@@ -31,7 +31,7 @@ def picker(tmp_path):
 def test_pick_fills_the_example_prompt_and_lists_the_others(picker):
     pg, _, _ = picker
     picked = pg.pick_model(model_pick="other")
-    assert picked.prompt == "ab " and "`cd `" in picked.model_prompts
+    assert picked.prompt == "ab " and 'data-prompt="cd "' in picked.model_prompts  # a button page.js runs
     with pytest.raises(ValueError, match="model_pick="):
         pg.pick_model(model_pick="nope")
 
@@ -39,23 +39,29 @@ def test_pick_fills_the_example_prompt_and_lists_the_others(picker):
 def test_decode_and_compare_use_the_picked_runner(picker):
     pg, main, other = picker
     settings = config_to_settings(DecodeConfig.preset("balanced", 8))
-    pg.play.decode(prompt="ab ", lang="en", cursor=None, model_pick="other", **settings)
+    pg.play.decode(prompt="ab ", lang="en", model_pick="other", **settings)
     assert other.prompts == [["ab "]] and main.prompts == []
-    pg.play.decode(prompt="hi ", lang="en", cursor=None, model_pick="main", **settings)
+    pg.play.decode(prompt="hi ", lang="en", model_pick="main", **settings)
     assert main.prompts == [["hi "]]
     pg.compare.run(prompt="ab ", seed=1, gen_length=8, cmp_a="{}", cmp_b='{"temperature": 1.5}', neighbours=0,
                lang="en", model_pick="other")
     assert other.prompts[-1] == ["ab ", "ab "]
     with pytest.raises(ValueError, match="model_pick="):
-        pg.play.decode(prompt="x", lang="en", cursor=None, model_pick="nope", **settings)
+        pg.play.decode(prompt="x", lang="en", model_pick="nope", **settings)
 
 
 def test_lesson_on_the_world_entry_adds_its_correctness_table(picker):
     pg, _, _ = picker
     world = pg.compare.lesson("polluted", prompt="ab ", seed=0, gen_length=8, lang="en", model_pick="other").lesson_text
     main = pg.compare.lesson("polluted", prompt="hi ", seed=0, gen_length=8, lang="en", model_pick="main").lesson_text
-    assert world.startswith(main)
     assert "valid runs" in world and "valid runs" not in main
+    # Each names the model its numbers were measured on, and shows only that model's numbers
+    # (issue 29 item 6: the world lesson showed the Austen model's prose and table above its own).
+    assert "What we measured on `world-mdlm`" in world and "austen-mdlm" not in world and "steps instead" not in world
+    assert "What we measured on `austen-mdlm`" in main and "world-mdlm" not in main
+    zh = pg.compare.lesson("polluted", prompt="ab ", seed=0, gen_length=8, lang="zh", model_pick="other").lesson_text
+    assert "正确的句子" in zh and "valid" not in zh and "Claim" not in zh
+    assert pg.pick_model(model_pick="other", lang="en", lesson_key="polluted").lesson_text == world
 
 
 def test_page_builds_with_a_picker(tmp_path):
@@ -87,8 +93,26 @@ def test_the_shipped_tasks_entry_answers_at_the_tasks_length_with_its_grid_and_c
     assert pg.pick_model(model_pick="tasks-mdlm").prompt == EXAMPLE_PROMPTS[0]
     settings = config_to_settings(DecodeConfig.preset("balanced", 64, block_length=32))
     latin = EXAMPLE_PROMPTS[6]
-    first = pg.play.decode(prompt=latin, lang="zh", cursor=None, model_pick="tasks-mdlm", **settings)
+    first = pg.play.decode(prompt=latin, lang="zh", model_pick="tasks-mdlm", **settings)
     assert first.trace.config.gen_length == 16 and first.trace.config.block_length is None
-    assert first.canvas.count('class="dv-grid"') == 2 and main.prompts == []
-    rest = pg.play.rest(trace=first.trace, lang="zh", cursor=None, temperature=1.0)
+    grid = render.player_data(first.trace, lang="zh", order_width=8)["grid"]  # page.js draws it as two 4x4 grids
+    assert len(grid) == 16 and main.prompts == []
+    rest = pg.play.rest(trace=first.trace, lang="zh")
     assert len(rest.task_curve.data) == 4 and "latin" in rest.task_curve.layout.title.text
+
+
+def test_the_page_opens_on_its_first_examples_model_and_an_example_picks_its_model(tmp_path):
+    main, other = Recorder(), Recorder()
+    ex_other = main(["ab "], [DecodeConfig.preset("balanced", 8, seed=1)])[0]
+    ex_other.model = "world-mdlm"  # an example of the second entry, shown first
+    ex_main = main(["hi "], [DecodeConfig.preset("balanced", 8, seed=1)])[0]
+    ex_main.model = "tiny"
+    models = {"main": ModelChoice(run=main, prompts=("hi ",), name="tiny"),
+              "other": ModelChoice(run=other, prompts=("ab ", "cd "), name="world-mdlm")}
+    demo = ui.build_demo(main, examples=[("w", ex_other), ("m", ex_main)], export_dir=tmp_path, models=models)
+    page = demo.page
+    assert page.model_pick.value == "other" and 'data-prompt="cd "' in page.model_prompts.value
+    assert "world-mdlm" in page.lesson_text.value  # the Compare tab's first lesson, measured on that model
+    loaded = Playground(main, export_dir=tmp_path, models=models, examples=[("m", ex_main)]).play.example(
+        example="m", lang="en")
+    assert loaded.model_pick == "main" and 'data-prompt="hi "' in loaded.model_prompts

@@ -1,7 +1,10 @@
-"""render.py: canvas and player HTML, inspector, facts and compare text are pure functions of a Trace."""
+"""render.py: the data page.js draws canvases and the inspector from, facts and compare text: pure
+functions of a Trace. What the page draws from the data: tests/test_page_js.py."""
 from __future__ import annotations
 
 import copy
+import html
+import json
 import math
 import re
 
@@ -11,7 +14,7 @@ from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import render
 from dllm_viz.app.i18n import t
 from dllm_viz.app.palette import tint
-from dllm_viz.core.analysis import confirmations, divergence, piece, tempered_from_top
+from dllm_viz.core.analysis import confirmations, divergence, piece
 from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model
 
@@ -28,122 +31,87 @@ def trace(model) -> Trace:
     return decode(model, [PROMPT], DecodeConfig.preset("balanced", 24, seed=3))[0]
 
 
-def spans(html: str, cls: str) -> list[str]:
-    """data-pos of every span whose class list contains `cls`."""
-    return re.findall(rf'<span class="[^"]*\b{cls}\b[^"]*" data-pos="(\d+)"', html)
+def data_of(html_text: str) -> dict:
+    """The data a canvas carries for page.js (its `data-trace` attribute)."""
+    return json.loads(html.unescape(re.search(r'data-trace="([^"]*)"', html_text).group(1)))
 
 
-def test_canvas_counts_follow_the_trace_at_every_frame(trace):
-    G = trace.config.gen_length
-    for f in range(len(trace.steps) + 1):
-        html = render.canvas_html(trace, f)
-        confirmed = sum(rec.k for rec in trace.steps[:f])
-        assert len(spans(html, "dv-tok")) == confirmed
-        assert len(spans(html, "dv-mask")) == G - confirmed
-        assert len(spans(html, "dv-new")) == (trace.steps[f - 1].k if f else 0)
-        assert sorted(map(int, spans(html, "dv-tok") + spans(html, "dv-mask"))) == list(range(G))
+def test_the_server_writes_no_token_markup_only_the_data_the_page_draws(trace):
+    # One renderer for the canvas (page.js): the player and a Compare side carry data, no spans.
+    for out in (render.player_html(trace), render.side_canvas_html(trace, "side_a", lang="en", diff={1})):
+        assert "data-pos" not in out and 'class="dv-text"></div>' in out
+    assert data_of(render.side_canvas_html(trace, "side_a", lang="en", diff={3, 1}))["diff"] == [1, 3]
 
 
-def test_new_tokens_are_the_ones_selected_at_that_step(trace):
-    for f in range(1, len(trace.steps) + 1):
-        html = render.canvas_html(trace, f)
-        assert sorted(map(int, spans(html, "dv-new"))) == sorted(trace.steps[f - 1].selected)
-
-
-def test_ghosts_show_the_argmax_of_the_next_forward_pass(trace):
-    f = 1
-    html = render.canvas_html(trace, f)
-    rec = trace.steps[f]
-    for pos in map(int, spans(html, "dv-mask")):
-        guess = piece(trace, rec.argmax[pos])
-        m = re.search(rf'data-pos="{pos}" title="[^"]*">([^<]*)</span>', html)
-        assert m is not None and m.group(1) == render.html.escape(guess)
-
-
-def test_confirmed_tokens_are_tinted_by_their_confidence(trace):
-    html = render.canvas_html(trace)
+def test_canvas_data_holds_every_confirmation(trace):
+    data = render.canvas_data(trace, lang="en")
     done = confirmations(trace)
-    for pos, conf in enumerate(done):
-        assert f'data-pos="{pos}" style="background:{tint(conf.confidence)}"' in html
+    assert data["order"] == trace.order and data["n"] == len(trace.steps) and data["prompt"] == PROMPT
+    assert [data["pieces"][i] for i in data["tok"]] == [piece(trace, t) for t in trace.token_ids]
+    assert data["tint"] == [tint(c.confidence) for c in done]
+    assert data["q"] == [round(math.exp(c.logprob), 3) for c in done]
+    assert data["k"] == [rec.k for rec in trace.steps]
 
 
-def test_canvas_frame_is_clamped_and_none_means_the_end(trace):
-    n = len(trace.steps)
-    assert render.canvas_html(trace, None) == render.canvas_html(trace, n) == render.canvas_html(trace, n + 5)
-    assert render.canvas_html(trace, -3) == render.canvas_html(trace, 0)
+def test_player_carries_every_frame_for_the_browser(trace):
+    out = render.player_html(trace, lang="zh", frame=1, selected=3, order_width=8)
+    data = data_of(out)
+    assert data["n"] == len(trace.steps) and data["order"] == trace.order and data["k"] == [r.k for r in trace.steps]
+    assert [data["pieces"][i] for i in data["tok"]] == [piece(trace, t) for t in trace.token_ids]
+    for rec, guesses in zip(trace.steps, data["guess"]):
+        assert [data["pieces"][g] if g >= 0 else None for g in guesses] == [
+            piece(trace, a) if a >= 0 else None for a in rec.argmax]
+    assert data["t"]["play"] == "▶ 播放"
+    assert 'data-frame="1"' in out and 'data-selected="3"' in out
+    assert 'data-selected' not in render.player_html(trace)  # None: the page keeps its selection
 
 
-def test_token_text_is_html_escaped(trace):
+def test_player_data_holds_each_steps_candidates_for_the_inspector(trace):
+    data = render.player_data(trace, lang="en", order_width=8)
+    for s, rec in enumerate(trace.steps):
+        for pos in range(trace.config.gen_length):
+            assert [data["pieces"][i] for i in data["cand"][s][pos]] == [piece(trace, i) for i in rec.candidates[pos]]
+            assert data["cprob"][s][pos] == pytest.approx(rec.candidate_probs[pos], abs=5.01e-6)  # 5 decimals
+    assert data["block"] == [rec.block for rec in trace.steps] and data["bs"] == trace.config.block_size
+    assert DecodeConfig.from_dict(data["link"]["config"]) == trace.config and data["link"]["prompt"] == PROMPT
+
+
+@pytest.mark.parametrize("cfg", [DecodeConfig.preset("balanced", 24, seed=3),
+                                 DecodeConfig(gen_length=16, schedule="threshold", threshold=0.5, seed=1),
+                                 DecodeConfig.preset("quality", 24, seed=2, block_length=8)])
+def test_ranks_put_each_steps_confirmed_positions_first(model, cfg):
+    # The inspector's "rank r of m": the schedule confirms the k best ranked of its block (ties to the
+    # lower position), so the positions a step selected hold ranks 1..k, and m counts the running.
+    tr = decode(model, [PROMPT], cfg)[0]
+    data = render.player_data(tr, lang="en", order_width=8)
+    for rec, ranks in zip(tr.steps, data["rank"]):
+        assert sorted(ranks[p] for p in rec.selected) == list(range(1, rec.k + 1))
+        running = [p for p in range(cfg.gen_length) if p // cfg.block_size == rec.block and not math.isnan(rec.confidence[p])]
+        assert sorted(r for r in ranks if r) == list(range(1, len(running) + 1))
+
+
+def test_threshold_reasons_follow_the_confidence(model):
+    tr = decode(model, [PROMPT], DecodeConfig(gen_length=16, schedule="threshold", threshold=0.5, seed=1))[0]
+    why = render.player_data(tr, lang="en", order_width=8)["why"]
+    for c, reason in zip(confirmations(tr), why):
+        assert reason == ("above" if c.confidence >= 0.5 else "floor")
+    assert set(render.player_data(decode(model, [PROMPT], DecodeConfig(gen_length=8))[0], lang="en",
+                                  order_width=8)["why"]) == {""}
+
+
+def test_token_text_is_escaped_in_the_data(trace):
     evil = Trace.from_json(trace.to_json())
-    tok = evil.token_ids[0]
-    evil.vocab[tok] = "<script>x</script>"
-    html = render.canvas_html(evil)
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    evil.vocab[evil.token_ids[0]] = '<script>x</script>"'
+    out = render.player_html(evil)
+    assert "<script>" not in out and '"<script>x</script>\\""' not in out
+    assert '<script>x</script>"' in data_of(out)["pieces"]
 
 
 def test_rendering_is_pure_and_survives_the_json_round_trip(trace):
-    copy = Trace.from_json(trace.to_json())
+    copy_ = Trace.from_json(trace.to_json())
     for f in (0, 2, None):
-        assert render.canvas_html(copy, f, lang="zh") == render.canvas_html(trace, f, lang="zh")
-    assert render.facts_html(copy) == render.facts_html(trace)
-
-
-def test_inspector_uses_the_stored_candidates_of_the_confirming_step(trace):
-    pos = trace.steps[1].selected[0]
-    insp = render.inspect(trace, pos, 2, 0.5)  # frame 2: the canvas after step 2, which confirmed `pos`
-    rec = trace.steps[1]
-    assert insp.step == 1
-    assert insp.raw == rec.candidate_probs[pos]
-    assert insp.candidates == [piece(trace, i) for i in rec.candidates[pos]]
-    assert insp.tempered == pytest.approx(tempered_from_top(rec.candidate_probs[pos], 0.5))
-    assert insp.explanation.startswith("**Confirmed at step 2**")
-
-
-def test_inspector_never_tells_the_future(trace):
-    # A position still masked on the canvas of frame f shows the next forward pass's prediction and
-    # says it is confirmed later, but not at which step nor which token.
-    for f in range(len(trace.steps)):
-        for pos in range(trace.config.gen_length):
-            if trace.order[pos] < f:
-                continue
-            text = render.inspect(trace, pos, f, 1.0).explanation
-            assert "Confirmed at" not in text and "Drew" not in text
-            assert repr(piece(trace, trace.token_ids[pos])) not in text
-            assert f"Still masked after step {f}" in text and "confirmed at a later step" in text
-
-
-def test_inspector_shows_an_earlier_confirmation_as_such(trace):
-    pos = trace.steps[0].selected[0]
-    late = render.inspect(trace, pos, len(trace.steps), 1.0)
-    assert late.step == 0
-    if len(trace.steps) > 1:
-        assert late.explanation.startswith("Confirmed earlier, at step 1")
-
-
-def test_inspector_threshold_reason(model):
-    tr = decode(model, [PROMPT], DecodeConfig(gen_length=16, schedule="threshold", threshold=0.5, seed=1))[0]
-    rec = tr.steps[0]
-    pos = rec.selected[0]
-    text = render.inspect(tr, pos, 1, 1.0).explanation
-    expected = "confidence ≥ threshold 0.5" if rec.confidence[pos] >= 0.5 else "min_k floor"
-    assert expected in text
-
-
-def test_inspector_rejects_bad_input(trace):
-    with pytest.raises(ValueError, match="position=99"):
-        render.inspect(trace, 99, 0, 1.0)
-    with pytest.raises(ValueError, match="temperature=-1"):
-        render.inspect(trace, 0, 0, -1.0)
-
-
-def test_inspector_html_has_one_row_per_candidate(trace):
-    insp = render.inspect(trace, 0, 0, 0.7)
-    html = render.inspector_html(insp, "zh")
-    assert html.count('class="dv-insp-row"') == len(insp.candidates)
-    assert "加温后" in html
-    assert sum(insp.raw_share) == pytest.approx(1) and insp.top_mass == pytest.approx(sum(insp.raw))
-    for share, raw in zip(insp.raw_share, insp.raw):
-        assert f"<span>{share:.0%} · p = {raw:.3f}</span>" in html
+        assert render.player_html(copy_, frame=f, lang="zh") == render.player_html(trace, frame=f, lang="zh")
+    assert render.facts_html(copy_) == render.facts_html(trace)
 
 
 def test_run_facts_match_metrics(trace):
@@ -160,45 +128,13 @@ def test_divergence_text_counts_real_steps(model, trace):
     assert f"diverge at step {d.first_step + 1}" in text
 
 
-def test_player_carries_every_frame_for_the_browser(trace):
-    import html as html_lib
-    import json
-    import re
-
-    out = render.player_html(trace, lang="zh", frame=1, selected=3, order_width=8)
-    data = json.loads(html_lib.unescape(re.search(r'data-trace="([^"]*)"', out).group(1)))
-    assert data["n"] == len(trace.steps) and data["order"] == trace.order and data["k"] == [r.k for r in trace.steps]
-    assert [data["pieces"][i] for i in data["tok"]] == [piece(trace, t) for t in trace.token_ids]
-    for rec, guesses in zip(trace.steps, data["guess"]):
-        assert [data["pieces"][g] if g >= 0 else None for g in guesses] == [
-            piece(trace, a) if a >= 0 else None for a in rec.argmax]
-    assert data["t"]["play"] == "▶ 播放"
-    assert 'data-frame="1"' in out and 'data-selected="3"' in out
-    assert out.count("data-pos=") == trace.config.gen_length
-
-
-def test_inspector_note_never_contradicts_the_confidence_source(model):
-    for src, scope in (("raw", "selected"), ("tempered", "selected"), ("sampled", "all")):
-        tr = decode(model, [PROMPT], DecodeConfig(gen_length=8, temperature=1.5, confidence_from=src, sample_scope=scope))[0]
-        note = render.inspector_note(tr, render.inspect(tr, 0, 0, 1.5), "en")
-        assert ("never sees the tempered numbers" in note) == (src == "raw")
-
-
-
-
-def test_end_padding_is_dimmed_keyed_and_inspectable(trace):
+def test_end_padding_is_keyed_and_in_the_data(trace):
     ended = copy.deepcopy(trace)
     end = 10
     ended.text_end = end  # the first end-of-text token sits at position 10 (rendering reads only this)
-    html = render.canvas_html(ended)
-    assert spans(html, "dv-pad") == [str(p) for p in range(end, ended.config.gen_length)]
-    assert t("legend_pad", "en") in html and t("legend_pad", "en") not in render.canvas_html(trace)
-    player = render.player_html(ended)
-    assert spans(player, "dv-pad") == spans(html, "dv-pad") and t("legend_pad", "en") in player
+    assert t("legend_pad", "en") in render.player_html(ended) and t("legend_pad", "en") not in render.player_html(trace)
     assert render.player_data(ended, lang="en", order_width=8)["end"] == end
     assert render.player_data(trace, lang="en", order_width=8)["end"] == -1
-    insp = render.inspect(ended, end + 1, len(ended.steps), 1.0)  # a padding position is still inspected
-    assert insp.position == end + 1
 
 
 def test_run_facts_report_the_nfe_the_early_stop_saved(trace):

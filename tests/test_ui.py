@@ -2,6 +2,7 @@
 computes once (one decode per decode event, one parse per uploaded file), run as the server would."""
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 
@@ -10,7 +11,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
-from dllm_viz.app.adapters import KNOBS, PRESET_GROUPS
+from dllm_viz.app.adapters import KNOBS, PRESET_GROUPS, config_to_settings, settings_to_config
+from dllm_viz.app.i18n import t
 from dllm_viz.core import trace as trace_module
 from tests.ui_model import make_text_model
 
@@ -38,25 +40,29 @@ def _is_update(value) -> bool:
     return isinstance(value, dict) and value.get("__type__") == "update"
 
 
-def fire(demo, component, event: str, values: dict, *, evt=None) -> list:
+def fire(demo, component, event: str, values: dict, *, evt=None, query=None) -> list:
     """Run the handlers of one event and of everything chained after it, as the server does
     (the success path), feeding each its inputs from `values` and writing its outputs back."""
     fns = list(demo.fns.values())
-    queue = [fn for fn in fns if (component._id, event) in fn.targets]
+    target = component if isinstance(component, int) else component._id  # an id: the page itself (its load)
+    queue = [fn for fn in fns if (target, event) in fn.targets]
     ran = []
     while queue:
         fn = queue.pop(0)
         if fn.fn is None:  # a browser-only (js) listener
             continue
         args = [values[c._id] for c in fn.inputs]
+        if "req" in inspect.signature(fn.fn).parameters:  # Gradio passes the visitor's request (wiring.REQUEST_FIELDS)
+            args = [gr.Request(session_hash="test-session", query_params=dict(query or {})), *args]
         out = fn.fn(evt, *args) if fn.collects_event_data else fn.fn(*args)
-        outs = out if len(fn.outputs) != 1 else (out,)
-        for comp, value in zip(fn.outputs, outs):
-            if _is_update(value):
-                if "value" in value:
-                    values[comp._id] = value["value"]
-            else:
-                values[comp._id] = value
+        for answer in (out if inspect.isgenerator(out) else [out]):  # a stream updates the page at each yield
+            outs = answer if len(fn.outputs) != 1 else (answer,)
+            for comp, value in zip(fn.outputs, outs):
+                if _is_update(value):
+                    if "value" in value:
+                        values[comp._id] = value["value"]
+                else:
+                    values[comp._id] = value
         ran.append(fn)
         queue += [f for f in fns if f.trigger_after == fn._id and not f.trigger_only_on_failure]
     return ran
@@ -132,6 +138,29 @@ def test_a_preset_after_the_threshold_schedule_enables_its_sliders(built):
     assert out[page.top_k]["interactive"] is True and out[page.decay]["interactive"] is True
 
 
+def test_every_preset_after_every_other_one_gives_its_own_whole_state(built):
+    # Issue 29 item 1: after "Fast-dLLM as shipped", "balanced" left its switches, its block length
+    # and a "custom settings" badge. A preset now sets every knob; its badge names it; no banner.
+    demo, runner = built
+    page = demo.page
+    names = [name for group in PRESET_GROUPS.values() for name in group]
+    for first in names:
+        values = start_values(demo)
+        values[page.gen_length._id], values[page.seed._id] = 64, 5
+        values[page.stages_on._id], values[page.rng._id] = True, "shared"  # and a few knobs moved by hand
+        fire(demo, page.presets[first], "click", values)
+        for then in names:
+            after = dict(values)
+            runner.calls = 0
+            fire(demo, page.presets[then], "click", after)
+            assert runner.calls == 1, (first, then)
+            knobs = {name: after[getattr(page, name)._id] for name in KNOBS}
+            assert settings_to_config(**knobs) == DecodeConfig.preset(then, 64, seed=5), (first, then)
+            label = t(f"preset_{then}", "en")
+            assert f"active preset: {label}" in after[page.preset_badge._id], (first, then)
+            assert after[page.trace._id].config == DecodeConfig.preset(then, 64, seed=5)
+
+
 def test_an_upload_is_parsed_once_and_never_decodes(built, tmp_path, monkeypatch):
     demo, runner = built
     page, values = demo.page, start_values(demo)
@@ -148,13 +177,13 @@ def test_an_upload_is_parsed_once_and_never_decodes(built, tmp_path, monkeypatch
     assert values[page.download._id].endswith(".json")
 
 
-def test_the_canvas_select_event_reads_public_event_data(built):
-    demo, runner = built
-    page, values = demo.page, start_values(demo)
-    evt = gr.SelectData(page.canvas, {"index": [1, 3], "value": 3})
-    fire(demo, page.canvas, "select", values, evt=evt)
-    assert values[page.cursor._id] == (1, 3) and runner.calls == 0
-    assert "position 3" in values[page.insp_plot._id]
+def test_moving_the_cursor_has_no_server_event(built):
+    # The cursor, the inspector and the linked views are the page's: no event of the canvas goes to
+    # the server, so no lost request can leave them behind (tests/test_browser.py aborts one).
+    demo, _ = built
+    page = demo.page
+    assert [fn for fn in demo.fns.values() if any(i == page.canvas._id for i, _ in fn.targets)] == []
+    assert not any(page.inspector in fn.outputs for fn in demo.fns.values())
 
 
 def test_a_language_switch_relabels_and_rerenders_without_decoding(built):
@@ -182,3 +211,22 @@ def test_ui_module_loads_no_model_on_import():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def test_opening_the_page_decodes_only_for_a_link(built):
+    demo, runner = built
+    page = demo.page
+    load = [fn for fn in demo.fns.values() if any(ev == "load" for _, ev in fn.targets)]
+    assert len(load) == 1
+    values = start_values(demo)
+    fire(demo, load[0].targets[0][0], "load", values)
+    assert runner.calls == 0  # no link: the example plays, nothing decodes
+    link = {"model": "", "prompt": "hi ", "config": '{"gen_length": 16, "temperature": 0.5, "seed": 3}', "step": "1",
+            "pos": "4"}
+    fire(demo, load[0].targets[0][0], "load", values, query=link)
+    assert runner.calls == 1
+    asked = DecodeConfig(gen_length=16, temperature=0.5, seed=3)  # decoded as the widgets show it (top_k written out)
+    assert values[page.trace._id].config == settings_to_config(**config_to_settings(asked))
+    assert values[page.temperature._id] == 0.5 and values[page.prompt._id] == "hi "
+    assert 'data-frame="1"' in values[page.canvas._id] and 'data-selected="4"' in values[page.canvas._id]
+    assert values[page.order._id] is not None  # the rest of the views followed

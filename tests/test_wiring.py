@@ -23,3 +23,18 @@ def test_wire_rejects_a_name_the_handler_does_not_take(page):
     with gr.Blocks():
         with pytest.raises(TypeError, match="takes no"):
             wire(page, page.run.click, lambda *, prompt: None, ins=(page.prompt, page.lang), out=KSteps)
+
+
+def test_a_user_error_is_shown_in_the_handlers_language_and_can_stay(page):
+    def handler(*, lang: str) -> KSteps:
+        raise ValueError("config B: temperature='hot' is invalid: expected 0 (argmax) or a number in [0.0001, 3.40282e+38]")
+
+    with gr.Blocks():
+        event = wire(page, page.run.click, handler, ins=(page.lang,), out=KSteps, error_seconds=None)
+    blocks_fn = event.fn  # what the server calls, with the inputs' values
+    with pytest.raises(gr.Error) as zh:
+        blocks_fn("zh")
+    assert zh.value.message.startswith("配置 B：temperature='hot' 无效") and zh.value.duration is None
+    with pytest.raises(gr.Error) as en:
+        blocks_fn("en")
+    assert en.value.message.startswith("config B: temperature='hot' is invalid")

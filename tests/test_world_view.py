@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from dllm_viz import DecodeConfig, StepRecord, Trace
 from dllm_viz.app import render
-from dllm_viz.app.playground import Playground
-from dllm_viz.app.world_view import facts_line, generated_marks, inspector_lines, token_rules, verdict
+from dllm_viz.app.world_view import facts_line, generated_marks, token_rules, verdict
 
 GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Tom has 4 pets in all."
 BAD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Ana has 4 pets in all."
@@ -41,8 +40,6 @@ def test_wrong_recall_is_marked_on_its_token_with_the_rule_named():
     flagged = [i for i, m in enumerate(marks) if m]
     assert [tr.token_text(tr.token_ids[i]) for i in flagged] == [" Ana"]
     assert marks[flagged[0]][0].rule == "agreement"
-    assert "agreement" in inspector_lines(tr, flagged[0])
-    assert inspector_lines(tr, 0) == ""
     assert facts_line(tr) == "valid sentences: 0/1"
 
 
@@ -56,7 +53,7 @@ def test_at_an_early_step_only_the_confirmed_prefix_is_judged():
 
 def test_other_models_get_no_marks_and_no_fact():
     tr = make_trace(BAD, model="austen-mdlm")
-    assert verdict(tr) is None and facts_line(tr) is None and inspector_lines(tr, 0) == ""
+    assert verdict(tr) is None and facts_line(tr) is None
     assert all(not m for m in generated_marks(tr))
     assert facts_line(None) is None
 
@@ -65,18 +62,28 @@ def test_canvas_facts_and_inspector_show_the_checker():
     tr = make_trace(BAD)
     ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
     assert token_rules(tr)[ana] == "agreement" and sum(bool(r) for r in token_rules(tr)) == 1
-    html = render.canvas_html(tr)
-    assert html.count("dv-bad") == 1 and "✗ agreement" in html
-    assert render.player_data(tr, lang="en", order_width=8)["bad"][ana] == "agreement"
+    data = render.player_data(tr, lang="en", order_width=8)  # what the page marks and the inspector says
+    assert data["bad"][ana] == "agreement" and sum(bool(b) for b in data["bad"]) == 1
+    assert [rule for rule, _, _ in data["rules"][ana]] == ["agreement"] and data["rules"][0] == []
+    assert data["rules"][ana][0][2] == "Ana"
     assert ("f_valid", "0/1") in render.run_facts(tr)
     assert "valid sentences" in render.facts_html(tr, "en")
-    text = Playground(lambda *a, **k: []).play.rest(trace=tr, lang="en", cursor=(1, ana), temperature=1.0).insp_text
-    assert "agreement" in text
-    text = Playground(lambda *a, **k: []).play.rest(trace=tr, lang="en", cursor=(1, 0), temperature=1.0).insp_text
-    assert "checker" not in text
 
 
 def test_austen_traces_render_without_checker_marks():
     tr = make_trace(BAD, model="austen-mdlm")
-    assert "dv-bad" not in render.canvas_html(tr)
+    data = render.player_data(tr, lang="en", order_width=8)
+    assert not any(data["bad"]) and not any(data["rules"])
     assert all(key != "f_valid" for key, _ in render.run_facts(tr))
+
+
+def test_an_unfinished_sentence_is_counted_apart_and_the_underline_is_keyed():
+    # Issue 29 item 6: "valid sentences 1/2" beside three sentences on show, the third unfinished.
+    done = make_trace(GOOD)
+    cut = make_trace(GOOD + " Tom Lopez of")
+    assert ("f_unfinished", "1") in render.run_facts(cut) and "f_unfinished" not in dict(render.run_facts(done))
+    assert dict(render.run_facts(cut))["f_valid"] == "1/1"
+    # The canvas key explains the checker's solid underline; the Compare sides also the wavy one.
+    assert "dv-bad" in render.player_html(cut) and "dv-bad" not in render.player_html(make_trace(GOOD, model="austen-mdlm"))
+    side = render.side_canvas_html(cut, "side_a", lang="zh", diff={1})
+    assert "检查器" in side and "另一边" in side

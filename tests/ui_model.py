@@ -1,6 +1,8 @@
 """A tiny text model for the UI tests: the shared TinyDenoiser with a character tokenizer attached."""
 from __future__ import annotations
 
+import threading
+
 import torch
 
 from tests.tiny import CharTokenizer, TinyDenoiser
@@ -54,6 +56,9 @@ def widgets(**changes) -> dict:
     return values
 
 
+TINY_PROMPTS = ("the cat ", "a dog ", "big ")  # the tiny model's example prompts in the header
+
+
 def free_port() -> int:
     import socket
 
@@ -65,24 +70,49 @@ def free_port() -> int:
 def launch_tiny_demo(tmp_dir: str):
     """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close().
 
-    `demo.decode_calls` lists the batch size of every call to the model, so a test can count decodes.
+    `demo.decode_calls` lists the batch size of every call to the model, so a test can count decodes;
+    `demo.decode_steps` the step of every record the decodes made (a stopped decode makes fewer);
+    `demo.hold[0] = s` with `demo.gate` cleared makes each decode wait after its step s until the gate
+    is set (a test stops a decode at a known step).
     """
     from dllm_viz import DecodeConfig, decode
+    from dllm_viz.app.playground import ModelChoice
     from dllm_viz.app.ui import build_demo, launch_options
 
-    model = make_text_model()
     calls: list[int] = []
+    steps: list[int] = []
+    gate, hold = threading.Event(), [None]  # hold[0] = a step: each decode waits there until `gate` is set
+    gate.set()
 
-    def run(prompts, configs, *, on_step=None, record_candidates=5):
-        calls.append(len(prompts))
-        return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+    def runner(model):
+        def run(prompts, configs, *, on_step=None, record_candidates=5):
+            calls.append(len(prompts))
 
+            def hook(i, rec):
+                steps.append(rec.step)
+                if on_step is not None:
+                    on_step(i, rec)
+                if hold[0] is not None and rec.step >= hold[0]:
+                    gate.wait(timeout=120)  # a test holds the decode here (then Stop, then let go)
+            return decode(model, prompts, configs, on_step=hook, record_candidates=record_candidates)
+        return run
+
+    main, other = make_text_model(), make_text_model(seed=1)
+    other.name = "tiny-other"
+    run = runner(main)
+    text = main.tokenizer.decode  # both tiny models read characters the same way
+    models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i])),
+              "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
+                                        token_text=lambda i: text([i]))}
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
     calls.clear()
-    demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir)
+    demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir, models=models,
+                      token_text=lambda i: text([i]))
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     demo.decode_calls = calls
+    demo.decode_steps = steps
+    demo.hold, demo.gate = hold, gate
     return demo, f"http://127.0.0.1:{port}/"
 
 

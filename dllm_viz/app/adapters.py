@@ -3,15 +3,16 @@
 `settings_to_config` turns the decode-setting widgets' values (keyword names in `KNOBS`) into a
 validated `DecodeConfig` (a bad value raises the config's `ValueError`, naming the field);
 `knobs_of` is its inverse on what it reads, and `preset_knobs` the widget values of a preset
-button. Pure functions: no Gradio, no model.
+button (a whole state: every knob but the gen length and the seed). Pure functions: no Gradio, no model.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
 
-from dllm_viz.app.outputs import Knobs, PresetKnobs, values_of
+from dllm_viz.app.outputs import KEEP, Knobs, values_of
 from dllm_viz.core.config import MAX_COUNT, PRESETS, SHIPPED_PRESETS, DecodeConfig
 
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
@@ -29,8 +30,7 @@ SCHEDULE_SLIDERS = ("top_k", "decay", "steps", "threshold")
 # The preset buttons, by group, in the order shown; the page lays out a row per group. A new button
 # is a new entry of `core.config.PRESETS` (the article's table) or `SHIPPED_PRESETS` (a reference
 # implementation's rule) and a `preset_<name>` label in i18n; nothing here changes. A new group is
-# a new entry here (its presets known to `DecodeConfig.preset`), and `preset_knobs` says which
-# knobs its buttons set.
+# a new entry here (its presets known to `DecodeConfig.preset`).
 PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
 
 
@@ -140,18 +140,16 @@ def preset_config(name: str, gen_length: int) -> DecodeConfig:
     return DecodeConfig.preset(name, gen_length)
 
 
-def preset_knobs(name: str, gen_length: Any) -> PresetKnobs:
-    """Widget values of one preset button for the current gen length: the article's presets set
-    temperature, top_k, decay and schedule (and turn stages and top_p off); a shipped sampler's
-    rule also sets every other knob it reads."""
-    cfg = preset_config(name, integral(gen_length))
-    shipped = {}
-    if name in SHIPPED_PRESETS:
-        shipped = dict(steps=cfg.total_steps, threshold=cfg.threshold, min_k=cfg.min_k,
-                       block_length=cfg.block_length or 0, confidence=cfg.confidence,
-                       confidence_from=cfg.confidence_from, sample_scope=cfg.sample_scope)
-    return PresetKnobs(temperature=cfg.temperature, top_k=cfg.initial_k, decay=cfg.decay, schedule=cfg.schedule,
-                       stages_on=False, top_p=cfg.top_p if cfg.top_p is not None else 1.0, **shipped)
+def preset_knobs(name: str, gen_length: Any) -> Knobs:
+    """Widget values of one preset button for the current gen length: a preset is a whole state.
+
+    Every knob takes the value the preset's config implies (`DecodeConfig.preset`), the ones it
+    does not name included: the teaching switches back to correct, no blocks, no staged
+    temperature, no top_p filter, no early stop, the stage sliders at their defaults. Only what is
+    not a decoding rule stays as it is: the gen length and the seed (`KEEP`).
+    """
+    knobs = knobs_of(preset_config(name, integral(gen_length)))
+    return dataclasses.replace(knobs, gen_length=KEEP, seed=KEEP)
 
 
 def active_preset(cfg: DecodeConfig) -> str | None:

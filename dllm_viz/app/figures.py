@@ -103,7 +103,8 @@ CONFIDENCE_AXIS = {
 
 
 def _titled(title: str, side: str | None, lang: str) -> str:
-    return f"{t(side, lang)} · {title}" if side else title
+    """A figure's title, its line breaks as Plotly writes them (a phone's 390 px fits short lines only)."""
+    return (f"{t(side, lang)} · {title}" if side else title).replace("\n", "<br>")
 
 
 def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = None, side: str | None = None) -> go.Figure:
@@ -162,8 +163,8 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = Non
             "buttons": [{"label": t(key, lang), "method": "restyle", "args": [{"visible": shown}]} for key, shown in views],
         }]
     return _figure(
-        data, _titled(title, side, lang), height=max(240, min(460, 90 + 16 * rows)),
-        margin={"l": 50, "r": 108, "t": 44, "b": 44},  # r: the colour bar with its title
+        data, _titled(title, side, lang), height=max(256, min(476, 106 + 16 * rows)),
+        margin={"l": 50, "r": 108, "t": 60, "b": 44},  # t: a title of two lines; r: the colour bar with its title
         xaxis=_axis(t("axis_position", lang), range=[-0.5, G - 0.5], showgrid=False),
         yaxis=_axis(t("axis_step", lang), range=[rows + 0.5, 0.5], dtick=max(1, rows // 8)), **extra,
     )

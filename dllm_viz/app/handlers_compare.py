@@ -6,6 +6,7 @@ answer first; the figures follow from the stored pair (`CompareHandlers.figures`
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -13,19 +14,30 @@ from dllm_viz.app import figures as figs
 from dllm_viz.app import render
 from dllm_viz.app.adapters import integral, parse_config_json
 from dllm_viz.app.i18n import t
-from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_table
-from dllm_viz.app.outputs import CompareFigures, CompareShown, LessonShown, keep
-from dllm_viz.app.world_lessons import load_world_pairs
+from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model, measured_table
+from dllm_viz.app.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
+from dllm_viz.app.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.world_lessons import table as world_table
 from dllm_viz.core.analysis import divergence
+from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
 
-def world_lesson_table(key: str) -> str:
-    """Correctness of a Compare-tab pair on the world model (dllm_viz/assets/world/lessons.json), or ""."""
+def world_lesson_table(key: str, lang: str = "en") -> str:
+    """Correctness of a Compare-tab pair on the world model (dllm_viz/assets/world/lessons.json) in `lang`, or ""."""
     measured = load_world_pairs().get(key)
-    return world_table(measured) if measured else ""
+    if not measured:
+        return ""
+    return world_table(measured, lang, title=LESSONS[key].text("title", lang), claim=t("wt_pair_claim", lang))
+
+
+def side_config(side: str, text: str, *, gen_length: int, seed: int) -> DecodeConfig:
+    """Config A or B of the Compare tab; its error says which side is wrong ("config B: ...")."""
+    try:
+        return parse_config_json(text, gen_length=gen_length, seed=seed)
+    except ValueError as err:
+        raise ValueError(f"config {side}: {err}") from err
 
 
 def _same(x: Trace, y: Trace, lang: str) -> str:
@@ -41,6 +53,8 @@ class CompareHandlers:
         self.runner_for = runner_for
         self.is_world = is_world
         self.measured = load_measured()
+        self.measured_model = measured_model()  # the models the lessons' numbers were measured on
+        self.world_model = str(load_world_measured_model() or "world-mdlm")
 
     def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
                model_pick: str | None = None) -> LessonShown:
@@ -49,20 +63,25 @@ class CompareHandlers:
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
         shown = self.run(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
                          neighbours=lesson.neighbours, lang=lang, model_pick=model_pick)
-        text = self.lesson_text(key, lang)
-        if self.is_world(model_pick):  # the same pair measured as correctness on the world model
-            text += "\n\n" + world_lesson_table(key)
         return LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
-                           lesson_text=text)
+                           lesson_text=self.lesson_text(key, lang, model_pick=model_pick))
 
-    def lesson_text(self, key: str | None, lang: str) -> str:
+    def lesson_text(self, key: str | None, lang: str, *, model_pick: str | None = None) -> str:
+        """A lesson's title, what to look for, and what was measured, naming the model measured on:
+        on the world model its correctness table (the numbers of that model), else the prose and
+        table measured on the Austen model (`assets/lessons.json`), named as such."""
         if not key:
             return ""
         lesson = LESSONS[key]
         parts = [f"### {lesson.text('title', lang)}", f"**{t('look_for', lang)}.** {lesson.text('look_for', lang)}"]
+        if self.is_world(model_pick):  # the same pair measured as correctness on the world model
+            table = world_lesson_table(key, lang)
+            if table:
+                parts += [f"**{t('measured', lang, model=self.world_model)}.**", table]
+            return "\n\n".join(parts)
         numbers = self.measured.get(key)
         if numbers:
-            parts.append(f"**{t('measured', lang)}.** {lesson.text('measured', lang)}")
+            parts.append(f"**{t('measured', lang, model=self.measured_model)}.** {lesson.text('measured', lang)}")
             parts.append(measured_table(numbers, lang))
         return "\n\n".join(parts)
 
@@ -70,10 +89,9 @@ class CompareHandlers:
             lang: str, model_pick: str | None = None) -> CompareShown:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge."""
         seed, gen_length = integral(seed), integral(gen_length)
-        a = parse_config_json(cmp_a, gen_length=gen_length, seed=seed)
-        b = parse_config_json(cmp_b, gen_length=gen_length, seed=seed)
+        a, b = (side_config(side, text, gen_length=gen_length, seed=seed) for side, text in (("A", cmp_a), ("B", cmp_b)))
         if a.gen_length != b.gen_length:
-            raise ValueError(f"gen_length={b.gen_length} of config B is invalid: expected A's gen_length={a.gen_length}")
+            raise ValueError(f"config B: gen_length={b.gen_length} is invalid: expected A's gen_length={a.gen_length}")
         k = max(0, min(int(neighbours or 0), len(NEIGHBOURS)))
         group = [prompt or "", *NEIGHBOURS[:k]]
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
@@ -98,6 +116,14 @@ class CompareHandlers:
             cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
             cmp_traces=(ta, tb),
         )
+
+    @staticmethod
+    def cleared() -> CompareCleared:
+        """After a failed compare (its error names config A or B): both sides emptied, so the runs of
+        another pair of configs never stand beside the error as if they were this one's."""
+        empty = {f.name: None if f.name == "cmp_traces" else "" for f in dataclasses.fields(CompareShown)}
+        return CompareCleared(compare=CompareShown(**empty),
+                              figures=CompareFigures(**{f.name: None for f in dataclasses.fields(CompareFigures)}))
 
     def figures(self, *, cmp_traces: tuple[Trace, Trace] | None, lang: str) -> CompareFigures:
         """The stored comparison's figures (after `run` or `lesson`; no model call)."""

@@ -1,4 +1,4 @@
-"""The Playground tab's handlers: decode, the cursor's inspector, presets, traces in and out.
+"""The Playground tab's handlers: decode, presets, traces in and out.
 
 Each method takes keyword arguments named after the page's components (`page.Page`) and returns a
 record of `outputs`. Every handler computes once: one call to the runner per decode event, one
@@ -7,18 +7,25 @@ parse per uploaded file; everything else is rendered from the stored `Trace` by 
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
-from collections.abc import Callable, Sequence
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from dllm_viz.app import figures, render, task_view, world_view
+from dllm_viz.app import figures, render, task_view
 from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, SCHEDULE_SLIDERS, active_preset, knobs_of, preset_knobs
-from dllm_viz.app.adapters import settings_to_config
+from dllm_viz.app.adapters import config_to_settings, settings_to_config
 from dllm_viz.app.i18n import example_label, t
 from dllm_viz.app.lessons import LESSONS
+from dllm_viz.app.links import parse_link
+from dllm_viz.app.live import Live, stream
 from dllm_viz.app.outputs import (
     KEEP,
     DecodeFirst,
@@ -27,23 +34,56 @@ from dllm_viz.app.outputs import (
     Knobs,
     KnobStates,
     KSteps,
+    Linked,
     Loaded,
-    PresetKnobs,
     Reseeded,
-    Selected,
+    StageStates,
+    DecodeStopped,
     TraceFigures,
     keep,
 )
-from dllm_viz.core.analysis import divergence, frame_count, k_sequence, prompt_text
+from dllm_viz.core.analysis import divergence, k_sequence, prompt_text
 from dllm_viz.core.config import DRAWN_SOURCES, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
 
-# Teaching switches: (config field, its correct value, the Compare lesson that shows it).
-SWITCHES = (("confidence_from", "raw", "polluted"), ("sample_scope", "selected", "global"), ("rng", "per_request", "rng"))
+# Teaching switches: config field -> its correct value.
+SWITCHES = {"confidence_from": "raw", "sample_scope": "selected", "rng": "per_request"}
+# The Compare lesson that shows a switch's wrong value against the correct one.
+SWITCH_LESSONS = {("confidence_from", "tempered"): "polluted", ("confidence_from", "filtered"): "polluted",
+                  ("confidence_from", "sampled"): "lock_in", ("confidence_from", "sampled_raw"): "shipped_llada",
+                  ("sample_scope", "all"): "global", ("rng", "shared"): "rng"}
 LESSON_LINK = "dv-open-lesson-"  # href prefix of a banner link that opens a Compare lesson (page.js)
 EXPORTS_KEPT = 64  # trace files kept in the export directory
+# A live canvas is sent after the first step, then at most this often: each one costs the server a
+# render and the browser a paint, and the decode shares their CPU (a step of a gen-64 decode of the
+# embedded model takes ~30 ms on 2 cores).
+LIVE_SECONDS = 0.1
+
+
+def switch_lesson(cfg: DecodeConfig, on: list[str]) -> str:
+    """The Compare lesson that shows what the switches `on` do: an as-shipped rule's own lesson when
+    `cfg` is that preset (LLaDA's, Fast-dLLM's), else the lesson of the first switch on."""
+    preset = active_preset(cfg)
+    if preset is not None and f"shipped_{preset}" in LESSONS:
+        return f"shipped_{preset}"
+    return SWITCH_LESSONS[(on[0], getattr(cfg, on[0]))]
+
+
+def unchanged_note(shown: Trace, trace: Trace, lang: str) -> str:
+    """A hint when new settings gave the run on show again, step for step ("" otherwise): a
+    threshold moved where no confidence lay between its old and new value changes nothing."""
+    old, new = shown.config, trace.config
+    changed = [name for name in old.field_names() if getattr(old, name) != getattr(new, name)]
+    same = shown.token_ids == trace.token_ids and shown.order == trace.order and shown.prompt_ids == trace.prompt_ids
+    if not changed or not same or shown.model != trace.model:
+        return ""
+    if changed == ["threshold"] and new.schedule == "threshold":
+        lo, hi = sorted((old.threshold, new.threshold))
+        if not any(lo <= c < hi for rec in trace.steps for c in rec.confidence if not math.isnan(c)):
+            return t("banner_unchanged_threshold", lang, a=old.threshold, b=new.threshold)
+    return t("banner_unchanged", lang, what=", ".join(f"{name} = {getattr(new, name)}" for name in changed))
 
 
 def random_seed() -> int:
@@ -61,91 +101,158 @@ def preset_badge(cfg: DecodeConfig, lang: str, *, example: str | None = None) ->
     return render.badge_html(text)
 
 
-def clamp_position(position: Any, trace: Trace) -> int:
-    return max(0, min(int(position or 0), max(0, trace.config.gen_length - 1)))
-
-
 class PlayHandlers:
-    """The Playground tab's events. `runner_for(model_pick)` is the runner of the picked model."""
+    """The Playground tab's events. `runner_for(model_pick)` is the runner of the picked model,
+    `token_text_for(model_pick)` its tokens' text (the live canvas has no trace to read it from yet)."""
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *, examples: Sequence[tuple[str, Trace]] = (),
-                 export_dir: Path, new_seed: Callable[[], int] = random_seed) -> None:
+                 export_dir: Path, new_seed: Callable[[], int] = random_seed,
+                 token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
+                 pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP)) -> None:
         self.runner_for = runner_for
+        self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
+        self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
+        self._stops: dict[str, threading.Event] = {}  # session -> the Stop signal of its decode in progress
+        self._lock = threading.Lock()
         self.examples = dict(examples)
         self.export_dir = export_dir
         self.new_seed = new_seed
 
     # --- views of one trace ---------------------------------------------------------------------
-    def first_views(self, trace: Trace, *, lang: str, position: int, autoplay: bool = False) -> dict[str, Any]:
-        """Canvas (at the end, or at the start when it will play), facts, preset badge."""
-        pos = clamp_position(position, trace)
-        frame = 0 if autoplay else frame_count(trace)
-        canvas = render.player_html(trace, lang=lang, frame=frame, selected=pos,
-                                    order_width=figures.order_width(trace.config.gen_length), autoplay=autoplay)
-        return {"cursor": (frame, pos), "canvas": canvas, "facts": render.facts_html(trace, lang),
-                "preset_badge": preset_badge(trace.config, lang)}
+    def first_views(self, trace: Trace, *, lang: str, autoplay: bool = False, frame: int | None = None,
+                    selected: int | None = None) -> dict[str, Any]:
+        """Canvas (at `frame`: None = the end, or the start when it will play), facts, preset badge.
 
-    def rest(self, *, trace: Trace | None, lang: str, cursor: tuple[int, int] | None, temperature: float) -> DecodeRest:
-        """The rest of the view after a decode: order map, per-step plot, task curve, inspector. The task
-        curve's markers sit at the trace's threshold: a threshold slider release moves them."""
+        `selected`: the position to select (None keeps the page's); the page draws the inspector.
+        """
+        frame = 0 if autoplay else frame
+        canvas = render.player_html(trace, lang=lang, frame=frame, selected=selected,
+                                    order_width=figures.order_width(trace.config.gen_length), autoplay=autoplay)
+        return {"canvas": canvas, "facts": render.facts_html(trace, lang), "preset_badge": preset_badge(trace.config, lang)}
+
+    def rest(self, *, trace: Trace | None, lang: str) -> DecodeRest:
+        """The rest of the view after a decode: order map, per-step plot, task curve (the page draws the
+        inspector). The task curve's markers sit at the trace's threshold: a threshold slider release moves them."""
         if trace is None:
             return keep(DecodeRest)
-        frame, pos = cursor or (frame_count(trace), 0)
-        plot, text = self._inspector(trace, lang, frame, pos, temperature)
         task = task_view.task_of(trace)
         curve = figures.task_curve(task_view.curves(), task.family if task else None, trace.config.threshold, lang=lang)
         return DecodeRest(order=figures.order_map(trace, lang=lang), steps_fig=figures.steps_plot(trace, lang=lang),
-                          task_curve=curve, insp_plot=plot, insp_text=text)
+                          task_curve=curve)
 
-    def trace_figures(self, *, trace: Trace | None, lang: str, cursor: tuple[int, int] | None,
-                      temperature: float) -> TraceFigures:
-        """A shown trace's heatmap and the rest of its views (after `upload` or `example`)."""
+    def trace_figures(self, *, trace: Trace | None, lang: str) -> TraceFigures:
+        """A shown trace's heatmap and the rest of its figures (after `upload` or `example`)."""
         if trace is None:
             return keep(TraceFigures)
-        rest = self.rest(trace=trace, lang=lang, cursor=cursor, temperature=temperature)
-        return TraceFigures(rest=rest, heatmap=figures.confidence_heatmap(trace, lang=lang))
-
-    def _inspector(self, trace: Trace, lang: str, frame: int, position: int, temperature: float) -> tuple[str, str]:
-        if trace.config.gen_length == 0:
-            return "", ""
-        pos = clamp_position(position, trace)
-        insp = render.inspect(trace, pos, int(frame), float(temperature), lang=lang)
-        # The checker rules this token breaks: the world model's, or a task prompt's.
-        rules = world_view.inspector_lines(trace, pos) or task_view.inspector_lines(trace, pos)
-        return (render.inspector_html(insp, lang),
-                f"{insp.explanation}\n\n{rules + chr(10) * 2 if rules else ''}" +
-                render.small_md(render.inspector_note(trace, insp, lang)))
+        return TraceFigures(rest=self.rest(trace=trace, lang=lang), heatmap=figures.confidence_heatmap(trace, lang=lang))
 
     # --- decode -----------------------------------------------------------------------------------
-    def decode(self, *, prompt: str, lang: str, cursor: tuple[int, int] | None, model_pick: str | None = None,
-               **settings: Any) -> DecodeFirst:
-        """Decode the prompt with the widget settings (one call to `run`); the first part of the view.
+    def decode(self, **widgets: Any) -> DecodeFirst:
+        """`decode_stream` run to its end: the finished view (for callers that want no stream)."""
+        *_, last = self.decode_stream(**widgets)
+        return last
+
+    def decode_stream(self, *, prompt: str, lang: str, model_pick: str | None = None, trace: Trace | None = None,
+                      session: str | None = None, **settings: Any) -> Iterator[DecodeFirst]:
+        """Decode the prompt with the widget settings (one call to `run`), streamed: a live canvas
+        after the first step and then at most every LIVE_SECONDS (the other views left as they
+        are), then the finished view. Stop (`stopped`, same `session`) or closing the stream stops
+        the decode at its next step, and nothing more is shown of it.
 
         With a teaching switch on, the correct config decodes in the same batch, and the banner
-        says what the switch changed against it (or that alone it changes nothing here).
+        says what the switch changed against it (or that alone it changes nothing here). A change of
+        settings that gives the trace on show (`trace`) again says so too.
         """
+        shown = trace
         notes = []
         if settings.get("confidence_from") in DRAWN_SOURCES and settings.get("sample_scope") != "all":
             settings = {**settings, "sample_scope": "all"}  # the invalid pairs are never decoded
             notes.append(t("banner_fixed", lang, src=settings["confidence_from"]))
         cfg = settings_to_config(**settings)
-        correct = cfg.replace(**{name: ok for name, ok, _ in SWITCHES})
-        on = [(name, lesson) for name, ok, lesson in SWITCHES if getattr(cfg, name) != ok]
-        traces = self.runner_for(model_pick)([prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg])
+        correct = cfg.replace(**SWITCHES)
+        on = [name for name, ok in SWITCHES.items() if getattr(cfg, name) != ok]
+        run = self.runner_for(model_pick)
+        live = Live(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick), lang=lang)
+        shown_at, fresh, traces = 0.0, False, None
+        with self._stop_for(session) as stop:
+            # The first step at once; then at most every LIVE_SECONDS, and the latest step whenever
+            # the decode pauses that long (a slow step, a busy engine).
+            for kind, item in stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg],
+                                     idle=LIVE_SECONDS, stop=stop):
+                if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
+                    return
+                if kind == "done":
+                    traces = item
+                    break
+                if kind == "step":
+                    live.add(item)
+                    fresh = True
+                if fresh and (live.steps == 1 or kind == "idle" or time.monotonic() - shown_at >= LIVE_SECONDS):
+                    shown_at, fresh = time.monotonic(), False
+                    yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=lang))
+                elif kind == "idle":
+                    yield keep(DecodeFirst)  # nothing new; Gradio may close the stream here
+        if traces is None or stop.is_set():
+            return
         trace = traces[0]
         if on:
             notes.append(self._banner(trace, traces[1], on, lang))
-        pos = cursor[1] if cursor else 0
-        return DecodeFirst(trace=trace, banner="\n\n".join(notes), sample_scope=cfg.sample_scope,
-                           heatmap=figures.confidence_heatmap(trace, lang=lang),
-                           **self.first_views(trace, lang=lang, position=pos))
+        if shown is not None:
+            notes.append(unchanged_note(shown, trace, lang))
+        yield DecodeFirst(trace=trace, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
+                          heatmap=figures.confidence_heatmap(trace, lang=lang), **self.first_views(trace, lang=lang))
+
+    def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
+        """The page was opened with a link (`links`): its widgets and model set, its trace decoded
+        (one call to `run`, streamed) and shown at its step and position. Without one, nothing."""
+        link = parse_link(query)
+        if link.config is None:
+            yield keep(Linked)
+            return
+        knobs, prompt, pick = knobs_of(link.config), link.prompt, link.model or KEEP
+        for view in self.decode_stream(prompt=link.prompt, lang=lang, model_pick=link.model, session=session,
+                                       **config_to_settings(link.config)):
+            compare = {"cmp_a": KEEP, "cmp_b": KEEP}
+            if view.trace is not KEEP:  # the finished trace, at the link's step and position
+                view = dataclasses.replace(view, **self.first_views(view.trace, lang=lang, frame=link.step,
+                                                                    selected=link.pos or 0))
+                compare = {"cmp_a": link.cmp_a or KEEP, "cmp_b": link.cmp_b or KEEP}
+            shown = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "sample_scope"}
+            yield Linked(knobs=knobs, prompt=prompt, model_pick=pick, **shown, **compare)
+            knobs, prompt, pick = keep(Knobs), KEEP, KEEP  # the widgets are set with the first view
+
+    @contextlib.contextmanager
+    def _stop_for(self, session: str | None) -> Iterator[threading.Event]:
+        """The Stop signal of the decode `session` runs now (its earlier one is replaced)."""
+        stop = threading.Event()
+        with self._lock:
+            if session is not None:
+                self._stops[session] = stop
+        try:
+            yield stop
+        finally:
+            with self._lock:
+                if session is not None and self._stops.get(session) is stop:
+                    del self._stops[session]
+
+    def stopped(self, *, trace: Trace | None, lang: str, session: str | None = None) -> DecodeStopped:
+        """The visitor stopped a decode: it ends at its next step (nothing more of it is shown), and
+        the trace on show comes back, with its settings."""
+        with self._lock:
+            stop = self._stops.get(session) if session is not None else None
+        if stop is not None:
+            stop.set()
+        if trace is None:
+            return keep(DecodeStopped)
+        return DecodeStopped(knobs=knobs_of(trace.config), banner=t("banner_stopped", lang),
+                       **self.first_views(trace, lang=lang))
 
     @staticmethod
-    def _banner(trace: Trace, correct: Trace, on: list[tuple[str, str]], lang: str) -> str:
-        switches = ", ".join(f"{name} = {getattr(trace.config, name)}" for name, _ in on)
+    def _banner(trace: Trace, correct: Trace, on: list[str], lang: str) -> str:
+        switches = ", ".join(f"{name} = {getattr(trace.config, name)}" for name in on)
         d = divergence(trace, correct)
         if d.first_step is None and trace.token_ids == correct.token_ids:
-            key = on[0][1]
+            key = switch_lesson(trace.config, on)
             # page.js turns a click on this link into: the Compare tab, then that lesson's button.
             return t("banner_same", lang, sw=switches, lesson=LESSONS[key].text("title", lang),
                      href=f"#{LESSON_LINK}{key}")
@@ -158,23 +265,19 @@ class PlayHandlers:
             return Knobs(**{name: KEEP for name in KNOBS})
         return knobs_of(trace.config)
 
-    def select(self, *, trace: Trace | None, lang: str, temperature: float, frame: int, position: int) -> Selected:
-        """The page moved its cursor (a click, a scrub, a pause): the inspector at that step and position."""
-        if trace is None:
-            return keep(Selected)
-        f = max(0, min(int(frame), frame_count(trace)))
-        pos = clamp_position(position, trace)
-        plot, text = self._inspector(trace, lang, f, pos, temperature)
-        return Selected(cursor=(f, pos), insp_plot=plot, insp_text=text)
-
     # --- knobs ------------------------------------------------------------------------------------
-    def preset(self, name: str, *, gen_length: int) -> PresetKnobs:
-        """Widget values of one preset for the current gen length."""
+    def preset(self, name: str, *, gen_length: int) -> Knobs:
+        """Widget values of one preset for the current gen length: every knob but gen length and seed."""
         return preset_knobs(name, gen_length)
 
     def knob_states(self, *, schedule: str) -> KnobStates:
         used = SCHEDULE_KNOBS.get(schedule, set())
         return KnobStates(**{k: k in used for k in SCHEDULE_SLIDERS})
+
+    def stage_states(self, *, stages_on: bool) -> StageStates:
+        """The three stage sliders are live only while staged temperature is on (off, moving one
+        would re-run a decode that never reads it)."""
+        return StageStates(*(bool(stages_on),) * 3)
 
     def k_steps(self, *, lang: str, **settings: Any) -> KSteps:
         """The k each step will confirm under the current knobs (no decode): shows dead zones of a knob."""
@@ -208,14 +311,16 @@ class PlayHandlers:
             old.unlink(missing_ok=True)
         return Exported(str(path))
 
-    def load_trace(self, trace: Trace, *, lang: str, temperature: float | None = None, autoplay: bool = False,
+    def load_trace(self, trace: Trace, *, lang: str, autoplay: bool = False,
                    example: str | None = None) -> Loaded:
         """Show a stored trace (uploaded or example) and set the widgets to its config; its figures
         follow (`trace_figures`)."""
-        first = self.first_views(trace, lang=lang, position=0, autoplay=autoplay)
+        first = self.first_views(trace, lang=lang, autoplay=autoplay, selected=0)
         if example is not None:
             first["preset_badge"] = preset_badge(trace.config, lang, example=example)
-        return Loaded(knobs=knobs_of(trace.config), prompt=prompt_text(trace), trace=trace, banner="", **first)
+        pick, prompts = self.pick_for(trace.model, lang)  # its model is picked, when the picker has it
+        return Loaded(knobs=knobs_of(trace.config), prompt=prompt_text(trace), trace=trace, banner="",
+                      model_pick=pick, model_prompts=prompts, **first)
 
     def upload(self, *, upload: str | None, lang: str) -> Loaded:
         """Replay an uploaded trace file: parsed once, shown without the model."""

@@ -1,18 +1,19 @@
 """English / 中文 strings for the playground: labels, teaching text, figure titles.
 
 One lookup over per-area tables (`strings_page`: page and widgets; `strings_views`: canvas,
-figures, inspector, facts; `strings_tabs`: Compare, Sweep, About, errors), merged at import. Keys
+figures, inspector, facts; `strings_tabs`: Compare, Sweep, About, errors; `strings_errors`: the
+checks' messages as `errors.localize` renders them), merged at import. Keys
 are short English identifiers; every key has both languages (a test checks it), so switching
 language never shows a raw key.
 """
 from __future__ import annotations
 
-from dllm_viz.app import strings_page, strings_tabs, strings_views
+from dllm_viz.app import strings_errors, strings_page, strings_tabs, strings_views
 
 LANGS = ("en", "zh")
 LANG_CHOICES = (("English", "en"), ("中文", "zh"))
 
-TABLES = (strings_page.STRINGS, strings_views.STRINGS, strings_tabs.STRINGS)
+TABLES = (strings_page.STRINGS, strings_views.STRINGS, strings_tabs.STRINGS, strings_errors.STRINGS)
 
 
 def _merged(tables: tuple[dict[str, tuple[str, str]], ...]) -> dict[str, tuple[str, str]]:

@@ -18,8 +18,9 @@ from dllm_viz.app.page import Labels, bold, small
 FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with
 
 
-def build_compare_tab(labels: Labels, compare: CompareHandlers) -> dict[str, Any]:
-    """The tab's components by `Page` name (`lessons`: the lesson buttons by key)."""
+def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: str | None = None) -> dict[str, Any]:
+    """The tab's components by `Page` name (`lessons`: the lesson buttons by key); the first lesson's
+    text is the one measured on `model_pick`."""
     lang, lab = labels.lang, labels.add
     c: dict[str, Any] = {"lessons": {}}
     labels.markdown(functools.partial(bold, "lessons"))
@@ -29,13 +30,13 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers) -> dict[str, Any
         for key, lesson in LESSONS.items():
             c["lessons"][key] = lab(gr.Button(lesson.text("title", lang), size="sm", elem_id=f"dv-lesson-{key}"),
                                     functools.partial(lesson.text, "title"), "value")
-    c["lesson_text"] = gr.Markdown(compare.lesson_text(FIRST_LESSON, lang), elem_id="dv-lesson-text")
+    c["lesson_text"] = gr.Markdown(compare.lesson_text(FIRST_LESSON, lang, model_pick=model_pick), elem_id="dv-lesson-text")
     labels.markdown(functools.partial(small, "compare_note"))
     with gr.Row():
         c["cmp_a"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].a), language="json", label=t("config_a", lang),
-                                 lines=2), "config_a")
+                                 lines=2, elem_id="dv-cmp-a"), "config_a")
         c["cmp_b"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].b), language="json", label=t("config_b", lang),
-                                 lines=2), "config_b")
+                                 lines=2, elem_id="dv-cmp-b"), "config_b")
     with gr.Row(equal_height=True):
         c["neighbours"] = lab(gr.Slider(0, len(NEIGHBOURS), 0, step=1, label=t("neighbours", lang), scale=3),
                               "neighbours")

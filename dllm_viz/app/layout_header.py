@@ -22,21 +22,27 @@ def model_line(model_name: str, lang: str) -> str:
     return render.small_md(f"{t('model', lang)}: `{model_name}`")
 
 
-def build_header(labels: Labels, *, model_name: str, models: dict[str, ModelChoice]) -> dict[str, Any]:
-    """Title, language switch, and the model's name (one model) or the model picker (more than one)."""
+def build_header(labels: Labels, *, model_name: str, models: dict[str, ModelChoice],
+                 pick: str | None = None) -> dict[str, Any]:
+    """Title, language switch, "link", and the model's name (one model) or the model picker (more
+    than one) set to `pick` (default: the first), with its example prompts."""
     lang, picks = labels.lang, list(models)
+    pick = pick if pick in models else (picks[0] if picks else None)
     c: dict[str, Any] = {}
     with gr.Row(elem_id="dv-header", equal_height=True):
         with gr.Column(scale=1):
             c["header"] = labels.markdown(header_md)
-            # The picked model's example prompts, under the title so the header stays one band.
-            c["model_prompts"] = gr.Markdown(render.model_prompts_md(models[picks[0]].prompts) if len(picks) > 1 else "",
-                                             visible=len(picks) > 1)
-        with gr.Column(scale=0, min_width=200):
-            c["lang"] = labels.add(gr.Radio(list(LANG_CHOICES), value=lang, label=t("language", lang), elem_id="dv-lang"),
-                                   "language")
+            # The picked model's example prompts: a click fills the prompt box and runs it (page.js).
+            c["model_prompts"] = gr.HTML(render.model_prompts_html(models[pick].prompts, lang) if pick else "",
+                                         visible=bool(picks), elem_id="dv-model-prompts")
+        with gr.Column(scale=0, min_width=240, elem_id="dv-header-side"):
+            with gr.Row(equal_height=True):
+                c["lang"] = labels.add(gr.Radio(list(LANG_CHOICES), value=lang, label=t("language", lang),
+                                                elem_id="dv-lang", container=False, scale=3), "language")
+                labels.add(gr.HTML(render.link_button_html(lang), elem_id="dv-link-box", min_width=70, scale=1),
+                           render.link_button_html, "value")
             labels.markdown(functools.partial(model_line, model_name), visible=len(picks) < 2)
-            c["model_pick"] = labels.add(gr.Dropdown(picks, value=picks[0] if picks else None, label=t("model", lang),
+            c["model_pick"] = labels.add(gr.Dropdown(picks, value=pick, label=t("model", lang),
                                                      visible=len(picks) > 1, elem_id="dv-model"), "model")
     return c
 

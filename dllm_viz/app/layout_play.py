@@ -11,6 +11,7 @@ from typing import Any
 
 import gradio as gr
 
+from dllm_viz.app import render
 from dllm_viz.app.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
 from dllm_viz.app.handlers_play import PlayHandlers
 from dllm_viz.app.i18n import STRINGS, example_label, t
@@ -18,7 +19,10 @@ from dllm_viz.app.page import Labels, bold, small
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.core.trace import Trace
 
-PAGE_JS = (Path(__file__).with_name("page.js")).read_text(encoding="utf-8")
+# The page's one script, run as the canvas's `js_on_load`: its files in order, each one job (the
+# canvas renderer, the inspector, the figures' overlays, the walkthrough, the cursor and wiring).
+PAGE_JS_FILES = ("canvas.js", "inspector.js", "views.js", "tour.js", "page.js")
+PAGE_JS = "\n".join((Path(__file__).with_name(name)).read_text(encoding="utf-8") for name in PAGE_JS_FILES)
 
 
 def switch_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
@@ -47,7 +51,7 @@ def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, An
         with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):
             c = build_knobs_panel(labels, play, settings=settings, shown=shown, first=first, examples=examples,
                                   default_prompt=default_prompt, longest=longest)
-        with gr.Column(scale=8):
+        with gr.Column(scale=8, elem_id="dv-views"):
             c |= build_views_panel(labels, shown)
     return c
 
@@ -55,108 +59,131 @@ def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, An
 def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
                       first: Trace | None, examples: Sequence[str], default_prompt: str,
                       longest: int) -> dict[str, Any]:
-    """Prompt, preset buttons, decode settings, teaching switches, Run, and traces in and out."""
+    """Prompt and Run, preset buttons, decode settings, teaching switches, and traces in and out."""
     lang, s0, lab = labels.lang, settings, labels.add
     c: dict[str, Any] = {"presets": {}}
-    c["prompt"] = lab(gr.Textbox(first.prompt_text if first else default_prompt, lines=2, label=t("prompt", lang)),
-                      "prompt")
-    labels.markdown(functools.partial(bold, "presets"))
-    for group, names in PRESET_GROUPS.items():
-        with gr.Row(elem_id=f"dv-presets-{group}", elem_classes="dv-presets"):
-            for name in names:
-                c["presets"][name] = lab(gr.Button(t(f"preset_{name}", lang), size="sm"), f"preset_{name}", "value")
-    c["preset_badge"] = gr.HTML(shown.get("preset_badge", ""), elem_id="dv-preset-badge")
-    with lab(gr.Accordion(t("article_what", lang), open=False), "article_what"):
-        labels.markdown(functools.partial(small, "article_note"))
-    c["gen_length"] = lab(gr.Slider(8, longest, s0["gen_length"], step=8, label=t("gen_length", lang),
-                                    elem_classes="dv-knob"), "gen_length")
-    c["temperature"] = lab(gr.Slider(0, 2.5, s0["temperature"], step=0.05, label=t("temperature", lang),
-                                     elem_id="dv-temperature", elem_classes="dv-knob"), "temperature")
-    with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box"):
-        c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang),
-                                        elem_id="dv-schedule"), "schedule")
-        used = SCHEDULE_KNOBS[s0["schedule"]]
-        with gr.Row():
-            c["top_k"] = lab(gr.Slider(1, 128, s0["top_k"], step=1, label=t("top_k", lang),
-                                       interactive="top_k" in used, elem_classes="dv-knob"), "top_k")
-            c["decay"] = lab(gr.Slider(0.5, 1.0, s0["decay"], step=0.01, label=t("decay", lang),
-                                       interactive="decay" in used, elem_id="dv-decay", elem_classes="dv-knob"), "decay")
-        c["k_steps"] = gr.HTML(play.k_steps(lang=lang, **s0).k_steps, elem_id="dv-ksteps")
-        with gr.Row():
-            c["min_k"] = lab(gr.Slider(1, 16, s0["min_k"], step=1, label=t("min_k", lang), elem_classes="dv-knob"),
-                             "min_k")
-            c["steps"] = lab(gr.Slider(1, 256, s0["steps"], step=1, label=t("steps", lang),
-                                       interactive="steps" in used, elem_classes="dv-knob"), "steps")
-        with gr.Row():
-            c["threshold"] = lab(gr.Slider(0.05, 1.0, s0["threshold"], step=0.01, label=t("threshold", lang),
-                                           interactive="threshold" in used, elem_classes="dv-knob"), "threshold")
-            c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
-                                              elem_classes="dv-knob"), "block_length")
-        with gr.Row(equal_height=True):  # the end-of-text early stop (off by default)
-            c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang), elem_id="dv-early-stop"),
-                                  "early_stop")
-            c["early_stop_threshold"] = lab(gr.Slider(0.5, 1.0, s0["early_stop_threshold"], step=0.01,
-                                                      label=t("early_stop_threshold", lang), elem_classes="dv-knob"),
-                                            "early_stop_threshold")
-        with gr.Row(equal_height=True):  # the approximate key-value cache (off by default)
-            c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
-                                         elem_id="dv-cache", scale=2), "cache")
-            lab(c["cache"], cache_choices, "choices")
-            c["cache_drift"] = lab(gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), scale=1),
-                                   "cache_drift")
-        labels.markdown(functools.partial(small, "cache_note"))
-    with lab(gr.Accordion(t("sampling_box", lang), open=True), "sampling_box"):
-        c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"], label=t("confidence", lang)),
-                              "confidence")
-        c["top_p"] = lab(gr.Slider(0.05, 1.0, s0["top_p"], step=0.01, label=t("top_p", lang), elem_id="dv-top-p",
-                                   elem_classes="dv-knob"), "top_p")
-        c["stages_on"] = lab(gr.Checkbox(s0["stages_on"], label=t("stages_on", lang)), "stages_on")
-        with gr.Row():
-            for k in ("t_early", "t_middle", "t_late"):
-                c[k] = lab(gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang), min_width=90, elem_classes="dv-knob"), k)
-        with gr.Row(equal_height=True):
-            # No precision: Gradio would round 1.5 to 2; the handlers refuse it (seeds are integers).
-            c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
-                                      scale=2), "seed")
-            c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
-    with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):
-        for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES), ("rng", RNG_MODES)):
-            c[name] = lab(gr.Radio(switch_choices(names, lang), value=s0[name], label=t(name, lang)), name)
-            lab(c[name], functools.partial(switch_choices, names), "choices")
-    c["run"] = lab(gr.Button(t("run", lang), variant="primary"), "run", "value")
-    with lab(gr.Accordion(t("trace_io", lang), open=True), "trace_io"):
-        choices = functools.partial(example_choices, tuple(examples))
-        c["example"] = lab(gr.Dropdown(choices(lang), value=examples[0] if examples else None, label=t("examples", lang)),
-                           "examples")
-        lab(c["example"], choices, "choices")
-        with gr.Row():
-            c["download"] = lab(gr.DownloadButton(t("download", lang), value=play.export(trace=first).download,
-                                                  size="sm"), "download")
-            c["upload"] = lab(gr.UploadButton(t("upload", lang), file_types=[".json"], type="filepath", size="sm"),
-                              "upload")
+    # Your own prompt in one step: Run beside it; Enter runs, Shift+Enter starts a new line (one line
+    # that grows: Gradio submits on Enter when `lines` is 1, and Shift+Enter types a newline).
+    with gr.Column(elem_id="dv-knobs-top"), gr.Row(elem_id="dv-prompt-row"):
+        c["prompt"] = lab(gr.Textbox(first.prompt_text if first else default_prompt, lines=1, max_lines=6,
+                                     label=t("prompt", lang), info=t("prompt_info", lang), scale=4, min_width=180,
+                                     elem_id="dv-prompt"), "prompt")
+        lab(c["prompt"], "prompt_info", "info")
+        c["run"] = lab(gr.Button(t("run", lang), variant="primary", scale=1, min_width=80, elem_id="dv-run"), "run",
+                       "value")
+    with gr.Column(elem_id="dv-knobs-main"):  # presets, gen length, temperature: the first things to try
+        labels.markdown(functools.partial(bold, "presets"))
+        for group, names in PRESET_GROUPS.items():
+            with gr.Row(elem_id=f"dv-presets-{group}", elem_classes="dv-presets"):
+                for name in names:
+                    c["presets"][name] = lab(gr.Button(t(f"preset_{name}", lang), size="sm", min_width=60),
+                                             f"preset_{name}", "value")
+        c["preset_badge"] = gr.HTML(shown.get("preset_badge", ""), elem_id="dv-preset-badge")
+        c["gen_length"] = lab(gr.Slider(8, longest, s0["gen_length"], step=8, label=t("gen_length", lang),
+                                        elem_id="dv-gen-length", elem_classes="dv-knob"), "gen_length")
+        c["temperature"] = lab(gr.Slider(0, 2.5, s0["temperature"], step=0.05, label=t("temperature", lang),
+                                         elem_id="dv-temperature", elem_classes="dv-knob"), "temperature")
+    c |= build_more_knobs(labels, play, settings=settings, first=first, examples=examples)
+    return c
+
+
+def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], first: Trace | None,
+                     examples: Sequence[str]) -> dict[str, Any]:
+    """The schedule, sampling and teaching switches, and traces in and out (below the first knobs)."""
+    lang, s0, lab = labels.lang, settings, labels.add
+    c: dict[str, Any] = {}
+    with gr.Column(elem_id="dv-knobs-more"):
+        with lab(gr.Accordion(t("article_what", lang), open=False), "article_what"):
+            labels.markdown(functools.partial(small, "article_note"))
+        with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box"):
+            c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang),
+                                            elem_id="dv-schedule"), "schedule")
+            used = SCHEDULE_KNOBS[s0["schedule"]]
+            with gr.Row():
+                c["top_k"] = lab(gr.Slider(1, 128, s0["top_k"], step=1, label=t("top_k", lang),
+                                           interactive="top_k" in used, elem_classes="dv-knob"), "top_k")
+                c["decay"] = lab(gr.Slider(0.5, 1.0, s0["decay"], step=0.01, label=t("decay", lang),
+                                           interactive="decay" in used, elem_id="dv-decay", elem_classes="dv-knob"), "decay")
+            c["k_steps"] = gr.HTML(play.k_steps(lang=lang, **s0).k_steps, elem_id="dv-ksteps")
+            with gr.Row():
+                c["min_k"] = lab(gr.Slider(1, 16, s0["min_k"], step=1, label=t("min_k", lang), elem_classes="dv-knob"),
+                                 "min_k")
+                c["steps"] = lab(gr.Slider(1, 256, s0["steps"], step=1, label=t("steps", lang),
+                                           interactive="steps" in used, elem_classes="dv-knob"), "steps")
+            with gr.Row():
+                c["threshold"] = lab(gr.Slider(0.05, 1.0, s0["threshold"], step=0.01, label=t("threshold", lang),
+                                               interactive="threshold" in used, elem_classes="dv-knob"), "threshold")
+                c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
+                                                  elem_classes="dv-knob"), "block_length")
+            with gr.Row(equal_height=True):  # the end-of-text early stop (off by default)
+                c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang), elem_id="dv-early-stop"),
+                                      "early_stop")
+                c["early_stop_threshold"] = lab(gr.Slider(0.5, 1.0, s0["early_stop_threshold"], step=0.01,
+                                                          label=t("early_stop_threshold", lang), elem_classes="dv-knob"),
+                                                "early_stop_threshold")
+            with gr.Row(equal_height=True):  # the approximate key-value cache (off by default)
+                c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
+                                             elem_id="dv-cache", scale=2), "cache")
+                lab(c["cache"], cache_choices, "choices")
+                c["cache_drift"] = lab(gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), scale=1),
+                                       "cache_drift")
+            labels.markdown(functools.partial(small, "cache_note"))
+        with lab(gr.Accordion(t("sampling_box", lang), open=True), "sampling_box"):
+            c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"], label=t("confidence", lang)),
+                                  "confidence")
+            c["top_p"] = lab(gr.Slider(0.05, 1.0, s0["top_p"], step=0.01, label=t("top_p", lang), elem_id="dv-top-p",
+                                       elem_classes="dv-knob"), "top_p")
+            c["stages_on"] = lab(gr.Checkbox(s0["stages_on"], label=t("stages_on", lang)), "stages_on")
+            with gr.Row():
+                for k in ("t_early", "t_middle", "t_late"):
+                    c[k] = lab(gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang), min_width=90, elem_classes="dv-knob",
+                                         interactive=bool(s0["stages_on"]), elem_id=f"dv-{k.replace('_', '-')}"), k)
+            with gr.Row(equal_height=True):
+                # No precision: Gradio would round 1.5 to 2; the handlers refuse it (seeds are integers).
+                c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
+                                          scale=2), "seed")
+                c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
+        with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):
+            for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES), ("rng", RNG_MODES)):
+                c[name] = lab(gr.Radio(switch_choices(names, lang), value=s0[name], label=t(name, lang)), name)
+                lab(c[name], functools.partial(switch_choices, names), "choices")
+        with lab(gr.Accordion(t("trace_io", lang), open=True), "trace_io"):
+            choices = functools.partial(example_choices, tuple(examples))
+            c["example"] = lab(gr.Dropdown(choices(lang), value=examples[0] if examples else None, label=t("examples", lang)),
+                               "examples")
+            lab(c["example"], choices, "choices")
+            with gr.Row():
+                c["download"] = lab(gr.DownloadButton(t("download", lang), value=play.export(trace=first).download,
+                                                      size="sm"), "download")
+                c["upload"] = lab(gr.UploadButton(t("upload", lang), file_types=[".json"], type="filepath", size="sm"),
+                                  "upload")
     return c
 
 
 def build_views_panel(labels: Labels, shown: dict[str, Any]) -> dict[str, Any]:
     """The banner, the canvas with its player (page.js), run facts, and the figures of the trace on show."""
     c: dict[str, Any] = {}
-    c["banner"] = gr.Markdown("", elem_id="dv-banner", elem_classes="dv-banner-box")
-    labels.help_box("help_canvas")
-    c["canvas"] = gr.HTML(shown.get("canvas", ""), js_on_load=PAGE_JS, elem_id="dv-canvas")
-    c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
-    labels.help_box("help_task_curve")
-    c["task_curve"] = gr.Plot(shown.get("task_curve"), show_label=False, elem_id="dv-task-curve")
-    labels.help_box("help_heatmap")
-    c["heatmap"] = gr.Plot(shown.get("heatmap"), show_label=False, elem_id="dv-heatmap")
-    with gr.Row():
-        with gr.Column():
-            labels.help_box("help_order")
-            c["order"] = gr.Plot(shown.get("order"), show_label=False, elem_id="dv-order")
-            labels.markdown(functools.partial(bold, "inspector"))
-            labels.help_box("help_inspector")
-            c["insp_plot"] = gr.HTML(shown.get("insp_plot", ""), js_on_load=None, elem_id="dv-inspector")
-            c["insp_text"] = gr.Markdown(shown.get("insp_text", ""))
-        with gr.Column():
-            labels.help_box("help_steps")
-            c["steps_fig"] = gr.Plot(shown.get("steps_fig"), show_label=False, elem_id="dv-steps")
+    with gr.Column(elem_id="dv-views-canvas"):
+        c["banner"] = gr.Markdown("", elem_id="dv-banner", elem_classes="dv-banner-box")
+        labels.help_box("help_canvas")
+        c["canvas"] = gr.HTML(shown.get("canvas", ""), js_on_load=PAGE_JS, elem_id="dv-canvas")
+        c["stop"] = labels.add(gr.Button(t("stop", labels.lang), size="sm", elem_id="dv-stop"), "stop", "value")
+    with gr.Column(elem_id="dv-views-facts"):
+        c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
+    with gr.Column(elem_id="dv-views-task"):  # a task prompt's measured curves (dllm_viz.tasks)
+        labels.help_box("help_task_curve")
+        c["task_curve"] = gr.Plot(shown.get("task_curve"), show_label=False, elem_id="dv-task-curve")
+    with gr.Column(elem_id="dv-views-figs"):
+        labels.help_box("help_heatmap")
+        c["heatmap"] = gr.Plot(shown.get("heatmap"), show_label=False, elem_id="dv-heatmap")
+        with gr.Row():
+            with gr.Column():
+                labels.help_box("help_order")
+                c["order"] = gr.Plot(shown.get("order"), show_label=False, elem_id="dv-order")
+                labels.markdown(functools.partial(bold, "inspector"))
+                labels.help_box("help_inspector")
+                c["inspector"] = gr.HTML(render.inspector_host_html(), js_on_load=None, elem_id="dv-inspector")
+            with gr.Column():
+                labels.help_box("help_steps")
+                c["steps_fig"] = gr.Plot(shown.get("steps_fig"), show_label=False, elem_id="dv-steps")
     return c

@@ -178,6 +178,13 @@ def load_measured(path: Path = MEASURED_PATH) -> dict[str, dict[str, Any]]:
     return {m["lesson"]: m for m in data.get("lessons", [])}
 
 
+def measured_model(path: Path = MEASURED_PATH) -> str:
+    """The model the lessons' numbers were measured on (its name in assets/lessons.json)."""
+    if not path.exists():
+        return "austen-mdlm"
+    return str(json.loads(path.read_text()).get("model") or "austen-mdlm")
+
+
 # Rows of the measured table: (i18n key, field, format). One format per row, so a step count
 # reads "64.0" and a share "49%", never "63.9688 steps" next to "49%".
 TABLE_ROWS = (

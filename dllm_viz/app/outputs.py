@@ -65,8 +65,7 @@ class DecodeFirst:
     """What a decode shows first: the canvas, the heatmap and the facts (the rest follows)."""
 
     trace: Trace
-    cursor: tuple[int, int]  # (frame, position) shared by every view
-    canvas: str
+    canvas: str  # the player (render.player_html): the page draws the canvas and the inspector from it
     heatmap: Any
     facts: str
     banner: str
@@ -75,50 +74,51 @@ class DecodeFirst:
 
 
 @dataclass(frozen=True)
+class Linked:
+    """A link opened (`?model=...&prompt=...&config=...&step=...&pos=...`): the widgets set to its
+    settings and its trace decoded (streamed), at its step and position; Compare configs when it
+    names them (page.js then opens its tab or lesson)."""
+
+    knobs: Knobs
+    prompt: Any
+    model_pick: Any
+    trace: Any
+    canvas: str
+    heatmap: Any
+    facts: Any
+    banner: Any
+    preset_badge: Any
+    cmp_a: Any
+    cmp_b: Any
+
+
+@dataclass(frozen=True)
+class DecodeStopped:
+    """A decode stopped by the visitor: the trace on show again, and the widgets set to its settings."""
+
+    knobs: Knobs
+    canvas: str
+    facts: str
+    banner: str
+    preset_badge: str
+
+
+@dataclass(frozen=True)
 class DecodeRest:
-    """The rest of a trace's views: order map, per-step plot, task curve, inspector."""
+    """The rest of a trace's figures: order map, per-step plot, task curve (the page draws the inspector)."""
 
     order: Any
     steps_fig: Any
     task_curve: Any
-    insp_plot: str
-    insp_text: str
 
 
 @dataclass(frozen=True)
 class TraceFigures:
-    """A stored trace's figures and inspector, drawn after its canvas (an upload or an example shows
+    """A stored trace's figures, drawn after its canvas (an upload or an example shows
     its text first: the heatmap of a long trace takes the browser longer than the text)."""
 
     rest: DecodeRest
     heatmap: Any
-
-
-@dataclass(frozen=True)
-class Selected:
-    """The inspector for the cursor the page sent."""
-
-    cursor: tuple[int, int]
-    insp_plot: str
-    insp_text: str
-
-
-@dataclass(frozen=True)
-class PresetKnobs:
-    temperature: float
-    top_k: int
-    decay: float
-    schedule: str
-    stages_on: bool
-    top_p: float  # 1.0 = off; Dream's rule filters at 0.95, the article's presets do not filter
-    # What a shipped sampler's rule sets beyond the article's table (KEEP for the article's presets).
-    steps: Any = KEEP
-    threshold: Any = KEEP
-    min_k: Any = KEEP
-    block_length: Any = KEEP
-    confidence: Any = KEEP
-    confidence_from: Any = KEEP
-    sample_scope: Any = KEEP
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,15 @@ class KnobStates:
     decay: bool
     steps: bool
     threshold: bool
+
+
+@dataclass(frozen=True)
+class StageStates:
+    """Whether the staged-temperature sliders are live (only while staged temperature is on)."""
+
+    t_early: bool
+    t_middle: bool
+    t_late: bool
 
 
 @dataclass(frozen=True)
@@ -143,11 +152,12 @@ class Loaded:
     knobs: Knobs
     prompt: str
     trace: Trace
-    cursor: tuple[int, int]
     canvas: str
     facts: str
     banner: str
     preset_badge: str
+    model_pick: Any  # the trace's model, when the picker has it (else KEEP)
+    model_prompts: Any
 
 
 @dataclass(frozen=True)
@@ -165,6 +175,7 @@ class Exported:
 class ModelPicked:
     prompt: Any
     model_prompts: str
+    lesson_text: Any  # the lesson on show, measured on the picked model (KEEP without one)
 
 
 # ----- the compare tab ----------------------------------------------------------------------------
@@ -189,6 +200,14 @@ class CompareFigures:
     cmp_heat_b: Any
     cmp_steps_a: Any
     cmp_steps_b: Any
+
+
+@dataclass(frozen=True)
+class CompareCleared:
+    """A Compare run failed: no stale pair stays on show beside its error."""
+
+    compare: CompareShown
+    figures: CompareFigures
 
 
 @dataclass(frozen=True)
@@ -227,9 +246,10 @@ class Relabelled:
     facts: str
     banner: str
     preset_badge: str
-    figures: TraceFigures  # heatmap, order map, per-step plot, inspector
+    figures: TraceFigures  # heatmap, order map, per-step plot
     lesson_text: str
     k_steps: str
+    model_prompts: Any  # the picked model's example prompts (KEEP without a picker)
 
 
 # Records that other records hold whole, as one field (its components in order).

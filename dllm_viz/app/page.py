@@ -69,7 +69,7 @@ class Page:
     header: gr.Markdown
     lang: gr.Radio
     model_pick: gr.Dropdown  # which model decodes (shown when build_demo gets more than one)
-    model_prompts: gr.Markdown  # example prompts of the picked model
+    model_prompts: gr.HTML  # example prompts of the picked model: a click runs one (page.js)
     # playground: inputs
     prompt: gr.Textbox
     preset_badge: gr.HTML
@@ -105,15 +105,14 @@ class Page:
     # playground: views
     banner: gr.Markdown
     canvas: gr.HTML
+    stop: gr.Button  # hidden: the live canvas's Stop clicks it (page.js)
     facts: gr.HTML
     heatmap: gr.Plot
     order: gr.Plot
     steps_fig: gr.Plot
     task_curve: gr.Plot  # a task prompt's measured accuracy-against-parallelism curves (dllm_viz.tasks)
-    insp_plot: gr.HTML
-    insp_text: gr.Markdown
+    inspector: gr.HTML  # drawn by page.js for the page's cursor (render.inspector_host_html)
     trace: gr.State
-    cursor: gr.State  # (frame, position): the browser's cursor as the server last heard it
     # compare
     lesson_text: gr.Markdown
     cmp_a: gr.Code

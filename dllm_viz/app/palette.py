@@ -177,6 +177,22 @@ PAGE_CSS = f"""
 .dv-help summary::-webkit-details-marker {{ display: none; }}
 .dv-help[open] {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 8px;
   padding: 6px 10px; font-size: 13px; }}
+#dv-prompt-row {{ align-items: flex-end; }}
+#dv-prompt-row #dv-run {{ margin-bottom: 10px; }}
+.dv-link {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['card']}; color: {PALETTE['accent']};
+  border-radius: 6px; padding: 2px 10px; font-size: 13px; cursor: pointer; white-space: nowrap; }}
+.dv-link-done {{ font-size: 11px; color: {PALETTE['muted']}; }}
+.dv-chips {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 13px; color: {PALETTE['muted']}; }}
+.dv-chip {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['mask_bg']}; color: {PALETTE['text']};
+  border-radius: 12px; padding: 1px 10px; font-family: {MONO}; font-size: 12px; cursor: pointer; }}
+.dv-chip:hover {{ border-color: {PALETTE['accent']}; color: {PALETTE['accent']}; }}
+.dv-progress {{ flex: 1 1 160px; height: 8px; border-radius: 4px; background: {PALETTE['mask_bg']}; overflow: hidden; }}
+.dv-progress i {{ display: block; height: 100%; width: 0; background: {PALETTE['accent']}; }}
+.dv-controls button.dv-stop {{ background: {PALETTE['diverge']}; color: white; }}
+#dv-stop {{ display: none !important; }}  /* page.js clicks it for the Stop button drawn in the canvas */
+.dv-insp-text {{ font-size: 14px; }}
+.dv-insp-text p {{ margin: 6px 0; }}
+.dv-insp-rules {{ margin: 4px 0; padding-left: 18px; }}
 .dv-ksteps {{ font-family: {MONO}; font-size: 12px; color: {PALETTE['muted']}; }}
 .dv-overlay {{ position: absolute; pointer-events: none; z-index: 5; }}
 .dv-overlay .dv-ol-cursor {{ position: absolute; border: 2px solid {PALETTE['cursor']}; box-sizing: border-box; }}
@@ -189,7 +205,24 @@ PAGE_CSS = f"""
   pointer-events: none; box-shadow: 0 0 0 4000px rgba(17,24,39,0.25); }}
 @media (max-width: 640px) {{
   #dv-header {{ flex-direction: column !important; }}
-  #dv-main {{ flex-direction: column-reverse !important; }}
+  /* One column, interleaved: the prompt, the canvas, the first knobs, the figures, then the rest. */
+  #dv-main {{ flex-direction: column !important; }}
+  #dv-knobs, #dv-views {{ display: contents !important; }}
+  #dv-knobs-top {{ order: 1; }} #dv-views-canvas {{ order: 2; }} #dv-knobs-main {{ order: 3; }}
+  #dv-views-figs {{ order: 4; }} #dv-views-facts {{ order: 5; }} #dv-knobs-more {{ order: 6; }}
+  #dv-main > * {{ min-width: 0 !important; width: 100% !important; }}
+  #dv-header h1 {{ font-size: 1.45em; }}
+  .dv-chips {{ flex-wrap: nowrap; overflow-x: auto; }}  /* one row that scrolls sideways */
+  .dv-chips > * {{ flex: 0 0 auto; }}
+  #dv-header-side {{ flex-direction: row !important; flex-wrap: wrap; align-items: center; gap: 6px; }}
+  #dv-header-side > * {{ flex: 1 1 auto; min-width: 0 !important; }}
+  .dv-legend .dv-bar i {{ display: none; }}  /* the ticks overlap at this width; low / high remain */
+  .dv-controls .dv-scrub, .dv-controls .dv-speed {{ order: 2; }}  /* the buttons on one row, the scrubber below */
+  .dv-legend .dv-bar {{ margin-bottom: 0; }}
+  .dv-help-box {{ margin: -6px 0 !important; }}
+  #dv-header p {{ font-size: 13px; line-height: 1.45; }}
+  .dv-player .dv-text {{ height: {CANVAS_HEIGHT_PX * 2 // 3}px; }}
+  .dv-legend {{ gap: 8px; font-size: 11px; }}
   .modebar-container {{ display: none !important; }}
   .dv-legend .dv-bar {{ width: 140px; }}
   .dv-tour {{ left: 8px !important; right: 8px; max-width: none; }}

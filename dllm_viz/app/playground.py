@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dllm_viz.app import figures, render, world_view
+from dllm_viz.app import render, world_view
 from dllm_viz.app.adapters import parse_config_json
 from dllm_viz.app.handlers_compare import CompareHandlers
-from dllm_viz.app.handlers_play import PlayHandlers, clamp_position, preset_badge, random_seed
+from dllm_viz.app.handlers_play import PlayHandlers, random_seed
 from dllm_viz.app.handlers_sweep import SweepHandlers
 from dllm_viz.app.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
 from dllm_viz.app.sweep import SweepResult
-from dllm_viz.core.analysis import frame_count
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
@@ -37,18 +36,22 @@ class ModelChoice:
     run: Runner
     prompts: tuple[str, ...]  # example prompts; the first fills the prompt box when picked
     name: str  # the model's name (what traces record)
+    token_text: Callable[[int], str] | None = None  # a token's text (the live canvas shows tokens before the trace)
 
 
 class Playground:
     """Every event handler of the page: one object per tab, and the page-wide ones."""
 
     def __init__(self, run: Runner, *, examples: Sequence[tuple[str, Trace]] = (), export_dir: str | Path | None = None,
-                 new_seed: Callable[[], int] = random_seed, models: dict[str, ModelChoice] | None = None) -> None:
+                 new_seed: Callable[[], int] = random_seed, models: dict[str, ModelChoice] | None = None,
+                 token_text: Callable[[int], str] | None = None) -> None:
         self.run = run
         self.models = dict(models or {})  # picker label -> ModelChoice; an unknown or empty pick decodes with `run`
+        self.token_text = token_text  # `run`'s model's token text
         export = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
         export.mkdir(parents=True, exist_ok=True)
-        self.play = PlayHandlers(self.runner_for, examples=examples, export_dir=export, new_seed=new_seed)
+        self.play = PlayHandlers(self.runner_for, examples=examples, export_dir=export, new_seed=new_seed,
+                                 token_text_for=self.token_text_for, pick_for=self.pick_for)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world)
         self.sweep = SweepHandlers(run)
 
@@ -61,37 +64,58 @@ class Playground:
             raise ValueError(f"model_pick={model_pick!r} is invalid: expected one of {', '.join(self.models)}")
         return self.models[model_pick].run
 
+    def pick_of(self, model: str | None) -> str | None:
+        """The picker's entry for the model named `model` (a trace's `model`), or None."""
+        return next((label for label, choice in self.models.items() if choice.name == model), None)
+
+    def pick_for(self, model: str, lang: str) -> tuple[Any, Any]:
+        """For a trace of `model` put on show: its picker entry and its example prompts (KEEPs when
+        the picker does not have it)."""
+        pick = self.pick_of(model)
+        if pick is None:
+            return KEEP, KEEP
+        return pick, render.model_prompts_html(self.models[pick].prompts, lang)
+
+    def token_text_for(self, model_pick: str | None) -> Callable[[int], str]:
+        """The picked model's token text; without one, a token shows as its id ("<17>", as a trace
+        without its vocab does)."""
+        choice = self.models.get(model_pick or "") if self.models else None
+        text = choice.token_text if choice is not None else self.token_text
+        return text or (lambda i: f"<{i}>")
+
     def is_world(self, model_pick: str | None) -> bool:
         """Whether the picked model writes the world language (its runs can be checked)."""
         choice = self.models.get(model_pick or "")
         return choice is not None and choice.name in world_view.CHECKED_MODELS
 
-    def pick_model(self, *, model_pick: str) -> ModelPicked:
-        """A model was picked: its first example prompt goes in the prompt box, the others are listed."""
+    def pick_model(self, *, model_pick: str, lang: str = "en", lesson_key: str | None = None) -> ModelPicked:
+        """A model was picked: its first example prompt goes in the prompt box, the others are listed,
+        and the lesson on show names what was measured on this model."""
         self.runner_for(model_pick)  # ValueError for an unknown label
         prompts = self.models[model_pick].prompts
-        return ModelPicked(prompt=prompts[0] if prompts else KEEP, model_prompts=render.model_prompts_md(prompts))
+        return ModelPicked(prompt=prompts[0] if prompts else KEEP, model_prompts=render.model_prompts_html(prompts, lang),
+                           lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP)
 
     # --- language -------------------------------------------------------------------------------
-    def relabel(self, *, lang: str, trace: Trace | None, cursor: tuple[int, int] | None, temperature: float,
-                cmp_traces: tuple[Trace, Trace] | None, sweep_state: SweepResult | None, lesson_key: str | None,
+    def relabel(self, *, lang: str, trace: Trace | None, temperature: float, cmp_traces: tuple[Trace, Trace] | None,
+                sweep_state: SweepResult | None, lesson_key: str | None, model_pick: str | None = None,
                 **settings: Any) -> Relabelled:
         """Every rendered view again, in `lang`, from the stored traces (no decode)."""
         canvas = facts = badge = KEEP
         drawn = keep(TraceFigures)
-        if trace is not None:  # the canvas at the cursor the page last sent
-            frame, pos = cursor or (frame_count(trace), 0)
-            canvas = render.player_html(trace, lang=lang, frame=frame, selected=clamp_position(pos, trace),
-                                        order_width=figures.order_width(trace.config.gen_length))
-            facts, badge = render.facts_html(trace, lang), preset_badge(trace.config, lang)
-            drawn = self.play.trace_figures(trace=trace, lang=lang, cursor=(frame, pos), temperature=temperature)
+        if trace is not None:  # the same trace: the page keeps its cursor and playback
+            first = self.play.first_views(trace, lang=lang)
+            canvas, facts, badge = first["canvas"], first["facts"], first["preset_badge"]
+            drawn = self.play.trace_figures(trace=trace, lang=lang)
         pair = cmp_traces
         return Relabelled(
             compare=self.compare.view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang),
             compare_figures=self.compare.figures(cmp_traces=pair, lang=lang),
             sweep=self.sweep.view(sweep_state, lang=lang),
             canvas=canvas, facts=facts, banner="", preset_badge=badge, figures=drawn,
-            lesson_text=self.compare.lesson_text(lesson_key, lang),
+            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick),
+            model_prompts=render.model_prompts_html(self.models[model_pick].prompts, lang)
+            if model_pick in self.models else KEEP,
             k_steps=self.play.k_steps(lang=lang, temperature=temperature, **settings).k_steps,
         )
 

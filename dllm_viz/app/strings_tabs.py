@@ -15,7 +15,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "side_a": ("A", "A"),
     "side_b": ("B", "B"),
     "look_for": ("What to look for", "看什么"),
-    "measured": ("What we measured on the embedded model", "在内置模型上实测"),
+    "measured": ("What we measured on `{model}`", "在 `{model}` 上实测"),
     "diverge_none": ("The two runs confirmed the same positions at every step.", "两次运行每一步确认的位置完全相同。"),
     "diverge_at": (
         "The orders agree for {a} step(s) and diverge at step {s}; {n} of {g} positions were confirmed at a "
@@ -103,4 +103,13 @@ version, with what we measured on the embedded model; the **Sweep** tab rebuilds
     # ----- errors -----------------------------------------------------------------------------
     "err_trace": ("trace file: {e}", "轨迹文件：{e}"),
     "err_empty_grid": ("sweep: choose at least one value for {v}", "扫描：{v} 至少选一个值"),
+    # ----- issue 29: the world model's correctness table --------------------
+    "wt_variant": ("variant", "变体"),
+    "wt_steps": ("steps", "步数"),
+    "wt_valid_runs": ("valid runs", "全部正确的运行"),
+    "wt_valid_sentences": ("valid sentences", "正确的句子"),
+    "wt_broken": ("broken two-word names", "被拆坏的双词名字"),
+    "wt_breaking": ("runs breaking {rules}", "违反{rules}规则的运行"),
+    "wt_claim": ("Claim: {c}.", "论断：{c}。"),
+    "wt_pair_claim": ("A vs B as in the Compare tab, scored by the world checker", "按对比页的 A 与 B，由世界语言检查器评分"),
 }

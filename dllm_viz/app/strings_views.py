@@ -20,9 +20,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tip_masked": ("position {p} · masked\nargmax guess {g} (confidence {c})",
                    "位置 {p} · 掩码\nargmax 猜测 {g}（置信度 {c}）"),
     # ----- figures ----------------------------------------------------------------------------
-    "fig_heatmap": ("Confidence per step and position (□ = confirmed there)", "每步每个位置的置信度（□ = 在此确认）"),
-    "fig_heatmap_polluted": ("Confidence the schedule ranked by: {src} (□ = confirmed)",
-                             "调度所用的置信度：{src}（□ = 在此确认）"),
+    "fig_heatmap": ("Confidence per step and position\n(□ = confirmed there)", "每步每个位置的置信度\n（□ = 在此确认）"),
+    "fig_heatmap_polluted": ("Confidence the schedule ranked by: {src}\n(□ = confirmed there)", "调度所用的置信度：{src}\n（□ = 在此确认）"),
     "fig_order": ("Unmasking order (colour = step confirmed)", "去掩码顺序（颜色 = 确认的步）"),
     "fig_steps": ("Per step: k, temperature, confidence", "每步：k、温度、置信度"),
     "fig_task_curve": ("Right answers vs tokens per forward, threshold knob", "正确答案 vs 每次前向的词数（阈值）"),
@@ -70,12 +69,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                     "更早已在第 {s} 步确认；下面是那一步的候选。"),
     "insp_threshold_above": (" (confidence ≥ threshold {t})", "（置信度 ≥ 阈值 {t}）"),
     "insp_floor": (" (filled up to the min_k floor)", "（由 min_k 下限补足）"),
-    "insp_tempered_note": (
-        "Bars: each candidate's share among the stored top {n}, which hold {m:.0%} of the raw probability; "
-        "raw (T = 1) above, at the temperature slider below (p^(1/T) renormalised: exact shares, no model call).",
-        "柱：每个候选在保存的前 {n} 个候选中所占的份额，这 {n} 个候选共占原始概率的 {m:.0%}；上为原始（T = 1），"
-        "下为温度滑块下的份额（p^(1/T) 重新归一化：份额精确，不调用模型）。",
-    ),
+    "insp_tempered_note": ("Bars: each candidate's share among the stored top {n}, which hold {m} of the raw probability; raw (T = 1) above, at the temperature slider below (p^(1/T) renormalised: exact shares, no model call).", "柱：每个候选在保存的前 {n} 个候选中所占的份额，这 {n} 个候选共占原始概率的 {m}；上为原始（T = 1），下为温度滑块下的份额（p^(1/T) 重新归一化：份额精确，不调用模型）。"),
     "insp_note_raw": ("This run's schedule ranks by raw confidence: it never sees the tempered numbers.",
                       "本次运行的调度按原始置信度排序：它从不看加温后的数字。"),
     "insp_note_polluted": ("This run's schedule ranks by {src} confidence (a teaching switch): here it does see "
@@ -97,6 +91,18 @@ STRINGS: dict[str, tuple[str, str]] = {
     "f_cache_saved": ("forward time saved (vs this run's full forwards)", "节省的前向时间（对比本次的全量前向）"),
     "f_drift": ("largest cache drift of a confidence", "置信度的最大缓存偏差"),
     "f_drift_steps": ("cached steps the exact forward would change", "精确前向会改变的缓存步"),
-    "f_valid": ("valid sentences", "有效句子"),
+    "f_valid": ("valid sentences (of the finished ones)", "有效句子（已写完的句子中）"),
     "f_answer": ("answer (task checker)", "答案（任务检查器）"),
+    # ----- issue 29: checker, live canvas, notes --------------------
+    "legend_bad": ("the world checker rejects it (hover: which rule)", "世界语言检查器判为错误（悬停可见违反的规则）"),
+    "legend_diff": ("differs from the other side's token", "与另一边的词不同"),
+    "insp_note_sampled_raw": ("This run's schedule ranks by the raw probability of the token drawn (raw p(sampled token)): the number is raw; only which token it belongs to was drawn at the temperature.", "本次运行的调度按抽中词的原始概率排序（抽中词的原始概率）：这个数是原始的，只有它属于哪个词是按温度抽出来的。"),
+    "insp_checker": ("checker: **{rule}** broken: {msg} (`{text}`)", "检查器：违反**{rule}**规则（`{text}`）"),
+    "rule_grammar": ("grammar", "语法"),
+    "rule_entity": ("entity", "实体"),
+    "rule_agreement": ("agreement", "一致"),
+    "rule_sum": ("sum", "求和"),
+    "live_of": ("computing: step {s} of {n} planned · {c} of {g} positions confirmed", "计算中：第 {s} / {n} 步（计划）· 已确认 {c} / {g} 个位置"),
+    "live_of_unknown": ("computing: step {s} · {c} of {g} positions confirmed (the threshold decides the steps)", "计算中：第 {s} 步 · 已确认 {c} / {g} 个位置（步数由阈值决定）"),
+    "f_unfinished": ("unfinished sentence at the end (not counted)", "结尾未写完的句子（不计入）"),
 }

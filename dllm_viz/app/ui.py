@@ -6,10 +6,10 @@ widgets come from its builder (`layout_header`, `layout_play`, `layout_compare`,
 into one `page.Page`; every event goes through one `wiring.wire`, which maps a handler's keyword
 arguments and its result's fields (`outputs`) onto `Page` attributes when the page is built, so a
 misspelt name fails at build time. Handlers (`playground.Playground`: one object per tab) return
-plain values (or `KEEP`); only `wiring` speaks Gradio to them. Playback, the shared step cursor
-and the linked views run in the browser (`page.js`, the page's one script, served as the
-canvas's `js_on_load`); a settled selection reaches the server as the canvas's `select` event,
-read through `gr.SelectData`.
+plain values (or `KEEP`); only `wiring` speaks Gradio to them. The canvas, playback, the shared
+step cursor, the inspector and the linked views are drawn in the browser from the trace on show
+(`page.js` and the files before it, the page's one script, served as the canvas's `js_on_load`):
+moving the cursor sends nothing to the server.
 
 Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()`.
 """
@@ -31,21 +31,23 @@ from dllm_viz.app.layout_play import build_play_tab
 from dllm_viz.app.layout_sweep import build_sweep_tab
 from dllm_viz.app.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.outputs import (
+    CompareCleared,
     CompareFigures,
     CompareShown,
     DecodeFirst,
     DecodeRest,
+    DecodeStopped,
     Exported,
     Knobs,
     KnobStates,
     KSteps,
     LessonShown,
+    Linked,
     Loaded,
     ModelPicked,
-    PresetKnobs,
     Relabelled,
     Reseeded,
-    Selected,
+    StageStates,
     SweepShown,
     TraceFigures,
     values_of,
@@ -88,45 +90,52 @@ def build_demo(
     new_seed: Callable[[], int] = random_seed,
     export_dir: str | Path | None = None,
     models: dict[str, ModelChoice] | None = None,
+    token_text: Callable[[int], str] | None = None,
 ) -> gr.Blocks:
     """The whole page. `run` decodes (see `core.decoder.Runner`); `examples` are (name, trace) shown first.
 
     `models`: the model picker's entries (label -> `ModelChoice`), the first being the one `run`
     decodes with; without it (or with one entry) there is no picker.
     """
-    pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models)
+    pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
+                    token_text=token_text)
     labels = Labels("en")
     first = examples[0][1] if examples else None
     settings = config_to_settings(first.config if first else DecodeConfig.preset("balanced", 64))
     shown: dict[str, Any] = {}
     if first is not None:  # the first example plays on arrival, its figures in the page from the start
         loaded = pg.play.load_trace(first, lang=labels.lang, autoplay=True, example=examples[0][0])
-        drawn = pg.play.trace_figures(trace=first, lang=labels.lang, cursor=loaded.cursor,
-                                      temperature=first.config.temperature)
+        drawn = pg.play.trace_figures(trace=first, lang=labels.lang)
         shown = values_of(loaded) | values_of(drawn)
     longest = min(256, (max_length or 256) - 16)
     tabs: dict[str, Any] = {}
+    # The page opens on the first example's model (the world model's, in app.py: see its examples).
+    pick = pg.pick_of(first.model if first else None) or next(iter(models or {}), None)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
-        c = build_header(labels, model_name=model_name, models=dict(models or {}))
+        c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
         c["trace"] = gr.State(first)
-        c["cursor"] = gr.State(shown.get("cursor", (0, 0)))
         with gr.Tabs():
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
                                     longest=longest)
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"), "tab_compare") as tabs["compare"]:
-                c |= build_compare_tab(labels, pg.compare)
+                c |= build_compare_tab(labels, pg.compare, model_pick=pick)
             with labels.add(gr.Tab(t("tab_sweep", labels.lang)), "tab_sweep") as tabs["sweep"]:
                 c |= build_sweep_tab(labels, longest=longest)
             with labels.add(gr.Tab(t("tab_about", labels.lang)), "tab_about") as tabs["about"]:
                 build_about_tab(labels)
 
         page = Page(**c, tabs=tabs, labels=labels.items)
-        wire_play(page, pg, concurrency_limit)
+        decodes = wire_play(page, pg, concurrency_limit)
         wire_compare(page, pg, concurrency_limit)
         wire_sweep(page, pg, concurrency_limit)
-        wire_page(page, pg, concurrency_limit)
+        decodes += wire_page(page, pg, concurrency_limit)
+        # A link opened (`links`): its settings, its trace decoded at its step and position.
+        decodes.append(after_decode(page, pg, wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked,
+                                                   request=("query", "session"),
+                                                   **_decode_kw(page, concurrency_limit))))
+        wire_stop(page, pg, decodes)
         gr.api(user_errors(pg.generate), api_name="generate", concurrency_limit=concurrency_limit, concurrency_id="decode")
     demo.page = page  # for tests and for other front ends that add to the page
     return demo
@@ -137,26 +146,40 @@ QUIET = dict(show_progress="hidden")
 
 
 def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
-    # Progress shows on the canvas alone: Gradio's status tracker on each of a decode's outputs cost
-    # the browser ~50 ms at the click and slowed the decode's forwards by ~20% (measured on 2 cores).
+    # No Gradio progress: the decode streams its own (a live canvas after each step, with a bar of
+    # steps done against planned and a Stop button). Gradio's tracker on the canvas also cost the
+    # browser ~50 ms at the click and slowed the decode's forwards by ~20% (measured on 2 cores).
     return dict(concurrency_limit=concurrency_limit, concurrency_id="decode", trigger_mode="always_last",
-                show_progress="minimal", show_progress_on=[page.canvas])
+                show_progress="hidden")
 
 
-def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> None:
-    """One decode (one call to `run`), then the rest of the views, then the download file."""
+def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
+    """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
+    Returns the decode event (the Stop button cancels it)."""
+    ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, *p.knobs),
+              out=DecodeFirst, request=("session",), **_decode_kw(p, concurrency_limit))
+    return after_decode(p, pg, ev)
+
+
+def after_decode(p: Page, pg: Playground, ev: Any) -> Any:
+    """What follows a decode event: on failure the widgets go back to the trace on show; on success
+    the rest of the views, then the download file. Returns `ev`."""
     play = pg.play
-    ev = wire(p, trigger, play.decode, ins=(p.prompt, p.lang, p.cursor, p.model_pick, *p.knobs), out=DecodeFirst,
-              **_decode_kw(p, concurrency_limit))
     wire(p, ev.failure, play.revert, ins=(p.trace,), out=Knobs, **QUIET)  # widgets never disagree with the views
-    rest = wire(p, ev.success, play.rest, ins=(p.trace, p.lang, p.cursor, p.temperature), out=DecodeRest, **QUIET)
+    rest = wire(p, ev.success, play.rest, ins=(p.trace, p.lang), out=DecodeRest, **QUIET)
     wire(p, rest.then, play.export, ins=(p.trace,), out=Exported, **QUIET)
+    return ev
 
 
-def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
-    """The Playground tab: every decode trigger, presets, the k line, the cursor, traces in and out."""
+def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> list[Any]:
+    """The Playground tab: every decode trigger, presets, the k line, traces in and out. (The cursor
+    and everything that follows it live in the page: page.js.)"""
     play = pg.play
-    decode = functools.partial(decode_on, p, pg, concurrency_limit=concurrency_limit)
+    events: list[Any] = []
+
+    def decode(trigger: Callable[..., Any]) -> None:
+        events.append(decode_on(p, pg, trigger, concurrency_limit))
+
     decode(p.run.click)
     decode(p.prompt.submit)
     decode(p.seed.submit)
@@ -170,26 +193,33 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     # ran while the decode that follows was computing.
     decode(wire(p, p.new_seed.click, play.reseed, out=Reseeded, **QUIET).then)
     for name, button in p.presets.items():
-        filled = wire(p, button.click, functools.partial(play.preset, name), ins=(p.gen_length,), out=PresetKnobs,
+        filled = wire(p, button.click, functools.partial(play.preset, name), ins=(p.gen_length,), out=Knobs,
                       **QUIET)
         decode(filled.then)
-    # Whatever sets the schedule (the dropdown, a preset, an example), its sliders follow.
+    # Whatever sets the schedule (the dropdown, a preset, an example), its sliders follow; so do the
+    # stage sliders the staged-temperature switch.
     wire(p, p.schedule.change, play.knob_states, ins=(p.schedule,), out=KnobStates, as_update="interactive", **QUIET)
+    wire(p, p.stages_on.change, play.stage_states, ins=(p.stages_on,), out=StageStates, as_update="interactive",
+         **QUIET)
     for name in K_KNOBS:
         wire(p, getattr(p, name).change, play.k_steps, ins=(p.lang, *p.knobs), out=KSteps, trigger_mode="always_last",
              **QUIET)
-
-    # The page's cursor settled (click, scrub, pause): the inspector, once. No model call.
-    wire(p, p.canvas.select, play.select, ins=(p.trace, p.lang, p.temperature), out=Selected, select=True,
-         trigger_mode="always_last", **QUIET)
 
     # Traces in and out: each file parsed once, no model call.
     for trigger, fn, source in ((p.example.input, play.example, p.example), (p.upload.upload, play.upload, p.upload)):
         loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, show_progress="minimal",
                       show_progress_on=[p.canvas])
-        drawn = wire(p, loaded.success, play.trace_figures, ins=(p.trace, p.lang, p.cursor, p.temperature),
-                     out=TraceFigures, **QUIET)  # the canvas first, then the figures
+        drawn = wire(p, loaded.success, play.trace_figures, ins=(p.trace, p.lang), out=TraceFigures,
+                     **QUIET)  # the canvas first, then the figures
         wire(p, drawn.then, play.export, ins=(p.trace,), out=Exported, **QUIET)
+    return events
+
+
+def wire_stop(p: Page, pg: Playground, decodes: list[Any]) -> None:
+    """Stop (drawn in the live canvas, which clicks this hidden button): the decode in progress is
+    cancelled (its next step raises in the runner: `live.stream`) and the trace on show comes back."""
+    wire(p, p.stop.click, pg.play.stopped, ins=(p.trace, p.lang), out=DecodeStopped, request=("session",),
+         cancels=decodes, **QUIET)
 
 
 def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:
@@ -210,13 +240,16 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
     def figures_after(event: Any) -> None:
         event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy
         wire(p, event.success, compare.figures, ins=(p.cmp_traces, p.lang), out=CompareFigures, **QUIET)
+        wire(p, event.failure, compare.cleared, out=CompareCleared, **QUIET).then(None, js=IDLE_JS)
 
+    # A compare's error names config A or B and stays until closed (the configs are typed by hand).
     for key, button in p.lessons.items():
         figures_after(wire(p, button.click, functools.partial(compare.lesson, key),
-                           ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown, **kw))
+                           ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
+                           error_seconds=None, **kw))
     figures_after(wire(p, p.compare_run.click, compare.run,
                        ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
-                       out=CompareShown, **kw))
+                       out=CompareShown, error_seconds=None, **kw))
 
 
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
@@ -227,11 +260,12 @@ def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
          **{**_compare_kw(concurrency_limit), "show_progress": "full", "show_progress_on": None})  # its progress bar
 
 
-def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
-    """Events of the whole page: the model picker, tabs shown, and the language switch."""
+def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> list[Any]:
+    """Events of the whole page: the model picker, tabs shown, and the language switch. Returns its decode."""
     # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
-    decode_on(p, pg, wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick,), out=ModelPicked, **QUIET).then,
-              concurrency_limit)
+    picked = wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick, p.lang, p.lesson_key), out=ModelPicked,
+                  **QUIET)
+    decodes = [decode_on(p, pg, picked.then, concurrency_limit)]
     for tab in p.tabs.values():
         tab.select(None, js=RESIZE_JS)  # browser-only
 
@@ -240,6 +274,7 @@ def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
         lang = named["lang"]
         return [gr.update(**{lb.attr: lb.text(lang)}) for lb in p.labels]
 
-    wire(p, p.lang.change, pg.relabel, ins=(p.lang, p.trace, p.cursor, p.cmp_traces, p.sweep_state, p.lesson_key,
+    wire(p, p.lang.change, pg.relabel, ins=(p.lang, p.trace, p.cmp_traces, p.sweep_state, p.lesson_key, p.model_pick,
                                             *p.knobs),
          out=Relabelled, also=([lb.component for lb in p.labels], labels), **QUIET)
+    return decodes

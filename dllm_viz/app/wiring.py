@@ -13,9 +13,16 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.errors import user_errors
+from dllm_viz.app.errors import ERROR_SECONDS, Localized, localize, user_errors
 from dllm_viz.app.outputs import KEEP, fields_of, values_of
 from dllm_viz.app.page import Page
+
+
+# What `wire(..., request=(...))` can pass a handler from the visitor's request, by keyword.
+REQUEST_FIELDS: dict[str, Callable[[gr.Request], Any]] = {
+    "query": lambda req: dict(req.query_params),  # the page's URL query parameters (a link)
+    "session": lambda req: req.session_hash,  # this visitor's session (a Stop finds its own decode)
+}
 
 
 def to_gradio(value: Any, as_update: str | None = None) -> Any:
@@ -26,40 +33,71 @@ def to_gradio(value: Any, as_update: str | None = None) -> Any:
 
 
 def wire(page: Page, trigger: Callable[..., Any], fn: Callable[..., Any], *, ins: Sequence[Any] = (),
-         out: type, select: bool = False, progress: bool = False, as_update: str | None = None,
-         also: tuple[Sequence[Any], Callable[[dict[str, Any]], list[Any]]] | None = None, **kw: Any) -> Any:
+         out: type, progress: bool = False, request: Sequence[str] = (), as_update: str | None = None,
+         also: tuple[Sequence[Any], Callable[[dict[str, Any]], list[Any]]] | None = None,
+         error_seconds: float | None = ERROR_SECONDS, **kw: Any) -> Any:
     """Connect `trigger` to `fn`: the components `ins` arrive as keyword arguments named after their
     `Page` fields; `fn` returns an `out` record whose fields name the components to update.
 
-    Names are checked here, when the page is built. `select=True` passes the cursor the page sent
-    (gr.SelectData: index = [frame, position]); `progress=True` passes Gradio's progress bar;
-    `as_update` sets that property instead of the value; `also` prepends outputs computed by the
-    page itself from the named inputs (the language switch's labels).
+    Names are checked here, when the page is built. `progress=True` passes Gradio's progress bar;
+    `request` names what of the visitor's request to pass (`REQUEST_FIELDS`: the page's URL query
+    parameters, the session's id); `as_update` sets that property instead of the value; `also` prepends outputs computed by the
+    page itself from the named inputs (the language switch's labels). A user error (`ValueError`)
+    is shown in the language of the handler's `lang` input (`errors.localize`) for `error_seconds`
+    (None: until closed).
     """
     in_names = tuple(page.name_of(c) for c in ins)
     out_names = fields_of(out)
     outputs = [getattr(page, name) for name in out_names]  # AttributeError now, not at run time
     params = inspect.signature(fn).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        extra = {"frame", "position"} if select else set()
-        extra |= {"progress"} if progress else set()
+        extra = ({"progress"} if progress else set()) | set(request)
         missing = set(in_names) - set(params) | (extra - set(params))
         if missing:
             raise TypeError(f"{getattr(fn, '__name__', fn)} takes no {sorted(missing)}")
     also_outputs, also_fn = also if also else ((), None)
 
-    def answer(values: Sequence[Any], **extra: Any) -> Any:
-        named = dict(zip(in_names, values))
-        result = values_in_order(fn(**named, **extra), out_names)
-        values_out = [to_gradio(value, as_update) for value in result]
+    def gradio_values(named: dict[str, Any], record: Any) -> Any:
+        values_out = [to_gradio(value, as_update) for value in values_in_order(record, out_names)]
         if also_fn is not None:
             values_out = [*also_fn(named), *values_out]
         return tuple(values_out) if len(values_out) != 1 else values_out[0]
 
-    if select:
-        def handler(evt: gr.SelectData, *values: Any) -> Any:
-            frame, position = evt.index
-            return answer(values, frame=int(frame), position=int(position))
+    def localized(err: ValueError, named: dict[str, Any]) -> Localized:
+        return Localized(localize(str(err), named.get("lang", "en")), str(err))
+
+    def answer(values: Sequence[Any], **extra: Any) -> Any:
+        named = dict(zip(in_names, values))
+        try:
+            record = fn(**named, **extra)
+        except ValueError as err:
+            raise localized(err, named) from err
+        return gradio_values(named, record)
+
+    unknown = set(request) - set(REQUEST_FIELDS)
+    if unknown:
+        raise TypeError(f"wire: request={sorted(unknown)} is invalid: expected names of {sorted(REQUEST_FIELDS)}")
+
+    def stream(named: dict[str, Any], extra: dict[str, Any]) -> Any:
+        try:
+            for record in fn(**named, **extra):
+                yield gradio_values(named, record)
+        except ValueError as err:
+            raise localized(err, named) from err
+
+    def asked(req: gr.Request) -> dict[str, Any]:
+        return {name: REQUEST_FIELDS[name](req) for name in request}
+
+    # Gradio passes the request to a parameter annotated gr.Request, and streams a generator's yields.
+    if inspect.isgeneratorfunction(fn) and request:
+        def handler(req: gr.Request, *values: Any) -> Any:
+            yield from stream(dict(zip(in_names, values)), asked(req))
+    elif inspect.isgeneratorfunction(fn):
+        def handler(*values: Any) -> Any:
+            yield from stream(dict(zip(in_names, values)), {})
+    elif request:
+        def handler(req: gr.Request, *values: Any) -> Any:
+            return answer(values, **asked(req))
     elif progress:
         def handler(progress: Any = gr.Progress(), *values: Any) -> Any:  # noqa: B008 - Gradio's convention
             return answer(values, progress=progress)
@@ -67,7 +105,7 @@ def wire(page: Page, trigger: Callable[..., Any], fn: Callable[..., Any], *, ins
         def handler(*values: Any) -> Any:
             return answer(values)
 
-    return trigger(user_errors(handler), inputs=list(ins), outputs=[*also_outputs, *outputs],
+    return trigger(user_errors(handler, error_seconds), inputs=list(ins), outputs=[*also_outputs, *outputs],
                    api_visibility="private", **kw)
 
 

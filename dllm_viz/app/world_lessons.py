@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dllm_viz import assets
+from dllm_viz.app.i18n import t
 from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps
@@ -157,13 +158,15 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
             "studies": results}
 
 
-def table(result: dict[str, Any]) -> str:
-    """Markdown table of one study: steps, valid runs and sentences, broken names (95% Wilson intervals),
-    and the share of runs breaking each meaning rule."""
+def table(result: dict[str, Any], lang: str = "en", *, title: str | None = None, claim: str | None = None) -> str:
+    """Markdown table of one study in `lang`: steps, valid runs and sentences, broken names (95%
+    Wilson intervals), and the share of runs breaking each meaning rule. `title` and `claim`
+    replace the study's own (English) ones: the Compare tab names a pair by its lesson's title."""
     rules = tuple(r for r in RULES if r not in ("grammar", "entity"))  # the meaning rules
-    lines = [f"### {result['title']}", f"*Claim: {result['claim']}.*", "",
-             "| variant | steps | valid runs | valid sentences | broken two-word names | runs breaking "
-             + " / ".join(rules) + " |", "|---|---:|---|---|---|---|"]
+    head = (t("wt_variant", lang), t("wt_steps", lang), t("wt_valid_runs", lang), t("wt_valid_sentences", lang),
+            t("wt_broken", lang), t("wt_breaking", lang, rules=" / ".join(t(f"rule_{r}", lang) for r in rules)))
+    lines = [f"### {title or result['title']}", f"*{t('wt_claim', lang, c=claim or result['claim'])}*", "",
+             "| " + " | ".join(head) + " |", "|---|---:|---|---|---|---|"]
     for label, v in result["variants"].items():
         breaking = " / ".join(f"{v['runs_breaking'][r]['rate']:.0%}" for r in rules)
         lines.append(f"| {label} | {v['steps']:g} | {format_rate(v['valid_runs'])} | {format_rate(v['valid_sentences'])} "
@@ -176,6 +179,13 @@ def load_world_measured(path: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:
     if not path.exists():
         return {}
     return json.loads(path.read_text())["studies"]
+
+
+def load_world_measured_model(path: Path = WORLD_MEASURED_PATH) -> str | None:
+    """The model the world pairs were measured on (assets/world/lessons.json), or None when absent."""
+    if not path.exists():
+        return None
+    return json.loads(path.read_text()).get("model")
 
 
 def load_world_pairs(path: Path = WORLD_MEASURED_PATH) -> dict[str, Any]:

@@ -6,7 +6,6 @@ is unchanged.
 """
 from __future__ import annotations
 
-from dllm_viz.app.markup import md_literal
 from dllm_viz.core.trace import Trace
 from dllm_viz.world import Verdict, Violation, check, token_violations
 
@@ -61,19 +60,18 @@ def facts_line(trace: Trace | None) -> str | None:
     return f"valid sentences: {v.valid_sentences}/{v.sentences}"
 
 
-def inspector_lines(trace: Trace, position: int, step: int | None = None) -> str:
-    """Markdown lines naming each rule the token at ``position`` breaks ("" when none or unchecked)."""
-    if not is_checked(trace) or not 0 <= position < len(trace.token_ids):
-        return ""
-    found = generated_marks(trace, step)[position]
-    # Markdown: the message and the text quote the trace's own words, shown literally, never as markup.
-    return "\n".join(f"- checker: **{md_literal(v.rule)}**: {md_literal(v.message)} ({md_literal(repr(v.text))})"
-                     for v in found)
-
-
 def token_rules(trace: Trace) -> list[str]:
     """Per generated position, the names of the rules its token breaks in the final text ("" when none)."""
     return [", ".join(dict.fromkeys(v.rule for v in found)) for found in generated_marks(trace)]
+
+
+def unfinished(trace: Trace | None) -> bool:
+    """Whether a world trace's text ends in a sentence without its ".": the checker does not count
+    it among the sentences (it may still mark words that cannot stand where they are)."""
+    if not is_checked(trace):
+        return False
+    text = "".join(_pieces(trace, None))
+    return bool(text[text.rfind(".") + 1:].strip())
 
 
 def valid_fraction(trace: Trace | None) -> str | None:

@@ -1,0 +1,97 @@
+// dllm-viz: the inspector, drawn in the page from the player's data (render.player_data) for the
+// selected position at the shown frame and the temperature slider's value: no server round trip,
+// so a lost request can never leave it behind the canvas.
+//
+// What it may say follows the frame: a position confirmed by then shows the step that confirmed
+// it, its rank there and the token drawn; a position still masked shows the next forward pass's
+// prediction (record `frame`) and only that it is confirmed later.
+
+// p_i^(1/T) renormalised over the stored candidates (core.analysis.tempered_from_top); T = 0 puts
+// all the mass on the first. Exact for shares among the candidates: no other token is needed.
+function temperedShares(ps, T, floor) {
+  if (!ps.length) return [];
+  if (!(T > 0)) return ps.map((_, i) => (i === 0 ? 1 : 0));
+  const l = ps.map((p) => Math.log(Math.max(p, floor)) / T), top = Math.max(...l);
+  const w = l.map((x) => Math.exp(x - top)), z = w.reduce((s, x) => s + x, 0);
+  return w.map((x) => x / z);
+}
+
+// Our own strings carry **bold** and `code` (i18n.py): HTML for them, with the values filled in
+// escaped, so a token's text is never read as markup.
+function dvMarkup(template, values) {
+  const esc = {};
+  for (const k of Object.keys(values)) esc[k] = dvEscape(values[k]);
+  return dvFill(dvEscape(template).replace(/\*\*(.+?)\*\*/g, "<b>$1</b>").replace(/`([^`]*)`/g, "<code>$1</code>"), esc);
+}
+
+const dvPct = (x) => Math.round(100 * x) + "%";
+
+// Everything the inspector shows for `pos` at frame `frame` (clamped), as plain values.
+function inspectAt(d, pos, frame, T) {
+  const f = Math.max(0, Math.min(d.n, frame)), t = d.t;
+  if (!d.n || pos < 0 || pos >= d.G) return null;
+  const o = d.order[pos], confirmed = o >= 0 && o < f;
+  const s = confirmed ? o : Math.min(f, d.n - 1);
+  const rank = d.rank[s], m = Math.max(0, ...rank), b = d.block[s];
+  const lines = [];
+  if (confirmed) {
+    if (s < f - 1) lines.push(dvMarkup(t.insp_before, {s: s + 1}));
+    const why = d.why[pos] === "above" ? dvFill(t.insp_threshold_above, {t: d.threshold})
+      : d.why[pos] === "floor" ? t.insp_floor : "";
+    const g = d.guess[s][pos];
+    lines.push(dvMarkup(t.insp_confirmed, {s: s + 1, r: rank[pos], m, b, measure: d.measure, c: dvFmt3(d.gconf[s][pos]),
+      k: d.k[s], why, tok: dvRepr(d.pieces[d.tok[pos]]), q: dvFmt3(d.q[pos]), g: g >= 0 ? dvRepr(d.pieces[g]) : "–"}));
+  } else {
+    const pb = Math.floor(pos / d.bs);
+    lines.push(pb !== b ? dvMarkup(t.insp_other_block, {p: pos, pb, s: s + 1, b})
+      : dvMarkup(t.insp_waiting, {f, s: s + 1, r: rank[pos], m, b, measure: d.measure, c: dvFmt3(d.gconf[s][pos])}));
+  }
+  const cands = (d.cand[s] && d.cand[s][pos]) || [], raw = (d.cprob[s] && d.cprob[s][pos]) || [];
+  const floor = d.bars[2];
+  return {
+    position: pos, step: s, frame: f, confirmed, temperature: T, lines,
+    candidates: cands.map((i) => d.pieces[i]), raw,
+    rawShare: temperedShares(raw, 1, floor), tempered: temperedShares(raw, T, floor),
+    rules: (d.rules[pos] || []).map(([rule, message, text]) =>
+      dvMarkup(t.insp_checker, {rule: t["rule_" + rule] || rule, msg: message, text})),
+    note: raw.length ? dvFill(t.insp_tempered_note, {n: raw.length, m: dvPct(raw.reduce((a, x) => a + x, 0))}) + " " +
+      (d.src === "raw" ? t.insp_note_raw : d.src === "sampled_raw" ? t.insp_note_sampled_raw
+        : dvFill(t.insp_note_polluted, {src: d.src})) : t.insp_no_candidates,
+  };
+}
+
+// The inspector's HTML: raw shares (cool) above tempered ones (warm) per stored candidate, then
+// the schedule's reasoning, the checker's rules (world model) and the small print.
+function inspectorHtml(d, insp) {
+  if (!insp) return "";
+  const t = d.t, [scale, minBar] = d.bars;
+  const width = (share) => Math.max(minBar, scale * share).toFixed(1) + "%";
+  let rows = insp.candidates.map((text, i) =>
+    `<div class="dv-insp-row"><span class="dv-insp-tok" title="${dvEscape(dvRepr(text))}">${dvEscape(dvRepr(text))}</span>` +
+    `<div class="dv-insp-bars"><div class="dv-insp-line"><i class="dv-insp-raw" style="width:${width(insp.rawShare[i])}"></i>` +
+    `<span>${dvPct(insp.rawShare[i])} · p = ${insp.raw[i].toFixed(3)}</span></div>` +
+    `<div class="dv-insp-line"><i class="dv-insp-temp" style="width:${width(insp.tempered[i])}"></i>` +
+    `<span class="dv-insp-tlab">${dvPct(insp.tempered[i])}</span></div></div></div>`).join("");
+  if (!rows) rows = `<p>${dvEscape(t.insp_no_candidates)}</p>`;
+  const key = `<div class="dv-insp-key"><i class="dv-insp-raw"></i>${dvEscape(t.raw)}<i class="dv-insp-temp"></i>` +
+    `<span class="dv-insp-tkey">${dvEscape(dvFill(t.tempered, {t: insp.temperature}))}</span></div>`;
+  const title = dvEscape(dvFill(t.insp_title, {p: insp.position, s: insp.step + 1}));
+  const rules = insp.rules.length ? `<ul class="dv-insp-rules">${insp.rules.map((r) => `<li>${r}</li>`).join("")}</ul>` : "";
+  return `<div class="dv-insp" data-position="${insp.position}" data-step="${insp.step}"><h4>${title}</h4>${rows}${key}</div>` +
+    `<div class="dv-insp-text">${insp.lines.map((l) => `<p>${l}</p>`).join("")}${rules}` +
+    `<p><small>${dvEscape(insp.note)}</small></p></div>`;
+}
+
+// The temperature slider's value: the inspector's tempered bars follow it while it moves.
+function sliderTemperature(d) {
+  const input = document.querySelector("#dv-temperature input[type=range]");
+  const T = input ? parseFloat(input.value) : NaN;
+  return Number.isFinite(T) && T >= 0 ? T : d.temperature;
+}
+
+function paintInspector(d, pos, frame) {
+  const host = document.querySelector("#dv-inspector .dv-insp-host");
+  if (!host || !d || d.live) return;
+  const html = inspectorHtml(d, inspectAt(d, pos, frame, sliderTemperature(d)));
+  if (host.__dvHtml !== html) { host.__dvHtml = html; host.innerHTML = html; }
+}

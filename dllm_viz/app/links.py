@@ -1,0 +1,85 @@
+"""Links that reopen a view: the page's state in its URL, both ways.
+
+A link names what decides a trace (model, prompt, the decode settings: decoding is deterministic,
+so the same model gives the same trace) and where the visitor was looking (the step on show, the
+selected position, the tab, the Compare lesson or configs):
+
+    ?model=austen-mdlm&prompt=Elizabeth&config={"gen_length":64,"seed":3}&step=4&pos=17&tab=compare&lesson=polluted
+
+`link_fields(trace)` is what the page needs to write one (render.player_data ships it; page.js
+adds the cursor, the tab and the lesson, and copies it); `parse_link(query)` reads one back, and
+raises `ValueError` naming the parameter for anything malformed.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dllm_viz.app.lessons import LESSONS
+from dllm_viz.core.analysis import prompt_text
+from dllm_viz.core.config import DecodeConfig, short
+from dllm_viz.core.trace import Trace
+
+TABS = ("play", "compare")  # the tabs a link may open
+MAX_PROMPT_CHARS = 4000  # a link's prompt; longer ones are refused, not cut
+
+
+def link_fields(trace: Trace) -> dict[str, Any]:
+    """Model, prompt and settings of `trace`, the settings written as the fields that differ from
+    DecodeConfig's defaults (gen_length always), so a link stays short."""
+    defaults = DecodeConfig().to_dict()
+    config = {k: v for k, v in trace.config.to_dict().items() if k == "gen_length" or v != defaults[k]}
+    return {"model": trace.model, "prompt": prompt_text(trace), "config": config}
+
+
+@dataclass(frozen=True)
+class Link:
+    """What a link asks for; `config` is None when the link names no decode (then nothing opens)."""
+
+    model: str | None
+    prompt: str
+    config: DecodeConfig | None
+    step: int | None  # the frame on show (None: the end)
+    pos: int | None  # the selected position (None: the page's)
+    tab: str
+    lesson: str | None
+    cmp_a: str | None  # Compare configs (JSON), when no lesson names them
+    cmp_b: str | None
+
+
+def _int(query: Mapping[str, str], name: str) -> int | None:
+    if name not in query or query[name] == "":
+        return None
+    try:
+        value = int(query[name])
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"link {name}={short(query[name])} is invalid: expected an integer >= 0")
+    return value
+
+
+def parse_link(query: Mapping[str, str]) -> Link:
+    """The link in a page's query parameters. Raises ValueError naming the parameter."""
+    config = None
+    if query.get("config"):
+        try:
+            fields = json.loads(query["config"])
+        except json.JSONDecodeError as err:
+            raise ValueError(f"link config={short(query['config'])} is invalid: expected a JSON object ({err})") from None
+        if not isinstance(fields, dict):
+            raise ValueError(f"link config={short(query['config'])} is invalid: expected a JSON object")
+        config = DecodeConfig.from_dict(fields)  # ValueError names the field
+    prompt = query.get("prompt", "")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ValueError(f"link prompt has {len(prompt)} characters: a link carries at most {MAX_PROMPT_CHARS}")
+    tab = query.get("tab") or "play"
+    if tab not in TABS:
+        raise ValueError(f"link tab={short(tab)} is invalid: expected one of {' | '.join(TABS)}")
+    lesson = query.get("lesson") or None
+    if lesson is not None and lesson not in LESSONS:
+        raise ValueError(f"link lesson={short(lesson)} is invalid: expected one of {' | '.join(LESSONS)}")
+    return Link(model=query.get("model") or None, prompt=prompt, config=config, step=_int(query, "step"),
+                pos=_int(query, "pos"), tab=tab, lesson=lesson, cmp_a=query.get("a") or None, cmp_b=query.get("b") or None)

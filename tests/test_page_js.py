@@ -1,0 +1,215 @@
+"""page.js and the files before it (layout_play.PAGE_JS), in Debian's chromium without a server.
+
+The page draws every canvas and the inspector from the data render.py writes (one renderer); these
+tests put that HTML on a blank page, run the page's script on it as Gradio would (`element`,
+`trigger`, `watch`) and read what it drew, frame by frame, against the trace. No server, no Gradio:
+seconds, not minutes. The page in the real app: tests/test_browser.py.
+"""
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright import sync_api as playwright
+
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app import render
+from dllm_viz.app.layout_play import PAGE_JS
+from dllm_viz.app.palette import PAGE_CSS, tint
+from dllm_viz.core.analysis import piece, tempered_from_top
+from dllm_viz.core.trace import Trace
+from tests.test_browser import ARGS, CHROMIUM
+from tests.test_world_view import BAD, make_trace
+from tests.ui_model import make_text_model
+
+PROMPT = "the cat "
+RUN = """(code) => { const el = document.getElementById('dv-canvas');
+  window.__triggered = []; new Function('element', 'trigger', 'watch', code)(el, (...a) => window.__triggered.push(a), () => {}); }"""
+SPANS = """(cls) => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')]
+  .filter((s) => s.classList.contains(cls)).map((s) => Number(s.dataset.pos))"""
+
+
+@pytest.fixture(scope="module")
+def model():
+    return make_text_model()
+
+
+@pytest.fixture(scope="module")
+def trace(model) -> Trace:
+    return decode(model, [PROMPT], DecodeConfig.preset("balanced", 24, seed=3))[0]
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    assert Path(CHROMIUM).exists() or shutil.which("chromium"), "chromium is missing: bash scripts/test-deps.sh"
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture()
+def show(chromium):
+    """show(html, temperature=...) -> a page with `html` in the canvas component and the page's script run."""
+    pages = []
+
+    def open_(canvas: str, *, temperature: float = 1.0, extra: str = ""):
+        page = chromium.new_page(viewport={"width": 1200, "height": 900})
+        page.errors = []
+        page.on("pageerror", lambda err: page.errors.append(str(err)))
+        page.set_content(f"<style>{PAGE_CSS}</style><div id='dv-temperature'><input type='range' min='0' max='2.5' "
+                         f"step='0.05' value='{temperature}'></div><div id='dv-canvas'>{canvas}</div>"
+                         f"<div id='dv-inspector'>{render.inspector_host_html()}</div>{extra}")
+        page.evaluate(RUN, PAGE_JS)
+        pages.append(page)
+        return page
+
+    yield open_
+    for page in pages:
+        assert page.errors == []
+        page.close()
+
+
+def at(page, frame: int, pos: int | None = None) -> None:
+    page.evaluate("([f, p]) => window.__dv.lib.select(f, p)", [frame, pos])
+
+
+def inspector(page) -> str:
+    return page.inner_text("#dv-inspector")
+
+
+def test_the_canvas_follows_the_trace_at_every_frame(show, trace):
+    page = show(render.player_html(trace, frame=0, selected=0))
+    G = trace.config.gen_length
+    for f in range(len(trace.steps) + 1):
+        at(page, f)
+        confirmed = sorted(p for p in range(G) if trace.order[p] < f)
+        assert page.evaluate(SPANS, "dv-tok") == confirmed
+        assert page.evaluate(SPANS, "dv-mask") == sorted(set(range(G)) - set(confirmed))
+        assert page.evaluate(SPANS, "dv-new") == (sorted(trace.steps[f - 1].selected) if f else [])
+        texts = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')].map((s) => s.textContent)")
+        for p in range(G):
+            if p in confirmed:
+                assert texts[p] == piece(trace, trace.token_ids[p])
+            elif f < len(trace.steps):  # a masked position shows the next forward pass's argmax
+                guess = trace.steps[f].argmax[p]
+                assert texts[p] == (piece(trace, guess) if guess >= 0 else "▢")
+    assert page.inner_text("#dv-canvas .dv-prompt") == PROMPT.strip() or page.inner_text("#dv-canvas .dv-prompt") == PROMPT
+    # Tints are the confidence each token was confirmed with (palette.tint), as the key says.
+    bgs = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')].map((s) => s.__dvBg)")
+    assert bgs == [tint(trace.steps[trace.order[p]].confidence[p]) for p in range(G)]
+
+
+def test_the_frame_is_clamped_and_the_status_counts_real_steps(show, trace):
+    page = show(render.player_html(trace, frame=0))
+    n = len(trace.steps)
+    at(page, n + 5)
+    assert page.evaluate("() => window.__dv.frame") == n
+    assert page.inner_text("#dv-canvas .dv-status").startswith(f"step {n} of {n}") and "finished" in page.inner_text("#dv-canvas .dv-status")
+    at(page, -3)
+    assert page.evaluate("() => window.__dv.frame") == 0
+
+
+def test_token_text_is_shown_as_text_never_as_markup(show, trace):
+    evil = Trace.from_json(trace.to_json())
+    evil.vocab[evil.token_ids[0]] = "<img src=x onerror=window.__pwned=1>"
+    page = show(render.player_html(evil, selected=0))
+    assert page.evaluate("() => document.querySelector('#dv-canvas .dv-text img, #dv-inspector img')") is None
+    assert page.inner_text('#dv-canvas [data-pos="0"]') == "<img src=x onerror=window.__pwned=1>"
+    assert "<img src=x" in inspector(page) and page.evaluate("() => window.__pwned") is None
+
+
+def test_the_inspector_uses_the_stored_candidates_of_the_confirming_step(show, trace):
+    pos = trace.steps[1].selected[0]
+    page = show(render.player_html(trace, frame=2, selected=pos), temperature=0.5)
+    insp = page.evaluate("([p, f, T]) => window.__dv.lib.inspectAt(window.__dv.data, p, f, T)", [pos, 2, 0.5])
+    rec = trace.steps[1]
+    assert insp["step"] == 1 and insp["candidates"] == [piece(trace, i) for i in rec.candidates[pos]]
+    assert insp["raw"] == pytest.approx(rec.candidate_probs[pos], abs=5.01e-6)  # the data holds 5 decimals
+    assert insp["tempered"] == pytest.approx(tempered_from_top(rec.candidate_probs[pos], 0.5), abs=1e-4)
+    text = inspector(page)
+    assert f"Top candidates at position {pos}, step 2" in text and "Confirmed at step 2" in text
+    assert page.locator("#dv-inspector .dv-insp-row").count() == len(rec.candidates[pos])
+    rank = sorted(rec.selected, key=lambda p: (-rec.confidence[p], p)).index(pos) + 1
+    assert f"rank {rank} of " in text and f"Drew {piece(trace, trace.token_ids[pos])!r}" in text
+
+
+def test_the_inspector_never_tells_the_future(show, trace):
+    # A position still masked at frame f shows the next forward pass's prediction and says it is
+    # confirmed later, but not at which step nor which token.
+    page = show(render.player_html(trace, frame=0, selected=0))
+    for f in range(len(trace.steps)):
+        for pos in range(trace.config.gen_length):
+            if trace.order[pos] < f:
+                continue
+            at(page, f, pos)
+            text = inspector(page)
+            assert "Confirmed at" not in text and "Drew" not in text
+            assert f"Still masked after step {f}" in text and "confirmed at a later step" in text
+
+
+def test_an_earlier_confirmation_says_so_and_padding_is_inspected(show, trace):
+    ended = copy.deepcopy(trace)
+    ended.text_end = 10
+    page = show(render.player_html(ended, selected=trace.steps[0].selected[0]))
+    assert inspector(page).startswith(f"Top candidates at position {trace.steps[0].selected[0]}, step 1")
+    assert "Confirmed earlier, at step 1" in inspector(page)
+    at(page, len(trace.steps), 11)  # end padding: dimmed on the canvas, and still inspected
+    assert "dv-pad" in page.get_attribute('#dv-canvas [data-pos="11"]', "class")
+    assert "position 11" in inspector(page)
+
+
+def test_the_threshold_reason_and_the_confidence_source_note(show, model):
+    tr = decode(model, [PROMPT], DecodeConfig(gen_length=16, schedule="threshold", threshold=0.5, seed=1))[0]
+    rec = tr.steps[0]
+    page = show(render.player_html(tr, frame=1, selected=rec.selected[0]))
+    expected = "confidence ≥ threshold 0.5" if rec.confidence[rec.selected[0]] >= 0.5 else "min_k floor"
+    assert expected in inspector(page)
+    assert "never sees the tempered numbers" in inspector(page)
+    polluted = decode(model, [PROMPT], DecodeConfig(gen_length=8, temperature=1.5, confidence_from="tempered"))[0]
+    page = show(render.player_html(polluted, selected=0))
+    assert "never sees" not in inspector(page) and "tempered confidence" in inspector(page)
+
+
+def test_the_inspector_re_tempers_with_the_slider_and_speaks_chinese(show, trace):
+    page = show(render.player_html(trace, lang="zh", selected=0), temperature=1.0)
+    assert "加温后，T=1" in inspector(page) and "位置 0" in inspector(page)
+    page.evaluate("""() => { const s = document.querySelector('#dv-temperature input');
+        s.value = '0.3'; s.dispatchEvent(new Event('input', {bubbles: true})); }""")
+    assert "加温后，T=0.3" in inspector(page)
+    rec = trace.steps[trace.order[0]]
+    shares = [round(100 * x) for x in tempered_from_top(rec.candidate_probs[0], 0.3)]
+    labels = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-tlab')].map((e) => e.textContent)")
+    assert labels == [f"{x}%" for x in shares]
+
+
+def test_a_compare_side_underlines_its_differences_at_its_end(show, trace, model):
+    other = decode(model, [PROMPT], trace.config.replace(seed=4, temperature=2.0))[0]
+    diff = {p for p in range(24) if trace.token_ids[p] != other.token_ids[p]}
+    page = show("", extra=f"<div id='dv-cmp-canvas-a'>{render.side_canvas_html(trace, 'side_a', lang='en', diff=diff)}</div>")
+    page.evaluate("() => window.__dv.lib.paintStatic(document)")
+    marked = page.evaluate("""() => [...document.querySelectorAll('#dv-cmp-canvas-a [data-pos]')]
+        .filter((s) => s.classList.contains('dv-diff')).map((s) => Number(s.dataset.pos))""")
+    assert marked == sorted(diff) and page.locator("#dv-cmp-canvas-a .dv-mask").count() == 0
+
+
+def test_the_world_checker_marks_and_names_the_broken_rule(show):
+    tr = make_trace(BAD)
+    ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
+    page = show(render.player_html(tr, selected=ana))
+    assert page.evaluate(SPANS, "dv-bad") == [ana]
+    assert "agreement" in inspector(page) and "Ana" in inspector(page)
+    page = show(render.player_html(tr, lang="zh", selected=ana))
+    assert "一致" in inspector(page) and "agreement" not in inspector(page)
+    at(page, 1, 0)
+    assert "检查器" not in inspector(page)
+
+
+def test_at_temperature_zero_the_first_candidate_takes_every_share(show, trace):
+    # T = 0 is argmax: the first candidate's tempered bar is full (render.BAR_SCALE percent), the
+    # others keep a visible sliver (render.MIN_BAR percent), never a 0-width bar.
+    page = show(render.player_html(trace, selected=0), temperature=0.0)
+    widths = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-line .dv-insp-temp')].map((e) => e.style.width)")
+    assert [float(w.rstrip("%")) for w in widths] == [render.BAR_SCALE] + [render.MIN_BAR] * (len(widths) - 1)
