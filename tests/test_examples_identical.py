@@ -106,8 +106,7 @@ def as_current_version(stored: dict) -> dict:
 
 
 def test_a_stored_example_differs_from_version_2_by_version_and_new_defaults_only():
-    stored = json.loads(EXAMPLES[0].read_text(encoding="utf-8"))
-    assert stored["version"] == 1
+    stored = next(d for d in (json.loads(p.read_text(encoding="utf-8")) for p in EXAMPLES) if d["version"] == 1)
     upgraded = as_current_version(stored)
     new_fields = set(upgraded["config"]) - set(stored["config"])
     assert new_fields and "revise" in new_fields and upgraded["config"]["revise"] == "none"

@@ -8,6 +8,7 @@ seconds, not minutes. The page in the real app: tests/test_browser.py.
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from playwright import sync_api as playwright
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import render
+from dllm_viz.app import render, task_view
 from dllm_viz.app.layout_play import PAGE_JS
 from dllm_viz.app.palette import PAGE_CSS, tint
 from dllm_viz.core.analysis import piece, tempered_from_top
@@ -213,3 +214,178 @@ def test_at_temperature_zero_the_first_candidate_takes_every_share(show, trace):
     page = show(render.player_html(trace, selected=0), temperature=0.0)
     widths = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-line .dv-insp-temp')].map((e) => e.style.width)")
     assert [float(w.rstrip("%")) for w in widths] == [render.BAR_SCALE] + [render.MIN_BAR] * (len(widths) - 1)
+
+
+def test_a_hostile_vocabulary_is_text_in_the_canvas_and_the_inspector(show):
+    # Issue 33 item 3, drawn by the page: every hostile piece shows as its characters; no tag, image,
+    # link, emphasis or code forms from it (the inspector's own <b> and <code> come from our strings).
+    from tests.test_markup import EVIL
+
+    trace = decode(make_text_model(), ["the cat "], DecodeConfig.preset("balanced", 16, seed=3))[0]
+    d = json.loads(trace.to_json())
+    d["vocab"] = {k: EVIL[i % len(EVIL)] for i, k in enumerate(d["vocab"])}
+    evil = Trace.from_json(json.dumps(d))
+    page = show(render.player_html(evil, selected=0))
+    assert page.evaluate("() => document.querySelector('#dv-canvas .dv-text img, #dv-inspector img')") is None
+    assert page.inner_text('#dv-canvas [data-pos="0"]') == "<img src=x onerror=window.__pwned=1>"
+    assert "<img src=x" in inspector(page) and page.evaluate("() => window.__pwned") is None
+
+
+def test_the_inspector_uses_the_stored_candidates_of_the_confirming_step(show, trace):
+    pos = trace.steps[1].selected[0]
+    page = show(render.player_html(trace, frame=2, selected=pos), temperature=0.5)
+    insp = page.evaluate("([p, f, T]) => window.__dv.lib.inspectAt(window.__dv.data, p, f, T)", [pos, 2, 0.5])
+    rec = trace.steps[1]
+    assert insp["step"] == 1 and insp["candidates"] == [piece(trace, i) for i in rec.candidates[pos]]
+    assert insp["raw"] == pytest.approx(rec.candidate_probs[pos], abs=5.01e-6)  # the data holds 5 decimals
+    assert insp["tempered"] == pytest.approx(tempered_from_top(rec.candidate_probs[pos], 0.5), abs=1e-4)
+    text = inspector(page)
+    assert f"Top candidates at position {pos}, step 2" in text and "Confirmed at step 2" in text
+    assert page.locator("#dv-inspector .dv-insp-row").count() == len(rec.candidates[pos])
+    rank = sorted(rec.selected, key=lambda p: (-rec.confidence[p], p)).index(pos) + 1
+    assert f"rank {rank} of " in text and f"Drew {piece(trace, trace.token_ids[pos])!r}" in text
+
+
+def test_the_inspector_never_tells_the_future(show, trace):
+    # A position still masked at frame f shows the next forward pass's prediction and says it is
+    # confirmed later, but not at which step nor which token.
+    page = show(render.player_html(trace, frame=0, selected=0))
+    for f in range(len(trace.steps)):
+        for pos in range(trace.config.gen_length):
+            if trace.order[pos] < f:
+                continue
+            at(page, f, pos)
+            text = inspector(page)
+            assert "Confirmed at" not in text and "Drew" not in text
+            assert f"Still masked after step {f}" in text and "confirmed at a later step" in text
+
+
+def test_an_earlier_confirmation_says_so_and_padding_is_inspected(show, trace):
+    ended = copy.deepcopy(trace)
+    ended.text_end = 10
+    page = show(render.player_html(ended, selected=trace.steps[0].selected[0]))
+    assert inspector(page).startswith(f"Top candidates at position {trace.steps[0].selected[0]}, step 1")
+    assert "Confirmed earlier, at step 1" in inspector(page)
+    at(page, len(trace.steps), 11)  # end padding: dimmed on the canvas, and still inspected
+    assert "dv-pad" in page.get_attribute('#dv-canvas [data-pos="11"]', "class")
+    assert "position 11" in inspector(page)
+
+
+def test_the_threshold_reason_and_the_confidence_source_note(show, model):
+    tr = decode(model, [PROMPT], DecodeConfig(gen_length=16, schedule="threshold", threshold=0.5, seed=1))[0]
+    rec = tr.steps[0]
+    page = show(render.player_html(tr, frame=1, selected=rec.selected[0]))
+    expected = "confidence ≥ threshold 0.5" if rec.confidence[rec.selected[0]] >= 0.5 else "min_k floor"
+    assert expected in inspector(page)
+    assert "never sees the tempered numbers" in inspector(page)
+    polluted = decode(model, [PROMPT], DecodeConfig(gen_length=8, temperature=1.5, confidence_from="tempered"))[0]
+    page = show(render.player_html(polluted, selected=0))
+    assert "never sees" not in inspector(page) and "tempered confidence" in inspector(page)
+
+
+def test_the_inspector_re_tempers_with_the_slider_and_speaks_chinese(show, trace):
+    page = show(render.player_html(trace, lang="zh", selected=0), temperature=1.0)
+    assert "加温后，T=1" in inspector(page) and "位置 0" in inspector(page)
+    page.evaluate("""() => { const s = document.querySelector('#dv-temperature input');
+        s.value = '0.3'; s.dispatchEvent(new Event('input', {bubbles: true})); }""")
+    assert "加温后，T=0.3" in inspector(page)
+    rec = trace.steps[trace.order[0]]
+    shares = [round(100 * x) for x in tempered_from_top(rec.candidate_probs[0], 0.3)]
+    labels = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-tlab')].map((e) => e.textContent)")
+    assert labels == [f"{x}%" for x in shares]
+
+
+def test_a_compare_side_underlines_its_differences_at_its_end(show, trace, model):
+    other = decode(model, [PROMPT], trace.config.replace(seed=4, temperature=2.0))[0]
+    diff = {p for p in range(24) if trace.token_ids[p] != other.token_ids[p]}
+    page = show("", extra=f"<div id='dv-cmp-canvas-a'>{render.side_canvas_html(trace, 'side_a', lang='en', diff=diff)}</div>")
+    page.evaluate("() => window.__dv.lib.paintStatic(document)")
+    marked = page.evaluate("""() => [...document.querySelectorAll('#dv-cmp-canvas-a [data-pos]')]
+        .filter((s) => s.classList.contains('dv-diff')).map((s) => Number(s.dataset.pos))""")
+    assert marked == sorted(diff) and page.locator("#dv-cmp-canvas-a .dv-mask").count() == 0
+
+
+def test_the_world_checker_marks_and_names_the_broken_rule(show):
+    tr = make_trace(BAD)
+    ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
+    page = show(render.player_html(tr, selected=ana))
+    assert page.evaluate(SPANS, "dv-bad") == [ana]
+    assert "agreement" in inspector(page) and "Ana" in inspector(page)
+    page = show(render.player_html(tr, lang="zh", selected=ana))
+    assert "一致" in inspector(page) and "agreement" not in inspector(page)
+    at(page, 1, 0)
+    assert "检查器" not in inspector(page)
+
+
+def test_at_temperature_zero_the_first_candidate_takes_every_share(show, trace):
+    # T = 0 is argmax: the first candidate's tempered bar is full (render.BAR_SCALE percent), the
+    # others keep a visible sliver (render.MIN_BAR percent), never a 0-width bar.
+    page = show(render.player_html(trace, selected=0), temperature=0.0)
+    widths = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-line .dv-insp-temp')].map((e) => e.style.width)")
+    assert [float(w.rstrip("%")) for w in widths] == [render.BAR_SCALE] + [render.MIN_BAR] * (len(widths) - 1)
+
+
+def test_a_hostile_vocabulary_is_text_in_the_canvas_and_the_inspector(show):
+    # Issue 33 item 3, drawn by the page: every hostile piece shows as its characters; no tag, image,
+    # link, emphasis or code forms from it (the inspector's own <b> and <code> come from our strings).
+    from tests.test_markup import EVIL, evil_trace as make_evil
+
+    evil = make_evil.__wrapped__() if hasattr(make_evil, "__wrapped__") else None
+    if evil is None:
+        model = make_text_model()
+        trace = decode(model, ["the cat "], DecodeConfig.preset("balanced", 16, seed=3))[0]
+        d = json.loads(trace.to_json())
+        d["vocab"] = {k: EVIL[i % len(EVIL)] for i, k in enumerate(d["vocab"])}
+        evil = Trace.from_json(json.dumps(d))
+    page = show(render.player_html(evil, selected=0))
+    count = "(sel) => document.querySelectorAll(sel).length"
+    seen = set()
+    for pos in range(evil.config.gen_length):
+        at(page, len(evil.steps), pos)
+        assert page.evaluate(count, "#dv-canvas img, #dv-canvas a, #dv-canvas em, #dv-canvas h1, #dv-canvas code") == 0
+        assert page.evaluate(count, "#dv-inspector img, #dv-inspector a, #dv-inspector em, #dv-inspector h1, "
+                                    "#dv-inspector strong, #dv-inspector script") == 0
+        piece_text = page.inner_text(f'#dv-canvas [data-pos="{pos}"]')
+        seen.add(piece_text)
+    assert seen & {" ".join(e.splitlines()) for e in EVIL} or seen & set(EVIL)
+
+
+def test_world_checker_lines_quote_the_traces_words_as_text(show):
+    """A trace that calls itself world-mdlm is checked; each checker line quotes its word as text in
+    a code element of our own, whatever characters the word holds."""
+    from dllm_viz import StepRecord
+    from dllm_viz.app.world_view import generated_marks
+
+    pieces = ["Tom", " has", " 3", " [x](http://h/)", " *a*", " `b`", " cats", "."]
+    vocab = {i + 10: p for i, p in enumerate(pieces)}
+    ids, G = list(vocab), len(pieces) - 2
+    rec = StepRecord(step=0, block=0, k=G, temperature=1.0, confidence=[0.5] * G, argmax=[-1] * G,
+                     selected=list(range(G)), tokens=ids[2:], logprobs=[-0.5] * G)
+    tr = Trace(prompt_ids=ids[:2], token_ids=ids[2:], order=[0] * G, steps=[rec], config=DecodeConfig(gen_length=G),
+               model="world-mdlm", vocab=vocab, text="".join(pieces[2:]), prompt_text="".join(pieces[:2]))
+    page = show(render.player_html(tr, selected=0))
+    quoted = set()
+    for pos, found in enumerate(generated_marks(tr)):
+        if not found:
+            continue
+        at(page, 1, pos)
+        lines = page.evaluate("""() => [...document.querySelectorAll('#dv-inspector .dv-insp-rules li')].map((li) =>
+            [li.querySelector('b').textContent, li.querySelector('code').textContent, li.querySelectorAll('a, em, img').length])""")
+        assert [(rule, text, tags) for rule, text, tags in lines] == [(v.rule, v.text, 0) for v in found]
+        quoted |= {v.text for v in found}
+    assert quoted & {"[", "*", "`", "(", "[x](http://h/)", "*a*", "`b`"}  # markup characters were among them
+
+
+def test_a_grid_task_is_drawn_as_two_grids_with_its_wrong_cells_marked(show):
+    from dllm_viz.tasks import parse
+    from dllm_viz.tasks.oracle import TaskOracle
+    from tests.test_task_view import LATIN, _trace
+
+    wrong = _trace(TaskOracle(), LATIN, schedule="topk_decay", top_k=16, decay=1.0, seed=3)
+    verdict = task_view.verdict(wrong)
+    page = show(render.player_html(wrong, selected=verdict.cells[0]))
+    assert page.locator("#dv-canvas .dv-grid").count() == 2
+    given = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-grid')[0].children].map((s) => s.textContent)")
+    assert given == ["·" if c == "_" else c for c in parse(LATIN).cells]
+    assert page.evaluate(SPANS, "dv-bad") == sorted(verdict.cells)  # the answer's grid: one span per position
+    assert verdict.rule in inspector(page)

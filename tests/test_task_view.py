@@ -43,15 +43,16 @@ def test_a_wrong_grid_is_marked_cell_by_cell_and_a_right_one_not_at_all(oracle):
     assert "checker" in task_view.inspector_lines(wrong, verdict.cells[0])
     assert task_view.inspector_lines(right, 0) == ""
     assert task_view.grid_cells(wrong) == parse(LATIN).cells
-    html = render.player_html(wrong, lang="en")
-    assert html.count('class="dv-grid"') == 2 and html.count("dv-bad") == len(verdict.cells)
+    data = render.player_data(wrong, lang="en", order_width=8)  # page.js draws the two grids and the marks
+    assert data["grid"] == list(parse(LATIN).cells) and sum(bool(b) for b in data["bad"]) == len(verdict.cells)
+    assert all(data["rules"][cell][0][0] == verdict.rule for cell in verdict.cells)
     assert ("f_answer", f"✗ {verdict.rule}") in render.run_facts(wrong)
 
 
 def test_other_traces_get_no_marks_no_grid_and_no_fact(oracle):
     listed = _trace(oracle, "copy : b e a d =")
     assert task_view.grid_cells(listed) is None and task_view.answer_fact(listed) == "✓"
-    assert 'class="dv-grid"' not in render.player_html(listed)
+    assert render.player_data(listed, lang="en", order_width=8)["grid"] is None
     longer = decode(oracle, ["copy : b e a d ="], DecodeConfig(gen_length=6))[0]  # not the answer's length
     assert task_view.task_of(longer) is None and task_view.token_rules(longer) == [""] * 6
     assert all(key != "f_answer" for key, _ in render.run_facts(longer))

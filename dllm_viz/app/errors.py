@@ -100,7 +100,7 @@ _MESSAGES = _rules(
     (r"trace file has (\d+) bytes: this viewer reads at most (\d+)", "err_too_big", ("n", "m")),
     (r"trace JSON does not parse", "err_not_json", ()),
     (r"trace format=(.*) is invalid: expected", "err_format", ("v",)),
-    (r"trace version=([^:]*): this dllm-viz reads version (\d+)", "err_version", ("v", "n")),
+    (r"trace version=([^:]*): this dllm-viz reads versions? ([\d, ]+)", "err_version", ("v", "n")),
     (r"nothing was uploaded", "err_nothing", ()),
 )
 # Messages that say where the error is, then what it is.

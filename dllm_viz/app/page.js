@@ -115,11 +115,15 @@ function openLinkedView() {
   if (q.get("tab") !== "compare") return;
   const tab = document.getElementById("dv-tab-compare-button");
   if (tab) tab.click();
-  setTimeout(() => {
-    const button = q.get("lesson") ? document.getElementById("dv-lesson-" + q.get("lesson"))
-      : (q.get("a") || q.get("b")) ? document.getElementById("dv-compare-run") : null;
-    if (button) button.click();
-  }, 0);
+  const id = q.get("lesson") ? "dv-lesson-" + q.get("lesson") : (q.get("a") || q.get("b")) ? "dv-compare-run" : null;
+  if (id) pressWhenShown(id);
+}
+
+// Click the button `id` once it is on show: a tab's buttons appear after the tab is (up to 10 s).
+function pressWhenShown(id, tries = 0) {
+  const button = document.getElementById(id);
+  if (button && button.offsetParent !== null) button.click();
+  else if (tries < 200) setTimeout(() => pressWhenShown(id, tries + 1), 50);
 }
 
 // ----- a canvas arrives ---------------------------------------------------------------------------
@@ -214,7 +218,7 @@ if (!window.__dvListening) {
       const key = link.getAttribute("href").slice("#dv-open-lesson-".length);
       const tab = document.getElementById("dv-tab-compare-button");
       if (tab) tab.click();
-      setTimeout(() => { const b = document.getElementById("dv-lesson-" + key); if (b) b.click(); }, 0);
+      pressWhenShown("dv-lesson-" + key);
     }
   });
   // A lesson or Compare click: its two canvases dim (CSS, after 0.3 s) until the event ends; the

@@ -209,7 +209,8 @@ PAGE_CSS = f"""
   #dv-main {{ flex-direction: column !important; }}
   #dv-knobs, #dv-views {{ display: contents !important; }}
   #dv-knobs-top {{ order: 1; }} #dv-views-canvas {{ order: 2; }} #dv-knobs-main {{ order: 3; }}
-  #dv-views-figs {{ order: 4; }} #dv-views-facts {{ order: 5; }} #dv-knobs-more {{ order: 6; }}
+  #dv-views-figs {{ order: 4; }} #dv-views-task {{ order: 5; }} #dv-views-facts {{ order: 6; }}
+  #dv-knobs-more {{ order: 7; }}
   #dv-main > * {{ min-width: 0 !important; width: 100% !important; }}
   #dv-header h1 {{ font-size: 1.45em; }}
   .dv-chips {{ flex-wrap: nowrap; overflow-x: auto; }}  /* one row that scrolls sideways */
