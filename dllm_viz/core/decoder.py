@@ -236,7 +236,8 @@ class DecodeBatch:
         if result.next_revision is not None:
             nr = result.next_revision
             self.rev_counter[idx], self.rev_hold[idx] = nr.counter, nr.hold
-            self.decided_conf[idx, :G] = nr.decided_conf
+            if nr.decided_conf is not revision.decided_conf:  # type: ignore[union-attr]  # (else unchanged)
+                self.decided_conf[idx, :G] = nr.decided_conf
 
         # (6) record, with one device-to-host transfer per tensor. A window scored only part of the masks:
         # the ones it left unscored are still to do.
@@ -255,12 +256,12 @@ class DecodeBatch:
         when none did). A row has a cache or a revision rule, never both (DecodeConfig refuses it)."""
         read, hidden = None, None  # (A, G): where the forward reads for the rules, where the verify pass does
         if targets is not None and targets.any:
-            read = targets.where
             if targets.hidden_count:
-                hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
-                read = targets.where & ~hidden
-            if not bool(read.any()):
-                read = None
+                hidden = targets.hidden_where  # (the targets know where the verify pass reads)
+                if hidden is None:
+                    hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
+            if targets.count > targets.hidden_count:  # some positions are read by the forward itself
+                read = targets.where if hidden is None else targets.where & ~hidden
         fwd = forward_rows(self.model, self.caches, idx_list, [s.config for s in slots],
                            [len(s.prompt_ids) for s in slots], ids, attention, spans.pos, masked, also=read)
         if targets is None or not targets.any:
@@ -268,8 +269,9 @@ class DecodeBatch:
         seen = None if fwd.also is None else candidate_logits(fwd.also, self.mask_id)  # (F, 1, V)
         verified = None
         if hidden is not None:
-            verify = candidate_logits(logits_hidden(self.model, ids, attention, hidden.nonzero(as_tuple=True)[0],
-                                                    spans.pos[hidden]), self.mask_id)  # (H, 1, V): the verify pass
+            hr, hc = hidden.nonzero(as_tuple=True)
+            verify = candidate_logits(logits_hidden(self.model, ids, attention, hr, spans.pos[hr, hc]),
+                                      self.mask_id)  # (H, 1, V): the verify pass
             verified = hidden.any(-1)
             if seen is None:
                 seen = verify
@@ -373,28 +375,38 @@ class DecodeBatch:
     @staticmethod
     def _revisions(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:
         """The version-2 fields of each row's record (only rows the rules changed), a handful of transfers
-        whatever the batch: `{row: {field: values}}`, and under -1 the rows holding their block open."""
+        whatever the batch: `{row: {field: values}}`, and under -1 the rows holding their block open.
+
+        Each kind of change is gathered at once (row-major, so each row's changes are one run) and cut
+        into rows by its counts: Python touches each row once and each value only to round it."""
         out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())}}
         if verified is not None:
             for r in verified.nonzero(as_tuple=True)[0].tolist():
                 out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
-        changed = torch.stack([plan.remasked, plan.edited])  # (2, A, G)
-        if not bool(changed.any()):
-            return out
-        kind, row, pos = changed.nonzero(as_tuple=True)  # row-major per kind
-        old, new = current[row, pos], plan.edit_tokens[row, pos]
-        score = torch.where(kind == 0, plan.remask_score[row, pos], plan.edit_prob[row, pos])
-        ids = torch.stack([kind, row, pos, old, new]).cpu().tolist()
-        probs = torch.stack([score, plan.edit_old_prob[row, pos]]).double().cpu().tolist()
-        for k, r, p, o, n, sc, so in zip(*ids, *probs):
-            fields = out.setdefault(r, {})
-            if k == 0:
-                pairs = (("remasked", p), ("remasked_tokens", o), ("remask_probs", round(sc, 6)))
+        A = current.shape[0]
+        for edits, names in ((False, ("remasked", "remasked_tokens", "remask_probs")),
+                             (True, ("edited", "edited_from", "edited_to", "edit_probs", "edit_from_probs"))):
+            row, pos = (plan.edited if edits else plan.remasked).nonzero(as_tuple=True)  # (C,) each, row-major
+            if row.shape[0] == 0:
+                continue
+            if not edits:
+                ids = torch.stack([pos, current[row, pos]])  # (2, C)
+                probs = plan.remask_score[row, pos].unsqueeze(0)  # (1, C)
             else:
-                pairs = (("edited", p), ("edited_from", o), ("edited_to", n), ("edit_probs", round(sc, 6)),
-                         ("edit_from_probs", round(so, 6)))
-            for key, value in pairs:
-                fields.setdefault(key, []).append(value)
+                ids = torch.stack([pos, current[row, pos], plan.edit_tokens[row, pos]])  # (3, C)
+                probs = torch.stack([plan.edit_prob[row, pos], plan.edit_old_prob[row, pos]])  # (2, C)
+            ids_list, probs_list = ids.tolist(), probs.double().tolist()
+            lo = 0
+            for r, n in enumerate(torch.bincount(row, minlength=A).tolist()):
+                if not n:
+                    continue
+                hi = lo + n
+                fields = out.setdefault(r, {})
+                for name, values in zip(names, ids_list):
+                    fields[name] = values[lo:hi]
+                for name, values in zip(names[len(ids_list):], probs_list):
+                    fields[name] = [round(v, 6) for v in values[lo:hi]]
+                lo = hi
         return out
 
     # ----- results --------------------------------------------------------------------------

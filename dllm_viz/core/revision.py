@@ -74,6 +74,9 @@ class RevisionParams:
     any_penalty: bool = False
     single: str | None = None  # the rule of every row when they all share one (the plan needs no merge)
     sigmas: frozenset[str] = frozenset()  # the ReMDM sigma variants of the remdm rows
+    reads_forward: torch.Tensor | None = None  # (A,) bool: rows whose rule reads the step's forward there
+    reads_hidden: torch.Tensor | None = None  # (A,) bool: rows whose rule reads a verify pass
+    keeps_conf: bool = True  # some row's rule reads `RevisionState.decided_conf` (rcr, remdm's conf sigma)
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu") -> RevisionParams:
@@ -97,6 +100,9 @@ class RevisionParams:
             any_penalty=any(p > 0 for p in penalty),
             single=cs[0].revise if cs and all(c.revise == cs[0].revise for c in cs) else None,
             sigmas=frozenset(c.remask_sigma for c in cs if c.revise == "remdm"),
+            reads_forward=col([c.revise in READS_FORWARD for c in cs], torch.bool),
+            reads_hidden=col([c.revise in READS_HIDDEN for c in cs], torch.bool),
+            keeps_conf=any(c.revise == "rcr" or (c.revise == "remdm" and c.remask_sigma == "conf") for c in cs),
         )
 
     @property
@@ -105,10 +111,19 @@ class RevisionParams:
 
     def reading(self, kind: frozenset[str]) -> torch.Tensor:
         """`(A,)` bool: rows whose rule is in `kind` (READS_FORWARD or READS_HIDDEN)."""
+        if kind == READS_FORWARD and self.reads_forward is not None:
+            return self.reads_forward
+        if kind == READS_HIDDEN and self.reads_hidden is not None:
+            return self.reads_hidden
         rows = torch.zeros_like(self.rule_id, dtype=torch.bool)
         for name in self.rules & kind:
             rows |= self.rule_id == REVISION_IDS[name]
         return rows
+
+    @property
+    def reads(self) -> bool:
+        """Some row's rule reads logits at decided positions (the step's forward or a verify pass)."""
+        return bool(self.rules & (READS_FORWARD | READS_HIDDEN))
 
 
 @dataclass(frozen=True)
@@ -119,6 +134,7 @@ class RevisionState:
     #                        loop steps, wino's drafts of the previous step
     hold: torch.Tensor  # (A,) bool: the row's block stays open with no mask left (joint_threshold)
     decided_conf: torch.Tensor  # (A, G) float32: the confidence each decided position was decided with
+    #                              (kept only while a row's rule reads it, `RevisionParams.keeps_conf`)
 
     @classmethod
     def initial(cls, A: int, G: int, device: torch.device | str = "cpu") -> RevisionState:
@@ -142,37 +158,94 @@ class Seen:
         `verify (K,)` bool: the position was read by a verify pass (WINO) rather than to be edited, `n_verify`
         of them.
 
-        Edited rows: the argmax, and where it differs from the token (only there can a rewrite happen),
-        softmax(logits) gathered at it and at the token, as SGLang computes them (float32); elsewhere 0.
+        Edited rows: the argmax (the first maximum), and where it differs from the token (only there can
+        a rewrite happen), softmax(logits) gathered at it and at the token, as SGLang computes them
+        (float32); elsewhere the token itself and 0. The argmax differs from the token only where some
+        other logit reaches the token's (`_runner_up`, one max pass without indices); only those rows
+        get a `max` with indices and a softmax.
         Verify rows: the probability of the token, exp(logit - logsumexp), and nothing else. Each reads
-        the vocabulary once or twice per row, never more than its rule needs.
+        the vocabulary once (twice where a rewrite may happen), never more than its rule needs.
         """
         flat = logits[:, 0].float()  # (K, V)
         tokens = current[where].clamp(min=0)  # (K,)
-        K = flat.shape[0]
-        argmax = torch.full((K,), -1, dtype=torch.long, device=flat.device)
-        probs2 = torch.zeros(2, K, dtype=torch.float32, device=flat.device)  # [p_argmax, p_token]
+        K, (A, G) = flat.shape[0], where.shape
+        arg_k = p_k = None  # (K,) argmax and (2, K) [p_argmax, p_token], packed; None: -1 and 0 throughout
         if n_verify < K:  # edited rows
             edit = ~verify if n_verify else None
-            rows = flat if edit is None else flat[edit]
-            found = rows.max(-1).indices  # the first maximum, as argmax (and faster)
+            rows = flat if edit is None else flat[edit]  # (E, V)
+            tok = tokens if edit is None else tokens[edit]  # (E,)
+            found, probs2 = tok, None
+            maybe = _runner_up(rows, tok) >= rows.gather(-1, tok.unsqueeze(-1)).squeeze(-1)  # (E,)
+            if bool(maybe.any()):
+                found = tok.clone()
+                found[maybe] = rows[maybe].max(-1).indices  # the first maximum, as argmax (and faster)
+                differs = found != tok  # only there can a rewrite be
+                if bool(differs.any()):
+                    probs = torch.softmax(rows[differs], dim=-1)  # (D, V)
+                    probs2 = torch.zeros(2, tok.shape[0], dtype=torch.float32, device=flat.device)
+                    probs2[:, differs] = probs.gather(-1, torch.stack([found[differs], tok[differs]], -1)).T
             if edit is None:
-                argmax = found
+                arg_k, p_k = found, probs2
             else:
-                argmax[edit] = found
-            differs = argmax != tokens if edit is None else edit & (argmax != tokens)  # only there can a rewrite be
-            if bool(differs.any()):
-                probs = torch.softmax(flat[differs], dim=-1)  # (D, V)
-                probs2[:, differs] = probs.gather(-1, torch.stack([argmax[differs], tokens[differs]], -1)).T
+                arg_k = torch.full((K,), -1, dtype=torch.long, device=flat.device).masked_scatter(edit, found)
+                if probs2 is not None:
+                    p_k = torch.zeros(2, K, dtype=torch.float32, device=flat.device)
+                    p_k[:, edit] = probs2
         if n_verify:
             rows = flat if n_verify == K else flat[verify]  # (H, V)
-            probs2[1, verify] = (rows.gather(-1, tokens[verify].unsqueeze(-1)).squeeze(-1)
-                                 - torch.logsumexp(rows, dim=-1)).exp()
-        A, G = where.shape
-        arg = torch.full((A, G), -1, dtype=torch.long, device=where.device).masked_scatter(where, argmax)
-        p = torch.zeros(2, A, G, dtype=torch.float32, device=where.device).masked_scatter(
-            where.expand(2, A, G), probs2)
-        return cls(argmax=arg, p_argmax=p[0], p_token=p[1])
+            tok = tokens if n_verify == K else tokens[verify]  # (H,)
+            p_verify = (rows.gather(-1, tok.unsqueeze(-1)).squeeze(-1) - _logsumexp(rows)).exp()  # (H,)
+            if p_k is None:
+                p_k = torch.zeros(2, K, dtype=torch.float32, device=flat.device)
+            if n_verify == K:
+                p_k[1] = p_verify
+            else:
+                p_k[1, verify] = p_verify
+        argmax = torch.full((A, G), -1, dtype=torch.long, device=where.device)
+        if arg_k is not None:
+            argmax = argmax.masked_scatter(where, arg_k)
+        if p_k is None:
+            zero = torch.zeros(A, G, dtype=torch.float32, device=where.device)
+            return cls(argmax=argmax, p_argmax=zero, p_token=zero)
+        p = torch.zeros(2, A, G, dtype=torch.float32, device=where.device).masked_scatter(where.expand(2, A, G), p_k)
+        return cls(argmax=argmax, p_argmax=p[0], p_token=p[1])
+
+
+LOGSUMEXP_CHUNK_FLOATS = 1 << 17  # `_logsumexp` on the CPU: row blocks of about this many floats (512 KB)
+
+
+def _logsumexp(rows: torch.Tensor) -> torch.Tensor:
+    """`torch.logsumexp(rows, -1)` of `rows (H, V)`, on the CPU in blocks of rows that stay in cache.
+
+    The same numbers (each row is reduced on its own, by the same kernel), a third faster on a large
+    `(H, V)`: logsumexp writes `rows - max` before summing its exponentials, and a block's copy is
+    still in cache when the sum reads it."""
+    step = max(1, LOGSUMEXP_CHUNK_FLOATS // max(1, rows.shape[-1]))
+    if rows.device.type != "cpu" or rows.shape[0] <= step:
+        return torch.logsumexp(rows, dim=-1)
+    return torch.cat([torch.logsumexp(rows[i : i + step], dim=-1) for i in range(0, rows.shape[0], step)])
+
+
+def _runner_up(rows: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
+    """`(E,)`: the largest logit of each row of `rows (E, V)` but the one at its token `tok (E,)`.
+
+    The argmax (the first maximum) differs from the token exactly where this reaches the token's logit.
+    One max pass without indices, several times cheaper than `max` with them: the token's entry is set
+    to -inf for the pass and written back after it, so `rows` (the caller's logits) leaves unchanged.
+    """
+    if rows.shape[0] == 0:
+        return rows.new_zeros(0)
+    if not rows.is_contiguous():  # a view whose entries may alias: work on a copy
+        rows = rows.contiguous()
+    index = tok.unsqueeze(-1)  # (E, 1)
+    with torch.inference_mode():  # the logits may be inference tensors; nothing here needs autograd
+        own = rows.gather(-1, index)
+        rows.scatter_(-1, index, float("-inf"))
+        try:
+            best = rows.amax(-1)
+        finally:
+            rows.scatter_(-1, index, own)
+    return best
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,12 @@ def inverse_cdf(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     return torch.searchsorted(cdf, target, right=True).squeeze(-1).clamp(max=probs.shape[-1] - 1)
 
 
+def greedy_ids(logits: torch.Tensor) -> torch.Tensor:
+    """`logits.argmax(-1)`: the first maximum of each row, found by `max`, which returns the same index
+    (PyTorch documents both as the first maximal value) several times faster on the CPU."""
+    return logits.max(-1).indices
+
+
 def draw(
     logits: torch.Tensor,
     u: torch.Tensor,
@@ -89,10 +95,10 @@ def draw(
         empty = logits.new_zeros(0)
         return empty.long(), empty
     if not with_prob and not bool((temperature > 0).any()):
-        return logits.argmax(-1), None
+        return greedy_ids(logits), None
     processed = process(logits.float(), temperature, vocab_top_k, top_p)
     probs = torch.softmax(processed, dim=-1)  # (n, V)
     sampled = inverse_cdf(probs, u)
-    greedy = logits.argmax(-1)
+    greedy = greedy_ids(logits)
     tokens = torch.where(temperature > 0, sampled, greedy)
     return tokens, probs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1) if with_prob else None

@@ -256,7 +256,9 @@ def denoise_step(
     `revision_targets(masked, valid, params, state).where`, packed row-major the same way (`targets`: that
     result, when the caller has it)."""
     plan_in = None
-    where = current_block(masked, params, state)  # (A,) and (A, G): each row's block, each position's
+    where = targets.block if targets is not None else None  # (A,) and (A, G): each row's block, each position's
+    if where is None:  # (the targets found them already, when the caller passed them)
+        where = current_block(masked, params, state)
     dtype = logits.dtype
     logits = candidates(logits.float(), masked, params, state, where)  # (1) the mask token is no candidate
     if params.revision is not None:
@@ -280,7 +282,7 @@ def denoise_step(
     selected, tokens, count, stopped = early_stop(raw, masked, block, params, selected, tokens, count)  # (4')
     next_revision = None
     if plan is not None:
-        plan, next_revision = _settle(plan, plan_in, selected, conf, stopped)
+        plan, next_revision = _settle(plan, plan_in, selected, conf, stopped, params)
     pause = plan.pause if plan is not None else torch.zeros_like(stopped)
     return StepResult(  # (5) is the caller's commit; (6) the record reads this
         confidence=conf, raw_confidence=raw_conf, selected=selected, tokens=tokens, count=count, block=block,
@@ -535,6 +537,11 @@ class RevisionTargets:
     hidden: torch.Tensor  # (K,) bool: the position reads a verify pass (itself hidden), else the step's forward
     count: int = 0  # K
     hidden_count: int = 0  # positions read by a verify pass
+    hidden_where: torch.Tensor | None = None  # (A, G) bool: those positions (None when there are none)
+    # What the targets were found from, for the step to reuse: each row's block and each position's
+    # (`current_block`), and the decided positions of each row's current block (`_decided`).
+    block: tuple[torch.Tensor, torch.Tensor] | None = None
+    decided: torch.Tensor | None = None
 
     @property
     def any(self) -> bool:
@@ -547,23 +554,34 @@ def revision_targets(masked: torch.Tensor, valid: torch.Tensor | None, params: S
     (joint_threshold, a model that can edit) or a verify pass with each of them hidden (wino)."""
     rp = params.revision
     A, G = masked.shape
-    none = torch.zeros(A, G, dtype=torch.bool, device=masked.device)
-    if rp is None or not rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):
+    if rp is None or not rp.reads:
+        none = torch.zeros(A, G, dtype=torch.bool, device=masked.device)
         return RevisionTargets(where=none, hidden=torch.zeros(0, dtype=torch.bool, device=masked.device))
     block, blocks = current_block(masked, params, state)
-    return _targets(_decided(masked, valid, blocks, block), params)
+    return _targets(_decided(masked, valid, blocks, block), params, (block, blocks))
 
 
-def _targets(decided: torch.Tensor, params: StepParams) -> RevisionTargets:
+def _targets(decided: torch.Tensor, params: StepParams,
+             block: tuple[torch.Tensor, torch.Tensor] | None = None) -> RevisionTargets:
     rp = params.revision
     assert rp is not None
-    if not rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):
-        return RevisionTargets(where=torch.zeros_like(decided), hidden=decided.new_zeros(0))
-    where = decided & (rp.reading(rev.READS_FORWARD) | rp.reading(rev.READS_HIDDEN)).unsqueeze(-1)
+    if not rp.reads:
+        return RevisionTargets(where=torch.zeros_like(decided), hidden=decided.new_zeros(0), block=block,
+                               decided=decided)
+    if rp.single is not None:  # one rule in every row, and it reads: every decided position, from one pass
+        count = int(decided.sum())
+        hidden = rp.single in rev.READS_HIDDEN
+        return RevisionTargets(where=decided, hidden=torch.full((count,), hidden, device=decided.device),
+                               count=count, hidden_count=count if hidden else 0,
+                               hidden_where=decided if hidden and count else None, block=block, decided=decided)
+    reads_hidden = rp.reading(rev.READS_HIDDEN)  # (A,)
+    where = decided & (rp.reading(rev.READS_FORWARD) | reads_hidden).unsqueeze(-1)
     rows = where.nonzero(as_tuple=True)[0]
-    hidden = rp.reading(rev.READS_HIDDEN)[rows]
+    hidden = reads_hidden[rows]
     n_hidden = int(hidden.sum()) if rp.rules & rev.READS_HIDDEN else 0
-    return RevisionTargets(where=where, hidden=hidden, count=int(rows.shape[0]), hidden_count=n_hidden)
+    return RevisionTargets(where=where, hidden=hidden, count=int(rows.shape[0]), hidden_count=n_hidden,
+                           hidden_where=where & reads_hidden.unsqueeze(-1) if n_hidden else None, block=block,
+                           decided=decided)
 
 
 def _decided(masked: torch.Tensor, valid: torch.Tensor | None, blocks: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
@@ -590,8 +608,11 @@ def _revision_inputs(logits: torch.Tensor, masked: torch.Tensor, params: StepPar
     assert rp is not None
     if current is None:
         raise ValueError("current=None is invalid: a step with a revision rule needs the tokens entering it")
-    decided = _decided(masked, valid, where[1], where[0])
-    reads = bool(rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN))
+    reads = rp.reads
+    if reads and targets is not None and targets.decided is not None:
+        decided = targets.decided
+    else:
+        decided = _decided(masked, valid, where[1], where[0])
     if reads and targets is None:
         targets = _targets(decided, params)
     targets = targets if reads else None
@@ -624,7 +645,7 @@ def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, el
     st = RevisionState(counter=torch.where(block != state.block, 0, st.counter), hold=st.hold,
                        decided_conf=st.decided_conf)
     seen = inputs.seen
-    if seen is None and rp.rules & (rev.READS_FORWARD | rev.READS_HIDDEN):  # none of those rows has a decided token
+    if seen is None and rp.reads:  # none of those rows has a decided token
         zero = torch.zeros_like(conf, dtype=torch.float32)
         seen = rev.Seen(argmax=torch.full_like(inputs.current, -1), p_argmax=zero, p_token=zero)
     ctx = rev.Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count,
@@ -634,16 +655,23 @@ def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, el
 
 
 def _settle(plan: Plan, inputs: _RevisionInputs, selected: torch.Tensor, conf: torch.Tensor,
-            stopped: torch.Tensor) -> tuple[Plan, RevisionState]:
+            stopped: torch.Tensor, params: StepParams) -> tuple[Plan, RevisionState]:
     """The plan as it stands after the draw and the early stop, and the state carried to the next step.
 
     A row the early stop finished takes nothing back and holds no block open; each position keeps the
     confidence it was decided with (the schedule's for a confirmation, p(new id) for a rewrite, 0 once
-    taken back).
+    taken back), while some row's rule reads it (`RevisionParams.keeps_conf`).
     """
-    plan = dataclasses.replace(plan, hold=plan.hold & ~stopped, remasked=plan.remasked & ~stopped.unsqueeze(-1))
-    dc = torch.where(selected, conf.float(), inputs.state.decided_conf)
-    dc = torch.where(plan.edited, plan.edit_prob, dc).masked_fill(plan.remasked, 0.0)
+    rp = params.revision
+    assert rp is not None
+    if params.any_early_stop and params.end_of_text_ids:  # else `early_stop` stopped no row
+        plan = dataclasses.replace(plan, hold=plan.hold & ~stopped, remasked=plan.remasked & ~stopped.unsqueeze(-1))
+    dc = inputs.state.decided_conf
+    if rp.keeps_conf:
+        dc = torch.where(selected, conf.float(), dc)
+        if rp.rules & rev.EDITS:
+            dc = torch.where(plan.edited, plan.edit_prob, dc)
+        dc = dc.masked_fill(plan.remasked, 0.0)
     return plan, RevisionState(counter=plan.counter, hold=plan.hold, decided_conf=dc)
 
 
