@@ -3,17 +3,36 @@
 A replayed-logits model returns a fixed logits tensor (no compute), so the time of a decode
 divided by its steps is the decoding loop's own cost per step: packing, scoring, the schedule,
 the draw, the commit and the trace. The figure is CPU time of the (single-threaded) process, which
-load from other processes on a shared machine barely moves; wall time is printed beside it. Beside it, a plain LLaDA-style loop written here from its
-rule (argmax, softmax in float64, probability of the argmax, per-row top-k of a fixed quota) on
-the same model. Rounds alternate the variants so load on a shared machine hits them alike; each
-figure is the median over rounds.
+load from other processes on a shared machine barely moves; wall time is printed beside it. Beside
+it, a plain LLaDA-style loop written here from its rule (argmax, softmax in float64, probability of
+the argmax, per-row top-k of a fixed quota) on the same model. Rounds alternate the variants (each
+round a fresh process, the variants' order rotated round by round) so load on a shared machine hits
+them alike; each figure is the median over rounds.
+
+Every variant is timed alike: each code path runs once before the rounds (a short decode of every
+config); the interpreter's startup heap is then frozen (`gc.freeze`, as serving processes do after
+warm-up: SGLang's `freeze_gc`, vLLM's `freeze_gc_heap`), and before each timed decode the previous
+variant's traces are dropped and collected. The collector stays on: what it spends walking the
+decode's own objects (its trace's records) is part of the decode's time, but not what it spends
+walking torch's modules or a neighbouring variant's traces, which would depend on the order of the
+variants rather than on the decode.
 
 The revision phase (issue 28): the same decode with each revision rule on (`revise=...`), as a
 ratio of host time per step to the rule-free decode of the same round (median over rounds), at
 each batch size. Host time is the CPU time of the decode less the model's: the replayed model
-times its own `logits_at` and `logits_hidden` (WINO's verify pass), which gather its logits at the
-positions asked for, the visible ones included (it declares it can edit). With `--compare`, the
-rule-free rows of both checkouts side by side show what the phase costs when it is off.
+times its own `logits_at` and `logits_hidden`, which gather its logits at the positions asked for,
+the visible ones included (it declares it can edit). WINO's verify pass is a forward (it counts in
+NFE: two forwards per step), so `logits_hidden` is the model's time like `logits_at`; what the rule
+does with its logits (where to read, the mask column, the logsumexp of every verified position)
+is the rule's, in host time. A step is one step of the decode whatever its forwards.
+
+A rule may change the number of steps (WINO takes drafts back and takes about twice as many; the
+edit-only steps of joint_threshold add one), and a longer decode costs a little more per step by
+itself (more records for the collector to walk). So each rule is compared twice: with the decode
+of the plain schedule ("as planned"), and with the rule-free decode of as many steps as the rule
+took ("same steps"; the same decode when it took as many). The second is the cost of the phase
+per step; the first adds what the decode's length costs. With `--compare`, the rule-free rows of
+both checkouts side by side show what the phase costs when it is off.
 
     python bench/step_overhead.py                       # this checkout
     python bench/step_overhead.py --compare /tmp/old    # and another checkout, side by side
@@ -88,8 +107,11 @@ def llada_loop(model, prompts: list[list[int]], gen_length: int, steps: int) -> 
     return steps
 
 
-def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab: int) -> dict[str, float]:
-    """ms per step for each variant and batch size (median of rounds)."""
+def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab: int,
+            offset: int = 0) -> dict[str, float]:
+    """ms per step for each variant and batch size (median of rounds); `offset` rotates their order."""
+    import gc
+
     import torch
 
     from dllm_viz import DecodeConfig, decode
@@ -104,8 +126,17 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
                  "remdm": config.replace(revise="remdm", remask_sigma="rescale", remask_eta=0.5),
                  "wino": config.replace(revise="wino"),
                  "joint_threshold": config.replace(revise="joint_threshold")}
+    decode(model, [[1] * P], config.replace(gen_length=8, steps=4))  # warm-up: every code path once
+    for c in rules.values():
+        decode(model, [[1] * P], c.replace(gen_length=8, steps=4))
+    plans: dict[tuple[str, int], int] = {}  # steps each rule's decode takes (the slowest row), per batch size
+    for B in batches:
+        prompts = [[1 + b] * P for b in range(B)]
+        for rule, c in rules.items():
+            plans[rule, B] = max(len(t.steps) for t in decode(model, prompts, c))
     results: dict[str, list[float]] = {}
-    decode(model, [[1] * P], config.replace(gen_length=8, steps=4))  # warm-up
+    gc.collect()
+    gc.freeze()  # the interpreter's startup heap (torch's modules): a server freezes it after warm-up
     for _ in range(rounds):
         for B in batches:
             prompts = [[1 + b] * P for b in range(B)]
@@ -117,7 +148,14 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
             ]
             variants += [(f"decode T=0 revise={rule}, B={B}", lambda c=c: decode(model, prompts, c))
                          for rule, c in rules.items()]
-            for name, fn in variants:
+            for n in sorted({plans[rule, B] for rule in rules} - {steps}):  # the rule-free decode, as many steps
+                if n <= gen_length:
+                    variants.append((f"decode T=0 steps={n}, B={B}",
+                                     lambda c=config.replace(steps=n): decode(model, prompts, c)))
+            k = offset % len(variants)
+            for name, fn in variants[k:] + variants[:k]:
+                out = None  # the previous variant's traces are not this one's to collect
+                gc.collect()
                 model.model_cpu = 0.0
                 start, cpu = time.perf_counter(), time.process_time()
                 out = fn()
@@ -128,18 +166,25 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
                 results.setdefault(name + " (wall)", []).append(1000 * (time.perf_counter() - start) / n)
                 if name.startswith("decode T=0") and "record_candidates" not in name:
                     results.setdefault(name + " (host)", []).append(1000 * (spent - model.model_cpu) / n)
+                if " revise=" in name:
+                    results.setdefault(name + " (steps)", []).append(n)
     del torch
     return {name: statistics.median(values) for name, values in results.items()}
 
 
-def revision_ratios(rounds: dict[str, list[float]]) -> dict[str, list[float]]:
-    """Per round, host time per step with each revision rule on over the rule-free decode of that round."""
+def revision_ratios(rounds: dict[str, list[float]], steps: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Per round, host time per step with each revision rule on over the rule-free decode of that round:
+    `(as planned, same steps)`: the decode of the plain schedule (`steps`), and the one of as many steps
+    as the rule took (the same list when it took `steps`)."""
     out = {}
     for key, values in rounds.items():
         if " revise=" in key and key.endswith("(host)"):
             rule, batch = key.removesuffix(" (host)").split(" revise=")[1].split(", ")
             off = rounds[f"decode T=0, {batch} (host)"]
-            out[f"revise={rule} / off, {batch}"] = [v / o for v, o in zip(values, off)]
+            n = int(statistics.median(rounds[key.replace("(host)", "(steps)")]))
+            same = rounds.get(f"decode T=0 steps={n}, {batch} (host)", off) if n != steps else off
+            out[f"revise={rule} / off, {batch}"] = ([v / o for v, o in zip(values, off)],
+                                                    [v / o for v, o in zip(values, same)])
     return out
 
 
@@ -153,13 +198,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--compare", default=None, help="another checkout to measure side by side")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one round, JSON out
+    parser.add_argument("--offset", type=int, default=0, help=argparse.SUPPRESS)  # child mode: rotate the variants
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
     batches = [int(b) for b in args.batches.split(",")]
     if args.json:
-        print(json.dumps(measure(1, batches, args.gen_length, args.steps, args.vocab)))
+        print(json.dumps(measure(1, batches, args.gen_length, args.steps, args.vocab, args.offset)))
         return
     trees = {"this checkout": ROOT}
     if args.compare:
@@ -168,10 +214,11 @@ def main(argv: list[str] | None = None) -> None:
     child = [sys.executable, str(Path(__file__).resolve()), "--json", "--threads", str(args.threads),
              "--gen-length", str(args.gen_length), "--steps", str(args.steps), "--vocab", str(args.vocab),
              "--batches", args.batches]
-    for _ in range(args.rounds):  # alternate the checkouts round by round, each in a fresh process
+    for r in range(args.rounds):  # alternate the checkouts round by round, each in a fresh process
         for name, tree in trees.items():
             env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(args.threads)}
-            out = subprocess.run(child, capture_output=True, text=True, env=env, check=True, cwd=tree).stdout
+            out = subprocess.run(child + ["--offset", str(r)], capture_output=True, text=True, env=env, check=True,
+                                 cwd=tree).stdout
             for key, value in json.loads(out.strip().splitlines()[-1]).items():
                 per_tree[name].setdefault(key, []).append(value)
     print(f"CPU ms per step (median of {args.rounds} rounds), replayed logits V={args.vocab}, "
@@ -183,12 +230,15 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{key:48}" + "".join(f"{statistics.median(per_tree[name][key]):28.3f}"
                                     if key in per_tree[name] else f"{'-':>28}" for name in trees))
     mine = {key: statistics.median(values) for key, values in per_tree["this checkout"].items()}
-    ratios = revision_ratios(per_tree["this checkout"])
+    ratios = revision_ratios(per_tree["this checkout"], args.steps)
     if ratios:
         print("\nThe revision phase on: host time per step (CPU less the replayed model's), ratio to the rule-free "
-              f"decode of the same round; median [min, max] of {args.rounds} rounds:")
-        for key, values in ratios.items():
-            print(f"  {key:44} {statistics.median(values):6.3f}  [{min(values):.3f}, {max(values):.3f}]")
+              f"decode of the same round, median [min, max] of {args.rounds} rounds; beside the decode of the plain "
+              f"schedule ({args.steps} steps), the rule-free decode of as many steps as the rule took:")
+        print(f"  {'':44} {'as planned':>22} {'same steps':>22}")
+        for key, (planned, same) in ratios.items():
+            print(f"  {key:44} " + " ".join(f"{statistics.median(v):6.3f} [{min(v):.3f}, {max(v):.3f}]"
+                                             for v in (planned, same)))
     if args.compare:
         other = {key: statistics.median(values) for key, values in per_tree["--compare " + args.compare].items()}
         print("\nThe revision phase off (this checkout / --compare, CPU time per step; the LLaDA-style loop runs no "

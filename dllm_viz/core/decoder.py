@@ -235,7 +235,9 @@ class DecodeBatch:
         self.k[idx], self.block_step[idx], self.block[idx] = result.next_k, result.next_block_step, result.block
         if result.next_revision is not None:
             nr = result.next_revision
-            self.rev_counter[idx], self.rev_hold[idx] = nr.counter, nr.hold
+            self.rev_counter[idx] = nr.counter
+            if result.revision.holds:  # type: ignore[union-attr]  # (else False throughout, as it was)
+                self.rev_hold[idx] = nr.hold
             if nr.decided_conf is not revision.decided_conf:  # type: ignore[union-attr]  # (else unchanged)
                 self.decided_conf[idx, :G] = nr.decided_conf
 
@@ -379,13 +381,16 @@ class DecodeBatch:
 
         Each kind of change is gathered at once (row-major, so each row's changes are one run) and cut
         into rows by its counts: Python touches each row once and each value only to round it."""
-        out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())}}
+        out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())
+                                                     if plan.holds else set()}}
         if verified is not None:
             for r in verified.nonzero(as_tuple=True)[0].tolist():
                 out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
         A = current.shape[0]
         for edits, names in ((False, ("remasked", "remasked_tokens", "remask_probs")),
                              (True, ("edited", "edited_from", "edited_to", "edit_probs", "edit_from_probs"))):
+            if edits and not plan.rewrites:
+                continue
             row, pos = (plan.edited if edits else plan.remasked).nonzero(as_tuple=True)  # (C,) each, row-major
             if row.shape[0] == 0:
                 continue

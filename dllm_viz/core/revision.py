@@ -51,6 +51,7 @@ SIGMA_IDS = {name: i for i, name in enumerate(REMASK_SIGMAS)}
 READS_FORWARD = frozenset({"joint_threshold"})
 READS_HIDDEN = frozenset({"wino"})
 EDITS = READS_FORWARD  # rules that rewrite visible tokens: they need `models.base.can_edit(model)`
+HOLDS = frozenset({"joint_threshold"})  # rules that may hold a block open with no mask left
 # WINO's draft width: at most min(max(int(0.7 * masks of the block), 5), 20) drafts per step, and the
 # count of the previous step's drafts (30 before a block's first step) bounds what a verify takes back.
 WINO_SHARE, WINO_MIN_ACCEPT, WINO_MAX_ACCEPT, WINO_FIRST_LAST_ACCEPT = 0.7, 5, 20, 30
@@ -145,31 +146,53 @@ class RevisionState:
 
 @dataclass(frozen=True)
 class Seen:
-    """The raw distribution at the decided positions a rule reads, unpacked to `(A, G)`."""
+    """The raw distribution at the decided positions a rule reads: packed row-major at the True entries
+    of `where`, unpacked to `(A, G)` when a rule asks (`argmax`, `p_argmax`, `p_token`)."""
 
-    argmax: torch.Tensor  # (A, G) long: argmax of the logits (first on ties); -1 where not read
-    p_argmax: torch.Tensor  # (A, G) float32: softmax probability of the argmax where it differs from the token
-    p_token: torch.Tensor  # (A, G) float32: probability of the token the position holds (see from_logits)
+    where: torch.Tensor  # (A, G) bool: the positions read
+    argmax_k: torch.Tensor | None = None  # (K,) long: argmax of the logits (first on ties); None: none read
+    p_argmax_k: torch.Tensor | None = None  # (K,) float32: softmax probability of the argmax where it differs
+    #                                          from the token, else 0; None: 0 throughout
+    p_token_k: torch.Tensor | None = None  # (K,) float32: probability of the token the position holds (see
+    #                                         from_logits); None: 0 throughout
+
+    @cached_property
+    def argmax(self) -> torch.Tensor:  # (A, G) long; -1 where not read
+        out = torch.full(self.where.shape, -1, dtype=torch.long, device=self.where.device)
+        return out if self.argmax_k is None else out.masked_scatter(self.where, self.argmax_k)
+
+    @cached_property
+    def p_argmax(self) -> torch.Tensor:  # (A, G) float32; 0 where not read
+        return self._unpack(self.p_argmax_k)
+
+    @cached_property
+    def p_token(self) -> torch.Tensor:  # (A, G) float32; 0 where not read
+        return self._unpack(self.p_token_k)
+
+    def _unpack(self, values: torch.Tensor | None) -> torch.Tensor:
+        out = torch.zeros(self.where.shape, dtype=torch.float32, device=self.where.device)
+        return out if values is None else out.masked_scatter(self.where, values)
 
     @classmethod
     def from_logits(cls, logits: torch.Tensor, where: torch.Tensor, current: torch.Tensor,
                     verify: torch.Tensor, *, n_verify: int) -> Seen:
-        """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens;
-        `verify (K,)` bool: the position was read by a verify pass (WINO) rather than to be edited, `n_verify`
-        of them.
+        """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens
+        (real ids there: `where` holds decided positions); `verify (K,)` bool: the position was read by a
+        verify pass (WINO) rather than to be edited, `n_verify` of them.
 
         Edited rows: the argmax (the first maximum), and where it differs from the token (only there can
         a rewrite happen), softmax(logits) gathered at it and at the token, as SGLang computes them
         (float32); elsewhere the token itself and 0. The argmax differs from the token only where some
         other logit reaches the token's (`_runner_up`, one max pass without indices); only those rows
         get a `max` with indices and a softmax.
-        Verify rows: the probability of the token, exp(logit - logsumexp), and nothing else. Each reads
-        the vocabulary once (twice where a rewrite may happen), never more than its rule needs.
+        Verify rows: the probability of the token, softmax(logits)[token] (`_token_probs`), and nothing
+        else. Each reads the vocabulary once (twice where a rewrite may happen), never more than its rule
+        needs.
         """
         flat = logits[:, 0].float()  # (K, V)
-        tokens = current[where].clamp(min=0)  # (K,)
-        K, (A, G) = flat.shape[0], where.shape
-        arg_k = p_k = None  # (K,) argmax and (2, K) [p_argmax, p_token], packed; None: -1 and 0 throughout
+        tokens = current[where]  # (K,)
+        K = flat.shape[0]
+        arg_k = p_argmax = p_token = None
         if n_verify < K:  # edited rows
             edit = ~verify if n_verify else None
             rows = flat if edit is None else flat[edit]  # (E, V)
@@ -185,45 +208,42 @@ class Seen:
                     probs2 = torch.zeros(2, tok.shape[0], dtype=torch.float32, device=flat.device)
                     probs2[:, differs] = probs.gather(-1, torch.stack([found[differs], tok[differs]], -1)).T
             if edit is None:
-                arg_k, p_k = found, probs2
+                arg_k = found
+                if probs2 is not None:
+                    p_argmax, p_token = probs2[0], probs2[1]
             else:
                 arg_k = torch.full((K,), -1, dtype=torch.long, device=flat.device).masked_scatter(edit, found)
                 if probs2 is not None:
-                    p_k = torch.zeros(2, K, dtype=torch.float32, device=flat.device)
-                    p_k[:, edit] = probs2
+                    p_argmax, p_token = torch.zeros(2, K, dtype=torch.float32, device=flat.device).masked_scatter(
+                        edit.expand(2, K), probs2).unbind(0)
         if n_verify:
             rows = flat if n_verify == K else flat[verify]  # (H, V)
             tok = tokens if n_verify == K else tokens[verify]  # (H,)
-            p_verify = (rows.gather(-1, tok.unsqueeze(-1)).squeeze(-1) - _logsumexp(rows)).exp()  # (H,)
-            if p_k is None:
-                p_k = torch.zeros(2, K, dtype=torch.float32, device=flat.device)
+            p_verify = _token_probs(rows, tok)  # (H,)
             if n_verify == K:
-                p_k[1] = p_verify
+                p_token = p_verify
             else:
-                p_k[1, verify] = p_verify
-        argmax = torch.full((A, G), -1, dtype=torch.long, device=where.device)
-        if arg_k is not None:
-            argmax = argmax.masked_scatter(where, arg_k)
-        if p_k is None:
-            zero = torch.zeros(A, G, dtype=torch.float32, device=where.device)
-            return cls(argmax=argmax, p_argmax=zero, p_token=zero)
-        p = torch.zeros(2, A, G, dtype=torch.float32, device=where.device).masked_scatter(where.expand(2, A, G), p_k)
-        return cls(argmax=argmax, p_argmax=p[0], p_token=p[1])
+                if p_token is None:
+                    p_token = torch.zeros(K, dtype=torch.float32, device=flat.device)
+                p_token[verify] = p_verify  # (a row of this function's own tensor)
+        return cls(where=where, argmax_k=arg_k, p_argmax_k=p_argmax, p_token_k=p_token)
 
 
-LOGSUMEXP_CHUNK_FLOATS = 1 << 17  # `_logsumexp` on the CPU: row blocks of about this many floats (512 KB)
+TOKEN_PROB_CHUNK_FLOATS = 1 << 22  # `_token_probs` works on row blocks of at most this many floats (16 MB)
 
 
-def _logsumexp(rows: torch.Tensor) -> torch.Tensor:
-    """`torch.logsumexp(rows, -1)` of `rows (H, V)`, on the CPU in blocks of rows that stay in cache.
+def _token_probs(rows: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
+    """`(H,)`: softmax(rows)[tok] of `rows (H, V)`, the probability of each row's token.
 
-    The same numbers (each row is reduced on its own, by the same kernel), a third faster on a large
-    `(H, V)`: logsumexp writes `rows - max` before summing its exponentials, and a block's copy is
-    still in cache when the sum reads it."""
-    step = max(1, LOGSUMEXP_CHUNK_FLOATS // max(1, rows.shape[-1]))
-    if rows.device.type != "cpu" or rows.shape[0] <= step:
-        return torch.logsumexp(rows, dim=-1)
-    return torch.cat([torch.logsumexp(rows[i : i + step], dim=-1) for i in range(0, rows.shape[0], step)])
+    One fused softmax pass per row (the float ops of SGLang's probabilities and of WINO's softmax,
+    in float32), in blocks of rows, so that a large vocabulary never needs more than a block's
+    probabilities at once."""
+    step = max(1, TOKEN_PROB_CHUNK_FLOATS // max(1, rows.shape[-1]))
+    index = tok.unsqueeze(-1)  # (H, 1)
+    if rows.shape[0] <= step:
+        return torch.softmax(rows, dim=-1).gather(-1, index).squeeze(-1)
+    return torch.cat([torch.softmax(rows[i : i + step], dim=-1).gather(-1, index[i : i + step]).squeeze(-1)
+                      for i in range(0, rows.shape[0], step)])
 
 
 def _runner_up(rows: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
@@ -289,6 +309,10 @@ class Plan:
     counter: torch.Tensor  # (A,) long: the rule's counter after the step
     hold: torch.Tensor  # (A,) bool: keep the block open if it has no mask left after the step
     pause: torch.Tensor  # (A,) bool: the schedule does not advance (k and the block's step count stay)
+    # Host-side, so that the caller skips what no row did without looking (a sync): False means the
+    # tensor is False throughout.
+    rewrites: bool = False  # `edited` may hold a position (a rule in EDITS ran)
+    holds: bool = False  # `hold` may hold a row (a rule in HOLDS ran)
 
     @classmethod
     def keep(cls, ctx: Context) -> Plan:
@@ -297,7 +321,9 @@ class Plan:
 
     def where(self, rows: torch.Tensor, other: Plan) -> Plan:
         """This plan on `rows (A,)`, `other` elsewhere."""
-        def pick(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        def pick(a: torch.Tensor | bool, b: torch.Tensor | bool) -> torch.Tensor | bool:
+            if isinstance(a, bool):
+                return a or b
             return a if a is b else torch.where(rows.view(-1, *[1] * (a.dim() - 1)), a, b)
 
         return Plan(**{f: pick(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__})
@@ -328,11 +354,21 @@ def _remdm(ctx: Context) -> Plan:
     room = (m - ctx.quota).clamp(min=0)
     sigma_max = torch.where(d > 0, (room.float() / d.clamp(min=1).float()).clamp(max=1.0), 0.0)  # (A,)
     sid = p.sigma_id
-    share = d.float() / (d + m).clamp(min=1).float()
-    in_loop = ctx.may_remask & (sid == SIGMA_IDS["loop"]) & (m > 0) & (share >= p.alpha_on) & (st.counter < p.loop_steps)
-    sigma = torch.where(sid == SIGMA_IDS["cap"], torch.minimum(p.eta, sigma_max),
-                        torch.where(sid == SIGMA_IDS["rescale"], p.eta * sigma_max,
-                                    torch.where(in_loop, p.eta, torch.zeros_like(p.eta))))  # (A,)
+    in_loop = None  # (A,) bool; None: no remdm row loops
+    if "loop" in p.sigmas:
+        share = d.float() / (d + m).clamp(min=1).float()
+        in_loop = (ctx.may_remask & (sid == SIGMA_IDS["loop"]) & (m > 0) & (share >= p.alpha_on)
+                   & (st.counter < p.loop_steps))
+    # Each row's sigma from its variant; only the variants of the remdm rows are computed.
+    variants = {"cap": lambda: torch.minimum(p.eta, sigma_max), "rescale": lambda: p.eta * sigma_max,
+                "loop": lambda: torch.where(in_loop, p.eta, torch.zeros_like(p.eta))}
+    present = [name for name in variants if name in p.sigmas]
+    if len(present) == 1 and p.sigmas == {present[0]}:  # every remdm row uses it
+        sigma = variants[present[0]]()  # (A,)
+    else:  # the conf rows get 0 here and their weights below
+        sigma = torch.zeros_like(p.eta)
+        for name in present:
+            sigma = torch.where(sid == SIGMA_IDS[name], variants[name](), sigma)
     sigma = sigma.unsqueeze(-1).expand_as(ctx.conf)  # (A, G)
     if "conf" in p.sigmas:
         conf_rows = (sid == SIGMA_IDS["conf"]).unsqueeze(-1)  # (A, 1)
@@ -340,9 +376,15 @@ def _remdm(ctx: Context) -> Plan:
         sigma = torch.where(conf_rows, weights * sigma_max.unsqueeze(-1), sigma)
     sigma = sigma.masked_fill(~ctx.decided, 0.0)
     hit = ctx.decided & (ctx.uniform < sigma) & ctx.may_remask.unsqueeze(-1)  # (A, G)
-    limit = torch.where(in_loop, m, room)
-    remasked = select_top(-ctx.uniform, hit, limit)  # the smallest uniforms first
-    r = remasked.sum(-1)
+    limit = room if in_loop is None else torch.where(in_loop, m, room)
+    r = hit.sum(-1)  # (A,)
+    if bool((r > limit).any()):  # more hits than room: the smallest uniforms first
+        remasked = select_top(-ctx.uniform, hit, limit)
+        r = remasked.sum(-1)
+    else:  # every hit fits (what select_top would keep)
+        remasked = hit
+    if in_loop is None:
+        return dataclasses.replace(ctx.kept, count=ctx.quota + r, remasked=remasked, remask_score=sigma.float())
     return dataclasses.replace(ctx.kept, count=torch.where(in_loop, r, ctx.quota + r), remasked=remasked,
                                remask_score=sigma.float(), counter=st.counter + in_loop.long(), pause=in_loop)
 
@@ -387,11 +429,15 @@ def _wino(ctx: Context) -> Plan:
     accept = torch.minimum(ctx.quota, cap)
     last = torch.where(ctx.block_step == 0, WINO_FIRST_LAST_ACCEPT, ctx.state.counter)
     checked = ((accept > 1) & ctx.may_remask).unsqueeze(-1)  # (A, 1): WINO verifies when it drafted several
-    weak = ctx.decided & (ctx.seen.p_token < p.verify_threshold.unsqueeze(-1)) & checked
+    p_token = ctx.seen.p_token  # (A, G): 0 outside the positions read, which are decided ones
+    weak = ctx.decided & (p_token < p.verify_threshold.unsqueeze(-1)) & checked
     n = weak.sum(-1)
-    remasked = select_top(-ctx.seen.p_token, weak, torch.where(n >= last, (last - 1).clamp(min=0), n))
-    return dataclasses.replace(ctx.kept, count=accept, remasked=remasked,
-                               remask_score=ctx.seen.p_token.masked_fill(~ctx.decided, 0.0), counter=accept)
+    over = n >= last
+    if bool(over.any()):  # too many to take back: the least supported first
+        remasked = select_top(-p_token, weak, torch.where(over, (last - 1).clamp(min=0), n))
+    else:  # every weak one (what select_top would keep)
+        remasked = weak
+    return dataclasses.replace(ctx.kept, count=accept, remasked=remasked, remask_score=p_token, counter=accept)
 
 
 def _joint_threshold(ctx: Context) -> Plan:
@@ -408,16 +454,21 @@ def _joint_threshold(ctx: Context) -> Plan:
     """
     assert ctx.seen is not None  # the step refuses joint_threshold rows without logits at decided positions
     p, st, seen = ctx.params, ctx.state, ctx.seen
-    edit_only = ctx.eligible.sum(-1) == 0  # (A,) the block has no mask: its edit-only phase
+    m = ctx.eligible.sum(-1)  # (A,)
+    edit_only = m == 0  # (A,) the block has no mask: its edit-only phase
     counter = st.counter + edit_only.long()
     exceeded = edit_only & (counter > p.max_post_edit_steps)
-    edited = (ctx.decided & (seen.p_argmax > p.edit_threshold.unsqueeze(-1)) & (seen.argmax != ctx.current)
-              & ~exceeded.unsqueeze(-1))
+    hold = m == ctx.quota  # (A,) no mask left after the step
+    if seen.p_argmax_k is None:  # no argmax differs from its token: nothing to rewrite
+        return dataclasses.replace(ctx.kept, counter=counter, hold=hold & ~edit_only, holds=True)
+    # p_argmax > 0 only at the positions read (decided ones) whose argmax differs from the token, and
+    # edit_threshold >= 0: the test below needs neither condition again.
+    edited = (seen.p_argmax > p.edit_threshold.unsqueeze(-1)) & ~exceeded.unsqueeze(-1)  # (A, G)
     closed = edit_only & (exceeded | ~edited.any(-1))
     return dataclasses.replace(ctx.kept, edited=edited, edit_tokens=torch.where(edited, seen.argmax, -1),
                                edit_prob=seen.p_argmax.masked_fill(~edited, 0.0),
                                edit_old_prob=seen.p_token.masked_fill(~edited, 0.0), counter=counter,
-                               hold=~closed & (ctx.eligible.sum(-1) == ctx.quota))
+                               hold=hold & ~closed, rewrites=True, holds=True)
 
 
 Rule = Callable[[Context], Plan]

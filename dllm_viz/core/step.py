@@ -491,7 +491,7 @@ def current_block(masked: torch.Tensor, params: StepParams, state: StepState) ->
     G = masked.shape[1]
     blocks = block_of(torch.arange(G, device=masked.device), params.block_size)  # (A, G)
     block = torch.where(masked, blocks, G).min(-1).values  # (A,)
-    if state.revision is not None:
+    if state.revision is not None and params.revision is not None and params.revision.rules & rev.HOLDS:
         block = torch.where(state.revision.hold, state.block, block)
     return block, blocks
 
@@ -646,8 +646,7 @@ def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, el
                        decided_conf=st.decided_conf)
     seen = inputs.seen
     if seen is None and rp.reads:  # none of those rows has a decided token
-        zero = torch.zeros_like(conf, dtype=torch.float32)
-        seen = rev.Seen(argmax=torch.full_like(inputs.current, -1), p_argmax=zero, p_token=zero)
+        seen = rev.Seen(where=torch.zeros_like(inputs.decided))
     ctx = rev.Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count,
                       current=inputs.current, uniform=uniform, block_step=block_step,
                       may_remask=rev.guard(block_step, params.block_size, rp.extra), params=rp, state=st, seen=seen)
@@ -669,7 +668,7 @@ def _settle(plan: Plan, inputs: _RevisionInputs, selected: torch.Tensor, conf: t
     dc = inputs.state.decided_conf
     if rp.keeps_conf:
         dc = torch.where(selected, conf.float(), dc)
-        if rp.rules & rev.EDITS:
+        if plan.rewrites:
             dc = torch.where(plan.edited, plan.edit_prob, dc)
         dc = dc.masked_fill(plan.remasked, 0.0)
     return plan, RevisionState(counter=plan.counter, hold=plan.hold, decided_conf=dc)
