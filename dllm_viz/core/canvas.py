@@ -201,8 +201,10 @@ def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None
     new_span = torch.where(result.selected, result.tokens.to(span.dtype), span)  # (A, G)
     decided = result.selected
     if plan is not None:  # rewrites and re-masks touch visible positions, confirmations masked ones: disjoint
-        new_span = torch.where(plan.edited, plan.edit_tokens.to(span.dtype), new_span).masked_fill(plan.remasked, mask_id)
-        decided = decided | plan.edited
+        if plan.rewrites:  # (else `edited` is False throughout)
+            new_span = torch.where(plan.edited, plan.edit_tokens.to(span.dtype), new_span)
+            decided = decided | plan.edited
+        new_span = new_span.masked_fill(plan.remasked, mask_id)
     new_order = None
     if order is not None:
         if step is None:

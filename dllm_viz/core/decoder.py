@@ -20,6 +20,7 @@ of its neighbours, of the batch size and of which positions were chosen.
 """
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
@@ -380,13 +381,13 @@ class DecodeBatch:
         whatever the batch: `{row: {field: values}}`, and under -1 the rows holding their block open.
 
         Each kind of change is gathered at once (row-major, so each row's changes are one run) and cut
-        into rows by its counts: Python touches each row once and each value only to round it."""
+        into rows at the run boundaries: Python touches each row once and each value only to round it."""
         out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())
                                                      if plan.holds else set()}}
         if verified is not None:
-            for r in verified.nonzero(as_tuple=True)[0].tolist():
-                out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
-        A = current.shape[0]
+            for r, ran in enumerate(verified.tolist()):
+                if ran:
+                    out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
         for edits, names in ((False, ("remasked", "remasked_tokens", "remask_probs")),
                              (True, ("edited", "edited_from", "edited_to", "edit_probs", "edit_from_probs"))):
             if edits and not plan.rewrites:
@@ -395,21 +396,19 @@ class DecodeBatch:
             if row.shape[0] == 0:
                 continue
             if not edits:
-                ids = torch.stack([pos, current[row, pos]])  # (2, C)
-                probs = plan.remask_score[row, pos].unsqueeze(0)  # (1, C)
+                rows, *ids = torch.stack([row, pos, current[row, pos]]).tolist()
+                probs = [plan.remask_score[row, pos].tolist()]
             else:
-                ids = torch.stack([pos, current[row, pos], plan.edit_tokens[row, pos]])  # (3, C)
-                probs = torch.stack([plan.edit_prob[row, pos], plan.edit_old_prob[row, pos]])  # (2, C)
-            ids_list, probs_list = ids.tolist(), probs.double().tolist()
+                rows, *ids = torch.stack([row, pos, current[row, pos], plan.edit_tokens[row, pos]]).tolist()
+                probs = torch.stack([plan.edit_prob[row, pos], plan.edit_old_prob[row, pos]]).tolist()
             lo = 0
-            for r, n in enumerate(torch.bincount(row, minlength=A).tolist()):
-                if not n:
-                    continue
-                hi = lo + n
+            while lo < len(rows):
+                r = rows[lo]
+                hi = bisect.bisect_right(rows, r, lo)
                 fields = out.setdefault(r, {})
-                for name, values in zip(names, ids_list):
+                for name, values in zip(names, ids):
                     fields[name] = values[lo:hi]
-                for name, values in zip(names[len(ids_list):], probs_list):
+                for name, values in zip(names[len(ids):], probs):
                     fields[name] = [round(v, 6) for v in values[lo:hi]]
                 lo = hi
         return out

@@ -35,7 +35,7 @@ row's current block at the start of the step.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Sequence
 
@@ -71,6 +71,7 @@ class RevisionParams:
     max_post_edit_steps: torch.Tensor  # (A,) long
     penalty: torch.Tensor  # (A,) float32: penalty_lambda of joint_threshold rows, 0 elsewhere
     extra: torch.Tensor  # (A,) long: `extra_steps` of each row (the re-masking guard)
+    bound: torch.Tensor  # (A,) long: block size + `extra`, the steps a block may take back in (`guard`)
     rules: frozenset[str]  # the rules present, "none" excluded (empty: the phase is skipped)
     any_penalty: bool = False
     single: str | None = None  # the rule of every row when they all share one (the plan needs no merge)
@@ -78,6 +79,7 @@ class RevisionParams:
     reads_forward: torch.Tensor | None = None  # (A,) bool: rows whose rule reads the step's forward there
     reads_hidden: torch.Tensor | None = None  # (A,) bool: rows whose rule reads a verify pass
     keeps_conf: bool = True  # some row's rule reads `RevisionState.decided_conf` (rcr, remdm's conf sigma)
+    _constants: dict = field(default_factory=dict, compare=False, repr=False)  # see `constants`
 
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu") -> RevisionParams:
@@ -97,6 +99,7 @@ class RevisionParams:
             max_post_edit_steps=col([c.max_post_edit_steps for c in cs]),
             penalty=col(penalty, torch.float32),
             extra=col([extra_steps(c) for c in cs]),
+            bound=col([max(1, c.block_size) + extra_steps(c) for c in cs]),
             rules=frozenset(c.revise for c in cs) - {"none"},
             any_penalty=any(p > 0 for p in penalty),
             single=cs[0].revise if cs and all(c.revise == cs[0].revise for c in cs) else None,
@@ -121,10 +124,37 @@ class RevisionParams:
             rows |= self.rule_id == REVISION_IDS[name]
         return rows
 
+    def constants(self, G: int, device: torch.device) -> Constants:
+        """The tensors a step of these rows needs whatever happens, made once per width `G` (the rows and
+        their rules are fixed for the life of this object). Shared between steps: nothing writes them."""
+        key = (G, device)
+        if key not in self._constants:
+            A = self.rule_id.shape[0]
+            m = torch.arange(G + 1, device=device)
+            self._constants[key] = Constants(
+                none=torch.zeros(A, G, dtype=torch.bool, device=device),
+                zero=torch.zeros(A, G, dtype=torch.float32, device=device),
+                no_token=torch.full((A, G), -1, dtype=torch.long, device=device),
+                no=torch.zeros(A, dtype=torch.bool, device=device),
+                wino_cap=torch.floor(m.double() * WINO_SHARE).long().clamp(min=WINO_MIN_ACCEPT, max=WINO_MAX_ACCEPT),
+            )
+        return self._constants[key]
+
     @property
     def reads(self) -> bool:
         """Some row's rule reads logits at decided positions (the step's forward or a verify pass)."""
         return bool(self.rules & (READS_FORWARD | READS_HIDDEN))
+
+
+@dataclass(frozen=True)
+class Constants:
+    """`RevisionParams.constants`: what a plan holds where its rule does nothing."""
+
+    none: torch.Tensor  # (A, G) bool: False
+    zero: torch.Tensor  # (A, G) float32: 0
+    no_token: torch.Tensor  # (A, G) long: -1
+    no: torch.Tensor  # (A,) bool: False
+    wino_cap: torch.Tensor  # (G + 1,) long: WINO's draft cap min(max(int(0.7 m), 5), 20) for m masks
 
 
 @dataclass(frozen=True)
@@ -189,7 +219,9 @@ class Seen:
         else. Each reads the vocabulary once (twice where a rewrite may happen), never more than its rule
         needs.
         """
-        flat = logits[:, 0].float()  # (K, V)
+        flat = logits[:, 0]  # (K, V)
+        if flat.dtype != torch.float32:
+            flat = flat.float()
         tokens = current[where]  # (K,)
         K = flat.shape[0]
         arg_k = p_argmax = p_token = None
@@ -285,14 +317,15 @@ class Context:
     seen: Seen | None  # the raw distribution at the decided positions of the rows that read one
 
     @cached_property
+    def constants(self) -> Constants:
+        return self.params.constants(self.decided.shape[1], self.decided.device)
+
+    @cached_property
     def kept(self) -> Plan:
         """The schedule's choice and nothing taken back (rule ``none``): what each rule starts from."""
-        none = torch.zeros_like(self.decided)
-        zero = torch.zeros_like(self.conf, dtype=torch.float32)
-        no = torch.zeros_like(self.quota, dtype=torch.bool)
-        return Plan(count=self.quota, remasked=none, remask_score=zero, edited=none,
-                    edit_tokens=torch.full_like(self.current, -1), edit_prob=zero, edit_old_prob=zero,
-                    counter=self.state.counter, hold=no, pause=no)
+        c = self.constants
+        return Plan(count=self.quota, remasked=c.none, remask_score=c.zero, edited=c.none, edit_tokens=c.no_token,
+                    edit_prob=c.zero, edit_old_prob=c.zero, counter=self.state.counter, hold=c.no, pause=c.no)
 
 
 @dataclass(frozen=True)
@@ -425,8 +458,7 @@ def _wino(ctx: Context) -> Plan:
     """
     assert ctx.seen is not None  # the step refuses wino rows without verify logits
     p, m = ctx.params, ctx.eligible.sum(-1)
-    cap = torch.floor(m.double() * WINO_SHARE).long().clamp(min=WINO_MIN_ACCEPT, max=WINO_MAX_ACCEPT)
-    accept = torch.minimum(ctx.quota, cap)
+    accept = torch.minimum(ctx.quota, ctx.constants.wino_cap[m])  # (A,)
     last = torch.where(ctx.block_step == 0, WINO_FIRST_LAST_ACCEPT, ctx.state.counter)
     checked = ((accept > 1) & ctx.may_remask).unsqueeze(-1)  # (A, 1): WINO verifies when it drafted several
     p_token = ctx.seen.p_token  # (A, G): 0 outside the positions read, which are decided ones
@@ -534,10 +566,11 @@ def max_steps(config: DecodeConfig) -> int:
     return 2 * config.gen_length + config.num_blocks * extra_steps(config)
 
 
-def guard(block_step: torch.Tensor, block_size: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
-    """`(A,)` bool: rows still allowed to take back: their block's steps below block size + extra.
+def guard(block_step: torch.Tensor, bound: torch.Tensor) -> torch.Tensor:
+    """`(A,)` bool: rows still allowed to take back: their block's steps below `bound`, the block size plus
+    `extra_steps` (`RevisionParams.bound`).
 
     The rules already end (ReMDM and RCR keep the schedule's count of visible tokens; WINO takes back
     fewer than the previous step drafted); the guard makes the bound of `max_steps` hold whatever the
     schedule, e.g. one that confirms nothing in some steps."""
-    return block_step < block_size + extra
+    return block_step < bound

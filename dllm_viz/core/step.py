@@ -649,7 +649,7 @@ def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, el
         seen = rev.Seen(where=torch.zeros_like(inputs.decided))
     ctx = rev.Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count,
                       current=inputs.current, uniform=uniform, block_step=block_step,
-                      may_remask=rev.guard(block_step, params.block_size, rp.extra), params=rp, state=st, seen=seen)
+                      may_remask=rev.guard(block_step, rp.bound), params=rp, state=st, seen=seen)
     return rev.plan(ctx)
 
 
