@@ -70,3 +70,40 @@ def test_decay_has_a_dead_zone_at_small_top_k():
     seqs = {tuple(analysis.k_sequence(DecodeConfig(gen_length=64, top_k=8, decay=d))) for d in (0.88, 0.9, 0.95, 0.99)}
     assert len(seqs) == 1
     assert analysis.k_sequence(DecodeConfig(gen_length=64, schedule="threshold")) is None
+
+
+@pytest.mark.parametrize("rule", ["remdm", "joint_threshold"])
+def test_events_replay_every_revision_with_its_ids_and_probabilities(rule):
+    editor = make_text_model()
+    editor.can_edit = True
+    cfg = (DecodeConfig(gen_length=24, schedule="fixed_steps", steps=12, revise="remdm", remask_sigma="rescale",
+                        remask_eta=0.9, seed=3) if rule == "remdm" else
+           DecodeConfig(gen_length=24, schedule="threshold", threshold=0.3, temperature=0.0, block_length=8,
+                        revise="joint_threshold"))
+    tr = decode(editor, [PROMPT], cfg)[0]
+    evs = analysis.events(tr)
+    assert any(e.kind != "confirm" for pos in evs for e in pos)
+    # the kinds and steps are Trace.history's, and replaying the events gives canvas_at at every step
+    assert [[(e.step, e.kind, e.token) for e in pos] for pos in evs] == tr.history
+    for step in range(-1, len(tr.steps)):
+        held = [next((e.token for e in reversed(pos) if e.step <= step), None) for pos in evs]
+        assert held == tr.canvas_at(step), step
+    for pos in evs:
+        for prev, e in zip([None, *pos], pos):
+            assert e.before == (prev.token if prev else None)  # what it held before: the previous event's result
+            assert 0.0 <= e.prob <= 1.0
+            assert (e.before_prob is not None) == (e.kind == "edit")
+    rec = next(r for r in tr.steps if r.remasked or r.edited)
+    if rule == "remdm":
+        e = next(e for e in evs[rec.remasked[0]] if e.step == rec.step)
+        assert (e.kind, e.before, e.prob) == ("remask", rec.remasked_tokens[0], rec.remask_probs[0])
+    else:
+        e = next(e for e in evs[rec.edited[0]] if e.step == rec.step)
+        assert (e.before, e.token, e.prob, e.before_prob) == (rec.edited_from[0], rec.edited_to[0], rec.edit_probs[0],
+                                                              rec.edit_from_probs[0])
+
+
+def test_events_of_final_confirmations_are_one_confirm_each(trace):
+    evs = analysis.events(trace)
+    assert all(len(pos) == 1 and pos[0].kind == "confirm" for pos in evs)
+    assert [pos[0].step for pos in evs] == trace.order

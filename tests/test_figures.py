@@ -9,6 +9,7 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import figures
+from dllm_viz.app.markup import html_literal
 from dllm_viz.app.palette import confidence_position
 from dllm_viz.core.analysis import piece
 from dllm_viz.core.trace import Trace
@@ -159,3 +160,98 @@ def test_heatmap_of_a_cached_decode_with_drift_has_a_drift_view():
     plain = valid(figures.confidence_heatmap(decode(load_model("world"), ["Tom Lopez of"],
                                                     config.replace(cache_drift=False))[0]))
     assert len(plain["data"]) == 2 and "updatemenus" not in plain["layout"]
+
+
+# ----- confirmations taken back (issue 28) -------------------------------------------------------
+@pytest.fixture(scope="module")
+def remasked(model) -> Trace:
+    """ReMDM at a large sigma on the tiny model: tokens taken back at many steps."""
+    cfg = DecodeConfig(gen_length=24, schedule="fixed_steps", steps=12, revise="remdm", remask_sigma="rescale",
+                       remask_eta=0.9, seed=3)
+    tr = decode(model, ["the cat "], cfg)[0]
+    assert any(rec.remasked for rec in tr.steps)
+    return tr
+
+
+@pytest.fixture(scope="module")
+def edited() -> Trace:
+    """Token editing (JointThreshold) on a tiny model that declares it can edit: tokens rewritten."""
+    editor = make_text_model()
+    editor.can_edit = True
+    cfg = DecodeConfig(gen_length=24, schedule="threshold", threshold=0.3, temperature=0.0, block_length=8,
+                       revise="joint_threshold")
+    tr = decode(editor, ["the cat "], cfg)[0]
+    assert any(rec.edited for rec in tr.steps)
+    return tr
+
+
+def test_heatmap_marks_each_token_taken_back_or_rewritten_at_its_step(remasked, edited):
+    for tr, kind, old_ids, new_ids in ((remasked, "remasked", "remasked_tokens", None),
+                                       (edited, "edited", "edited_from", "edited_to")):
+        spec = valid(figures.confidence_heatmap(tr))
+        assert len(spec["data"]) == 3  # the heat, the confirmed boxes, one kind of revision
+        marks = spec["data"][2]
+        expect = [(p, rec.step + 1) for rec in tr.steps for p in getattr(rec, kind) or ()]
+        assert sorted(zip(marks["x"], marks["y"])) == sorted(expect)
+        # the hover names the old token (and the new one of a rewrite)
+        rec = next(r for r in tr.steps if getattr(r, kind))
+        label = next(h for x, y, h in zip(marks["x"], marks["y"], marks["customdata"])
+                     if (x, y) == (getattr(rec, kind)[0], rec.step + 1))
+        assert repr(html_literal(piece(tr, getattr(rec, old_ids)[0]))) in label
+        if new_ids:
+            assert repr(html_literal(piece(tr, getattr(rec, new_ids)[0]))) in label
+        assert "×" in spec["layout"]["title"]["text"]
+
+
+def test_heatmap_of_a_rule_that_took_nothing_back_has_no_marks(model):
+    tr = decode(model, ["a "], DecodeConfig(gen_length=8, revise="rcr", schedule="fixed_steps", steps=8))[0]
+    assert not tr.revised
+    assert len(valid(figures.confidence_heatmap(tr))["data"]) == 2
+
+
+def test_order_map_counts_decisions_and_colours_the_last(remasked, edited):
+    for tr in (remasked, edited):
+        heat = valid(figures.order_map(tr, width=8))["data"][0]
+        decisions = tr.decisions
+        assert max(decisions) > 1
+        for pos in range(tr.config.gen_length):
+            r, c = divmod(pos, 8)
+            assert heat["z"][r][c] == tr.order[pos] + 1  # the step it was LAST decided
+            assert heat["text"][r][c].startswith(html_literal(piece(tr, tr.token_ids[pos]))[:5])  # the final token
+            assert heat["text"][r][c].endswith(f"×{decisions[pos]}") == (decisions[pos] > 1)
+            # the hover lists every decision (the earlier ones counted past eight)
+            events = tr.history[pos]
+            hover = heat["customdata"][r][c]
+            assert hover.count("<br>") == 1 + min(len(events), 8) - (len(events) <= 8)
+            assert f"{decisions[pos]}×" in hover
+
+
+def test_order_map_of_final_confirmations_keeps_its_labels(trace):
+    spec = valid(figures.order_map(trace, width=8))
+    assert not any("×" in cell for row in spec["data"][0]["text"] for cell in row)
+    assert spec["layout"]["title"]["text"] == figures.t("fig_order", "en")
+
+
+def test_steps_plot_adds_revisions_per_step_under_a_rule(remasked, edited, trace):
+    assert len(valid(figures.steps_plot(trace))["data"]) == 5  # no rule: the figure as it was
+    for tr in (remasked, edited):
+        series = valid(figures.steps_plot(tr))["data"][5]
+        assert series["x"] == [rec.step + 1 for rec in tr.steps]
+        assert series["y"] == [len(rec.remasked or ()) + len(rec.edited or ()) for rec in tr.steps]
+        assert sum(series["y"]) > 0 and series["yaxis"] == "y"
+
+
+def test_steps_plot_says_where_a_verify_pass_ran(model):
+    tr = decode(model, ["the cat "], DecodeConfig.preset("wino", 24))[0]
+    series = valid(figures.steps_plot(tr))["data"][5]
+    two = [h for rec, h in zip(tr.steps, series["customdata"]) if rec.forwards == 2]
+    assert two and all("2 forwards" in h for h in two)
+
+
+def test_revision_figures_are_pure_and_translated(remasked, edited):
+    for tr in (remasked, edited):
+        copy = Trace.from_json(tr.to_json())
+        for fn in (figures.confidence_heatmap, figures.order_map, figures.steps_plot):
+            assert fn(copy).to_json() == fn(tr).to_json()
+            zh = json.loads(fn(tr, lang="zh").to_json())
+            assert "taken back" not in json.dumps(zh, ensure_ascii=False)

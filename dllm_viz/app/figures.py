@@ -23,6 +23,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from dllm_viz.app import figures_revision
 from dllm_viz.app.i18n import t
 from dllm_viz.app.markup import html_literal
 from dllm_viz.app.palette import (
@@ -35,7 +36,7 @@ from dllm_viz.app.palette import (
     plotly_scale,
 )
 from dllm_viz.app.task_view import on_curve
-from dllm_viz.core.analysis import confirmations, divergence, piece
+from dllm_viz.core.analysis import confirmations, divergence, events, piece
 from dllm_viz.core.trace import Trace
 
 FONT = "Inter, ui-sans-serif, system-ui, -apple-system, Segoe UI, sans-serif"
@@ -111,7 +112,8 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = Non
     """Step x position heatmap of the confidence the schedule ranked by; confirmed cells boxed.
 
     Empty cells are positions already confirmed. Hover shows the argmax guess and its raw
-    confidence; the boxes are the positions confirmed at that step, with the token drawn.
+    confidence; the boxes are the positions confirmed at that step, with the token drawn. Under a
+    revision rule, × marks a token taken back at that step and ◇ one rewritten (`figures_revision`).
     `rows` (>= the step count) gives two heatmaps of a comparison the same height and scale;
     `side` ("side_a" / "side_b") labels it.
     """
@@ -152,11 +154,16 @@ def confidence_heatmap(trace: Trace, *, lang: str = "en", rows: int | None = Non
         title = t("fig_heatmap", lang)
     else:
         title = t("fig_heatmap_polluted", lang, src=trace.config.confidence_from)
-    data, extra = [heat, boxes], {}
+    marks = []
+    if trace.config.revise != "none":
+        marks = figures_revision.heatmap_marks(trace, lang, where)
+        title += " · " + t("rv_heatmap_key", lang)
+    data, extra = [heat, boxes, *marks], {}
     drift = _drift_layer(trace, where, lang)
     if drift is not None:  # a cached decode with the drift diagnostic: a second view of the same cells
         data.append(drift)
-        views = [("heat_confidence", [True, True, False]), ("heat_drift", [False, True, True])]
+        kept = [True] * len(marks)  # the boxes and the revision marks show in both views
+        views = [("heat_confidence", [True, True, *kept, False]), ("heat_drift", [False, True, *kept, True])]
         extra["updatemenus"] = [{
             "type": "buttons", "direction": "right", "showactive": True, "x": 1.0, "xanchor": "right",
             "y": 1.0, "yanchor": "bottom", "pad": {"b": 4}, "font": {"size": 11},
@@ -199,22 +206,32 @@ def order_width(gen_length: int) -> int:
 
 def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go.Figure:
     """The generated span laid out in rows of `width` (see `order_width`); each cell coloured
-    by the step that confirmed it and labelled with its token."""
+    by the step that last decided it (`Trace.order`: confirmed, or rewritten by a revision rule)
+    and labelled with its final token. Under a revision rule a cell decided n > 1 times says ×n,
+    and its hover lists the position's history (`figures_revision.history_label`)."""
     G, n = trace.config.gen_length, max(1, len(trace.steps))
     width = width or order_width(G)
     rows = max(1, math.ceil(G / width))
     z: list[list[int | None]] = [[None] * width for _ in range(rows)]
     text = [[""] * width for _ in range(rows)]
     hover = [[""] * width for _ in range(rows)]
+    revising = trace.config.revise != "none"
+    history = events(trace) if revising else None
     for pos, conf in enumerate(confirmations(trace)):
         if conf is None:
             continue
         r, c = divmod(pos, width)
-        tok = _piece(trace, conf.token)
-        z[r][c] = conf.step + 1
+        tok = _piece(trace, trace.token_ids[pos])
+        z[r][c] = trace.order[pos] + 1
         text[r][c] = tok if len(tok) <= 6 else tok[:5] + "…"
-        hover[r][c] = (f"{t('axis_position', lang)} {pos} · {t('axis_step', lang)} {conf.step + 1}"
+        hover[r][c] = (f"{t('axis_position', lang)} {pos} · {t('axis_step', lang)} {trace.order[pos] + 1}"
                        f"<br>{tok!r} · {conf.confidence:.3f}")
+        if history is not None:
+            decided = sum(e.kind != "remask" for e in history[pos])
+            if decided > 1:
+                text[r][c] += f"<br>×{decided}"
+            hover[r][c] = (f"{t('axis_position', lang)} {pos} · {t('rv_decided', lang, n=decided)}<br>"
+                           + figures_revision.history_label(trace, history[pos], lang))
     heat = {
         "type": "heatmap", "z": z, "text": text, "customdata": hover, "texttemplate": "%{text}",
         "textfont": {"size": 11}, "colorscale": plotly_scale(ORDER_SCALE), "zmin": 1, "zmax": n,
@@ -222,7 +239,8 @@ def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go
         "hovertemplate": "%{customdata}<extra></extra>",
     }
     return _figure(
-        [heat], t("fig_order", lang), height=max(180, min(420, 80 + 34 * rows)),
+        [heat], t("fig_order_revised" if revising else "fig_order", lang),
+        height=max(180, min(420, 80 + (40 if revising else 34) * rows)),
         margin={"l": 50, "r": 88, "t": 44, "b": 44},
         xaxis={"showticklabels": False, "showgrid": False, "zeroline": False, "range": [-0.5, width - 0.5]},
         yaxis=_axis(t("axis_position", lang), range=[rows - 0.5, -0.5], showgrid=False,
@@ -237,7 +255,8 @@ def steps_plot(trace: Trace, *, lang: str = "en", side: str | None = None) -> go
 
     The two bottom series agree at temperature 0 with raw max-prob confidence; a gap shows
     sampling at work, and a low raw p under a high schedule confidence is the "lock-in" of the
-    article's wrong variants.
+    article's wrong variants. Under a revision rule the top panel adds the tokens each step took
+    back or rewrote (`figures_revision.revisions_series`), on the k axis.
     """
     steps = [rec.step + 1 for rec in trace.steps]
     temps = [rec.temperature for rec in trace.steps]
@@ -275,6 +294,8 @@ def steps_plot(trace: Trace, *, lang: str = "en", side: str | None = None) -> go
          "name": t("mean", lang), "line": {"color": PALETTE["accent"], "width": 2}, "customdata": mean_hover,
          "hovertemplate": hover},
     ]
+    if trace.config.revise != "none":
+        data.append(figures_revision.revisions_series(trace, lang))
     span = [0.5, max(1, len(steps)) + 0.5]
     return _figure(
         data, _titled(t("fig_steps", lang), side, lang), height=520,

@@ -2,18 +2,20 @@
 
 One lookup over per-area tables (`strings_page`: page and widgets; `strings_views`: canvas,
 figures, inspector, facts; `strings_tabs`: Compare, Sweep, About, errors; `strings_errors`: the
-checks' messages as `errors.localize` renders them), merged at import. Keys
+checks' messages as `errors.localize` renders them; `strings_revision`: confirmations taken back,
+issue 28), merged at import. Keys
 are short English identifiers; every key has both languages (a test checks it), so switching
 language never shows a raw key.
 """
 from __future__ import annotations
 
-from dllm_viz.app import strings_errors, strings_page, strings_tabs, strings_views
+from dllm_viz.app import strings_errors, strings_page, strings_revision, strings_tabs, strings_views
 
 LANGS = ("en", "zh")
 LANG_CHOICES = (("English", "en"), ("中文", "zh"))
 
-TABLES = (strings_page.STRINGS, strings_views.STRINGS, strings_tabs.STRINGS, strings_errors.STRINGS)
+TABLES = (strings_page.STRINGS, strings_views.STRINGS, strings_tabs.STRINGS, strings_errors.STRINGS,
+          strings_revision.STRINGS)
 
 
 def _merged(tables: tuple[dict[str, tuple[str, str]], ...]) -> dict[str, tuple[str, str]]:

@@ -44,6 +44,8 @@ PALETTE: dict[str, str] = {
     "cursor": "#111827",  # the shared step cursor and selected position in every view
     "hover": "#7c3aed",  # the column of the canvas token under the mouse
     "banner": "#fff7ed",  # teaching-switch banner background
+    "remask": "#be123c",  # a decided token taken back to [MASK] (a revision rule, issue 28)
+    "edit": "#0f766e",  # a decided token rewritten to another (token editing)
 }
 TINT_STRENGTH = 0.6  # share of the scale colour in a token's background (the rest is white)
 # Confidence is coloured on a logit scale clipped to [0.01, 0.99]: a small model's confidences

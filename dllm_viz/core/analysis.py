@@ -38,6 +38,39 @@ def confirmations(trace: Trace) -> list[Confirmation | None]:
     return out
 
 
+@dataclass(frozen=True)
+class Event:
+    """One decision about one generated position (issue 28: a decision may be taken back or rewritten)."""
+
+    step: int  # 0-based record index
+    kind: str  # "confirm" (mask -> token), "edit" (token -> token) or "remask" (token -> mask)
+    token: int | None  # what the position holds after it; None once re-masked
+    before: int | None  # what it held before; None when it was masked
+    prob: float  # confirm: raw p of the token; edit: raw p of the new id; remask: the rule's score
+    before_prob: float | None = None  # edit: raw p of the old id at that step
+
+
+def events(trace: Trace) -> list[list[Event]]:
+    """Every decision of each position, in order (within a step: taken back, rewritten, confirmed, as
+    `Trace.history` orders them; a step never does two of them to one position). A decode whose
+    confirmations are final has exactly one "confirm" per position."""
+    out: list[list[Event]] = [[] for _ in range(trace.config.gen_length)]
+    held: list[int | None] = [None] * trace.config.gen_length
+    for rec in trace.steps:
+        for pos, tok, score in zip(rec.remasked or (), rec.remasked_tokens or (), rec.remask_probs or ()):
+            out[pos].append(Event(rec.step, "remask", None, tok, score))
+            held[pos] = None
+        edits = zip(rec.edited or (), rec.edited_from or (), rec.edited_to or (), rec.edit_probs or (),
+                    rec.edit_from_probs or ())
+        for pos, old, new, p_new, p_old in edits:
+            out[pos].append(Event(rec.step, "edit", new, old, p_new, p_old))
+            held[pos] = new
+        for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
+            out[pos].append(Event(rec.step, "confirm", tok, held[pos], math.exp(lp)))
+            held[pos] = tok
+    return out
+
+
 def frame_count(trace: Trace) -> int:
     """Largest frame: the number of steps (frame f = the canvas after f steps)."""
     return len(trace.steps)
