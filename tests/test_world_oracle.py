@@ -7,6 +7,7 @@ import torch
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.world import SLOTS, generate
+from dllm_viz.world.language import VOCABULARY
 from dllm_viz.world.oracle import SENTENCE, WorldOracle
 from dllm_viz.world.score import WORLD_PROMPTS, correctness
 
@@ -59,3 +60,55 @@ def test_a_perfect_model_passes_at_the_quality_preset_and_breaks_names_at_speed(
     assert quality["broken_entities"]["k"] == 0
     assert speed["broken_entities"]["lo"] > quality["broken_entities"]["hi"]
     assert speed["valid_runs"]["rate"] <= 0.1
+
+
+def test_logits_hidden_in_one_pass_equals_one_canvas_per_position():
+    """The oracle's own verify pass (WINO) gives the numbers of the generic one (a canvas per position)."""
+    from dllm_viz.models import base
+
+    class Plain:  # the same oracle seen through __call__ only: base.logits_hidden's fallback
+        def __init__(self, oracle):
+            self.oracle, self.mask_token_id, self.vocab_size = oracle, oracle.mask_token_id, oracle.vocab_size
+
+        def __call__(self, ids, attention_mask=None):
+            return self.oracle(ids, attention_mask)
+
+    for editor in (False, True):
+        oracle = WorldOracle(can_edit=editor)
+        ids = torch.tensor([oracle.tokenizer.encode(t) for t in generate(2, 5)[:1] * 2])  # (2, N)
+        ids[1, [1, 5, 8]] = oracle.mask_token_id  # a canvas with masks
+        ids[0, 0] = oracle.tokenizer.ids["Ana"]  # and a word its sentence contradicts
+        rows = torch.tensor([0, 0, 0, 1, 1])
+        cols = torch.tensor([0, 1, 9, 2, 5])
+        fast = oracle.logits_hidden(ids, None, rows, cols)
+        slow = base.logits_hidden(Plain(oracle), ids, None, rows, cols)
+        assert torch.equal(fast, slow)
+
+
+def test_the_editing_oracle_keeps_a_word_its_sentence_allows_and_rewrites_one_it_rules_out():
+    """can_edit: at a visible word, the posterior under LLaDA 2.1's noise (a word replaced with probability
+    edit_noise): a contradicted first name predicts the name its recall implies; a free choice the rest
+    does not fix (a first name alone) keeps its word."""
+    editor, plain = WorldOracle(can_edit=True), WorldOracle()
+    text = generate(1, 3)[0]
+    ids = torch.tensor([editor.tokenizer.encode(text)])
+    first = SLOTS.index("first")
+    right = int(ids[0, first])
+    assert editor(ids).argmax(-1)[0, first] == right and plain(ids).argmax(-1)[0, first] == right
+    wrong = ids.clone()
+    wrong[0, first] = next(i for w, i in editor.tokenizer.ids.items() if w in ("Tom", "Ana") and i != right)
+    assert editor(wrong).argmax(-1)[0, first] == right  # the rest of the sentence implies the right name
+    hidden = editor.logits_hidden(wrong, None, torch.tensor([0]), torch.tensor([first])).softmax(-1)[0]
+    assert hidden[right] > 0.999  # WINO's verify pass: the name the rest implies
+    alone = torch.full_like(ids, editor.mask_token_id)
+    alone[0, first] = wrong[0, first]  # a first name and nothing else: 1 of 64, any is possible
+    p = editor(alone).softmax(-1)[0, first]
+    eps, W, q = editor.edit_noise, len(VOCABULARY), 1 / 64  # q: each of the 64 first names, x hidden
+    kept = (q * eps / W + q * (1 - eps)) / (eps / W + q * (1 - eps))
+    assert p.argmax() == wrong[0, first] and abs(float(p[wrong[0, first]]) - kept) < 1e-5 and kept > 0.95
+    assert editor.logits_hidden(alone, None, torch.tensor([0]), torch.tensor([first])).softmax(-1)[0].max() < 0.1
+    with pytest.raises(ValueError, match="edit_noise"):
+        WorldOracle(can_edit=True, edit_noise=0.0)
+    masked = wrong.clone()
+    masked[0, 2:] = editor.mask_token_id  # masked positions: the editor is the oracle
+    assert torch.equal(editor(masked)[0, 2:], plain(masked)[0, 2:])

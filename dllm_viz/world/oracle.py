@@ -75,13 +75,27 @@ class WordTokenizer:
 
 
 class WorldOracle:
-    """A `Denoiser` whose logits are the log of the language's exact conditional marginals."""
+    """A `Denoiser` whose logits are the log of the language's exact conditional marginals.
+
+    `can_edit=True` makes it the perfect editor of LLaDA 2.1's objective (issue 28): training
+    replaces a visible word by a random one with probability `edit_noise`, so the exact prediction at
+    a visible word x is the posterior p(v | the others, x seen) ∝ q(v) · ((1 - ε) [v = x] + ε / W),
+    q the marginal from every other visible word (x hidden), W the language's word count. A word the
+    rest of its sentence allows keeps nearly all the mass; one it rules out (q(x) = 0) goes to the
+    words the rest implies. Without it a visible word predicts itself (or, when its sentence
+    contradicts it, the prior). Either way `logits_hidden` (WINO's verify pass) computes each
+    position's marginal q with itself hidden in one pass, the numbers `models.base.logits_hidden`
+    gets from one canvas per position.
+    """
 
     name = "world-oracle"
     pad_token_id, eos_token_id, mask_token_id = 0, 1, 2
     device = torch.device("cpu")
 
-    def __init__(self) -> None:
+    def __init__(self, *, can_edit: bool = False, edit_noise: float = 0.1) -> None:
+        if not 0.0 < edit_noise < 1.0:
+            raise ValueError(f"edit_noise={edit_noise!r} is invalid: expected a probability in (0, 1)")
+        self.can_edit, self.edit_noise = can_edit, edit_noise
         self.tokenizer = WordTokenizer()
         ids = self.tokenizer.ids
         self.vocab_size = len(self.tokenizer.pieces)
@@ -103,6 +117,19 @@ class WorldOracle:
                 self._sentence(row[start:start + SENTENCE], probs[b, start:start + SENTENCE])
         return torch.where(probs > 0, probs.clamp_min(1e-30).log(), torch.tensor(NEVER_LOGIT))
 
+    def logits_hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+                      cols: torch.Tensor) -> torch.Tensor:
+        """`(K, V)`: the logits at each `(rows[i], cols[i])` with the word there hidden (see the class)."""
+        out = torch.zeros(len(rows), self.vocab_size)
+        for k, (b, c) in enumerate(zip(rows.tolist(), cols.tolist())):
+            start = c - c % SENTENCE
+            words = input_ids[b, start:start + SENTENCE].cpu().clone()
+            words[c - start] = self.mask_token_id
+            probs = torch.zeros(len(words), self.vocab_size)
+            self._sentence(words, probs)
+            out[k] = probs[c - start]
+        return torch.where(out > 0, out.clamp_min(1e-30).log(), torch.tensor(NEVER_LOGIT))
+
     def _sentence(self, words: torch.Tensor, out: torch.Tensor) -> None:
         """Fill ``out`` (n, V) with the marginals of one sentence's n <= SENTENCE positions."""
         n, mask = len(words), self.mask_token_id
@@ -112,9 +139,23 @@ class WorldOracle:
         for idx, table in self._groups:
             present = [j for j, i in enumerate(idx) if i < n]
             seen = [(j, int(words[idx[j]])) for j in present if int(words[idx[j]]) != mask]
-            keep = torch.ones(len(table), dtype=torch.bool)
-            for j, token in seen:
-                keep &= table[:, j] == token
-            rows = table[keep] if keep.any() else table  # visible words no row explains: the prior
+            rows = _consistent(table, seen)
             for j in present:
-                out[idx[j]] += torch.bincount(rows[:, j], minlength=self.vocab_size).float() / len(rows)
+                own = int(words[idx[j]])
+                if self.can_edit and own != mask:  # the editor: the others' marginal, then the word seen
+                    rows_j = _consistent(table, [(s, w) for s, w in seen if s != j])
+                    q = torch.bincount(rows_j[:, j], minlength=self.vocab_size).float() / len(rows_j)
+                    post = q * (self.edit_noise / len(VOCABULARY))
+                    post[own] += q[own] * (1.0 - self.edit_noise)
+                    out[idx[j]] += post / post.sum()
+                else:
+                    out[idx[j]] += torch.bincount(rows[:, j], minlength=self.vocab_size).float() / len(rows)
+
+
+def _consistent(table: torch.Tensor, seen: list[tuple[int, int]]) -> torch.Tensor:
+    """The rows of a group's `table` that agree with every seen `(slot, word)`; all of them (the prior)
+    when none does."""
+    keep = torch.ones(len(table), dtype=torch.bool)
+    for j, token in seen:
+        keep &= table[:, j] == token
+    return table[keep] if keep.any() else table
