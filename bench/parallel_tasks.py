@@ -8,6 +8,11 @@ families' exact marginals). Each point: tokens per forward pass, the share of ri
 conditional total correlation among tokens confirmed together). Then d3LLM's AUP per family, knob
 and decoder (`curves.aup`; y_max is the family's best accuracy over every point of both decoders).
 
+Beside the schedule knobs, the threshold knob with each revision rule that takes back what it confirmed
+(`curves.REVISION_KNOBS`: RCR, ReMDM, WINO; issue 32 item 5): the same points, where a WINO verify pass
+counts as a forward, under each family's ``revision`` and their AUP under ``aup_revision`` (the schedule
+knobs' y_max, raised only where a revision curve beats it, so the schedule knobs' AUP never moves).
+
 Writes ``curves.json`` (every point) and ``curves.png`` (the README's picture: the constant-k knob,
 every family, model and oracle) into ``dllm_viz/assets/tasks/``, prints the tables, and the wall time of one
 family's whole threshold curve (5 thresholds x 64 prompts) on one thread (the issue's floor: < 60 s).
@@ -15,6 +20,7 @@ family's whole threshold curve (5 thresholds x 64 prompts) on one thread (the is
     python bench/parallel_tasks.py                        # the shipped model; writes the two assets
     python bench/parallel_tasks.py --model RUN_EXPORT --out /tmp/c.json --png /tmp/c.png
     python bench/parallel_tasks.py --floor                # one token per step only: the card's floor table
+    python bench/parallel_tasks.py --knobs threshold_rcr,threshold_remdm,threshold_wino --update  # those rows only
 """
 from __future__ import annotations
 
@@ -36,7 +42,7 @@ from dllm_viz.core.stats import format_rate  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.tasks import FAMILIES, TaskOracle, prompts  # noqa: E402
 from dllm_viz.tasks.curves import (  # noqa: E402
-    KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, TEMPERATURE, aup, bound_bits, curve_points, point,
+    ALL_KNOBS, KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, REVISION_KNOBS, TEMPERATURE, aup, bound_bits, curve_points, point,
 )
 
 ASSETS = assets.path("tasks")
@@ -46,7 +52,7 @@ DECODERS = ("model", "oracle")
 def measure(model, family: str, knob: str, values=None, n: int = PROMPTS_PER_FAMILY) -> tuple[list[dict], float]:
     """Every setting of ``knob`` over ``n`` prompts of ``family`` in one batched decode: the points
     (as dicts, with ``bound_bits``, the mean bound per run) and the wall time of the decode."""
-    tasks, spec = prompts(family, n, PROMPT_SEED), KNOBS[knob]
+    tasks, spec = prompts(family, n, PROMPT_SEED), ALL_KNOBS[knob]
     values = spec.values if values is None else values
     cells = [(v, s, t) for v in values for s, t in enumerate(tasks)]
     start = time.perf_counter()
@@ -61,10 +67,11 @@ def measure(model, family: str, knob: str, values=None, n: int = PROMPTS_PER_FAM
     return out, wall
 
 
-def aups(family_points: dict[str, dict[str, list[dict]]]) -> tuple[float, dict[str, dict[str, float]]]:
-    """y_max (the family's best accuracy, %) and AUP per decoder and knob."""
+def aups(family_points: dict[str, dict[str, list[dict]]], floor_y_max: float = 1e-9,
+         ) -> tuple[float, dict[str, dict[str, float]]]:
+    """y_max (the family's best accuracy, %, at least `floor_y_max`) and AUP per decoder and knob."""
     y_max = max(100.0 * p["rate"] for d in family_points.values() for pts in d.values() for p in pts)
-    y_max = max(y_max, 1e-9)
+    y_max = max(y_max, floor_y_max)
     table = {}
     for decoder, knobs in family_points.items():
         table[decoder] = {}
@@ -72,6 +79,12 @@ def aups(family_points: dict[str, dict[str, list[dict]]]) -> tuple[float, dict[s
             curve = [(p["tpf"], 100.0 * p["rate"]) for p in pts if p["forwards"]]
             table[decoder][knob] = round(aup(curve, y_max), 2)
     return y_max, table
+
+
+def revision_aups(y_max: float, revision_points: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, float]]:
+    """AUP of each revision curve (`REVISION_KNOBS`) per decoder, with the schedule knobs' y_max, raised
+    only where a revision curve beats it (so adding them never changes the schedule knobs' AUP)."""
+    return aups(revision_points, floor_y_max=y_max)[1]
 
 
 README_KNOB = "constant_k"  # the README's picture: every family on the same tokens-per-forward axis
@@ -142,11 +155,27 @@ def print_tables(data: dict) -> None:
             cells = [f"{m['tpf']:.2f}: {format_rate(m)} \\| {o['tpf']:.2f}: {format_rate(o)}"
                      for m, o in zip(f["model"][knob], f["oracle"][knob])]
             print(f"| {family} | " + " | ".join(cells) + " |")
+    for knob in data.get("revision_knobs", []):
+        print(f"\n### {REVISION_KNOBS[knob].label}: right answers (95% Wilson) at tokens per forward; model | oracle")
+        print("| family | " + " | ".join(f"{v:g}" for v in REVISION_KNOBS[knob].values) + " |")
+        print("|---|" + "---|" * len(REVISION_KNOBS[knob].values))
+        for family, f in data["families"].items():
+            if knob in f.get("revision", {}).get("model", {}):
+                cells = [f"{m['tpf']:.2f}: {format_rate(m)} \\| {o['tpf']:.2f}: {format_rate(o)}"
+                         for m, o in zip(f["revision"]["model"][knob], f["revision"]["oracle"][knob])]
+                print(f"| {family} | " + " | ".join(cells) + " |")
     print("\n### AUP (d3LLM), model / oracle")
     print("| family | " + " | ".join(data["knobs"]) + " |\n|---|" + "---|" * len(data["knobs"]))
     for family, f in data["families"].items():
         print(f"| {family} | " + " | ".join(f"{f['aup']['model'][k]:.1f} / {f['aup']['oracle'][k]:.1f}"
                                            for k in data["knobs"]) + " |")
+    if data.get("revision_knobs"):
+        print("\n### AUP (d3LLM) of the revision curves, model / oracle")
+        print("| family | " + " | ".join(data["revision_knobs"]) + " |\n|---|" + "---|" * len(data["revision_knobs"]))
+        for family, f in data["families"].items():
+            rev = f.get("aup_revision", {})
+            print(f"| {family} | " + " | ".join(f"{rev['model'][k]:.1f} / {rev['oracle'][k]:.1f}"
+                                               for k in data["revision_knobs"] if k in rev.get("model", {})) + " |")
 
 
 def floor(model) -> None:
@@ -167,7 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=ASSETS, help="an exported model folder (default: the shipped one)")
     parser.add_argument("--families", default=",".join(FAMILIES))
-    parser.add_argument("--knobs", default=",".join(KNOBS))
+    parser.add_argument("--knobs", default=",".join(ALL_KNOBS),
+                        help="schedule knobs and revision curves to measure (default: all of " + ", ".join(ALL_KNOBS) + ")")
+    parser.add_argument("--update", action="store_true",
+                        help="merge the measured knobs into the existing --out file instead of starting it anew "
+                             "(e.g. --knobs " + ",".join(REVISION_KNOBS) + " --update: only the revision curves)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=ASSETS / "curves.json")
     parser.add_argument("--png", type=Path, default=ASSETS / "curves.png")
@@ -180,23 +213,47 @@ def main(argv: list[str] | None = None) -> None:
         floor(model)
         return
     families, knobs = args.families.split(","), args.knobs.split(",")
-    data = {"model": model.name, "prompts": PROMPTS_PER_FAMILY, "prompt_seed": PROMPT_SEED,
-            "temperature": TEMPERATURE, "threads": args.threads, "knobs": knobs,
-            "values": {k: list(KNOBS[k].values) for k in knobs}, "families": {}, "threshold_curve_seconds": {}}
+    unknown = [k for k in knobs if k not in ALL_KNOBS]
+    if unknown:
+        parser.error(f"--knobs: {', '.join(unknown)} unknown; expected some of {', '.join(ALL_KNOBS)}")
+    if args.update and args.out.exists():
+        data = json.loads(args.out.read_text())
+    else:
+        data = {"model": model.name, "prompts": PROMPTS_PER_FAMILY, "prompt_seed": PROMPT_SEED,
+                "temperature": TEMPERATURE, "threads": args.threads, "knobs": [], "values": {}, "families": {},
+                "threshold_curve_seconds": {}}
+    for k in knobs:
+        listed = "knobs" if k in KNOBS else "revision_knobs"
+        data.setdefault(listed, [])
+        if k not in data[listed]:
+            data[listed].append(k)
+        data["values"][k] = list(ALL_KNOBS[k].values)
     decoders = {"model": model, "oracle": TaskOracle()}
     for family in families:
-        points: dict[str, dict[str, list[dict]]] = {d: {} for d in DECODERS}
+        fam = data["families"].setdefault(family, {})
         for knob in knobs:
             for name, decoder in decoders.items():
-                points[name][knob], wall = measure(decoder, family, knob)
+                pts, wall = measure(decoder, family, knob)
+                (fam.setdefault(name, {}) if knob in KNOBS else
+                 fam.setdefault("revision", {}).setdefault(name, {}))[knob] = pts
                 if knob == "threshold":
                     data["threshold_curve_seconds"].setdefault(name, {})[family] = round(wall, 2)
-        y_max, table = aups(points)
-        data["families"][family] = {**points, "y_max": round(y_max, 2), "aup": table}
+                elif knob in REVISION_KNOBS:
+                    seconds = data.setdefault("revision_curve_seconds", {}).setdefault(name, {})
+                    seconds.setdefault(family, {})[knob] = round(wall, 2)
+        if not all(fam.get(d) for d in DECODERS):
+            parser.error(f"{family}: no schedule knobs measured yet; run without --update first")
+        y_max, table = aups({d: fam[d] for d in DECODERS})
+        fam.update(y_max=round(y_max, 2), aup=table)
+        if fam.get("revision"):
+            fam["aup_revision"] = revision_aups(y_max, fam["revision"])
         seconds = {d: data["threshold_curve_seconds"].get(d, {}).get(family) for d in DECODERS}
         print(f"{family}: threshold curve (5 x {PROMPTS_PER_FAMILY} decodes) in {seconds['model']} s (model), "
               f"{seconds['oracle']} s (oracle), {args.threads} thread(s); AUP model/oracle "
-              + ", ".join(f"{k} {table['model'][k]:.1f}/{table['oracle'][k]:.1f}" for k in knobs), flush=True)
+              + ", ".join(f"{k} {table['model'][k]:.1f}/{table['oracle'][k]:.1f}" for k in data["knobs"])
+              + "".join(f"; {k} {fam['aup_revision']['model'][k]:.1f}/{fam['aup_revision']['oracle'][k]:.1f} in "
+                        f"{data['revision_curve_seconds']['model'][family][k]} s (model)"
+                        for k in knobs if k in REVISION_KNOBS), flush=True)
     print_tables(data)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n")

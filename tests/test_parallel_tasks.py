@@ -47,3 +47,22 @@ def test_figure_has_a_panel_per_family_and_tables_print(data, capsys):
     bench.print_tables(data)
     out = capsys.readouterr().out
     assert "### AUP (d3LLM)" in out and all(f"| {f} |" in out for f in FAMILIES)
+
+
+def test_revision_curves_count_a_verify_pass_and_leave_the_schedule_aup_alone(data):
+    """The threshold knob with each revision rule (issue 32 item 5), on the oracle: WINO's verify pass is a
+    forward (fewer tokens per forward than the plain threshold at every setting), and their AUP is computed
+    beside the schedule knobs' without moving it."""
+    from dllm_viz.tasks.curves import REVISION_KNOBS
+
+    oracle = TaskOracle()
+    fam = data["families"]["copy"]
+    revision = {d: {k: bench.measure(oracle, "copy", k, n=8)[0] for k in REVISION_KNOBS} for d in bench.DECODERS}
+    for knob in REVISION_KNOBS:
+        assert [p["value"] for p in revision["oracle"][knob]] == list(REVISION_KNOBS[knob].values)
+    for plain, wino in zip(fam["oracle"]["threshold"], revision["oracle"]["threshold_wino"]):
+        assert wino["forwards"] > plain["forwards"] and wino["tpf"] < plain["tpf"]
+    before = bench.aups({d: fam[d] for d in bench.DECODERS})
+    rev = bench.revision_aups(before[0], revision)
+    assert set(rev["model"]) == set(REVISION_KNOBS) and all(v > 0 for v in rev["oracle"].values())
+    assert bench.aups({d: fam[d] for d in bench.DECODERS}) == before

@@ -59,3 +59,23 @@ def test_points_count_right_runs_tokens_and_forwards():
     assert curve_points([p, Point("constant_k", 1, 0, 0, 0, 0)]) == [(p.tpf, 100.0 * p.right / 8)]
     with pytest.raises(ValueError, match="knob"):
         point("nope", 1, traces)
+
+
+def test_bound_bits_hides_again_what_a_revision_rule_took_back():
+    """Under re-masking, each step's tokens are drawn from the canvas entering it (Trace.canvas_at of the
+    step before), the re-masked tokens hidden again: the bound computed from that replay."""
+    from dllm_viz.tasks.curves import REVISION_KNOBS, bound_bits
+    from dllm_viz.tasks.oracle import total_correlation
+
+    oracle, tasks = TaskOracle(), prompts("shuffle", 8, 0)
+    make = REVISION_KNOBS["threshold_remdm"].make
+    configs = [make(t, 0.5, s).replace(remask_sigma="rescale", remask_eta=0.9) for s, t in enumerate(tasks)]
+    traces = decode(oracle, [t.prompt for t in tasks], configs, record_candidates=0)
+    assert any(rec.remasked for tr in traces for rec in tr.steps)
+    for tr, task in zip(traces, tasks):
+        expected = 0.0
+        for rec in tr.steps:
+            chosen = [p for p in rec.selected if p < task.answer_length]
+            if len(chosen) > 1:
+                expected += total_correlation(task, tr.canvas_at(rec.step - 1)[: task.answer_length], chosen)
+        assert bound_bits(tr) == pytest.approx(expected, abs=1e-12)

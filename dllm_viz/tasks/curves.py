@@ -52,9 +52,16 @@ class Knob:
     make: Callable[[Task, float, int], DecodeConfig]  # (task, setting, seed) -> config
 
 
-def _threshold(task: Task, value: float, seed: int) -> DecodeConfig:
+def _threshold(task: Task, value: float, seed: int, **revision: Any) -> DecodeConfig:
     return DecodeConfig(gen_length=task.answer_length, schedule="threshold", threshold=value, min_k=1,
-                        temperature=TEMPERATURE, seed=seed)
+                        temperature=TEMPERATURE, seed=seed, **revision)
+
+
+def _revising(**revision: Any) -> Callable[[Task, float, int], DecodeConfig]:
+    """The threshold knob with a revision rule (core/revision.py) on top."""
+    def make(task: Task, value: float, seed: int) -> DecodeConfig:
+        return _threshold(task, value, seed, **revision)
+    return make
 
 
 def _topk(decay: float) -> Callable[[Task, float, int], DecodeConfig]:
@@ -71,6 +78,21 @@ KNOBS: dict[str, Knob] = {
         Knob("topk_decay", "top-k decay (decay 0.9, from k0)", (1, 2, 4, 8, 16), _topk(0.9)),
     )
 }
+# The threshold knob with each revision rule that takes back what it confirmed (issue 32 item 5): RCR,
+# ReMDM (sigma cap, eta 0.02: its counts confirm one more mask per token taken back) and WINO (verify
+# 0.9; its verify pass is a forward, so it counts in the tokens per forward). Token editing is left
+# out: the tasks model was not trained to edit. Measured beside the schedule knobs, never in their AUP's y_max.
+REVISION_KNOBS: dict[str, Knob] = {
+    k.key: k for k in (
+        Knob("threshold_rcr", "threshold + RCR (re-mask the weakest)", KNOBS["threshold"].values,
+             _revising(revise="rcr")),
+        Knob("threshold_remdm", "threshold + ReMDM (cap, eta 0.02)", KNOBS["threshold"].values,
+             _revising(revise="remdm", remask_sigma="cap", remask_eta=0.02)),
+        Knob("threshold_wino", "threshold + WINO (draft, verify 0.9)", KNOBS["threshold"].values,
+             _revising(revise="wino", verify_threshold=0.9)),
+    )
+}
+ALL_KNOBS: dict[str, Knob] = {**KNOBS, **REVISION_KNOBS}
 
 
 def verdict_of(trace: Trace) -> Verdict:
@@ -106,8 +128,8 @@ class Point:
 
 def point(knob: str, value: float, traces: Sequence[Trace]) -> Point:
     """The point of ``knob`` at ``value`` from the runs decoded with it."""
-    if knob not in KNOBS:
-        raise ValueError(f"knob={knob!r} is invalid: expected one of {' | '.join(KNOBS)}")
+    if knob not in ALL_KNOBS:
+        raise ValueError(f"knob={knob!r} is invalid: expected one of {' | '.join(ALL_KNOBS)}")
     return Point(knob, value, len(traces), sum(verdict_of(t).ok for t in traces),
                  sum(len(t.token_ids) for t in traces), sum(t.nfe for t in traces))
 
@@ -122,9 +144,12 @@ def bound_bits(trace: Trace) -> float:
     bits = 0.0
     for record in trace.steps:
         chosen = [p for p in record.selected if p < task.answer_length]
-        if len(chosen) > 1:
+        if len(chosen) > 1:  # drawn from the forward of the canvas entering the step
             bits += total_correlation(task, visible, chosen)
-        for p, token in zip(record.selected, record.tokens):
+        for p in record.remasked or ():  # a revision rule's take-backs, then its rewrites (Trace.canvas_at)
+            if p < task.answer_length:
+                visible[p] = None
+        for p, token in [*zip(record.edited or (), record.edited_to or ()), *zip(record.selected, record.tokens)]:
             if p < task.answer_length:
                 visible[p] = token
     return bits
