@@ -21,6 +21,7 @@ import yaml
 
 from dllm_viz import assets
 from dllm_viz.app.i18n import LANGS, t
+from dllm_viz.core.analysis import P_FLOOR, events
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
@@ -94,9 +95,19 @@ def _mean(values: Sequence[float]) -> float:
     return round(math.fsum(values) / len(values), 4) if values else 0.0
 
 
-def summarise(traces: Sequence[Trace], *, timed: bool = False) -> dict[str, float]:
+def final_logprob(trace: Trace) -> float:
+    """Mean raw log-prob of the tokens the text ends with, each at the step that last decided it (a
+    token taken back and confirmed again counts once, with its last draw; a rewrite with the
+    probability it was rewritten with). Without revisions: the mean log-prob of the drawn tokens."""
+    last = [next((e for e in reversed(evs) if e.kind != "remask"), None) for evs in events(trace)]
+    probs = [e.prob for e in last if e is not None]
+    return math.fsum(math.log(max(p, P_FLOOR)) for p in probs) / len(probs) if probs else 0.0
+
+
+def summarise(traces: Sequence[Trace], *, timed: bool = False, revising: bool = False) -> dict[str, float]:
     """Means over runs of the numbers the lesson texts quote (`timed`: each run was decoded alone, so
-    its wall time is its own, and the mean is one of them)."""
+    its wall time is its own, and the mean is one of them; `revising`: what a revision rule changes,
+    the final tokens' log-prob and the tokens taken back or rewritten per run)."""
     ms = [tr.metrics for tr in traces]
     early = []  # raw confidence of the tokens confirmed in the first quarter of the steps
     for tr in traces:
@@ -121,6 +132,8 @@ def summarise(traces: Sequence[Trace], *, timed: bool = False) -> dict[str, floa
         "first_step_mean": _mean(level),  # how deep the heatmap's first row is coloured
         "draws": _mean([draws(tr) for tr in traces]),
         **({"seconds": _mean([tr.wall_time for tr in traces])} if timed else {}),
+        **({"final_logprob": _mean([final_logprob(tr) for tr in traces]),
+            "revisions": _mean([float(sum(rec.revisions for rec in tr.steps)) for tr in traces])} if revising else {}),
     }
 
 
@@ -159,7 +172,9 @@ def measure(run: Runner, lesson: Lesson, prompts: Sequence[str], seeds: Sequence
         a_traces, b_traces = out[: len(runs)], out[len(runs):]
     same = [float(x.token_ids == y.token_ids and x.order == y.order) for x, y in zip(a_traces, b_traces)]
     same_order = [sum(p == q for p, q in zip(x.order, y.order)) / max(1, gen_length) for x, y in zip(a_traces, b_traces)]
-    a_sum, b_sum = summarise(a_traces, timed=lesson.timed), summarise(b_traces, timed=lesson.timed)
+    revising = lesson.a.get("revise", "none") != "none" or lesson.b.get("revise", "none") != "none"
+    a_sum = summarise(a_traces, timed=lesson.timed, revising=revising)
+    b_sum = summarise(b_traces, timed=lesson.timed, revising=revising)
     if lesson.timed:
         extra["speedup"] = round(b_sum["seconds"] / max(a_sum["seconds"], 1e-9), 2)
     differ = [sum(p != q for p, q in zip(x.token_ids, y.token_ids)) for x, y in zip(a_traces, b_traces)]
@@ -193,6 +208,7 @@ TABLE_ROWS = (
     ("mt_spread", "first_step_spread", "{:.3f}"), ("mt_logprob", "mean_logprob", "{:.2f}"),
     ("mt_repeat", "repeat_3", "{:.2%}"), ("mt_distinct", "distinct_2", "{:.3f}"), ("mt_low_p", "low_p_share", "{:.0%}"),
     ("mt_draws", "draws", "{:.1f}"), ("mt_seconds", "seconds", "{:.3f}"),
+    ("mt_final_logprob", "final_logprob", "{:.2f}"), ("mt_revisions", "revisions", "{:.1f}"),
 )
 
 

@@ -3,6 +3,10 @@ and lessons: key -> (en, zh). Merged by `i18n`."""
 from __future__ import annotations
 
 STRINGS: dict[str, tuple[str, str]] = {
+    # ----- lessons ----------------------------------------------------------------------------
+    "mt_final_logprob": ("mean raw log-prob of the final tokens (each at its last decision)",
+                         "最终文本中各词的平均原始对数概率（取其最后一次决定时）"),
+    "mt_revisions": ("tokens taken back or rewritten per request", "每个请求撤回或改写的词数"),
     # ----- figures ----------------------------------------------------------------------------
     "rv_confirmed": ("confirmed", "确认"),
     "rv_remasked": ("taken back", "撤回"),
