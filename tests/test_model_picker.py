@@ -6,6 +6,7 @@ import pytest
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import render, ui
 from dllm_viz.app.adapters import config_to_settings
+from dllm_viz.app.i18n import t
 from dllm_viz.app.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
 
@@ -98,7 +99,9 @@ def test_the_shipped_tasks_entry_answers_at_the_tasks_length_with_its_grid_and_c
     grid = render.player_data(first.trace, lang="zh", order_width=8)["grid"]  # page.js draws it as two 4x4 grids
     assert len(grid) == 16 and main.prompts == []
     rest = pg.play.rest(trace=first.trace, lang="zh")
-    assert len(rest.task_curve.data) == 4 and "latin" in rest.task_curve.layout.title.text
+    lines = [d for d in rest.task_curve.data if d.mode == "lines+markers"]  # threshold, then each revision rule's
+    assert [d.name for d in lines][:2] == [t("task_model", "zh"), t("task_oracle", "zh")] and len(lines) == 2 + 2 * 3
+    assert len(rest.task_curve.data) == len(lines) + 2 and "latin" in rest.task_curve.layout.title.text
 
 
 def test_the_page_opens_on_its_first_examples_model_and_an_example_picks_its_model(tmp_path):

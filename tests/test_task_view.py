@@ -77,3 +77,23 @@ def test_the_marker_follows_the_threshold_along_each_curve():
     assert t("fig_task_curve", "zh") in fig.layout.title.text and "AUP 90 / 100" in fig.layout.title.text
     empty = figures.task_curve(CURVES, None, 0.9)
     assert not empty.data and t("task_curve_none", "en") == empty.layout.annotations[0].text
+
+
+def test_revision_curves_sit_beside_the_threshold_curves_and_mark_the_traces_rule():
+    """Issue 32 item 5: each revision rule's threshold curve (model shown, oracle a legend click away);
+    the markers follow the slider on the curve of the trace's own rule."""
+    fam = CURVES["families"]["shuffle"]
+    wino = [{"value": v, "tpf": x, "rate": r, "lo": r - 0.1, "hi": min(1, r + 0.1)}
+            for v, x, r in ((0.9, 0.5, 0.95), (0.5, 1.0, 0.7), (0.1, 2.0, 0.3))]
+    curves = {"families": {"shuffle": {**fam, "revision": {"model": {"threshold_wino": wino},
+                                                           "oracle": {"threshold_wino": wino}}}}}
+    plain = figures.task_curve(curves, "shuffle", 0.7)
+    lines = [d for d in plain.data if d.mode == "lines+markers"]
+    assert [d.name for d in lines] == ["tasks model", "exact oracle", "tasks model + WINO", "exact oracle + WINO"]
+    assert lines[2].visible is True and lines[3].visible == "legendonly"
+    assert list(lines[2].x) == [0.5, 1.0, 2.0] and list(lines[2].y) == [95.0, 70.0, 30.0]
+    assert len([d for d in plain.data if d.mode == "markers"]) == 2  # the trace ran no rule: threshold markers only
+    own = figures.task_curve(curves, "shuffle", 0.7, rule="wino")
+    markers = [(m.x[0], round(m.y[0], 6)) for m in own.data if m.mode == "markers"]
+    assert markers[2:] == [pytest.approx((0.75, 82.5)), pytest.approx((0.75, 82.5))]  # halfway from 0.9 to 0.5
+    assert [d for d in own.data if d.name == "exact oracle + WINO"][0].visible is True

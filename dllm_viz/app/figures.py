@@ -36,6 +36,7 @@ from dllm_viz.app.palette import (
     plotly_scale,
 )
 from dllm_viz.app.task_view import on_curve
+from dllm_viz.tasks.curves import REVISION_KNOBS
 from dllm_viz.core.analysis import confirmations, divergence, events, piece
 from dllm_viz.core.trace import Trace
 
@@ -389,32 +390,48 @@ def sweep_heatmap(
                    yaxis={"autorange": "reversed"}, margin={"l": 60, "r": 80, "t": 64, "b": 44}, **layout)
 
 
-def task_curve(curves: dict[str, Any], family: str | None, threshold: float, *, lang: str = "en") -> go.Figure:
+def task_curve(curves: dict[str, Any], family: str | None, threshold: float, *, lang: str = "en",
+               rule: str = "none") -> go.Figure:
     """Right answers against tokens per forward on the measured threshold curves of ``family`` (the tasks
     model solid, the exact oracle dashed; `bench/parallel_tasks.py`), each with a marker where the
-    threshold slider's value puts it (`task_view.on_curve`). Without a family or measurements: a note."""
+    threshold slider's value puts it (`task_view.on_curve`). Beside them the threshold with each revision
+    rule (`tasks.curves.REVISION_KNOBS`: the model's dotted, the oracle's in the legend, a click away);
+    the trace's own `rule` gets markers too. Without a family or measurements: a note."""
     fam = (curves.get("families") or {}).get(family or "")
     if fam is None:
         return _figure([], t("fig_task_curve", lang), height=260, annotations=[
             {"text": t("task_curve_none", lang), "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
              "yref": "paper"}], xaxis={"visible": False}, yaxis={"visible": False})
     data = []
-    for decoder, name, colour, dash in (("model", t("task_model", lang), PALETTE["side_a"], "solid"),
-                                        ("oracle", t("task_oracle", lang), PALETTE["side_b"], "dash")):
-        pts = sorted(fam[decoder]["threshold"], key=lambda p: p["tpf"])
+
+    def curve(pts: list[dict[str, Any]], name: str, line: dict[str, Any], marked: bool, **extra: Any) -> None:
+        pts = sorted(pts, key=lambda p: p["tpf"])
         data.append({"type": "scatter", "mode": "lines+markers", "x": [p["tpf"] for p in pts],
-                     "y": [100 * p["rate"] for p in pts], "name": name, "line": {"color": colour, "dash": dash},
+                     "y": [100 * p["rate"] for p in pts], "name": name, "line": line,
                      "customdata": [p["value"] for p in pts],
                      "hovertemplate": f"{name} · {t('threshold', lang)} %{{customdata}}: %{{y:.0f}}%<extra></extra>",
                      "error_y": {"type": "data", "symmetric": False, "thickness": 1, "width": 3,
                                  "array": [100 * (p["hi"] - p["rate"]) for p in pts],
-                                 "arrayminus": [100 * (p["rate"] - p["lo"]) for p in pts]}})
-        x, y = on_curve(fam[decoder]["threshold"], threshold)
-        data.append({"type": "scatter", "mode": "markers", "x": [x], "y": [y], "showlegend": False,
-                     "marker": {"color": colour, "size": 14, "symbol": "circle-open", "line": {"width": 3}},
-                     "hovertemplate": f"{t('threshold', lang)} {threshold:g}: %{{x:.2f}}, %{{y:.0f}}%<extra></extra>"})
+                                 "arrayminus": [100 * (p["rate"] - p["lo"]) for p in pts]}, **extra})
+        if marked:
+            x, y = on_curve(pts, threshold)
+            data.append({"type": "scatter", "mode": "markers", "x": [x], "y": [y], "showlegend": False,
+                         "marker": {"color": line["color"], "size": 14, "symbol": "circle-open", "line": {"width": 3}},
+                         "hovertemplate": f"{t('threshold', lang)} {threshold:g}: %{{x:.2f}}, %{{y:.0f}}%<extra></extra>"})
+
+    for decoder, name, colour, dash in (("model", t("task_model", lang), PALETTE["side_a"], "solid"),
+                                        ("oracle", t("task_oracle", lang), PALETTE["side_b"], "dash")):
+        curve(fam[decoder]["threshold"], name, {"color": colour, "dash": dash}, True)
+    revision = fam.get("revision") or {}
+    for knob, colour in zip(REVISION_KNOBS, (PALETTE["edit"], PALETTE["remask"], PALETTE["accent"])):
+        own = f"threshold_{rule}" == knob
+        for decoder, dash, shown in (("model", "dot", True), ("oracle", "dashdot", "legendonly")):
+            if knob in revision.get(decoder, {}):
+                name = t(f"task_{decoder}", lang) + " + " + t(f"rv_rule_{knob.removeprefix('threshold_')}", lang)
+                curve(revision[decoder][knob], name, {"color": colour, "dash": dash, "width": 1.5}, own,
+                      visible=True if own else shown)
     aups = f"AUP {fam['aup']['model']['threshold']:.0f} / {fam['aup']['oracle']['threshold']:.0f}"
-    return _figure(data, f"{t('fig_task_curve', lang)} · {family} · {aups}", height=320,
-                   margin={"l": 56, "r": 20, "t": 44, "b": 96},
+    return _figure(data, f"{t('fig_task_curve', lang)} · {family} · {aups}", height=360 if revision else 320,
+                   margin={"l": 56, "r": 20, "t": 44, "b": 136 if revision else 96},
                    xaxis=_axis(t("axis_tpf", lang), rangemode="tozero"),
                    yaxis=_axis(t("axis_right", lang), range=[-5, 105]))
