@@ -1,12 +1,16 @@
 """adapters.py: widget values <-> DecodeConfig, and the widget values of the preset buttons."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dllm_viz import DecodeConfig
 from dllm_viz.app.adapters import (
     KNOBS,
     PRESET_GROUPS,
+    RULE_KNOBS,
+    RULE_SLIDERS,
     SCHEDULE_KNOBS,
     active_preset,
     config_to_settings,
@@ -16,7 +20,7 @@ from dllm_viz.app.adapters import (
 )
 from dllm_viz.app.i18n import LANGS, t
 from dllm_viz.app.outputs import KEEP
-from dllm_viz.core.config import PRESETS, SHIPPED_PRESETS
+from dllm_viz.core.config import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS
 from tests.ui_model import widgets
 
 
@@ -116,7 +120,7 @@ def test_the_early_stop_widgets_round_trip():
 def test_every_preset_of_core_config_is_a_button_that_sets_its_config():
     """PRESET_GROUPS takes its buttons from core.config: a new preset there is a button here that
     gives its config, with no change in this module."""
-    assert PRESET_GROUPS == {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
+    assert PRESET_GROUPS == {"article": tuple(PRESETS), "shipped": (*SHIPPED_PRESETS, *REVISION_PRESETS)}
     for names in PRESET_GROUPS.values():
         for name in names:
             out = preset_knobs(name, 64.0)  # a Gradio slider's float
@@ -131,3 +135,48 @@ def test_the_cache_widgets_make_the_config_and_a_bad_pair_is_named():
     assert (on.cache, on.cache_drift, on.block_length) == ("dual", True, 8)
     with pytest.raises(ValueError, match="cache='dual' needs block_length"):
         settings_to_config(**widgets(cache="dual", block_length=0))
+
+
+# ----- the revision rule's widgets (issue 28) ------------------------------------------------------
+def test_the_revision_widgets_make_the_config_reading_only_the_rules_knobs():
+    cfg = settings_to_config(**widgets(revise="remdm", remask_sigma="conf", remask_eta=0.3, remask_loop_steps=4.0,
+                                       verify_threshold=0.5))
+    assert (cfg.revise, cfg.remask_sigma, cfg.remask_eta, cfg.remask_loop_steps) == ("remdm", "conf", 0.3, 4)
+    assert cfg.verify_threshold == DecodeConfig().verify_threshold  # WINO's knob: not read by remdm
+    wino = settings_to_config(**widgets(revise="wino", verify_threshold=0.5, remask_eta=0.3))
+    assert (wino.verify_threshold, wino.remask_eta) == (0.5, DecodeConfig().remask_eta)
+    edit = settings_to_config(**widgets(revise="joint_threshold", edit_threshold=0.4, max_post_edit_steps=3.0,
+                                        penalty_lambda=0.5))
+    assert (edit.edit_threshold, edit.max_post_edit_steps, edit.penalty_lambda) == (0.4, 3, 0.5)
+    # the strict comparison belongs to the threshold schedule: read only there
+    assert settings_to_config(**widgets(schedule="threshold", threshold_strict=True)).threshold_strict is True
+    assert settings_to_config(**widgets(schedule="topk_decay", threshold_strict=True)).threshold_strict is False
+    for rule, knobs in RULE_KNOBS.items():  # the table names every knob a rule reads, and only those
+        assert knobs <= set(RULE_SLIDERS) and (rule == "none") <= (not knobs)
+
+
+@pytest.mark.parametrize("name, value, says", [
+    ("revise", "remask", "revise='remask'"), ("remask_sigma", "cape", "remask_sigma='cape'"),
+    ("remask_eta", 0.0, "remask_eta=0.0"), ("remask_eta", float("nan"), "remask_eta"),
+    ("remask_alpha_on", 1.0, "remask_alpha_on=1.0"), ("remask_loop_steps", -1.0, "remask_loop_steps=-1"),
+    ("verify_threshold", 1.5, "verify_threshold=1.5"), ("edit_threshold", -0.1, "edit_threshold=-0.1"),
+    ("max_post_edit_steps", 5000.0, "max_post_edit_steps=5000"), ("penalty_lambda", -1.0, "penalty_lambda=-1.0"),
+])
+def test_a_bad_revision_setting_is_a_named_error_whether_the_rule_reads_it_or_not(name, value, says):
+    for rule in ("none", "remdm", "wino", "joint_threshold"):
+        if name == "revise" and rule != "none":
+            continue
+        with pytest.raises(ValueError, match=re.escape(says)):
+            settings_to_config(**widgets(**{"revise": rule, name: value}))
+
+
+def test_revision_presets_are_whole_states_and_round_trip():
+    for name in REVISION_PRESETS:
+        cfg = DecodeConfig.preset(name, 64, seed=3)
+        assert settings_to_config(**config_to_settings(cfg)) == cfg, name
+        assert active_preset(cfg) == name
+    # after a revision preset, an article preset turns the rule off again (a preset is a whole state)
+    knobs = preset_knobs("balanced", 64)
+    values = widgets(gen_length=64, revise="wino", threshold_strict=True, verify_threshold=0.5)
+    values.update({k: v for k, v in vars(knobs).items() if v is not KEEP})
+    assert values["revise"] == "none" and settings_to_config(**values) == DecodeConfig.preset("balanced", 64)

@@ -235,3 +235,36 @@ def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg,
     with pytest.raises(ValueError, match="cache='prefix' is invalid for 'tiny-chars'"):
         Playground(plain, export_dir=tmp_path).play.decode(prompt="the ", lang="en",
                                                            **widgets(cache="prefix"))
+
+
+# ----- confirmations taken back (issue 28) -------------------------------------------------------
+def test_a_revision_preset_decodes_as_shipped_and_the_banner_cites_its_source(pg, runner):
+    from dllm_viz.app.adapters import preset_knobs
+    from dllm_viz.core.config import REVISION_PRESETS
+
+    knobs = {k: v for k, v in vars(preset_knobs("rcr", 24)).items() if v is not KEEP}
+    out = pg.play.decode(prompt="the cat ", lang="en", **widgets(**knobs))
+    assert runner.calls[-1][1] == [DecodeConfig.preset("rcr", 24)]
+    assert "active preset: RCR as shipped" in out.preset_badge
+    assert f"`{REVISION_PRESETS['rcr'].source}`" in out.banner
+    m = out.trace.metrics
+    assert f"{m['remasked']} tokens taken back to [MASK] and {m['edited']} rewritten, in {m['steps']} steps" in out.banner
+    zh = pg.play.decode(prompt="the cat ", lang="zh", **widgets(**knobs))
+    assert "依照" in zh.banner and "被撤回" in zh.banner
+    plain = pg.play.decode(prompt="the cat ", lang="en", **widgets())
+    assert plain.banner == ""  # no rule, no preset as shipped: nothing to say
+
+
+def test_editing_on_a_model_that_cannot_edit_is_a_named_error(pg):
+    with pytest.raises(ValueError, match="revise='joint_threshold'.*can_edit"):
+        pg.play.decode(prompt="the ", lang="en", **widgets(revise="joint_threshold"))
+    out = pg.play.decode(prompt="the ", lang="en", **widgets(revise="remdm"))  # the session goes on
+    assert out.trace.config.revise == "remdm"
+
+
+def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
+    from dllm_viz.app.adapters import RULE_KNOBS, RULE_SLIDERS
+
+    for rule, used in RULE_KNOBS.items():
+        states = vars(pg.play.rule_states(revise=rule))
+        assert set(states) == set(RULE_SLIDERS) and {k for k, on in states.items() if on} == used

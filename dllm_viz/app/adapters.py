@@ -13,13 +13,16 @@ import math
 from typing import Any
 
 from dllm_viz.app.outputs import KEEP, Knobs, values_of
-from dllm_viz.core.config import MAX_COUNT, PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core.config import MAX_COUNT, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
 KNOBS = (
     "gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
     "schedule", "confidence", "stages_on", "t_early", "t_middle", "t_late", "seed",
     "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold", "top_p", "cache", "cache_drift",
+    # confirmations taken back (issue 28): the revision rule and its knobs, and the strict threshold
+    "revise", "remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps", "verify_threshold",
+    "edit_threshold", "max_post_edit_steps", "penalty_lambda", "threshold_strict",
 )
 # Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
 SCHEDULE_KNOBS = {
@@ -27,11 +30,23 @@ SCHEDULE_KNOBS = {
     "linear_time": {"steps"},
 }
 SCHEDULE_SLIDERS = ("top_k", "decay", "steps", "threshold")
+# Which knobs a revision rule reads (core/revision.py); the others are greyed out and not passed on.
+RULE_KNOBS: dict[str, set[str]] = {
+    "none": set(), "rcr": set(), "wino": {"verify_threshold"},
+    "remdm": {"remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps"},
+    "joint_threshold": {"edit_threshold", "max_post_edit_steps", "penalty_lambda"},
+}
+RULE_SLIDERS = ("remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps", "verify_threshold",
+                "edit_threshold", "max_post_edit_steps", "penalty_lambda")
+_RULE_COUNTS = ("remask_loop_steps", "max_post_edit_steps")  # integer knobs: a slider's 4.0 is passed on as 4
 # The preset buttons, by group, in the order shown; the page lays out a row per group. A new button
 # is a new entry of `core.config.PRESETS` (the article's table) or `SHIPPED_PRESETS` (a reference
 # implementation's rule) and a `preset_<name>` label in i18n; nothing here changes. A new group is
 # a new entry here (its presets known to `DecodeConfig.preset`).
-PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS), "shipped": tuple(SHIPPED_PRESETS)}
+# The "as shipped" group holds the samplers (SHIPPED_PRESETS) and the revision rules as their code ships
+# them (REVISION_PRESETS: SGLang's JointThreshold and LowConfidence, WINO, ReMDM, RCR).
+PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS),
+                                             "shipped": (*SHIPPED_PRESETS, *REVISION_PRESETS)}
 
 
 def integral(value: Any) -> Any:
@@ -52,7 +67,12 @@ _ALONE: dict[str, Any] = {
     "t_middle": lambda v: DecodeConfig(temperature_stages=(1.0, v, 1.0)),
     "t_late": lambda v: DecodeConfig(temperature_stages=(1.0, 1.0, v)),
     "top_p": lambda v: DecodeConfig(top_p=v),
+    **{name: (lambda name: lambda v: DecodeConfig(**{name: _rule_value(name, v)}))(name) for name in RULE_SLIDERS},
 }
+
+
+def _rule_value(name: str, value: Any) -> Any:
+    return integral(value) if name in _RULE_COUNTS else value
 
 
 def settings_to_config(**s: Any) -> DecodeConfig:
@@ -86,7 +106,21 @@ def settings_to_config(**s: Any) -> DecodeConfig:
             values[name] = s[name]
     if s["stages_on"]:
         values["temperature_stages"] = (s["t_early"], s["t_middle"], s["t_late"])
+    values |= revision_values(s, schedule)
     return DecodeConfig.from_dict(values)
+
+
+def revision_values(s: dict[str, Any], schedule: str) -> dict[str, Any]:
+    """The config fields of the revision rule's widgets: the rule, the knobs it reads (the others
+    keep their defaults, as a schedule's unread sliders do), and the strict comparison of the
+    threshold schedule (read only there)."""
+    rule = s["revise"] or "none"
+    values: dict[str, Any] = {"revise": rule}
+    for name in RULE_KNOBS.get(rule, set()):
+        values[name] = _rule_value(name, s[name])
+    if schedule == "threshold":
+        values["threshold_strict"] = bool(s["threshold_strict"])
+    return values
 
 
 def config_to_settings(cfg: DecodeConfig) -> dict[str, Any]:
@@ -104,7 +138,11 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
         t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
         sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
         early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
-        cache=cfg.cache, cache_drift=cfg.cache_drift,
+        cache=cfg.cache, cache_drift=cfg.cache_drift, revise=cfg.revise, remask_sigma=cfg.remask_sigma,
+        remask_eta=cfg.remask_eta, remask_alpha_on=cfg.remask_alpha_on, remask_loop_steps=cfg.remask_loop_steps,
+        verify_threshold=cfg.verify_threshold, edit_threshold=cfg.edit_threshold,
+        max_post_edit_steps=cfg.max_post_edit_steps, penalty_lambda=cfg.penalty_lambda,
+        threshold_strict=cfg.threshold_strict,
     )
 
 

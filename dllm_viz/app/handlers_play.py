@@ -20,7 +20,16 @@ from typing import Any
 import torch
 
 from dllm_viz.app import figures, render, task_view
-from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, SCHEDULE_SLIDERS, active_preset, knobs_of, preset_knobs
+from dllm_viz.app.adapters import (
+    KNOBS,
+    RULE_KNOBS,
+    RULE_SLIDERS,
+    SCHEDULE_KNOBS,
+    SCHEDULE_SLIDERS,
+    active_preset,
+    knobs_of,
+    preset_knobs,
+)
 from dllm_viz.app.adapters import config_to_settings, settings_to_config
 from dllm_viz.app.i18n import example_label, t
 from dllm_viz.app.lessons import LESSONS
@@ -37,13 +46,14 @@ from dllm_viz.app.outputs import (
     Linked,
     Loaded,
     Reseeded,
+    RuleStates,
     StageStates,
     DecodeStopped,
     TraceFigures,
     keep,
 )
 from dllm_viz.core.analysis import divergence, k_sequence, prompt_text
-from dllm_viz.core.config import DRAWN_SOURCES, DecodeConfig
+from dllm_viz.core.config import DRAWN_SOURCES, REVISION_PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
@@ -101,6 +111,21 @@ def preset_badge(cfg: DecodeConfig, lang: str, *, example: str | None = None) ->
     return render.badge_html(text)
 
 
+def revision_banner(trace: Trace, lang: str) -> list[str]:
+    """What the banner says of a revision rule: the source a preset "as shipped" follows, and what the
+    rule took back and rewrote in this decode (nothing for a decode without either)."""
+    notes = []
+    preset = active_preset(trace.config)
+    if preset in REVISION_PRESETS:
+        shipped = REVISION_PRESETS[preset]
+        notes.append(t("rv_banner_source", lang, p=t(f"preset_{preset}", lang), src=shipped.source))
+    if trace.config.revise != "none":
+        m = trace.metrics
+        notes.append(t("rv_banner_counts", lang, rule=trace.config.revise, r=m["remasked"], e=m["edited"],
+                       s=m["steps"], n=m["nfe"]))
+    return notes
+
+
 class PlayHandlers:
     """The Playground tab's events. `runner_for(model_pick)` is the runner of the picked model,
     `token_text_for(model_pick)` its tokens' text (the live canvas has no trace to read it from yet)."""
@@ -136,7 +161,8 @@ class PlayHandlers:
         if trace is None:
             return keep(DecodeRest)
         task = task_view.task_of(trace)
-        curve = figures.task_curve(task_view.curves(), task.family if task else None, trace.config.threshold, lang=lang)
+        curve = figures.task_curve(task_view.curves(), task.family if task else None, trace.config.threshold, lang=lang,
+                                   rule=trace.config.revise)
         return DecodeRest(order=figures.order_map(trace, lang=lang), steps_fig=figures.steps_plot(trace, lang=lang),
                           task_curve=curve)
 
@@ -197,6 +223,7 @@ class PlayHandlers:
         trace = traces[0]
         if on:
             notes.append(self._banner(trace, traces[1], on, lang))
+        notes += revision_banner(trace, lang)
         if shown is not None:
             notes.append(unchanged_note(shown, trace, lang))
         yield DecodeFirst(trace=trace, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
@@ -278,6 +305,10 @@ class PlayHandlers:
         """The three stage sliders are live only while staged temperature is on (off, moving one
         would re-run a decode that never reads it)."""
         return StageStates(*(bool(stages_on),) * 3)
+    def rule_states(self, *, revise: str) -> RuleStates:
+        """The revision rule's knobs interactive, the others greyed out (`adapters.RULE_KNOBS`)."""
+        used = RULE_KNOBS.get(revise, set())
+        return RuleStates(**{k: k in used for k in RULE_SLIDERS})
 
     def k_steps(self, *, lang: str, **settings: Any) -> KSteps:
         """The k each step will confirm under the current knobs (no decode): shows dead zones of a knob."""

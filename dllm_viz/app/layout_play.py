@@ -15,6 +15,7 @@ from dllm_viz.app import render
 from dllm_viz.app.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
 from dllm_viz.app.handlers_play import PlayHandlers
 from dllm_viz.app.i18n import STRINGS, example_label, t
+from dllm_viz.app.layout_revision import build_revision_box
 from dllm_viz.app.page import Labels, bold, small
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.core.trace import Trace
@@ -143,6 +144,7 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
                 c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
                                           scale=2), "seed")
                 c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
+        c |= build_revision_box(labels, s0)
         with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):
             for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES), ("rng", RNG_MODES)):
                 c[name] = lab(gr.Radio(switch_choices(names, lang), value=s0[name], label=t(name, lang)), name)

@@ -58,6 +58,17 @@ class Knobs:
     top_p: float  # the nucleus filter at drawn positions; 1.0 = off (DecodeConfig.top_p = None)
     cache: str  # the approximate key-value cache: none | prefix | dual
     cache_drift: bool  # record each cached step's drift against the exact forward
+    # confirmations taken back (issue 28): the rule, its knobs (adapters.RULE_KNOBS), the strict threshold
+    revise: str
+    remask_sigma: str
+    remask_eta: float
+    remask_alpha_on: float
+    remask_loop_steps: int
+    verify_threshold: float
+    edit_threshold: float
+    max_post_edit_steps: int
+    penalty_lambda: float
+    threshold_strict: bool
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,20 @@ class TraceFigures:
 
     rest: DecodeRest
     heatmap: Any
+
+
+@dataclass(frozen=True)
+class RuleStates:
+    """Which revision knobs the chosen rule reads (the others are greyed out)."""
+
+    remask_sigma: bool
+    remask_eta: bool
+    remask_alpha_on: bool
+    remask_loop_steps: bool
+    verify_threshold: bool
+    edit_threshold: bool
+    max_post_edit_steps: bool
+    penalty_lambda: bool
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,16 @@ class Page:
     early_stop_threshold: gr.Slider
     cache: gr.Dropdown
     cache_drift: gr.Checkbox
+    revise: gr.Dropdown  # the revision rule (issue 28) and its knobs
+    remask_sigma: gr.Dropdown
+    remask_eta: gr.Slider
+    remask_alpha_on: gr.Slider
+    remask_loop_steps: gr.Slider
+    verify_threshold: gr.Slider
+    edit_threshold: gr.Slider
+    max_post_edit_steps: gr.Slider
+    penalty_lambda: gr.Slider
+    threshold_strict: gr.Checkbox
     top_p: gr.Slider
     confidence: gr.Dropdown
     stages_on: gr.Checkbox

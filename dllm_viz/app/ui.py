@@ -47,6 +47,7 @@ from dllm_viz.app.outputs import (
     ModelPicked,
     Relabelled,
     Reseeded,
+    RuleStates,
     StageStates,
     SweepShown,
     TraceFigures,
@@ -62,8 +63,10 @@ from dllm_viz.core.trace import Trace
 
 # Sliders that re-run the decode when released (or when a value is typed into their number box).
 RELEASE_KNOBS = ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length", "top_p",
-                 "t_early", "t_middle", "t_late", "early_stop_threshold")
-CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache", "cache_drift")
+                 "t_early", "t_middle", "t_late", "early_stop_threshold", "remask_eta", "remask_alpha_on",
+                 "remask_loop_steps", "verify_threshold", "edit_threshold", "max_post_edit_steps", "penalty_lambda")
+CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache", "cache_drift",
+                "revise", "remask_sigma", "threshold_strict")
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
@@ -201,6 +204,7 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> list[An
     wire(p, p.schedule.change, play.knob_states, ins=(p.schedule,), out=KnobStates, as_update="interactive", **QUIET)
     wire(p, p.stages_on.change, play.stage_states, ins=(p.stages_on,), out=StageStates, as_update="interactive",
          **QUIET)
+    wire(p, p.revise.change, play.rule_states, ins=(p.revise,), out=RuleStates, as_update="interactive", **QUIET)
     for name in K_KNOBS:
         wire(p, getattr(p, name).change, play.k_steps, ins=(p.lang, *p.knobs), out=KSteps, trigger_mode="always_last",
              **QUIET)
