@@ -97,3 +97,15 @@ def test_revision_curves_sit_beside_the_threshold_curves_and_mark_the_traces_rul
     markers = [(m.x[0], round(m.y[0], 6)) for m in own.data if m.mode == "markers"]
     assert markers[2:] == [pytest.approx((0.75, 82.5)), pytest.approx((0.75, 82.5))]  # halfway from 0.9 to 0.5
     assert [d for d in own.data if d.name == "exact oracle + WINO"][0].visible is True
+
+
+def test_the_curve_lesson_is_shown_in_both_languages_with_its_revision_paragraph():
+    from dllm_viz.tasks.lesson import load_curve_lessons, load_curves, numbers
+
+    lesson, measured = load_curve_lessons()["why_parallel_breaks"], numbers(load_curves())
+    for lang in ("en", "zh"):
+        md = task_view.curve_lesson_md(lang)
+        assert md.startswith(f"**{lesson['title'][lang]}**")
+        assert lesson["text"][lang] in md and lesson["revision"]["text"][lang] in md
+        assert measured["latin.model.wino10.rate"] in md and measured["shuffle.oracle.all"] in md
+    assert task_view.curve_lesson_md("en") != task_view.curve_lesson_md("zh")

@@ -11,7 +11,7 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app import render
+from dllm_viz.app import render, task_view
 from dllm_viz.app.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
 from dllm_viz.app.handlers_play import PlayHandlers
 from dllm_viz.app.i18n import STRINGS, example_label, t
@@ -175,6 +175,9 @@ def build_views_panel(labels: Labels, shown: dict[str, Any]) -> dict[str, Any]:
     with gr.Column(elem_id="dv-views-task"):  # a task prompt's measured curves (dllm_viz.tasks)
         labels.help_box("help_task_curve")
         c["task_curve"] = gr.Plot(shown.get("task_curve"), show_label=False, elem_id="dv-task-curve")
+        with labels.add(gr.Accordion(t("curve_lesson_box", labels.lang), open=False, elem_id="dv-curve-lesson"),
+                        "curve_lesson_box"):
+            labels.markdown(task_view.curve_lesson_md)
     with gr.Column(elem_id="dv-views-figs"):
         labels.help_box("help_heatmap")
         c["heatmap"] = gr.Plot(shown.get("heatmap"), show_label=False, elem_id="dv-heatmap")

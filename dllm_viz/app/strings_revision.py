@@ -68,6 +68,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "preset_wino": ("WINO as shipped", "WINO 原版规则"),
     "preset_remdm": ("ReMDM as shipped", "ReMDM 原版规则"),
     "preset_rcr": ("RCR as shipped", "RCR 原版规则"),
+    "curve_lesson_box": ("The lesson: why parallel decoding breaks, and what taking back does",
+                         "这一课：为什么并行解码会出错，撤回又能做什么"),
     # ----- lessons ----------------------------------------------------------------------------
     "mt_final_logprob": ("mean raw log-prob of the final tokens (each at its last decision)",
                          "最终文本中各词的平均原始对数概率（取其最后一次决定时）"),

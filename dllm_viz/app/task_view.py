@@ -19,7 +19,7 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.trace import Trace
 from dllm_viz.tasks import Task, Verdict, check, parse
 from dllm_viz.tasks.families import GRID_FAMILIES
-from dllm_viz.tasks.lesson import CURVES_PATH
+from dllm_viz.tasks.lesson import CURVES_PATH, load_curve_lessons
 
 MODEL_NAMES = ("tasks-mdlm",)  # models whose prompts are tasks: the picker fills in their examples
 
@@ -107,3 +107,23 @@ def on_curve(points: list[dict[str, Any]], threshold: float) -> tuple[float, flo
             w = (threshold - lo["value"]) / (hi["value"] - lo["value"])
             return (lo["tpf"] + w * (hi["tpf"] - lo["tpf"]), 100 * (lo["rate"] + w * (hi["rate"] - lo["rate"])))
     return pts[-1]["tpf"], 100 * pts[-1]["rate"]
+
+
+CURVE_LESSON = "why_parallel_breaks"  # the lesson shown under the curve view (assets/lessons.yaml, curve_lessons)
+
+
+def curve_lesson_md(lang: str) -> str:
+    """The lesson "why parallel decoding breaks" in `lang` (issue 32 item 5): its paragraph on the bound
+    and the measured rates, then its paragraph on the revision rules' curves; "" when the file has none."""
+    lesson = _curve_lessons().get(CURVE_LESSON)
+    if lesson is None:
+        return ""
+    parts = [f"**{lesson['title'][lang]}**", lesson["text"][lang]]
+    if "revision" in lesson:
+        parts.append(lesson["revision"]["text"][lang])
+    return "\n\n".join(parts)
+
+
+@functools.lru_cache(maxsize=1)
+def _curve_lessons() -> dict[str, dict[str, Any]]:
+    return load_curve_lessons()

@@ -26,7 +26,9 @@ def numbers(curves: dict[str, Any]) -> dict[str, str]:
     ``{family}.{decoder}.one`` / ``.all``: right answers in percent with one token per step / all in one step;
     ``{family}.tpf_all``: tokens per forward of the one-step decode; ``{family}.bits_all``: the mean
     total correlation of one-step runs (the oracle's, in bits); ``{family}.{decoder}.t90``: tokens per
-    forward at threshold 0.9."""
+    forward at threshold 0.9. The revision curves (``revision``, issue 32 item 5), and the plain threshold
+    beside them, at each threshold v: ``{family}.{decoder}.{rule}{100 v}.rate`` (percent) and ``.tpf``
+    (one decimal), rule ``thr`` for the plain threshold, ``rcr`` / ``remdm`` / ``wino`` for the rules."""
     out: dict[str, str] = {}
     for family, f in curves["families"].items():
         for decoder in ("model", "oracle"):
@@ -36,6 +38,12 @@ def numbers(curves: dict[str, Any]) -> dict[str, str]:
             if "threshold" in f[decoder]:
                 t90 = next(p for p in f[decoder]["threshold"] if p["value"] == 0.9)
                 out[f"{family}.{decoder}.t90"] = f"{t90['tpf']:.1f}"
+            curves = {"thr": f[decoder]["threshold"],
+                      **{k.removeprefix("threshold_"): pts for k, pts in f.get("revision", {}).get(decoder, {}).items()}}
+            for rule, pts in curves.items():
+                for p in pts:
+                    key = f"{family}.{decoder}.{rule}{round(100 * p['value'])}"
+                    out[f"{key}.rate"], out[f"{key}.tpf"] = f"{100 * p['rate']:.0f}%", f"{p['tpf']:.1f}"
         full = {p["value"]: p for p in f["oracle"]["constant_k"]}[ALL]
         out[f"{family}.tpf_all"] = f"{full['tpf']:.1f}"
         out[f"{family}.bits_all"] = f"{full['bound_bits']:.1f}"
@@ -47,12 +55,15 @@ def load_curves(path: Path = CURVES_PATH) -> dict[str, Any]:
 
 
 def load_curve_lessons(path: Path = LESSONS_PATH) -> dict[str, dict[str, Any]]:
-    """The ``curve_lessons`` of the lessons file, by key; ValueError when one lacks a language or a field."""
+    """The ``curve_lessons`` of the lessons file, by key; ValueError when one lacks a language or a field.
+    An entry's optional ``revision`` (text, quotes) is its paragraph on the revision rules' curves."""
     entries = yaml.safe_load(path.read_text(encoding="utf-8")).get("curve_lessons", [])
     out = {}
     for entry in entries:
         for name in ("title", "text"):
             if set(entry.get(name, {})) != set(LANGS):
                 raise ValueError(f"{path.name}: curve lesson {entry.get('key')!r} {name} needs exactly {LANGS}")
+        if "revision" in entry and set(entry["revision"].get("text", {})) != set(LANGS):
+            raise ValueError(f"{path.name}: curve lesson {entry.get('key')!r} revision text needs exactly {LANGS}")
         out[entry["key"]] = entry
     return out
