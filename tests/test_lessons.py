@@ -120,6 +120,10 @@ QUOTED = {
        for key in ("shipped_llada", "shipped_dream", "shipped_fast_dllm")},
     "cache": [("tokens_differ", "{:.1f}"), ("same_step_share", "{:.0%}"), ("a.mean_logprob", "{:.2f}"),
               ("b.mean_logprob", "{:.2f}"), ("a.seconds", "{:.3f}"), ("b.seconds", "{:.3f}"), ("speedup", "{:.2f}")],
+    **{key: [("b.revisions", "{:.1f}"), ("b.draws", "{:.1f}"), ("b.final_logprob", "{:.2f}"), ("a.final_logprob", "{:.2f}"),
+             ("b.mean_logprob", "{:.2f}"), ("b.repeat_3", "{:.2%}"), ("a.repeat_3", "{:.2%}"), ("b.distinct_2", "{:.3f}"),
+             ("a.distinct_2", "{:.3f}")]
+       for key in ("revise_rcr", "revise_remdm")},
 }
 
 
@@ -132,3 +136,24 @@ def test_lesson_prose_quotes_the_measured_numbers_in_both_languages():
             text = LESSONS[key].text("measured", lang).replace("−", "-")
             for field, fmt in quotes:
                 assert fmt.format(_value(measured[key], field)) in text, (key, lang, field)
+
+
+def test_final_logprob_reads_each_position_at_its_last_decision():
+    import math
+
+    from dllm_viz import DecodeConfig
+    from dllm_viz.app.lessons import final_logprob, summarise
+
+    plain = run(["the "], [DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8, seed=2)])[0]
+    assert final_logprob(plain) == pytest.approx(plain.metrics["mean_logprob"], abs=1e-6)
+    cfg = DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8, seed=2, revise="remdm", remask_sigma="rescale",
+                       remask_eta=0.9)
+    tr = run(["the "], [cfg])[0]
+    assert tr.revised
+    last: dict[int, float] = {}
+    for rec in tr.steps:  # a later confirmation of a position replaces its earlier one
+        for pos, lp in zip(rec.selected, rec.logprobs):
+            last[pos] = lp
+    assert final_logprob(tr) == pytest.approx(math.fsum(last.values()) / len(last), abs=1e-6)
+    assert final_logprob(tr) != pytest.approx(tr.metrics["mean_logprob"], abs=1e-6)
+    assert "final_logprob" in summarise([tr], revising=True) and "final_logprob" not in summarise([tr])
