@@ -16,6 +16,7 @@ from dllm_viz.app.adapters import integral, parse_config_json
 from dllm_viz.app.i18n import t
 from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model, measured_table
 from dllm_viz.app.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
+from dllm_viz.app.revision_lessons import study_md
 from dllm_viz.app.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.world_lessons import table as world_table
 from dllm_viz.core.analysis import divergence
@@ -69,7 +70,8 @@ class CompareHandlers:
     def lesson_text(self, key: str | None, lang: str, *, model_pick: str | None = None) -> str:
         """A lesson's title, what to look for, and what was measured, naming the model measured on:
         on the world model its correctness table (the numbers of that model), else the prose and
-        table measured on the Austen model (`assets/lessons.json`), named as such."""
+        table measured on the Austen model (`assets/lessons.json`), named as such; a revision lesson
+        adds the revision study, counted on the world model and its editing oracle, under either."""
         if not key:
             return ""
         lesson = LESSONS[key]
@@ -78,12 +80,12 @@ class CompareHandlers:
             table = world_lesson_table(key, lang)
             if table:
                 parts += [f"**{t('measured', lang, model=self.world_model)}.**", table]
-            return "\n\n".join(parts)
-        numbers = self.measured.get(key)
-        if numbers:
+        elif numbers := self.measured.get(key):
             parts.append(f"**{t('measured', lang, model=self.measured_model)}.** {lesson.text('measured', lang)}")
             parts.append(measured_table(numbers, lang))
-        return "\n\n".join(parts)
+        if lesson.b.get("revise", "none") != "none":  # a revision lesson: the rules counted on the world model
+            parts.append(study_md(lang))
+        return "\n\n".join(p for p in parts if p)
 
     def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
             lang: str, model_pick: str | None = None) -> CompareShown:

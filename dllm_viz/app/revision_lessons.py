@@ -159,28 +159,52 @@ def load_study_text(path: Path = LESSONS_PATH) -> dict[str, Any]:
     return entry
 
 
-def table(data: dict[str, Any], regime: str, header: Sequence[str]) -> str:
+def table(data: dict[str, Any], regime: str, header: Sequence[str], names: dict[str, str] | None = None) -> str:
     """Markdown table of one regime: per rule, the model's and the oracle's NFE, valid runs, broken names,
     wrong sums (95% Wilson), tokens taken back and rewritten per run, and the monotone decoder at the
-    same NFE. `header`: the column titles (the caller's language)."""
+    same NFE. `header`: the column titles, `names`: the rules' and decoders' names (the caller's language;
+    default `LABELS` and the decoders' keys)."""
     decoders = data["decoders"]
+    names = {**LABELS, **{d: d for d in decoders}, **(names or {})}
     lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---|---|---|---:|---|"]
     for rule in RULES:
         for decoder, regimes in decoders.items():
             row = regimes[regime].get(rule, {})
             if "nfe" not in row:
-                lines.append(f"| {LABELS[rule]} | {decoder} | | {row.get('skipped', '')} | | | | |")
+                lines.append(f"| {names[rule]} | {names[decoder]} | | {names.get('skipped', row.get('skipped', ''))} "
+                             "| | | | |")
                 continue
             m = row.get("matched")
             matched = f"{m['nfe']:g}: {format_rate(m['valid_runs'])}" if m else ""
-            lines.append(f"| {LABELS[rule]} | {decoder} | {row['nfe']:g} | {format_rate(row['valid_runs'])} "
+            lines.append(f"| {names[rule]} | {names[decoder]} | {row['nfe']:g} | {format_rate(row['valid_runs'])} "
                          f"| {format_rate(row['broken_entities'])} | {format_rate(row['wrong_sums'])} "
                          f"| {row['remasked']:g} / {row['edited']:g} | {matched} |")
     return "\n".join(lines)
 
 
+HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised", "rt_matched")
 ENGLISH_HEADER = ("rule", "decoder", "NFE", "valid runs", "broken names", "wrong sums", "taken back / rewritten per run",
                   "monotone at the same NFE: NFE, valid runs")
+
+
+def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any] | None = None) -> str:
+    """The study as the Compare tab shows it beside a revision lesson: its prose in `lang` and one table
+    per regime (headers in `lang`); "" when it was not measured."""
+    data = load_revision() if data is None else data
+    text = load_study_text() if text is None else text
+    if not data or not text:
+        return ""
+    from dllm_viz.app.i18n import t
+
+    header = [t(key, lang) for key in HEADER_KEYS]
+    names = {"monotone": t("rt_monotone", lang), "editing": t("rt_editing", lang), "model": t("rt_model", lang),
+             "oracle": t("rt_oracle", lang), "skipped": t("rt_cannot_edit", lang)}
+    parts = [f"### {text['title'][lang]}", text["text"][lang]]
+    for regime in REGIMES:
+        parts += [f"**{t(f'rt_regime_{regime}', lang)}**", table(data, regime, header, names)]
+    parts.append("*" + t("rt_footer", lang, model=data.get("model", "world"), n=len(data["prompts"]) * data["seeds"],
+                         g=data["gen_length"]) + "*")
+    return "\n\n".join(parts)
 
 
 def measure_and_write(*, seeds: int = 16, out: Path = REVISION_PATH, model_path: str = "world") -> dict[str, Any]:
