@@ -88,7 +88,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "rt_regime_k4": ("Four tokens per step (constant k = 4) at T = 1", "每步 4 个词（恒定 k = 4），T = 1"),
     "rt_footer": ("{model} and its exact oracle (the perfect editor), {n} runs each (prompts × seeds), gen_length {g}; "
                   "95% Wilson intervals.",
-                  "{model} 与它的精确 oracle（完美的改写者），各 {n} 次运行（提示词 × 种子），gen_length {g}；95% Wilson 区间。"),
+                  "{model} 与它的精确模型（完美的改写者），各 {n} 次运行（提示词 × 种子），gen_length {g}；95% Wilson 区间。"),
     # ----- lessons ----------------------------------------------------------------------------
     "mt_final_logprob": ("mean raw log-prob of the final tokens (each at its last decision)",
                          "最终文本中各词的平均原始对数概率（取其最后一次决定时）"),
