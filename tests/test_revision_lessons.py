@@ -107,3 +107,16 @@ def test_the_study_says_where_taking_back_does_not_help(shipped):
     # the perfect editor cannot mend a broken name: the names stay broken at four tokens per step
     ed, mono = oracle["k4"]["editing"], oracle["k4"]["monotone"]
     assert ed["edited"] > 0 and ed["broken_entities"]["rate"] >= mono["broken_entities"]["rate"]
+
+
+def test_the_readme_shows_the_measured_study_and_lessons(shipped):
+    from pathlib import Path
+
+    from dllm_viz.app.lessons import load_measured
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert rl.readme_table(shipped[0]) in readme
+    measured = load_measured()
+    for key in ("revise_rcr", "revise_remdm"):
+        assert f"{measured[key]['b']['final_logprob']:.2f}" in readme
+    assert f"against {measured['revise_rcr']['a']['final_logprob']:.2f}" in readme

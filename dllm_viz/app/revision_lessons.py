@@ -207,6 +207,22 @@ def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any]
     return "\n\n".join(parts)
 
 
+def readme_table(data: dict[str, Any], decoder: str = "model") -> str:
+    """The README's table: one row per rule, each regime's NFE and valid runs for `decoder`, and the
+    monotone decoder's at the same NFE."""
+    lines = ["| rule | threshold 0.9: NFE, valid runs | monotone, same NFE | k = 4: NFE, valid runs | monotone, same NFE |",
+             "|---|---|---|---|---|"]
+    for rule in RULES:
+        cells = []
+        for regime in REGIMES:
+            row = data["decoders"][decoder][regime][rule]
+            m = row.get("matched")
+            cells += [f"{row['nfe']:g}: {format_rate(row['valid_runs'])}",
+                      f"{m['nfe']:g}: {format_rate(m['valid_runs'])}" if m else "—"]
+        lines.append(f"| {LABELS[rule]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def measure_and_write(*, seeds: int = 16, out: Path = REVISION_PATH, model_path: str = "world") -> dict[str, Any]:
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
