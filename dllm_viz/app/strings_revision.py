@@ -98,6 +98,16 @@ STRINGS: dict[str, tuple[str, str]] = {
     "rv_rule_remdm": ("ReMDM", "ReMDM"),
     "rv_rule_wino": ("WINO", "WINO"),
     "rv_rule_joint_threshold": ("token editing", "词改写"),
+    # ----- the canvas and the inspector (page.js, revision_view) ------------------------------------
+    "rv_tip_edited": ("rewritten at step {s}: was {old} (p {po}), now p {p}", "第 {s} 步改写：原为 {old}（p {po}），现在 p {p}"),
+    "rv_tip_remasked": ("taken back at step {s}: was {old} ({score})", "第 {s} 步撤回：原为 {old}（{score}）"),
+    "rv_history": ("History of position {p}", "位置 {p} 的经过"),
+    "rv_hist_confirm": ("step {s}: confirmed {tok} (p {p})", "第 {s} 步：确认 {tok}（p {p}）"),
+    "rv_hist_edit": ("step {s}: rewritten {old} → {tok} (p {p}, was {po})", "第 {s} 步：改写 {old} → {tok}（p {p}，原为 {po}）"),
+    "rv_hist_remask": ("step {s}: {old} taken back to [MASK] ({score})", "第 {s} 步：{old} 被撤回为 [MASK]（{score}）"),
+    "rv_hist_later": ("after this step", "在当前步之后"),
+    "legend_edited": ("rewritten (hover: the old token)", "被改写（悬停：原来的词）"),
+    "legend_remasked": ("taken back at this step", "本步被撤回"),
     # ----- figures ----------------------------------------------------------------------------
     "rv_confirmed": ("confirmed", "确认"),
     "rv_remasked": ("taken back", "撤回"),
