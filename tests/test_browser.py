@@ -619,3 +619,39 @@ def test_the_walkthrough_follows_the_page_keeps_its_clicks_and_stays_on_the_play
             assert page.errors == []
         finally:
             browser.close()
+
+
+def test_scrubbing_across_a_take_back_brings_the_mask_back_and_forth(page, tmp_path):
+    """Issue 28 item 5: a trace whose rule took a token back (ReMDM on the world model), uploaded and
+    scrubbed with the arrow keys across that step: the token shows, then the mask returns, then the
+    token again; the canvas is the trace's canvas at each frame."""
+    from dllm_viz import DecodeConfig, decode, load_model
+    from dllm_viz.core.analysis import piece
+
+    wait_played_out(page)
+    tr = decode(load_model("world"), ["Tom Lopez of"], DecodeConfig.preset("remdm", 32, seed=1))[0]
+    pos, f = next((p, g) for g in range(2, len(tr.steps) + 1)
+                  for p, (a, b) in enumerate(zip(tr.canvas_at(g - 2), tr.canvas_at(g - 1))) if a is not None and b is None)
+    path = tmp_path / "remdm.json"
+    path.write_text(tr.to_json(), encoding="utf-8")
+    page.locator("input[type=file]").first.set_input_files(str(path))
+    page.wait_for_function("(n) => document.querySelector('#dv-canvas .dv-scrub').max === String(n)",
+                           arg=len(tr.steps), timeout=TIMEOUT_MS)
+    wait_played_out(page)
+    span = page.locator(f'#dv-canvas [data-pos="{pos}"]')
+    page.locator("#dv-canvas .dv-first").click()
+    page.locator("body").click(position={"x": 5, "y": 5})
+    for _ in range(f - 1):
+        page.keyboard.press("ArrowRight")
+    token = piece(tr, tr.canvas_at(f - 2)[pos])
+    for frame in (f - 1, f, f - 1, f):  # across the take-back, forwards, backwards and forwards
+        assert page.evaluate(FRAME) == frame
+        cls = span.get_attribute("class")
+        if frame == f - 1:
+            assert "dv-tok" in cls and span.inner_text() == token
+        else:
+            assert "dv-mask" in cls and "dv-remasked" in cls and f"taken back at step {f}" in span.get_attribute("title")
+        shown = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')]"
+                              ".map((s) => s.classList.contains('dv-tok') ? s.textContent : null)")
+        assert shown == [None if c is None else piece(tr, c) for c in tr.canvas_at(frame - 1)]
+        page.keyboard.press("ArrowLeft" if frame == f else "ArrowRight")

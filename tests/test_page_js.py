@@ -277,3 +277,110 @@ def test_a_grid_task_is_drawn_as_two_grids_with_its_wrong_cells_marked(show):
     assert given == ["·" if c == "_" else c for c in parse(LATIN).cells]
     assert page.evaluate(SPANS, "dv-bad") == sorted(verdict.cells)  # the answer's grid: one span per position
     assert verdict.rule in inspector(page)
+
+
+# ----- a revised trace: tokens taken back and rewritten (issue 28) ----------------------------------
+WORLD_PROMPT = "Tom Lopez of"
+TEXTS = "() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')].map((s) => s.textContent)"
+
+
+@pytest.fixture(scope="module")
+def revised():
+    """Seeded world-model decodes that take tokens back (RCR, ReMDM) and rewrite them (LLaDA 2.1's editing)."""
+    from dllm_viz import load_model
+
+    world = load_model("world")
+    prompts = {"rcr": WORLD_PROMPT, "remdm": WORLD_PROMPT, "llada21": ""}  # the seeds' prompts that revise
+    out = {name: decode(world, [prompt], DecodeConfig.preset(name, 32, seed=1))[0] for name, prompt in prompts.items()}
+    assert all(tr.revised for tr in out.values())
+    assert out["rcr"].metrics["remasked"] > 0 and out["remdm"].metrics["remasked"] > 0
+    assert out["llada21"].metrics["edited"] > 0
+    return out
+
+
+def _taken_back(tr: Trace) -> list[tuple[int, int]]:
+    """(position, frame) pairs where a token shown at frame f - 1 is a mask again at frame f."""
+    return [(p, f) for f in range(1, len(tr.steps) + 1)
+            for p, (a, b) in enumerate(zip(tr.canvas_at(f - 2), tr.canvas_at(f - 1))) if a is not None and b is None]
+
+
+@pytest.mark.parametrize("rule", ["rcr", "remdm", "llada21"])
+def test_a_revised_canvas_is_the_traces_canvas_at_every_frame_scrubbed_both_ways(show, revised, rule):
+    tr = revised[rule]
+    n, G = len(tr.steps), tr.config.gen_length
+    page = show(render.player_html(tr, frame=0, selected=0))
+    frames = [*range(n + 1), *range(n, -1, -1), *range(0, n + 1, 3)]  # forwards, backwards, and in jumps
+    for f in frames:
+        at(page, f)
+        canvas = tr.canvas_at(f - 1)  # frame f = after record f - 1
+        held = [p for p in range(G) if canvas[p] is not None]
+        assert page.evaluate(SPANS, "dv-tok") == held, f
+        assert page.evaluate(SPANS, "dv-mask") == [p for p in range(G) if canvas[p] is None], f
+        texts = page.evaluate(TEXTS)
+        assert [texts[p] for p in held] == [piece(tr, canvas[p]) for p in held], f
+        # Marks: a token held by a rewrite, a mask taken back at this frame's step.
+        edited = [p for p in held if any(k == "edit" and s < f for s, k, _ in tr.history[p])
+                  and [k for s, k, _ in tr.history[p] if s < f][-1] == "edit"]
+        assert page.evaluate(SPANS, "dv-edited") == edited, f
+        assert page.evaluate(SPANS, "dv-remasked") == sorted(p for p, g in _taken_back(tr) if g == f), f
+    if rule != "llada21":
+        assert _taken_back(tr), "the seed must take a token back for this test to mean something"
+
+
+def test_a_rewritten_token_names_its_old_token_on_hover_and_in_the_inspector(show, revised):
+    tr = revised["llada21"]
+    step, pos = next((rec.step, p) for rec in tr.steps for p in (rec.edited or ()))
+    rec = tr.steps[step]
+    i = rec.edited.index(pos)
+    old, new = piece(tr, rec.edited_from[i]), piece(tr, rec.edited_to[i])
+    page = show(render.player_html(tr, frame=step + 1, selected=pos))
+    title = page.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
+    assert f"rewritten at step {step + 1}" in title and f"was {old!r}" in title and f"now {new!r}" in title
+    text = inspector(page)
+    assert f"Rewritten at step {step + 1}: {old!r} → {new!r}" in text
+    assert f"History of position {pos}, up to step {step + 1}" in text
+    assert f"step {step + 1}: rewritten {old!r} → {new!r}" in text
+    at(page, step, pos)  # one step before: the old token, no rewrite known yet
+    assert page.inner_text(f'#dv-canvas [data-pos="{pos}"]') == old and "rewritten" not in inspector(page)
+    zh = show(render.player_html(tr, lang="zh", frame=step + 1, selected=pos))
+    assert f"第 {step + 1} 步改写" in inspector(zh) and "改写" in zh.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
+
+
+@pytest.mark.parametrize("rule", ["rcr", "remdm"])
+def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, revised, rule):
+    tr = revised[rule]
+    pos, f = _taken_back(tr)[0]
+    page = show(render.player_html(tr, frame=f, selected=pos))
+    history = [e for e in tr.history[pos]]
+    for frame in range(len(tr.steps) + 1):
+        at(page, frame, pos)
+        items = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-history li')].map((e) => e.textContent)")
+        known = [(s, k, tok) for s, k, tok in history if s < frame]
+        assert len(items) == len(known), frame  # what was decided by then, nothing later
+        for item, (s, k, tok) in zip(items, known):
+            assert item.startswith(f"step {s + 1}: "), (frame, item)
+            if k == "remask":
+                assert "taken back to [MASK]" in item
+            else:
+                assert f"confirmed {piece(tr, tok)!r}" in item
+    at(page, f, pos)
+    title = page.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
+    assert f"taken back at step {f}" in title and "Still masked" in inspector(page)
+
+
+def test_the_live_canvas_paints_a_revised_steps_take_backs(show, revised):
+    from dllm_viz.app.live import Live
+
+    tr = revised["remdm"]
+    live = Live(tr.config, prompt=WORLD_PROMPT, token_text=tr.token_text, lang="en")
+    page = show(render.live_html(live.data(), lang="en"))
+    G = tr.config.gen_length
+    for rec in tr.steps:
+        live.add(rec)
+        page.evaluate("(h) => { const el = document.querySelector('#dv-canvas'); el.innerHTML = h; "
+                      "const r = el.querySelector('.dv-canvas'); window.__dv.lib.paintCanvas(r, window.__dv.lib.dvData(r), "
+                      "window.__dv.lib.dvData(r).n, -1); }", render.live_html(live.data(), lang="en"))
+        canvas = tr.canvas_at(rec.step)
+        assert page.evaluate(SPANS, "dv-mask") == [p for p in range(G) if canvas[p] is None], rec.step
+        texts = page.evaluate(TEXTS)
+        assert [texts[p] for p in range(G) if canvas[p] is not None] == [piece(tr, c) for c in canvas if c is not None]

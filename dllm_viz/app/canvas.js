@@ -5,7 +5,8 @@
 // any frame, a decode in progress, and the two Compare sides. The server writes no token markup,
 // so what the page shows at a frame is a function of the data and the cursor alone.
 //
-// Frames: frame f (0 <= f <= n) is the canvas after f steps; records in the data are 0-based, so
+// Frames: frame f (0 <= f <= n) is the canvas after f steps (a revised trace's tokens may be taken
+// back or rewritten on the way: `dvState`); records in the data are 0-based, so
 // record s is "step s+1". A masked position at frame f < n shows record f's argmax (the guess of
 // the next forward pass); a decode in progress shows its latest record's (`ghost`).
 
@@ -60,6 +61,29 @@ function dvSpans(root, d) {
   return spans;
 }
 
+// What position p holds at frame f: null while masked (never decided, or taken back: then `taken`
+// says when and what), else {step, kind "c" confirmed / "e" rewritten, tok, tint, conf, q, old, qOld, why}.
+// A trace without revisions replays from its order; a revised one (render: "ev", issue 28) from the
+// position's last decision before record f (revision_view.canvas_events), so scrubbing either way
+// across a take-back or a rewrite shows the canvas as it stood (Trace.canvas_at).
+function dvState(d, p, f) {
+  if (!d.ev) {
+    const o = d.order[p];
+    return o >= 0 && o < f ? {step: o, kind: "c", tok: d.tok[p], tint: d.tint[p], conf: d.conf[p], q: d.q[p],
+      why: d.why ? d.why[p] : ""} : null;
+  }
+  let e = null;
+  for (const x of d.ev[p]) { if (x[0] < f) e = x; else break; }
+  if (!e) return null;
+  if (e[1] === "r") return {taken: {step: e[0], old: e[6], score: e[5]}};
+  return {step: e[0], kind: e[1], tok: e[2], tint: e[3], conf: e[4], q: e[5], old: e[6], qOld: e[7], why: e[8]};
+}
+
+// A position's decisions before frame f (a revised trace; [] otherwise): the inspector's history.
+function dvEventsBefore(d, p, f) {
+  return d.ev ? d.ev[p].filter((e) => e[0] < f) : [];
+}
+
 // Draw the canvas `root` at frame `f` with position `sel` selected (-1: none). Returns the number
 // of tokens confirmed at that frame's step (outlined).
 function paintCanvas(root, d, f, sel) {
@@ -69,22 +93,28 @@ function paintCanvas(root, d, f, sel) {
   const diff = new Set(d.diff || []);
   let fresh = 0;
   for (let p = 0; p < d.G; p++) {
-    const span = spans[p], o = d.order[p];
+    const span = spans[p], st = dvState(d, p, f);
     let cls, text, bg, title;
-    if (o >= 0 && o < f) {
-      const isNew = o === f - 1, bad = d.bad && d.bad[p];
+    if (st && !st.taken) {
+      const isNew = st.step === f - 1 && st.kind === "c", bad = d.bad && d.bad[p];
       fresh += isNew;
-      cls = "dv-tok" + (isNew ? " dv-new" : "") + (d.end >= 0 && p >= d.end ? " dv-pad" : "") + (bad ? " dv-bad" : "");
-      text = d.pieces[d.tok[p]];
-      bg = d.tint[p];
-      title = dvFill(d.t.tip_confirmed, {p, s: o + 1, c: dvFmt3(d.conf[p]), q: dvFmt3(d.q[p])}) +
+      cls = "dv-tok" + (isNew ? " dv-new" : "") + (st.kind === "e" ? " dv-edited" : "") +
+        (d.end >= 0 && p >= d.end ? " dv-pad" : "") + (bad ? " dv-bad" : "");
+      text = d.pieces[st.tok];
+      bg = st.tint;
+      title = (st.kind === "e"
+        ? dvFill(d.t.rv_tip_edited, {pos: p, s: st.step + 1, old: dvRepr(d.pieces[st.old]), po: dvFmt3(st.qOld),
+          tok: dvRepr(text), p: dvFmt3(st.q)})
+        : dvFill(d.t.tip_confirmed, {p, s: st.step + 1, c: dvFmt3(st.conf), q: dvFmt3(st.q)})) +
         (bad ? "\n✗ " + bad.split(", ").map((r) => d.t["rule_" + r] || r).join(", ") : "");
     } else {
       const g = ghost ? ghost[p] : -1;
-      cls = "dv-mask";
+      cls = "dv-mask" + (st && st.taken.step === f - 1 ? " dv-remasked" : "");
       text = g >= 0 ? d.pieces[g] : "▢";
       bg = "";
-      title = dvFill(d.t.tip_masked, {p, g: dvRepr(text), c: dvFmt3(ghostConf ? ghostConf[p] : null)});
+      title = dvFill(d.t.tip_masked, {p, g: dvRepr(text), c: dvFmt3(ghostConf ? ghostConf[p] : null)}) +
+        (st ? "\n" + dvFill(d.t.rv_tip_remasked, {s: st.taken.step + 1, old: dvRepr(d.pieces[st.taken.old]),
+          score: d.rvScore + " " + dvFmt3(st.taken.score)}) : "");
     }
     if (diff.has(p)) cls += " dv-diff";
     if (p === sel) cls += " dv-sel";
@@ -128,7 +158,7 @@ function liveStatus(d) {
 function keepInView(root, d, f, sel) {
   const box = root.querySelector(".dv-text"), spans = root.__dvSpans;
   if (!box || !spans || box.scrollHeight <= box.clientHeight + 1) return;
-  const news = spans.filter((_, p) => d.order[p] === f - 1);
+  const news = spans.filter((_, p) => (d.ev ? d.ev[p].some((e) => e[0] === f - 1) : d.order[p] === f - 1));
   const want = news.length ? news : (spans[sel] ? [spans[sel]] : []);
   const b = box.getBoundingClientRect();
   const seen = (s) => { const r = s.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom; };

@@ -4,7 +4,8 @@
 //
 // What it may say follows the frame: a position confirmed by then shows the step that confirmed
 // it, its rank there and the token drawn; a position still masked shows the next forward pass's
-// prediction (record `frame`) and only that it is confirmed later.
+// prediction (record `frame`) and only that it is confirmed later. A revised trace's position also
+// lists its decisions up to the frame (taken back, rewritten), token by token.
 
 // p_i^(1/T) renormalised over the stored candidates (core.analysis.tempered_from_top); T = 0 puts
 // all the mass on the first. Exact for shares among the candidates: no other token is needed.
@@ -30,17 +31,20 @@ const dvPct = (x) => Math.round(100 * x) + "%";
 function inspectAt(d, pos, frame, T) {
   const f = Math.max(0, Math.min(d.n, frame)), t = d.t;
   if (!d.n || pos < 0 || pos >= d.G) return null;
-  const o = d.order[pos], confirmed = o >= 0 && o < f;
-  const s = confirmed ? o : Math.min(f, d.n - 1);
+  const st = dvState(d, pos, f), confirmed = !!st && !st.taken;
+  const s = confirmed ? st.step : Math.min(f, d.n - 1);
   const rank = d.rank[s], m = Math.max(0, ...rank), b = d.block[s];
   const lines = [];
-  if (confirmed) {
+  if (confirmed && st.kind === "e") {  // rewritten by the token-editing rule (issue 28)
+    lines.push(dvMarkup(t.insp_edited, {s: s + 1, old: dvRepr(d.pieces[st.old]), tok: dvRepr(d.pieces[st.tok]),
+      p: dvFmt3(st.q), po: dvFmt3(st.qOld)}));
+  } else if (confirmed) {
     if (s < f - 1) lines.push(dvMarkup(t.insp_before, {s: s + 1}));
-    const why = d.why[pos] === "above" ? dvFill(t.insp_threshold_above, {t: d.threshold})
-      : d.why[pos] === "floor" ? t.insp_floor : "";
+    const why = st.why === "above" ? dvFill(t.insp_threshold_above, {t: d.threshold})
+      : st.why === "floor" ? t.insp_floor : "";
     const g = d.guess[s][pos];
     lines.push(dvMarkup(t.insp_confirmed, {s: s + 1, r: rank[pos], m, b, measure: d.measure, c: dvFmt3(d.gconf[s][pos]),
-      k: d.k[s], why, tok: dvRepr(d.pieces[d.tok[pos]]), q: dvFmt3(d.q[pos]), g: g >= 0 ? dvRepr(d.pieces[g]) : "–"}));
+      k: d.k[s], why, tok: dvRepr(d.pieces[st.tok]), q: dvFmt3(st.q), g: g >= 0 ? dvRepr(d.pieces[g]) : "–"}));
   } else {
     const pb = Math.floor(pos / d.bs);
     lines.push(pb !== b ? dvMarkup(t.insp_other_block, {p: pos, pb, s: s + 1, b})
@@ -49,7 +53,7 @@ function inspectAt(d, pos, frame, T) {
   const cands = (d.cand[s] && d.cand[s][pos]) || [], raw = (d.cprob[s] && d.cprob[s][pos]) || [];
   const floor = d.bars[2];
   return {
-    position: pos, step: s, frame: f, confirmed, temperature: T, lines,
+    position: pos, step: s, frame: f, confirmed, temperature: T, lines, history: historyLines(d, pos, f),
     candidates: cands.map((i) => d.pieces[i]), raw,
     rawShare: temperedShares(raw, 1, floor), tempered: temperedShares(raw, T, floor),
     rules: (d.rules[pos] || []).map(([rule, message, text]) =>
@@ -58,6 +62,16 @@ function inspectAt(d, pos, frame, T) {
       (d.src === "raw" ? t.insp_note_raw : d.src === "sampled_raw" ? t.insp_note_sampled_raw
         : dvFill(t.insp_note_polluted, {src: d.src})) : t.insp_no_candidates,
   };
+}
+
+// A revised trace's position, decision by decision up to frame f (none later: the inspector never
+// tells the future), each a line of HTML; [] for a trace whose confirmations are all final.
+function historyLines(d, pos, f) {
+  const t = d.t, tok = (i) => dvRepr(d.pieces[i]);
+  return dvEventsBefore(d, pos, f).map(([step, kind, token, , , p, old, pOld]) =>
+    kind === "c" ? dvMarkup(t.rv_hist_confirm, {s: step + 1, tok: tok(token), p: dvFmt3(p)})
+      : kind === "e" ? dvMarkup(t.rv_hist_edit, {s: step + 1, old: tok(old), tok: tok(token), p: dvFmt3(p), po: dvFmt3(pOld)})
+        : dvMarkup(t.rv_hist_remask, {s: step + 1, old: tok(old), score: d.rvScore + " " + dvFmt3(p)}));
 }
 
 // The inspector's HTML: raw shares (cool) above tempered ones (warm) per stored candidate, then
@@ -77,8 +91,10 @@ function inspectorHtml(d, insp) {
     `<span class="dv-insp-tkey">${dvEscape(dvFill(t.tempered, {t: insp.temperature}))}</span></div>`;
   const title = dvEscape(dvFill(t.insp_title, {p: insp.position, s: insp.step + 1}));
   const rules = insp.rules.length ? `<ul class="dv-insp-rules">${insp.rules.map((r) => `<li>${r}</li>`).join("")}</ul>` : "";
+  const history = insp.history.length ? `<p><b>${dvEscape(dvFill(t.rv_history, {p: insp.position, s: insp.frame}))}</b></p>` +
+    `<ol class="dv-insp-history">${insp.history.map((h) => `<li>${h}</li>`).join("")}</ol>` : "";
   return `<div class="dv-insp" data-position="${insp.position}" data-step="${insp.step}"><h4>${title}</h4>${rows}${key}</div>` +
-    `<div class="dv-insp-text">${insp.lines.map((l) => `<p>${l}</p>`).join("")}${rules}` +
+    `<div class="dv-insp-text">${insp.lines.map((l) => `<p>${l}</p>`).join("")}${history}${rules}` +
     `<p><small>${dvEscape(insp.note)}</small></p></div>`;
 }
 

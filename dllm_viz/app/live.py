@@ -117,7 +117,13 @@ class Live:
         return self.pieces.setdefault(self.vocab.piece(token_id), len(self.pieces))
 
     def add(self, rec: StepRecord) -> None:
-        """One more step of the request."""
+        """One more step of the request: what it confirmed, and what a revision rule took back to
+        [MASK] or rewrote (issue 28; a step does one of these at most to a position)."""
+        for pos in rec.remasked or ():
+            self.order[pos], self.tok[pos], self.tint[pos], self.conf[pos], self.q[pos] = -1, -1, "", None, None
+        for pos, new, p_new in zip(rec.edited or (), rec.edited_to or (), rec.edit_probs or ()):
+            self.order[pos], self.tok[pos] = rec.step, self._ix(new)
+            self.tint[pos], self.conf[pos], self.q[pos] = tint(p_new), _r3(p_new), round(p_new, 3)
         for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
             self.order[pos], self.tok[pos] = rec.step, self._ix(tok)
             self.tint[pos], self.conf[pos], self.q[pos] = tint(rec.confidence[pos]), _r3(rec.confidence[pos]), round(math.exp(lp), 3)

@@ -12,7 +12,7 @@
 const dv = window.__dv || (window.__dv = {frame: 0, pos: 0, hover: -1, playing: false, timer: null, speed: 1,
                                           data: null, root: null, down: null, autoplayed: false});
 dv.element = element;
-dv.lib = {paintCanvas, paintStatic, inspectAt, inspectorHtml, temperedShares, dvData, seek, select};  // tests, other scripts
+dv.lib = {paintCanvas, paintStatic, inspectAt, inspectorHtml, temperedShares, dvData, dvState, seek, select};  // tests, other scripts
 
 // ----- the cursor and every view that follows it --------------------------------------------------
 function render() {

@@ -129,6 +129,12 @@ PAGE_CSS = f"""
   cursor: pointer; }}
 .dv-diff {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
 .dv-bad {{ box-shadow: inset 0 -3px 0 {PALETTE['diverge']}; }}
+/* a revised trace (issue 28): a rewritten token, a token taken back at the shown step (the heatmap's marks) */
+.dv-edited {{ text-decoration: underline double {PALETTE['edit']}; }}
+.dv-edited::before {{ content: "◇"; color: {PALETTE['edit']}; font-size: 0.7em; font-style: normal; }}
+.dv-remasked {{ border-color: {PALETTE['remask']}; border-style: solid; }}
+.dv-remasked::before {{ content: "×"; color: {PALETTE['remask']}; font-style: normal; }}
+.dv-insp-history {{ margin: 4px 0 0 1.2em; padding: 0; font-size: 13px; }}
 /* a 4x4 task grid (Latin square, sudoku): the puzzle's cells, then the answer's; a gap between 2x2 boxes */
 .dv-grid {{ display: inline-grid; grid-template-columns: repeat(4, 2.2em); gap: 3px; margin: 0 10px;
   vertical-align: middle; white-space: normal; text-align: center; line-height: 1.9; }}

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app import cache_view, task_view, world_view
+from dllm_viz.app import cache_view, revision_view, task_view, world_view
 from dllm_viz.app.i18n import t
 from dllm_viz.app.links import link_fields
 from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, confidence_position, scale_tint, tint
@@ -83,6 +83,8 @@ def _checker_lines(trace: Trace) -> list[list[list[str]]]:
 
 def _canvas(trace: Trace, lang: str, diff: Sequence[int], pieces: dict[str, int]) -> dict[str, Any]:
     done = confirmations(trace)
+    # A revised trace (issue 28): each position's decisions ("ev"), which the page replays instead of the order.
+    revised = revision_view.canvas_events(trace, functools.partial(_index, pieces), lang) or {}
     cells = task_view.grid_cells(trace)  # a Latin square or sudoku: drawn as two 4x4 grids
     return {
         "n": frame_count(trace), "G": trace.config.gen_length, "prompt": prompt_text(trace),
@@ -97,8 +99,8 @@ def _canvas(trace: Trace, lang: str, diff: Sequence[int], pieces: dict[str, int]
         # A grid task: the puzzle's 16 cells ("_" empty), shown beside the answer's grid; else null.
         "grid": list(cells) if cells is not None else None,
         "diff": sorted(diff),
-        "t": _strings(CANVAS_STRINGS, lang),
-    }
+        "t": _strings((*CANVAS_STRINGS, *(revision_view.STRINGS if revised else ())), lang),
+    } | revised
 
 
 def canvas_data(trace: Trace, *, lang: str, diff: Sequence[int] = ()) -> dict[str, Any]:
@@ -135,7 +137,7 @@ def _why(trace: Trace) -> list[str]:
     cfg = trace.config
     if cfg.schedule != "threshold":
         return [""] * cfg.gen_length
-    return ["" if c is None else ("above" if c.confidence >= cfg.threshold else "floor") for c in confirmations(trace)]
+    return ["" if c is None else revision_view.threshold_reason(cfg, c.confidence) for c in confirmations(trace)]
 
 
 def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
@@ -159,7 +161,7 @@ def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
         "rules": _checker_lines(trace),
         "link": link_fields(trace),  # what page.js writes into a link that reopens this view
         "bars": [BAR_SCALE, MIN_BAR, P_FLOOR],
-        "t": _strings(PLAYER_STRINGS, lang),
+        "t": _strings((*PLAYER_STRINGS, *(revision_view.STRINGS if "ev" in data else ())), lang),
     }
     return data | {"pieces": list(pieces)}
 
@@ -200,12 +202,14 @@ def player_html(trace: Trace, *, lang: str = "en", frame: int | None = None, sel
                       ensure_ascii=False)
     tour_ui = json.dumps({k: t(k, lang) for k in ("tour_next", "tour_skip", "tour_done")}, ensure_ascii=False)
     sel = f' data-selected="{int(selected)}"' if selected is not None else ""
+    key = legend_html(lang, end_padding=trace.text_end is not None, checker=world_view.is_checked(trace),
+                      revised=trace.revised)
     return (
         f'<div class="dv-canvas dv-player" data-frame="{f}"{sel} data-frame-ms="{FRAME_MS}" '
         f'data-autoplay="{int(autoplay)}" data-trace="{data}" '
         f'data-tour="{html.escape(tour)}" data-tour-ui="{html.escape(tour_ui)}">'
         f'{_controls(n, f, lang)}<div class="dv-status"></div><div class="dv-text"></div>'
-        f"{legend_html(lang, end_padding=trace.text_end is not None, checker=world_view.is_checked(trace))}</div>"
+        f"{key}</div>"
     )
 
 
@@ -215,11 +219,14 @@ def _sample(cls: str, key: str, lang: str) -> str:
             f'&nbsp;</span> {html.escape(t(key, lang))}</span>')
 
 
-def legend_html(lang: str = "en", *, end_padding: bool = False, checker: bool = False) -> str:
+def legend_html(lang: str = "en", *, end_padding: bool = False, checker: bool = False, revised: bool = False) -> str:
     """The key to the canvas tints; `end_padding` adds the entry for the dimmed tail after end-of-text,
-    `checker` the world checker's underline."""
+    `checker` the world checker's underline, `revised` the marks of a token rewritten or taken back."""
     pad = _sample("dv-tok dv-pad", "legend_pad", lang) if end_padding else ""
     pad += _sample("dv-tok dv-bad", "legend_bad", lang) if checker else ""
+    if revised:
+        pad += _sample("dv-tok dv-edited", "legend_edited", lang)
+        pad += _sample("dv-mask dv-remasked", "legend_remasked", lang)
     stops = ", ".join(f"{scale_tint(x)} {round(100 * x)}%" for x, _ in CONFIDENCE_SCALE)
     ticks = "".join(
         f'<i style="left:{100 * confidence_position(c):.1f}%">{c:g}</i>' for c in CONFIDENCE_TICKS

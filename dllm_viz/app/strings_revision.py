@@ -99,13 +99,17 @@ STRINGS: dict[str, tuple[str, str]] = {
     "rv_rule_wino": ("WINO", "WINO"),
     "rv_rule_joint_threshold": ("token editing", "词改写"),
     # ----- the canvas and the inspector (page.js, revision_view) ------------------------------------
-    "rv_tip_edited": ("rewritten at step {s}: was {old} (p {po}), now p {p}", "第 {s} 步改写：原为 {old}（p {po}），现在 p {p}"),
+    "rv_tip_edited": ("position {pos} · rewritten at step {s}\nwas {old} (raw p {po})\nnow {tok} (raw p {p})",
+                      "位置 {pos} · 第 {s} 步改写\n原为 {old}（原始 p {po}）\n现为 {tok}（原始 p {p}）"),
     "rv_tip_remasked": ("taken back at step {s}: was {old} ({score})", "第 {s} 步撤回：原为 {old}（{score}）"),
-    "rv_history": ("History of position {p}", "位置 {p} 的经过"),
-    "rv_hist_confirm": ("step {s}: confirmed {tok} (p {p})", "第 {s} 步：确认 {tok}（p {p}）"),
-    "rv_hist_edit": ("step {s}: rewritten {old} → {tok} (p {p}, was {po})", "第 {s} 步：改写 {old} → {tok}（p {p}，原为 {po}）"),
+    "rv_history": ("History of position {p}, up to step {s}", "位置 {p} 到第 {s} 步为止的经过"),
+    "rv_hist_confirm": ("step {s}: confirmed **{tok}** (raw p {p})", "第 {s} 步：确认 **{tok}**（原始 p {p}）"),
+    "rv_hist_edit": ("step {s}: rewritten {old} → **{tok}** (raw p {p}, the old token's {po})",
+                     "第 {s} 步：改写 {old} → **{tok}**（原始 p {p}，原来的词 {po}）"),
     "rv_hist_remask": ("step {s}: {old} taken back to [MASK] ({score})", "第 {s} 步：{old} 被撤回为 [MASK]（{score}）"),
-    "rv_hist_later": ("after this step", "在当前步之后"),
+    "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
+                    "The candidates below are that step's.",
+                    "**第 {s} 步改写**：{old} → **{tok}**（原始 p = {p}；原来的词在那一步的原始 p = {po}）。下面是那一步的候选。"),
     "legend_edited": ("rewritten (hover: the old token)", "被改写（悬停：原来的词）"),
     "legend_remasked": ("taken back at this step", "本步被撤回"),
     # ----- figures ----------------------------------------------------------------------------

@@ -49,7 +49,7 @@ function drawOrder(d) {
   const cell = (cls, p) => box(cls, h, a.left + (p % w) * cw, a.top + Math.floor(p / w) * rh,
                                 a.left + (p % w + 1) * cw, a.top + (Math.floor(p / w) + 1) * rh);
   let html = "";
-  for (let p = 0; p < d.G; p++) if (d.order[p] < 0 || d.order[p] >= dv.frame) html += cell("dv-ol-future", p);
+  for (let p = 0; p < d.G; p++) { const st = dvState(d, p, dv.frame); if (!st || st.taken) html += cell("dv-ol-future", p); }
   html += cell("dv-ol-cursor", dv.pos);
   if (dv.hover >= 0) html += cell("dv-ol-hover", dv.hover);
   ol.innerHTML = html;
@@ -98,7 +98,8 @@ function cellAt(x, y) {
   if (inside(a)) {
     const rows = Math.ceil(d.G / d.width);
     const pos = Math.floor((y - a.top) / a.height * rows) * d.width + Math.floor((x - a.left) / a.width * d.width);
-    return pos < d.G ? [d.order[pos] + 1, pos] : null;
+    if (pos >= d.G) return null;  // to the step that last decided it (a revised trace: its last decision)
+    return [d.ev && d.ev[pos].length ? d.ev[pos][d.ev[pos].length - 1][0] + 1 : d.order[pos] + 1, pos];
   }
   gd = graph("dv-steps");
   for (const sub of ["xy", "x2y3"]) {
