@@ -143,7 +143,11 @@ def test_every_preset_after_every_other_one_gives_its_own_whole_state(built):
     # and a "custom settings" badge. A preset now sets every knob; its badge names it; no banner.
     demo, runner = built
     page = demo.page
-    names = [name for group in PRESET_GROUPS.values() for name in group]
+    # LLaDA 2.1's editing needs a model that can edit (the tiny one cannot: a named error,
+    # test_handlers_play); every other preset, the revision rules' included, runs here.
+    names = [name for group in PRESET_GROUPS.values() for name in group
+             if DecodeConfig.preset(name, 64).revise != "joint_threshold"]
+    assert len(names) == sum(map(len, PRESET_GROUPS.values())) - 1
     for first in names:
         values = start_values(demo)
         values[page.gen_length._id], values[page.seed._id] = 64, 5

@@ -60,6 +60,9 @@ from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
 
 # Teaching switches: config field -> its correct value.
 SWITCHES = {"confidence_from": "raw", "sample_scope": "selected", "rng": "per_request"}
+# Values that are no teaching switch: raw's measure computed with SGLang's float ops (its LowConfidence
+# and JointThreshold presets ship it), so no "correct" twin is decoded beside them.
+NOT_SWITCHES = {("confidence_from", "softmax")}
 # The Compare lesson that shows a switch's wrong value against the correct one.
 SWITCH_LESSONS = {("confidence_from", "tempered"): "polluted", ("confidence_from", "filtered"): "polluted",
                   ("confidence_from", "sampled"): "lock_in", ("confidence_from", "sampled_raw"): "shipped_llada",
@@ -196,7 +199,8 @@ class PlayHandlers:
             notes.append(t("banner_fixed", lang, src=settings["confidence_from"]))
         cfg = settings_to_config(**settings)
         correct = cfg.replace(**SWITCHES)
-        on = [name for name, ok in SWITCHES.items() if getattr(cfg, name) != ok]
+        on = [name for name, ok in SWITCHES.items()
+              if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES]
         run = self.runner_for(model_pick)
         live = Live(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick), lang=lang)
         shown_at, fresh, traces = 0.0, False, None
