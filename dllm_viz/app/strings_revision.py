@@ -63,7 +63,7 @@ STRINGS: dict[str, tuple[str, str]] = {
                          "({n} forward passes; a verify pass counts).",
                          "修订规则 `{rule}`：{r} 个词被撤回为 [MASK]，{e} 个被改写，共 {s} 步（{n} 次前向，验证前向也计入）。"),
     # ----- the presets as shipped -----------------------------------------------------------------
-    "preset_llada21": ("LLaDA 2.1 (SGLang) as shipped", "LLaDA 2.1（SGLang）原版规则"),
+    "preset_llada21": ("LLaDA 2.1 as shipped", "LLaDA 2.1 原版规则"),
     "preset_sglang_low_confidence": ("SGLang LowConfidence", "SGLang LowConfidence"),
     "preset_wino": ("WINO as shipped", "WINO 原版规则"),
     "preset_remdm": ("ReMDM as shipped", "ReMDM 原版规则"),
