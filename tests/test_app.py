@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -52,6 +54,7 @@ def test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing(tmp_pat
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 text=True, preexec_fn=low_descriptor_limit)
     crowd: list[socket.socket] = []
+    started = time.monotonic()
     try:
         wait_for_client(proc, url)
         for _ in range(400):
@@ -65,7 +68,8 @@ def test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing(tmp_pat
             s.close()
         proc.terminate()
         proc.wait(timeout=30)
+    seconds = time.monotonic() - started
     lines = log.read_text(errors="replace").splitlines()
     flood = [line for line in lines if "accept" in line or "Too many open files" in line]
-    assert len(flood) <= 5, flood[:10]
+    assert len(flood) <= math.ceil(seconds) + 1, (seconds, flood[:10])  # one line a second at most, whatever the load
     assert len(lines) < 200, lines[-20:]

@@ -49,9 +49,9 @@ def test_the_connection_log_carries_one_line_a_second():
     logger.addFilter(limit)
     try:
         err = OSError(24, "Too many open files")
-        for i in range(1000):  # a thousand failed accepts within half a second
+        for i in range(1000):  # a thousand failed accepts within half a second, worded as asyncio does (two lines)
             now[0] = 100.0 + i / 2000
-            logger.error("socket.accept() out of system resource", exc_info=(OSError, err, None))
+            logger.error("socket.accept() out of system resource\nsocket: %s", "<fd=7>", exc_info=(OSError, err, None))
         logger.warning("an unrelated line")
         now[0] = 101.2
         logger.error("socket.accept() out of system resource", exc_info=(OSError, err, None))
@@ -59,7 +59,8 @@ def test_the_connection_log_carries_one_line_a_second():
     finally:
         logger.removeHandler(handler)
     lines = [r.getMessage() for r in seen]
-    assert lines == ["socket.accept() out of system resource ([Errno 24] Too many open files)", "an unrelated line",
+    assert lines == ["socket.accept() out of system resource socket: <fd=7> ([Errno 24] Too many open files)",
+                     "an unrelated line",
                      "socket.accept() out of system resource ([Errno 24] Too many open files) "
                      "[and 999 more like it, held back]"]
     assert all(r.exc_info is None for r in seen)  # one line each: no traceback

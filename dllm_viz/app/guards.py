@@ -269,7 +269,8 @@ class RateLimit(logging.Filter):
                 return False
             held, self.held, self.last = self.held, 0, now
         cause = f" ({record.exc_info[1]})" if record.exc_info and record.exc_info[1] is not None else ""
-        record.msg = f"{record.getMessage()}{cause}" + (f" [and {held} more like it, held back]" if held else "")
+        text = " ".join(f"{record.getMessage()}{cause}".split())  # asyncio's message spans two lines: fold it
+        record.msg = text + (f" [and {held} more like it, held back]" if held else "")
         record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
         return True
 
