@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -219,11 +220,18 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
                                                                                    gen_length=24))
     assert "dv-live" in next(mine).canvas
     assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="other").banner  # not this decode's
-    assert pg.play._stops.get("s1") is not None and not pg.play._stops["s1"].is_set()
-    pg.play.stopped(trace=shown.trace, lang="en", session="s1")
-    gate.set()
-    assert all(view.canvas is KEEP for view in mine)  # the stream ends: no live view, no finished view
-    assert "s1" not in pg.play._stops
+    assert pg.play._stops.get("s1") is not None and not pg.play._stops["s1"][0].is_set()
+    later: list = []  # (when, view) of each view the stream gives after its first
+    reader = threading.Thread(target=lambda: later.extend((time.monotonic(), view) for view in mine))
+    reader.start()  # Gradio reads the stream in its own thread
+    threading.Timer(0.3, gate.set).start()  # the step in progress ends after Stop came
+    out = pg.play.stopped(trace=shown.trace, lang="en", session="s1")
+    returned = time.monotonic()
+    reader.join(timeout=60)
+    # Stop returns once the stream has ended: nothing of the stopped decode follows its view.
+    assert "Stopped" in out.banner and "s1" not in pg.play._stops
+    assert [when for when, _ in later if when > returned] == []
+    assert all(view.canvas is KEEP for _, view in later)  # no live view, no finished view
 
 
 def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg, runner, tmp_path):

@@ -73,6 +73,9 @@ EXPORTS_KEPT = 64  # trace files kept in the export directory
 # render and the browser a paint, and the decode shares their CPU (a step of a gen-64 decode of the
 # embedded model takes ~30 ms on 2 cores).
 LIVE_SECONDS = 0.1
+# How long Stop waits for the decode it stopped to end its stream (it does within LIVE_SECONDS of
+# the signal, plus one step of the model for its worker), so nothing of that decode follows Stop's view.
+STOP_WAIT_SECONDS = 10.0
 
 
 def switch_lesson(cfg: DecodeConfig, on: list[str]) -> str:
@@ -140,7 +143,8 @@ class PlayHandlers:
         self.runner_for = runner_for
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
-        self._stops: dict[str, threading.Event] = {}  # session -> the Stop signal of its decode in progress
+        # session -> (the Stop signal, set when its stream has ended) of its decode in progress
+        self._stops: dict[str, tuple[threading.Event, threading.Event]] = {}
         self._lock = threading.Lock()
         self.examples = dict(examples)
         self.export_dir = export_dir
@@ -254,25 +258,37 @@ class PlayHandlers:
 
     @contextlib.contextmanager
     def _stop_for(self, session: str | None) -> Iterator[threading.Event]:
-        """The Stop signal of the decode `session` runs now (its earlier one is replaced)."""
-        stop = threading.Event()
+        """The Stop signal of the decode `session` runs now (its earlier one is replaced); the
+        stream's end is signalled when the block is left, whichever way."""
+        stop, ended = threading.Event(), threading.Event()
         with self._lock:
             if session is not None:
-                self._stops[session] = stop
+                self._stops[session] = (stop, ended)
         try:
             yield stop
         finally:
+            ended.set()
             with self._lock:
-                if session is not None and self._stops.get(session) is stop:
+                if session is not None and self._stops.get(session, (None,))[0] is stop:
                     del self._stops[session]
 
     def stopped(self, *, trace: Trace | None, lang: str, session: str | None = None) -> DecodeStopped:
-        """The visitor stopped a decode: it ends at its next step (nothing more of it is shown), and
-        the trace on show comes back, with its settings."""
+        """The visitor stopped a decode: it ends at its next step, and the trace on show comes back,
+        with its settings.
+
+        The decode's stream is ended here, by its own signal, not by Gradio's `cancels`: Gradio
+        cancelled a stream by cancelling its task and closing its generator from the server's event
+        loop, which then waited for the step in progress (every session's events waited with it),
+        and the page then drew its "Error" status over the views Stop had just restored. Stop
+        returns once the stream has ended (it sees the signal within LIVE_SECONDS), so a live view
+        the stream was sending when Stop came cannot arrive after Stop's view and stay on show.
+        """
         with self._lock:
-            stop = self._stops.get(session) if session is not None else None
-        if stop is not None:
+            signals = self._stops.get(session) if session is not None else None
+        if signals is not None:
+            stop, ended = signals
             stop.set()
+            ended.wait(timeout=STOP_WAIT_SECONDS)
         if trace is None:
             return keep(DecodeStopped)
         return DecodeStopped(knobs=knobs_of(trace.config), banner=t("banner_stopped", lang),

@@ -130,15 +130,14 @@ def build_demo(
                 build_about_tab(labels)
 
         page = Page(**c, tabs=tabs, labels=labels.items)
-        decodes = wire_play(page, pg, concurrency_limit)
+        wire_play(page, pg, concurrency_limit)
         wire_compare(page, pg, concurrency_limit)
         wire_sweep(page, pg, concurrency_limit)
-        decodes += wire_page(page, pg, concurrency_limit)
+        wire_page(page, pg, concurrency_limit)
         # A link opened (`links`): its settings, its trace decoded at its step and position.
-        decodes.append(after_decode(page, pg, wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked,
-                                                   request=("query", "session"),
-                                                   **_decode_kw(page, concurrency_limit))))
-        wire_stop(page, pg, decodes)
+        after_decode(page, pg, wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked,
+                                    request=("query", "session"), **_decode_kw(page, concurrency_limit)))
+        wire_stop(page, pg)
         gr.api(user_errors(pg.generate), api_name="generate", concurrency_limit=concurrency_limit, concurrency_id="decode")
     demo.page = page  # for tests and for other front ends that add to the page
     return demo
@@ -158,7 +157,7 @@ def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
 
 def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
     """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
-    Returns the decode event (the Stop button cancels it)."""
+    Returns the decode event."""
     ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, *p.knobs),
               out=DecodeFirst, request=("session",), **_decode_kw(p, concurrency_limit))
     return after_decode(p, pg, ev)
@@ -174,14 +173,13 @@ def after_decode(p: Page, pg: Playground, ev: Any) -> Any:
     return ev
 
 
-def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> list[Any]:
+def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """The Playground tab: every decode trigger, presets, the k line, traces in and out. (The cursor
     and everything that follows it live in the page: page.js.)"""
     play = pg.play
-    events: list[Any] = []
 
     def decode(trigger: Callable[..., Any]) -> None:
-        events.append(decode_on(p, pg, trigger, concurrency_limit))
+        decode_on(p, pg, trigger, concurrency_limit)
 
     decode(p.run.click)
     decode(p.prompt.submit)
@@ -216,14 +214,14 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> list[An
         drawn = wire(p, loaded.success, play.trace_figures, ins=(p.trace, p.lang), out=TraceFigures,
                      **QUIET)  # the canvas first, then the figures
         wire(p, drawn.then, play.export, ins=(p.trace,), out=Exported, **QUIET)
-    return events
 
 
-def wire_stop(p: Page, pg: Playground, decodes: list[Any]) -> None:
-    """Stop (drawn in the live canvas, which clicks this hidden button): the decode in progress is
-    cancelled (its next step raises in the runner: `live.stream`) and the trace on show comes back."""
+def wire_stop(p: Page, pg: Playground) -> None:
+    """Stop (drawn in the live canvas, which clicks this hidden button): the session's decode in
+    progress ends its stream (its next step raises in the runner: `live.stream`) and the trace on
+    show comes back. No Gradio `cancels`: see `PlayHandlers.stopped`."""
     wire(p, p.stop.click, pg.play.stopped, ins=(p.trace, p.lang), out=DecodeStopped, request=("session",),
-         cancels=decodes, **QUIET)
+         **QUIET)
 
 
 def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:
@@ -264,12 +262,12 @@ def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
          **{**_compare_kw(concurrency_limit), "show_progress": "full", "show_progress_on": None})  # its progress bar
 
 
-def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> list[Any]:
-    """Events of the whole page: the model picker, tabs shown, and the language switch. Returns its decode."""
+def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
+    """Events of the whole page: the model picker, tabs shown, and the language switch."""
     # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
     picked = wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick, p.lang, p.lesson_key), out=ModelPicked,
                   **QUIET)
-    decodes = [decode_on(p, pg, picked.then, concurrency_limit)]
+    decode_on(p, pg, picked.then, concurrency_limit)
     for tab in p.tabs.values():
         tab.select(None, js=RESIZE_JS)  # browser-only
 
@@ -281,4 +279,3 @@ def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> list[An
     wire(p, p.lang.change, pg.relabel, ins=(p.lang, p.trace, p.cmp_traces, p.sweep_state, p.lesson_key, p.model_pick,
                                             *p.knobs),
          out=Relabelled, also=([lb.component for lb in p.labels], labels), **QUIET)
-    return decodes
