@@ -71,18 +71,19 @@ def timed(fn: Callable[[], Any]) -> float:
 # Without such an event (a frame step run inside the page) the count starts at arming. A canvas is
 # watched through its text (or the trace it carries), a figure through its data object (plotly
 # replaces it on every update). Polled every 5 ms with cheap reads (no layout), so the probe costs
-# the page next to nothing.
+# the page next to nothing. A view that is not on the page (a figure remounting; the finished
+# canvas while a live one stands in its place) has not changed yet: it changes when it is back, new.
 ARM = """(watched) => { let t0 = performance.now(), acted = false;
   const act = (e) => { if (!acted) { acted = true; t0 = e.timeStamp; } };
   const kinds = ['pointerup', 'keyup', 'change'];
   kinds.forEach((k) => document.addEventListener(k, act, true));
   const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
     if (e.classList.contains('js-plotly-plot')) return e.data && e.data.length ? e.data[0] : null;
-    if (e.classList.contains('dv-text') && e.closest('.dv-live')) return 'live';  // a live canvas: its first step
+    if (e.classList.contains('dv-text') && e.closest('.dv-live')) return e.firstChild ? 'live' : null;  // a live canvas, once painted
     const s = e.getAttribute('data-trace') || e.textContent; return s.length + ':' + s.slice(0, 4000); };
   const old = watched.map(sig), at = watched.map(() => null), start = t0;
   window.__dvWatch = new Promise((done) => { const tick = () => { const now = performance.now();
-    watched.forEach((sel, i) => { if (at[i] === null && sig(sel) !== old[i]) at[i] = now; });
+    watched.forEach((sel, i) => { if (at[i] !== null) return; const s = sig(sel); if (s !== null && s !== old[i]) at[i] = now; });
     const finish = (xs) => { kinds.forEach((k) => document.removeEventListener(k, act, true)); done(xs.map((x) => x - t0)); };
     if (at.every((x) => x !== null)) finish(at);
     else if (now - start > 120000) finish(at.map((x) => (x === null ? NaN : x)));
