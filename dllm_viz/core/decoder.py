@@ -31,7 +31,7 @@ from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_log
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
-from dllm_viz.core.revision import EDITS, Plan, RevisionState
+from dllm_viz.core.revision import EDITS, HOLDS, Plan, RevisionState
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
@@ -209,9 +209,11 @@ class DecodeBatch:
         masked = (current == self.mask_id) & spans.valid  # (A, G)
         G, params = spans.width, r.set.params
         revision = None
-        if params.revision is not None:
-            revision = RevisionState(counter=self.rev_counter[idx], hold=self.rev_hold[idx],
-                                     decided_conf=self.decided_conf[idx, :G])
+        if params.revision is not None:  # what no row's rule reads stays the plan's constant (no gather)
+            rp, c = params.revision, params.revision.constants(G, self.device)
+            revision = RevisionState(counter=self.rev_counter[idx],
+                                     hold=self.rev_hold[idx] if rp.rules & HOLDS else c.no,
+                                     decided_conf=self.decided_conf[idx, :G] if rp.keeps_conf else c.zero)
         state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
                           temperature=r.set.temperature_at([s.config for s in slots], [s.step for s in slots],
                                                            lambda: [s.remaining for s in slots]),

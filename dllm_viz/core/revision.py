@@ -52,6 +52,10 @@ READS_FORWARD = frozenset({"joint_threshold"})
 READS_HIDDEN = frozenset({"wino"})
 EDITS = READS_FORWARD  # rules that rewrite visible tokens: they need `models.base.can_edit(model)`
 HOLDS = frozenset({"joint_threshold"})  # rules that may hold a block open with no mask left
+# Rules that read `RevisionState.counter` as counted since their block began, so the step restarts it at 0
+# in a new block: joint_threshold's edit-only steps, remdm's loop steps. (WINO's counter is the previous
+# step's drafts, which it reads only after its block's first step; rcr keeps none.)
+COUNTS = frozenset({"joint_threshold", "remdm"})
 # WINO's draft width: at most min(max(int(0.7 * masks of the block), 5), 20) drafts per step, and the
 # count of the previous step's drafts (30 before a block's first step) bounds what a verify takes back.
 WINO_SHARE, WINO_MIN_ACCEPT, WINO_MAX_ACCEPT, WINO_FIRST_LAST_ACCEPT = 0.7, 5, 20, 30
@@ -313,7 +317,7 @@ class Context:
     block_step: torch.Tensor  # (A,) long: steps already taken in the block (0: its first step)
     may_remask: torch.Tensor  # (A,) bool: the block's steps are still below its bound (`guard`)
     params: RevisionParams
-    state: RevisionState  # counters already reset where the block is new
+    state: RevisionState  # counters of the rules in COUNTS already reset where the block is new
     seen: Seen | None  # the raw distribution at the decided positions of the rows that read one
 
     @cached_property

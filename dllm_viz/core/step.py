@@ -642,8 +642,9 @@ def revise(inputs: _RevisionInputs, masked: torch.Tensor, conf: torch.Tensor, el
     rp = params.revision
     assert rp is not None
     st = inputs.state
-    st = RevisionState(counter=torch.where(block != state.block, 0, st.counter), hold=st.hold,
-                       decided_conf=st.decided_conf)
+    if rp.rules & rev.COUNTS:  # a counter that restarts with each block (wino's restarts by block_step == 0)
+        st = RevisionState(counter=torch.where(block != state.block, 0, st.counter), hold=st.hold,
+                           decided_conf=st.decided_conf)
     seen = inputs.seen
     if seen is None and rp.reads:  # none of those rows has a decided token
         seen = rev.Seen(where=torch.zeros_like(inputs.decided))
