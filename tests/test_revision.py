@@ -13,8 +13,8 @@ import torch
 
 from dllm_viz import DecodeConfig, Trace, decode
 from dllm_viz.core.config import REVISIONS
-from dllm_viz.core.revision import RULES, max_steps
-from dllm_viz.core.schedules import planned_steps
+from dllm_viz.core.revision import RULES, _first_least, max_steps
+from dllm_viz.core.schedules import planned_steps, select_top
 from dllm_viz.serve.engine import Engine
 from tests.reference_revision import (
     first_difference, joint_threshold_reference, rcr_reference, remdm_reference, replay, wino_reference,
@@ -92,6 +92,17 @@ def test_wino_takes_drafts_back():
     model = TinyDenoiser(scale=4.0)
     traces = decode(model, PROMPTS, DecodeConfig.preset("wino", 16, threshold=0.3, verify_threshold=0.7))
     assert sum(t.metrics["remasked"] for t in traces) > 0
+
+
+def test_wino_takes_back_one_as_select_top_would():
+    """When each row over its count takes back one token at most, WINO skips select_top's sort: the first
+    position of the smallest verify probability in the pool is select_top's first pick (ties to the earlier
+    position, an empty pool picks nothing)."""
+    g = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        p = torch.randint(0, 4, (6, 12), generator=g).float() / 4  # (A, G): many ties, zeros included
+        pool = torch.rand(6, 12, generator=g) < 0.3
+        assert torch.equal(_first_least(p, pool) & pool, select_top(-p, pool, torch.ones(6, dtype=torch.long)))
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)

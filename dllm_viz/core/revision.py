@@ -469,11 +469,23 @@ def _wino(ctx: Context) -> Plan:
     weak = ctx.decided & (p_token < p.verify_threshold.unsqueeze(-1)) & checked
     n = weak.sum(-1)
     over = n >= last
-    if bool(over.any()):  # too many to take back: the least supported first
-        remasked = select_top(-p_token, weak, torch.where(over, (last - 1).clamp(min=0), n))
-    else:  # every weak one (what select_top would keep)
-        remasked = weak
+    remasked = weak  # every weak one, where they are fewer than `last` (what select_top would keep)
+    if bool(over.any()):  # too many to take back: last - 1 of them, the least supported first
+        if bool((over & (last > 2)).any()):
+            remasked = select_top(-p_token, weak, torch.where(over, last - 1, n))
+        else:  # one at most in each row over (last <= 2): select_top's first pick, without its sort
+            one = _first_least(p_token, weak) & (last > 1).unsqueeze(-1)  # (A, G)
+            remasked = torch.where(over.unsqueeze(-1), weak & one, weak)
     return dataclasses.replace(ctx.kept, count=accept, remasked=remasked, remask_score=p_token, counter=accept)
+
+
+def _first_least(score: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:
+    """`(A, G)` bool: the first position of each row's smallest `score` within `pool` (a position of
+    a row with an empty pool, which the caller masks by `pool`). The same as `select_top(-score, pool, 1)`:
+    its stable sort ranks first the earliest of the ties, and `min` returns the first minimal index.
+    `score` must be finite in `pool` (+inf marks the positions outside it)."""
+    least = score.masked_fill(~pool, float("inf")).min(-1).indices  # (A,)
+    return torch.arange(score.shape[-1], device=score.device) == least.unsqueeze(-1)
 
 
 def _joint_threshold(ctx: Context) -> Plan:
