@@ -49,7 +49,8 @@ def fire(demo, component, event: str, values: dict, *, evt=None, query=None) -> 
     ran = []
     while queue:
         fn = queue.pop(0)
-        if fn.fn is None:  # a browser-only (js) listener
+        if fn.fn is None:  # a browser-only (js) listener: the page runs it, then what is chained after it
+            queue += [f for f in fns if f.trigger_after == fn._id and not f.trigger_only_on_failure]
             continue
         args = [values[c._id] for c in fn.inputs]
         if "req" in inspect.signature(fn.fn).parameters:  # Gradio passes the visitor's request (wiring.REQUEST_FIELDS)
@@ -121,6 +122,21 @@ def test_each_lesson_click_runs_exactly_one_compare(built):
         assert runner.calls == 1, key
         assert values[page.lesson_key._id] == key and values[page.cmp_traces._id] is not None
         assert values[page.cmp_heat_b._id] is not None, key  # the figures followed the canvases
+
+
+def test_the_compare_figures_start_once_the_canvases_are_painted(built):
+    """Every Compare event's figures wait behind the page's paint of its canvases (ui.AFTER_PAINT_JS):
+    a figures event that started at once would delay that paint (Gradio marks its components pending)."""
+    demo, _ = built
+    page, fns = demo.page, demo.fns
+    figures = [fn for fn in fns.values() if page.cmp_heat_a in fn.outputs and fn.trigger_after is not None
+               and not fn.trigger_only_on_failure]
+    assert len(figures) == len(page.lessons) + 1  # one per lesson button and the Compare button
+    for fn in figures:
+        wait = fns[fn.trigger_after]
+        assert wait.fn is None and wait.js == ui.AFTER_PAINT_JS and wait.trigger_only_on_success
+        canvases = fns[wait.trigger_after]
+        assert page.cmp_canvas_a in canvases.outputs and page.cmp_canvas_b in canvases.outputs
 
 
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(built):

@@ -70,6 +70,11 @@ CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "r
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
+# Resolves once the page has painted what the event before it returned (the frame after it, or
+# 0.1 s in a tab the browser does not paint). A figures event chained after it starts then: its
+# start marks every component Gradio has tracked pending, a sweep that would delay that paint.
+AFTER_PAINT_JS = ("() => new Promise((done) => { requestAnimationFrame(() => setTimeout(done, 0)); "
+                  "setTimeout(done, 100); })")
 # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when a
 # tab is shown lets the responsive figures fit their containers again.
 RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }"
@@ -230,7 +235,8 @@ def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:
 
 def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """The Compare tab: a lesson click fills its configs and decodes its compare, in one event; the
-    canvases show first, and the figures follow from the stored pair (no second decode).
+    canvases show first, and the figures follow from the stored pair (no second decode), once the
+    canvases are painted (`AFTER_PAINT_JS`; lesson click to both canvases, ui_bench: 15-20 ms less).
 
     No Gradio progress: its overlay on a lesson's dozen outputs cost the browser more than the
     compare itself on a small CPU, and even its timer on the two canvases slowed the compare on
@@ -241,7 +247,8 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
 
     def figures_after(event: Any) -> None:
         event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy
-        wire(p, event.success, compare.figures, ins=(p.cmp_traces, p.lang), out=CompareFigures, **QUIET)
+        painted = event.success(None, js=AFTER_PAINT_JS)  # the canvases on screen before the figures start
+        wire(p, painted.success, compare.figures, ins=(p.cmp_traces, p.lang), out=CompareFigures, **QUIET)
         wire(p, event.failure, compare.cleared, out=CompareCleared, **QUIET).then(None, js=IDLE_JS)
 
     # A compare's error names config A or B and stays until closed (the configs are typed by hand).
