@@ -16,8 +16,10 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
             canvas updated, then its figures; one played frame drawn in the page (no server).
             Each round starts once the page is idle (no long task for 0.5 s), so rounds never overlap.
 Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`); the
-browser rows' ratios use `direct` and `compare` timed again between those browser rounds, once the
-page is idle, since this VM's speed drifts between the phases of one run.
+browser rows' ratios use `direct` timed again between those browser rounds, once the page is idle,
+since this VM's speed drifts between the phases of one run, and for a lesson click the same lesson's
+handler timed between clicks on what the click sends (the page's prompt, seed and gen_length, which
+are not `compare`'s: the page's prompt is another length, and the clicks alternate two lessons).
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
@@ -100,7 +102,7 @@ SETTLE = """(quiet) => new Promise((done) => {
 
 
 # The in-process references, timed again between browser rounds (named rows of the report).
-BETWEEN = {"direct": "direct, between browser rounds", "compare": "compare, between lesson clicks"}
+BETWEEN = {"direct": "direct, between browser rounds", "compare": "same lesson, between clicks"}
 
 
 def settle(page: Any, quiet_ms: int = 500) -> None:
@@ -170,11 +172,21 @@ def make_big_trace(model: Any, path: Path, seed: int = 1) -> Path:
     return path
 
 
-def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], compare: Callable[[], Any]) -> dict[str, list[float]]:
+def page_request(page: Any) -> dict[str, Any]:
+    """The prompt, seed and gen_length a lesson click on `page` sends (what the page shows)."""
+    return {"prompt": page.locator("#dv-prompt textarea").input_value(),
+            "seed": int(float(page.get_by_label("seed", exact=True).input_value())),
+            "gen_length": int(float(page.locator("#dv-gen-length input[type=number]").input_value()))}
+
+
+def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
+                 lesson: Callable[..., Any]) -> dict[str, list[float]]:
     """Seconds per round, in the page: lesson click -> both compare canvases (then their figures);
     upload -> canvas (then the figures); one frame step drawn by page.js (measured inside the page,
     so only the browser's work). Lessons are clicked before any 3 MB trace is on the page: with
-    one loaded (measured again at the end), the page has more to do."""
+    one loaded (measured again at the end), the page has more to do. Between clicks,
+    `lesson(key, prompt=, seed=, gen_length=)` times the same lesson's handler in this process, on
+    what the page sends (its prompt, seed and gen_length): the click's reference."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {name: [] for name in (
@@ -197,6 +209,7 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], compare: Callab
         def lessons(suffix: str) -> None:
             page.get_by_role("tab", name="Compare").click()
             settle(page)
+            sent = page_request(page)
             for i in range(rounds + 1):
                 page.evaluate(ARM, cmp_views)
                 page.locator(f"#dv-lesson-{keys[i % 2]}").click()
@@ -206,7 +219,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], compare: Callab
                     out.setdefault(f"browser: lesson figures{suffix}", []).append(max(a, b, *figs) / 1000)
                 settle(page)
                 if i:
-                    out.setdefault(BETWEEN["compare"] + suffix, []).append(timed(compare))
+                    key = keys[i % 2]
+                    out.setdefault(BETWEEN["compare"] + suffix, []).append(timed(lambda: lesson(key, **sent)))
 
         lessons("")
         page.get_by_role("tab", name="Playground").click()
@@ -295,7 +309,7 @@ def main(argv: list[str] | None = None) -> None:
             times[name].append(timed(fn))
     if args.browser:
         times |= browser_latency(url, args.rounds, cases["direct"])
-        times |= browser_more(url, args.rounds, bigs, cases["compare"])
+        times |= browser_more(url, args.rounds, bigs, lambda key, **sent: pg.compare.lesson(key, lang="en", **sent))
     demo.close()
     engine.close()
 
@@ -303,7 +317,7 @@ def main(argv: list[str] | None = None) -> None:
         return statistics.median(times.get(name) or times[fallback])
 
     print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s} {'x compare':>10s}")
-    print("(browser rows: ratios to the direct decode / compare timed between those same browser rounds)")
+    print("(browser rows: ratios to the direct decode / the same lessons' handler, timed between those browser rounds)")
     for name, values in times.items():
         if not values:
             print(f"{name:28s} {'n/a':>10s}")
