@@ -226,6 +226,17 @@ def test_order_map_counts_decisions_and_colours_the_last(remasked, edited):
             assert f"{decisions[pos]}×" in hover
 
 
+def test_a_revised_order_map_title_is_as_narrow_as_the_heatmap_title(remasked):
+    # The heatmap's title fits a 390 px phone (tests/test_browser.py, FITS); the revised order map's,
+    # longer, breaks into lines no longer than the heatmap's, with room above the cells for them.
+    for lang in ("en", "zh"):
+        order = valid(figures.order_map(remasked, lang=lang))["layout"]
+        heat = valid(figures.confidence_heatmap(remasked, lang=lang))["layout"]
+        lines, widest = order["title"]["text"].split("<br>"), max(map(len, heat["title"]["text"].split("<br>")))
+        assert len(lines) == 2 and max(map(len, lines)) <= widest, (lang, lines)
+        assert order["margin"]["t"] >= heat["margin"]["t"]
+
+
 def test_order_map_of_final_confirmations_keeps_its_labels(trace):
     spec = valid(figures.order_map(trace, width=8))
     assert not any("×" in cell for row in spec["data"][0]["text"] for cell in row)

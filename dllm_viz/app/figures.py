@@ -240,9 +240,9 @@ def order_map(trace: Trace, *, lang: str = "en", width: int | None = None) -> go
         "hovertemplate": "%{customdata}<extra></extra>",
     }
     return _figure(
-        [heat], t("fig_order_revised" if revising else "fig_order", lang),
-        height=max(180, min(420, 80 + (40 if revising else 34) * rows)),
-        margin={"l": 50, "r": 88, "t": 44, "b": 44},
+        [heat], _titled(t("fig_order_revised" if revising else "fig_order", lang), None, lang),
+        height=max(180, min(420, (96 + 40 * rows) if revising else (80 + 34 * rows))),  # 96: a title of two lines
+        margin={"l": 50, "r": 88, "t": 60 if revising else 44, "b": 44},  # t: the revised title's two lines
         xaxis={"showticklabels": False, "showgrid": False, "zeroline": False, "range": [-0.5, width - 0.5]},
         yaxis=_axis(t("axis_position", lang), range=[rows - 0.5, -0.5], showgrid=False,
                     tickvals=list(range(rows)), ticktext=[str(r * width) for r in range(rows)]),

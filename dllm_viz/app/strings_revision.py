@@ -58,7 +58,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "再用一次单独的验证前向（计入 NFE）撤回低于阈值的草稿；**LLaDA 2.1** 的词改写（SGLang 的 `JointThreshold`）"
         "把 argmax 不同的可见词改写掉，这需要在可见位置上也训练过预测的模型。“原版规则”预设按各自代码发布时的设置使用这些规则。",
     ),
-    "rv_banner_source": ("{p} follows `{src}`.", "{p} 依照 `{src}`。"),
+    "rv_banner_source": ("{p} follows: `{src}`", "{p} 依照：`{src}`"),
     "rv_banner_counts": ("Revision rule `{rule}`: {r} tokens taken back to [MASK] and {e} rewritten, in {s} steps "
                          "({n} forward passes; a verify pass counts).",
                          "修订规则 `{rule}`：{r} 个词被撤回为 [MASK]，{e} 个被改写，共 {s} 步（{n} 次前向，验证前向也计入）。"),
@@ -127,6 +127,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "rv_forwards": ("{n} forwards (verify pass)", "{n} 次前向（验证）"),
     "rv_per_step": ("taken back + rewritten", "撤回 + 改写"),
     "rv_heatmap_key": ("× taken back, ◇ rewritten", "× 撤回，◇ 改写"),
-    "fig_order_revised": ("Order (colour = step last decided; ×n = decided n times)",
-                          "顺序（颜色 = 最后一次决定的步；×n = 决定了 n 次）"),
+    "fig_order_revised": ("Order (colour = step last decided;\n×n = decided n times)",
+                          "顺序（颜色 = 最后一次决定的步；\n×n = 决定了 n 次）"),
 }
