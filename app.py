@@ -61,10 +61,10 @@ from dllm_viz.app import guards  # noqa: E402
 from dllm_viz.app.guards import ServerLimits  # noqa: E402
 from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
 from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
-from dllm_viz.app.playground import ModelChoice  # noqa: E402
+from dllm_viz.app.handlers.playground import ModelChoice  # noqa: E402
 from dllm_viz.models import SHIPPED  # noqa: E402
 from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
-from dllm_viz.app import task_view  # noqa: E402
+from dllm_viz.app.views import task as task_view  # noqa: E402
 from dllm_viz.tasks.families import EXAMPLE_PROMPTS as TASK_PROMPTS  # noqa: E402
 
 EXAMPLES_DIR = assets.path("examples")
@@ -201,7 +201,7 @@ def main() -> None:
 
     import torch
 
-    # One line per event on stderr: a user's bad setting (dllm_viz.app.errors), a failed request
+    # One line per event on stderr: a user's bad setting (dllm_viz.app.handlers.errors), a failed request
     # (dllm_viz.serve.engine), a model's fallback (dllm_viz.models.hf).
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(THREADS)

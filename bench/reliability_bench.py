@@ -45,9 +45,9 @@ sys.path.insert(0, str(ROOT))  # app.py and tests/ from a checkout
 
 import app  # noqa: E402 - sets the offline environment before gradio is imported
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
-from dllm_viz.app import figures  # noqa: E402
-from dllm_viz.app.i18n import t  # noqa: E402
-from dllm_viz.app.layout_sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES  # noqa: E402
+from dllm_viz.app.views import figures  # noqa: E402
+from dllm_viz.app.strings import t  # noqa: E402
+from dllm_viz.app.layout.sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES  # noqa: E402
 from dllm_viz.core.trace import Trace  # noqa: E402
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
 from tests import stress  # noqa: E402

@@ -252,8 +252,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import app
     from dllm_viz.serve.engine import Engine
-    from dllm_viz.app.adapters import config_to_settings
-    from dllm_viz.app.playground import Playground
+    from dllm_viz.app.handlers.adapters import config_to_settings
+    from dllm_viz.app.handlers.playground import Playground
     from dllm_viz.app.ui import build_demo, launch_options
     from tests.ui_model import free_port
 

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from dllm_viz import DecodeConfig
-from dllm_viz.app.adapters import (
+from dllm_viz.app.handlers.adapters import (
     KNOBS,
     PRESET_GROUPS,
     RULE_KNOBS,
@@ -18,8 +18,8 @@ from dllm_viz.app.adapters import (
     preset_knobs,
     settings_to_config,
 )
-from dllm_viz.app.i18n import LANGS, t
-from dllm_viz.app.outputs import KEEP
+from dllm_viz.app.strings import LANGS, t
+from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.core.config import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS
 from tests.ui_model import widgets
 

@@ -15,7 +15,7 @@ import math
 import pytest
 
 from dllm_viz import DecodeConfig, Engine, decode, load_model
-from dllm_viz.app import figures
+from dllm_viz.app.views import figures
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_CELLS, MAX_GEN_LENGTH, MAX_PIECE_CHARS, MAX_TRACE_BYTES
 from tests import stress

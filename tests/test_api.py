@@ -53,12 +53,12 @@ def test_invalid_settings_name_the_field_and_the_app_keeps_serving(client):
 
 def test_a_user_error_is_one_log_line_not_a_traceback(client, capfd, caplog):
     capfd.readouterr()
-    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.errors"):
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.handlers.errors"):
         with pytest.raises(Exception, match="decay=1.5"):
             client.predict("x", json.dumps({"decay": 1.5}), api_name="/generate")
     printed = capfd.readouterr()
     assert "Traceback" not in printed.out + printed.err
-    lines = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.app.errors"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.app.handlers.errors"]
     assert len(lines) == 1 and "decay=1.5" in lines[0] and "\n" not in lines[0]
 
 

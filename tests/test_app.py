@@ -16,8 +16,8 @@ from gradio_client import Client
 
 import app
 from dllm_viz import Trace
-from dllm_viz.app.sweep import MAX_SWEEP_REQUESTS, SWEEP_CHUNK, SweepGrid, run_sweep
-from dllm_viz.app.layout_sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES
+from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_REQUESTS, SWEEP_CHUNK, SweepGrid, run_sweep
+from dllm_viz.app.layout.sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES
 from dllm_viz.serve.engine import Engine
 from tests.ui_model import free_port, make_text_model, wait_for_client
 

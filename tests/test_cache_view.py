@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dllm_viz import DecodeConfig, decode, load_model
-from dllm_viz.app import cache_view, render
+from dllm_viz.app.views import cache as cache_view, render
 
 
 def test_facts_of_a_cached_decode_show_positions_computed_time_saved_and_drift():

@@ -6,7 +6,7 @@ import logging
 import gradio as gr
 import pytest
 
-from dllm_viz.app.errors import Localized, localize, user_errors
+from dllm_viz.app.handlers.errors import Localized, localize, user_errors
 
 
 def test_a_value_error_becomes_a_quiet_gr_error_and_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
@@ -14,7 +14,7 @@ def test_a_value_error_becomes_a_quiet_gr_error_and_one_log_line(caplog: pytest.
     def handler(x: float) -> float:
         raise ValueError(f"temperature={x} is invalid:\n expected a number in [0, 100]")
 
-    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.errors"):
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.handlers.errors"):
         with pytest.raises(gr.Error) as err:
             handler(1e9)
     assert err.value.message.startswith("temperature=1000000000.0 is invalid")
@@ -51,7 +51,7 @@ def test_a_localized_error_is_shown_in_its_language_and_logged_in_english(caplog
     def handler() -> None:
         raise Localized(localize(english, "zh"), english)
 
-    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.errors"):
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.app.handlers.errors"):
         with pytest.raises(gr.Error) as err:
             user_errors(handler, duration=None)()
     assert err.value.message.startswith("配置 B：temperature='hot' 无效：应为") and err.value.duration is None

@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import figures
-from dllm_viz.app.markup import html_literal
-from dllm_viz.app.palette import confidence_position
+from dllm_viz.app.views import figures
+from dllm_viz.app.views.markup import html_literal
+from dllm_viz.app.views.palette import confidence_position
 from dllm_viz.core.analysis import piece
 from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dllm_viz.app.playground import Playground
+from dllm_viz.app.handlers.playground import Playground
 from tests.ui_model import CountingRunner
 
 

@@ -7,9 +7,9 @@ import time
 import pytest
 
 from dllm_viz import DecodeConfig
-from dllm_viz.app.adapters import KNOBS, SCHEDULE_KNOBS, config_to_settings, settings_to_config
-from dllm_viz.app.outputs import KEEP
-from dllm_viz.app.playground import Playground
+from dllm_viz.app.handlers.adapters import KNOBS, SCHEDULE_KNOBS, config_to_settings, settings_to_config
+from dllm_viz.app.handlers.outputs import KEEP
+from dllm_viz.app.handlers.playground import Playground
 from tests.ui_model import CountingRunner, make_text_model, widgets
 
 
@@ -153,7 +153,7 @@ def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
 
 
 def test_a_decode_streams_each_step_then_the_finished_view(pg, runner, monkeypatch):
-    import dllm_viz.app.handlers_play as handlers_play
+    import dllm_viz.app.handlers.play as handlers_play
     from tests.test_render import data_of
 
     monkeypatch.setattr(handlers_play, "LIVE_SECONDS", 1e-6)  # every step shown, to check each one
@@ -247,7 +247,7 @@ def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg,
 
 # ----- confirmations taken back (issue 28) -------------------------------------------------------
 def test_a_revision_preset_decodes_as_shipped_and_the_banner_cites_its_source(pg, runner):
-    from dllm_viz.app.adapters import preset_knobs
+    from dllm_viz.app.handlers.adapters import preset_knobs
     from dllm_viz.core.config import REVISION_PRESETS
 
     knobs = {k: v for k, v in vars(preset_knobs("rcr", 24)).items() if v is not KEEP}
@@ -271,7 +271,7 @@ def test_editing_on_a_model_that_cannot_edit_is_a_named_error(pg):
 
 
 def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
-    from dllm_viz.app.adapters import RULE_KNOBS, RULE_SLIDERS
+    from dllm_viz.app.handlers.adapters import RULE_KNOBS, RULE_SLIDERS
 
     for rule, used in RULE_KNOBS.items():
         states = vars(pg.play.rule_states(revise=rule))

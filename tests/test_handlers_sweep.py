@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dllm_viz.app.playground import Playground
+from dllm_viz.app.handlers.playground import Playground
 from tests.ui_model import CountingRunner
 
 
@@ -42,7 +42,7 @@ def test_sweep_seeds_are_an_integer_of_the_slider(pg, runner, seeds, says):
 
 def test_a_grid_over_the_limit_is_refused_before_anything_is_built(pg, runner, monkeypatch):
     """20,000 prompt lines once meant 19 million configs built in the handler (10.8 GB)."""
-    from dllm_viz.app.sweep import SweepGrid
+    from dllm_viz.app.handlers.sweep_grid import SweepGrid
 
     monkeypatch.setattr(SweepGrid, "__init__", lambda *a, **k: pytest.fail("a grid over the limit was built"))
     with pytest.raises(ValueError, match="MAX_SWEEP_REQUESTS=1920"):

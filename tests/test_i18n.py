@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import i18n
-from dllm_viz.app.i18n import LANGS, STRINGS, t
+import dllm_viz.app.strings as i18n
+from dllm_viz.app.strings import LANGS, STRINGS, t
 from dllm_viz.core.config import SCHEDULES
 from tests.ui_model import make_text_model
 
-APP = Path(i18n.__file__).parent
+APP = Path(i18n.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
@@ -40,7 +40,7 @@ def test_every_string_has_both_languages():
 
 
 def test_every_key_is_used_somewhere():
-    source = "".join(p.read_text(encoding="utf-8") for p in APP.glob("*.py") if p.name != "i18n.py" and not p.name.startswith("strings_"))
+    source = "".join(p.read_text(encoding="utf-8") for p in APP.rglob("*.py") if p.parent.name != "strings")
     unused = [k for k in STRINGS if f'"{k}"' not in source and f"'{k}'" not in source and not k.startswith(DYNAMIC)]
     assert unused == []
 
@@ -70,8 +70,8 @@ def test_the_chinese_strings_have_no_untranslated_english():
 
 def test_the_chinese_views_have_no_untranslated_english():
     # Render every view of the playground, the lessons and the sweep in 中文 and read their text.
-    from dllm_viz.app.adapters import config_to_settings
-    from dllm_viz.app.playground import Playground
+    from dllm_viz.app.handlers.adapters import config_to_settings
+    from dllm_viz.app.handlers.playground import Playground
 
     model = make_text_model()
 
@@ -102,7 +102,7 @@ def test_the_chinese_views_have_no_untranslated_english():
 
 
 def test_a_key_defined_in_two_tables_is_refused():
-    from dllm_viz.app.i18n import _merged
+    from dllm_viz.app.strings import _merged
 
     with pytest.raises(ImportError, match="'run'"):
         _merged(({"run": ("a", "b")}, {"run": ("c", "d")}))
@@ -120,8 +120,8 @@ COMPARE_ERRORS = (
 
 
 def test_the_chinese_error_messages_have_no_untranslated_english(tmp_path):
-    from dllm_viz.app.errors import localize
-    from dllm_viz.app.playground import Playground
+    from dllm_viz.app.handlers.errors import localize
+    from dllm_viz.app.handlers.playground import Playground
 
     model = make_text_model()
     pg = Playground(lambda prompts, configs, **kw: decode(model, prompts, configs), export_dir=tmp_path)

@@ -6,7 +6,7 @@ import operator
 import pytest
 
 from dllm_viz import decode
-from dllm_viz.app.i18n import LANGS
+from dllm_viz.app.strings import LANGS
 from dllm_viz.app.lessons import LESSONS, LESSONS_PATH, MEASURED_PATH, load_lessons, load_measured, measure, measured_table
 from tests.ui_model import make_text_model
 

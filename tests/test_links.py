@@ -8,8 +8,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app.links import link_fields, parse_link
-from dllm_viz.app.outputs import KEEP
-from dllm_viz.app.playground import Playground
+from dllm_viz.app.handlers.outputs import KEEP
+from dllm_viz.app.handlers.playground import Playground
 from tests.ui_model import CountingRunner, make_text_model
 
 

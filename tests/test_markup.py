@@ -15,8 +15,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from dllm_viz import DecodeConfig, Trace, decode
-from dllm_viz.app import figures
-from dllm_viz.app.markup import html_literal, html_text, md_literal
+from dllm_viz.app.views import figures
+from dllm_viz.app.views.markup import html_literal, html_text, md_literal
 from tests.ui_model import make_text_model
 
 HOST = "198.51.100.7"  # TEST-NET-2: never a real host

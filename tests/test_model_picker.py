@@ -4,10 +4,11 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import render, ui
-from dllm_viz.app.adapters import config_to_settings
-from dllm_viz.app.i18n import t
-from dllm_viz.app.playground import ModelChoice, Playground
+from dllm_viz.app import ui
+from dllm_viz.app.views import render
+from dllm_viz.app.handlers.adapters import config_to_settings
+from dllm_viz.app.strings import t
+from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
 
 

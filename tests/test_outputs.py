@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from dllm_viz.app import outputs
-from dllm_viz.app.outputs import (
+from dllm_viz.app.handlers import outputs
+from dllm_viz.app.handlers.outputs import (
     GROUPS,
     KEEP,
     CompareShown,
@@ -17,7 +17,7 @@ from dllm_viz.app.outputs import (
     keep,
     values_of,
 )
-from dllm_viz.app.page import Page
+from dllm_viz.app.layout.page import Page
 
 RECORDS = [c for c in vars(outputs).values()
            if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == outputs.__name__]

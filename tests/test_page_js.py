@@ -16,9 +16,9 @@ import pytest
 from playwright import sync_api as playwright
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import render, task_view
-from dllm_viz.app.layout_play import PAGE_JS
-from dllm_viz.app.palette import PAGE_CSS, tint
+from dllm_viz.app.views import render, task as task_view
+from dllm_viz.app.layout.play import PAGE_JS
+from dllm_viz.app.views.palette import PAGE_CSS, tint
 from dllm_viz.core.analysis import piece, tempered_from_top
 from dllm_viz.core.trace import Trace
 from tests.test_browser import ARGS, CHROMIUM
@@ -242,7 +242,7 @@ def test_world_checker_lines_quote_the_traces_words_as_text(show):
     """A trace that calls itself world-mdlm is checked; each checker line quotes its word as text in
     a code element of our own, whatever characters the word holds."""
     from dllm_viz import StepRecord
-    from dllm_viz.app.world_view import generated_marks
+    from dllm_viz.app.views.world import generated_marks
 
     pieces = ["Tom", " has", " 3", " [x](http://h/)", " *a*", " `b`", " cats", "."]
     vocab = {i + 10: p for i, p in enumerate(pieces)}
@@ -369,7 +369,7 @@ def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, re
 
 
 def test_the_live_canvas_paints_a_revised_steps_take_backs(show, revised):
-    from dllm_viz.app.live import Live
+    from dllm_viz.app.handlers.live import Live
 
     tr = revised["remdm"]
     live = Live(tr.config, prompt=WORLD_PROMPT, token_text=tr.token_text, lang="en")

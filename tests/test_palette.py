@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from dllm_viz.app import palette
+from dllm_viz.app.views import palette
 
 
 def test_scale_colour_hits_the_stops_and_tints_differ():

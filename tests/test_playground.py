@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from dllm_viz.app.outputs import KEEP
-from dllm_viz.app.playground import Playground
+from dllm_viz.app.handlers.outputs import KEEP
+from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.core.trace import Trace
 from tests.ui_model import CountingRunner, widgets
 

@@ -11,9 +11,9 @@ import re
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import render
-from dllm_viz.app.i18n import t
-from dllm_viz.app.palette import tint
+from dllm_viz.app.views import render
+from dllm_viz.app.strings import t
+from dllm_viz.app.views.palette import tint
 from dllm_viz.core.analysis import confirmations, divergence, piece
 from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model

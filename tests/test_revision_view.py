@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dllm_viz import DecodeConfig, decode, load_model
-from dllm_viz.app.revision_view import canvas_events, threshold_reason
+from dllm_viz.app.views.revision import canvas_events, threshold_reason
 from dllm_viz.core.analysis import piece
 
 

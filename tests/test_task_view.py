@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app import figures, render, task_view
-from dllm_viz.app.i18n import t
+from dllm_viz.app.views import figures, render, task as task_view
+from dllm_viz.app.strings import t
 from dllm_viz.tasks import TaskOracle, parse
 from dllm_viz.tasks.families import EXAMPLE_PROMPTS, FAMILIES
 

@@ -11,8 +11,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
-from dllm_viz.app.adapters import KNOBS, PRESET_GROUPS, config_to_settings, settings_to_config
-from dllm_viz.app.i18n import t
+from dllm_viz.app.handlers.adapters import KNOBS, PRESET_GROUPS, config_to_settings, settings_to_config
+from dllm_viz.app.strings import t
 from dllm_viz.core import trace as trace_module
 from tests.ui_model import make_text_model
 

@@ -67,7 +67,7 @@ def test_the_wheel_ships_the_assets_page_js_and_yaml(venv):
             "from importlib.resources import files\n"
             "site = Path(sysconfig.get_paths()['purelib']).resolve()\n"
             "print(json.dumps({'site': str(site), 'package': str(Path(dllm_viz.__file__).resolve()),\n"
-            "                  'assets': str(assets.path().resolve()), 'page_js': {f.name: len(f.read_text()) for f in files('dllm_viz.app').iterdir() if f.name.endswith('.js')},\n"
+            "                  'assets': str(assets.path().resolve()), 'page_js': {f.name: len(f.read_text()) for f in files('dllm_viz.app').joinpath('web').iterdir() if f.name.endswith('.js')},\n"
             "                  'files': sorted(str(p.relative_to(assets.path())) for p in assets.path().rglob('*')\n"
             "                                  if p.is_file() and '__pycache__' not in p.parts)}))\n")
     found = json.loads(_run([str(python), "-c", code], cwd=work).stdout)
@@ -75,7 +75,7 @@ def test_the_wheel_ships_the_assets_page_js_and_yaml(venv):
     assert site.is_relative_to(python.parents[1]), found["site"]
     assert Path(found["package"]).is_relative_to(site), f"dllm_viz was imported from {found['package']}, not the venv"
     assert Path(found["assets"]).is_relative_to(site)
-    page_js = {p.name for p in (ROOT / "dllm_viz" / "app").glob("*.js")}
+    page_js = {p.name for p in (ROOT / "dllm_viz" / "app" / "web").glob("*.js")}
     assert set(found["page_js"]) == page_js and "page.js" in page_js, found["page_js"]
     assert min(found["page_js"].values()) > 1000, found["page_js"]
     shipped = {str(p.relative_to(ROOT / "dllm_viz" / "assets")) for p in (ROOT / "dllm_viz" / "assets").rglob("*")

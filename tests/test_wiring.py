@@ -7,7 +7,7 @@ import pytest
 
 from dllm_viz import DecodeConfig
 from dllm_viz.app import ui
-from dllm_viz.app.outputs import KSteps
+from dllm_viz.app.handlers.outputs import KSteps
 from dllm_viz.app.wiring import wire
 from tests.ui_model import CountingRunner
 

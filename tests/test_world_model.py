@@ -133,7 +133,7 @@ def test_model_card_quotes_the_corpus_stats():
 
 def test_readme_and_compare_tab_show_the_measured_lessons():
     """The README table and the Compare tab's world tables are the numbers in dllm_viz/assets/world/lessons.json."""
-    from dllm_viz.app.handlers_compare import world_lesson_table
+    from dllm_viz.app.handlers.compare import world_lesson_table
     from dllm_viz.app.world_lessons import load_world_pairs, pairs_table, summary_table, table
 
     data = json.loads((ASSETS / "lessons.json").read_text())

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from dllm_viz import DecodeConfig, StepRecord, Trace
-from dllm_viz.app import render
-from dllm_viz.app.world_view import facts_line, generated_marks, token_rules, verdict
+from dllm_viz.app.views import render
+from dllm_viz.app.views.world import facts_line, generated_marks, token_rules, verdict
 
 GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Tom has 4 pets in all."
 BAD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Ana has 4 pets in all."

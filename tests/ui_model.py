@@ -49,7 +49,7 @@ class CountingRunner:
 def widgets(**changes) -> dict:
     """The playground's widget values for the balanced preset at gen_length 24, with `changes`."""
     from dllm_viz import DecodeConfig
-    from dllm_viz.app.adapters import config_to_settings
+    from dllm_viz.app.handlers.adapters import config_to_settings
 
     values = config_to_settings(DecodeConfig.preset("balanced", 24))
     values.update(changes)
@@ -76,7 +76,7 @@ def launch_tiny_demo(tmp_dir: str):
     is set (a test stops a decode at a known step).
     """
     from dllm_viz import DecodeConfig, decode
-    from dllm_viz.app.playground import ModelChoice
+    from dllm_viz.app.handlers.playground import ModelChoice
     from dllm_viz.app.ui import build_demo, launch_options
 
     calls: list[int] = []

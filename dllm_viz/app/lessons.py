@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from dllm_viz import assets
-from dllm_viz.app.i18n import LANGS, t
+from dllm_viz.app.strings import LANGS, t
 from dllm_viz.core.analysis import P_FLOOR, events
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner

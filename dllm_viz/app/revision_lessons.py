@@ -194,7 +194,7 @@ def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any]
     text = load_study_text() if text is None else text
     if not data or not text:
         return ""
-    from dllm_viz.app.i18n import t
+    from dllm_viz.app.strings import t
 
     header = [t(key, lang) for key in HEADER_KEYS]
     names = {"monotone": t("rt_monotone", lang), "editing": t("rt_editing", lang), "model": t("rt_model", lang),

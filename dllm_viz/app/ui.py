@@ -22,15 +22,15 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.adapters import config_to_settings
-from dllm_viz.app.handlers_play import random_seed
-from dllm_viz.app.i18n import t
-from dllm_viz.app.layout_compare import build_compare_tab
-from dllm_viz.app.layout_header import build_about_tab, build_header
-from dllm_viz.app.layout_play import build_play_tab
-from dllm_viz.app.layout_sweep import build_sweep_tab
+from dllm_viz.app.handlers.adapters import config_to_settings
+from dllm_viz.app.handlers.play import random_seed
+from dllm_viz.app.strings import t
+from dllm_viz.app.layout.compare import build_compare_tab
+from dllm_viz.app.layout.header import build_about_tab, build_header
+from dllm_viz.app.layout.play import build_play_tab
+from dllm_viz.app.layout.sweep import build_sweep_tab
 from dllm_viz.app.lessons import DEFAULT_PROMPTS
-from dllm_viz.app.outputs import (
+from dllm_viz.app.handlers.outputs import (
     CompareCleared,
     CompareFigures,
     CompareShown,
@@ -53,9 +53,9 @@ from dllm_viz.app.outputs import (
     TraceFigures,
     values_of,
 )
-from dllm_viz.app.page import Labels, Page
-from dllm_viz.app.palette import PAGE_CSS
-from dllm_viz.app.playground import ModelChoice, Playground
+from dllm_viz.app.layout.page import Labels, Page
+from dllm_viz.app.views.palette import PAGE_CSS
+from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from dllm_viz.app.wiring import user_errors, wire
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner

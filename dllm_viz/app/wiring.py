@@ -13,9 +13,9 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.errors import ERROR_SECONDS, Localized, localize, user_errors
-from dllm_viz.app.outputs import KEEP, fields_of, values_of
-from dllm_viz.app.page import Page
+from dllm_viz.app.handlers.errors import ERROR_SECONDS, Localized, localize, user_errors
+from dllm_viz.app.handlers.outputs import KEEP, fields_of, values_of
+from dllm_viz.app.layout.page import Page
 
 
 # What `wire(..., request=(...))` can pass a handler from the visitor's request, by keyword.

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dllm_viz import assets
-from dllm_viz.app.i18n import t
+from dllm_viz.app.strings import t
 from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps

@@ -16,7 +16,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app.sweep import SweepResult
+from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.core.trace import Trace
 
 

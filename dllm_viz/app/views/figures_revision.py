@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dllm_viz.app.i18n import t
-from dllm_viz.app.markup import html_literal
-from dllm_viz.app.palette import PALETTE
+from dllm_viz.app.strings import t
+from dllm_viz.app.views.markup import html_literal
+from dllm_viz.app.views.palette import PALETTE
 from dllm_viz.core.analysis import Event, events, piece
 from dllm_viz.core.trace import Trace
 

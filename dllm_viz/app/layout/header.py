@@ -6,10 +6,10 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app import render
-from dllm_viz.app.i18n import LANG_CHOICES, t
-from dllm_viz.app.page import Labels
-from dllm_viz.app.playground import ModelChoice
+from dllm_viz.app.views import render
+from dllm_viz.app.strings import LANG_CHOICES, t
+from dllm_viz.app.layout.page import Labels
+from dllm_viz.app.handlers.playground import ModelChoice
 
 
 def header_md(lang: str) -> str:

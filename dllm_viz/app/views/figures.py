@@ -23,10 +23,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dllm_viz.app import figures_revision
-from dllm_viz.app.i18n import t
-from dllm_viz.app.markup import html_literal
-from dllm_viz.app.palette import (
+from dllm_viz.app.views import figures_revision
+from dllm_viz.app.strings import t
+from dllm_viz.app.views.markup import html_literal
+from dllm_viz.app.views.palette import (
     CONFIDENCE_SCALE,
     CONFIDENCE_TICKS,
     DRIFT_SCALE,
@@ -35,7 +35,7 @@ from dllm_viz.app.palette import (
     confidence_position,
     plotly_scale,
 )
-from dllm_viz.app.task_view import on_curve
+from dllm_viz.app.views.task import on_curve
 from dllm_viz.tasks.curves import REVISION_KNOBS
 from dllm_viz.core.analysis import confirmations, divergence, events, piece
 from dllm_viz.core.trace import Trace

@@ -1,10 +1,10 @@
-"""sweep.py: the grid is one batched decode and each cell averages its own runs."""
+"""app/handlers/sweep_grid.py: the grid is one batched decode and each cell averages its own runs."""
 from __future__ import annotations
 
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app.sweep import MAX_SWEEP_REQUESTS, METRICS, SweepGrid, check_grid_size, run_sweep, total_steps
+from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_REQUESTS, METRICS, SweepGrid, check_grid_size, run_sweep, total_steps
 from tests.ui_model import make_text_model
 
 

@@ -10,12 +10,12 @@ import dataclasses
 import json
 from collections.abc import Callable
 
-from dllm_viz.app import figures as figs
-from dllm_viz.app import render
-from dllm_viz.app.adapters import integral, parse_config_json
-from dllm_viz.app.i18n import t
+from dllm_viz.app.views import figures as figs
+from dllm_viz.app.views import render
+from dllm_viz.app.handlers.adapters import integral, parse_config_json
+from dllm_viz.app.strings import t
 from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model, measured_table
-from dllm_viz.app.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
 from dllm_viz.app.revision_lessons import study_md
 from dllm_viz.app.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.world_lessons import table as world_table

@@ -10,10 +10,10 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.handlers_compare import CompareHandlers
-from dllm_viz.app.i18n import t
+from dllm_viz.app.handlers.compare import CompareHandlers
+from dllm_viz.app.strings import t
 from dllm_viz.app.lessons import LESSONS, NEIGHBOURS
-from dllm_viz.app.page import Labels, bold, small
+from dllm_viz.app.layout.page import Labels, bold, small
 
 FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with
 

@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dllm_viz.app.figures_revision import score_name
-from dllm_viz.app.palette import tint
+from dllm_viz.app.views.figures_revision import score_name
+from dllm_viz.app.views.palette import tint
 from dllm_viz.core.analysis import events, piece
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.trace import Trace

@@ -26,8 +26,8 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.i18n import t
-from dllm_viz.app.markup import html_text
+from dllm_viz.app.strings import t
+from dllm_viz.app.views.markup import html_text
 
 log = logging.getLogger(__name__)
 ERROR_SECONDS = 8  # how long the page shows the error, unless an event asks it to stay

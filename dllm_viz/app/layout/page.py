@@ -14,9 +14,9 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app import render
-from dllm_viz.app.adapters import KNOBS
-from dllm_viz.app.i18n import t
+from dllm_viz.app.views import render
+from dllm_viz.app.handlers.adapters import KNOBS
+from dllm_viz.app.strings import t
 
 
 @dataclass

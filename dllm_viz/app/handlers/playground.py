@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dllm_viz.app import render, world_view
-from dllm_viz.app.adapters import parse_config_json
-from dllm_viz.app.handlers_compare import CompareHandlers
-from dllm_viz.app.handlers_play import PlayHandlers, random_seed
-from dllm_viz.app.handlers_sweep import SweepHandlers
-from dllm_viz.app.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
-from dllm_viz.app.sweep import SweepResult
+from dllm_viz.app.views import render, world as world_view
+from dllm_viz.app.handlers.adapters import parse_config_json
+from dllm_viz.app.handlers.compare import CompareHandlers
+from dllm_viz.app.handlers.play import PlayHandlers, random_seed
+from dllm_viz.app.handlers.sweep import SweepHandlers
+from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
+from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 

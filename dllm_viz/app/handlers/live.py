@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from dllm_viz.app.i18n import t
-from dllm_viz.app.palette import tint
-from dllm_viz.app.render import CANVAS_STRINGS
+from dllm_viz.app.strings import t
+from dllm_viz.app.views.palette import tint
+from dllm_viz.app.views.render import CANVAS_STRINGS
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps

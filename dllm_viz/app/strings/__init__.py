@@ -9,7 +9,11 @@ language never shows a raw key.
 """
 from __future__ import annotations
 
-from dllm_viz.app import strings_errors, strings_page, strings_revision, strings_tabs, strings_views
+from dllm_viz.app.strings import errors as strings_errors
+from dllm_viz.app.strings import page as strings_page
+from dllm_viz.app.strings import revision as strings_revision
+from dllm_viz.app.strings import tabs as strings_tabs
+from dllm_viz.app.strings import views as strings_views
 
 LANGS = ("en", "zh")
 LANG_CHOICES = (("English", "en"), ("中文", "zh"))

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from dllm_viz.app.outputs import KEEP, Knobs, values_of
+from dllm_viz.app.handlers.outputs import KEEP, Knobs, values_of
 from dllm_viz.core.config import MAX_COUNT, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`.

@@ -9,10 +9,10 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.i18n import t
+from dllm_viz.app.strings import t
 from dllm_viz.app.lessons import DEFAULT_PROMPTS
-from dllm_viz.app.page import Labels
-from dllm_viz.app.sweep import MAX_SWEEP_SEEDS
+from dllm_viz.app.layout.page import Labels
+from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_SEEDS
 
 SWEEP_TEMPERATURES = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 SWEEP_DIVISORS = (8, 6, 4, 3, 2)

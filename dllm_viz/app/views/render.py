@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app import cache_view, revision_view, task_view, world_view
-from dllm_viz.app.i18n import t
+from dllm_viz.app.views import cache as cache_view, revision as revision_view, task as task_view, world as world_view
+from dllm_viz.app.strings import t
 from dllm_viz.app.links import link_fields
-from dllm_viz.app.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, confidence_position, scale_tint, tint
+from dllm_viz.app.views.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, confidence_position, scale_tint, tint
 from dllm_viz.core.analysis import P_FLOOR, confirmations, divergence, frame_count, piece, prompt_text
 from dllm_viz.core.trace import Trace
 from dllm_viz.world.language import RULES

@@ -11,19 +11,20 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app import render, task_view
-from dllm_viz.app.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
-from dllm_viz.app.handlers_play import PlayHandlers
-from dllm_viz.app.i18n import STRINGS, example_label, t
-from dllm_viz.app.layout_revision import build_revision_box
-from dllm_viz.app.page import Labels, bold, small
+from dllm_viz.app.views import render, task as task_view
+from dllm_viz.app.handlers.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
+from dllm_viz.app.handlers.play import PlayHandlers
+from dllm_viz.app.strings import STRINGS, example_label, t
+from dllm_viz.app.layout.revision import build_revision_box
+from dllm_viz.app.layout.page import Labels, bold, small
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.core.trace import Trace
 
 # The page's one script, run as the canvas's `js_on_load`: its files in order, each one job (the
 # canvas renderer, the inspector, the figures' overlays, the walkthrough, the cursor and wiring).
 PAGE_JS_FILES = ("canvas.js", "inspector.js", "views.js", "tour.js", "page.js")
-PAGE_JS = "\n".join((Path(__file__).with_name(name)).read_text(encoding="utf-8") for name in PAGE_JS_FILES)
+WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (package data)
+PAGE_JS = "\n".join((WEB / name).read_text(encoding="utf-8") for name in PAGE_JS_FILES)
 
 
 def switch_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:

@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.adapters import RULE_KNOBS
-from dllm_viz.app.i18n import t
-from dllm_viz.app.page import Labels, small
+from dllm_viz.app.handlers.adapters import RULE_KNOBS
+from dllm_viz.app.strings import t
+from dllm_viz.app.layout.page import Labels, small
 from dllm_viz.core.config import MAX_BUDGET, REMASK_SIGMAS, REVISIONS
 
 LOOP_MAX = 64  # the sliders' end for the step budgets (the config allows up to MAX_BUDGET)

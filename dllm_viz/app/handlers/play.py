@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from dllm_viz.app import figures, render, task_view
-from dllm_viz.app.adapters import (
+from dllm_viz.app.views import figures, render, task as task_view
+from dllm_viz.app.handlers.adapters import (
     KNOBS,
     RULE_KNOBS,
     RULE_SLIDERS,
@@ -30,12 +30,12 @@ from dllm_viz.app.adapters import (
     knobs_of,
     preset_knobs,
 )
-from dllm_viz.app.adapters import config_to_settings, settings_to_config
-from dllm_viz.app.i18n import example_label, t
+from dllm_viz.app.handlers.adapters import config_to_settings, settings_to_config
+from dllm_viz.app.strings import example_label, t
 from dllm_viz.app.lessons import LESSONS
 from dllm_viz.app.links import parse_link
-from dllm_viz.app.live import Live, stream
-from dllm_viz.app.outputs import (
+from dllm_viz.app.handlers.live import Live, stream
+from dllm_viz.app.handlers.outputs import (
     KEEP,
     DecodeFirst,
     DecodeRest,

@@ -7,11 +7,11 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from dllm_viz.app import figures
-from dllm_viz.app.adapters import integral
-from dllm_viz.app.i18n import t
-from dllm_viz.app.outputs import SweepShown, keep
-from dllm_viz.app.sweep import (
+from dllm_viz.app.views import figures
+from dllm_viz.app.handlers.adapters import integral
+from dllm_viz.app.strings import t
+from dllm_viz.app.handlers.outputs import SweepShown, keep
+from dllm_viz.app.handlers.sweep_grid import (
     MAX_SWEEP_SEEDS,
     METRICS,
     SweepGrid,
