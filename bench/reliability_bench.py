@@ -43,7 +43,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # app.py and tests/ from a checkout
 
-import app  # noqa: E402 - sets the offline environment before gradio is imported
+from dllm_viz.app import serve as app  # noqa: E402 - sets the offline environment before gradio is imported
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
 from dllm_viz.app.views import figures  # noqa: E402
 from dllm_viz.app.strings import t  # noqa: E402

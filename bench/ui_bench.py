@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
     from gradio_client import Client
 
-    import app
+    from dllm_viz.app import serve as app
     from dllm_viz.serve.engine import Engine
     from dllm_viz.app.handlers.adapters import config_to_settings
     from dllm_viz.app.handlers.playground import Playground

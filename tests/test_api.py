@@ -67,7 +67,7 @@ def test_only_generate_is_public(client):
 
 
 def test_app_model_comes_from_the_environment():
-    import app
+    from dllm_viz.app import serve as app
 
     assert app.model_from_env({}).name == "austen-mdlm"
     # A checkpoint directory: here the embedded model's own folder, which load_model reads by path.

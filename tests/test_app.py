@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from gradio_client import Client
 
-import app
+from dllm_viz.app import serve as app
 from dllm_viz import Trace
 from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_REQUESTS, SWEEP_CHUNK, SweepGrid, run_sweep
 from dllm_viz.app.layout.sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES

@@ -1,4 +1,4 @@
-"""app.py's ZeroGPU guard, with a stand-in `spaces` module injected into sys.modules.
+"""app/serve.py's ZeroGPU guard, with a stand-in `spaces` module injected into sys.modules.
 
 On a ZeroGPU Space the `spaces` package exists and the GPU exists only inside functions wrapped in
 `spaces.GPU`; the app must then wrap its decode entry and decode each call's batch itself instead of
@@ -6,17 +6,17 @@ running the long-lived engine thread. Elsewhere `import spaces` fails and the wr
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
+import dllm_viz.app
 from dllm_viz import DecodeConfig, decode
 from tests.ui_model import make_text_model
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+SERVE = "dllm_viz.app.serve"
 
 
 def fake_spaces() -> types.ModuleType:
@@ -40,12 +40,12 @@ def fake_spaces() -> types.ModuleType:
 
 
 def load_app(monkeypatch: pytest.MonkeyPatch, spaces: types.ModuleType | None):
-    """Execute app.py afresh under a private module name, with `spaces` present (a module) or absent (None)."""
+    """Import `dllm_viz.app.serve` afresh, with `spaces` present (a module) or absent (None); the module
+    imported before comes back when the test ends."""
     monkeypatch.setitem(sys.modules, "spaces", spaces)  # None makes `import spaces` raise ImportError
-    spec = importlib.util.spec_from_file_location("app_zerogpu_under_test", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    monkeypatch.delitem(sys.modules, SERVE, raising=False)
+    monkeypatch.delattr(dllm_viz.app, "serve", raising=False)  # `from dllm_viz.app import serve` reads it
+    return importlib.import_module(SERVE)
 
 
 def test_zero_gpu_wraps_the_decode_entry_and_runs_without_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -77,17 +77,12 @@ def test_page_builds_with_a_picker(tmp_path):
 
 
 def test_the_shipped_tasks_entry_answers_at_the_tasks_length_with_its_grid_and_curve(tmp_path):
-    """app.py's picker lists the tasks model with one example prompt per family; a task prompt decodes
+    """app/serve.py's picker lists the tasks model with one example prompt per family; a task prompt decodes
     exactly its answer's tokens whatever the gen length slider says, a Latin square is drawn as grids,
     and the curve view shows its family's measured curves with the threshold marker."""
-    import importlib.util
-    from pathlib import Path
-
+    from dllm_viz.app import serve as app
     from dllm_viz.tasks.families import EXAMPLE_PROMPTS
 
-    spec = importlib.util.spec_from_file_location("app_picker_under_test", Path(__file__).resolve().parents[1] / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
     main = Recorder()
     choices = app.model_choices(main.model, main)
     assert choices["tasks-mdlm"].prompts == EXAMPLE_PROMPTS

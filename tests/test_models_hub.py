@@ -5,7 +5,6 @@ A socket guard makes any connection attempt fail the test, so "offline" is check
 """
 from __future__ import annotations
 
-import importlib.util
 import socket
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from dllm_viz.models import SHIPPED, load_model
 from dllm_viz.models.hf import DreamDenoiser, LLaDADenoiser, MaskedLMDenoiser
 from tests.checkpoints import ROWS, put_in_hub_cache, save_dream, save_llada, save_masked_lm
 
-ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = {
     "test-org/tiny-bert": (lambda p: save_masked_lm(p, "bert"), MaskedLMDenoiser, False),
     "test-org/tiny-llada": (lambda p: save_llada(p, eos_token="<|eot_id|>"), LLaDADenoiser, True),
@@ -158,9 +156,8 @@ def test_default_and_embedded_names_never_reach_the_hub(monkeypatch: pytest.Monk
 
 def test_app_takes_a_hub_id_from_the_environment(offline_cache, monkeypatch: pytest.MonkeyPatch) -> None:
     _, commits, attempts = offline_cache
-    spec = importlib.util.spec_from_file_location("app_hub_under_test", ROOT / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
+    from dllm_viz.app import serve as app
+
     model = app.model_from_env({"DLLM_VIZ_MODEL": "test-org/tiny-dream", "DLLM_VIZ_TRUST_REMOTE_CODE": "1"})
     assert isinstance(model, DreamDenoiser) and model.name == f"test-org/tiny-dream@{commits['test-org/tiny-dream']}"
     pinned = app.model_from_env({"DLLM_VIZ_MODEL": "test-org/tiny-llada", "DLLM_VIZ_REVISION": "v2",
