@@ -1,4 +1,5 @@
-"""Command line: `python -m dllm_viz generate ...` decodes a prompt; `export-policy` writes an SGLang policy.
+"""Command line: `python -m dllm_viz generate ...` decodes a prompt; `export-policy` writes an SGLang policy;
+`serve` serves the playground (`dllm_viz.app.main`).
 
 Flags mirror DecodeConfig field by field (generated from the dataclass, so they cannot drift);
 a flag given overrides the preset.
@@ -13,6 +14,7 @@ import typing
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from dllm_viz.app.main import add_serve_command
 from dllm_viz.core.config import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 
 SHIPPED = (*SHIPPED_PRESETS, *REVISION_PRESETS)
@@ -152,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(gen)
     gen.set_defaults(func=_generate)
     add_export_policy(sub)
+    add_serve_command(sub)
     return parser
 
 

@@ -57,8 +57,9 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_cache_fast_dllm.py::test_world_model_cached_decode_is_fast_dllm_token_for_token": (),
     "tests/test_cache_fast_dllm.py::test_austen_model_cached_decode_is_fast_dllm_token_for_token": (),
     "tests/test_cache.py::test_the_cache_changes_what_a_stale_window_sees": (),
-    "tests/test_app.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": (),  # 1,920 decodes
-    "tests/test_app.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": (),  # its own app.py
+    "tests/test_app_serve.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": (),  # 1,920 decodes
+    "tests/test_app_main.py::test_app_py_help_is_help_not_a_server": (),  # a fresh process imports torch
+    "tests/test_app_serve.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": (),  # its own app.py
     "tests/test_guards.py::test_sessions_are_dropped_when_closed_idle_or_beyond_the_cap": (),  # a served demo
     "tests/test_guards.py::test_silent_and_slow_connections_are_bounded": (),
     "tests/test_guards.py::test_install_bounds_a_launched_demo": (),

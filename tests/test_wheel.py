@@ -93,6 +93,14 @@ def test_cli_generate_runs_from_the_wheel(venv):
     assert done.stdout.strip() == trace.text.strip()
 
 
+def test_serve_is_a_command_of_the_wheel(venv):
+    """`dllm-viz serve` (the console script the wheel installs) launches the playground: its help here."""
+    python, work = venv
+    done = _run([str(python.parent / "dllm-viz"), "serve", "--help"], cwd=work)
+    usage = done.stdout.splitlines()[0]
+    assert usage.startswith("usage:") and " serve " in usage and "--model" in done.stdout and "--port" in done.stdout
+
+
 def test_world_model_examples_and_the_app_import_from_the_wheel(venv):
     python, work = venv
     code = (

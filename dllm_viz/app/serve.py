@@ -1,15 +1,16 @@
-"""Entry point (Hugging Face Spaces and `python app.py`): load the model once, build the playground, serve it.
+"""The served playground: load the model once, build the demo around one shared engine, launch it.
 
-Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT say otherwise, the embedded
-model unless DLLM_VIZ_MODEL names a checkpoint (a local directory or a Hub id, see `model_from_env`). Every decode
-of every user goes through one shared continuous-batching `Engine`. On a ZeroGPU Space (where the
-`spaces` package is present) the decode entry is wrapped in `spaces.GPU` and each call decodes its
-own batch, since the GPU exists only inside those calls; elsewhere the wrapper is a no-op.
+`dllm-viz serve` and the root `app.py` (Hugging Face Spaces) run `serve` through `app.main`, which
+reads the flags first. Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT say
+otherwise, the embedded model unless DLLM_VIZ_MODEL names a checkpoint (a local directory or a Hub
+id, see `model_from_env`). Every decode of every user goes through one shared continuous-batching
+`Engine`. On a ZeroGPU Space (where the `spaces` package is present) the decode entry is wrapped in
+`spaces.GPU` and each call decodes its own batch, since the GPU exists only inside those calls;
+elsewhere the wrapper is a no-op.
 """
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -30,24 +31,7 @@ def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None
         environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def _system_allocator(environ: MutableMapping[str, str] = os.environ) -> bool:
-    """Ask for the system allocator unless the environment names one; True if it was asked for.
-
-    CPython's own allocator keeps a 1 MiB arena while any object in it lives, so the memory of a
-    dropped session's trace (10^5 small objects) mostly stays with the process; glibc's malloc
-    with `malloc_trim` hands it back (`dllm_viz.app.guards`). Read at interpreter start, hence the
-    re-execution under `__main__` below; two arenas instead of eight per core for the worker threads.
-    """
-    if "PYTHONMALLOC" in environ:
-        return False
-    environ["PYTHONMALLOC"] = "malloc"
-    environ.setdefault("MALLOC_ARENA_MAX", "2")
-    return True
-
-
 _offline_environment()
-if __name__ == "__main__" and _system_allocator():
-    os.execv(sys.executable, sys.orig_argv)  # the same command, now under the system allocator
 
 from dllm_viz import assets  # noqa: E402 - after the environment above
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
@@ -195,8 +179,11 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     return choices
 
 
-def main() -> None:
-    """Serve until interrupted, within the bounds of `ServerLimits` (DLLM_VIZ_MAX_CONNECTIONS, ...)."""
+def serve() -> None:
+    """Serve until interrupted, within the bounds of `ServerLimits` (DLLM_VIZ_MAX_CONNECTIONS, ...).
+
+    Run it through `app.main` (`dllm-viz serve`, `python app.py`), which first restarts the process
+    under the system allocator."""
     import logging
 
     import torch
@@ -216,7 +203,3 @@ def main() -> None:
     )
     guards.install(demo, limits)  # connections, sessions, the log: installed on the running server
     demo.block_thread()
-
-
-if __name__ == "__main__":
-    main()

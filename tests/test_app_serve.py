@@ -1,4 +1,4 @@
-"""app.py: the served app's bounds (sweeps through the shared engine, connections, sessions, the log)."""
+"""app/serve.py: the served app's bounds (sweeps through the shared engine, connections, sessions, the log)."""
 from __future__ import annotations
 
 import json
