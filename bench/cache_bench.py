@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
 from dllm_viz.core.config import CACHES  # noqa: E402
-from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate  # noqa: E402
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness, format_rate  # noqa: E402
 
 AUSTEN_PROMPT = "It is a truth universally acknowledged, that a single man in possession of a good fortune,"
 FLOORS = {"dual": 3.0, "prefix": 1.8}  # (a): none's time / the cache's time, at least

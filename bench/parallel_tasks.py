@@ -1,6 +1,6 @@
 """Accuracy against parallelism on the task families, for the tasks model and the exact oracle side by side.
 
-For every family (`dllm_viz.tasks.FAMILIES`) and knob (`tasks.curves.KNOBS`: confidence threshold,
+For every family (`dllm_viz.tasks.FAMILIES`) and knob (`studies.curves.KNOBS`: confidence threshold,
 constant k, top-k decay; five settings each), the benchmark's 64 prompts are decoded with every
 setting in one batched call, for the trained model (``dllm_viz/assets/tasks``) and for `TaskOracle` (the
 families' exact marginals). Each point: tokens per forward pass, the share of right answers with a
@@ -38,10 +38,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from dllm_viz import assets, decode  # noqa: E402
-from dllm_viz.core.stats import format_rate  # noqa: E402
+from dllm_viz.studies.stats import format_rate  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.tasks import FAMILIES, TaskOracle, prompts  # noqa: E402
-from dllm_viz.tasks.curves import (  # noqa: E402
+from dllm_viz.studies.curves import (  # noqa: E402
     ALL_KNOBS, KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, REVISION_KNOBS, TEMPERATURE, aup, bound_bits, curve_points, point,
 )
 

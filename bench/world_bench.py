@@ -32,7 +32,7 @@ from dllm_viz import DecodeConfig, assets, decode  # noqa: E402
 from dllm_viz.core.config import PRESETS  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.world import SLOTS, WorldOracle, generate  # noqa: E402
-from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate, trace_text  # noqa: E402
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness, format_rate, trace_text  # noqa: E402
 
 WORLD_DIR = assets.path("world")
 

@@ -43,7 +43,7 @@ from dllm_viz import DecodeConfig, assets, decode  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.train.train import ordinary_ids, random_other_tokens  # noqa: E402
 from dllm_viz.world import WorldOracle, generate  # noqa: E402
-from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate, rate  # noqa: E402
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness, format_rate, rate  # noqa: E402
 
 WORLD_DIR = assets.path("world")
 HELDOUT_SEED = 12  # scripts/make_world_data.py --seed 11: the held-out split is drawn with seed + 1

@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from dllm_viz import DecodeConfig, assets, decode  # noqa: E402
-from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
-from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
+from dllm_viz.studies.lessons import DEFAULT_PROMPTS  # noqa: E402
+from dllm_viz.studies.world_score import WORLD_PROMPTS  # noqa: E402
 
 OUT = assets.path("examples")
 L = 64

@@ -7,7 +7,7 @@ Usage::
 
 ``--train`` and ``--heldout`` count pairs per family (the families alternate line by line). The
 held-out pairs come from another seed (``seed + 1``). ``stats.json`` records the sizes and, per
-family, the share of held-out prompts and of the benchmark's prompts (`tasks.curves.PROMPT_SEED`)
+family, the share of held-out prompts and of the benchmark's prompts (`studies.curves.PROMPT_SEED`)
 that also occur in the training set: the families are finite, so some overlap is reported, not hidden.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from dllm_viz.tasks import FAMILIES, build_tokenizer, check, generate, lines  # noqa: E402
-from dllm_viz.tasks.curves import PROMPT_SEED, PROMPTS_PER_FAMILY  # noqa: E402
+from dllm_viz.studies.curves import PROMPT_SEED, PROMPTS_PER_FAMILY  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dllm_viz"
 
 # Floor of each sub-package; a module may import its own sub-package and any lower floor.
 # The playground (app/) serves itself (`dllm-viz serve`): it runs the shared engine, so it sits above serve/.
-FLOORS = {"assets": 0, "models": 1, "core": 2, "train": 3, "world": 3, "tasks": 3, "serve": 4, "app": 5}
+FLOORS = {"assets": 0, "models": 1, "core": 2, "train": 3, "world": 3, "tasks": 3, "serve": 4, "studies": 4, "app": 5}
 TOP = 6  # dllm_viz/__init__.py, __main__.py and cli.py: the entry points, above every floor and each other's peers
 
 

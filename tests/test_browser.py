@@ -254,7 +254,7 @@ def test_the_walkthrough_speaks_both_languages(url):
 
 
 def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
-    from dllm_viz.app.lessons import LESSONS
+    from dllm_viz.studies.lessons import LESSONS
 
     calls = served[0].decode_calls
     wait_played_out(page)
@@ -343,7 +343,7 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
 
 
 def test_a_no_effect_banner_opens_its_compare_lesson(page, served):
-    from dllm_viz.app.lessons import LESSONS
+    from dllm_viz.studies.lessons import LESSONS
 
     calls = served[0].decode_calls
     wait_played_out(page)

@@ -6,8 +6,9 @@ import operator
 import pytest
 
 from dllm_viz import decode
-from dllm_viz.app.strings import LANGS
-from dllm_viz.app.lessons import LESSONS, LESSONS_PATH, MEASURED_PATH, load_lessons, load_measured, measure, measured_table
+from dllm_viz.studies.lessons import LANGS
+from dllm_viz.app.views.lessons import measured_table
+from dllm_viz.studies.lessons import LESSONS, LESSONS_PATH, MEASURED_PATH, load_lessons, load_measured, measure
 from tests.ui_model import make_text_model
 
 
@@ -62,7 +63,7 @@ def test_a_timed_lesson_decodes_each_side_alone_and_measures_the_speed_up():
 
 
 def test_the_cache_lesson_on_the_world_model_shows_what_the_cache_breaks():
-    from dllm_viz.app.world_lessons import load_world_pairs
+    from dllm_viz.studies.world_lessons import load_world_pairs
 
     pair = load_world_pairs()["cache"]["variants"]
     a, b = pair["A"], pair["B"]
@@ -142,7 +143,7 @@ def test_final_logprob_reads_each_position_at_its_last_decision():
     import math
 
     from dllm_viz import DecodeConfig
-    from dllm_viz.app.lessons import final_logprob, summarise
+    from dllm_viz.studies.lessons import final_logprob, summarise
 
     plain = run(["the "], [DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8, seed=2)])[0]
     assert final_logprob(plain) == pytest.approx(plain.metrics["mean_logprob"], abs=1e-6)

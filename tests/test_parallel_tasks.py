@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import parallel_tasks as bench  # noqa: E402
 
 from dllm_viz.tasks import FAMILIES, TaskOracle  # noqa: E402
-from dllm_viz.tasks.curves import KNOBS  # noqa: E402
+from dllm_viz.studies.curves import KNOBS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_revision_curves_count_a_verify_pass_and_leave_the_schedule_aup_alone(da
     """The threshold knob with each revision rule (issue 32 item 5), on the oracle: WINO's verify pass is a
     forward (fewer tokens per forward than the plain threshold at every setting), and their AUP is computed
     beside the schedule knobs' without moving it."""
-    from dllm_viz.tasks.curves import REVISION_KNOBS
+    from dllm_viz.studies.curves import REVISION_KNOBS
 
     oracle = TaskOracle()
     fam = data["families"]["copy"]

@@ -224,7 +224,7 @@ def world():
 
 @pytest.mark.parametrize("name", ["rcr", "remdm"])
 def test_a_world_decode_with_a_revision_rule_takes_tokens_back_and_its_trace_round_trips(world, name):
-    from dllm_viz.world.score import WORLD_PROMPTS, verdict_of
+    from dllm_viz.studies.world_score import WORLD_PROMPTS, verdict_of
 
     configs = [DecodeConfig.preset(name, 48, seed=seed) for seed in (0, 1)]
     traces = decode(world, list(WORLD_PROMPTS[:2]) * 2, configs * 2)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz import decode
-from dllm_viz.app import revision_lessons as rl
+from dllm_viz.app.views.lessons import study_md
+from dllm_viz.studies import revision_lessons as rl
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.world.oracle import WorldOracle
 
@@ -79,9 +80,9 @@ def test_the_study_prose_quotes_the_measured_numbers_in_both_languages(shipped):
         for lang in LANGS:
             assert n[key] in text["text"][lang], (key, n[key], lang)
     for lang in LANGS:
-        md = rl.study_md(lang)
+        md = study_md(lang)
         assert text["text"][lang] in md and md.count("| ") > 20
-    assert "world model" in rl.study_md("en") and "世界模型" in rl.study_md("zh")
+    assert "world model" in study_md("en") and "世界模型" in study_md("zh")
 
 
 def test_the_study_says_where_taking_back_does_not_help(shipped):
@@ -112,7 +113,7 @@ def test_the_study_says_where_taking_back_does_not_help(shipped):
 def test_the_readme_shows_the_measured_study_and_lessons(shipped):
     from pathlib import Path
 
-    from dllm_viz.app.lessons import load_measured
+    from dllm_viz.studies.lessons import load_measured
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert rl.readme_table(shipped[0]) in readme

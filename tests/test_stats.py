@@ -1,9 +1,9 @@
-"""core.stats: Wilson intervals and the rate records the correctness studies write."""
+"""studies.stats: Wilson intervals and the rate records the correctness studies write."""
 from __future__ import annotations
 
 import pytest
 
-from dllm_viz.core.stats import format_rate, rate, wilson
+from dllm_viz.studies.stats import format_rate, rate, wilson
 
 
 def test_wilson_brackets_the_rate_and_stays_in_zero_one():

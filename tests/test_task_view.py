@@ -100,7 +100,7 @@ def test_revision_curves_sit_beside_the_threshold_curves_and_mark_the_traces_rul
 
 
 def test_the_curve_lesson_is_shown_in_both_languages_with_its_revision_paragraph():
-    from dllm_viz.tasks.lesson import load_curve_lessons, load_curves, numbers
+    from dllm_viz.studies.curve_lessons import load_curve_lessons, load_curves, numbers
 
     lesson, measured = load_curve_lessons()["why_parallel_breaks"], numbers(load_curves())
     for lang in ("en", "zh"):

@@ -7,7 +7,7 @@ import torch
 
 from dllm_viz import decode, load_model
 from dllm_viz.tasks import FAMILIES, TOKENS, TaskOracle, prompts
-from dllm_viz.tasks.curves import KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, point
+from dllm_viz.studies.curves import KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, point
 
 
 @pytest.fixture(scope="module")

@@ -133,7 +133,7 @@ def test_check_rejects_non_text():
 
 
 def test_world_prompts_are_valid_sentence_starts():
-    from dllm_viz.world.score import WORLD_PROMPTS
+    from dllm_viz.studies.world_score import WORLD_PROMPTS
 
     for prompt in WORLD_PROMPTS:
         verdict = check(prompt + " ")
@@ -192,7 +192,7 @@ def test_sentences_need_whitespace_between_them():
 def test_a_text_without_a_complete_sentence_is_not_a_valid_run():
     from types import SimpleNamespace
 
-    from dllm_viz.world.score import correctness
+    from dllm_viz.studies.world_score import correctness
 
     for text in ("", "   ", "Tom Lopez of", sentence(FACTS)[:-1]):
         verdict = check(text)

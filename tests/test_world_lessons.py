@@ -1,7 +1,7 @@
 """The world lessons' threshold study: its top-k side gets the threshold's step budget."""
 from __future__ import annotations
 
-from dllm_viz.app.world_lessons import GEN_LENGTH, STUDY_PRESET, matching_topk
+from dllm_viz.studies.world_lessons import GEN_LENGTH, STUDY_PRESET, matching_topk
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.schedules import planned_steps
 

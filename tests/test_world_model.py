@@ -11,7 +11,7 @@ import torch
 from dllm_viz import DecodeConfig, assets, decode, load_model
 from dllm_viz.world import VOCABULARY, WorldOracle
 from dllm_viz.world.language import FIRST_NAMES
-from dllm_viz.world.score import WORLD_PROMPTS, correctness, verdict_of, wilson
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness, verdict_of, wilson
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = assets.path("world")
@@ -134,7 +134,7 @@ def test_model_card_quotes_the_corpus_stats():
 def test_readme_and_compare_tab_show_the_measured_lessons():
     """The README table and the Compare tab's world tables are the numbers in dllm_viz/assets/world/lessons.json."""
     from dllm_viz.app.handlers.compare import world_lesson_table
-    from dllm_viz.app.world_lessons import load_world_pairs, pairs_table, summary_table, table
+    from dllm_viz.studies.world_lessons import load_world_pairs, pairs_table, summary_table, table
 
     data = json.loads((ASSETS / "lessons.json").read_text())
     readme = (ROOT / "README.md").read_text()

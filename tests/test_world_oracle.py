@@ -9,7 +9,7 @@ from dllm_viz import DecodeConfig, decode
 from dllm_viz.world import SLOTS, generate
 from dllm_viz.world.language import VOCABULARY
 from dllm_viz.world.oracle import SENTENCE, WorldOracle
-from dllm_viz.world.score import WORLD_PROMPTS, correctness
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app.lessons import LESSONS
+from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.core.analysis import prompt_text
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.trace import Trace

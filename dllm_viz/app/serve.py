@@ -44,10 +44,10 @@ from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
 from dllm_viz.app import guards  # noqa: E402
 from dllm_viz.app.guards import ServerLimits  # noqa: E402
 from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
-from dllm_viz.app.lessons import DEFAULT_PROMPTS  # noqa: E402
+from dllm_viz.studies.lessons import DEFAULT_PROMPTS  # noqa: E402
 from dllm_viz.app.handlers.playground import ModelChoice  # noqa: E402
 from dllm_viz.models import SHIPPED  # noqa: E402
-from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
+from dllm_viz.studies.world_score import WORLD_PROMPTS  # noqa: E402
 from dllm_viz.app.views import task as task_view  # noqa: E402
 from dllm_viz.tasks.families import EXAMPLE_PROMPTS as TASK_PROMPTS  # noqa: E402
 

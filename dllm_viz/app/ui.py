@@ -29,7 +29,7 @@ from dllm_viz.app.layout.compare import build_compare_tab
 from dllm_viz.app.layout.header import build_about_tab, build_header
 from dllm_viz.app.layout.play import build_play_tab
 from dllm_viz.app.layout.sweep import build_sweep_tab
-from dllm_viz.app.lessons import DEFAULT_PROMPTS
+from dllm_viz.studies.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.handlers.outputs import (
     CompareCleared,
     CompareFigures,

@@ -1,5 +1,5 @@
 """Checkable tasks modelled on ParallelBench: list edits and 4x4 grids, each with an exact checker,
-a seeded generator and an exact oracle, and the accuracy-against-parallelism curves they draw.
+a seeded generator and an exact oracle (the accuracy-against-parallelism curves they draw: `dllm_viz.studies.curves`).
 
 Where parallel confirmation breaks depends on the task: copying survives any number of tokens per
 step, a shuffle or a Latin square does not, because the tokens confirmed together depend on each

@@ -14,11 +14,10 @@ from dllm_viz.app.views import figures as figs
 from dllm_viz.app.views import render
 from dllm_viz.app.handlers.adapters import integral, parse_config_json
 from dllm_viz.app.strings import t
-from dllm_viz.app.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model, measured_table
+from dllm_viz.app.views.lessons import measured_table, study_md, world_table
+from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
-from dllm_viz.app.revision_lessons import study_md
-from dllm_viz.app.world_lessons import load_world_measured_model, load_world_pairs
-from dllm_viz.app.world_lessons import table as world_table
+from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.core.analysis import divergence
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner

@@ -32,7 +32,7 @@ from dllm_viz.app.handlers.adapters import (
 )
 from dllm_viz.app.handlers.adapters import config_to_settings, settings_to_config
 from dllm_viz.app.strings import example_label, t
-from dllm_viz.app.lessons import LESSONS
+from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.app.links import parse_link
 from dllm_viz.app.handlers.live import Live, stream
 from dllm_viz.app.handlers.outputs import (

@@ -12,7 +12,7 @@ import gradio as gr
 
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.strings import t
-from dllm_viz.app.lessons import LESSONS, NEIGHBOURS
+from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS
 from dllm_viz.app.layout.page import Labels, bold, small
 
 FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with

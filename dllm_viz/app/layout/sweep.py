@@ -10,7 +10,7 @@ from typing import Any
 import gradio as gr
 
 from dllm_viz.app.strings import t
-from dllm_viz.app.lessons import DEFAULT_PROMPTS
+from dllm_viz.studies.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.layout.page import Labels
 from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_SEEDS
 

@@ -36,7 +36,7 @@ from dllm_viz.app.views.palette import (
     plotly_scale,
 )
 from dllm_viz.app.views.task import on_curve
-from dllm_viz.tasks.curves import REVISION_KNOBS
+from dllm_viz.studies.curves import REVISION_KNOBS
 from dllm_viz.core.analysis import confirmations, divergence, events, piece
 from dllm_viz.core.trace import Trace
 
@@ -395,7 +395,7 @@ def task_curve(curves: dict[str, Any], family: str | None, threshold: float, *, 
     """Right answers against tokens per forward on the measured threshold curves of ``family`` (the tasks
     model solid, the exact oracle dashed; `bench/parallel_tasks.py`), each with a marker where the
     threshold slider's value puts it (`task_view.on_curve`). Beside them the threshold with each revision
-    rule (`tasks.curves.REVISION_KNOBS`: the model's dotted, the oracle's in the legend, a click away);
+    rule (`studies.curves.REVISION_KNOBS`: the model's dotted, the oracle's in the legend, a click away);
     the trace's own `rule` gets markers too. Without a family or measurements: a note."""
     fam = (curves.get("families") or {}).get(family or "")
     if fam is None:

@@ -19,7 +19,7 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.trace import Trace
 from dllm_viz.tasks import Task, Verdict, check, parse
 from dllm_viz.tasks.families import GRID_FAMILIES
-from dllm_viz.tasks.lesson import CURVES_PATH, load_curve_lessons
+from dllm_viz.studies.curve_lessons import CURVES_PATH, load_curve_lessons
 
 MODEL_NAMES = ("tasks-mdlm",)  # models whose prompts are tasks: the picker fills in their examples
 

@@ -1,12 +1,12 @@
 """Correctness of decoded traces under the world checker, as rates with Wilson confidence intervals
-(`dllm_viz.core.stats`; `wilson`, `rate` and `format_rate` are importable from here too)."""
+(`dllm_viz.studies.stats`; `wilson`, `rate` and `format_rate` are importable from here too)."""
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from dllm_viz.core.stats import format_rate, rate, wilson
+from dllm_viz.studies.stats import format_rate, rate, wilson
 from dllm_viz.core.trace import Trace
 from dllm_viz.world.checker import Verdict, check
 from dllm_viz.world.language import RULES

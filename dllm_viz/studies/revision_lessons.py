@@ -8,8 +8,8 @@ that adds forward passes (WINO's verify pass, ReMDM's loop, JointThreshold's edi
 also measured against the monotone decoder given the same number of forwards: top-k decay whose
 planned steps match the rule's mean NFE (`world_lessons.matching_topk`), decoded in a second call.
 
-    python -m dllm_viz.app.revision_lessons     # writes dllm_viz/assets/world/revision.json, prints the tables
-    python -m dllm_viz.app.lessons --world-only  # the world lessons, then these
+    python -m dllm_viz.studies.revision_lessons     # writes dllm_viz/assets/world/revision.json, prints the tables
+    python -m dllm_viz.studies.lessons --world-only  # the world lessons, then these
 
 Regimes (T = 1, so there are sampling errors to take back):
 - threshold: the confidence threshold 0.9 (`schedule="threshold"`), monotone, and with each rule;
@@ -21,7 +21,8 @@ ReMDM-loop (the `remdm` preset's sigma: eta 0.02 once 90% is visible, 16 loop st
 can edit, `models.base.can_edit`, the row says so otherwise).
 
 The prose (en, zh) is `revision_study` in ``dllm_viz/assets/lessons.yaml``; `numbers` formats every
-quotable number, and tests/test_revision_lessons.py checks each quoted one in both languages.
+quotable number, and tests/test_revision_lessons.py checks each quoted one in both languages. The
+Compare tab shows it in the page's language (`dllm_viz.app.views.lessons.study_md`).
 """
 from __future__ import annotations
 
@@ -35,12 +36,12 @@ from typing import Any
 import yaml
 
 from dllm_viz import assets
-from dllm_viz.app.world_lessons import matching_topk
+from dllm_viz.studies.world_lessons import matching_topk
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
-from dllm_viz.core.stats import format_rate
+from dllm_viz.studies.stats import format_rate
 from dllm_viz.core.trace import Trace
-from dllm_viz.world.score import WORLD_PROMPTS, correctness
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness
 
 REVISION_PATH = assets.path("world", "revision.json")
 LESSONS_PATH = assets.path("lessons.yaml")
@@ -182,29 +183,8 @@ def table(data: dict[str, Any], regime: str, header: Sequence[str], names: dict[
     return "\n".join(lines)
 
 
-HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised", "rt_matched")
 ENGLISH_HEADER = ("rule", "decoder", "NFE", "valid runs", "broken names", "wrong sums", "taken back / rewritten per run",
                   "monotone at the same NFE: NFE, valid runs")
-
-
-def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any] | None = None) -> str:
-    """The study as the Compare tab shows it beside a revision lesson: its prose in `lang` and one table
-    per regime (headers in `lang`); "" when it was not measured."""
-    data = load_revision() if data is None else data
-    text = load_study_text() if text is None else text
-    if not data or not text:
-        return ""
-    from dllm_viz.app.strings import t
-
-    header = [t(key, lang) for key in HEADER_KEYS]
-    names = {"monotone": t("rt_monotone", lang), "editing": t("rt_editing", lang), "model": t("rt_model", lang),
-             "oracle": t("rt_oracle", lang), "skipped": t("rt_cannot_edit", lang)}
-    parts = [f"### {text['title'][lang]}", text["text"][lang]]
-    for regime in REGIMES:
-        parts += [f"**{t(f'rt_regime_{regime}', lang)}**", table(data, regime, header, names)]
-    parts.append("*" + t("rt_footer", lang, model=data.get("model", "world"), n=len(data["prompts"]) * data["seeds"],
-                         g=data["gen_length"]) + "*")
-    return "\n\n".join(parts)
 
 
 def readme_table(data: dict[str, Any], decoder: str = "model") -> str:

@@ -3,7 +3,7 @@
 Each lesson is two sets of `DecodeConfig` overrides (A, B) over the balanced preset, decoded on the
 same prompt and seed; its prose (both languages) lives in `dllm_viz/assets/lessons.yaml`. `measure` runs a
 lesson over several prompts and seeds and returns the numbers the prose quotes;
-`python -m dllm_viz.app.lessons` re-measures every lesson on the embedded model and writes
+`python -m dllm_viz.studies.lessons` re-measures every lesson on the embedded model and writes
 `dllm_viz/assets/lessons.json`, which the UI shows next to the text; then it measures the same pairs and
 the correctness studies on the world model (`app.world_lessons`, `dllm_viz/assets/world/lessons.json`).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,14 @@ from typing import Any
 import yaml
 
 from dllm_viz import assets
-from dllm_viz.app.strings import LANGS, t
 from dllm_viz.core.analysis import P_FLOOR, events
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
+LANGS = ("en", "zh")  # the languages of the lessons' prose (the page's: dllm_viz.app.strings, a test checks)
 LOW_P = 0.1  # a drawn token whose raw probability is below this counts as a "low-probability" token
-MEASURED_PATH = assets.path("lessons.json")  # numbers, written by `python -m dllm_viz.app.lessons`
+MEASURED_PATH = assets.path("lessons.json")  # numbers, written by `python -m dllm_viz.studies.lessons`
 LESSONS_PATH = assets.path("lessons.yaml")  # prose in both languages, and the claims it makes
 # Prompts in the embedded model's domain: the playground's first prompt, the measurement set, and
 # the neighbours that share the batch in the RNG lesson.
@@ -200,8 +200,9 @@ def measured_model(path: Path = MEASURED_PATH) -> str:
     return str(json.loads(path.read_text()).get("model") or "austen-mdlm")
 
 
-# Rows of the measured table: (i18n key, field, format). One format per row, so a step count
-# reads "64.0" and a share "49%", never "63.9688 steps" next to "49%".
+# Rows of the measured table: (label key, field, format). One format per row, so a step count
+# reads "64.0" and a share "49%", never "63.9688 steps" next to "49%". The label keys are the page's
+# strings (`dllm_viz.app.views.lessons` renders the table in the page's language).
 TABLE_ROWS = (
     ("mt_steps", "steps", "{:.1f}"), ("mt_mean_confidence", "mean_confidence", "{:.3f}"),
     ("mt_early", "early_raw_confidence", "{:.3f}"), ("mt_first_mean", "first_step_mean", "{:.3f}"),
@@ -210,24 +211,34 @@ TABLE_ROWS = (
     ("mt_draws", "draws", "{:.1f}"), ("mt_seconds", "seconds", "{:.3f}"),
     ("mt_final_logprob", "final_logprob", "{:.2f}"), ("mt_revisions", "revisions", "{:.1f}"),
 )
+# The rows after the A/B numbers: (label key, field, format of A, of B or None).
+PAIR_ROWS = (("mt_same_trace", "same_trace", "{:.0%}", None), ("mt_same_step", "same_step_share", "{:.0%}", None),
+             ("mt_solo", "solo_match", "{:.0%}", "{:.0%}"), ("mt_tokens_differ", "tokens_differ", "{:.1f}", None),
+             ("mt_speedup", "speedup", "{:.2f}×", None))
 
 
-def measured_table(measured: dict[str, Any], lang: str = "en") -> str:
-    """Markdown table of one lesson's A/B numbers, in `lang`."""
-    lines = [f"| | {t('side_a', lang)} | {t('side_b', lang)} |", "|---|---:|---:|"]
+COMMAND_LINE = {"side_a": "A", "side_b": "B", "mt_footer": "{n} runs (prompts x seeds), gen_length {g}."}
+
+
+def field_label(key: str, **values: Any) -> str:
+    """A row's label on the command line: the measurement's own field name (the page translates the key)."""
+    names = {k: name for k, name, *_ in (*TABLE_ROWS, *PAIR_ROWS)}
+    return names.get(key) or COMMAND_LINE[key].format(**values)
+
+
+def table(measured: dict[str, Any], label: Callable[..., str] = field_label) -> str:
+    """Markdown table of one lesson's A/B numbers; `label(key, **values)` names each row (the page
+    passes its strings in the page's language, `p` and `n`, `g` fill their placeholders)."""
+    lines = [f"| | {label('side_a')} | {label('side_b')} |", "|---|---:|---:|"]
     for key, name, fmt in TABLE_ROWS:
         if name in measured["a"]:
-            label = t(key, lang, p=LOW_P)
-            lines.append(f"| {label} | {fmt.format(measured['a'][name])} | {fmt.format(measured['b'][name])} |")
-    lines.append(f"| {t('mt_same_trace', lang)} | {measured['same_trace']:.0%} | |")
-    lines.append(f"| {t('mt_same_step', lang)} | {measured['same_step_share']:.0%} | |")
-    if "solo_match_a" in measured:
-        lines.append(f"| {t('mt_solo', lang)} | {measured['solo_match_a']:.0%} | {measured['solo_match_b']:.0%} |")
-    if "tokens_differ" in measured:
-        lines.append(f"| {t('mt_tokens_differ', lang)} | {measured['tokens_differ']:.1f} | |")
-    if "speedup" in measured:
-        lines.append(f"| {t('mt_speedup', lang)} | {measured['speedup']:.2f}× | |")
-    lines.append("\n*" + t("mt_footer", lang, n=measured["runs"], g=measured["gen_length"]) + "*")
+            lines.append(f"| {label(key, p=LOW_P)} | {fmt.format(measured['a'][name])} | {fmt.format(measured['b'][name])} |")
+    for key, name, fmt_a, fmt_b in PAIR_ROWS:
+        if fmt_b is not None and f"{name}_a" in measured:
+            lines.append(f"| {label(key)} | {fmt_a.format(measured[name + '_a'])} | {fmt_b.format(measured[name + '_b'])} |")
+        elif fmt_b is None and name in measured:
+            lines.append(f"| {label(key)} | {fmt_a.format(measured[name])} | |")
+    lines.append("\n*" + label("mt_footer", n=measured["runs"], g=measured["gen_length"]) + "*")
     return "\n".join(lines)
 
 
@@ -258,11 +269,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         for lesson in LESSONS.values():
             m = measure(run, lesson, DEFAULT_PROMPTS, range(args.seeds), args.gen_length)
             results.append(m)
-            print(f"## {lesson.text('title', 'en')}\n{measured_table(m)}\n", flush=True)
+            print(f"## {lesson.text('title', 'en')}\n{table(m)}\n", flush=True)
         args.out.write_text(json.dumps({"model": getattr(model, "name", "model"), "lessons": results}, indent=1) + "\n")
         print(f"wrote {args.out}")
     if args.world_seeds:  # the same pairs and the correctness studies, on the world model
-        from dllm_viz.app.world_lessons import measure_and_write
+        from dllm_viz.studies.world_lessons import measure_and_write
 
         pairs = {key: (lesson.text("title", "en"), lesson.a, lesson.b) for key, lesson in LESSONS.items()}
         measure_and_write(seeds=args.world_seeds, pairs=pairs)
@@ -272,7 +283,7 @@ def measure_only(keys: Sequence[str], *, seeds: int, gen_length: int, world_seed
                  out: Path = MEASURED_PATH) -> None:
     """Re-measure the lessons `keys` (a new lesson, say) on the embedded model and as world-model pairs,
     replacing their entries in assets/lessons.json and assets/world/lessons.json and keeping the rest."""
-    from dllm_viz.app.world_lessons import WORLD_MEASURED_PATH, measure_pairs
+    from dllm_viz.studies.world_lessons import WORLD_MEASURED_PATH, measure_pairs
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
 
@@ -287,7 +298,7 @@ def measure_only(keys: Sequence[str], *, seeds: int, gen_length: int, world_seed
     for key in keys:
         m = measure(run, LESSONS[key], DEFAULT_PROMPTS, range(seeds), gen_length)
         fresh.append(m)
-        print(f"## {LESSONS[key].text('title', 'en')}\n{measured_table(m)}\n", flush=True)
+        print(f"## {LESSONS[key].text('title', 'en')}\n{table(m)}\n", flush=True)
     order = list(LESSONS)
     data["lessons"] = sorted(kept + fresh, key=lambda m: order.index(m["lesson"]) if m["lesson"] in order else len(order))
     out.write_text(json.dumps(data, indent=1) + "\n")

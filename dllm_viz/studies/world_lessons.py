@@ -4,8 +4,8 @@ Each study decodes every (prompt, seed) under each of its variants in ONE batche
 (the threshold study needs two: the threshold run fixes the step budget the top-k run must match)
 and scores every trace with the world checker. Rates come with 95% Wilson intervals.
 
-    python -m dllm_viz.app.world_lessons            # writes dllm_viz/assets/world/lessons.json, prints the tables
-    python -m dllm_viz.app.lessons                  # the Austen lessons, then these (with the A/B pairs)
+    python -m dllm_viz.studies.world_lessons            # writes dllm_viz/assets/world/lessons.json, prints the tables
+    python -m dllm_viz.studies.lessons                  # the Austen lessons, then these (with the A/B pairs)
 
 Studies (variant labels are what the UI and README show), each over the quality preset's schedule
 (`STUDY_PRESET`, see below) with one switch changed:
@@ -27,12 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from dllm_viz import assets
-from dllm_viz.app.strings import t
 from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.world.language import RULES
-from dllm_viz.world.score import WORLD_PROMPTS, correctness, format_rate
+from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness, format_rate
 
 WORLD_MEASURED_PATH = assets.path("world", "lessons.json")
 GEN_LENGTH = 48
@@ -158,17 +157,23 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
             "studies": results}
 
 
-def table(result: dict[str, Any], lang: str = "en", *, title: str | None = None, claim: str | None = None) -> str:
-    """Markdown table of one study in `lang`: steps, valid runs and sentences, broken names (95%
-    Wilson intervals), and the share of runs breaking each meaning rule. `title` and `claim`
-    replace the study's own (English) ones: the Compare tab names a pair by its lesson's title."""
-    rules = tuple(r for r in RULES if r not in ("grammar", "entity"))  # the meaning rules
-    head = (t("wt_variant", lang), t("wt_steps", lang), t("wt_valid_runs", lang), t("wt_valid_sentences", lang),
-            t("wt_broken", lang), t("wt_breaking", lang, rules=" / ".join(t(f"rule_{r}", lang) for r in rules)))
-    lines = [f"### {title or result['title']}", f"*{t('wt_claim', lang, c=claim or result['claim'])}*", "",
+MEANING_RULES = tuple(r for r in RULES if r not in ("grammar", "entity"))  # the rules the last column counts
+# The table's column titles and claim line on the command line (the page passes its own, in its language).
+HEAD = ("variant", "steps", "valid runs", "valid sentences", "broken two-word names",
+        "runs breaking " + " / ".join(MEANING_RULES))
+CLAIM = "Claim: {c}."
+
+
+def table(result: dict[str, Any], *, head: Sequence[str] = HEAD, claim_line: str = CLAIM, title: str | None = None,
+          claim: str | None = None) -> str:
+    """Markdown table of one study: steps, valid runs and sentences, broken names (95% Wilson
+    intervals), and the share of runs breaking each meaning rule. `title` and `claim` replace the
+    study's own (English) ones: the Compare tab names a pair by its lesson's title; `head` and
+    `claim_line` (with `{c}`) are the column titles and the claim's sentence."""
+    lines = [f"### {title or result['title']}", f"*{claim_line.format(c=claim or result['claim'])}*", "",
              "| " + " | ".join(head) + " |", "|---|---:|---|---|---|---|"]
     for label, v in result["variants"].items():
-        breaking = " / ".join(f"{v['runs_breaking'][r]['rate']:.0%}" for r in rules)
+        breaking = " / ".join(f"{v['runs_breaking'][r]['rate']:.0%}" for r in MEANING_RULES)
         lines.append(f"| {label} | {v['steps']:g} | {format_rate(v['valid_runs'])} | {format_rate(v['valid_sentences'])} "
                      f"| {format_rate(v['broken_entities'])} | {breaking} |")
     return "\n".join(lines) + "\n"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dllm_viz.core.config import DecodeConfig
-from dllm_viz.core.stats import rate
+from dllm_viz.studies.stats import rate
 from dllm_viz.core.trace import Trace
 from dllm_viz.tasks.checker import Verdict, check
 from dllm_viz.tasks.families import Task, parse

@@ -1,4 +1,4 @@
-"""tasks.curves: the knobs' configs, points from traces, and d3LLM's AUP on curves computed by hand."""
+"""studies.curves: the knobs' configs, points from traces, and d3LLM's AUP on curves computed by hand."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 
 from dllm_viz import decode
 from dllm_viz.tasks import TaskOracle, parse, prompts
-from dllm_viz.tasks.curves import KNOBS, Point, aup, curve_points, point, verdict_of
+from dllm_viz.studies.curves import KNOBS, Point, aup, curve_points, point, verdict_of
 
 
 def test_aup_of_a_flat_curve_is_its_area():
@@ -64,7 +64,7 @@ def test_points_count_right_runs_tokens_and_forwards():
 def test_bound_bits_hides_again_what_a_revision_rule_took_back():
     """Under re-masking, each step's tokens are drawn from the canvas entering it (Trace.canvas_at of the
     step before), the re-masked tokens hidden again: the bound computed from that replay."""
-    from dllm_viz.tasks.curves import REVISION_KNOBS, bound_bits
+    from dllm_viz.studies.curves import REVISION_KNOBS, bound_bits
     from dllm_viz.tasks.oracle import total_correlation
 
     oracle, tasks = TaskOracle(), prompts("shuffle", 8, 0)

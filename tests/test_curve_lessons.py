@@ -1,11 +1,11 @@
-"""tasks.lesson and its prose in dllm_viz/assets/lessons.yaml: every number the text quotes is the measured one,
+"""studies.curve_lessons and its prose in dllm_viz/assets/lessons.yaml: every number the text quotes is the measured one,
 in both languages, and the measurements say what the text claims."""
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from dllm_viz.tasks.lesson import LANGS, load_curve_lessons, load_curves, numbers
+from dllm_viz.studies.curve_lessons import LANGS, load_curve_lessons, load_curves, numbers
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,44 @@
+"""The lessons' measurements as the Compare tab shows them, in the page's language.
+
+The numbers and their tables are `dllm_viz.studies`' (measured by its commands); this module only
+names rows and columns with the page's strings.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from dllm_viz.app.strings import t
+from dllm_viz.studies import lessons, revision_lessons, world_lessons
+
+REVISION_HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised", "rt_matched")
+
+
+def measured_table(measured: dict[str, Any], lang: str = "en") -> str:
+    """Markdown table of one lesson's A/B numbers (`studies.lessons.table`), in `lang`."""
+    return lessons.table(measured, lambda key, **values: t(key, lang, **values))
+
+
+def world_table(result: dict[str, Any], lang: str = "en", *, title: str | None = None, claim: str | None = None) -> str:
+    """Markdown table of one world study or pair (`studies.world_lessons.table`), in `lang`."""
+    rules = " / ".join(t(f"rule_{r}", lang) for r in world_lessons.MEANING_RULES)
+    head = (t("wt_variant", lang), t("wt_steps", lang), t("wt_valid_runs", lang), t("wt_valid_sentences", lang),
+            t("wt_broken", lang), t("wt_breaking", lang, rules=rules))
+    return world_lessons.table(result, head=head, claim_line=t("wt_claim", lang, c="{c}"), title=title, claim=claim)
+
+
+def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any] | None = None) -> str:
+    """The revision study as the Compare tab shows it beside a revision lesson: its prose in `lang` and
+    one table per regime (headers in `lang`); "" when it was not measured."""
+    data = revision_lessons.load_revision() if data is None else data
+    text = revision_lessons.load_study_text() if text is None else text
+    if not data or not text:
+        return ""
+    header = [t(key, lang) for key in REVISION_HEADER_KEYS]
+    names = {"monotone": t("rt_monotone", lang), "editing": t("rt_editing", lang), "model": t("rt_model", lang),
+             "oracle": t("rt_oracle", lang), "skipped": t("rt_cannot_edit", lang)}
+    parts = [f"### {text['title'][lang]}", text["text"][lang]]
+    for regime in revision_lessons.REGIMES:
+        parts += [f"**{t(f'rt_regime_{regime}', lang)}**", revision_lessons.table(data, regime, header, names)]
+    parts.append("*" + t("rt_footer", lang, model=data.get("model", "world"), n=len(data["prompts"]) * data["seeds"],
+                         g=data["gen_length"]) + "*")
+    return "\n\n".join(parts)
