@@ -100,12 +100,15 @@ def test_revision_curves_sit_beside_the_threshold_curves_and_mark_the_traces_rul
 
 
 def test_the_curve_lesson_is_shown_in_both_languages_with_its_revision_paragraph():
-    from dllm_viz.studies.curve_lessons import load_curve_lessons, load_curves, numbers
+    from dllm_viz.studies.claims import quoted
+    from dllm_viz.studies.curve_lessons import load_curve_lessons, load_curves
 
-    lesson, measured = load_curve_lessons()["why_parallel_breaks"], numbers(load_curves())
+    lesson, families = load_curve_lessons()["why_parallel_breaks"], load_curves()["families"]
+    wino = quoted(families, "latin.revision.model.threshold_wino(0.1).rate:.0%")
+    one_step = quoted(families, "shuffle.oracle.constant_k(16).rate:.0%")
     for lang in ("en", "zh"):
         md = task_view.curve_lesson_md(lang)
         assert md.startswith(f"**{lesson['title'][lang]}**")
         assert lesson["text"][lang] in md and lesson["revision"]["text"][lang] in md
-        assert measured["latin.model.wino10.rate"] in md and measured["shuffle.oracle.all"] in md
+        assert wino in md and one_step in md
     assert task_view.curve_lesson_md("en") != task_view.curve_lesson_md("zh")

@@ -140,8 +140,6 @@ def test_readme_and_compare_tab_show_the_measured_lessons():
     readme = (ROOT / "README.md").read_text()
     assert summary_table(data) in readme
     assert pairs_table(data, ("shipped_llada", "shipped_dream", "shipped_fast_dllm")) in readme
-    parallel = data["studies"]["parallel"]["variants"]
-    assert parallel["k=48"]["broken_entities"]["rate"] > parallel["k=1"]["broken_entities"]["rate"]
     rows = lambda md: [line for line in md.splitlines() if line.startswith("| ") and "%" in line]  # noqa: E731
     for key, measured in load_world_pairs().items():  # the Compare tab names the pair by its lesson, in both languages
         assert rows(world_lesson_table(key)) == rows(table(measured)) == rows(world_lesson_table(key, "zh"))

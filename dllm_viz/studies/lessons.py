@@ -28,7 +28,7 @@ from dllm_viz.core.trace import Trace
 LANGS = ("en", "zh")  # the languages of the lessons' prose (the page's: dllm_viz.app.strings, a test checks)
 LOW_P = 0.1  # a drawn token whose raw probability is below this counts as a "low-probability" token
 MEASURED_PATH = assets.path("lessons.json")  # numbers, written by `python -m dllm_viz.studies.lessons`
-LESSONS_PATH = assets.path("lessons.yaml")  # prose in both languages, and the claims it makes
+LESSONS_PATH = assets.path("lessons.yaml")  # prose in both languages, and what it quotes and claims (`claims`)
 # Prompts in the embedded model's domain: the playground's first prompt, the measurement set, and
 # the neighbours that share the batch in the RNG lesson.
 DEFAULT_PROMPTS = ("It is a truth universally acknowledged, that", "Elizabeth", "Mr. Darcy said that",
@@ -46,7 +46,6 @@ class Lesson:
     b: dict[str, Any]  # ... and of side B
     look_for: dict[str, str]  # lang -> what the figures will show
     measured: dict[str, str]  # lang -> our reading of the numbers in dllm_viz/assets/lessons.json
-    claims: tuple[str, ...] = ()  # "field op field-or-number" over the measurements that `look_for` promises
     neighbours: int = 0  # decode A and B each in a batch with this many other prompts
     timed: bool = False  # decode each run's A and B alone, one after the other, so their wall times compare
 
@@ -67,7 +66,7 @@ def load_lessons(path: Path = LESSONS_PATH) -> dict[str, Lesson]:
             lesson = Lesson(
                 key=entry["key"], title=dict(entry["title"]), a=dict(entry["a"]), b=dict(entry["b"]),
                 look_for=dict(entry["look_for"]), measured=dict(entry["measured"]),
-                claims=tuple(entry.get("claims", ())), neighbours=int(entry.get("neighbours", 0)),
+                neighbours=int(entry.get("neighbours", 0)),
                 timed=bool(entry.get("timed", False)),
             )
         except (KeyError, TypeError) as err:

@@ -20,9 +20,9 @@ ReMDM-loop (the `remdm` preset's sigma: eta 0.02 once 90% is visible, 16 loop st
 0.9) and token editing (JointThreshold: edit_threshold 0, 16 edit-only steps; only on a model that
 can edit, `models.base.can_edit`, the row says so otherwise).
 
-The prose (en, zh) is `revision_study` in ``dllm_viz/assets/lessons.yaml``; `numbers` formats every
-quotable number, and tests/test_revision_lessons.py checks each quoted one in both languages. The
-Compare tab shows it in the page's language (`dllm_viz.app.views.lessons.study_md`).
+The prose (en, zh) is `revision_study` in ``dllm_viz/assets/lessons.yaml``, with the numbers it quotes
+and what it claims (its ``checks``, `dllm_viz.studies.claims`). The Compare tab shows it in the page's
+language (`dllm_viz.app.views.lessons.study_md`).
 """
 from __future__ import annotations
 
@@ -125,32 +125,8 @@ def load_revision(path: Path = REVISION_PATH) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def numbers(data: dict[str, Any]) -> dict[str, str]:
-    """Every quotable number, formatted as the prose writes it, by key
-    ``{decoder}.{regime}.{rule}.{what}`` with what: ``valid`` / ``broken`` / ``sums`` (percent, no
-    decimals), ``nfe`` (one decimal), ``remasked`` / ``edited`` (per run, one decimal), and the same
-    under ``.matched.`` for the monotone decoder at the rule's NFE."""
-    out: dict[str, str] = {}
-
-    def put(prefix: str, row: dict[str, Any]) -> None:
-        for name, key in (("valid", "valid_runs"), ("broken", "broken_entities"), ("sums", "wrong_sums")):
-            out[f"{prefix}.{name}"] = f"{100 * row[key]['rate']:.0f}%"
-        out[f"{prefix}.nfe"] = f"{row['nfe']:.1f}"
-        for name in ("remasked", "edited"):
-            out[f"{prefix}.{name}"] = f"{row[name]:.1f}"
-
-    for decoder, regimes in data.get("decoders", {}).items():
-        for regime, rows in regimes.items():
-            for rule, row in rows.items():
-                if "nfe" in row:
-                    put(f"{decoder}.{regime}.{rule}", row)
-                    if "matched" in row:
-                        put(f"{decoder}.{regime}.{rule}.matched", row["matched"])
-    return out
-
-
 def load_study_text(path: Path = LESSONS_PATH) -> dict[str, Any]:
-    """The ``revision_study`` entry of the lessons file (title, text in en and zh, quotes)."""
+    """The ``revision_study`` entry of the lessons file (title, text in en and zh, checks)."""
     entry = yaml.safe_load(path.read_text(encoding="utf-8")).get("revision_study")
     if not entry:
         return {}
