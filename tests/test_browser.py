@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright import sync_api as playwright
 
-from tests.test_i18n import english_words
+from tests.test_strings import english_words
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -1,5 +1,8 @@
-"""The Gradio playground (floor 4): layout, handlers, rendering, figures, lessons, i18n, page.js.
+"""The Gradio playground (floor 5), by job: `handlers/` (what each event does, no Gradio), `layout/` (the
+page's components and one builder per tab), `views/` (HTML, figures and tables, pure functions of a
+trace or a measurement), `strings/` (one module per language), `web/` (the page's script); `ui` composes
+them, `wiring` turns handlers into events, `serve` and `main` serve it (`dllm-viz serve`).
 
-Imports `models`, `core` and `world`, never `serve` (docs/architecture.md); importing the package
-imports none of its modules and loads no model.
+Imports `models`, `core`, `world`, `tasks`, `studies` and `serve` (the shared engine, in `serve` only);
+importing the package imports none of its modules and loads no model.
 """

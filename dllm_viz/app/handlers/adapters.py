@@ -41,8 +41,8 @@ RULE_SLIDERS = ("remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_st
 _RULE_COUNTS = ("remask_loop_steps", "max_post_edit_steps")  # integer knobs: a slider's 4.0 is passed on as 4
 # The preset buttons, by group, in the order shown; the page lays out a row per group. A new button
 # is a new entry of `core.config.PRESETS` (the article's table) or `SHIPPED_PRESETS` (a reference
-# implementation's rule) and a `preset_<name>` label in i18n; nothing here changes. A new group is
-# a new entry here (its presets known to `DecodeConfig.preset`).
+# implementation's rule) and a `preset_<name>` label in each language of app/strings/; nothing here
+# changes. A new group is a new entry here (its presets known to `DecodeConfig.preset`).
 # The "as shipped" group holds the samplers (SHIPPED_PRESETS) and the revision rules as their code ships
 # them (REVISION_PRESETS: SGLang's JointThreshold and LowConfidence, WINO, ReMDM, RCR).
 PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS),

@@ -1,46 +1,47 @@
-"""English / 中文 strings for the playground: labels, teaching text, figure titles.
+"""The page's strings, one module per language: `en` (the reference), `zh`, and any other found here.
 
-One lookup over per-area tables (`strings_page`: page and widgets; `strings_views`: canvas,
-figures, inspector, facts; `strings_tabs`: Compare, Sweep, About, errors; `strings_errors`: the
-checks' messages as `errors.localize` renders them; `strings_revision`: confirmations taken back,
-issue 28), merged at import. Keys
-are short English identifiers; every key has both languages (a test checks it), so switching
-language never shows a raw key.
+A language is one module of this package holding `NAME` (its own name on the language switch) and
+`STRINGS` (key -> text); it is found by its file, so a third language is one new file. Keys are short
+English identifiers; every language has exactly the keys of `en` (refused at import otherwise), so
+switching language never shows a raw key. `t(key, lang)` is the one lookup.
 """
 from __future__ import annotations
 
-from dllm_viz.app.strings import errors as strings_errors
-from dllm_viz.app.strings import page as strings_page
-from dllm_viz.app.strings import revision as strings_revision
-from dllm_viz.app.strings import tabs as strings_tabs
-from dllm_viz.app.strings import views as strings_views
+import importlib
+import pkgutil
+from types import ModuleType
 
-LANGS = ("en", "zh")
-LANG_CHOICES = (("English", "en"), ("中文", "zh"))
-
-TABLES = (strings_page.STRINGS, strings_views.STRINGS, strings_tabs.STRINGS, strings_errors.STRINGS,
-          strings_revision.STRINGS)
+REFERENCE = "en"  # the language every other translates
 
 
-def _merged(tables: tuple[dict[str, tuple[str, str]], ...]) -> dict[str, tuple[str, str]]:
-    """One table from the per-area ones; a key defined twice is a mistake, refused at import."""
-    out: dict[str, tuple[str, str]] = {}
-    for table in tables:
-        twice = out.keys() & table.keys()
-        if twice:
-            raise ImportError(f"i18n: keys defined in two string tables: {sorted(twice)}")
-        out.update(table)
-    return out
+def _languages() -> dict[str, ModuleType]:
+    """The language modules of this package, the reference first, then by code."""
+    codes = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    return {code: importlib.import_module(f"{__name__}.{code}") for code in sorted(codes, key=lambda c: c != REFERENCE)}
 
 
-STRINGS = _merged(TABLES)
+def check_tables(tables: dict[str, dict[str, str]]) -> None:
+    """Refuse a language with a key the reference lacks or without one it has (ImportError, naming them)."""
+    reference = tables[REFERENCE]
+    for code, table in tables.items():
+        missing, extra = sorted(reference.keys() - table.keys()), sorted(table.keys() - reference.keys())
+        if missing or extra:
+            raise ImportError(f"strings.{code}: keys missing {missing}, keys not in strings.{REFERENCE} {extra}")
+
+
+LANGUAGES = _languages()
+LANGS = tuple(LANGUAGES)
+LANG_CHOICES = tuple((module.NAME, code) for code, module in LANGUAGES.items())
+check_tables({code: module.STRINGS for code, module in LANGUAGES.items()})
+STRINGS: dict[str, tuple[str, ...]] = {key: tuple(LANGUAGES[code].STRINGS[key] for code in LANGS)
+                                       for key in LANGUAGES[REFERENCE].STRINGS}  # key -> its text per language
 
 
 def t(key: str, lang: str = "en", **values: object) -> str:
-    """The string `key` in `lang` ("en" | "zh"), formatted with `values`."""
-    if lang not in LANGS:
+    """The string `key` in `lang` (one of `LANGS`), formatted with `values`."""
+    if lang not in LANGUAGES:
         raise ValueError(f"lang={lang!r} is invalid: expected one of {' | '.join(LANGS)}")
-    text = STRINGS[key][LANGS.index(lang)]
+    text = LANGUAGES[lang].STRINGS[key]
     return text.format(**values) if values else text
 
 

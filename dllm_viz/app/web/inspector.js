@@ -17,7 +17,7 @@ function temperedShares(ps, T, floor) {
   return w.map((x) => x / z);
 }
 
-// Our own strings carry **bold** and `code` (i18n.py): HTML for them, with the values filled in
+// Our own strings carry **bold** and `code` (app/strings/): HTML for them, with the values filled in
 // escaped, so a token's text is never read as markup.
 function dvMarkup(template, values) {
   const esc = {};

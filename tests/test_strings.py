@@ -1,18 +1,22 @@
-"""i18n.py: every key has both languages, every key is used, and the 中文 page has no stray English."""
+"""app/strings/: one module per language with every key of English, every key used, and the 中文 page has no
+stray English."""
 from __future__ import annotations
 
+import ast
 import re
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-import dllm_viz.app.strings as i18n
+import dllm_viz.app.strings as strings
 from dllm_viz.app.strings import LANGS, STRINGS, t
 from dllm_viz.core.config import SCHEDULES
 from tests.ui_model import make_text_model
 
-APP = Path(i18n.__file__).parents[1]
+APP = Path(strings.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
@@ -34,9 +38,44 @@ CODE_WORDS = {
 }
 
 
-def test_every_string_has_both_languages():
-    for key, values in STRINGS.items():
-        assert len(values) == len(LANGS) and all(v.strip() for v in values), key
+def test_every_key_exists_in_every_language_and_says_something():
+    assert LANGS == ("en", "zh") and strings.LANG_CHOICES == (("English", "en"), ("中文", "zh"))
+    for code, module in strings.LANGUAGES.items():
+        assert module.STRINGS.keys() == strings.LANGUAGES["en"].STRINGS.keys(), code
+        assert [k for k, text in module.STRINGS.items() if not text.strip()] == [], code
+    assert all(len(values) == len(LANGS) for values in STRINGS.values())
+
+
+def test_a_language_without_a_key_or_with_a_stray_one_is_refused():
+    tables = {code: dict(module.STRINGS) for code, module in strings.LANGUAGES.items()}
+    strings.check_tables(tables)
+    del tables["zh"]["run"]
+    with pytest.raises(ImportError, match=r"strings.zh: keys missing \['run'\]"):
+        strings.check_tables(tables)
+    tables["zh"].update(run="运行", rnu="运行")
+    with pytest.raises(ImportError, match=r"keys not in strings.en \['rnu'\]"):
+        strings.check_tables(tables)
+
+
+def test_no_key_is_written_twice_in_a_language():
+    # A dict literal keeps the last of two equal keys silently; the file must not have any.
+    for code, module in strings.LANGUAGES.items():
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        keys = [k.value for node in ast.walk(tree) if isinstance(node, ast.Dict) for k in node.keys]
+        assert sorted({k for k in keys if keys.count(k) > 1}) == [], code
+
+
+def test_a_third_language_is_one_new_file(tmp_path, monkeypatch):
+    copy = tmp_path / "strings_copy"
+    shutil.copytree(APP / "strings", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "fr.py").write_text('NAME = "Français"\nfrom .en import STRINGS\nSTRINGS = {**STRINGS, "run": "Lancer"}\n',
+                                encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "strings_copy", raising=False)
+    import strings_copy
+
+    assert strings_copy.LANGS == ("en", "fr", "zh") and ("Français", "fr") in strings_copy.LANG_CHOICES
+    assert strings_copy.t("run", "fr") == "Lancer" and strings_copy.t("run", "zh") == t("run", "zh")
 
 
 def test_every_key_is_used_somewhere():
@@ -101,13 +140,6 @@ def test_the_chinese_views_have_no_untranslated_english():
     texts += list(data["t"].values())
     leaks = {w for s in texts for w in english_words(html.unescape(s))}
     assert leaks == set()
-
-
-def test_a_key_defined_in_two_tables_is_refused():
-    from dllm_viz.app.strings import _merged
-
-    with pytest.raises(ImportError, match="'run'"):
-        _merged(({"run": ("a", "b")}, {"run": ("c", "d")}))
 
 
 # User errors the page can meet, each with what the visitor typed (their own words are not ours

@@ -1,0 +1,379 @@
+"""The page's strings in English: the reference every other language translates (`dllm_viz.app.strings`).
+
+Keys are short English identifiers; a placeholder `{name}` is filled by `t(key, lang, name=...)`.
+"""
+from __future__ import annotations
+
+NAME = "English"  # on the language switch
+
+STRINGS: dict[str, str] = {
+    # ===== the page and the playground's widgets (labels, choices, help notes) =====================================
+    # ----- page ----------------------------------------------------------------------------
+    "title": "dllm-viz · watch a diffusion LM decide what to write first",
+    "subtitle": ("A masked-diffusion LM starts from a canvas of masks and confirms a few positions per step, the "
+        "most confident first. Confidence comes from the **raw** logits; temperature only changes the tokens drawn "
+        "at the confirmed positions. Move a slider: the decode re-runs at once."),
+    "language": "Language",
+    "model": "model",
+    "tab_play": "Playground", "tab_compare": "Compare", "tab_sweep": "Sweep", "tab_about": "How to read this",
+    # ----- playground widgets ----------------------------------------------------------------
+    "prompt": "Prompt",
+    "presets": "Presets (article table 4.2)",
+    "preset_quality": "quality", "preset_balanced": "balanced", "preset_speed": "speed", "preset_creative": "creative",
+    "preset_llada": "LLaDA as shipped", "preset_dream": "Dream as shipped", "preset_fast_dllm": "Fast-dLLM as shipped",
+    "gen_length": "gen length L",
+    "temperature": "temperature",
+    "top_k": "initial top_k",
+    "decay": "decay",
+    "min_k": "min_k (floor per step)",
+    "steps": "steps (fixed_steps)",
+    "threshold": "threshold",
+    "block_length": "block length (0 = one block)",
+    "early_stop": "stop at end of text",
+    "early_stop_threshold": "end-of-text confidence to stop",
+    "cache": "key-value cache (Fast-dLLM)",
+    "choice_cache_none": "every step reads the whole canvas (exact)",
+    "choice_cache_prefix": "reuse the prompt and finished blocks",
+    "choice_cache_dual": "reuse everything but the current block",
+    "cache_drift": "measure the drift",
+    "cache_note": ("A cache reuses keys computed at the block's first step: faster, and an approximation, since the "
+        "canvas changed since. Cached steps score their block only. 'measure the drift' runs the exact forward "
+        "beside (twice the work); the heatmap's drift view shows how far each confidence moved."),
+    "schedule": "schedule",
+    "confidence": "confidence measure",
+    "stages_on": "staged temperature",
+    "top_p": "top_p: keep the smallest set of tokens holding this much probability (1 = off)",
+    "t_early": "early", "t_middle": "middle", "t_late": "late",
+    "seed": "seed",
+    "new_seed": "↻ new seed",
+    "run": "Run",
+    "schedule_box": "Schedule",
+    "sampling_box": "Sampling",
+    "teaching": "Teaching switches (the article's mistakes)",
+    "confidence_from": "confidence computed from",
+    "sample_scope": "sample at",
+    "rng": "random numbers",
+    "frame": "step",
+    "play": "▶ Play",
+    "pause": "❚❚ Pause",
+    "inspector": "Inspect a position",
+    "trace_io": "Traces in and out",
+    "download": "⬇ Download trace JSON",
+    "upload": "⬆ Replay a trace JSON",
+    "examples": "Example traces",
+    "preset_custom": "active: custom settings", "preset_active": "active preset: {p}",
+    "preset_example": "example “{e}”, its own settings ({p})",
+    "k_sequence": "k per step: {ks} → {n} steps",
+    "k_threshold": "k per step: set by the model's confidence (threshold)",
+    "article_what": "What are “the article” and “table 4.2”?",
+    "article_note": ("“The article” is the Chinese technical article this project implements: how to apply "
+        "temperature correctly in diffusion-LM inference and how to serve it in SGLang (see the README). Its table "
+        "4.2 lists the tuning presets: temperature, initial top_k as a share of L, and decay, for quality, balanced, "
+        "speed and creative decoding."),
+    "banner_diff": ("Teaching switch on ({sw}): against the correct run with the same seed, {n} of {g} positions "
+        "were confirmed at a different step and {t} hold a different token."),
+    "banner_same": ("Teaching switch on ({sw}): alone it changes nothing here; the trace equals the correct run's. "
+        "The Compare lesson “{lesson}” shows where it matters: [open it]({href})."),
+    "banner_fixed": ("confidence_from = {src} needs sample at = all (the confidence of a sampled token exists only "
+        "where a token was sampled), so “sample at” was set to all."),
+    "ctl_first": "back to the start", "ctl_prev": "one step back (←)", "ctl_next": "one step forward (→)",
+    "ctl_last": "to the end", "ctl_speed": "playback speed",
+    "tour_start": "guided tour", "tour_next": "Next", "tour_skip": "Skip", "tour_done": "Done",
+    "tour_canvas": ("The canvas: the prompt and the masks being filled in. Tints show how sure the model was when it "
+        "confirmed a token; grey dashed boxes are still masked, with the model's current guess."),
+    "tour_player": "Play, pause and step through the decode (or use the ← → keys). Every view below follows this step.",
+    "tour_heatmap": ("Each row is a step, each column a position: the confidence the schedule ranked by. □ marks "
+        "where a token was confirmed. Click a cell to jump there."),
+    "tour_order": "The unmasking order: the text laid out in rows, coloured by the step that confirmed each token.",
+    "tour_knobs": ("The knobs: presets from the article's table 4.2, temperature and the schedule. Release a slider "
+        "and the decode re-runs at once."),
+    "tour_inspector": ("The inspector: the selected position's top candidates, raw and at the temperature slider, "
+        "and why the schedule confirmed it (or not yet). Click any token to select it."),
+    "help_canvas": ("Tint = confidence when the token was confirmed (warm = unsure, cool = sure). Outlined = "
+        "confirmed at this step. Dashed grey = still masked; the faint text is the model's current argmax guess. "
+        "Hover a token to mark its column in the heatmap; click it to inspect it."),
+    "help_heatmap": ("Rows are steps (top = first), columns are positions. Colour = the confidence the schedule "
+        "ranked by at that step; empty cells were already confirmed; □ = confirmed at that step. The dark box is the "
+        "current step and the selected position; later steps are faded. Click a cell to select that step and "
+        "position."),
+    "help_order": ("The generated text in rows of cells, each coloured by the step that confirmed it and labelled "
+        "with its token. Cells not yet confirmed at the current step are faded. Click a cell to jump to its step."),
+    "help_steps": ("Top: how many positions each step confirmed (k, bars) and the temperature in force (line). "
+        "Bottom: each confirmed token's confidence as the schedule saw it (dots) and the raw probability of the "
+        "token drawn (crosses). Click to jump to a step."),
+    "help_task_curve": ("For a task prompt (the tasks model: copy, reverse, sort, replace, insert, shuffle, Latin "
+        "square, sudoku): the share of right answers against tokens confirmed per forward pass, measured over 64 "
+        "prompts of its family for the tasks model (solid) and the exact oracle (dashed) at thresholds 0.9 to 0.1. "
+        "The open circles sit at the threshold slider's value. Where the oracle falls too, confirming tokens "
+        "together is what breaks the answer, not the model; AUP is d3LLM's score of each curve."),
+    "help_inspector": ("The selected position's stored top candidates at the current step: raw shares above, shares "
+        "at the temperature slider below (recomputed in the page while you drag). The text says only what was known "
+        "at this step."),
+    "mt_steps": "steps (NFE)",
+    "mt_mean_confidence": "mean raw confidence of confirmed tokens",
+    "mt_early": "… in the first quarter of the steps",
+    "mt_first_mean": "mean schedule confidence at step 1 (heatmap's first row)",
+    "mt_spread": "spread (max − min) of the schedule's confidence at step 1",
+    "mt_logprob": "mean raw log-prob of drawn tokens", "mt_repeat": "repeated 3-grams", "mt_distinct": "distinct-2",
+    "mt_low_p": "drawn tokens with raw p < {p:g}", "mt_draws": "tokens drawn per request",
+    "mt_same_trace": "identical trace (A = B), share of runs",
+    "mt_same_step": "positions confirmed at the same step in A and B",
+    "mt_solo": "text equals the same request decoded alone",
+    "mt_seconds": "seconds per request, each decoded alone",
+    "mt_tokens_differ": "tokens where A and B differ, per run", "mt_speedup": "B's time / A's time",
+    "mt_footer": "{n} runs (prompts × seeds), gen_length {g}.",
+    "cmp_steps": "Steps: A {a}, B {b}.",
+    "ex_quality preset": "quality preset", "ex_balanced preset": "balanced preset",
+    "ex_polluted confidence at T1.5": "polluted confidence at T1.5",
+    "ex_staged temperature": "staged temperature",
+    "ex_semi autoregressive blocks": "semi-autoregressive blocks",
+    "choice_raw": "raw logits (correct)",
+    "choice_tempered": "tempered probabilities (polluted)",
+    "choice_sampled": "p(sampled token), needs sample at = all",
+    "choice_sampled_raw": "raw p(sampled token), needs sample at = all",
+    "choice_filtered": "measure on the tempered, filtered distribution",
+    "choice_selected": "confirmed positions only (correct)",
+    "choice_all": "every masked position (wasted work)",
+    "choice_per_request": "one generator per request (correct)",
+    "choice_shared": "one generator for the batch",
+    "col_temperature": "temperature", "col_top_k": "initial top_k", "col_decay": "decay", "col_runs": "runs",
+    "legend_tok": "word", "legend_guess": "guess", "legend_prompt_sample": "Abc",
+    # ----- prompt, links, a live decode, banners --------------------
+    "prompt_info": "Enter runs · Shift+Enter: new line",
+    "try_prompt": "Try one (a click runs it):",
+    "banner_stopped": "Stopped. The run on show is the last one that finished, with its settings.",
+    "banner_unchanged": "Same run as before: {what}, yet every step confirmed the same positions with the same tokens.",
+    "banner_unchanged_threshold": ("Same run as before: no step had a confidence between the old threshold {a} and "
+        "the new {b}, so every step confirmed the same positions."),
+    "tour_button": "tour",
+    "ex_world quality preset": "world model, quality preset",
+    "stop": "Stop",
+    "copy_link": "copy a link that reopens this view",
+    "link": "link",
+    "link_copied": "copied: the address bar holds it too",
+    # ===== the views: canvas, figures, inspector, run facts ========================================================
+    # ----- canvas -----------------------------------------------------------------------------
+    "step_of": "step {f} of {n}",
+    "start": "start: every position masked",
+    "after_step": "after step {s}: {k} confirmed ({new} highlighted)",
+    "finished": "finished",
+    "legend_conf": "confidence when confirmed", "legend_low": "low", "legend_high": "high",
+    "legend_new": "confirmed at this step",
+    "legend_mask": "still masked; faint text = current argmax guess", "legend_prompt": "prompt",
+    "legend_pad": "end padding (after the first end-of-text; not part of the text)",
+    "tip_confirmed": "position {p} · confirmed at step {s}\nconfidence {c}\nraw p(token) {q}",
+    "tip_masked": "position {p} · masked\nargmax guess {g} (confidence {c})",
+    # ----- figures ----------------------------------------------------------------------------
+    "fig_heatmap": "Confidence per step and position\n(□ = confirmed there)",
+    "fig_heatmap_polluted": "Confidence the schedule ranked by: {src}\n(□ = confirmed there)",
+    "fig_order": "Unmasking order (colour = step confirmed)",
+    "fig_steps": "Per step: k, temperature, confidence",
+    "fig_task_curve": "Right answers vs tokens per forward, threshold knob",
+    "task_curve_none": "A task prompt of the tasks model shows its family's measured curves here.",
+    "task_model": "tasks model", "task_oracle": "exact oracle",
+    "axis_tpf": "tokens per forward", "axis_right": "right answers %",
+    "insp_title": "Top candidates at position {p}, step {s}",
+    "fig_compare": "Where the two orders diverge",
+    "axis_step": "step", "axis_position": "position", "axis_k": "k (confirmed)", "axis_temperature": "temperature",
+    "axis_confidence": "confidence", "axis_drift": "|Δ confidence|",
+    "heat_confidence": "confidence", "heat_drift": "cache drift",
+    "tip_drift": "cached {c} · exact {e}",
+    "raw": "raw",
+    "tempered": "tempered, T={t}",
+    "schedule_conf": "schedule's confidence",
+    "raw_token_p": "raw p(drawn token)",
+    "mean": "mean",
+    "confirmed_marker": "confirmed",
+    # ----- inspector --------------------------------------------------------------------------
+    "insp_confirmed": ("**Confirmed at step {s}**: rank {r} of {m} masked positions in block {b} by {measure} = {c}; "
+        "the schedule confirmed k = {k} this step{why}. Drew **{tok}** (raw p = {q}); the argmax was **{g}**."),
+    "insp_waiting": ("**Still masked after step {f}**: in the next forward pass (step {s}) it ranks {r} of {m} "
+        "masked positions in block {b} by {measure} = {c}. It is confirmed at a later step; which token it gets is "
+        "not known yet."),
+    "insp_other_block": "**Waiting for its block**: position {p} is in block {pb}; step {s} decodes block {b}.",
+    "insp_before": "Confirmed earlier, at step {s}; showing the candidates of that step.",
+    "insp_threshold_above": " (confidence ≥ threshold {t})",
+    "insp_floor": " (filled up to the min_k floor)",
+    "insp_tempered_note": ("Bars: each candidate's share among the stored top {n}, which hold {m} of the raw "
+        "probability; raw (T = 1) above, at the temperature slider below (p^(1/T) renormalised: exact shares, no "
+        "model call)."),
+    "insp_note_raw": "This run's schedule ranks by raw confidence: it never sees the tempered numbers.",
+    "insp_note_polluted": ("This run's schedule ranks by {src} confidence (a teaching switch): here it does see "
+        "tempered numbers, which is the article's mistake."),
+    "insp_no_candidates": "This trace was recorded without candidates.",
+    # ----- facts ------------------------------------------------------------------------------
+    "f_steps": "steps = forward passes (NFE)", "f_wall": "wall time", "f_tps": "tokens / s",
+    "f_tokens_per_step": "tokens / step", "f_conf": "mean confidence (confirmed)",
+    "f_logprob": "mean log-prob of drawn tokens", "f_repeat": "repeated 3-grams", "f_distinct1": "distinct-1",
+    "f_distinct2": "distinct-2",
+    "f_nfe_saved": "NFE saved by the early stop",
+    "f_computed": "positions computed, of full forwards'",
+    "f_cache_saved": "forward time saved (vs this run's full forwards)",
+    "f_drift": "largest cache drift of a confidence",
+    "f_drift_steps": "cached steps the exact forward would change",
+    "f_valid": "valid sentences (of the finished ones)", "f_answer": "answer (task checker)",
+    # ----- checker, live canvas, notes --------------------
+    "legend_bad": "the world checker rejects it (hover: which rule)",
+    "legend_diff": "differs from the other side's token",
+    "insp_note_sampled_raw": ("This run's schedule ranks by the raw probability of the token drawn (raw p(sampled "
+        "token)): the number is raw; only which token it belongs to was drawn at the temperature."),
+    "insp_checker": "checker: **{rule}** broken: {msg} (`{text}`)",
+    "rule_grammar": "grammar", "rule_entity": "entity", "rule_agreement": "agreement", "rule_sum": "sum",
+    "live_of": "computing: step {s} of {n} planned · {c} of {g} positions confirmed",
+    "live_of_unknown": "computing: step {s} · {c} of {g} positions confirmed (the threshold decides the steps)",
+    "f_unfinished": "unfinished sentence at the end (not counted)",
+    # ===== the Compare, Sweep and About tabs =======================================================================
+    # ----- compare ----------------------------------------------------------------------------
+    "lessons": "One-click lessons",
+    "compare_note": ("Both sides decode the Playground's prompt with its seed and gen length, in one batch. "
+        "Positions whose final token differs are underlined in red."),
+    "config_a": "Config A (JSON: DecodeConfig fields over the balanced preset)", "config_b": "Config B",
+    "compare_run": "Compare",
+    "side_a": "A", "side_b": "B",
+    "look_for": "What to look for",
+    "measured": "What we measured on `{model}`",
+    "diverge_none": "The two runs confirmed the same positions at every step.",
+    "diverge_at": ("The orders agree for {a} step(s) and diverge at step {s}; {n} of {g} positions were confirmed at "
+        "a different step, and {t} positions hold a different token."),
+    "batch_note": "Decoded in one batch with {n} neighbour prompt(s). Same text as when decoded alone: A {a}, B {b}.",
+    "neighbours": "neighbour prompts in the same batch",
+    "yes": "yes",
+    "no": "no",
+    # ----- sweep ------------------------------------------------------------------------------
+    "sweep_intro": ("Regenerate the article's tuning table from measurement: every cell is decoded for every seed "
+        "and prompt, all in **one batched decode**. Numbers are means over seeds and prompts."),
+    "sweep_temps": "temperatures", "sweep_topk": "initial top_k = L / d", "sweep_decays": "decays",
+    "sweep_seeds": "seeds per cell", "sweep_prompts": "prompts (one per line)", "sweep_run": "Run sweep",
+    "sweep_table": "All cells",
+    "sweep_done": "{n} requests in one batched decode, {s:.1f} s.",
+    "m_nfe": "steps / NFE", "m_repeat_3": "repeated 3-gram share", "m_distinct_2": "distinct-2",
+    "m_mean_logprob": "mean log-prob of drawn tokens",
+    # ----- about ------------------------------------------------------------------------------
+    "about_md": ("### The decoding loop\nA masked-diffusion LM fills a canvas `prompt + [MASK] × L`. Every **step** "
+        "runs one forward pass over the whole\ncanvas and predicts a distribution at each masked position. "
+        "Then:\n\n1. **Confidence** comes from the *raw* logits: `p = softmax(logits)`, confidence = `max p` (or "
+        "margin / entropy).\n2. The **schedule** picks which positions to confirm: top-k with decay (`topk_decay`: "
+        "`k ← ⌊k · decay⌋`, never\n   below `min_k`), a fixed number of steps (`fixed_steps`), a confidence "
+        "threshold (`threshold`), adaptive\n   (`adaptive`), or Dream's linear time (`linear_time`: each step "
+        "confirms the share of the masks left that a linear\n   noise schedule unmasks between two times).\n3. Only "
+        "at those positions a token is **drawn** from `softmax(logits / T)`; `T = 0` means argmax.\n4. Confirmed "
+        "tokens never change. The run ends when no mask is left; NFE = number of forward passes.\n\n### Reading the "
+        "playground\n- **Canvas**: the text after the chosen step. Tints = confidence when the token was confirmed "
+        "(warm = unsure,\n  cool = sure); outlined = confirmed at this step; dashed grey = still masked, with the "
+        "model's current argmax guess.\n  Click a token to inspect it.\n- **Heatmap**: rows are steps, columns "
+        "positions; colour = the confidence the schedule ranked by; □ = confirmed there.\n- **Unmasking order**: the "
+        "span laid out in rows, each cell coloured by the step it was confirmed at.\n- **Per step**: how many "
+        "positions each step confirmed (k) and the temperature in force; below, each confirmed\n  token's confidence "
+        "as the schedule saw it (dots) and the raw probability of the token actually drawn (crosses).\n- "
+        "**Inspector**: the stored top candidates of a position; raw probabilities next to the tempered ones for "
+        "the\n  temperature slider, computed from the stored numbers without calling the model.\n\n### The article's "
+        "advice\nBalanced: `T ≈ 1.0`, `k₀ = L/4`, decay 0.9. Repetition → lower `k₀` (L/6) and keep `T ≥ 0.6`; "
+        "incoherence → lower T\nor raise k. Tune the schedule first, then temperature. The **Compare** tab shows "
+        "each mistake next to the correct\nversion, with what we measured on the embedded model; the **Sweep** tab "
+        "rebuilds the tuning table from measurement.\n"),
+    # ----- errors -----------------------------------------------------------------------------
+    "err_trace": "trace file: {e}",
+    "err_empty_grid": "sweep: choose at least one value for {v}",
+    # ----- the world model's correctness table --------------------
+    "wt_variant": "variant", "wt_steps": "steps", "wt_valid_runs": "valid runs",
+    "wt_valid_sentences": "valid sentences", "wt_broken": "broken two-word names",
+    "wt_breaking": "runs breaking {rules}", "wt_claim": "Claim: {c}.",
+    "wt_pair_claim": "A vs B as in the Compare tab, scored by the world checker",
+    # ===== user errors (`handlers.errors.localize` renders the checks' English messages with these) ================
+    "err_invalid": "{name}={value} is invalid: expected {range}", "err_int_in": "an integer in [{lo}, {hi}]",
+    "err_number_in": "a finite number in {l}{lo}, {hi}]",
+    "err_temperature_in": "0 (argmax) or a number in [{lo}, {hi}]", "err_one_of": "one of {names}",
+    "err_divisor": "a divisor of gen_length={g}",
+    "err_multiple": "a multiple of the number of blocks ({n})",
+    "err_stages": "None or three temperatures (early, middle, late)", "err_bool": "True or False",
+    "err_no_field": "no such field; known fields: {names}",
+    "err_json_object": "a JSON object of DecodeConfig fields", "err_same_length": "A's gen_length={g}",
+    "err_at_least_one": "at least one value",
+    "err_needs_all": "confidence_from={src} needs sample_scope='all'",
+    "err_too_big": "trace file has {n} bytes: this viewer reads at most {m}",
+    "err_not_json": "trace JSON does not parse",
+    "err_format": "trace format={v} is not this viewer's",
+    "err_version": "trace version={v}: this dllm-viz reads version {n}", "err_nothing": "nothing was uploaded",
+    "err_side_a": "config A: {e}", "err_side_b": "config B: {e}", "err_trace_config": "trace config: {e}",
+    "err_trace_file": "trace file: {e}", "err_busy": "server busy: {e}", "err_other": "{e}",
+    # ===== confirmations taken back: the revision rules' knobs, help, marks and the study ==========================
+    # ----- the knobs (layout/revision.py) ----------------------------------------------------------
+    "revise_box": "Taking back (revision rule)",
+    "revise": "revision rule",
+    "info_revise": "what a step may take back to [MASK] or rewrite, inside the current block",
+    "choice_revise_none": "a confirmed token is final (the article's loop)",
+    "choice_revise_remdm": "ReMDM: re-mask decided tokens at random, confirm as many more",
+    "choice_revise_rcr": "RCR: re-mask the tokens decided with the lowest confidence",
+    "choice_revise_wino": "WINO: draft, then a verify pass takes back what it no longer supports",
+    "choice_revise_joint_threshold": "LLaDA 2.1: rewrite visible tokens (needs a model that can edit)",
+    "remask_sigma": "ReMDM sigma",
+    "info_remask_sigma": "how ReMDM sets the chance a decided token goes back",
+    "choice_sigma_cap": "min(eta, sigma_max)", "choice_sigma_rescale": "eta × sigma_max",
+    "choice_sigma_conf": "the less sure a token was, the likelier it goes back",
+    "choice_sigma_loop": "eta, in a loop once the block is mostly visible",
+    "remask_eta": "ReMDM eta",
+    "info_remask_eta": "cap on sigma, share of sigma_max, or the loop's sigma",
+    "remask_alpha_on": "ReMDM loop starts at this visible share",
+    "info_remask_alpha_on": "the loop starts once this share of the block is visible",
+    "remask_loop_steps": "ReMDM loop steps per block",
+    "info_remask_loop_steps": "extra steps that re-mask and re-confirm; each is a forward pass",
+    "verify_threshold": "WINO verify threshold",
+    "info_verify_threshold": "a decided token whose probability, with itself hidden, is below this goes back",
+    "edit_threshold": "edit threshold",
+    "info_edit_threshold": "rewrite a visible token where another token's probability is above this",
+    "max_post_edit_steps": "edit-only steps per block",
+    "info_max_post_edit_steps": "steps a block may stay open to edit after its last mask",
+    "penalty_lambda": "repetition penalty (penalty_lambda)",
+    "info_penalty_lambda": "subtracted from each position's logit of the previous position's token",
+    "threshold_strict": "strict threshold (> instead of ≥)",
+    "info_threshold_strict": "how SGLang and WINO compare; read by the threshold schedule only",
+    "revise_note": ("A revision rule lets a step take back what it confirmed. **ReMDM** (`kuleshov-group/remdm`) "
+        "re-masks decided tokens at random and confirms as many more; **RCR** (`autonomousvision/mdpo`) re-masks "
+        "those decided with the lowest confidence; **WINO** (`Feng-Hong/WINO-DLLM`) drafts, then a verify pass, a "
+        "forward of its own that counts in NFE, takes back drafts that fall below its threshold; **LLaDA 2.1's** "
+        "token editing (SGLang's `JointThreshold`) rewrites visible tokens whose argmax differs, which needs a model "
+        "trained to predict at visible positions. The presets “as shipped” set each rule as its code ships it."),
+    "rv_banner_source": "{p} follows: `{src}`",
+    "rv_banner_counts": ("Revision rule `{rule}`: {r} tokens taken back to [MASK] and {e} rewritten, in {s} steps "
+        "({n} forward passes; a verify pass counts)."),
+    # ----- the presets as shipped -----------------------------------------------------------------
+    "preset_llada21": "LLaDA 2.1 as shipped",
+    "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO as shipped",
+    "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped",
+    "curve_lesson_box": "The lesson: why parallel decoding breaks, and what taking back does",
+    # ----- the revision study on the world model (views/lessons.study_md) -------------------------
+    "rt_rule": "rule", "rt_decoder": "decoder", "rt_nfe": "NFE", "rt_valid": "valid runs", "rt_broken": "broken names",
+    "rt_sums": "wrong sums",
+    "rt_revised": "taken back / rewritten per run",
+    "rt_matched": "monotone at the same NFE: NFE, valid runs",
+    "rt_monotone": "monotone (nothing taken back)", "rt_editing": "+ editing (JointThreshold)",
+    "rt_model": "world model", "rt_oracle": "oracle",
+    "rt_cannot_edit": "not measured: this model cannot edit",
+    "rt_regime_threshold": "Threshold 0.9 at T = 1",
+    "rt_regime_k4": "Four tokens per step (constant k = 4) at T = 1",
+    "rt_footer": ("{model} and its exact oracle (the perfect editor), {n} runs each (prompts × seeds), gen_length "
+        "{g}; 95% Wilson intervals."),
+    # ----- lessons ----------------------------------------------------------------------------
+    "mt_final_logprob": "mean raw log-prob of the final tokens (each at its last decision)",
+    "mt_revisions": "tokens taken back or rewritten per request",
+    # ----- the rules' names -------------------------------------------------------------------
+    "rv_rule_rcr": "RCR", "rv_rule_remdm": "ReMDM", "rv_rule_wino": "WINO", "rv_rule_joint_threshold": "token editing",
+    # ----- the canvas and the inspector (page.js, views/revision.py) ----------------------------------
+    "rv_tip_edited": "position {pos} · rewritten at step {s}\nwas {old} (raw p {po})\nnow {tok} (raw p {p})",
+    "rv_tip_remasked": "taken back at step {s}: was {old} ({score})",
+    "rv_history": "History of position {p}, up to step {s}",
+    "rv_hist_confirm": "step {s}: confirmed **{tok}** (raw p {p})",
+    "rv_hist_edit": "step {s}: rewritten {old} → **{tok}** (raw p {p}, the old token's {po})",
+    "rv_hist_remask": "step {s}: {old} taken back to [MASK] ({score})",
+    "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
+        "The candidates below are that step's."),
+    "legend_edited": "rewritten (hover: the old token)",
+    "legend_remasked": "taken back at this step",
+    # ----- figures ----------------------------------------------------------------------------
+    "rv_confirmed": "confirmed", "rv_remasked": "taken back", "rv_edited": "rewritten", "rv_was": "was",
+    "rv_score": "score", "rv_score_remdm": "σ", "rv_score_rcr": "decided with", "rv_score_wino": "verify p",
+    "rv_earlier": "… {n} earlier", "rv_decided": "decided {n}×", "rv_step": "{r} taken back · {e} rewritten",
+    "rv_forwards": "{n} forwards (verify pass)", "rv_per_step": "taken back + rewritten",
+    "rv_heatmap_key": "× taken back, ◇ rewritten",
+    "fig_order_revised": "Order (colour = step last decided;\n×n = decided n times)",
+}
