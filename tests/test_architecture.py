@@ -155,3 +155,19 @@ def test_html_is_written_only_in_render():
 def test_the_html_check_sees_a_tag():
     assert HTML_TAG.search('<span class="dv-badge">') and HTML_TAG.search("<small>") and HTML_TAG.search("</small>")
     assert not HTML_TAG.search("k ← ⌊k · decay⌋ < 1 > 0") and not HTML_TAG.search("a <= b")
+
+
+# ----- inside the playground: its jobs point one way ---------------------------------------------------
+def test_only_app_serve_imports_serving():
+    users = sorted(m for m, imported in GRAPH.items() if m.startswith("dllm_viz.app.")
+                   and any(i.startswith("dllm_viz.serve") for i in imported))
+    assert users == ["dllm_viz.app.serve"]
+
+
+@pytest.mark.parametrize("job, never", [("views", ("handlers", "layout")), ("handlers", ("layout",)),
+                                        ("strings", ("handlers", "layout", "views"))])
+def test_the_pages_jobs_import_downwards(job, never):
+    # Views are pure functions of a trace; handlers return records and never lay out the page.
+    found = {m: sorted(i for i in GRAPH[m] if i.split(".")[2:3] and i.split(".")[2] in never)
+             for m in GRAPH if m.startswith(f"dllm_viz.app.{job}")}
+    assert {m: bad for m, bad in found.items() if bad} == {}
