@@ -1,4 +1,4 @@
-"""cache_view.py: the run facts of a decode with an approximate key-value cache (issue 31)."""
+"""app/views/cache.py: the run facts of a decode with an approximate key-value cache (issue 31)."""
 from __future__ import annotations
 
 from dllm_viz import DecodeConfig, decode, load_model

@@ -1,4 +1,4 @@
-"""app/errors.py: a user's ValueError is a visible gr.Error and one log line, never a printed traceback."""
+"""app/handlers/errors.py: a user's ValueError is a visible gr.Error and one log line, never a printed traceback."""
 from __future__ import annotations
 
 import logging

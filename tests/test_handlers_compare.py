@@ -1,4 +1,4 @@
-"""handlers_compare.py called directly (no server): lesson clicks and compares, one batched decode each."""
+"""app/handlers/compare.py called directly (no server): lesson clicks and compares, one batched decode each."""
 from __future__ import annotations
 
 import pytest

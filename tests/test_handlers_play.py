@@ -1,4 +1,4 @@
-"""handlers_play.py called directly (no server): decode, presets, the k line, traces in and out."""
+"""app/handlers/play.py called directly (no server): decode, presets, the k line, traces in and out."""
 from __future__ import annotations
 
 import threading

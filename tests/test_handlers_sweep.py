@@ -1,4 +1,4 @@
-"""handlers_sweep.py called directly (no server): the grid as one batched decode."""
+"""app/handlers/sweep.py called directly (no server): the grid as one batched decode."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""page.js and the files before it (layout_play.PAGE_JS), in Debian's chromium without a server.
+"""page.js and the files before it (layout/play.py's PAGE_JS, from app/web/), in Debian's chromium without a server.
 
 The page draws every canvas and the inspector from the data render.py writes (one renderer); these
 tests put that HTML on a blank page, run the page's script on it as Gradio would (`element`,

@@ -1,4 +1,4 @@
-"""revision_view.py: the rows the page replays a revised trace from (issue 28)."""
+"""app/views/revision.py: the rows the page replays a revised trace from (issue 28)."""
 from __future__ import annotations
 
 import math

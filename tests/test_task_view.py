@@ -1,4 +1,4 @@
-"""app.task_view and what the playground draws for a task prompt: checker marks, grids on the canvas,
+"""app/views/task.py and what the playground draws for a task prompt: checker marks, grids on the canvas,
 the run fact, the fitted config, and the curve view with its threshold marker (exact oracle, no weights)."""
 from __future__ import annotations
 

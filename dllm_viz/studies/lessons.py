@@ -5,7 +5,7 @@ same prompt and seed; its prose (both languages) lives in `dllm_viz/assets/lesso
 lesson over several prompts and seeds and returns the numbers the prose quotes;
 `python -m dllm_viz.studies.lessons` re-measures every lesson on the embedded model and writes
 `dllm_viz/assets/lessons.json`, which the UI shows next to the text; then it measures the same pairs and
-the correctness studies on the world model (`app.world_lessons`, `dllm_viz/assets/world/lessons.json`).
+the correctness studies on the world model (`world_lessons`, `dllm_viz/assets/world/lessons.json`).
 """
 from __future__ import annotations
 

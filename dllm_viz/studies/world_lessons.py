@@ -4,8 +4,8 @@ Each study decodes every (prompt, seed) under each of its variants in ONE batche
 (the threshold study needs two: the threshold run fixes the step budget the top-k run must match)
 and scores every trace with the world checker. Rates come with 95% Wilson intervals.
 
-    python -m dllm_viz.studies.world_lessons            # writes dllm_viz/assets/world/lessons.json, prints the tables
-    python -m dllm_viz.studies.lessons                  # the Austen lessons, then these (with the A/B pairs)
+    python -m dllm_viz.studies.world_lessons        # writes dllm_viz/assets/world/lessons.json, prints the tables
+    python -m dllm_viz.studies.lessons              # the Austen lessons, then these (with the A/B pairs)
 
 Studies (variant labels are what the UI and README show), each over the quality preset's schedule
 (`STUDY_PRESET`, see below) with one switch changed:
@@ -135,7 +135,7 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
                 log: Callable[[str], None] = print,
                 pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Every study, then every Compare-tab pair in ``pairs`` (key -> (title, A overrides, B overrides)
-    over the balanced preset, as in `app.lessons.LESSONS`), each pair as one batched decode."""
+    over the balanced preset, as in `lessons.LESSONS`), each pair as one batched decode."""
     results: dict[str, Any] = {}
     for study in STUDIES.values():
         results[study.key] = {"title": study.title, "claim": study.claim,
