@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from dllm_viz.models.embedded import load_embedded
-from dllm_viz.train import evaluation
 from dllm_viz.train.checkpoint import export
 from dllm_viz.train.config import TrainConfig
 from dllm_viz.train.loop import fit
@@ -160,8 +159,7 @@ def test_the_edit_objective_scores_its_steps_with_mixed_loss(data_dir: Path, tmp
         return wrapped
 
     monkeypatch.setattr(editing_module, "mixed_loss", spy("mixed", mixed_loss))
-    for module in (masked_module, evaluation):  # the masked objective's step, the held-out evaluation
-        monkeypatch.setattr(module, "diffusion_loss", spy("diffusion", diffusion_loss))
+    monkeypatch.setattr(masked_module, "diffusion_loss", spy("diffusion", diffusion_loss))  # steps and held-out ELBO
     fit(replace(TINY, steps=3, eval_every=3, edit_fraction=0.5), data=data_dir, run=tmp_path / "run", threads=1,
         progress=False)
     assert len(calls["mixed"]) == 3 and all(len(shape) == 3 for shape in calls["mixed"])  # (B, N, V): every position

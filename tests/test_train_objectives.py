@@ -64,8 +64,9 @@ def test_corrupted_moves_to_a_device_but_what_is_only_counted() -> None:
 
 def test_an_objective_of_ones_own_trains_through_fit(data_dir: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new objective is its class: here the masked corruption scored at every position, with a probe.
-    `fit` runs its corrupt and loss at each step, the log holds its probe, the export its can_edit."""
+    """A new objective is its class: here the masked corruption scored at every position, with a figure
+    of its own. `fit` runs its corrupt and loss at each step, the log holds its figures, the export
+    its can_edit."""
     calls: list[str] = []
 
     class EveryPosition(MaskedObjective):
@@ -87,8 +88,9 @@ def test_an_objective_of_ones_own_trains_through_fit(data_dir: Path, tmp_path: P
             return torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), c.x)
 
         @classmethod
-        def probe(cls, model, heldout, cfg, generator):
-            return {"every_position_probe": 0.5}
+        def heldout_figures(cls, model, heldout, chars_per_token, cfg, generator, *, n_t):
+            return {**super().heldout_figures(model, heldout, chars_per_token, cfg, generator, n_t=n_t),
+                    "every_position_probe": 0.5}
 
     monkeypatch.setitem(OBJECTIVES, "every_position", EveryPosition)
     cfg = replace(TINY, steps=3, eval_every=3, ckpt_every=3)

@@ -2,8 +2,9 @@
 (a subclass of `base.Objective`) is found by `OBJECTIVES`, and a recipe picks it by its own fields
 (`Objective.selected`); none selected: the default, `masked` (MDLM).
 
-Adding an objective: its module here (the class: `corrupt`, `loss`, optionally `probe` and
-`can_edit`), its knobs in `train.config.TrainConfig` (the command line derives their flags), and
+Adding an objective: its module here (the class: `selected`, `for_run`, `corrupt`, `loss`,
+`heldout_figures`, optionally `can_edit`; subclass `masked.MaskedObjective` to keep its masks or its
+held-out ELBO), its knobs in `train.config.TrainConfig` (the command line derives their flags), and
 its test. Nothing else lists objectives.
 """
 

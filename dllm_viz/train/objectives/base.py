@@ -1,8 +1,8 @@
 """What a training objective is: how a clean `Batch` is corrupted (the forward process), how the
-model's output on the corrupted batch is scored (the loss), and what it adds to the held-out report.
+model's output on the corrupted batch is scored (the loss), and what is measured on held-out data.
 
-The loop (`train.loop`) owns everything else: the data, the optimiser, checkpoints, evaluation's
-ELBO and accuracy. Per step it calls ``objective.corrupt(batch, generator)`` then
+The loop (`train.loop`) owns everything else: the data, the optimiser, checkpoints, when to
+evaluate. Per step it calls ``objective.corrupt(batch, generator)`` then
 ``objective.loss(net, corrupted)``; every random draw of a step goes through that one generator, in
 that order, so a run is reproducible from its seed and resumable from its checkpoint.
 """
@@ -59,8 +59,8 @@ class Objective:
     ``OBJECTIVE = TheClass`` is discovered.
 
     Subclasses set `name`, say when a recipe `selected` them (from its `TrainConfig` fields), build
-    what they precompute in `for_run`, and implement `corrupt` and `loss`; `probe` and `can_edit`
-    are optional.
+    what they precompute in `for_run`, and implement `corrupt`, `loss` and `heldout_figures`;
+    `can_edit` is optional.
     """
 
     name: ClassVar[str] = ""
@@ -89,10 +89,12 @@ class Objective:
         raise NotImplementedError
 
     @classmethod
-    def probe(
-        cls, model: EmbeddedDenoiser, heldout: torch.Tensor | Rows, cfg: TrainConfig, generator: torch.Generator
+    def heldout_figures(
+        cls, model: EmbeddedDenoiser, heldout: torch.Tensor | Rows, chars_per_token: float, cfg: TrainConfig,
+        generator: torch.Generator, *, n_t: int,
     ) -> dict[str, float]:
-        """Held-out figures of this objective beside the ELBO and accuracy (`train.evaluation`); the
-        model is in eval mode, gradients off, ``generator`` the evaluation's (fixed seed)."""
-        return {}
-
+        """What each evaluation logs about the held-out data (`train.evaluation.evaluate` calls it with
+        the model in eval mode, gradients off, and ``generator`` seeded the same every time): the
+        objective's bound in bits per character (``bits_per_char``, ``n_t`` noise levels) and whatever
+        else shows it working."""
+        raise NotImplementedError

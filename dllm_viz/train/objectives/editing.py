@@ -141,18 +141,19 @@ class EditObjective(MaskedObjective):
         return mixed_loss(logits, c.x, c.masked, c.t)
 
     @classmethod
-    def probe(
-        cls, model: EmbeddedDenoiser, heldout: torch.Tensor | Rows, cfg: TrainConfig, generator: torch.Generator
+    def heldout_figures(
+        cls, model: EmbeddedDenoiser, heldout: torch.Tensor | Rows, chars_per_token: float, cfg: TrainConfig,
+        generator: torch.Generator, *, n_t: int,
     ) -> dict[str, float]:
-        """At each mask ratio of ``EVAL_EDIT_MASK_RATIOS``, on the held-out windows (`edit_counts`): the
-        share of replaced tokens restored (``restore@r``), of kept ones wrongly changed (``wrong_edit@r``)."""
+        """The masked objective's figures, then the edit probe at each mask ratio of
+        ``EVAL_EDIT_MASK_RATIOS`` on the held-out windows (`edit_counts`): the share of replaced tokens
+        restored (``restore@r``), of kept ones wrongly changed (``wrong_edit@r``)."""
+        out = super().heldout_figures(model, heldout, chars_per_token, cfg, generator, n_t=n_t)
         windows = torch.cat([batch.x for batch in heldout_batches(heldout, cfg)])  # (W, N)
-        out = {}
         for r in EVAL_EDIT_MASK_RATIOS:
             c = edit_counts(model, windows, r, cfg.edit_rate * (1 - r), generator)
             out[f"restore@{r:g}"] = c["restored"] / max(1, c["replaced"])
             out[f"wrong_edit@{r:g}"] = c["changed"] / max(1, c["kept"])
         return out
-
 
 OBJECTIVE = EditObjective
