@@ -18,7 +18,7 @@ Baseline figures for the next model (issue 12), each optional:
   for held-out Austen passages of the same token length (needs --heldout); 1.0 reads like Austen
   to the judge, higher is worse. Copying training text gains nothing: the judge never saw it.
 - --loops: share of greedy (temperature 0) outputs, per preset schedule, with a repeated word 4-gram.
-- --bpc: held-out bits/char (the ELBO bound of ``dllm_viz.train.evaluate``: 48 windows of 256
+- --bpc: held-out bits/char (the ELBO bound of ``dllm_viz.train.evaluation.evaluate``: 48 windows of 256
   tokens, 8 noise levels; needs --heldout).
 - --word-errors TRAIN_TEXT: what the words outside the dictionary are made of. Each generated
   word is mapped to the tokens that spell it: one piece (a fragment, or a word the dictionary
@@ -264,7 +264,8 @@ def greedy_loops(model, name: str, gen_length: int) -> tuple[float, list[str]]:
 
 def heldout_bits_per_char(model, path: Path, *, bf16: bool) -> dict[str, float]:
     """ELBO bits/char on the held-out text, as ``dllm_viz.train`` evaluates it (48 windows, 8 noise levels)."""
-    from dllm_viz.train.train import TrainConfig, evaluate
+    from dllm_viz.train.config import TrainConfig
+    from dllm_viz.train.evaluation import evaluate
 
     text = path.read_text()
     tokens = torch.tensor(model.tokenizer.encode(text), dtype=torch.int32)

@@ -8,7 +8,7 @@ means something: restore a wrong token, keep a right one. This measures both, fo
   ``scripts/make_world_data.py``'s held-out split; 26.7% of those sentences also occur in training),
   92 tokens each, every word one token;
 - in each, k word positions (never a newline) are replaced by another ordinary token drawn uniformly
-  (``dllm_viz.train.train.random_other_tokens``, seeded per canvas), and for the mid-decode rows
+  (``dllm_viz.train.objectives.editing.random_other_tokens``, seeded per canvas), and for the mid-decode rows
   half of the other positions are masked as well;
 - ``restored``: share of replaced positions whose argmax is the original token;
 - ``wrongly changed``: share of the visible tokens left alone whose argmax differs from them (an
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from dllm_viz import DecodeConfig, assets, decode  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
-from dllm_viz.train.train import ordinary_ids, random_other_tokens  # noqa: E402
+from dllm_viz.train.objectives.editing import ordinary_ids, random_other_tokens  # noqa: E402
 from dllm_viz.world import WorldOracle, generate  # noqa: E402
 from dllm_viz.studies.world_score import WORLD_PROMPTS, correctness, format_rate, rate  # noqa: E402
 

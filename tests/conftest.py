@@ -48,7 +48,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_world_model.py::test_the_model_breaks_names_where_the_perfect_one_does": (),
     "tests/test_world_model.py::test_parallel_decoding_breaks_names": (),
     "tests/test_shipped_presets.py::test_presets_reach_the_cli": (),  # CLI processes
-    "tests/test_train.py::test_the_command_line_prints_progress_and_warnings_as_plain_lines": (),
+    "tests/test_train_cli.py::test_the_command_line_prints_progress_and_warnings_as_plain_lines": (),
     "tests/test_compare_models.py::test_rescore_json_adds_the_gain_figures": (),
     "tests/test_policy.py::test_seeds_are_stable_across_processes_and_distinct": (),
     "tests/test_embedded.py::test_the_shipped_model_decodes_a_request_the_same_in_any_batch": (),

@@ -191,12 +191,12 @@ def _llada(tmp_path: Path, support: str = "full"):
 
 
 def test_llada_split_fallback_is_logged_with_its_reason(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf"):
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf.llada"):
         model = _llada(tmp_path / "causal", "causal")
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.models.hf"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.models.hf.llada"]
     assert model.padding == "split" and "does not honour its attention mask" in line and "split mode" in line
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf"):
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf.llada"):
         assert _llada(tmp_path / "full").padding == "mask"
     assert not caplog.records  # nothing to say when the mask is honoured
 
@@ -216,9 +216,9 @@ def test_llada_probe_error_falls_back_to_split_and_says_why(tmp_path: Path, erro
         return plain(input_ids, **kwargs)
 
     monkeypatch.setattr(model.model, "forward", forward)
-    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf"):
+    with caplog.at_level(logging.WARNING, logger="dllm_viz.models.hf.llada"):
         assert model.probe_padding() is False
-    (line,) = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.models.hf"]
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "dllm_viz.models.hf.llada"]
     assert f"{type(error).__name__}: {error}" in line and "split mode" in line
 
 

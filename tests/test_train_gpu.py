@@ -10,7 +10,9 @@ from pathlib import Path
 import torch
 
 from dllm_viz.models.embedded import load_embedded
-from dllm_viz.train.train import TrainConfig, fit, main
+from dllm_viz.train.cli import main
+from dllm_viz.train.config import TrainConfig
+from dllm_viz.train.loop import fit
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_FLAGS = ["--vocab-size", "300", "--d-model", "32", "--n-layers", "2", "--n-heads", "2", "--d-ff", "64",

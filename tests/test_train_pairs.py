@@ -12,8 +12,11 @@ import torch
 
 from dllm_viz.models.embedded import load_embedded
 from dllm_viz.tasks import build_tokenizer, generate, lines, tokenizer
+from dllm_viz.train.checkpoint import export
+from dllm_viz.train.cli import main
+from dllm_viz.train.config import TrainConfig
+from dllm_viz.train.loop import fit
 from dllm_viz.train.pairs import Rows, batch_of, by_length, mask_answers, read_pairs, sample_batch
-from dllm_viz.train.train import TrainConfig, export, fit, main
 
 TINY = TrainConfig(d_model=32, n_layers=2, n_heads=2, d_ff=64, max_length=48, batch_size=8, steps=4, warmup=2,
                    eval_every=2, eval_windows=8, ckpt_every=2, bf16=False, pairs=True)

@@ -97,17 +97,7 @@ def load_model(
         )
     resolved = resolve_device(device)
     if kind == EMBEDDED or root is None:
-        if kind not in ("auto", EMBEDDED):
-            raise ValueError(f"kind={kind!r} is invalid without a path: expected 'auto' or {EMBEDDED!r}")
-        if chat:
-            raise ValueError(
-                "chat=True is invalid for the embedded model: it has no chat template (it is not instruction-tuned)"
-            )
-        from dllm_viz.models.embedded import load_embedded  # imported only when used
-
-        return load_embedded(
-            device=resolved, dtype=None if dtype is None else resolve_dtype(dtype, resolved), path=root
-        )
+        return _load_embedded(root, kind=kind, chat=chat, device=resolved, dtype=dtype)
 
     from dllm_viz.models.hf import load_hf  # transformers is imported only for checkpoints
 
@@ -121,3 +111,18 @@ def load_model(
         chat=chat,
         name=name,
     )
+
+
+def _load_embedded(
+    root: os.PathLike[str] | None, *, kind: str, chat: bool, device: torch.device, dtype: str | torch.dtype | None
+) -> Denoiser:
+    """`load_model`'s embedded-format branch: the shipped model (``root`` None) or a folder `dllm_viz.train` wrote."""
+    if kind not in ("auto", EMBEDDED):
+        raise ValueError(f"kind={kind!r} is invalid without a path: expected 'auto' or {EMBEDDED!r}")
+    if chat:
+        raise ValueError(
+            "chat=True is invalid for the embedded model: it has no chat template (it is not instruction-tuned)"
+        )
+    from dllm_viz.models.embedded import load_embedded  # imported only when used
+
+    return load_embedded(device=device, dtype=None if dtype is None else resolve_dtype(dtype, device), path=root)

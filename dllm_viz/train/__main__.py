@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from dllm_viz.train.train import log_to_stdout, main
+from dllm_viz.train.cli import log_to_stdout, main
 
 log_to_stdout()
 main()
