@@ -66,7 +66,8 @@ class Recorder:
 def same_inputs(a: Recorder, b: Recorder) -> bool:
     def eq(u, v):
         return (u is None and v is None) or (u is not None and v is not None and torch.equal(u, v))
-    return len(a.inputs) == len(b.inputs) and all(all(eq(u, v) for u, v in zip(p, q)) for p, q in zip(a.inputs, b.inputs))
+    return len(a.inputs) == len(b.inputs) and all(all(eq(u, v) for u, v in zip(p, q))
+                                                  for p, q in zip(a.inputs, b.inputs))
 
 
 def mdpo_cases():

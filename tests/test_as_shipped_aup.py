@@ -22,7 +22,8 @@ from dllm_viz.tasks.curves import aup
 from tests.d3llm.aup import Refused, get_aup
 
 CURVES = json.loads((Path(__file__).resolve().parents[1] / "dllm_viz" / "assets" / "tasks" / "curves.json").read_text())
-REFUSED = "issue 40: d3LLM's get_aup refuses this curve (last point more than y_min_offset below the first); we store a score"
+REFUSED = ("issue 40: d3LLM's get_aup refuses this curve (last point more than y_min_offset below the first); "
+           "we store a score")
 MERGED = "issue 40: points of equal parallelism merged into their mean; d3LLM's get_aup keeps them apart, in order"
 
 

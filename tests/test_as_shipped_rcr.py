@@ -41,8 +41,40 @@ def compare(model_key: str, prompt: list[int], *, gen: int, steps: int, block: i
     assert (trace.token_ids, trace.nfe) == (tokens, run.forwards)
 
 
-def grid(models=("tiny-3", "tiny-4")):
-    return [pytest.param(m, p, id=f"{m}-prompt{len(p)}") for m in models for p in PROMPTS]
+def pairs(models=("tiny-3", "tiny-4")) -> list[tuple[str, list[int]]]:
+    return [(m, p) for m in models for p in PROMPTS]
+
+
+SPLIT = ("issue 40: RCR splits a block's steps as MaskGIT's linear schedule (get_num_transfer_tokens_maskgit), "
+         "ours as LLaDA's")
+ACROSS = ("issue 40: RCR's running confidence covers the whole sequence: a later block takes back earlier blocks' "
+          "tokens; ours lets the current block compete")
+NUCLEUS = ("issue 40: RCR as shipped (test_llada.py --rcr, top_p 0.95) ranks by the maximum of the renormalised "
+           "nucleus; ours by the raw maximum")
+SATURATED = ("issue 40: with saturated confidences (1.0 in float32) MDPO's take-back ties reach future blocks' masks "
+             "and its fill then reaches -inf positions (torch.topk's order)")
+# Each named difference on (model, prompt) pairs; the nucleus on models whose prompts stay (see the last test).
+CASES = {
+    "divide": [(m, p, dict(gen=g, steps=s, block=g, top_p=None)) for m, p in pairs() for g, s in ((64, 32), (32, 16))],
+    "split": [(m, p, dict(gen=64, steps=24, block=64, top_p=None)) for m, p in pairs()],
+    "across": [(m, p, dict(gen=64, steps=32, block=32, top_p=None)) for m, p in pairs()],
+    "nucleus": [(m, p, dict(gen=64, steps=32, block=64, top_p=SHIPPED_TOP_P, shipped=True))
+                for m, p in pairs(("tiny-3", "tiny-3b"))],
+    "saturated": [("saturated", p, dict(gen=64, steps=24, block=32, top_p=None, seed=2, scale=30.0))
+                  for p in PROMPTS[:2]],
+}
+REASONS = {"split": SPLIT, "across": ACROSS, "nucleus": NUCLEUS, "saturated": SATURATED}
+
+
+def params(picks: dict[str, slice]) -> list:
+    """pytest params of the chosen cases of each kind, xfail (strict) with the kind's named difference."""
+    out = []
+    for kind, cut in picks.items():
+        mark = pytest.mark.xfail(strict=True, reason=REASONS[kind]) if kind in REASONS else ()
+        for m, p, knobs in CASES[kind][cut]:
+            out.append(pytest.param(m, p, knobs, id=f"{kind}-{m}-prompt{len(p)}-{knobs['gen']}-{knobs['steps']}",
+                                    marks=mark))
+    return out
 
 
 def test_maskgit_linear_split():
@@ -51,38 +83,20 @@ def test_maskgit_linear_split():
     assert maskgit_linear_quotas(5, 8) == [1, 1, 0, 1, 1, 0, 1, 0]  # fewer masks than steps: steps that fill none
 
 
-@pytest.mark.parametrize("model_key,prompt", grid())
-@pytest.mark.parametrize("gen,steps", [(64, 32), (32, 16)])
-def test_rcr_preset_is_mdpo_when_the_steps_divide_one_block_without_nucleus(model_key, prompt, gen, steps):
-    compare(model_key, prompt, gen=gen, steps=steps, block=gen, top_p=None)
+FAST = {"divide": slice(0, 3), "split": slice(0, 1), "across": slice(1, 2), "nucleus": slice(3, 4),
+        "saturated": slice(0, 1)}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: RCR splits a block's steps as MaskGIT's linear schedule "
-                                       "(get_num_transfer_tokens_maskgit), ours as LLaDA's")
-@pytest.mark.parametrize("model_key,prompt", grid())
-def test_rcr_preset_splits_the_steps_as_mdpo(model_key, prompt):
-    compare(model_key, prompt, gen=64, steps=24, block=64, top_p=None)
+@pytest.mark.parametrize("model_key,prompt,knobs", params(FAST))
+def test_rcr_preset_is_mdpo_step_by_step(model_key, prompt, knobs):
+    compare(model_key, prompt, **knobs)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: RCR's running confidence covers the whole sequence: a later "
-                                       "block takes back earlier blocks' tokens; ours lets the current block compete")
-@pytest.mark.parametrize("model_key,prompt", grid())
-def test_rcr_preset_takes_back_across_blocks_as_mdpo(model_key, prompt):
-    compare(model_key, prompt, gen=64, steps=32, block=32, top_p=None)
-
-
-@pytest.mark.xfail(strict=True, reason="issue 40: RCR as shipped (test_llada.py --rcr, top_p 0.95) ranks by the "
-                                       "maximum of the renormalised nucleus; ours by the raw maximum")
-@pytest.mark.parametrize("model_key,prompt", grid(("tiny-3", "tiny-3b")))  # models whose prompts stay (below)
-def test_rcr_preset_ranks_by_the_shipped_nucleus(model_key, prompt):
-    compare(model_key, prompt, gen=64, steps=32, block=64, top_p=SHIPPED_TOP_P, shipped=True)
-
-
-@pytest.mark.xfail(strict=True, reason="issue 40: with saturated confidences (1.0 in float32) MDPO's take-back "
-                                       "ties reach future blocks' masks and its fill then reaches -inf positions")
-@pytest.mark.parametrize("prompt", [[5, 6, 7], [1, 2, 3, 4, 5, 6]])
-def test_rcr_preset_is_mdpo_on_saturated_confidences(prompt):
-    compare("saturated", prompt, gen=64, steps=24, block=32, top_p=None, seed=2, scale=30.0)
+@pytest.mark.parametrize("model_key,prompt,knobs", [
+    case for case in params({kind: slice(None) for kind in CASES}) if case not in params(FAST)])
+def test_rcr_preset_is_mdpo_step_by_step_over_the_grid(model_key, prompt, knobs):
+    """The rest of the grid (tests/conftest.py puts it in the slow tier)."""
+    compare(model_key, prompt, **knobs)
 
 
 @pytest.mark.parametrize("top_p,model", [(None, dict(seed=2, scale=30.0)), (SHIPPED_TOP_P, dict(seed=2, scale=2.5))],

@@ -1,7 +1,7 @@
 """WINO's `decoding_wino` at temperature 0: a clean re-implementation (tests/wino/README.md).
 
 Re-implemented from Feng-Hong/WINO-DLLM at 9549a1d, `LLaDA/decoding.py`, `decoding_wino` (lines
-108-198); the repository has no licence, so none of its code is copied here. One row; the model
+113-198); the repository has no licence, so none of its code is copied here. One row; the model
 has LLaDA's calling convention as WINO's modified `modeling_llada.py` takes it:
 `model(ids (1, N + B), attention_mask=(1, 1, N + B, N + B) bool, position_ids=(N + B,)).logits`.
 
