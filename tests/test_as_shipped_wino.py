@@ -13,6 +13,11 @@ second pass, one canvas per decided position with that position masked (`models.
 other logits (no other masks in view), two forwards counted per step, and a canvas per decided
 position computed. What the preset must do: the shadow forward (the inputs pinned below), one
 forward per step counted, and the same canvas after every step. Today's preset: xfail.
+
+`AttentionTiny` offers the shadow forward as LLaDA does (`model(ids, attention_mask=(1, 1, N, N),
+position_ids=(N,))`), which `test_wino_preset_gives_the_model_wino_s_shadow_forward` looks for; if
+the implementation declares the capability through another method of the `Denoiser` protocol, give
+`AttentionTiny` that method (computing the same thing) and look for it there.
 """
 from __future__ import annotations
 
