@@ -2,7 +2,9 @@
 
 The environment is built on first use (a few minutes, about 2.5 GB) and reused while its stamp
 matches. When it cannot be built, or any SGLang test fails or is skipped, this test fails with the
-output: the plugin is never reported green without having run against SGLang.
+output: the plugin is never reported green without having run against SGLang. A strict xfail whose
+reason names an open issue ("issue 40: ...", SGLang's forward count) runs and is allowed; it fails
+the day it passes, as everywhere (strict).
 Set DLLM_VIZ_SGLANG_VENV to put the environment elsewhere.
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ def test_plugin_tests_pass_inside_the_sglang_environment():
         pytest.fail(f"scripts/sglang_env.sh could not build {VENV} (exit {build.returncode}):\n"
                     f"{_tail(build.stdout + build.stderr)}", pytrace=False)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["COLUMNS"] = "1000"  # the summary's XFAIL lines whole, with their reasons
     run = subprocess.run(
         [str(VENV / "bin" / "python"), "-m", "pytest", "tests/sglang", "-q", "-p", "no:cacheprovider",
          "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"],
@@ -46,6 +49,7 @@ def test_plugin_tests_pass_inside_the_sglang_environment():
     sys.stdout.write(_tail(out, 3000))  # shown with -s or on failure
     summary = re.search(r"(\d+) passed", out)
     passed = int(summary.group(1)) if summary else 0
-    if run.returncode != 0 or passed < MIN_TESTS or re.search(r"\d+ (skipped|xfailed|deselected)", out):
+    unnamed = [line for line in out.splitlines() if line.startswith("XFAIL ") and " - issue " not in line]
+    if run.returncode != 0 or passed < MIN_TESTS or re.search(r"\d+ (skipped|deselected|xpassed)", out) or unnamed:
         pytest.fail(f"tests/sglang in {VENV}: exit {run.returncode}, {passed} passed (expected >= {MIN_TESTS}, "
                     f"none skipped):\n{_tail(out)}", pytrace=False)
