@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dllm_viz.tasks.curves import aup
+from dllm_viz.studies.curves import aup
 from tests.d3llm.aup import Refused, get_aup
 
 CURVES = json.loads((Path(__file__).resolve().parents[1] / "dllm_viz" / "assets" / "tasks" / "curves.json").read_text())

@@ -3,7 +3,7 @@
 On the world model (`dllm_viz.world`), whose checker judges every run, and on its exact oracle
 (`WorldOracle(can_edit=True)`: the perfect model, and the perfect editor of LLaDA 2.1's objective),
 each regime below decodes every (prompt, seed) with each rule in ONE batched `decode` and scores
-valid runs, broken two-word names and wrong sums with 95% Wilson intervals (`core.stats`). A rule
+valid runs, broken two-word names and wrong sums with 95% Wilson intervals (`studies.stats`). A rule
 that adds forward passes (WINO's verify pass, ReMDM's loop, JointThreshold's edit-only steps) is
 also measured against the monotone decoder given the same number of forwards: top-k decay whose
 planned steps match the rule's mean NFE (`world_lessons.matching_topk`), decoded in a second call.
