@@ -253,7 +253,7 @@ def prompt_ids(model: Renoiser, prompt: Sequence[int] | str) -> list[int]:
     return ids
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def renoise_decode(model: Renoiser, prompts: Sequence[Sequence[int] | str],
                    settings: RenoiseSettings | Sequence[RenoiseSettings]) -> list[RenoiseResult]:
     """Decode every prompt with the renoising loop; one `RenoiseResult` per prompt, in order.
