@@ -25,7 +25,6 @@ The cache is a `DynamicCache` over the text config, as `_prepare_cache_for_gener
 """
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,6 @@ from torch.nn import functional as F
 
 from dllm_viz.models.base import TextTokenizer
 from dllm_viz.models.renoiser import RenoiseContext
-
-log = logging.getLogger(__name__)
 
 KIND = "diffusion_gemma"  # `load_model(kind=...)` and the config.json model_type it detects
 MODEL_TYPE = "diffusion_gemma"
