@@ -66,7 +66,9 @@ def load_model(
         dtype: torch dtype or name ("bf16", "fp16", "fp32"); default bf16 on CUDA and fp32 elsewhere
             for checkpoints; the embedded model keeps its own default (fp32) when None.
         kind: "auto" detects from config.json (model_type, architectures, auto_map); or force
-            "embedded" or one of `dllm_viz.models.hf.ADAPTERS` ("llada", "dream", "masked_lm").
+            "embedded" or one of `dllm_viz.models.hf.ADAPTERS` ("llada", "dream", "masked_lm"), or
+            "diffusion_gemma": a renoising model, returned as a `models.renoiser.Renoiser` for
+            `core.renoise_decoder.renoise_decode` (detected from model_type; native class, no remote code).
         device_map: e.g. "auto" to spread a large checkpoint over the available devices through
             accelerate; excludes `device`.
         trust_remote_code: allow modeling code shipped inside the checkpoint (LLaDA, Dream).
@@ -98,6 +100,12 @@ def load_model(
     resolved = resolve_device(device)
     if kind == EMBEDDED or root is None:
         return _load_embedded(root, kind=kind, chat=chat, device=resolved, dtype=dtype)
+
+    if kind == "diffusion_gemma" or (kind == "auto" and read_config(root).get("model_type") == "diffusion_gemma"):
+        from dllm_viz.models.diffusion_gemma import load_diffusion_gemma  # a Renoiser (models.renoiser), issue 36
+
+        return load_diffusion_gemma(root, device=None if device_map is not None else resolved,
+                                    dtype=resolve_dtype(dtype, resolved), device_map=device_map, chat=chat, name=name)
 
     from dllm_viz.models.hf import load_hf  # transformers is imported only for checkpoints
 

@@ -1,0 +1,291 @@
+"""The renoising decode: canvases one after another, batched over requests (issue 36).
+
+The loop follows `DiffusionGemmaGenerationMixin.generate` (transformers 5.24,
+`generation_diffusion_gemma.py`) step by step; the numbers are generate()'s own comments:
+  1.a  encode the prompt, then each finished canvas, into the exact cache (`Renoiser.encode`);
+  1.b  a uniformly random canvas (`EntropyBoundSampler.initialize_canvas`), no self-conditioning,
+       the stop rule's history reset (`_prepare_denoiser_inputs`);
+  1.c  up to N steps (`_denoising_step`, the pure functions of `core.renoise`):
+       i.   the decoder on the canvas and the previous step's tempered logits;
+       ii.  temperature, softmax, one proposal per position, the argmax canvas;
+       iii. entropy-bound acceptance, renoise;
+       iv.  the stop rule; a stopped row is frozen until every row has stopped;
+       v.   the tempered logits become the next step's self-conditioning;
+  1.d  append the last argmax canvas;
+  1.e  end-of-text and length stops, padding after the first end-of-text (`_finalize_canvas`);
+  1.f  next canvas.
+Differences, by design: randomness comes from one generator per request (seeded with
+`RenoiseSettings.seed`, on the model's device), so at batch 1 every draw is the one `generate()` makes
+after `torch.manual_seed(seed)`, and at any batch a request's draws do not depend on its neighbours
+(a frozen row draws nothing); a request that has finished leaves the batch before the next canvas
+(generate() keeps it and pads); each request may carry its own settings (only the canvas length is
+shared by a batch: requests are grouped by it).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import torch
+
+from dllm_viz.core.renoise import (
+    RenoiseSettings, draw_proposal, empty_history, entropy_bound_accept, linear_temperature, renoise,
+    stable_and_confident, temper, token_entropy, uniform_canvas,
+)
+from dllm_viz.core.renoise_record import RenoiseCanvas, RenoiseResult, RenoiseStep
+from dllm_viz.models.renoiser import RenoiseContext, Renoiser, is_renoiser
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Per-row settings as tensors `(B,)`, and the rows' own generators."""
+
+    requests: list[int]  # request index of each batch row
+    generators: list[torch.Generator]
+    bound: torch.Tensor  # float64
+    t_min: torch.Tensor  # float64
+    t_max: torch.Tensor  # float64
+    steps: torch.Tensor  # long: max_denoising_steps
+    stability: torch.Tensor  # long
+    confidence: torch.Tensor  # float64
+    raw: torch.Tensor  # bool: acceptance ranks by the raw logits' entropy
+
+    @classmethod
+    def build(cls, requests: list[int], settings: Sequence[RenoiseSettings], device: torch.device) -> Rows:
+        def col(name: str, dtype: torch.dtype) -> torch.Tensor:
+            return torch.tensor([getattr(settings[r], name) for r in requests], dtype=dtype, device=device)
+
+        generators = [torch.Generator(device=device).manual_seed(settings[r].seed) for r in requests]
+        return cls(requests=list(requests), generators=generators, bound=col("entropy_bound", torch.float64),
+                   t_min=col("t_min", torch.float64), t_max=col("t_max", torch.float64),
+                   steps=col("max_denoising_steps", torch.long), stability=col("stability_threshold", torch.long),
+                   confidence=col("confidence_threshold", torch.float64),
+                   raw=torch.tensor([settings[r].acceptance_from == "raw" for r in requests], device=device))
+
+    def take(self, keep: torch.Tensor) -> Rows:
+        """The rows at indices `keep (k,)`."""
+        idx = keep.tolist()
+        return Rows(requests=[self.requests[i] for i in idx], generators=[self.generators[i] for i in idx],
+                    **{name: getattr(self, name)[keep] for name in
+                       ("bound", "t_min", "t_max", "steps", "stability", "confidence", "raw")})
+
+
+@dataclass(frozen=True)
+class BatchStep:
+    """One step of the whole batch, before it is split per request (`RenoiseStep` gives the fields)."""
+
+    active: torch.Tensor  # (B,) bool: rows that stepped (not yet stopped, steps left)
+    steps_left: torch.Tensor  # (B,) long
+    temperature: torch.Tensor  # (B,) float32
+    read: torch.Tensor  # (B, L) long
+    proposal: torch.Tensor  # (B, L) long
+    accepted: torch.Tensor  # (B, L) bool
+    written: torch.Tensor  # (B, L) long
+    argmax: torch.Tensor  # (B, L) long
+    entropy: torch.Tensor  # (B, L) float32
+    mean_entropy: torch.Tensor  # (B,) float32
+    stable: torch.Tensor  # (B,) bool
+    confident: torch.Tensor  # (B,) bool
+    stopped: torch.Tensor  # (B,) bool
+
+
+def _draw_rows(active: torch.Tensor, rows: Rows, draw) -> torch.Tensor:
+    """`draw(index, generators)` for the active rows only: a frozen row's generator is not touched."""
+    if bool(active.all()):
+        return draw(None, rows.generators)
+    index = active.nonzero().squeeze(1)
+    return draw(index, [rows.generators[i] for i in index.tolist()])
+
+
+def denoise_canvas(model: Renoiser, context: RenoiseContext, rows: Rows) -> tuple[torch.Tensor, list[BatchStep]]:
+    """Steps 1.b-1.c for one canvas of every row: its final argmax canvas `(B, L)` and the steps."""
+    B, L, V, device = context.rows, context.canvas_length, model.vocab_size, model.device
+    canvas = uniform_canvas(rows.generators, V, L, device)  # (B, L) 1.b
+    argmax, self_conditioning = canvas, None
+    history = empty_history(rows.stability, B, L, device)  # (S, B, L)
+    stopped = torch.zeros(B, dtype=torch.bool, device=device)
+    any_raw = bool(rows.raw.any())
+    steps: list[BatchStep] = []
+    for k in range(int(rows.steps.max())):
+        active = ~stopped & (rows.steps > k)  # (B,)
+        if not bool(active.any()):
+            break
+        steps_left = (rows.steps - k).clamp(min=1)  # (B,) transformers' cur_step, N..1
+        logits = model.denoise(canvas, context, self_conditioning)  # (B, L, V) 1.c.i
+        temperature = linear_temperature(steps_left, rows.steps, rows.t_min, rows.t_max)  # (B,) 1.c.ii
+        tempered = temper(logits, temperature)
+        probs = torch.softmax(tempered, dim=-1, dtype=torch.float32)
+        proposal = _draw_rows(active, rows, lambda i, g: draw_proposal(probs if i is None else probs[i], g))
+        new_argmax = tempered.argmax(dim=-1)  # (B, L)
+        tempered_entropy = token_entropy(tempered)  # (B, L)
+        entropy = tempered_entropy
+        if any_raw:
+            entropy = torch.where(rows.raw[:, None], token_entropy(logits), tempered_entropy)
+        accepted = entropy_bound_accept(entropy, rows.bound)  # (B, L) 1.c.iii
+        noise = _draw_rows(active, rows, lambda i, g: uniform_canvas(g, V, L, device))
+        if not bool(active.all()):
+            index = active.nonzero().squeeze(1)
+            proposal = canvas.index_put((index,), proposal)
+            noise = canvas.index_put((index,), noise)
+        written = renoise(proposal, noise, accepted)
+        stop = stable_and_confident(new_argmax, tempered_entropy, history, rows.stability, rows.confidence)  # 1.c.iv
+        history = stop.history
+        now = active & stop.stable & stop.confident
+        steps.append(BatchStep(active=active, steps_left=steps_left, temperature=temperature, read=canvas,
+                               proposal=proposal, accepted=accepted, written=written, argmax=new_argmax,
+                               entropy=entropy, mean_entropy=stop.mean_entropy, stable=stop.stable,
+                               confident=stop.confident, stopped=now))
+        frozen = ~active[:, None]
+        canvas = torch.where(frozen, canvas, written)
+        argmax = torch.where(frozen, argmax, new_argmax)
+        self_conditioning = tempered  # 1.c.v (a frozen row's is never read again)
+        stopped = stopped | now
+    return argmax, steps
+
+
+def finalize_canvas(ids: torch.Tensor, settings: Sequence[RenoiseSettings], requests: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Step 1.e (`_finalize_canvas`): `ids (B, L)` with every token after a row's first end-of-text
+    replaced by its pad id (when it has one), and whether each row met end-of-text `(B,)`."""
+    out = ids.clone()
+    ended = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
+    for b, r in enumerate(requests):  # the end-of-text sets differ per request; B is small
+        eos = settings[r].eos_token_ids
+        if not eos:
+            continue
+        is_eos = torch.isin(ids[b], torch.tensor(eos, device=ids.device))  # (L,)
+        ended[b] = is_eos.any()
+        if settings[r].pad_token_id is not None and bool(ended[b]):
+            seen = is_eos.cumsum(-1)
+            out[b][(seen > 0) & ~((seen == 1) & is_eos)] = settings[r].pad_token_id
+    return out, ended
+
+
+def _split(step: BatchStep, k: int, rows: Rows) -> list[tuple[int, RenoiseStep]]:
+    """The batch step as one record per active row, with the request it belongs to."""
+    cpu = {name: getattr(step, name).cpu() for name in (
+        "active", "steps_left", "temperature", "read", "proposal", "accepted", "written", "argmax", "entropy",
+        "mean_entropy", "stable", "confident", "stopped")}
+    scalars = {name: cpu[name].tolist() for name in ("steps_left", "temperature", "mean_entropy", "stable",
+                                                     "confident", "stopped", "active")}
+    out = []
+    for b in range(len(rows.requests)):
+        if not scalars["active"][b]:
+            continue
+        out.append((rows.requests[b], RenoiseStep(
+            step=k, steps_left=scalars["steps_left"][b], temperature=scalars["temperature"][b], read=cpu["read"][b],
+            proposal=cpu["proposal"][b], accepted=cpu["accepted"][b], written=cpu["written"][b],
+            argmax=cpu["argmax"][b], entropy=cpu["entropy"][b], mean_entropy=scalars["mean_entropy"][b],
+            stable=scalars["stable"][b], confident=scalars["confident"][b], stopped=scalars["stopped"][b])))
+    return out
+
+
+def _left_padded(prompts: list[list[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Prompts `(B, n)` left-padded with id 0, and the mask `(B, n)` True on real tokens."""
+    width = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), width, dtype=torch.long)
+    mask = torch.zeros(len(prompts), width, dtype=torch.bool)
+    for b, p in enumerate(prompts):
+        if p:
+            ids[b, width - len(p):] = torch.tensor(p)
+            mask[b, width - len(p):] = True
+    return ids.to(device), mask.to(device)
+
+
+def decode_group(model: Renoiser, prompts: list[list[int]], settings: list[RenoiseSettings], requests: list[int],
+                 length: int) -> dict[int, dict]:
+    """Every canvas of the requests `requests` (all with canvas length `length`), batched."""
+    device = model.device
+    rows = Rows.build(requests, settings, device)
+    ids, mask = _left_padded([prompts[r] for r in requests], device)
+    context = model.encode(ids, mask, None, canvas_length=length)  # 1.a
+    state = {r: {"canvases": [], "tokens": [], "forwards": 0, "finished_by": ""} for r in requests}
+    for index in range(max(math.ceil(settings[r].max_new_tokens / length) for r in requests)):
+        final, steps = denoise_canvas(model, context, rows)
+        appended, ended = finalize_canvas(final, settings, rows.requests)  # 1.d, 1.e
+        per_request: dict[int, list[RenoiseStep]] = {r: [] for r in rows.requests}
+        for k, step in enumerate(steps):
+            for r, record in _split(step, k, rows):
+                per_request[r].append(record)
+        appended_cpu, ended_list = appended.cpu(), ended.tolist()
+        keep = []
+        for b, r in enumerate(rows.requests):
+            s, records = state[r], per_request[r]
+            s["canvases"].append(RenoiseCanvas(index=index, start=len(s["tokens"]), steps=tuple(records),
+                                               ids=appended_cpu[b], stop_fired=bool(records and records[-1].stopped)))
+            s["tokens"].extend(appended_cpu[b].tolist())
+            s["forwards"] += len(records)
+            if ended_list[b] or len(s["tokens"]) >= settings[r].max_new_tokens:
+                s["finished_by"] = "end_of_text" if ended_list[b] else "max_new_tokens"
+            else:
+                keep.append(b)
+        if not keep:
+            break
+        if len(keep) < len(rows.requests):  # finished requests leave the batch
+            kept = torch.tensor(keep, device=device)
+            context, rows, appended = model.select(context, kept), rows.take(kept), appended[kept]
+        context = model.encode(appended, torch.ones_like(appended, dtype=torch.bool), context,
+                               canvas_length=length)  # 1.f, then 1.a of the next canvas
+    return state
+
+
+def resolve(model: Renoiser, settings: RenoiseSettings | Sequence[RenoiseSettings], count: int) -> list[RenoiseSettings]:
+    """One settings object per prompt, the canvas length resolved against the model."""
+    items = [settings] * count if isinstance(settings, RenoiseSettings) else list(settings)
+    if len(items) != count or not all(isinstance(s, RenoiseSettings) for s in items):
+        raise ValueError(f"settings is invalid: expected one RenoiseSettings or {count} of them (one per prompt)")
+    return [s if s.canvas_length is not None else replace(s, canvas_length=model.canvas_length) for s in items]
+
+
+def prompt_ids(model: Renoiser, prompt: Sequence[int] | str) -> list[int]:
+    """Token ids of a prompt (text needs `model.tokenizer`); every id in [0, vocab_size)."""
+    if isinstance(prompt, str):
+        if getattr(model, "tokenizer", None) is None:
+            raise ValueError("prompts: got text, but the model has no tokenizer; pass token-id lists")
+        prompt = model.tokenizer.encode(prompt)
+    ids = list(prompt)
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < model.vocab_size:
+            raise ValueError(f"prompt token {i!r} is invalid: expected an integer id in [0, {model.vocab_size})")
+    if not ids:
+        raise ValueError("prompt=[] is invalid: expected at least one token (the encoder needs a context)")
+    return ids
+
+
+@torch.inference_mode()
+def renoise_decode(model: Renoiser, prompts: Sequence[Sequence[int] | str],
+                   settings: RenoiseSettings | Sequence[RenoiseSettings]) -> list[RenoiseResult]:
+    """Decode every prompt with the renoising loop; one `RenoiseResult` per prompt, in order.
+
+    Bad input (a prompt id out of range, settings of the wrong count, a model that is not a
+    `Renoiser`) raises ValueError before any forward, so nothing in the batch runs half-way.
+    """
+    if not is_renoiser(model):
+        raise ValueError(f"model={type(model).__name__} is invalid: expected a Renoiser (encode, denoise, select, "
+                         "generation_defaults), e.g. a DiffusionGemma checkpoint from load_model")
+    if isinstance(prompts, str) or not prompts:
+        raise ValueError("prompts is invalid: expected a non-empty list of prompts (text or token-id lists)")
+    ids = [prompt_ids(model, p) for p in prompts]
+    items = resolve(model, settings, len(ids))
+    start = time.perf_counter()
+    groups: dict[int, list[int]] = {}
+    for r, s in enumerate(items):
+        groups.setdefault(s.canvas_length, []).append(r)
+    state: dict[int, dict] = {}
+    for length, requests in groups.items():
+        state.update(decode_group(model, ids, items, requests, length))
+    wall = round(time.perf_counter() - start, 6)
+    return [_result(model, ids[r], items[r], state[r], wall) for r in range(len(ids))]
+
+
+def _result(model: Renoiser, prompt: list[int], settings: RenoiseSettings, s: dict, wall: float) -> RenoiseResult:
+    tokens = s["tokens"]
+    text = None
+    if getattr(model, "tokenizer", None) is not None:
+        eos = set(settings.eos_token_ids)
+        cut = next((i for i, t in enumerate(tokens) if t in eos), len(tokens))
+        text = model.tokenizer.decode(tokens[:cut])
+    return RenoiseResult(prompt_ids=tuple(prompt), token_ids=tuple(tokens), canvases=tuple(s["canvases"]),
+                         settings=settings, model=getattr(model, "name", type(model).__name__),
+                         finished_by=s["finished_by"], forwards=s["forwards"], wall_time=wall, text=text)
