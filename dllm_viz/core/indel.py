@@ -291,8 +291,13 @@ def anti_loop(logits: torch.Tensor, x: torch.Tensor, p: torch.Tensor, block: tor
     return x
 
 
-def indel_step(logits: torch.Tensor, block: torch.Tensor, state: InDelState, params: InDelParams) -> InDelStep:
-    """One step of every row's block: `logits (A, L, V)` of the model at each position of `block (A, L)`."""
+def indel_step(logits: torch.Tensor, block: torch.Tensor, state: InDelState, params: InDelParams, *,
+               drawn: torch.Tensor | None = None) -> InDelStep:
+    """One step of every row's block: `logits (A, L, V)` of the model at each position of `block (A, L)`.
+
+    `drawn (A, L)`: the token each chosen mask writes, drawn by the caller (a request at temperature > 0:
+    the article's draw, from each request's generator); the choice of masks still ranks the raw argmax's
+    probability. None: the argmax, as SGLang (which decodes greedily) writes it."""
     A, L, _ = logits.shape
     tok = params.tokens
     active = ~state.finished
@@ -305,6 +310,8 @@ def indel_step(logits: torch.Tensor, block: torch.Tensor, state: InDelState, par
     fall = bud.original & (x == tok.mask) & ~bud.cleanup.unsqueeze(-1)
     x, p = fallback_at_original_masks(logits, x, p, probs, read, fall, tok.mask)
     chosen, cleanup = select_masks(p, bud, params)
+    if drawn is not None:
+        x = torch.where(chosen, drawn, x)
     edit = generated & ~bud.masks & (p > params.edit_threshold.to(p.dtype).unsqueeze(-1)) & (block != x)
     write = (chosen | edit) & active.unsqueeze(-1)
     go = write.any(-1)  # (A,) rows that write; an active row that does not is finished, unchanged
