@@ -46,6 +46,8 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_ui.py::test_every_preset_after_every_other_one_gives_its_own_whole_state": (),  # 49 decodes
     "tests/test_world_model.py::test_quality_preset_meets_the_floor_over_64_seeded_runs": (),
     "tests/test_world_model.py::test_the_model_breaks_names_where_the_perfect_one_does": (),
+    "tests/test_world_indel.py::test_llada22_indel_meets_the_floor_over_64_seeded_runs": (),  # 128 decodes
+    "tests/test_world_indel.py::test_the_counted_lesson_insert_and_delete_fix_what_rewriting_cannot": (),  # 256
     "tests/test_world_model.py::test_parallel_decoding_breaks_names": (),
     "tests/test_shipped_presets.py::test_presets_reach_the_cli": (),  # CLI processes
     "tests/test_train_cli.py::test_the_command_line_prints_progress_and_warnings_as_plain_lines": (),

@@ -202,6 +202,19 @@ def test_config_rejects_bad_values_naming_the_field(field: str, value: object) -
         EmbeddedConfig(**kwargs)
 
 
+@pytest.mark.parametrize("delete, split, match", [(297, None, "both or neither"), (300, 299, "delete_token_id=300"),
+                                                  (298, 2, "must differ"), (299, 299, "must differ")])
+def test_edit_token_ids_are_both_in_the_vocabulary_and_distinct(delete, split, match) -> None:
+    """LLaDA 2.2's DELETE and SPLIT (issue 37): a model declares both or neither; a config.json without them
+    (every model before them) loads as a model that cannot edit lengths."""
+    kwargs = dict(vocab_size=300, mask_token_id=2, pad_token_id=0, eos_token_id=1, n_heads=4)
+    with pytest.raises(ValueError, match=match):
+        EmbeddedConfig(**kwargs, delete_token_id=delete, split_token_id=split)
+    ok = EmbeddedConfig(**kwargs, delete_token_id=298, split_token_id=299)
+    assert EmbeddedConfig(**json.loads(ok.to_json())) == ok
+    assert EmbeddedConfig(**kwargs).delete_token_id is None
+
+
 def test_can_edit_is_stored_in_config_json_and_old_files_load_without_it(tmp_path: Path) -> None:
     """A model declares whether it was trained to predict at visible positions (token-to-token edits);
     a config.json written before the field existed loads as a model that cannot edit."""

@@ -26,7 +26,7 @@ from dllm_viz.models.base import (
 EMBEDDED = "embedded"  # the kind of the model shipped in dllm_viz/assets/ (and of `dllm_viz.train` outputs)
 # Embedded-format models shipped in dllm_viz/assets/ besides the default, by the name `load_model` accepts as
 # `path`: a local folder, never the network (the name wins over a folder of that name in the cwd).
-SHIPPED = {name: assets.path(name) for name in ("world", "tasks")}
+SHIPPED = {name: assets.path(name) for name in ("world", "world-indel", "tasks")}
 
 __all__ = [
     "Denoiser",
@@ -54,8 +54,9 @@ def load_model(
 
     Args:
         path: None for the embedded model shipped in dllm_viz/assets/ (never touches the network); a name of
-            `SHIPPED` ("world": the checkable-world model in dllm_viz/assets/world; "tasks": the task-families
-            model in dllm_viz/assets/tasks, `dllm_viz.tasks`; both offline); a local
+            `SHIPPED` ("world": the checkable-world model in dllm_viz/assets/world; "world-indel": the same
+            fine-tuned to edit lengths, LLaDA 2.2's DELETE and SPLIT (issue 37); "tasks": the task-families
+            model in dllm_viz/assets/tasks, `dllm_viz.tasks`; all offline); a local
             directory: a Hugging Face checkpoint (config.json with a model_type, weights, tokenizer)
             or a model saved in the embedded format by `dllm_viz.train` (its config.json has no
             model_type); or a Hugging Face Hub id "org/name", resolved through the Hugging Face

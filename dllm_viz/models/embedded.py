@@ -50,6 +50,11 @@ class EmbeddedConfig:
     # --edit-fraction`), so token-to-token edits may read its logits there (`models.base.can_edit`). A
     # config.json without it (written before the field existed) loads as False: a masked-only model.
     can_edit: bool = False
+    # Its ids of LLaDA 2.2's edit tokens (issue 37): DELETE removes the position it is predicted at, SPLIT
+    # inserts a mask before it (`core.indel`). Both or neither; a config.json without them loads as None,
+    # a model that cannot edit lengths (`python -m dllm_viz.train.indel_fit`, `models.base.edit_token_ids`).
+    delete_token_id: int | None = None
+    split_token_id: int | None = None
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_length"):
@@ -70,6 +75,17 @@ class EmbeddedConfig:
             raise ValueError(f"rope_base={self.rope_base} must be > 1")
         if not isinstance(self.can_edit, bool):
             raise ValueError(f"can_edit={self.can_edit!r} must be a bool")
+        edits = (self.delete_token_id, self.split_token_id)
+        if (edits[0] is None) != (edits[1] is None):
+            raise ValueError(f"delete_token_id={edits[0]!r}, split_token_id={edits[1]!r}: give both or neither")
+        for field in ("delete_token_id", "split_token_id"):
+            value = getattr(self, field)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 0 <= value < self.vocab_size):
+                raise ValueError(f"{field}={value!r} must be an int in [0, vocab_size={self.vocab_size})")
+        if edits[0] is not None and len({*edits, self.mask_token_id, self.pad_token_id, self.eos_token_id}) != 5:
+            raise ValueError(f"delete_token_id={edits[0]}, split_token_id={edits[1]} must differ from each other and "
+                             f"from mask, pad and eos ({self.mask_token_id}, {self.pad_token_id}, {self.eos_token_id})")
 
     @classmethod
     def from_json(cls, path: str | Path) -> EmbeddedConfig:
@@ -155,6 +171,8 @@ class EmbeddedDenoiser(nn.Module):
         self.max_length = cfg.max_length
         self.vocab_size = cfg.vocab_size
         self.can_edit = cfg.can_edit  # predicts at visible positions too (token-to-token edits)
+        self.delete_token_id = cfg.delete_token_id  # LLaDA 2.2's edit tokens (None: cannot edit lengths)
+        self.split_token_id = cfg.split_token_id
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.norm_out = nn.RMSNorm(cfg.d_model)
