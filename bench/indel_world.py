@@ -35,10 +35,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from dllm_viz.core.indel import InDelParams, InDelSettings, InDelState, check_model, indel_step  # noqa: E402
-from dllm_viz.core.stats import format_rate, rate  # noqa: E402
+from dllm_viz.studies.stats import format_rate, rate  # noqa: E402
 from dllm_viz.world.checker import check  # noqa: E402
 from dllm_viz.world.generator import sample_facts, sentence  # noqa: E402
-from dllm_viz.world.score import WORLD_PROMPTS  # noqa: E402
+from dllm_viz.studies.world_score import WORLD_PROMPTS  # noqa: E402
 
 GEN_LENGTH = 48
 SEEDS = range(16)

@@ -28,7 +28,8 @@ from tokenizers import AddedToken
 from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser, load_embedded
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 from dllm_viz.train.indel import AFTER_GAP, EXTRA, PLAIN, corrupt_lengths
-from dllm_viz.train.train import keep_prompts, mixed_loss, ordinary_ids, replace_visible, stratified_t
+from dllm_viz.train.objectives.editing import mixed_loss, ordinary_ids, replace_visible
+from dllm_viz.train.objectives.masked import keep_prompts, stratified_t
 
 DELETE, SPLIT = "<delete>", "<split>"  # the edit tokens' names in the tokenizer (LLaDA 2.2's DELETE and SPLIT)
 
