@@ -3,13 +3,32 @@ from __future__ import annotations
 import torch
 
 from dllm_viz.core.config import SCHEDULES
+from dllm_viz.core.rules.base import Columns, Positions
 from dllm_viz.core.schedules import SCHEDULE_IDS, QuotaInputs, next_k, quota, select_top
+
+G = 16
+
+
+def batch(*, k, top_k, min_k, block_step, block_size, steps_per_block, eligible, above, entropy=None):
+    """QuotaInputs of rows (lists, one value per row): `above` of each row's `eligible` masks clear the
+    threshold 0.5; `entropy` (one list per row) the raw entropy of its positions (0.1 each by default)."""
+    n = len(k)
+    long = lambda v: torch.tensor(v)  # noqa: E731
+    where = torch.arange(G).unsqueeze(0) < long(eligible).unsqueeze(-1)  # (n, G)
+    conf = (torch.arange(G).unsqueeze(0) < long(above).unsqueeze(-1)).float()  # (n, G): 1 above, 0 below
+    h = torch.full((n, G), 0.1) if entropy is None else torch.tensor([e + [0.0] * (G - len(e)) for e in entropy])
+    knobs = Columns({"min_k": long(min_k), "threshold": torch.full((n,), 0.5, dtype=torch.float64),
+                     "threshold_strict": torch.zeros(n, dtype=torch.bool), "decay": torch.full((n,), 0.9),
+                     "gamma": torch.full((n,), 0.15)}, {})
+    return QuotaInputs(k=long(k), top_k=long(top_k), block_step=long(block_step), block_size=long(block_size),
+                       steps_per_block=long(steps_per_block), eligible=long(eligible), knobs=knobs,
+                       positions=Positions(eligible=where, conf=conf, entropy_of=lambda: h))
 
 
 def inputs(**kw):
     base = dict(k=4, top_k=8, min_k=1, block_step=0, block_size=16, steps_per_block=5, eligible=16, above=0)
     base.update(kw)
-    return QuotaInputs(**{k: torch.tensor([v]) for k, v in base.items()})
+    return batch(**{k: [v] for k, v in base.items()})
 
 
 def q(name, **kw):
@@ -45,12 +64,14 @@ def test_topk_decay_and_next_k():
 
 
 def test_mixed_schedules_in_one_batch():
-    qi = QuotaInputs(**{k: torch.tensor(v) for k, v in dict(
-        k=[4] * 5, top_k=[8] * 5, min_k=[1] * 5, block_step=[0] * 5,
-        block_size=[16] * 5, steps_per_block=[5] * 5, eligible=[16] * 5, above=[2] * 5).items()})
-    ids = torch.tensor([SCHEDULE_IDS[n] for n in SCHEDULES])
+    n = len(SCHEDULES)
+    qi = batch(k=[4] * n, top_k=[8] * n, min_k=[1] * n, block_step=[0] * n, block_size=[16] * n,
+               steps_per_block=[5] * n, eligible=[16] * n, above=[2] * n)
+    ids = torch.tensor([SCHEDULE_IDS[name] for name in SCHEDULES])
     # linear_time: int(16 * (1 - t1 / t0)) with t = linspace(1, 1e-3, 6): 16 * 0.1998 -> 3
-    assert quota(qi, ids).tolist() == [4, 4, 2, 8, 3]
+    expected = {"topk_decay": 4, "fixed_steps": 4, "threshold": 2, "adaptive": 8, "linear_time": 3}
+    got = dict(zip(SCHEDULES, quota(qi, ids).tolist()))
+    assert {name: got[name] for name in expected} == expected
 
 
 def test_select_top_rank_mask():

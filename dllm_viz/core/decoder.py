@@ -20,21 +20,22 @@ of its neighbours, of the batch size and of which positions were chosen.
 """
 from __future__ import annotations
 
-import bisect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 import torch
 
+from dllm_viz.core import rules
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
-from dllm_viz.core.revision import EDITS, HOLDS, Plan, RevisionState
+from dllm_viz.core.record import step_records
+from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
-from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text, quantize
+from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
 from dllm_viz.models.base import (
     Denoiser, can_edit, check_cache, check_denoiser, logits_hidden, model_device, model_max_length, model_name,
 )
@@ -152,12 +153,13 @@ class DecodeBatch:
                 f"early_stop=True is invalid for {model_name(self.model)!r}: the model has no end-of-text token "
                 "(eos_token_id); expected early_stop=False"
             )
-        if config.revise in EDITS and not can_edit(self.model):
+        if rules.REVISIONS[config.revise].edits and not can_edit(self.model):
             raise ValueError(
                 f"revise={config.revise!r} is invalid for {model_name(self.model)!r}: the model cannot edit (it was "
                 "not trained to predict at visible positions; can_edit is False); expected a model with "
-                "can_edit=True, or revise in none | remdm | rcr | wino"
+                "can_edit=True, or revise in " + " | ".join(n for n, p in rules.REVISIONS.items() if not p.edits)
             )
+        rules.check_canvas(config, rules.canvas_of(self.model), repr(model_name(self.model)))
         check_cache(self.model, config.cache)
         P, G, c = len(prompt_ids), config.gen_length, config
         row = torch.full((self.max_length + 1,), self.mask_id, dtype=torch.long)
@@ -212,7 +214,7 @@ class DecodeBatch:
         if params.revision is not None:  # what no row's rule reads stays the plan's constant (no gather)
             rp, c = params.revision, params.revision.constants(G, self.device)
             revision = RevisionState(counter=self.rev_counter[idx],
-                                     hold=self.rev_hold[idx] if rp.rules & HOLDS else c.no,
+                                     hold=self.rev_hold[idx] if rp.holds else c.no,
                                      decided_conf=self.decided_conf[idx, :G] if rp.keeps_conf else c.zero)
         state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
                           temperature=r.set.temperature_at([s.config for s in slots], [s.step for s in slots],
@@ -247,7 +249,8 @@ class DecodeBatch:
         # (6) record, with one device-to-host transfer per tensor. A window scored only part of the masks:
         # the ones it left unscored are still to do.
         remaining = result.remaining + (masked & ~fwd.scored).sum(-1)  # (A,)
-        records = self._record(slots, idx_list, result, current, verified, remaining, fwd, drifts)
+        records = step_records(slots, idx_list, result, current, verified, remaining, fwd, drifts,
+                               candidates=self.record_candidates)
         self.caches.commit()
         return records
 
@@ -309,111 +312,6 @@ class DecodeBatch:
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]))
 
         return self._row_sets.get(slots, build)
-
-    def _record(self, slots: list[Slot], idx_list: list[int], result: StepResult, current: torch.Tensor,
-                verified: torch.Tensor | None, remaining: torch.Tensor, fwd: RowsForward,
-                drifts: Drift | None) -> dict[int, StepRecord]:
-        """Each slot's StepRecord from the step's result; advances the slots' host-side counters."""
-        nan, r = float("nan"), result
-        # Order each row's selected positions by confidence, most confident first.
-        sel_order = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
-                               stable=True).indices
-        host = {
-            "masked": r.masked, "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax,
-            "sel_order": sel_order, "tokens": r.tokens, "logp": r.logprobs, "count": r.count, "block": r.block,
-            "remaining": remaining, "temperature": r.temperature, "stopped": r.stopped,
-        }
-        if drifts is not None:
-            host.update(drift=drifts.change, exact_conf=drifts.exact_confidence, drift_sel=drifts.selected_differ,
-                        drift_tok=drifts.tokens_differ)
-        wrong_from = any(s.config.confidence_from != "raw" for s in slots)
-        if wrong_from:
-            host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
-        if self.record_candidates:
-            host["cand_p"], host["cand_i"] = r.candidates(self.record_candidates)
-        plan = r.revision
-        revisions: dict[int, dict[str, Any]] = {}
-        if plan is not None:
-            revisions = self._revisions(plan, current, verified)
-        host = {k: v.cpu() for k, v in host.items()}
-        out = {}
-        for row, (index, s) in enumerate(zip(idx_list, slots)):
-            G = s.config.gen_length
-            n_sel = int(host["count"][row])
-            sel = host["sel_order"][row, :n_sel].tolist()
-            masked_row = host["masked"][row, :G].tolist()
-            rec = StepRecord(
-                step=s.step, block=int(host["block"][row]), k=n_sel,
-                temperature=round(float(host["temperature"][row]), 6),
-                confidence=quantize(host["conf"][row, :G].double().tolist()),
-                argmax=host["argmax"][row, :G].tolist(),
-                selected=sel, tokens=host["tokens"][row, sel].tolist(),
-                logprobs=quantize(host["logp"][row, sel].double().tolist()),
-            )
-            if wrong_from and s.config.confidence_from != "raw":
-                rec.raw_confidence = quantize(host["raw_conf"][row, :G].double().tolist())
-            if self.record_candidates:
-                ids, ps = host["cand_i"][row, :G].tolist(), host["cand_p"][row, :G].double().tolist()
-                rec.candidates = [c if m else [] for c, m in zip(ids, masked_row)]
-                rec.candidate_probs = [quantize(p) if m else [] for p, m in zip(ps, masked_row)]
-            if plan is not None:
-                for key, values in revisions.get(row, {}).items():
-                    setattr(rec, key, values)
-                s.hold = row in revisions[-1]["hold"]
-            s.records.append(rec)
-            forward = fwd.forwards[row]
-            if forward is not None:  # a cached request records what each forward computed
-                rec.forward_kind, rec.computed = forward.kind, forward.computed
-                rec.forward_time = round(float(fwd.seconds[row] or 0.0), 6)
-                if drifts is not None and s.config.cache_drift and forward.kind != "full":
-                    rec.drift = round(float(host["drift"][row]), 6)
-                    rec.drift_selected = bool(host["drift_sel"][row])
-                    rec.drift_tokens = bool(host["drift_tok"][row])
-                    rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
-            if bool(host["stopped"][row]):
-                s.early_stop_step = s.step
-            s.step += 1
-            s.remaining = int(host["remaining"][row])
-            out[index] = rec
-        return out
-
-    @staticmethod
-    def _revisions(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:
-        """The version-2 fields of each row's record (only rows the rules changed), a handful of transfers
-        whatever the batch: `{row: {field: values}}`, and under -1 the rows holding their block open.
-
-        Each kind of change is gathered at once (row-major, so each row's changes are one run) and cut
-        into rows at the run boundaries: Python touches each row once and each value only to round it."""
-        out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())
-                                                     if plan.holds else set()}}
-        if verified is not None:
-            for r, ran in enumerate(verified.tolist()):
-                if ran:
-                    out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
-        for edits, names in ((False, ("remasked", "remasked_tokens", "remask_probs")),
-                             (True, ("edited", "edited_from", "edited_to", "edit_probs", "edit_from_probs"))):
-            if edits and not plan.rewrites:
-                continue
-            row, pos = (plan.edited if edits else plan.remasked).nonzero(as_tuple=True)  # (C,) each, row-major
-            if row.shape[0] == 0:
-                continue
-            if not edits:
-                rows, *ids = torch.stack([row, pos, current[row, pos]]).tolist()
-                probs = [plan.remask_score[row, pos].tolist()]
-            else:
-                rows, *ids = torch.stack([row, pos, current[row, pos], plan.edit_tokens[row, pos]]).tolist()
-                probs = torch.stack([plan.edit_prob[row, pos], plan.edit_old_prob[row, pos]]).tolist()
-            lo = 0
-            while lo < len(rows):
-                r = rows[lo]
-                hi = bisect.bisect_right(rows, r, lo)
-                fields = out.setdefault(r, {})
-                for name, values in zip(names, ids):
-                    fields[name] = values[lo:hi]
-                for name, values in zip(names[len(ids):], probs):
-                    fields[name] = [round(v, 6) for v in values[lo:hi]]
-                lo = hi
-        return out
 
     # ----- results --------------------------------------------------------------------------
     def trace(self, index: int) -> Trace:

@@ -1,103 +1,36 @@
 """Confirmation schedules: how many positions a step confirms, and which ones.
 
+Each schedule is a plug-in of `core.rules` (`Schedule`: topk_decay, fixed_steps, threshold, adaptive,
+linear_time, eb, ...): a pure function from its `QuotaInputs` to a count per row. This module is what
+every schedule shares: `quota` evaluates each schedule present in a batch and picks per row by
+`schedule_id` (called by `core.step`, the step that the decoder and the SGLang plugin share); `rank`
+the score a step picks positions by; the block a step works in (`current_block`); topk_decay's k
+update (`next_k`); and the plans known from a config alone (`planned_quotas`, `temperature_at`).
 Every function here is pure and batched over requests: the state (current k, steps taken in the
-block, masks left) is passed in as `(B,)` tensors, never kept on an object. A batch may mix
-schedules; `quota` evaluates each schedule present and picks per row by `schedule_id` (called by
-`core.step.schedule_quota`, the step that the decoder and the SGLang plugin share).
-
-Rules (article sections 3.3, 4.2, 5.4):
-- ``topk_decay``: confirm ``k``; after each step ``k = max(min_k, floor(k * decay))``.
-- ``fixed_steps``: a block of M masks and s steps confirms ``M // s`` per step, the remainder
-  ``M % s`` going one each to the earliest steps (LLaDA's ``get_num_transfer_tokens``).
-- ``threshold``: every eligible position whose confidence >= threshold, and at least ``min_k``.
-- ``adaptive``: k follows the fraction still masked: ``k = max(min_k, ceil(top_k * m / M))`` with m
-  masks left of the block's M. Each step confirms a constant share (top_k / M) of what is left, so
-  the count of masks decays geometrically: many confirmations while the canvas is wide open, and
-  single careful ones at the end, when each choice fixes the last gaps of an almost-written text.
-  Unlike topk_decay, k is tied to progress rather than to the step index, so it re-expands by
-  itself in each new block and never hits the floor while much is still masked.
-- ``linear_time``: Dream's rule (``DreamGenerationMixin._sample``): with s steps per block and
-  times ``t_0 > ... > t_s`` on ``linspace(1, eps, s + 1)`` (float32, eps = 1e-3), step i confirms
-  ``floor(m * (1 - t_{i+1} / t_i))`` of the m masks left, and the last step all of them. The share
-  is what a linear noise schedule unmasks in expectation between t_i and t_{i+1}; early steps
-  may confirm none (their forwards are spent anyway, as in Dream).
+block, masks left) is passed in as `(B,)` tensors, never kept on an object.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
+from typing import Any
 
 import torch
 
-from dllm_viz.core.config import SCHEDULES, DecodeConfig
+from dllm_viz.core import rules
+from dllm_viz.core.rules.base import Columns, QuotaInputs, columns, select_top
+from dllm_viz.core.rules.linear_time import LINEAR_TIME_EPS, linear_times  # noqa: F401  (importable here)
 
+__all__ = ["QuotaInputs", "SCHEDULE_IDS", "quota", "rank", "next_k", "select_top", "block_of", "current_block",
+           "planned_quotas", "planned_steps", "temperature_at", "schedule_knobs"]
 
-@dataclass(frozen=True)
-class QuotaInputs:
-    """What a schedule may look at, one row per request (all `(B,)` long tensors)."""
-
-    k: torch.Tensor  # current k of topk_decay (also adaptive's top_k after block restarts)
-    top_k: torch.Tensor  # initial k
-    min_k: torch.Tensor
-    block_step: torch.Tensor  # steps already taken in the current block
-    block_size: torch.Tensor  # M: positions per block
-    steps_per_block: torch.Tensor  # fixed_steps, linear_time: s
-    eligible: torch.Tensor  # masks left in the current block
-    above: torch.Tensor  # eligible positions whose confidence >= threshold
-
-
-def _topk_decay(q: QuotaInputs) -> torch.Tensor:
-    return q.k
-
-
-def _fixed_steps(q: QuotaInputs) -> torch.Tensor:
-    base = q.block_size // q.steps_per_block
-    remainder = q.block_size % q.steps_per_block
-    return base + (q.block_step < remainder).long()
-
-
-def _threshold(q: QuotaInputs) -> torch.Tensor:
-    return torch.maximum(q.above, q.min_k)
-
-
-def _adaptive(q: QuotaInputs) -> torch.Tensor:
-    # ceil(top_k * m / M) in exact integer arithmetic.
-    share = (q.top_k * q.eligible + q.block_size - 1) // q.block_size
-    return torch.maximum(share, q.min_k)
-
-
-LINEAR_TIME_EPS = 1e-3  # Dream's default `eps`: the last time of the reverse process
-
-
-@lru_cache(maxsize=256)
-def linear_times(steps: int) -> torch.Tensor:
-    """`(steps + 1,)` float32 times from 1 down to LINEAR_TIME_EPS, as Dream's sampler makes them."""
-    return torch.linspace(1, LINEAR_TIME_EPS, steps + 1)
-
-
-def _linear_time(q: QuotaInputs) -> torch.Tensor:
-    steps = q.steps_per_block.tolist()
-    width = max(steps) + 1
-    # (B, width) table of each row's times, padded with 1 (never read past a row's own steps).
-    table = torch.stack([torch.cat([linear_times(n), torch.ones(width - n - 1)]) for n in steps]).to(q.eligible.device)
-    i = q.block_step.clamp(max=q.steps_per_block - 1).unsqueeze(-1)  # (B, 1)
-    t, s = table.gather(1, i).squeeze(-1), table.gather(1, i + 1).squeeze(-1)
-    share = torch.floor(q.eligible.float() * (1 - s / t)).long()  # float32, as Dream computes it
-    return torch.where(q.block_step >= q.steps_per_block - 1, q.eligible, share)
-
-
-QUOTAS: dict[str, Callable[[QuotaInputs], torch.Tensor]] = {
-    "topk_decay": _topk_decay,
-    "fixed_steps": _fixed_steps,
-    "threshold": _threshold,
-    "adaptive": _adaptive,
-    "linear_time": _linear_time,
-}
-if tuple(QUOTAS) != SCHEDULES:  # the validator and the registry must name the same schedules
-    raise ImportError(f"schedule registry {tuple(QUOTAS)} != config.SCHEDULES {SCHEDULES}")
-
+SCHEDULES = tuple(rules.SCHEDULES)
 SCHEDULE_IDS = {name: i for i, name in enumerate(SCHEDULES)}
+_KNOBS = tuple(k for p in rules.SCHEDULES.values() for k in p.owned)
+
+
+def schedule_knobs(configs: list[Any], *, device: torch.device | str = "cpu") -> Columns:
+    """The schedules' knob columns of `configs` (`QuotaInputs.knobs`)."""
+    return columns(configs, _KNOBS, rules.reads, device=device)
 
 
 def quota(q: QuotaInputs, schedule_id: torch.Tensor, present: set[str] | None = None) -> torch.Tensor:
@@ -106,11 +39,21 @@ def quota(q: QuotaInputs, schedule_id: torch.Tensor, present: set[str] | None = 
     `schedule_id` `(B,)` indexes SCHEDULES; `present` (names in the batch) skips absent schedules.
     """
     out = torch.zeros_like(q.eligible)
-    for name, fn in QUOTAS.items():
+    for name, schedule in rules.SCHEDULES.items():
         if present is not None and name not in present:
             continue
-        out = torch.where(schedule_id == SCHEDULE_IDS[name], fn(q), out)
+        out = torch.where(schedule_id == SCHEDULE_IDS[name], schedule.quota(q), out)
     return torch.minimum(out, q.eligible)
+
+
+def rank(conf: torch.Tensor, q: QuotaInputs, schedule_id: torch.Tensor, present: set[str]) -> torch.Tensor:
+    """`(B, G)`: what each row picks its positions by: the confidence, or its schedule's own score."""
+    score = conf
+    for name in present:
+        own = rules.SCHEDULES[name].rank
+        if own is not None:
+            score = torch.where((schedule_id == SCHEDULE_IDS[name]).unsqueeze(-1), own(q).to(conf.dtype), score)
+    return score
 
 
 def next_k(k: torch.Tensor, decay: torch.Tensor, min_k: torch.Tensor) -> torch.Tensor:
@@ -118,63 +61,64 @@ def next_k(k: torch.Tensor, decay: torch.Tensor, min_k: torch.Tensor) -> torch.T
     return torch.maximum(torch.floor(k.double() * decay.double()).long(), min_k)
 
 
-def select_top(confidence: torch.Tensor, eligible: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
-    """The `count` most confident eligible positions of each row, as a `(B, L)` bool mask.
-
-    A rank mask instead of a per-row topk, so rows with different counts stay one batched op.
-    Ties go to the earlier position (stable sort), which keeps the choice deterministic.
-    """
-    score = confidence.masked_fill(~eligible, float("-inf"))  # (B, L)
-    order = torch.sort(score, dim=-1, descending=True, stable=True).indices  # (B, L)
-    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
-    return (rank < count.unsqueeze(-1)) & eligible
-
-
 def block_of(positions: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:
     """Block index of generated-relative `positions` `(L,)` for each row: `(B, L)`."""
     return positions.unsqueeze(0) // block_size.unsqueeze(-1)
 
 
-@lru_cache(maxsize=4096)
-def planned_quotas(config: DecodeConfig) -> tuple[int, ...] | None:
-    """Positions each step will confirm, simulated from the schedule's own quota rule; None for threshold.
+def current_block(masked: torch.Tensor, params: Any, state: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's current block `(A,)` and every position's block `(A, G)` (`params`: `StepParams`,
+    `state`: `StepState`).
 
-    Only `threshold` depends on what the model predicts; the others are fixed by the config. None
-    too when a revision rule adds steps of its own (`DecodeConfig.revision_adds_steps`); ReMDM and RCR
+    The current block is the first one that still holds a mask, unless a revision rule holds the
+    previous step's block open (joint_threshold's edit-only steps).
+    """
+    G = masked.shape[1]
+    blocks = block_of(torch.arange(G, device=masked.device), params.block_size)  # (A, G)
+    block = torch.where(masked, blocks, G).min(-1).values  # (A,)
+    if state.revision is not None and params.revision is not None and params.revision.holds:
+        block = torch.where(state.revision.hold, state.block, block)
+    return block, blocks
+
+
+@lru_cache(maxsize=4096)
+def planned_quotas(config: Any) -> tuple[int, ...] | None:
+    """Positions each step will confirm, simulated from the schedule's own quota rule; None for a
+    schedule that reads the model (threshold, eb).
+
+    None too when a revision rule adds steps of its own (`DecodeConfig.revision_adds_steps`); ReMDM and RCR
     outside a loop keep the plan's count of visible tokens, so its steps are theirs.
     Cached per config (configs are frozen and hashable): `temperature_at` asks every step.
     """
-    if config.schedule == "threshold" or config.revision_adds_steps:
+    if not rules.SCHEDULES[config.schedule].planned or config.revision_adds_steps:
         return None
     one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
-    bs, min_k, top_k = config.block_size, one(config.min_k), one(config.initial_k)
-    decay = torch.tensor([config.decay], dtype=torch.float64)
+    bs, top_k = config.block_size, one(config.initial_k)
+    knobs = schedule_knobs([config])
     k, out = top_k, []
     for _ in range(config.num_blocks if config.gen_length else 0):
         left, block_step = bs, 0
         if config.block_schedule == "restart":
             k = top_k
         while left > 0:
-            q = QuotaInputs(
-                k=k, top_k=top_k, min_k=min_k, block_step=one(block_step), block_size=one(bs),
-                steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
-                above=one(0),
-            )
+            q = QuotaInputs(k=k, top_k=top_k, block_step=one(block_step), block_size=one(bs),
+                            steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
+                            knobs=knobs)
             n = int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
             out.append(n)
             left -= n
-            k = next_k(k, decay, min_k)
+            k = next_k(k, knobs.decay, knobs.min_k)
             block_step += 1
     return tuple(out)
 
 
-def planned_steps(config: DecodeConfig) -> int | None:
+def planned_steps(config: Any) -> int | None:
     """Number of steps the schedule will take; None when it depends on the model (threshold)."""
     quotas = planned_quotas(config)
     return None if quotas is None else len(quotas)
 
 
-def temperature_at(config: DecodeConfig, step: int, confirmed_fraction: float) -> float:
+def temperature_at(config: Any, step: int, confirmed_fraction: float) -> float:
     """Temperature in force at `step` (0-based): constant, or staged by thirds (article 6.4).
 
     Thirds of the planned steps when the step count is known in advance, else thirds of the

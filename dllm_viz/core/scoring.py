@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from dllm_viz.core.config import CONFIDENCES
+from dllm_viz.core.knobs import CONFIDENCES
 
 
 class Distribution:
@@ -49,21 +49,6 @@ class Distribution:
         return self.top[1][..., 0]
 
 
-class SoftmaxDistribution(Distribution):
-    """The same distribution with its probabilities from `torch.softmax(logits)` rather than
-    `exp(log_softmax(logits))`: the float ops of SGLang's LowConfidence and JointThreshold, which
-    gather softmax(logits) at the argmax. The two agree up to the last bit of float32; a threshold
-    that must decide exactly as SGLang does (confidence_from="softmax") reads this one."""
-
-    @cached_property
-    def probs(self) -> torch.Tensor:  # (..., V)
-        return torch.softmax(self.logits, dim=-1)
-
-    @cached_property
-    def top(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.topk(self.probs, self.top_n, dim=-1)
-
-
 Scorer = Callable[[Distribution, torch.Tensor], torch.Tensor]
 
 
@@ -76,10 +61,13 @@ def margin(dist: Distribution, noise: torch.Tensor) -> torch.Tensor:
     return top[..., 0] - top[..., 1]
 
 
+def entropy_nats(dist: Distribution) -> torch.Tensor:
+    """The entropy H(p) in nats, `(...)`; 0 * log 0 is 0: masked-out (-inf) tokens contribute nothing."""
+    return -(dist.probs * dist.logp.nan_to_num(neginf=0.0)).sum(-1)
+
+
 def entropy(dist: Distribution, noise: torch.Tensor) -> torch.Tensor:
-    # 0 * log 0 is 0: masked-out (-inf) tokens contribute nothing.
-    h = -(dist.probs * dist.logp.nan_to_num(neginf=0.0)).sum(-1)
-    return 1.0 - h / math.log(dist.logits.shape[-1])
+    return 1.0 - entropy_nats(dist) / math.log(dist.logits.shape[-1])
 
 
 def random(dist: Distribution, noise: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,98 @@
+"""The masked positions of one step, packed row-major, and the draws made at them.
+
+The step (`core.step`) works on M packed positions, the True entries of `masked (A, G)` in row-major
+order (the order of `masked.nonzero()` and of `masked_scatter`): `Packed` holds their logits beside
+each one's row parameters and uniforms; `unpack` scatters packed values back to `(A, G)`. `Drawn` is
+the teaching switch's draw at every masked position (`global_draw`); `draw_chosen` the article's draw
+at the confirmed ones only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from dllm_viz.core import sampling
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The masked positions of one step, packed row-major: M rows."""
+
+    logits: torch.Tensor  # (M, 1, V) float32 raw logits; the mask token is -inf (but in young reference rows)
+    masked: torch.Tensor  # (A, G) bool: where the packed rows come from
+    rows: torch.Tensor  # (M,) long: request row of each packed position
+    noise: torch.Tensor  # (2, M): [0] inverse-CDF uniform, [1] the `random` score
+    temperature: torch.Tensor  # (M,) float32
+    vocab_top_k: torch.Tensor  # (M,) long
+    top_p: torch.Tensor  # (M,) float32
+    measure_id: torch.Tensor  # (M,) long
+    dtype: torch.dtype = torch.float32  # the dtype the model gave its logits in
+
+    def unpack(self, values: torch.Tensor, fill: float = 0) -> torch.Tensor:
+        """`values (M, 1, ...)` back to `(A, G, ...)`."""
+        return unpack(values, self.masked, fill)
+
+    def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
+        return sampling.draw(self.logits[where, 0], self.noise[0][where], temperature=self.temperature[where],
+                             vocab_top_k=self.vocab_top_k[where], top_p=self.top_p[where], with_prob=with_prob)
+
+
+def pack(logits: torch.Tensor, masked: torch.Tensor, params: Any, state: Any, noise: torch.Tensor, *,
+         dtype: torch.dtype = torch.float32) -> Packed:
+    """Gather each masked position's row parameters (`StepParams`) and uniforms beside its logits
+    (`dtype`: the model's); `state.temperature (A,)` is the step's temperature."""
+    rows = masked.nonzero(as_tuple=True)[0]  # (M,)
+    return Packed(
+        logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked],
+        temperature=state.temperature[rows], vocab_top_k=params.vocab_top_k[rows], top_p=params.top_p[rows],
+        measure_id=params.measure_id[rows], dtype=dtype,
+    )
+
+
+def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:
+    """Scatter `packed (M, 1, ...)` back to `(A, G, ...)` at the True entries of `where (A, G)`.
+
+    Row-major, the order `where.nonzero()` packed them in; `fill` elsewhere.
+    """
+    A, G = where.shape
+    tail = packed.shape[2:]
+    out = torch.full((A, G, *tail), fill, dtype=packed.dtype, device=packed.device)
+    return out.masked_scatter(where.view(A, G, *[1] * len(tail)).expand(A, G, *tail), packed)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """Tokens drawn at every masked position of the `draw_all` rows (the global-sampling switch)."""
+
+    where: torch.Tensor  # (A, G) bool: positions drawn
+    tokens: torch.Tensor  # (A, G) long; -1 elsewhere
+    prob: torch.Tensor  # (A, G) probability of each under the tempered, filtered distribution; 0 elsewhere
+
+
+def global_draw(x: Packed, draw_all: torch.Tensor) -> Drawn:
+    """Sample at every masked position of the rows with `sample_scope="all"` (`draw_all (A,)`), before scheduling.
+
+    The article's "global sampling" (2.1, 2.3): wasted work, and with a confidence taken from the
+    sampled token, a low-probability draw gets locked in. Each position uses its own uniform, so
+    the tokens at the positions finally chosen equal those `draw_chosen` would give.
+    """
+    A, G = x.masked.shape
+    where = x.masked & draw_all.unsqueeze(-1)  # (A, G)
+    tok, prob = x.draw(where[x.masked])
+    tokens = torch.full((A, G), -1, dtype=torch.long, device=where.device).masked_scatter(where, tok)
+    return Drawn(where=where, tokens=tokens, prob=torch.zeros(A, G, device=where.device).masked_scatter(where, prob))
+
+
+def draw_chosen(x: Packed, selected: torch.Tensor, drawn: Drawn | None) -> torch.Tensor:
+    """Tokens at the selected positions, `(A, G)` (-1 elsewhere): drawn there, or taken from `drawn`."""
+    A, G = selected.shape
+    tokens = torch.full((A, G), -1, dtype=torch.long, device=selected.device)
+    here = selected
+    if drawn is not None:
+        here = selected & ~drawn.where
+        tokens = torch.where(selected & drawn.where, drawn.tokens, tokens)
+    tok, _ = x.draw(here[x.masked], with_prob=False)
+    return tokens.masked_scatter(here, tok)

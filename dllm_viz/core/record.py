@@ -1,0 +1,122 @@
+"""The record of a step: each request's `StepRecord` from the step's `StepResult` (the decoder's (6)).
+
+Every tensor the record reads crosses to the host once per step, whatever the batch; Python then
+touches each row once and each value only to round it.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+import torch
+
+from dllm_viz.core.cache import Drift, RowsForward
+from dllm_viz.core.revision import Plan
+from dllm_viz.core.step import StepResult
+from dllm_viz.core.trace import StepRecord, quantize
+
+
+def step_records(slots: list[Any], idx_list: list[int], result: StepResult, current: torch.Tensor,
+                 verified: torch.Tensor | None, remaining: torch.Tensor, fwd: RowsForward,
+                 drifts: Drift | None, *, candidates: int) -> dict[int, StepRecord]:
+    """Each slot's StepRecord from the step's result (`candidates` raw candidates per position), with one
+    device-to-host transfer per tensor; advances the slots' host-side counters (`core.decoder.Slot`)."""
+    nan, r = float("nan"), result
+    # Order each row's selected positions by confidence, most confident first.
+    sel_order = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
+                           stable=True).indices
+    host = {
+        "masked": r.masked, "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax,
+        "sel_order": sel_order, "tokens": r.tokens, "logp": r.logprobs, "count": r.count, "block": r.block,
+        "remaining": remaining, "temperature": r.temperature, "stopped": r.stopped,
+    }
+    if drifts is not None:
+        host.update(drift=drifts.change, exact_conf=drifts.exact_confidence, drift_sel=drifts.selected_differ,
+                    drift_tok=drifts.tokens_differ)
+    wrong_from = any(s.config.confidence_from != "raw" for s in slots)
+    if wrong_from:
+        host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
+    if candidates:
+        host["cand_p"], host["cand_i"] = r.candidates(candidates)
+    plan = r.revision
+    revisions: dict[int, dict[str, Any]] = {}
+    if plan is not None:
+        revisions = revision_fields(plan, current, verified)
+    host = {k: v.cpu() for k, v in host.items()}
+    out = {}
+    for row, (index, s) in enumerate(zip(idx_list, slots)):
+        G = s.config.gen_length
+        n_sel = int(host["count"][row])
+        sel = host["sel_order"][row, :n_sel].tolist()
+        masked_row = host["masked"][row, :G].tolist()
+        rec = StepRecord(
+            step=s.step, block=int(host["block"][row]), k=n_sel,
+            temperature=round(float(host["temperature"][row]), 6),
+            confidence=quantize(host["conf"][row, :G].double().tolist()),
+            argmax=host["argmax"][row, :G].tolist(),
+            selected=sel, tokens=host["tokens"][row, sel].tolist(),
+            logprobs=quantize(host["logp"][row, sel].double().tolist()),
+        )
+        if wrong_from and s.config.confidence_from != "raw":
+            rec.raw_confidence = quantize(host["raw_conf"][row, :G].double().tolist())
+        if candidates:
+            ids, ps = host["cand_i"][row, :G].tolist(), host["cand_p"][row, :G].double().tolist()
+            rec.candidates = [c if m else [] for c, m in zip(ids, masked_row)]
+            rec.candidate_probs = [quantize(p) if m else [] for p, m in zip(ps, masked_row)]
+        if plan is not None:
+            for key, values in revisions.get(row, {}).items():
+                setattr(rec, key, values)
+            s.hold = row in revisions[-1]["hold"]
+        s.records.append(rec)
+        forward = fwd.forwards[row]
+        if forward is not None:  # a cached request records what each forward computed
+            rec.forward_kind, rec.computed = forward.kind, forward.computed
+            rec.forward_time = round(float(fwd.seconds[row] or 0.0), 6)
+            if drifts is not None and s.config.cache_drift and forward.kind != "full":
+                rec.drift = round(float(host["drift"][row]), 6)
+                rec.drift_selected = bool(host["drift_sel"][row])
+                rec.drift_tokens = bool(host["drift_tok"][row])
+                rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
+        if bool(host["stopped"][row]):
+            s.early_stop_step = s.step
+        s.step += 1
+        s.remaining = int(host["remaining"][row])
+        out[index] = rec
+    return out
+
+def revision_fields(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:
+    """The version-2 fields of each row's record (only rows the rules changed), a handful of transfers
+    whatever the batch: `{row: {field: values}}`, and under -1 the rows holding their block open.
+
+    Each kind of change is gathered at once (row-major, so each row's changes are one run) and cut
+    into rows at the run boundaries: Python touches each row once and each value only to round it."""
+    out: dict[int, dict[str, Any]] = {-1: {"hold": set(plan.hold.nonzero(as_tuple=True)[0].tolist())
+                                                 if plan.holds else set()}}
+    if verified is not None:
+        for r, ran in enumerate(verified.tolist()):
+            if ran:
+                out.setdefault(r, {})["forwards"] = 2  # the verify pass ran for this row
+    for edits, names in ((False, ("remasked", "remasked_tokens", "remask_probs")),
+                         (True, ("edited", "edited_from", "edited_to", "edit_probs", "edit_from_probs"))):
+        if edits and not plan.rewrites:
+            continue
+        row, pos = (plan.edited if edits else plan.remasked).nonzero(as_tuple=True)  # (C,) each, row-major
+        if row.shape[0] == 0:
+            continue
+        if not edits:
+            rows, *ids = torch.stack([row, pos, current[row, pos]]).tolist()
+            probs = [plan.remask_score[row, pos].tolist()]
+        else:
+            rows, *ids = torch.stack([row, pos, current[row, pos], plan.edit_tokens[row, pos]]).tolist()
+            probs = torch.stack([plan.edit_prob[row, pos], plan.edit_old_prob[row, pos]]).tolist()
+        lo = 0
+        while lo < len(rows):
+            r = rows[lo]
+            hi = bisect.bisect_right(rows, r, lo)
+            fields = out.setdefault(r, {})
+            for name, values in zip(names, ids):
+                fields[name] = values[lo:hi]
+            for name, values in zip(names[len(ids):], probs):
+                fields[name] = [round(v, 6) for v in values[lo:hi]]
+            lo = hi
+    return out
