@@ -1,56 +1,52 @@
 """Command line: `python -m dllm_viz generate ...` decodes a prompt; `export-policy` writes an SGLang policy;
 `serve` serves the playground (`dllm_viz.app.main`).
 
-Flags mirror DecodeConfig field by field (generated from the dataclass, so they cannot drift);
-a flag given overrides the preset.
+Flags mirror DecodeConfig field by field (generated from the knob specs, so they cannot drift: a rule
+plug-in's knobs get their flags with no edit here); a flag given overrides the preset.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import shlex
 import sys
-import typing
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from dllm_viz.app.main import add_serve_command
-from dllm_viz.core.config import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core import rules
+from dllm_viz.core.config import KNOBS, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core.knobs import Knob
 
 SHIPPED = (*SHIPPED_PRESETS, *REVISION_PRESETS)
 PRESET_HELP = ("starting point: the article's table (" + ", ".join(PRESETS) + ") or a shipped sampler's own rule ("
                + ", ".join(SHIPPED) + ")")
 
 
-def _parse_bool(text: str) -> bool:
-    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-    if text.strip().lower() not in words:
-        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected true or false")
-    return words[text.strip().lower()]
+def _flag_type(knob: Knob) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            return knob.parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
 
-
-def _field_parser(name: str, hint: str) -> Callable[[str], Any]:
-    if name == "temperature_stages":
-        return lambda s: tuple(float(x) for x in s.split(","))
-    if "bool" in hint:
-        return _parse_bool
-    if "int" in hint:
-        return int
-    if "float" in hint:
-        return float
-    return str
+    parse.__name__ = knob.kind  # argparse names the type in its error message
+    return parse
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One `--field` flag per DecodeConfig field (default: not given, the preset's value stands)."""
-    hints = typing.get_type_hints(DecodeConfig)
-    for f in dataclasses.fields(DecodeConfig):
-        if not f.init or f.name == "gen_length":
+    """One `--field` flag per DecodeConfig field, from its knob spec (`core.knobs`: type, meaning, choices,
+    the plug-ins that read it); default: not given, the preset's value stands."""
+    for knob in KNOBS:
+        if knob.name == "gen_length":
             continue
-        hint = str(hints[f.name])
-        extra = " (three comma-separated values: early,middle,late)" if f.name == "temperature_stages" else ""
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=_field_parser(f.name, hint),
-                            default=None, help=f"DecodeConfig.{f.name}{extra}")
+        extra = " (three comma-separated values: early,middle,late)" if knob.kind == "stages" else ""
+        if knob.choices:
+            extra += " {" + ",".join(knob.choices) + "}"
+        readers = ", ".join(p.name for p in rules.readers(knob.name))
+        if readers:
+            extra += f" [read by {readers}]"
+        parser.add_argument(f"--{knob.name.replace('_', '-')}", dest=knob.name, type=_flag_type(knob), default=None,
+                            help=f"{knob.help}{extra}".replace("%", "%%"))
 
 
 def config_from_args(args: argparse.Namespace) -> DecodeConfig:

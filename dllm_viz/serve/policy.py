@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from dllm_viz.core.config import MAX_SEED, DecodeConfig
+from dllm_viz.core import rules
+from dllm_viz.core.config import KNOBS, MAX_SEED, DecodeConfig
+from dllm_viz.core.knobs import Knob
 from dllm_viz.serve import ALGORITHM_NAME, SGLANG_VERSION
 
 # Block sizes SGLang uses for the dLLM architectures it serves (sglang/srt/dllm/config.py); LLaDA2
@@ -38,22 +40,26 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# The revision rule (issue 28) and its knobs. WINO is not among the rules a policy runs: its verify pass
-# is a second forward, which SGLang's DllmAlgorithm.step (given one forward's logits) cannot run.
-REVISION_KEYS = ("revise", "threshold_strict", "remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps",
-                 "edit_threshold", "max_post_edit_steps", "penalty_lambda")
-NOT_SERVED = {"revise": ("wino",)}
-# The DecodeConfig fields a policy carries, under the same names, meanings and validation; with
-# `block_size` (a block's gen_length) and `steps_per_block` (its `steps`) they are policy.yaml's keys.
-CONFIG_KEYS = ("schedule", "top_k", "decay", "min_k", "threshold", "temperature", "temperature_stages",
-               "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope", "early_stop",
-               "early_stop_threshold", *REVISION_KEYS)
+def _served(knob: Knob) -> bool:
+    """A DecodeConfig field a policy carries under its own name: its spec says so (`Knob.policy`), and a
+    plug-in's knob only when a plug-in that reads it is served (WINO's verify pass is a second forward,
+    which SGLang's DllmAlgorithm.step, given one forward's logits, cannot run)."""
+    readers = rules.readers(knob.name)
+    return knob.policy is True and (not readers or any(p.served is True for p in readers))
+
+
+# The DecodeConfig fields a policy carries, under the same names, meanings and validation (derived from the
+# knob specs, `core.knobs` and the rule plug-ins); with `block_size` (a block's gen_length) and
+# `steps_per_block` (its `steps`) they are policy.yaml's keys.
+CONFIG_KEYS = tuple(k.name for k in KNOBS if _served(k))
+# Plug-ins a policy cannot run (not `served`), by the knob that chooses them.
+NOT_SERVED = {knob: tuple(name for name, p in rules.PLUGINS[kind].items() if p.served is not True)
+              for knob, kind in rules.CHOOSERS.items()}
 # `end_of_text_ids`: the checkpoint's end-of-text ids, which the early stop predicts and fills with (the
 # plugin sees token ids only; `core.end_of_text.end_of_text_ids` of the model, the decoder's own rule);
 # required with early_stop. Policies written before it carry one `eos_token_id`, read as a list of one.
-POLICY_KEYS = ("block_size", "schedule", "top_k", "decay", "min_k", "steps_per_block", "threshold", "temperature",
-               "temperature_stages", "confidence", "top_p", "vocab_top_k", "confidence_from", "sample_scope",
-               "early_stop", "early_stop_threshold", *REVISION_KEYS, "end_of_text_ids", "request_sampling")
+POLICY_KEYS = (*(k.policy if isinstance(k.policy, str) else k.name for k in KNOBS
+                 if isinstance(k.policy, str) or _served(k)), "end_of_text_ids", "request_sampling")
 # Values no serving policy runs: teaching mistakes that no shipped sampler makes.
 NOT_EXPORTED = {"confidence_from": "tempered", "rng": "shared"}
 
@@ -92,8 +98,9 @@ class Policy:
             fields["temperature_stages"] = tuple(fields["temperature_stages"])
         for key, refused in NOT_SERVED.items():
             if fields.get(key) in refused:
-                raise _bad(key, fields[key], "none | remdm | rcr | joint_threshold: WINO's verify pass is a second "
-                           "forward, which SGLang's DllmAlgorithm.step (given one forward's logits) cannot run")
+                kind = rules.PLUGINS[rules.CHOOSERS[key]]
+                served = " | ".join(name for name, p in kind.items() if p.served is True)
+                raise _bad(key, fields[key], f"{served}: {kind[fields[key]].served}")
         block = DecodeConfig(gen_length=block_size, steps=steps_per_block, block_schedule="restart", **fields)
         ends = _end_of_text_ids(end_of_text_ids, eos_token_id)
         if block.early_stop and not ends:
@@ -149,7 +156,7 @@ class Policy:
 
         Refused: the teaching mistakes no shipped sampler makes (NOT_EXPORTED; the confidence
         sources of the LLaDA, Dream and Fast-dLLM presets are exported), a top-k decay that
-        carries k across blocks, and a rule SGLang's loop cannot run (NOT_SERVED: WINO).
+        carries k across blocks, and a rule SGLang's loop cannot run (NOT_SERVED: WINO, a second forward).
         `changes` override keys (e.g. `request_sampling`).
         """
         if not isinstance(config, DecodeConfig):

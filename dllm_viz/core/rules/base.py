@@ -72,7 +72,7 @@ class Plugin:
     canvases: tuple[str, ...] = ("masked",)  # the canvas kinds it applies to (CANVASES)
     cite: Citation | None = None
     presets: Mapping[str, ShippedPreset] = field(default_factory=dict)  # "as shipped" presets it brings
-    served: bool = True  # the SGLang plugin runs it (one forward per step is all it reads)
+    served: bool | str = True  # the SGLang plugin runs it (one forward per step is all it reads); else why not
 
     @property
     def owned(self) -> tuple[Knob, ...]:

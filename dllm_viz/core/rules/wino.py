@@ -70,7 +70,9 @@ def _first_least(score: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:
 
 
 RULE = Revision(
-    name="wino", order=30, plan=plan, reads="hidden", served=False,
+    name="wino", order=30, plan=plan, reads="hidden",
+    served="WINO's verify pass is a second forward, which SGLang's DllmAlgorithm.step (given one forward's "
+           "logits) cannot run",
     summary="WINO: draft, then a verify pass takes back what it no longer supports",
     knobs=(
         Knob(name="verify_threshold", kind="float", default=0.9, lo_open=True, hi=1.0, column="float32",
