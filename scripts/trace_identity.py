@@ -38,10 +38,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
+from dllm_viz.core import rules  # noqa: E402
 from dllm_viz.core import trace as trace_module  # noqa: E402
 from dllm_viz.core.config import (  # noqa: E402
-    CONFIDENCE_FROM, CONFIDENCES, PRESETS, REVISION_PRESETS, SCHEDULES, SHIPPED_PRESETS,
+    CONFIDENCE_FROM, CONFIDENCES, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS,
 )
+
+# The grid's schedules and rules as the untouched tree had them (a plug-in added later gets its own groups,
+# `later`, so that the saved keys keep meaning the same configs).
+SCHEDULES = ("topk_decay", "fixed_steps", "threshold", "adaptive", "linear_time")
+FIRST_PRESETS = ("quality", "balanced", "speed", "creative", "llada", "dream", "fast_dllm", "llada21",
+                 "sglang_low_confidence", "wino", "remdm", "rcr")
 
 DRAWN = ("sampled", "sampled_raw")
 RULES = (("none", None), ("remdm", "cap"), ("remdm", "rescale"), ("remdm", "conf"), ("remdm", "loop"), ("rcr", None),
@@ -100,7 +107,7 @@ def schedule_fields(schedule: str, G: int, block: int | None = None) -> dict[str
     per = max(1, G // nb)
     return {"topk_decay": dict(top_k=max(1, G // 4), decay=0.8), "fixed_steps": dict(steps=nb * max(1, per // 3)),
             "threshold": dict(threshold=0.6), "adaptive": dict(top_k=max(1, G // 3)),
-            "linear_time": dict(steps=nb * max(1, per // 2))}[schedule]
+            "linear_time": dict(steps=nb * max(1, per // 2)), "eb": dict(gamma=0.3)}[schedule]
 
 
 def rule_fields(rule: str, sigma: str | None) -> dict[str, Any]:
@@ -147,7 +154,7 @@ def groups(G: int, *, can_edit: bool, caches: bool, eos: bool) -> Iterator[Group
                                          (0.3, True, 0.0, 0, 1.5, half), (0.9, True, 0.5, 5, 0.0, quarter))]
     if can_edit:
         yield "joint_threshold_knobs", jt
-    for name in (*PRESETS, *SHIPPED_PRESETS, *REVISION_PRESETS):
+    for name in FIRST_PRESETS:
         yield f"preset-{name}", [dict(preset=name, seed=s) for s in (0, 1)]
         yield f"preset-{name}-t", [dict(preset=name, seed=3, temperature=0.7)]
     rows = [dict(schedule=s, block_length=b, block_schedule=bs, temperature=1.0, seed=i, **schedule_fields(s, G, b))
@@ -184,6 +191,23 @@ def groups(G: int, *, can_edit: bool, caches: bool, eos: bool) -> Iterator[Group
                                          **schedule_fields(s, G, quarter)))
         rows.append(dict(cache="prefix", block_length=None, schedule="threshold", threshold=0.7))
         yield from _chunks("cache", rows, 20)
+
+
+def later(G: int, *, can_edit: bool) -> Iterator[Group]:
+    """Groups of what was added after the first saved digests (new keys: reported, never compared)."""
+    quarter = max(1, G // 4)
+    rows = [dict(schedule="eb", gamma=g, temperature=t, confidence=c, block_length=b, seed=i)
+            for i, (g, t, c, b) in enumerate((g, t, c, b) for g in (0.0, 0.15, 1.0) for t in (0.0, 1.0)
+                                              for c in ("entropy", "max_prob") for b in (None, quarter))]
+    yield from _chunks("eb", rows, 12)
+    mixed_rows = [dict(schedule="eb", gamma=0.2, **rule_fields(rule, sigma), seed=i)
+                  for i, (rule, sigma) in enumerate(RULES) if can_edit or rule != "joint_threshold"]
+    yield "eb-rules", mixed_rows
+    for name in (*PRESETS, *SHIPPED_PRESETS, *REVISION_PRESETS):
+        if name not in FIRST_PRESETS:
+            yield f"preset-{name}", [dict(preset=name, seed=s) for s in (0, 1)]
+    yield "eb-sources", [dict(schedule="eb", confidence_from=src, sample_scope="all" if src in DRAWN else "selected",
+                              temperature=0.7, seed=i) for i, src in enumerate(CONFIDENCE_FROM)]
 
 
 def _chunks(label: str, rows: list[dict[str, Any]], size: int) -> Iterator[Group]:
@@ -259,6 +283,8 @@ def traces(out: dict[str, Any], only: str | None) -> None:
         edits = getattr(model, "can_edit", False) is True
         gs = list(groups(G, can_edit=edits, caches=caches, eos=eos))
         gs += list(mixed(gs, can_edit=edits))
+        if "eb" in rules.SCHEDULES:
+            gs += list(later(G, can_edit=edits))
         n = 0
         for label, rows in gs:
             key = f"{name}/{label}"
@@ -347,7 +373,8 @@ def policies(out: dict[str, Any]) -> None:
 
 # ----- compare ----------------------------------------------------------------------------------
 def compare(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, list[str], list[str]]:
-    """(identical entries, differences, notes): mappings are compared on the saved keys only."""
+    """(identical entries, differences, notes): mappings are compared on the saved keys only; entries the
+    saved file lacks are noted."""
     same, diffs, notes = 0, [], []
     for key, old in before.items():
         new = after.get(key)
@@ -364,7 +391,9 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, list[st
             diffs.append(f"{key}: {old!r} != {new!r}")
             continue
         same += 1
-    diffs += [f"{key}: new entry" for key in after if key not in before]
+    added = [key for key in after if key not in before]
+    if added:
+        notes.append(f"{len(added)} new entries (not compared), e.g. {added[:3]}")
     return same, diffs, notes
 
 

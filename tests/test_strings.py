@@ -13,7 +13,7 @@ import pytest
 from dllm_viz import DecodeConfig, decode
 import dllm_viz.app.strings as strings
 from dllm_viz.app.strings import LANGS, STRINGS, t
-from dllm_viz.core.config import SCHEDULES
+from dllm_viz.core.config import REVISIONS, SCHEDULES
 from tests.ui_model import make_text_model
 
 APP = Path(strings.__file__).parents[1]
@@ -35,7 +35,7 @@ CODE_WORDS = {
     "continue", "temperature_stages", "early", "middle", "late", "schedule",  # DecodeConfig's field names and values
     "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence",  # the revision rules' names
     "eta", "sigma", "sigma_max", "penalty_lambda", "logit", "Wilson",  # their knobs' symbols, the interval
-}
+} | set(SCHEDULES) | set(REVISIONS) | set(DecodeConfig.field_names())  # every rule plug-in's name, every knob's
 
 
 def test_every_key_exists_in_every_language_and_says_something():
@@ -179,7 +179,7 @@ def test_the_chinese_error_messages_have_no_untranslated_english(tmp_path):
     caught(pg.sweep.run, sweep_temps=[], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
            sweep_gen_length=8, lang="zh")
     assert len(messages) == 2 * len(COMPARE_ERRORS) + len(files) + 2
-    fields = set(DecodeConfig.field_names())  # "no such field" lists them: code identifiers
+    fields = set(DecodeConfig.field_names()) | set(SCHEDULES)  # "no such field" lists them: code identifiers
     leaks = {m: english_words(m.replace(typed, " ") if typed else m) - fields for m, typed in messages}
     assert {m: words for m, words in leaks.items() if words} == {}
     assert all(re.search(r"[\u4e00-\u9fff]", m) for m, _ in messages)  # each says something in 中文

@@ -120,6 +120,7 @@ def check_canvas(config: Any, canvas: str, model: str = "the model") -> None:
     for knob, kind in CHOOSERS.items():
         p = PLUGINS[kind][getattr(config, knob)]
         if canvas not in p.canvases:
+            fits = [n for n, q in PLUGINS[kind].items() if canvas in q.canvases]
+            allowed = f"{knob} in {' | '.join(fits)}" if fits else f"another model: no {kind} plug-in applies to it"
             raise ValueError(f"{knob}={p.name!r} is invalid for {model}, whose canvas is {canvas!r}: the rule applies "
-                             f"to {' | '.join(p.canvases)} canvases only; expected {knob} in "
-                             + " | ".join(n for n, q in PLUGINS[kind].items() if canvas in q.canvases))
+                             f"to {' | '.join(p.canvases)} canvases only; expected {allowed}")
