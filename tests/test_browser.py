@@ -283,9 +283,9 @@ def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):
     wait_played_out(page)
     page.locator("#dv-schedule input").click()
     page.get_by_role("option", name="threshold", exact=True).click()
-    page.wait_for_function("() => document.querySelector('#dv-decay input[type=range]').disabled", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('#dv-knob-decay input[type=range]').disabled", timeout=TIMEOUT_MS)
     page.get_by_role("button", name="balanced", exact=True).click()
-    page.wait_for_function("() => !document.querySelector('#dv-decay input[type=range]').disabled", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => !document.querySelector('#dv-knob-decay input[type=range]').disabled", timeout=TIMEOUT_MS)
 
 
 def test_the_chinese_page_shows_no_untranslated_english(page, tmp_path):

@@ -86,9 +86,12 @@ def test_presets_set_the_article_values(pg):
 
 
 def test_every_schedule_enables_exactly_the_sliders_it_reads(pg):
+    from dllm_viz.app.handlers.adapters import SCHEDULE_SLIDERS
+
     for schedule, used in SCHEDULE_KNOBS.items():
-        states = pg.play.knob_states(schedule=schedule)
-        assert {k for k in ("top_k", "decay", "steps", "threshold") if getattr(states, k)} == used
+        states = vars(pg.play.knob_states(schedule=schedule))
+        assert set(states) == set(SCHEDULE_SLIDERS) and {k for k, on in states.items() if on} == used
+    assert SCHEDULE_KNOBS["topk_decay"] == {"top_k", "decay", "min_k"}
 
 
 def test_k_steps_shows_the_sequence_or_says_why_not(pg):

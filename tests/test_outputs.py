@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from dllm_viz.app.handlers import outputs
+from dllm_viz.app.handlers.adapters import PLUGIN_KNOBS
 from dllm_viz.app.handlers.outputs import (
     GROUPS,
     KEEP,
@@ -31,7 +32,7 @@ def test_no_record_inherits_from_another():
 @pytest.mark.parametrize("record", RECORDS, ids=lambda c: c.__name__)
 def test_every_record_names_page_components_once(record):
     names = fields_of(record)
-    page_fields = {f.name for f in dataclasses.fields(Page)}
+    page_fields = {f.name for f in dataclasses.fields(Page)} | set(PLUGIN_KNOBS)  # Page.rule_knobs, by name
     assert len(names) == len(set(names)) and set(names) <= page_fields
 
 

@@ -39,6 +39,8 @@ from dllm_viz.app.handlers.outputs import (
     DecodeStopped,
     Exported,
     Knobs,
+    RULE_KNOB_SPECS,
+    SCHEDULE_KNOB_SPECS,
     KnobStates,
     KSteps,
     LessonShown,
@@ -61,12 +63,13 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
-# Sliders that re-run the decode when released (or when a value is typed into their number box).
-RELEASE_KNOBS = ("gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length", "top_p",
-                 "t_early", "t_middle", "t_late", "early_stop_threshold", "remask_eta", "remask_alpha_on",
-                 "remask_loop_steps", "verify_threshold", "edit_threshold", "max_post_edit_steps", "penalty_lambda")
+# Sliders that re-run the decode when released (or when a value is typed into their number box), and the
+# choices that re-run it when picked: the step's own, then every rule plug-in's knob by its kind (its spec).
+_PLUGIN_SPECS = (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS)
+RELEASE_KNOBS = ("gen_length", "temperature", "block_length", "top_p", "t_early", "t_middle", "t_late",
+                 "early_stop_threshold", *(k.name for k in _PLUGIN_SPECS if k.kind not in ("choice", "bool")))
 CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache", "cache_drift",
-                "revise", "remask_sigma", "threshold_strict")
+                "revise", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")))
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"

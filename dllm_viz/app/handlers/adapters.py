@@ -1,7 +1,8 @@
 """Widget values <-> `DecodeConfig`: the only place that knows how the page's knobs map to a config.
 
 `settings_to_config` turns the decode-setting widgets' values (keyword names in `KNOBS`) into a
-validated `DecodeConfig` (a bad value raises the config's `ValueError`, naming the field);
+validated `DecodeConfig` (a bad value raises the config's `ValueError`, naming the field); the rule
+plug-ins' knobs come from their specs (`core.rules`), so a new rule's knobs need no edit here;
 `knobs_of` is its inverse on what it reads, and `preset_knobs` the widget values of a preset
 button (a whole state: every knob but the gen length and the seed). Pure functions: no Gradio, no model.
 """
@@ -12,33 +13,24 @@ import json
 import math
 from typing import Any
 
-from dllm_viz.app.handlers.outputs import KEEP, Knobs, values_of
+from dllm_viz.app.handlers.outputs import CORE_KNOB_FIELDS, KEEP, RULE_KNOB_SPECS, SCHEDULE_KNOB_SPECS, Knobs, values_of
+from dllm_viz.core import rules
 from dllm_viz.core.config import MAX_COUNT, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 
-# Widget names of the playground's decode settings, as keyword names of `settings_to_config`.
-KNOBS = (
-    "gen_length", "temperature", "top_k", "decay", "min_k", "steps", "threshold", "block_length",
-    "schedule", "confidence", "stages_on", "t_early", "t_middle", "t_late", "seed",
-    "confidence_from", "sample_scope", "rng", "early_stop", "early_stop_threshold", "top_p", "cache", "cache_drift",
-    # confirmations taken back (issue 28): the revision rule and its knobs, and the strict threshold
-    "revise", "remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps", "verify_threshold",
-    "edit_threshold", "max_post_edit_steps", "penalty_lambda", "threshold_strict",
-)
-# Which knobs a schedule reads; the others are greyed out and not passed to DecodeConfig.
-SCHEDULE_KNOBS = {
-    "topk_decay": {"top_k", "decay"}, "adaptive": {"top_k"}, "fixed_steps": {"steps"}, "threshold": {"threshold"},
-    "linear_time": {"steps"},
-}
-SCHEDULE_SLIDERS = ("top_k", "decay", "steps", "threshold")
-# Which knobs a revision rule reads (core/revision.py); the others are greyed out and not passed on.
-RULE_KNOBS: dict[str, set[str]] = {
-    "none": set(), "rcr": set(), "wino": {"verify_threshold"},
-    "remdm": {"remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps"},
-    "joint_threshold": {"edit_threshold", "max_post_edit_steps", "penalty_lambda"},
-}
-RULE_SLIDERS = ("remask_sigma", "remask_eta", "remask_alpha_on", "remask_loop_steps", "verify_threshold",
-                "edit_threshold", "max_post_edit_steps", "penalty_lambda")
-_RULE_COUNTS = ("remask_loop_steps", "max_post_edit_steps")  # integer knobs: a slider's 4.0 is passed on as 4
+# The knobs the rule plug-ins declare (core.rules: the schedules' and the revision rules'), in table order: the
+# page makes a widget of each from its spec, greyed out unless the chosen schedule or rule reads it.
+SCHEDULE_SLIDERS = tuple(k.name for k in SCHEDULE_KNOB_SPECS)
+RULE_SLIDERS = tuple(k.name for k in RULE_KNOB_SPECS)
+PLUGIN_KNOBS = SCHEDULE_SLIDERS + RULE_SLIDERS
+# Widget names of the playground's decode settings, as keyword names of `settings_to_config`: the step's own
+# (laid out by hand, `layout_play`), then the plug-ins' knobs.
+CORE_KNOBS = tuple(name for name, _ in CORE_KNOB_FIELDS)
+KNOBS = CORE_KNOBS + PLUGIN_KNOBS
+# Which plug-in knobs each schedule and each revision rule reads; the others are greyed out and not passed on.
+SCHEDULE_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.SCHEDULES.items()}
+RULE_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.REVISIONS.items()}
+# A knob whose None stands for a value derived from the others shows that value (its slider has no "None").
+SHOWN: dict[str, Any] = {"top_k": lambda cfg: cfg.initial_k, "steps": lambda cfg: cfg.total_steps}
 # The preset buttons, by group, in the order shown; the page lays out a row per group. A new button
 # is a new entry of `core.config.PRESETS` (the article's table) or `SHIPPED_PRESETS` (a reference
 # implementation's rule) and a `preset_<name>` label in each language of app/strings/; nothing here
@@ -58,21 +50,24 @@ def integral(value: Any) -> Any:
 
 # What a knob the config will not read must still be (a greyed slider keeps its value, and an API
 # call can send anything): the config a lone value of it would make, so the error is the config's own.
-# `steps` alone is checked against the largest canvas: a stale value above gen_length is harmless.
+# A plug-in's knob alone is checked against the largest canvas (`steps`: a stale value above gen_length
+# is harmless).
 _ALONE: dict[str, Any] = {
-    "top_k": lambda v: DecodeConfig(top_k=integral(v)), "decay": lambda v: DecodeConfig(decay=v),
-    "steps": lambda v: DecodeConfig(gen_length=MAX_COUNT, steps=integral(v)),
-    "threshold": lambda v: DecodeConfig(threshold=v),
     "t_early": lambda v: DecodeConfig(temperature_stages=(v, 1.0, 1.0)),
     "t_middle": lambda v: DecodeConfig(temperature_stages=(1.0, v, 1.0)),
     "t_late": lambda v: DecodeConfig(temperature_stages=(1.0, 1.0, v)),
     "top_p": lambda v: DecodeConfig(top_p=v),
-    **{name: (lambda name: lambda v: DecodeConfig(**{name: _rule_value(name, v)}))(name) for name in RULE_SLIDERS},
+    **{name: (lambda name: lambda v: DecodeConfig(gen_length=MAX_COUNT, **{name: _plugin_value(name, v)}))(name)
+       for name in PLUGIN_KNOBS},
 }
 
 
-def _rule_value(name: str, value: Any) -> Any:
-    return integral(value) if name in _RULE_COUNTS else value
+def _plugin_value(name: str, value: Any) -> Any:
+    """A plug-in knob's widget value as the config takes it: a slider's 4.0 as 4 for an integer knob."""
+    kind = rules.KNOB[name].kind
+    if kind == "int":
+        return integral(value)
+    return bool(value) if kind == "bool" else value
 
 
 def settings_to_config(**s: Any) -> DecodeConfig:
@@ -86,41 +81,26 @@ def settings_to_config(**s: Any) -> DecodeConfig:
         raise ValueError(f"settings: missing {sorted(missing)}")
     for name, alone in _ALONE.items():
         alone(s[name])
-    schedule = s["schedule"]
-    used = SCHEDULE_KNOBS.get(schedule, set())
     values: dict[str, Any] = {
-        "gen_length": integral(s["gen_length"]), "schedule": schedule,
-        "confidence": s["confidence"], "temperature": s["temperature"],
-        "min_k": integral(s["min_k"]), "seed": integral(s["seed"]),
+        "gen_length": integral(s["gen_length"]), "schedule": s["schedule"],
+        "confidence": s["confidence"], "temperature": s["temperature"], "seed": integral(s["seed"]),
         "block_length": integral(s["block_length"]) or None,
         "confidence_from": s["confidence_from"], "sample_scope": s["sample_scope"], "rng": s["rng"],
         "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
         "top_p": s["top_p"] if s["top_p"] < 1 else None,  # the slider's 1.0 = off (checked above: a number)
-        "cache": s["cache"] or "none", "cache_drift": bool(s["cache_drift"]),
+        "cache": s["cache"] or "none", "cache_drift": bool(s["cache_drift"]), "revise": s["revise"] or "none",
     }
-    for name in ("top_k", "steps"):
-        if name in used:
-            values[name] = integral(s[name])
-    for name in ("decay", "threshold"):
-        if name in used:
-            values[name] = s[name]
     if s["stages_on"]:
         values["temperature_stages"] = (s["t_early"], s["t_middle"], s["t_late"])
-    values |= revision_values(s, schedule)
+    values |= plugin_values(s, values["schedule"], values["revise"])
     return DecodeConfig.from_dict(values)
 
 
-def revision_values(s: dict[str, Any], schedule: str) -> dict[str, Any]:
-    """The config fields of the revision rule's widgets: the rule, the knobs it reads (the others
-    keep their defaults, as a schedule's unread sliders do), and the strict comparison of the
-    threshold schedule (read only there)."""
-    rule = s["revise"] or "none"
-    values: dict[str, Any] = {"revise": rule}
-    for name in RULE_KNOBS.get(rule, set()):
-        values[name] = _rule_value(name, s[name])
-    if schedule == "threshold":
-        values["threshold_strict"] = bool(s["threshold_strict"])
-    return values
+def plugin_values(s: dict[str, Any], schedule: str, rule: str) -> dict[str, Any]:
+    """The config fields of the plug-ins' widgets: the knobs the chosen schedule and revision rule read (the
+    others keep their defaults, greyed out on the page)."""
+    used = SCHEDULE_KNOBS.get(schedule, set()) | RULE_KNOBS.get(rule, set())
+    return {name: _plugin_value(name, s[name]) for name in PLUGIN_KNOBS if name in used}
 
 
 def config_to_settings(cfg: DecodeConfig) -> dict[str, Any]:
@@ -131,18 +111,14 @@ def config_to_settings(cfg: DecodeConfig) -> dict[str, Any]:
 def knobs_of(cfg: DecodeConfig) -> Knobs:
     stages = cfg.temperature_stages
     return Knobs(
-        gen_length=cfg.gen_length, temperature=cfg.temperature, top_k=cfg.initial_k, decay=cfg.decay,
-        min_k=cfg.min_k, steps=cfg.total_steps, threshold=cfg.threshold, block_length=cfg.block_length or 0,
+        gen_length=cfg.gen_length, temperature=cfg.temperature, block_length=cfg.block_length or 0,
         schedule=cfg.schedule, confidence=cfg.confidence, stages_on=stages is not None,
         t_early=stages[0] if stages else 1.2, t_middle=stages[1] if stages else 1.0,
         t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
         sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
         early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
-        cache=cfg.cache, cache_drift=cfg.cache_drift, revise=cfg.revise, remask_sigma=cfg.remask_sigma,
-        remask_eta=cfg.remask_eta, remask_alpha_on=cfg.remask_alpha_on, remask_loop_steps=cfg.remask_loop_steps,
-        verify_threshold=cfg.verify_threshold, edit_threshold=cfg.edit_threshold,
-        max_post_edit_steps=cfg.max_post_edit_steps, penalty_lambda=cfg.penalty_lambda,
-        threshold_strict=cfg.threshold_strict,
+        cache=cfg.cache, cache_drift=cfg.cache_drift, revise=cfg.revise,
+        **{name: SHOWN[name](cfg) if name in SHOWN else getattr(cfg, name) for name in PLUGIN_KNOBS},
     )
 
 

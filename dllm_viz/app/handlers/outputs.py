@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dllm_viz.app.handlers.sweep_grid import SweepResult
+from dllm_viz.core import rules
 from dllm_viz.core.trace import Trace
 
 
@@ -31,44 +32,31 @@ KEEP: Any = _Keep()
 
 
 # ----- the playground tab -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Knobs:
-    """The decode-setting widgets' values (the names in `adapters.KNOBS`)."""
+def _record(name: str, doc: str, fields: list[tuple[str, type]]) -> type:
+    """A frozen record whose fields come from the knob specs (made here, in this module)."""
+    cls = dataclasses.make_dataclass(name, fields, frozen=True)
+    cls.__module__, cls.__doc__ = __name__, doc
+    return cls
 
-    gen_length: int
-    temperature: float
-    top_k: int
-    decay: float
-    min_k: int
-    steps: int
-    threshold: float
-    block_length: int
-    schedule: str
-    confidence: str
-    stages_on: bool
-    t_early: float
-    t_middle: float
-    t_late: float
-    seed: int
-    confidence_from: str
-    sample_scope: str
-    rng: str
-    early_stop: bool
-    early_stop_threshold: float
-    top_p: float  # the nucleus filter at drawn positions; 1.0 = off (DecodeConfig.top_p = None)
-    cache: str  # the approximate key-value cache: none | prefix | dual
-    cache_drift: bool  # record each cached step's drift against the exact forward
-    # confirmations taken back (issue 28): the rule, its knobs (adapters.RULE_KNOBS), the strict threshold
-    revise: str
-    remask_sigma: str
-    remask_eta: float
-    remask_alpha_on: float
-    remask_loop_steps: int
-    verify_threshold: float
-    edit_threshold: float
-    max_post_edit_steps: int
-    penalty_lambda: float
-    threshold_strict: bool
+
+_TYPES = {"int": int, "float": float, "bool": bool, "choice": str, "temperature": float}
+# The rule plug-ins' knobs (core.rules), in table order: a widget each, made from its spec.
+SCHEDULE_KNOB_SPECS = tuple(k for k in rules.KNOBS if isinstance(rules.OWNER.get(k.name), rules.Schedule))
+RULE_KNOB_SPECS = tuple(k for k in rules.KNOBS if isinstance(rules.OWNER.get(k.name), rules.Revision))
+# The step's own knobs' widgets, laid out by hand (`layout_play`): name and type.
+CORE_KNOB_FIELDS: tuple[tuple[str, type], ...] = (
+    ("gen_length", int), ("temperature", float), ("block_length", int), ("schedule", str), ("confidence", str),
+    ("stages_on", bool), ("t_early", float), ("t_middle", float), ("t_late", float), ("seed", int),
+    ("confidence_from", str), ("sample_scope", str), ("rng", str), ("early_stop", bool),
+    ("early_stop_threshold", float),
+    ("top_p", float),  # the nucleus filter at drawn positions; 1.0 = off (DecodeConfig.top_p = None)
+    ("cache", str),  # the approximate key-value cache: none | prefix | dual
+    ("cache_drift", bool),  # record each cached step's drift against the exact forward
+    ("revise", str),  # the revision rule; its knobs are the plug-ins' below
+)
+Knobs = _record("Knobs", "The decode-setting widgets' values (the names in `adapters.KNOBS`): the step's own, then "
+                         "every rule plug-in's knobs.",
+                [*CORE_KNOB_FIELDS, *((k.name, _TYPES[k.kind]) for k in (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS))])
 
 
 @dataclass(frozen=True)
@@ -132,28 +120,10 @@ class TraceFigures:
     heatmap: Any
 
 
-@dataclass(frozen=True)
-class RuleStates:
-    """Which revision knobs the chosen rule reads (the others are greyed out)."""
-
-    remask_sigma: bool
-    remask_eta: bool
-    remask_alpha_on: bool
-    remask_loop_steps: bool
-    verify_threshold: bool
-    edit_threshold: bool
-    max_post_edit_steps: bool
-    penalty_lambda: bool
-
-
-@dataclass(frozen=True)
-class KnobStates:
-    """Which schedule sliders the chosen schedule reads (the others are greyed out)."""
-
-    top_k: bool
-    decay: bool
-    steps: bool
-    threshold: bool
+RuleStates = _record("RuleStates", "Which revision knobs the chosen rule reads (the others are greyed out).",
+                     [(k.name, bool) for k in RULE_KNOB_SPECS])
+KnobStates = _record("KnobStates", "Which schedule knobs the chosen schedule reads (the others are greyed out).",
+                     [(k.name, bool) for k in SCHEDULE_KNOB_SPECS])
 
 
 @dataclass(frozen=True)

@@ -338,7 +338,7 @@ class PlayHandlers:
             return KSteps(KEEP)
         ks = k_sequence(cfg, limit=24)
         if ks is None:
-            return KSteps(render.k_steps_html(t("k_threshold", lang)))
+            return KSteps(render.k_steps_html(t("k_threshold", lang, schedule=cfg.schedule)))
         total = len(k_sequence(cfg, limit=10**6) or [])
         shown = ", ".join(map(str, ks)) + (", …" if total > len(ks) else "")
         return KSteps(render.k_steps_html(t("k_sequence", lang, ks=shown, n=total)))

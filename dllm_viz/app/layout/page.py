@@ -76,27 +76,13 @@ class Page:
     gen_length: gr.Slider
     temperature: gr.Slider
     schedule: gr.Dropdown
-    top_k: gr.Slider
-    decay: gr.Slider
     k_steps: gr.HTML
-    min_k: gr.Slider
-    steps: gr.Slider
-    threshold: gr.Slider
     block_length: gr.Slider
     early_stop: gr.Checkbox
     early_stop_threshold: gr.Slider
     cache: gr.Dropdown
     cache_drift: gr.Checkbox
-    revise: gr.Dropdown  # the revision rule (issue 28) and its knobs
-    remask_sigma: gr.Dropdown
-    remask_eta: gr.Slider
-    remask_alpha_on: gr.Slider
-    remask_loop_steps: gr.Slider
-    verify_threshold: gr.Slider
-    edit_threshold: gr.Slider
-    max_post_edit_steps: gr.Slider
-    penalty_lambda: gr.Slider
-    threshold_strict: gr.Checkbox
+    revise: gr.Dropdown  # the revision rule; its knobs and the schedules' are in `rule_knobs`
     top_p: gr.Slider
     confidence: gr.Dropdown
     stages_on: gr.Checkbox
@@ -159,8 +145,16 @@ class Page:
     # groups
     tabs: dict[str, gr.Tab] = field(default_factory=dict)
     presets: dict[str, gr.Button] = field(default_factory=dict)  # by preset name (adapters.PRESET_GROUPS)
+    # The rule plug-ins' knobs (adapters.PLUGIN_KNOBS), made from their specs: read as attributes too (`page.gamma`).
+    rule_knobs: dict[str, Any] = field(default_factory=dict)
     lessons: dict[str, gr.Button] = field(default_factory=dict)  # by lesson key
     labels: list[Label] = field(default_factory=list)  # what a language switch re-renders
+
+    def __getattr__(self, name: str) -> Any:  # only for names that are not fields: a plug-in's knob
+        knobs = self.__dict__.get("rule_knobs") or {}
+        if name in knobs:
+            return knobs[name]
+        raise AttributeError(f"Page has no component {name!r}")
 
     @property
     def knobs(self) -> tuple[Any, ...]:
@@ -171,4 +165,7 @@ class Page:
         for f in dataclasses.fields(self):
             if getattr(self, f.name) is component:
                 return f.name
+        for name, knob in self.rule_knobs.items():
+            if knob is component:
+                return name
         raise ValueError(f"component {component!r} is not a field of Page")

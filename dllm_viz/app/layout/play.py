@@ -13,9 +13,10 @@ import gradio as gr
 
 from dllm_viz.app.views import render, task as task_view
 from dllm_viz.app.handlers.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
+from dllm_viz.app.handlers.outputs import SCHEDULE_KNOB_SPECS
 from dllm_viz.app.handlers.play import PlayHandlers
 from dllm_viz.app.strings import STRINGS, example_label, t
-from dllm_viz.app.layout.revision import build_revision_box
+from dllm_viz.app.layout.revision import build_revision_box, build_rule_knobs
 from dllm_viz.app.layout.page import Labels, bold, small
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.core.trace import Trace
@@ -100,23 +101,10 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
         with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box"):
             c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang),
                                             elem_id="dv-schedule"), "schedule")
-            used = SCHEDULE_KNOBS[s0["schedule"]]
-            with gr.Row():
-                c["top_k"] = lab(gr.Slider(1, 128, s0["top_k"], step=1, label=t("top_k", lang),
-                                           interactive="top_k" in used, elem_classes="dv-knob"), "top_k")
-                c["decay"] = lab(gr.Slider(0.5, 1.0, s0["decay"], step=0.01, label=t("decay", lang),
-                                           interactive="decay" in used, elem_id="dv-decay", elem_classes="dv-knob"), "decay")
+            c["rule_knobs"] = build_rule_knobs(labels, s0, SCHEDULE_KNOB_SPECS, SCHEDULE_KNOBS.get(s0["schedule"], set()))
             c["k_steps"] = gr.HTML(play.k_steps(lang=lang, **s0).k_steps, elem_id="dv-ksteps")
-            with gr.Row():
-                c["min_k"] = lab(gr.Slider(1, 16, s0["min_k"], step=1, label=t("min_k", lang), elem_classes="dv-knob"),
-                                 "min_k")
-                c["steps"] = lab(gr.Slider(1, 256, s0["steps"], step=1, label=t("steps", lang),
-                                           interactive="steps" in used, elem_classes="dv-knob"), "steps")
-            with gr.Row():
-                c["threshold"] = lab(gr.Slider(0.05, 1.0, s0["threshold"], step=0.01, label=t("threshold", lang),
-                                               interactive="threshold" in used, elem_classes="dv-knob"), "threshold")
-                c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
-                                                  elem_classes="dv-knob"), "block_length")
+            c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
+                                              elem_classes="dv-knob"), "block_length")
             with gr.Row(equal_height=True):  # the end-of-text early stop (off by default)
                 c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang), elem_id="dv-early-stop"),
                                       "early_stop")
@@ -145,7 +133,8 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
                 c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
                                           scale=2), "seed")
                 c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
-        c |= build_revision_box(labels, s0)
+        revision = build_revision_box(labels, s0)
+        c |= {**revision, "rule_knobs": {**c["rule_knobs"], **revision["rule_knobs"]}}
         with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):
             for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES), ("rng", RNG_MODES)):
                 c[name] = lab(gr.Radio(switch_choices(names, lang), value=s0[name], label=t(name, lang)), name)

@@ -1,4 +1,5 @@
-"""The knobs panel's revision box (issue 28): which rule may take back or rewrite decided tokens, and its knobs.
+"""The knobs panel's revision box: which rule may take back or rewrite decided tokens, and its knobs; and the
+widgets of every rule plug-in's knob, made from its spec (`knob_widget`, also for the schedule box).
 
 Widgets only, as `layout_play`; `ui` wires them (a release or a choice re-runs the decode; the rule
 greys out the knobs it does not read, `adapters.RULE_KNOBS`). Each knob carries a help note in both
@@ -7,17 +8,17 @@ languages; the box ends with what each rule does and where it comes from.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
 
 from dllm_viz.app.handlers.adapters import RULE_KNOBS
-from dllm_viz.app.strings import t
+from dllm_viz.app.handlers.outputs import RULE_KNOB_SPECS
+from dllm_viz.app.strings import STRINGS, t
 from dllm_viz.app.layout.page import Labels, small
-from dllm_viz.core.config import MAX_BUDGET, REMASK_SIGMAS, REVISIONS
-
-LOOP_MAX = 64  # the sliders' end for the step budgets (the config allows up to MAX_BUDGET)
-assert LOOP_MAX <= MAX_BUDGET
+from dllm_viz.core.config import REVISIONS
+from dllm_viz.core.knobs import Knob
 
 
 def named_choices(prefix: str, names: tuple[str, ...], lang: str) -> list[tuple[str, str]]:
@@ -25,42 +26,50 @@ def named_choices(prefix: str, names: tuple[str, ...], lang: str) -> list[tuple[
     return [(f"{name}: {t(f'{prefix}{name}', lang)}", name) for name in names]
 
 
+def knob_widget(labels: Labels, knob: Knob, value: Any, interactive: bool) -> Any:
+    """The widget of a rule plug-in's knob, from its spec: a dropdown of its choices, a checkbox, or a
+    slider (`Knob.slider`); its label and note are the strings named after it, plain and prefixed `info_`."""
+    lang, name, lab = labels.lang, knob.name, labels.add
+    info = f"info_{name}" if f"info_{name}" in STRINGS else None
+    kw: dict[str, Any] = dict(label=t(name, lang), interactive=interactive, elem_id=f"dv-knob-{name.replace('_', '-')}")
+    if info:
+        kw["info"] = t(info, lang)
+    if knob.kind == "choice":
+        choices = functools.partial(named_choices, knob.labels_key, knob.choices)
+        widget = lab(gr.Dropdown(choices(lang), value=value, **kw), name)
+        lab(widget, choices, "choices")
+    elif knob.kind == "bool":
+        widget = lab(gr.Checkbox(value, **kw), name)
+    else:
+        if knob.slider is None:
+            raise ValueError(f"knob {name!r}: a number the page shows needs its slider (Knob.slider)")
+        lo, hi, step = knob.slider
+        widget = lab(gr.Slider(lo, hi, value, step=step, elem_classes="dv-knob", **kw), name)
+    if info:
+        lab(widget, info, "info")
+    return widget
+
+
+def build_rule_knobs(labels: Labels, settings: dict[str, Any], specs: Sequence[Knob], used: set[str]) -> dict[str, Any]:
+    """A widget per knob spec, two per row, greyed out unless the chosen rule reads it (`used`): by name."""
+    out: dict[str, Any] = {}
+    for i in range(0, len(specs), 2):
+        with gr.Row():
+            for knob in specs[i : i + 2]:
+                out[knob.name] = knob_widget(labels, knob, settings[knob.name], knob.name in used)
+    return out
+
+
 def build_revision_box(labels: Labels, settings: dict[str, Any]) -> dict[str, Any]:
-    """The accordion of the revision rule and its knobs; components by `Page` name."""
+    """The accordion of the revision rule and its knobs (`rule_knobs`); components by `Page` name."""
     lang, s0, lab = labels.lang, settings, labels.add
-    used = RULE_KNOBS.get(s0["revise"], set())
     c: dict[str, Any] = {}
-
-    def knob(name: str, widget: Any) -> None:
-        c[name] = lab(widget, name)
-        lab(c[name], f"info_{name}", "info")
-
-    def slider(name: str, lo: float, hi: float, step: float, **kw: Any) -> None:
-        knob(name, gr.Slider(lo, hi, s0[name], step=step, label=t(name, lang), info=t(f"info_{name}", lang),
-                             interactive=name in used, elem_id=f"dv-{name.replace('_', '-')}", elem_classes="dv-knob",
-                             **kw))
-
     with lab(gr.Accordion(t("revise_box", lang), open=s0["revise"] != "none", elem_id="dv-revise-box"), "revise_box"):
         rules = functools.partial(named_choices, "choice_revise_", REVISIONS)
-        knob("revise", gr.Dropdown(rules(lang), value=s0["revise"], label=t("revise", lang),
-                                   info=t("info_revise", lang), elem_id="dv-revise"))
+        c["revise"] = lab(gr.Dropdown(rules(lang), value=s0["revise"], label=t("revise", lang),
+                                      info=t("info_revise", lang), elem_id="dv-revise"), "revise")
+        lab(c["revise"], "info_revise", "info")
         lab(c["revise"], rules, "choices")
-        with gr.Row():
-            sigmas = functools.partial(named_choices, "choice_sigma_", REMASK_SIGMAS)
-            knob("remask_sigma", gr.Dropdown(sigmas(lang), value=s0["remask_sigma"], label=t("remask_sigma", lang),
-                                             info=t("info_remask_sigma", lang), interactive="remask_sigma" in used,
-                                             elem_id="dv-remask-sigma"))
-            lab(c["remask_sigma"], sigmas, "choices")
-            slider("remask_eta", 0.01, 1.0, 0.01)
-        with gr.Row():
-            slider("remask_alpha_on", 0.05, 0.99, 0.01)
-            slider("remask_loop_steps", 0, LOOP_MAX, 1)
-        slider("verify_threshold", 0.05, 1.0, 0.01)
-        with gr.Row():
-            slider("edit_threshold", 0.0, 1.0, 0.01)
-            slider("max_post_edit_steps", 0, LOOP_MAX, 1)
-        slider("penalty_lambda", 0.0, 5.0, 0.1)
-        knob("threshold_strict", gr.Checkbox(s0["threshold_strict"], label=t("threshold_strict", lang),
-                                             info=t("info_threshold_strict", lang), elem_id="dv-threshold-strict"))
+        c["rule_knobs"] = build_rule_knobs(labels, s0, RULE_KNOB_SPECS, RULE_KNOBS.get(s0["revise"], set()))
         labels.markdown(functools.partial(small, "revise_note"))
     return c

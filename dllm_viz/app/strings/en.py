@@ -64,7 +64,7 @@ STRINGS: dict[str, str] = {
     "preset_custom": "active: custom settings", "preset_active": "active preset: {p}",
     "preset_example": "example “{e}”, its own settings ({p})",
     "k_sequence": "k per step: {ks} → {n} steps",
-    "k_threshold": "k per step: set by the model's confidence (threshold)",
+    "k_threshold": "k per step: set by what the model predicts (schedule {schedule})",
     "article_what": "What are “the article” and “table 4.2”?",
     "article_note": ("“The article” is the Chinese technical article this project implements: how to apply "
         "temperature correctly in diffusion-LM inference and how to serve it in SGLang (see the README). Its table "

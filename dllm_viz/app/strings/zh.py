@@ -52,7 +52,7 @@ STRINGS: dict[str, str] = {
     "upload": "⬆ 回放轨迹 JSON",
     "examples": "示例轨迹",
     "preset_custom": "当前：自定义设置", "preset_active": "当前预设：{p}", "preset_example": "示例「{e}」，沿用它自己的设置（{p}）",
-    "k_sequence": "每步 k：{ks} → 共 {n} 步", "k_threshold": "每步 k：由模型置信度决定（阈值调度）",
+    "k_sequence": "每步 k：{ks} → 共 {n} 步", "k_threshold": "每步 k：由模型的预测决定（调度 {schedule}）",
     "article_what": "“文章”和“表 4.2”指什么？",
     "article_note": ("“文章”指本项目所实现的那篇中文技术文章：如何在扩散语言模型推理中正确使用温度，以及如何在 SGLang 中部署（见 README）。文章的表 4.2 "
         "是调参预设表：质量、均衡、速度、创意四种解码的温度、初始 top_k（占 L 的比例）与衰减。"),

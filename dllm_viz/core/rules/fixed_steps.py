@@ -35,7 +35,7 @@ RULE = Schedule(
     name="fixed_steps", order=20, quota=quota,
     summary="s steps per block, the masks split evenly (LLaDA)",
     knobs=(
-        Knob(name="steps", kind="int", default=None, optional=True, lo=1,
+        Knob(name="steps", kind="int", default=None, optional=True, lo=1, slider=(1, 256, 1),
              hi=lambda config: max(1, config.gen_length), relation=_per_block, policy="steps_per_block",
              help="fixed_steps, linear_time: total steps, a multiple of the block count; None = gen_length // 2"),
     ),
