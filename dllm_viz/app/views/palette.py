@@ -223,6 +223,9 @@ PAGE_CSS = f"""
   #dv-header h1 {{ font-size: 1.45em; }}
   .dv-chips {{ flex-wrap: nowrap; overflow-x: auto; }}  /* one row that scrolls sideways */
   .dv-chips > * {{ flex: 0 0 auto; }}
+  /* A preset group is one row that scrolls sideways, however many presets the rule plug-ins bring. */
+  .dv-presets {{ flex-wrap: nowrap !important; overflow-x: auto; }}
+  .dv-presets > * {{ flex: 0 0 auto !important; }}
   #dv-header-side {{ flex-direction: row !important; flex-wrap: wrap; align-items: center; gap: 6px; }}
   #dv-header-side > * {{ flex: 1 1 auto; min-width: 0 !important; }}
   .dv-legend .dv-bar i {{ display: none; }}  /* the ticks overlap at this width; low / high remain */
