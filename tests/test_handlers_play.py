@@ -91,7 +91,7 @@ def test_every_schedule_enables_exactly_the_sliders_it_reads(pg):
     for schedule, used in SCHEDULE_KNOBS.items():
         states = vars(pg.play.knob_states(schedule=schedule))
         assert set(states) == set(SCHEDULE_SLIDERS) and {k for k, on in states.items() if on} == used
-    assert SCHEDULE_KNOBS["topk_decay"] == {"top_k", "decay", "min_k"}
+    assert SCHEDULE_KNOBS["topk_decay"] == {"top_k", "decay", "min_k"} and SCHEDULE_KNOBS["eb"] == {"gamma"}
 
 
 def test_k_steps_shows_the_sequence_or_says_why_not(pg):

@@ -254,8 +254,9 @@ STRINGS: dict[str, str] = {
         "Then:\n\n1. **Confidence** comes from the *raw* logits: `p = softmax(logits)`, confidence = `max p` (or "
         "margin / entropy).\n2. The **schedule** picks which positions to confirm: top-k with decay (`topk_decay`: "
         "`k ← ⌊k · decay⌋`, never\n   below `min_k`), a fixed number of steps (`fixed_steps`), a confidence "
-        "threshold (`threshold`), adaptive\n   (`adaptive`), or Dream's linear time (`linear_time`: each step "
-        "confirms the share of the masks left that a linear\n   noise schedule unmasks between two times).\n3. Only "
+        "threshold (`threshold`), adaptive\n   (`adaptive`), Dream's linear time (`linear_time`: each step "
+        "confirms the share of the masks left that a linear\n   noise schedule unmasks between two times), or the "
+        "EB-sampler (`eb`: the lowest-entropy masks while the entropies\n   before each sum to at most `gamma`).\n3. Only "
         "at those positions a token is **drawn** from `softmax(logits / T)`; `T = 0` means argmax.\n4. Confirmed "
         "tokens never change. The run ends when no mask is left; NFE = number of forward passes.\n\n### Reading the "
         "playground\n- **Canvas**: the text after the chosen step. Tints = confidence when the token was confirmed "
@@ -340,6 +341,8 @@ STRINGS: dict[str, str] = {
     "preset_llada21": "LLaDA 2.1 as shipped",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO as shipped",
     "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped",
+    "preset_eb_sampler": "SGLang EB-sampler", "gamma": "entropy budget γ (eb)",
+    "info_gamma": "confirm the lowest-entropy masks while the entropies before each sum to at most this (nats)",
     "curve_lesson_box": "The lesson: why parallel decoding breaks, and what taking back does",
     # ----- the revision study on the world model (views/lessons.study_md) -------------------------
     "rt_rule": "rule", "rt_decoder": "decoder", "rt_nfe": "NFE", "rt_valid": "valid runs", "rt_broken": "broken names",

@@ -179,8 +179,9 @@ STRINGS: dict[str, str] = {
     # ----- about ------------------------------------------------------------------------------
     "about_md": ("### 解码循环\n掩码扩散语言模型要填满画布 `提示词 + [MASK] × L`。每一**步**对整块画布做一次前向，在每个掩码位置预测一个分布。然后：\n\n1. **置信度**来自*原始* "
         "logits：`p = softmax(logits)`，置信度 = `max p`（或 margin / 熵）。\n2. **调度**决定确认哪些位置：带衰减的 top-k（`topk_decay`：`k ← "
-        "⌊k · decay⌋`，不低于 `min_k`）、固定步数（`fixed_steps`）、\n   置信度阈值（`threshold`）、自适应（`adaptive`），或 Dream "
-        "的线性时间（`linear_time`：每步确认剩余掩码中、线性噪声调度在两个时刻之间\n   去掉的那一份）。\n3. 只在这些位置从 `softmax(logits / T)` **抽取**词；`T = 0` "
+        "⌊k · decay⌋`，不低于 `min_k`）、固定步数（`fixed_steps`）、\n   置信度阈值（`threshold`）、自适应（`adaptive`）、Dream "
+        "的线性时间（`linear_time`：每步确认剩余掩码中、线性噪声调度在两个时刻之间\n   去掉的那一份），或熵上界采样（`eb`：按熵从低到高确认掩码，只要它之前的熵之和不超过 "
+        "`gamma`）。\n3. 只在这些位置从 `softmax(logits / T)` **抽取**词；`T = 0` "
         "即 argmax。\n4. 已确认的词不再改变。没有掩码时结束；NFE = 前向次数。\n\n### 怎么看演练场\n- **画布**：所选步之后的文本。底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = "
         "有把握）；描边 = 本步确认；\n  灰色虚线框 = 仍是掩码，淡色字是模型当前的 argmax 猜测。点击一个词即可查看它。\n- **热力图**：行是步，列是位置；颜色 = 调度排序所用的置信度；□ = "
         "在此确认。\n- **去掩码顺序**：把生成段按行排开，每格按其被确认的步着色。\n- **每步图**：每步确认了多少位置（k）以及当时的温度；下方是每个被确认词在调度眼中的置信度（圆点）和实际抽到的词的原始概率（叉"
@@ -244,6 +245,8 @@ STRINGS: dict[str, str] = {
     "preset_llada21": "LLaDA 2.1 原版规则",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO 原版规则", "preset_remdm": "ReMDM 原版规则",
     "preset_rcr": "RCR 原版规则",
+    "preset_eb_sampler": "SGLang 熵上界采样", "gamma": "熵预算 γ（eb）",
+    "info_gamma": "按熵从低到高确认掩码，只要它之前的熵之和不超过此值（奈特）",
     "curve_lesson_box": "这一课：为什么并行解码会出错，撤回又能做什么",
     # ----- the revision study on the world model (views/lessons.study_md) -------------------------
     "rt_rule": "规则", "rt_decoder": "解码器", "rt_nfe": "NFE", "rt_valid": "有效运行", "rt_broken": "拆散的名字",
