@@ -122,3 +122,20 @@ def test_a_bad_knob_spec_is_refused():
     with pytest.raises(ValueError, match="a choice needs its choices"):
         knobs.Knob(name="x", kind="choice", default="a", help="")
     assert knobs.Knob(name="x", kind="float", default=0.5, help="", hi=1.0).parse("0.25") == 0.25
+
+
+def test_the_guide_to_writing_a_rule_runs():
+    """docs/rules.md: its python blocks run, its example gives what it says (excerpts are marked `text`)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(python|pycon)\n(.*?)```", text, re.S)
+    assert {kind for kind, _ in blocks} == {"python", "pycon"}
+    for kind, block in blocks:
+        code = textwrap.dedent(block)
+        if kind == "python":
+            exec(compile(code, "docs/rules.md", "exec"), {})
+        else:
+            test = doctest.DocTestParser().get_doctest(code, {}, "docs/rules.md", "docs/rules.md", 0)
+            assert doctest.DocTestRunner().run(test).failed == 0
