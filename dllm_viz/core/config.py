@@ -27,7 +27,6 @@ KNOBS: tuple[Knob, ...] = rules.KNOBS
 SCHEDULES = tuple(rules.SCHEDULES)  # the schedule plug-ins, in menu order (`core.rules`)
 REVISIONS = tuple(rules.REVISIONS)  # the revision rule plug-ins, "none" first
 FORWARD_KINDS = ("full", "prefix", "dual")  # what one step's forward was (a cached trace records it per step)
-_bad = bad  # (the old private name, for modules that still use it)
 
 
 def describe(knobs: tuple[Knob, ...] = KNOBS) -> str:
