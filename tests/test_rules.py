@@ -75,6 +75,22 @@ def test_a_masked_only_rule_on_another_canvas_is_refused_by_name():
     rules.check_canvas(DecodeConfig(schedule="eb", revise="rcr"), "masked")  # where it applies: nothing said
 
 
+def test_a_renoising_model_is_refused_the_masked_rules_by_name():
+    """A model of the renoising protocol (models.renoiser: every position starts as noise) writes a
+    "renoise" canvas; the masked decoder refuses it naming the rule, before looking for a mask token."""
+    class Renoising:  # the protocol's four methods are all `is_renoiser` looks at
+        name = "renoising"
+
+        def encode(self, *a): ...
+        def denoise(self, *a): ...
+        def select(self, *a): ...
+        def generation_defaults(self): ...
+
+    assert rules.canvas_of(Renoising()) == "renoise" and rules.canvas_of(TinyDenoiser()) == "masked"
+    with pytest.raises(ValueError, match=r"schedule='eb' is invalid for 'renoising', whose canvas is 'renoise'"):
+        decode(Renoising(), [[5, 6]], DecodeConfig(gen_length=4, schedule="eb"))
+
+
 # ----- the knob table and what derives from it ----------------------------------------------------
 def test_the_config_is_a_real_frozen_dataclass_of_the_knob_table():
     fields = dataclasses.fields(DecodeConfig)

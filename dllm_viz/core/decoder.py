@@ -378,6 +378,7 @@ def decode(
     for c in configs:
         if not isinstance(c, DecodeConfig):
             raise ValueError(f"config: {c!r} is not a DecodeConfig")
+        rules.check_canvas(c, rules.canvas_of(model), repr(model_name(model)))  # a masked-only rule, named
     if not prompts:
         return []
     check_denoiser(model)

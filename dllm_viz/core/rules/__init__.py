@@ -20,6 +20,7 @@ from typing import Any
 
 from dllm_viz.core.knobs import CORE, Knob
 from dllm_viz.core.rules.base import CANVASES, Plugin, Revision, Schedule, ShippedPreset
+from dllm_viz.models.renoiser import is_renoiser
 
 KINDS: dict[str, type[Plugin]] = {"schedule": Schedule, "revise": Revision}  # the knob that chooses -> plug-in type
 MODULES: dict[str, ModuleType] = {}  # plug-in name -> its module (its docstring holds its example)
@@ -111,8 +112,9 @@ def readers(knob: str) -> tuple[Plugin, ...]:
 
 
 def canvas_of(model: Any) -> str:
-    """The kind of canvas `model` writes: its optional `canvas_kind` attribute, "masked" by default."""
-    return getattr(model, "canvas_kind", "masked")
+    """The kind of canvas `model` writes: "renoise" for a renoising model (`models.renoiser`), else its
+    optional `canvas_kind` attribute, "masked" by default."""
+    return "renoise" if is_renoiser(model) else getattr(model, "canvas_kind", "masked")
 
 
 def check_canvas(config: Any, canvas: str, model: str = "the model") -> None:
