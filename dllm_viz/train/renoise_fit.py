@@ -40,6 +40,9 @@ from dllm_viz.train.train import _load_corpus, _save_checkpoint, lr_at
 
 log = logging.getLogger(__name__)
 
+# transformers' AutoTokenizer reads the world tokenizer.json through this (the same ids as EmbeddedTokenizer).
+TOKENIZER_CONFIG = {"tokenizer_class": "PreTrainedTokenizerFast", "pad_token": "<pad>", "eos_token": "<eos>",
+                    "mask_token": "<mask>", "clean_up_tokenization_spaces": False}
 PROGRESS_EVERY = 100  # steps between progress lines
 EVAL_T = (0.25, 0.5, 0.75, 1.0)  # corruption levels of the held-out evaluation
 EVAL_CONTEXTS = (1, 9, 23, 41)  # clean context lengths: the shortest prompt, the longest, and whole sentences after
@@ -181,7 +184,8 @@ def text_parameters(model) -> int:
 def export(run: Path, out: Path, *, dtype: torch.dtype = torch.float32, **settings: float) -> Path:
     """Write ``out/``: ``config.json``, ``model.safetensors`` (``dtype``), ``generation_config.json``
     (``SHIPPED_GENERATION`` with ``settings`` over it), the world ``tokenizer.json`` and the run's
-    ``train_log.jsonl``: a folder ``DiffusionGemmaForBlockDiffusion.from_pretrained`` loads offline."""
+    ``train_log.jsonl``: a folder ``DiffusionGemmaForBlockDiffusion.from_pretrained`` loads offline, and
+    ``AutoTokenizer.from_pretrained`` too (``tokenizer_config.json``)."""
     state = torch.load(run / "ckpt.pt", weights_only=False)
     cfg = RenoiseConfig(**state["train_config"])
     tokenizer = EmbeddedTokenizer.from_file(run / "tokenizer.json")
@@ -191,6 +195,7 @@ def export(run: Path, out: Path, *, dtype: torch.dtype = torch.float32, **settin
     out.mkdir(parents=True, exist_ok=True)
     model.to(dtype).save_pretrained(out)
     tokenizer.save(out / "tokenizer.json")
+    (out / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG, indent=1) + "\n")
     if (run / "log.jsonl").is_file():
         shutil.copy(run / "log.jsonl", out / "train_log.jsonl")
     (out / "train_config.json").write_text(json.dumps({**asdict(cfg), "trained_steps": state["step"]}, indent=2) + "\n")
