@@ -45,7 +45,8 @@ TINY_VISION = {"model_type": "gemma4_vision", "hidden_size": 8, "intermediate_si
 
 @dataclass(frozen=True, kw_only=True)
 class RenoiseConfig:
-    """One renoise training run; saved in every checkpoint so ``--resume`` continues the same recipe."""
+    """One renoise training run; saved in every checkpoint so ``--resume`` continues the same recipe. The
+    defaults are the shipped model's (``dllm_viz/assets/world-renoise/train_config.json``)."""
 
     hidden_size: int = 128  # DiffusionGemmaTextConfig.hidden_size
     n_layers: int = 4  # one stack, shared by encoder and decoder (the model ties them)
@@ -53,15 +54,15 @@ class RenoiseConfig:
     n_kv_heads: int = 2
     head_dim: int = 32  # also the full-attention layers' head size (Gemma 4's global_head_dim)
     intermediate_size: int = 256  # the dense MLP beside the experts, and the self-conditioning MLP
-    num_experts: int = 4
-    top_k_experts: int = 2
+    num_experts: int = 2
+    top_k_experts: int = 1
     moe_intermediate_size: int = 128
     sliding_window: int = 128  # longer than any context + canvas trained or decoded here
     canvas_length: int = 16  # decoder block; 48 generated tokens = 3 canvases
     max_context: int = 46  # longest clean context (two sentences of the world language)
     batch_size: int = 64  # rows (one canvas each) per step
     steps: int = 10000
-    lr: float = 2e-3  # peak AdamW learning rate
+    lr: float = 4e-3  # peak AdamW learning rate
     min_lr_ratio: float = 0.05  # cosine floor, as a fraction of lr
     warmup: int = 200
     weight_decay: float = 0.1
