@@ -77,6 +77,17 @@ def measure(model, tokenizer: EmbeddedTokenizer, seeds: int, **settings) -> dict
             "mean_forwards": round(sum(forwards) / runs, 2), "examples": examples}
 
 
+def _slot_bpe(tokenizer: EmbeddedTokenizer, slot: int, word: str) -> int:
+    """The BPE id of ``word`` in sentence slot ``slot`` (a first name starts a line; punctuation and the
+    newline take no space; every other word one)."""
+    start = slot < len(SLOTS) and SLOTS[slot] == "first"
+    piece = word if start or word in ",." or word == NEWLINE else " " + word
+    ids = tokenizer.encode(piece)
+    if len(ids) != 1:
+        raise ValueError(f"word={word!r}: {len(ids)} tokens in slot {slot}; the world tokenizer has one per word")
+    return ids[0]
+
+
 class RenoiseOracle(DiffusionGemmaForBlockDiffusion):
     """``WorldOracle`` inside ``DiffusionGemmaForBlockDiffusion.generate()``, told where the noise is (module doc).
 
@@ -84,19 +95,12 @@ class RenoiseOracle(DiffusionGemmaForBlockDiffusion):
     The network weights are never used."""
 
     def bind(self, tokenizer: EmbeddedTokenizer) -> RenoiseOracle:
-        self.oracle, self.tok = WorldOracle(), tokenizer
+        self.oracle = WorldOracle()
         words = self.oracle.tokenizer
-        # BPE id of each (slot, oracle word): first names start a line, punctuation and the newline take no space.
-        self.to_bpe = torch.full((SENTENCE, self.oracle.vocab_size), -1, dtype=torch.long)  # (23, W)
-        for slot in range(SENTENCE):
-            for word, j in words.ids.items():
-                if word in ("<pad>", "<eos>", "<mask>"):
-                    continue
-                start = slot < len(SLOTS) and SLOTS[slot] == "first"
-                piece = word if start or word in ",." or word == NEWLINE else " " + word
-                ids = tokenizer.encode(piece)
-                if len(ids) == 1:
-                    self.to_bpe[slot, j] = ids[0]
+        self.to_bpe = torch.full((SENTENCE, self.oracle.vocab_size), -1, dtype=torch.long)  # (23, W): -1 off the slot
+        for slot, name in enumerate((*SLOTS, NEWLINE)):
+            for word in SLOT_WORDS.get(name, {NEWLINE}):
+                self.to_bpe[slot, words.ids[word]] = _slot_bpe(tokenizer, slot, word)
         self.to_word = {}  # BPE id -> oracle word id (leading space dropped)
         for j, word in enumerate(words.pieces[3:], start=3):
             for piece in (word, " " + word):
@@ -133,17 +137,6 @@ class RenoiseOracle(DiffusionGemmaForBlockDiffusion):
             keep = bpe[c] >= 0
             logits[:, c, bpe[c][keep]] = log_p[:, c, keep]
         return ModelOutput(logits=logits.to(decoder_input_ids.device))
-
-
-def _slot_bpe(tokenizer: EmbeddedTokenizer, slot: int, word: str) -> int:
-    """The BPE id of ``word`` in sentence slot ``slot`` (a first name starts a line; punctuation and the
-    newline take no space; every other word one)."""
-    start = slot < len(SLOTS) and SLOTS[slot] == "first"
-    piece = word if start or word in ",." or word == NEWLINE else " " + word
-    ids = tokenizer.encode(piece)
-    if len(ids) != 1:
-        raise ValueError(f"word={word!r}: {len(ids)} tokens in slot {slot}; the world tokenizer has one per word")
-    return ids[0]
 
 
 class RenoisePosterior(DiffusionGemmaForBlockDiffusion):

@@ -15,7 +15,7 @@ diffusion_gemma_step.py`` and ``loss.py``, variant ``base-sft``):
 2. **Blocks** (``sample_blocks``): the clean context goes through the encoder (causal, it writes the
    KV cache), the corrupted canvas of ``canvas_length`` tokens that follows it through the decoder
    (bidirectional over cache and canvas), one canvas per row as in AutoModel's "one canvas per step".
-3. **Self-conditioning** (Chen et al. 2023, "Analog Bits", section 3.2; the two-pass form both stacks
+3. **Self-conditioning** (Chen et al. 2023, "Analog Bits"; the two-pass form both stacks
    use): a first decoder pass without gradients, then with probability ``self_cond_p`` per row its
    logits go back in as ``self_conditioning_logits`` of the second pass (``self_conditioning_mask``,
    the argument the model's forward offers for this); the other rows get the zero signal of a first step.
