@@ -51,6 +51,9 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_world_model.py::test_parallel_decoding_breaks_names": (),
     "tests/test_shipped_presets.py::test_presets_reach_the_cli": (),  # CLI processes
     "tests/test_train_cli.py::test_the_command_line_prints_progress_and_warnings_as_plain_lines": (),
+    "tests/test_world_renoise_model.py::test_generate_writes_valid_sentences_at_the_shipped_settings": (),  # 17 runs
+    "tests/test_train_renoise.py::test_a_tiny_run_learns_logs_resumes_exactly_and_exports": (),  # three runs, an export
+    "tests/test_train_renoise.py::test_the_command_line_trains_and_exports": (),
     "tests/test_compare_models.py::test_rescore_json_adds_the_gain_figures": (),
     "tests/test_policy.py::test_seeds_are_stable_across_processes_and_distinct": (),
     "tests/test_embedded.py::test_the_shipped_model_decodes_a_request_the_same_in_any_batch": (),
