@@ -43,10 +43,10 @@ class Event:
     """One decision about one generated position (issue 28: a decision may be taken back or rewritten)."""
 
     step: int  # 0-based record index
-    kind: str  # "confirm" (mask -> token), "edit" (token -> token) or "remask" (token -> mask)
+    kind: str  # "confirm" (mask -> token), "edit" (token -> token), "remask" (token -> mask), "force" (a fork's token)
     token: int | None  # what the position holds after it; None once re-masked
     before: int | None  # what it held before; None when it was masked
-    prob: float  # confirm: raw p of the token; edit: raw p of the new id; remask: the rule's score
+    prob: float  # confirm: raw p of the token; edit: raw p of the new id; remask: the rule's score (NaN: a fork's)
     before_prob: float | None = None  # edit: raw p of the old id at that step
 
 
@@ -57,6 +57,7 @@ def events(trace: Trace) -> list[list[Event]]:
     out: list[list[Event]] = [[] for _ in range(trace.config.gen_length)]
     held: list[int | None] = [None] * trace.config.gen_length
     for rec in trace.steps:
+        _fork_events(trace, rec.step, out, held)
         for pos, tok, score in zip(rec.remasked or (), rec.remasked_tokens or (), rec.remask_probs or ()):
             out[pos].append(Event(rec.step, "remask", None, tok, score))
             held[pos] = None
@@ -68,7 +69,22 @@ def events(trace: Trace) -> list[list[Event]]:
         for pos, tok, lp in zip(rec.selected, rec.tokens, rec.logprobs):
             out[pos].append(Event(rec.step, "confirm", tok, held[pos], math.exp(lp)))
             held[pos] = tok
+    _fork_events(trace, len(trace.steps), out, held)
     return out
+
+
+def _fork_events(trace: Trace, step: int, out: list[list[Event]], held: list[int | None]) -> None:
+    """The changes of the fork points (`Trace.forks`) made before record `step`: at step `step - 1`, a
+    "remask" for each position taken back and a "force" for each token forced (no probability: NaN)."""
+    for fork in trace.forks:
+        if fork.step != step:
+            continue
+        for pos in fork.remask:
+            out[pos].append(Event(step - 1, "remask", None, held[pos], math.nan))
+            held[pos] = None
+        for pos, tok in fork.force:
+            out[pos].append(Event(step - 1, "force", tok, held[pos], math.nan))
+            held[pos] = tok
 
 
 def frame_count(trace: Trace) -> int:

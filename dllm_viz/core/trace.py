@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import Any, ClassVar
 
 from dllm_viz.core.config import DecodeConfig, short
+from dllm_viz.core.lineage import ForkPoint, check_forks
 from dllm_viz.core.revision import max_steps
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, dataclass_fields
 from dllm_viz.core.schedules import planned_steps
@@ -162,6 +163,8 @@ class Trace:
     text_end: int | None = None
     # Step at which the end-of-text early stop filled every remaining mask; None when it did not fire.
     early_stop_step: int | None = None
+    # Where this trace branched off its parents (`core.fork`, issue 39), in step order; () for a decode.
+    forks: tuple[ForkPoint, ...] = ()
 
     @property
     def nfe(self) -> int:
@@ -242,29 +245,46 @@ class Trace:
 
     @property
     def revised(self) -> bool:
-        """Whether some step took a token back or rewrote one."""
-        return any(rec.remasked or rec.edited for rec in self.steps)
+        """Whether some step took a token back or rewrote one, or a fork point forced or took one back."""
+        return any(rec.remasked or rec.edited for rec in self.steps) or any(f.changes_canvas for f in self.forks)
+
+    def _forks_at(self, step: int) -> list[ForkPoint]:
+        return [f for f in self.forks if f.step == step]
 
     def canvas_at(self, step: int) -> list[int | None]:
         """Generated ids as they stood after `step` (None = still masked); step -1 is the start."""
         if not self.revised:  # every confirmation final: the order says it all
             return [tok if o <= step else None for tok, o in zip(self.token_ids, self.order)]
         canvas: list[int | None] = [None] * len(self.token_ids)
-        for rec in self.steps[: max(0, step + 1)]:
+        upto = max(0, min(step + 1, len(self.steps)))  # the records applied
+        for rec in self.steps[:upto]:
+            for fork in self._forks_at(rec.step):  # a fork's change comes before its step's record
+                fork.apply(canvas)
             for pos, tok in zip(rec.selected, rec.tokens):
                 canvas[pos] = tok
             for pos, tok in zip(rec.edited or (), rec.edited_to or ()):
                 canvas[pos] = tok
             for pos in rec.remasked or ():
                 canvas[pos] = None
+        for fork in self.forks:  # ... and is part of the canvas after the step before it
+            if upto <= fork.step <= step + 1:
+                fork.apply(canvas)
         return canvas
 
     @property
     def history(self) -> list[list[tuple[int, str, int | None]]]:
         """Every event of each position, in order: `(step, kind, token)` with kind "confirm",
-        "edit" (token: the new id) or "remask" (token: None)."""
+        "edit" (token: the new id) or "remask" (token: None); a fork point's (`forks`) are "force" and
+        "remask" at the step before it (-1 for a fork at the start)."""
         out: list[list[tuple[int, str, int | None]]] = [[] for _ in self.token_ids]
-        for rec in self.steps:
+        for rec in [*self.steps, None]:
+            for fork in self._forks_at(len(self.steps) if rec is None else rec.step):
+                for pos in fork.remask:
+                    out[pos].append((fork.step - 1, "remask", None))
+                for pos, tok in fork.force:
+                    out[pos].append((fork.step - 1, "force", tok))
+            if rec is None:
+                break
             for pos in rec.remasked or ():
                 out[pos].append((rec.step, "remask", None))
             for pos, tok in zip(rec.edited or (), rec.edited_to or ()):
@@ -292,6 +312,7 @@ class Trace:
             "text": self.text,
             # Written only when set, so traces without an end of text read as they always did.
             **{key: getattr(self, key) for key in ("text_end", "early_stop_step") if getattr(self, key) is not None},
+            **({"forks": [f.to_dict() for f in self.forks]} if self.forks else {}),  # a fork's lineage only
             "order": self.order,
             "wall_time": self.wall_time,
             "mask_token_id": self.mask_token_id,
@@ -321,9 +342,13 @@ class Trace:
         step_fields = dataclass_fields(StepRecord)
         if d["version"] == 1:  # version 1 has none of the revision or cache fields
             step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
+        steps = d.get("steps")
+        forks = check_forks(d["forks"], steps=len(steps) if isinstance(steps, list) else 0,
+                            gen_length=config.gen_length) if "forks" in d else ()
+        bound = max_steps(config) + (forks[-1].step if forks else 0)  # a fork's own steps follow its parent's
         check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=step_fields,
-                         gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=max_steps(config),
-                         revision=config.revise, cached=config.cache != "none")
+                         gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=bound,
+                         revision=config.revise, cached=config.cache != "none", forks=forks)
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),
@@ -339,6 +364,7 @@ class Trace:
                 mask_token_id=d["mask_token_id"],
                 text_end=d.get("text_end"),
                 early_stop_step=d.get("early_stop_step"),
+                forks=forks,
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"trace JSON is missing or has a malformed field: {err}") from err

@@ -18,11 +18,12 @@ after the last step must be `token_ids`, and `order` the step each position was 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any
 
 from dllm_viz.core.config import FLOAT32_MAX, FORWARD_KINDS, short
+from dllm_viz.core.lineage import ForkPoint
 
 # ----- limits ------------------------------------------------------------------------------------
 MAX_TRACE_BYTES = 16 * 2**20  # a JSON file; 240 positions confirmed one per step (240 steps) write 3 MB
@@ -127,12 +128,13 @@ def _known_ids(path: str, ids: Iterable[int], vocab: set[int] | None) -> None:
 # ----- the whole trace ---------------------------------------------------------------------------
 def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
                      gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none",
-                     cached: bool = False) -> None:
+                     cached: bool = False, forks: Sequence[ForkPoint] = ()) -> None:
     """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
 
     `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
     `gen_length`, `num_blocks`, `max_steps` (None: gen_length), `revision` and `cached` (its cache is
-    not "none") come from the trace's config, already validated by DecodeConfig.
+    not "none") come from the trace's config, already validated by DecodeConfig; `forks`, a forked
+    trace's fork points (`core.lineage`, read from `d["forks"]`), are replayed with the steps.
     """
     known = set(trace_fields) | {"format", "version", "metrics"}
     for key in d:
@@ -178,7 +180,8 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
         raise _too_big("steps x gen_length", n * G, MAX_CELLS, "cells")
     if G and not n:
         raise _bad("steps", steps, f"at least one step for gen_length={G}")
-    order = _ints("order", d["order"], 0, max(0, n - 1), length=G) if G else _list("order", d["order"], 0)
+    lo = -1 if forks else 0  # a token forced before the first step was decided "at step -1"
+    order = _ints("order", d["order"], lo, max(0, n - 1), length=G) if G else _list("order", d["order"], 0)
     if d.get("text_end") is not None:
         _int("text_end", d["text_end"], 0, max(0, G - 1))
     if d.get("early_stop_step") is not None:
@@ -189,11 +192,14 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
     last: list[int] = [-1] * G  # the step each position was last decided at
     # Without revisions a confirmation is final: each one is checked against token_ids and order at once.
     final = tokens, order
-    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited")) for rec in steps):
+    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited")) for rec in steps) or \
+            any(f.changes_canvas for f in forks):
         final = None
     for i, rec in enumerate(steps):
+        _apply_forks(forks, i, canvas, last, known_ids)
         _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, canvas, last, known_ids, final)
         _check_cache_fields(f"steps[{i}]", rec, G, len(prompt) + G, cached)
+    _apply_forks(forks, n, canvas, last, known_ids)
     for pos in range(G):
         if canvas[pos] is None:
             raise _bad(f"token_ids[{pos}]", tokens[pos], "a position the steps decide (it is masked after the last step)")
@@ -201,6 +207,24 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
             raise _bad(f"token_ids[{pos}]", tokens[pos], f"{canvas[pos]}, the token the steps leave there")
         if order[pos] != last[pos]:
             raise _bad(f"order[{pos}]", order[pos], f"{last[pos]}, the step that last decided position {pos}")
+
+
+def _apply_forks(forks: Sequence[ForkPoint], i: int, canvas: list[int | None], last: list[int],
+                 known_ids: set[int] | None) -> None:
+    """The change of the fork points at step `i`, made before record `i` (`core.lineage`): a position taken
+    back was visible, a forced id is in the vocab and is not the id already there."""
+    for j, fork in enumerate(forks):
+        if fork.step != i:
+            continue
+        for pos in fork.remask:
+            if canvas[pos] is None:
+                raise _bad(f"forks[{j}].remask", pos, f"a position visible entering step {i}")
+            canvas[pos], last[pos] = None, -1
+        _known_ids(f"forks[{j}].force", (tok for _, tok in fork.force), known_ids)
+        for pos, tok in fork.force:
+            if canvas[pos] == tok:
+                raise _bad(f"forks[{j}].force", [pos, tok], f"a token other than the one position {pos} holds")
+            canvas[pos], last[pos] = tok, i - 1
 
 
 def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks: int, canvas: list[int | None],
