@@ -174,6 +174,12 @@ class DecodeBatch:
         self.caches.drop(index)
         return slot
 
+    def reconfigure(self, index: int, config: DecodeConfig) -> None:
+        """Decode slot `index` under `config` from its next step on, in the state it is in (canvas, generator,
+        step count, schedule state): a fork's switch of a knob (`core.fork`, which checks `config` first)."""
+        self.slots[index].config = config
+        self._row_sets.clear()  # the rows' parameters are built again at the next step
+
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
         self.caches.drop(index)
