@@ -1,5 +1,7 @@
 """Command line: `python -m dllm_viz generate ...` decodes a prompt; `export-policy` writes an SGLang policy;
-`serve` serves the playground (`dllm_viz.app.main`).
+`serve` serves the playground (`dllm_viz.app.main`); `diff A.json B.json` says where two traces part;
+`fork TRACE.json --step S ...` continues a trace from a step with a change; `export TRACE.json --to anim.gif`
+writes its animation.
 
 Flags mirror DecodeConfig field by field (generated from the knob specs, so they cannot drift: a rule
 plug-in's knobs get their flags with no edit here); a flag given overrides the preset.
@@ -7,6 +9,7 @@ plug-in's knobs get their flags with no edit here); a flag given overrides the p
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -131,6 +134,43 @@ def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_export_policy)
 
 
+def _read_trace(path: str, what: str = "trace") -> Any:
+    from dllm_viz.core.trace import Trace
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{what}={path!r} is invalid: {err}") from None
+    try:
+        return Trace.from_json(text)
+    except ValueError as err:
+        raise ValueError(f"{what} {path}: {err}") from None
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from dllm_viz.app.views.diff import summary
+    from dllm_viz.core.diff import diff
+
+    a, b = _read_trace(args.a, "A"), _read_trace(args.b, "B")
+    d = diff(a, b)
+    print(json.dumps(d.to_dict(), ensure_ascii=False) if args.json else summary(d, a, b, args.lang))
+    return 0 if d.same else 1
+
+
+def add_diff(subparsers: argparse._SubParsersAction) -> None:
+    """Register `diff`: where two traces of one prompt part (exit status 0: the same decisions, 1: they differ)."""
+    from dllm_viz.app.strings import LANGS
+
+    p = subparsers.add_parser("diff", help="where two traces of the same prompt part, and every later difference",
+                              description="Exit status: 0 when A and B made the same decisions at every step, "
+                                          "1 when they differ, 2 on an error.")
+    p.add_argument("a", help="trace A (JSON)")
+    p.add_argument("b", help="trace B (JSON)")
+    p.add_argument("--json", action="store_true", help="print the whole diff as JSON (every difference)")
+    p.add_argument("--lang", default="en", choices=LANGS, help="the summary's language")
+    p.set_defaults(func=_diff)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dllm_viz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(func=_generate)
     add_export_policy(sub)
     add_serve_command(sub)
+    add_diff(sub)
     return parser
 
 

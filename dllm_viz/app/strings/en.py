@@ -379,4 +379,16 @@ STRINGS: dict[str, str] = {
     "rv_forwards": "{n} forwards (verify pass)", "rv_per_step": "taken back + rewritten",
     "rv_heatmap_key": "× taken back, ◇ rewritten",
     "fig_order_revised": "Order (colour = step last decided;\n×n = decided n times)",
+    # ----- trace diff (issue 39: core.diff, app/views/diff.py) --------------------------------
+    "diff_same": "A and B made the same decisions at every step ({n} steps).",
+    "diff_first": "They part at step {s}{where}: {what} (A: {a}; B: {b}).",
+    "diff_at": ", position {p}",
+    "diff_all": "Every difference: {counts}, at {k} of {n} steps.",
+    "diff_settings": "Settings that differ: {changes}.",
+    "diff_steps": "Steps: A {a}, B {b}.",
+    "diff_nothing": "nothing", "diff_mask": "[MASK]", "diff_end": "its last step", "diff_early_stop": "its early stop",
+    "diff_went_on": "went on",
+    "diff_kind_forced": "a fork's change", "diff_kind_another_selection": "another selection",
+    "diff_kind_another_token": "another token", "diff_kind_taken_back": "a taken-back token",
+    "diff_kind_another_rewrite": "another rewrite", "diff_kind_another_stop": "another stop",
 }

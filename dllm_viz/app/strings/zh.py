@@ -272,4 +272,16 @@ STRINGS: dict[str, str] = {
     "rv_decided": "决定 {n} 次", "rv_step": "撤回 {r} 个 · 改写 {e} 个", "rv_forwards": "{n} 次前向（验证）", "rv_per_step": "撤回 + 改写",
     "rv_heatmap_key": "× 撤回，◇ 改写",
     "fig_order_revised": "顺序（颜色 = 最后一次决定的步；\n×n = 决定了 n 次）",
+    # ----- trace diff (issue 39: core.diff, app/views/diff.py) --------------------------------
+    "diff_same": "A 和 B 每一步的决定都相同（{n} 步）。",
+    "diff_first": "二者在第 {s} 步{where}分开：{what}（A：{a}；B：{b}）。",
+    "diff_at": "、位置 {p} ",
+    "diff_all": "全部差异：{counts}，分布在 {n} 步中的 {k} 步。",
+    "diff_settings": "不同的设置：{changes}。",
+    "diff_steps": "步数：A {a}，B {b}。",
+    "diff_nothing": "无", "diff_mask": "[MASK]", "diff_end": "最后一步", "diff_early_stop": "提前停止",
+    "diff_went_on": "继续",
+    "diff_kind_forced": "分叉时的改动", "diff_kind_another_selection": "选了别的位置",
+    "diff_kind_another_token": "换了词", "diff_kind_taken_back": "撤回了词",
+    "diff_kind_another_rewrite": "改写不同", "diff_kind_another_stop": "停止不同",
 }
