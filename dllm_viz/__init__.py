@@ -4,9 +4,10 @@ from __future__ import annotations
 from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import DecodeBatch, decode
 from dllm_viz.core.diff import TraceDiff, diff
+from dllm_viz.core.fork import fork
 from dllm_viz.core.trace import StepRecord, Trace
 
-__all__ = ["PRESETS", "DecodeBatch", "DecodeConfig", "StepRecord", "Trace", "TraceDiff", "decode", "diff",
+__all__ = ["PRESETS", "DecodeBatch", "DecodeConfig", "StepRecord", "Trace", "TraceDiff", "decode", "diff", "fork",
            "load_model", "Engine"]
 __version__ = "0.1.0"
 

@@ -171,6 +171,81 @@ def add_diff(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_diff)
 
 
+def _pair(text: str) -> tuple[int, int]:
+    """`--force 3=17` -> (3, 17)."""
+    pos, sep, tok = text.partition("=")
+    try:
+        return int(pos), int(tok)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected POSITION=TOKEN_ID") from None
+
+
+def _knob(text: str) -> tuple[str, Any]:
+    """`--set temperature=0.5` -> ("temperature", 0.5), parsed by the knob's spec."""
+    name, sep, value = text.partition("=")
+    knob = next((k for k in KNOBS if k.name == name), None)
+    if not sep or knob is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected FIELD=VALUE with a DecodeConfig field")
+    try:
+        return name, knob.parse(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def shipped_model(name: str) -> str | None:
+    """`load_model`'s path for a model shipped in the package, by the name its traces record ("world-mdlm"
+    -> "world"; the embedded model: ""); None for any other."""
+    from dllm_viz import assets
+    from dllm_viz.models import SHIPPED
+
+    for path, folder in (("", assets.path("embedded")), *SHIPPED.items()):
+        config = Path(folder) / "config.json"
+        if config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("name") == name:
+            return path
+    return None
+
+
+def _fork(args: argparse.Namespace) -> int:
+    from dllm_viz.core.fork import fork
+    from dllm_viz.models import load_model
+
+    trace = _read_trace(args.trace)
+    path = args.model if args.model is not None else shipped_model(trace.model)
+    if path is None:
+        raise ValueError(f"--model is missing: the trace's model {trace.model!r} is not shipped with dllm-viz; "
+                         "expected --model with its checkpoint (a fork replays the trace on it)")
+    model = load_model(path or None, device=args.device)
+    out = fork(model, trace, args.step, force=dict(args.force), remask=args.remask, knobs=dict(args.set))
+    print(out.text if out.text is not None else " ".join(map(str, out.token_ids)))
+    if args.json:
+        Path(args.json).write_text(out.to_json(), encoding="utf-8")
+    if args.check:
+        from dllm_viz.studies.world_score import fork_verdicts
+
+        for side, v in zip(("trace", "fork"), fork_verdicts(trace, out)):
+            print(f"{side}: valid={v.valid} sentences {v.valid_sentences}/{v.sentences} rules {sorted(v.rules())}",
+                  file=sys.stderr)
+    return 0
+
+
+def add_fork(subparsers: argparse._SubParsersAction) -> None:
+    """Register `fork`: continue a trace from a step with tokens forced, positions taken back or knobs switched."""
+    p = subparsers.add_parser("fork", help="continue a trace from a step with a change (force, remask, set)")
+    p.add_argument("trace", help="the trace (JSON)")
+    p.add_argument("--step", type=int, required=True, help="continue after this many of its steps (0: the start)")
+    p.add_argument("--force", type=_pair, action="append", default=[], metavar="POS=ID",
+                   help="place token ID at generated position POS (repeatable)")
+    p.add_argument("--remask", type=int, action="append", default=[], metavar="POS",
+                   help="take generated position POS back to [MASK] (repeatable)")
+    p.add_argument("--set", type=_knob, action="append", default=[], metavar="FIELD=VALUE",
+                   help="switch a DecodeConfig field from the step on (repeatable), e.g. temperature=0")
+    p.add_argument("--model", default=None, help="the trace's model (default: the shipped model of its name)")
+    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N")
+    p.add_argument("--json", default=None, help="write the forked trace JSON to this file")
+    p.add_argument("--check", action="store_true", help="the world checker's verdict on the trace and the fork")
+    p.set_defaults(func=_fork)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dllm_viz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -192,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_policy(sub)
     add_serve_command(sub)
     add_diff(sub)
+    add_fork(sub)
     return parser
 
 

@@ -62,8 +62,37 @@ def test_a_user_error_is_one_log_line_not_a_traceback(client, capfd, caplog):
     assert len(lines) == 1 and "decay=1.5" in lines[0] and "\n" not in lines[0]
 
 
-def test_only_generate_is_public(client):
-    assert list(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/generate"]
+def test_only_generate_and_fork_are_public(client):
+    assert list(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/generate", "/fork"]
+
+
+def test_fork_continues_a_trace_from_a_step(client):
+    _, trace_json = client.predict("the cat ", json.dumps({"gen_length": 16, "seed": 5}), api_name="/generate")
+    trace = Trace.from_json(trace_json)
+    text, same_json, verdicts = client.predict(trace_json, json.dumps({"step": 4}), api_name="/fork")
+    same = Trace.from_json(same_json)
+    assert text == trace.text and same.steps == trace.steps and same.token_ids == trace.token_ids
+    assert verdicts == "null"  # not the world model
+    pos = next(p for p, tok in enumerate(trace.canvas_at(3)) if tok is None)
+    _, forked_json, _ = client.predict(trace_json, json.dumps({"step": 4, "force": {str(pos): 5},
+                                                                "knobs": {"temperature": 0}}), api_name="/fork")
+    forked = Trace.from_json(forked_json)
+    assert forked.token_ids[pos] == 5 and forked.steps[:4] == trace.steps[:4]
+    assert forked.forks[-1].step == 4 and forked.config.temperature == 0
+
+
+def test_fork_errors_name_what_is_wrong_and_the_app_keeps_serving(client):
+    _, trace_json = client.predict("abc ", json.dumps({"gen_length": 8, "seed": 2}), api_name="/generate")
+    with pytest.raises(Exception, match="step=99 is invalid"):
+        client.predict(trace_json, json.dumps({"step": 99}), api_name="/fork")
+    with pytest.raises(Exception, match="token id 4000"):
+        client.predict(trace_json, json.dumps({"step": 1, "force": {"0": 4000}}), api_name="/fork")
+    with pytest.raises(Exception, match="fork_json"):
+        client.predict(trace_json, "{oops", api_name="/fork")
+    with pytest.raises(Exception, match="does not parse"):
+        client.predict("not a trace", json.dumps({"step": 1}), api_name="/fork")
+    text, _, _ = client.predict(trace_json, json.dumps({"step": 1}), api_name="/fork")
+    assert len(text) == 8
 
 
 def test_app_model_comes_from_the_environment():

@@ -54,3 +54,28 @@ def test_the_threshold_reason_follows_the_strict_comparison():
     assert threshold_reason(plain, 0.9) == "above" and threshold_reason(strict, 0.9) == "floor"
     assert threshold_reason(strict, 0.91) == "above" and threshold_reason(plain, 0.5) == "floor"
     assert threshold_reason(plain, math.nan) == "" and threshold_reason(DecodeConfig(), 0.99) == ""
+
+
+def test_a_fork_s_forced_and_taken_back_tokens_replay_as_the_trace_s_canvas(world):
+    """A fork (issue 39) forces a token at the start and takes one back later: the page's rows replay
+    `Trace.canvas_at` at every frame, the forced token as kind "f" from frame 0, and the page's views render."""
+    from dllm_viz import fork
+    from dllm_viz.app.views import figures, render
+
+    tr = decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
+    pos = next(p for p, tok in enumerate(tr.token_ids) if tok != 7)
+    first = fork(world, tr, 0, force={pos: 7})
+    vis = next(p for p, tok in enumerate(first.canvas_at(3)) if tok is not None and p != pos)
+    out = fork(world, first, 4, remask=[vis])
+    pieces: dict[str, int] = {}
+    data = canvas_events(out, _index(pieces), "en")
+    texts = list(pieces)
+    for f in range(len(out.steps) + 1):
+        shown = []
+        for rows in data["ev"]:
+            last = [r for r in rows if r[0] < f]
+            shown.append(None if not last or last[-1][1] == "r" else texts[last[-1][2]])
+        assert shown == [None if c is None else piece(out, c) for c in out.canvas_at(f - 1)], f
+    assert data["ev"][pos][0][:3] == [-1, "f", texts.index(piece(out, 7))]
+    assert [r[:2] for r in data["ev"][vis]][-2:] == [[3, "r"], [out.order[vis], "c"]]
+    assert render.player_html(out, lang="zh") and figures.confidence_heatmap(out) and figures.order_map(out)

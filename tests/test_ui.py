@@ -78,7 +78,7 @@ def test_building_the_page_decodes_nothing_and_names_every_component(built):
     page = demo.page
     assert runner.calls == 0
     assert [page.name_of(c) for c in page.knobs] == list(KNOBS)
-    assert [fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"] == ["generate"]
+    assert [fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"] == ["generate", "fork"]
 
 
 def test_the_page_lays_out_a_row_of_buttons_per_preset_group(built):

@@ -77,6 +77,7 @@ def launch_tiny_demo(tmp_dir: str):
     """
     from dllm_viz import DecodeConfig, decode
     from dllm_viz.app.handlers.playground import ModelChoice
+    from dllm_viz.app.serve import make_forker
     from dllm_viz.app.ui import build_demo, launch_options
 
     calls: list[int] = []
@@ -101,7 +102,8 @@ def launch_tiny_demo(tmp_dir: str):
     other.name = "tiny-other"
     run = runner(main)
     text = main.tokenizer.decode  # both tiny models read characters the same way
-    models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i])),
+    models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i]),
+                                        fork=make_forker(main)),
               "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
                                         token_text=lambda i: text([i]))}
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]

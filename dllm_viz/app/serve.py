@@ -36,6 +36,7 @@ _offline_environment()
 from dllm_viz import assets  # noqa: E402 - after the environment above
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
 from dllm_viz.core.decoder import decode  # noqa: E402
+from dllm_viz.core.fork import fork  # noqa: E402
 from dllm_viz.serve.engine import Engine, QueueFull  # noqa: E402
 from dllm_viz.models import load_model  # noqa: E402
 from dllm_viz.core.decoder import Runner  # noqa: E402
@@ -45,6 +46,7 @@ from dllm_viz.app import guards  # noqa: E402
 from dllm_viz.app.guards import ServerLimits  # noqa: E402
 from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
 from dllm_viz.studies.lessons import DEFAULT_PROMPTS  # noqa: E402
+from dllm_viz.app.handlers.fork import Forker  # noqa: E402
 from dllm_viz.app.handlers.playground import ModelChoice  # noqa: E402
 from dllm_viz.models import SHIPPED  # noqa: E402
 from dllm_viz.studies.world_score import WORLD_PROMPTS  # noqa: E402
@@ -120,6 +122,17 @@ def make_runner(model: Any, engine: Engine | None) -> Runner:
     return run
 
 
+def make_forker(model: Any) -> Forker:
+    """How a trace of `model` forks (`/fork`): `core.fork.fork` on the model itself, outside the engine (a fork
+    replays one request from its start; it runs beside the engine's batch as the shipped models' decodes do)."""
+
+    @gpu
+    def run_fork(trace: Trace, step: int, **change: Any) -> Trace:
+        return fork(model, trace, step, **change)
+
+    return run_fork
+
+
 def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
     """Build the playground around `model` (default: `model_from_env()`, the embedded model).
 
@@ -169,13 +182,13 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
     fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
     choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name,
-                                 token_text=token_text(model))}
+                                 token_text=token_text(model), fork=make_forker(model))}
     for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
         choices[other.name] = ModelChoice(run=fit(other.name, make_runner(other, None)), prompts=tuple(prompts[shipped]),
-                                          name=other.name, token_text=token_text(other))
+                                          name=other.name, token_text=token_text(other), fork=make_forker(other))
     return choices
 
 

@@ -147,6 +147,7 @@ def build_demo(
                                     request=("query", "session"), **_decode_kw(page, concurrency_limit)))
         wire_stop(page, pg)
         gr.api(user_errors(pg.generate), api_name="generate", concurrency_limit=concurrency_limit, concurrency_id="decode")
+        gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=concurrency_limit, concurrency_id="decode")
     demo.page = page  # for tests and for other front ends that add to the page
     return demo
 

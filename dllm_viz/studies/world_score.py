@@ -11,7 +11,7 @@ from dllm_viz.core.trace import Trace
 from dllm_viz.world.checker import Verdict, check
 from dllm_viz.world.language import RULES
 
-__all__ = ["WORLD_PROMPTS", "correctness", "format_rate", "rate", "trace_text", "verdict_of", "wilson"]
+__all__ = ["WORLD_PROMPTS", "correctness", "fork_verdicts", "format_rate", "rate", "trace_text", "verdict_of", "wilson"]
 
 # Prompts in the world model's language: a sentence start each, from a bare name to half a fact.
 WORLD_PROMPTS = ("Tom Lopez of", "Ana", "Mia Berg of New York has 3 cats and", "Sam Wood of Port Royal has")
@@ -24,6 +24,12 @@ def trace_text(trace: Trace) -> str:
 
 def verdict_of(trace: Trace) -> Verdict:
     return check(trace_text(trace))
+
+
+def fork_verdicts(parent: Trace, fork: Trace) -> tuple[Verdict, Verdict]:
+    """The checker's verdict on a trace of the world model and on a fork of it (`core.fork`), or on any two
+    traces of its language: what the change at the fork did to the text's correctness."""
+    return verdict_of(parent), verdict_of(fork)
 
 
 def correctness(traces: Sequence[Trace]) -> dict[str, Any]:

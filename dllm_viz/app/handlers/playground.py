@@ -21,6 +21,7 @@ from typing import Any
 from dllm_viz.app.views import render, world as world_view
 from dllm_viz.app.handlers.adapters import parse_config_json
 from dllm_viz.app.handlers.compare import CompareHandlers
+from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
@@ -37,6 +38,7 @@ class ModelChoice:
     prompts: tuple[str, ...]  # example prompts; the first fills the prompt box when picked
     name: str  # the model's name (what traces record)
     token_text: Callable[[int], str] | None = None  # a token's text (the live canvas shows tokens before the trace)
+    fork: Forker | None = None  # how a trace of this model forks (`/fork`); None: it does not here
 
 
 class Playground:
@@ -125,3 +127,18 @@ class Playground:
         cfg = parse_config_json(config_json)
         trace = self.run([prompt or ""], [cfg])[0]
         return trace.text or "", trace.to_json()
+
+    def fork(self, trace_json: str, fork_json: str) -> tuple[str, str, str]:
+        """Fork a trace at a step (`core.fork`): `fork_json` is `{"step": s, "force": {position: id},
+        "remask": [positions], "knobs": {field: value}}`; returns the fork's text, its trace JSON and the
+        world checker's verdicts on the trace and the fork (`null` for another model)."""
+        return fork_api(self.forker_for, trace_json, fork_json)
+
+    def forker_for(self, model: str) -> Forker:
+        """How the model named `model` (a trace's) forks here; ValueError when no entry of the picker can."""
+        able = {choice.name: choice.fork for choice in self.models.values() if choice.fork is not None}
+        if model not in able:
+            raise ValueError(f"trace model={model!r} is invalid for a fork here: expected a trace of a model this "
+                             "server runs (a fork replays the trace on its own model): "
+                             + (", ".join(sorted(able)) or "none can fork"))
+        return able[model]

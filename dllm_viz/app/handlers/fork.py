@@ -1,0 +1,109 @@
+"""The `/fork` API (issue 39): a trace and a fork's change as JSON in; the forked trace out, with the world
+checker's verdict on both when the trace is the world model's. No Gradio here (`ui` makes it an endpoint).
+
+A fork replays the trace on its own model (`core.fork`), so the page's model picker must hold that model:
+`ModelChoice.fork` is how the entry of a model forks (`app.serve` makes it from the model). The request is
+bounded like `/generate`'s: the trace by `Trace.from_json`'s limits, the change by `MAX_FORK_CHARS`; a bad
+value raises ValueError naming it (the page shows it as a gr.Error; nothing else fails).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dllm_viz.app.views import world as world_view
+from dllm_viz.core.config import short
+from dllm_viz.core.trace import StepRecord, Trace
+from dllm_viz.studies.world_score import fork_verdicts
+from dllm_viz.world import Verdict
+
+MAX_FORK_CHARS = 65536  # a change: a step, a few positions, a few knobs
+KEYS = ("step", "force", "remask", "knobs")
+
+
+class Forker(Protocol):
+    """How a model forks a trace: `core.fork.fork` with the model bound (`app.serve.make_forker`)."""
+
+    def __call__(self, trace: Trace, step: int, *, force: Mapping[int, int] | None = None, remask: Sequence[int] = (),
+                 knobs: Mapping[str, Any] | None = None,
+                 on_step: Callable[[StepRecord], None] | None = None) -> Trace: ...
+
+
+@dataclass(frozen=True)
+class ForkRequest:
+    """A fork's change as the API sends it: `{"step": 5, "force": {"3": 17}, "remask": [8], "knobs": {...}}`."""
+
+    step: int
+    force: dict[int, int] = field(default_factory=dict)  # position -> token id
+    remask: tuple[int, ...] = ()
+    knobs: dict[str, Any] = field(default_factory=dict)  # DecodeConfig fields switched
+
+
+def parse_fork_json(text: str | None) -> ForkRequest:
+    """A `ForkRequest` from JSON (ValueError naming the field for anything else). `force` is an object
+    {position: id} (positions as strings, JSON's keys) or a list of [position, id] pairs."""
+    text = (text or "").strip()
+    if len(text) > MAX_FORK_CHARS:
+        raise ValueError(f"fork_json has {len(text)} characters: expected at most {MAX_FORK_CHARS}")
+    try:
+        values = json.loads(text or "null")
+    except RecursionError:
+        raise ValueError("fork_json nests too deeply: expected one JSON object (step, force, remask, knobs)") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"fork_json={text[:80]!r} is invalid: expected a JSON object ({err})") from None
+    if not isinstance(values, dict) or "step" not in values:
+        raise ValueError(f"fork_json={text[:80]!r} is invalid: expected a JSON object with a step, and any of "
+                         "force, remask, knobs")
+    extra = sorted(set(values) - set(KEYS))
+    if extra:
+        raise ValueError(f"fork_json: {extra[0]}={short(values[extra[0]])} is invalid: no such field; known fields: "
+                         + ", ".join(KEYS))
+    force = values.get("force") or {}
+    if isinstance(force, dict):
+        pairs = list(force.items())
+    elif isinstance(force, list) and all(isinstance(p, list) and len(p) == 2 for p in force):
+        pairs = [tuple(p) for p in force]
+    else:
+        raise ValueError(f"force={short(force)} is invalid: expected an object {{position: token id}} or a list of "
+                         "[position, token id] pairs")
+    remask, knobs = values.get("remask") or [], values.get("knobs") or {}
+    if not isinstance(remask, list):
+        raise ValueError(f"remask={short(remask)} is invalid: expected a list of positions")
+    if not isinstance(knobs, dict):
+        raise ValueError(f"knobs={short(knobs)} is invalid: expected an object of DecodeConfig fields")
+    return ForkRequest(step=values["step"], force={_position(p): t for p, t in pairs}, remask=tuple(remask),
+                       knobs=knobs)
+
+
+def _position(value: Any) -> Any:
+    """A position written as a JSON key ("3") as the integer it names; another integer as it came (the fork
+    checks its range)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10:
+        return int(value)
+    if type(value) is not int:
+        raise ValueError(f"force: position {short(value)} is invalid: expected a position (an integer)")
+    return value
+
+
+def verdict_dict(v: Verdict) -> dict[str, Any]:
+    return {"valid": v.valid, "sentences": v.sentences, "valid_sentences": v.valid_sentences,
+            "rules": sorted(v.rules())}
+
+
+def verdicts_json(parent: Trace, child: Trace) -> str:
+    """`{"parent": ..., "fork": ...}`, the world checker's verdict on each, or `null` for another model."""
+    if not world_view.is_checked(parent):
+        return "null"
+    a, b = fork_verdicts(parent, child)
+    return json.dumps({"parent": verdict_dict(a), "fork": verdict_dict(b)})
+
+
+def fork_api(forker_for: Callable[[str], Forker], trace_json: str, fork_json: str) -> tuple[str, str, str]:
+    """`/fork`: (the fork's text, its trace JSON, the verdicts JSON)."""
+    trace = Trace.from_json(trace_json or "")
+    request = parse_fork_json(fork_json)
+    out = forker_for(trace.model)(trace, request.step, force=request.force, remask=request.remask,
+                                  knobs=request.knobs)
+    return out.text or "", out.to_json(), verdicts_json(trace, out)
