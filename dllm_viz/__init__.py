@@ -8,7 +8,7 @@ from dllm_viz.core.fork import fork
 from dllm_viz.core.trace import StepRecord, Trace
 
 __all__ = ["PRESETS", "DecodeBatch", "DecodeConfig", "StepRecord", "Trace", "TraceDiff", "decode", "diff", "fork",
-           "load_model", "Engine"]
+           "load_model", "Engine", "export_animation"]
 __version__ = "0.1.0"
 
 
@@ -22,4 +22,8 @@ def __getattr__(name: str):
         from dllm_viz.serve.engine import Engine
 
         return Engine
+    if name == "export_animation":  # the playground's views and Pillow: the [app] extra
+        from dllm_viz.app.views.animation import export_animation
+
+        return export_animation
     raise AttributeError(f"module 'dllm_viz' has no attribute {name!r}")

@@ -246,6 +246,37 @@ def add_fork(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_fork)
 
 
+def _export(args: argparse.Namespace) -> int:
+    from dllm_viz.app.views.animation import export_animation, format_of
+
+    format_of(args.to)  # a bad suffix is refused before the trace is read
+    trace = _read_trace(args.trace)
+    options = {k: getattr(args, k) for k in ("lang", "step_ms", "frames_per_step", "hold_ms", "width", "font_size")}
+    path = export_animation(trace, args.to, **options)
+    print(f"wrote {path}: {len(trace.steps) + 1} frames, {path.stat().st_size / 1e3:.0f} kB", file=sys.stderr)
+    return 0
+
+
+def add_export(subparsers: argparse._SubParsersAction) -> None:
+    """Register `export`: a trace's canvas as an animation (GIF, WebP, SVG; MP4 with ffmpeg on the PATH)."""
+    from dllm_viz.app.strings import LANGS
+    from dllm_viz.app.views.animation import AnimationSpec
+
+    d = AnimationSpec()
+    p = subparsers.add_parser("export", help="write a trace's canvas as an animation: --to anim.gif|.webp|.svg|.mp4")
+    p.add_argument("trace", help="the trace (JSON)")
+    p.add_argument("--to", required=True, help="the file to write; its suffix names the format (gif, webp, svg, "
+                                               "mp4: MP4 needs ffmpeg on the PATH)")
+    p.add_argument("--lang", default=d.lang, choices=LANGS, help="the labels' language")
+    p.add_argument("--step-ms", type=int, default=d.step_ms, help=f"ms each step shows (default {d.step_ms})")
+    p.add_argument("--frames-per-step", type=int, default=d.frames_per_step,
+                   help="frames each step is written as (default 1; a fixed-rate player may want more)")
+    p.add_argument("--hold-ms", type=int, default=d.hold_ms, help=f"extra ms on the last frame (default {d.hold_ms})")
+    p.add_argument("--width", type=int, default=d.width, help=f"pixels (default {d.width})")
+    p.add_argument("--font-size", type=int, default=d.font_size, help=f"the tokens' text (default {d.font_size})")
+    p.set_defaults(func=_export)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dllm_viz", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -268,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_command(sub)
     add_diff(sub)
     add_fork(sub)
+    add_export(sub)
     return parser
 
 

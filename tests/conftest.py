@@ -73,8 +73,9 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_guards.py::test_sessions_are_dropped_when_closed_idle_or_beyond_the_cap": (),  # a served demo
     "tests/test_guards.py::test_silent_and_slow_connections_are_bounded": (),
     "tests/test_guards.py::test_install_bounds_a_launched_demo": (),
-    # Issue 39: the fork's floor over every kind of decode (two kinds stay fast).
+    # Issue 39: the fork's floor over every kind of decode (two kinds stay fast); a 64-step world-model export.
     "tests/test_fork.py::test_a_fork_with_nothing_changed_is_the_trace_itself_on_every_kind_of_decode": (),
+    "tests/test_animation.py::test_a_64_step_world_model_trace_is_under_2_mb_as_gif": (),
 }
 
 
