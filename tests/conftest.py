@@ -76,6 +76,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     # Issue 39: the fork's floor over every kind of decode (two kinds stay fast); a 64-step world-model export.
     "tests/test_fork.py::test_a_fork_with_nothing_changed_is_the_trace_itself_on_every_kind_of_decode": (),
     "tests/test_animation.py::test_a_64_step_world_model_trace_is_under_2_mb_as_gif": (),
+    "tests/test_animation.py::test_a_browser_plays_the_svg_frame_by_frame": ("browser",),
 }
 
 

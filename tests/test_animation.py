@@ -185,3 +185,31 @@ def test_a_64_step_world_model_trace_is_under_2_mb_as_gif(tmp_path):
     print(f"64-step world-model trace -> GIF: {seconds:.2f} s, {size / 1e6:.2f} MB")  # bench/export_bench.py times it
     assert size < 2_000_000
     assert Image.open(path).n_frames == 65
+
+
+def test_a_browser_plays_the_svg_frame_by_frame(trace, tmp_path):
+    """Chromium (the real player of an SVG on a slide or a page) shows frame f's shapes at frame f's time."""
+    from playwright import sync_api
+
+    from tests.test_browser import ARGS, CHROMIUM
+
+    path = tmp_path / "anim.svg"
+    path.write_bytes(animation_bytes(trace, "svg", step_ms=100, hold_ms=500))
+    n = len(trace.steps)
+    visible = ("[...document.querySelectorAll('text')].filter((t) => getComputedStyle(t).visibility === 'visible')"
+               ".map((t) => t.textContent)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(path.as_uri())
+            for f in (0, 2, n):
+                page.evaluate(f"document.documentElement.pauseAnimations(); "
+                              f"document.documentElement.setCurrentTime({(100 * f + 50) / 1000})")
+                shown = page.evaluate(visible)
+                status = [s for s in shown if s.startswith("step ")]
+                assert status and status[0].startswith(f"step {f} of {n}"), (f, status)
+                done = {piece for c in trace.canvas_at(f - 1) if c is not None for piece in [trace.token_text(c)]}
+                assert all(any(tok.strip() in s for s in shown) for tok in done if tok.strip()), f
+        finally:
+            browser.close()
