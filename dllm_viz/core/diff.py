@@ -164,16 +164,17 @@ def _positions(section: Callable[[StepRecord], dict[int, int]], kinds: tuple[str
     return compare
 
 
+# Each reader returns {} for a record without its fields (a kind of step that has no such section).
 def confirmed(rec: StepRecord) -> dict[int, int]:
-    return dict(zip(rec.selected, rec.tokens))
+    return dict(zip(getattr(rec, "selected", None) or (), getattr(rec, "tokens", None) or ()))
 
 
 def taken_back(rec: StepRecord) -> dict[int, int]:
-    return dict(zip(rec.remasked or (), rec.remasked_tokens or ()))
+    return dict(zip(getattr(rec, "remasked", None) or (), getattr(rec, "remasked_tokens", None) or ()))
 
 
 def rewritten(rec: StepRecord) -> dict[int, int]:
-    return dict(zip(rec.edited or (), rec.edited_to or ()))
+    return dict(zip(getattr(rec, "edited", None) or (), getattr(rec, "edited_to", None) or ()))
 
 
 # The sections of a step, in the order a step happens (a fork's change before it, then its decisions).
