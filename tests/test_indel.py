@@ -29,10 +29,13 @@ def test_bad_settings_are_named_value_errors(knob, value):
 
 def test_the_defaults_are_sglang_s():
     assert InDelSettings() == InDelSettings(**indel.SGLANG_DEFAULTS, block_size=32)
-    fields = indel.preset_fields(64)
-    assert (fields["threshold"], fields["edit_threshold"], fields["max_post_edit_steps"]) == (0.5, 0.0, 16)
-    assert fields["block_length"] == 32 and indel.preset_fields(48)["block_length"] is None
-    assert indel.PRESET_NAME == "llada22_indel" and "joint_threshold_indel.py" in indel.SOURCE
+    from dllm_viz import DecodeConfig
+    from dllm_viz.core.rules import joint_threshold_indel
+
+    c = DecodeConfig.preset("llada22_indel", 64)
+    assert (c.threshold, c.edit_threshold, c.max_post_edit_steps, c.indel) == (0.5, 0.0, 16, "joint_threshold_indel")
+    assert c.block_length == 32 and DecodeConfig.preset("llada22_indel", 48).block_length is None
+    assert "joint_threshold_indel.py" in joint_threshold_indel.SOURCE
 
 
 @pytest.mark.parametrize("ids, match", [((None, 4), "delete_token_id=None"), ((3, 99), "split_token_id=99"),

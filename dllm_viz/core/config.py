@@ -54,6 +54,7 @@ class DecodeConfig:
 
     def __post_init__(self) -> None:
         validate(self, KNOBS)
+        rules.check_requires(self)  # what a chosen rule needs of the other knobs (an insert/delete rule's)
 
     # ----- derived values -------------------------------------------------------------------
     @property

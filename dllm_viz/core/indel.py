@@ -47,9 +47,6 @@ from dllm_viz.core.alignment import EditTokens, StepEdits, apply_edits
 # (sglang/srt/dllm/config.py, DLLM_PARAMS["LLaDA2MoeModelLM"]["block_size"]).
 SGLANG_DEFAULTS = {"threshold": 0.5, "edit_threshold": 0.0, "max_post_edit_steps": 16}
 LLADA2_BLOCK_SIZE = 32
-PRESET_NAME = "llada22_indel"
-SOURCE = ("sgl-project/sglang 0.5.23, python/sglang/srt/dllm/algorithm/joint_threshold_indel.py, "
-          "JointThresholdInDel.step (LLaDA 2.2's insert and delete edits)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,17 +72,6 @@ def check_settings(*, threshold: Any, edit_threshold: Any, max_post_edit_steps: 
     for name, value, low in (("max_post_edit_steps", max_post_edit_steps, 0), ("block_size", block_size, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name}={value!r} is invalid: expected an int >= {low}")
-
-
-def preset_fields(gen_length: int) -> dict[str, Any]:
-    """The `llada22_indel` preset as DecodeConfig fields (for the lead's config layer): JointThreshold's
-    mask-to-token schedule (`llada21` without its penalty, which JointThresholdInDel does not have) on
-    LLaDA 2's 32-position blocks where 32 splits the span (one block otherwise), at temperature 0."""
-    block = LLADA2_BLOCK_SIZE if gen_length > LLADA2_BLOCK_SIZE and gen_length % LLADA2_BLOCK_SIZE == 0 else None
-    return dict(schedule="threshold", threshold=SGLANG_DEFAULTS["threshold"], threshold_strict=True, min_k=1,
-                block_length=block, temperature=0.0, confidence="max_prob", confidence_from="softmax",
-                revise="joint_threshold_indel", edit_threshold=SGLANG_DEFAULTS["edit_threshold"],
-                max_post_edit_steps=SGLANG_DEFAULTS["max_post_edit_steps"])
 
 
 def check_edit_tokens(vocab_size: int, mask_id: int, delete_id: Any, split_id: Any) -> EditTokens:
@@ -136,6 +122,16 @@ class InDelParams:
                    edit_threshold=col([x.edit_threshold for x in s], torch.float32),
                    budget=col([x.max_post_edit_steps for x in s], torch.long),
                    width=col([x.block_size for x in s], torch.long), tokens=tokens)
+
+    @classmethod
+    def from_configs(cls, configs: Sequence[Any], tokens: EditTokens, *, widths: Sequence[int] | None = None,
+                     device: torch.device | str = "cpu") -> InDelParams:
+        """The rows of DecodeConfigs (their `threshold`, `edit_threshold`, `max_post_edit_steps`); each row's
+        block is `widths[a]` positions (SGLang's block, prompt part included), else its `block_size`."""
+        ws = list(widths) if widths is not None else [c.block_size for c in configs]
+        return cls.from_settings([InDelSettings(threshold=c.threshold, edit_threshold=c.edit_threshold,
+                                                max_post_edit_steps=c.max_post_edit_steps, block_size=w)
+                                  for c, w in zip(configs, ws)], tokens, device=device)
 
 
 @dataclass(frozen=True)
@@ -296,8 +292,9 @@ def indel_step(logits: torch.Tensor, block: torch.Tensor, state: InDelState, par
     """One step of every row's block: `logits (A, L, V)` of the model at each position of `block (A, L)`.
 
     `drawn (A, L)`: the token each chosen mask writes, drawn by the caller (a request at temperature > 0:
-    the article's draw, from each request's generator); the choice of masks still ranks the raw argmax's
-    probability. None: the argmax, as SGLang (which decodes greedily) writes it."""
+    the article's draw, from each request's generator), -1 where the argmax writes; the choice of masks
+    still ranks the raw argmax's probability. None: the argmax everywhere, as SGLang (which decodes
+    greedily) writes it."""
     A, L, _ = logits.shape
     tok = params.tokens
     active = ~state.finished
@@ -311,7 +308,7 @@ def indel_step(logits: torch.Tensor, block: torch.Tensor, state: InDelState, par
     x, p = fallback_at_original_masks(logits, x, p, probs, read, fall, tok.mask)
     chosen, cleanup = select_masks(p, bud, params)
     if drawn is not None:
-        x = torch.where(chosen, drawn, x)
+        x = torch.where(chosen & (drawn >= 0), drawn, x)
     edit = generated & ~bud.masks & (p > params.edit_threshold.to(p.dtype).unsqueeze(-1)) & (block != x)
     write = (chosen | edit) & active.unsqueeze(-1)
     go = write.any(-1)  # (A,) rows that write; an active row that does not is finished, unchanged

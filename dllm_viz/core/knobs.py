@@ -242,6 +242,8 @@ CORE: tuple[Knob, ...] = (
          help="the raw probability of end-of-text the early stop needs at every such position; in (0, 1]"),
     Knob(name="revise", kind="choice", default="none", plugins="revise",
          help="the revision rule that may re-mask or rewrite decided tokens of the current block (core.rules)"),
+    Knob(name="indel", kind="choice", default="none", plugins="indel",
+         help="the insert/delete rule: a model trained to edit lengths may write DELETE or SPLIT (core.rules)"),
     Knob(name="cache", kind="choice", default="none", choices=CACHES, policy=False,
          help="approximate key-value cache: a block's first step refreshes it, its later steps compute a window"),
     Knob(name="cache_refresh", kind="int", default=None, optional=True, lo=1, policy=False,

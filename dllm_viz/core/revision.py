@@ -267,8 +267,11 @@ def max_steps(config: Any) -> int:
 
     Without revision every step confirms at least one position, or the schedule plans at most
     gen_length steps. A rule may re-mask only while the block's steps are below its block size plus
-    `extra_steps` (`guard`), after which each step confirms at least one mask again.
+    `extra_steps` (`guard`), after which each step confirms at least one mask again. An insert/delete rule
+    takes at most a block's positions plus its `extra_steps` updates per block (`core.indel`).
     """
+    if config.indel != "none":  # each block: its positions' updates plus the insert/delete rule's extra steps
+        return config.gen_length + config.num_blocks * rules.INDELS[config.indel].extra_steps(config)
     if config.revise == "none":
         return config.gen_length
     return 2 * config.gen_length + config.num_blocks * extra_steps(config)

@@ -2,7 +2,8 @@
 
 A schedule (`RULE = Schedule(...)`, chosen by `DecodeConfig.schedule`) sets how many masks a step
 confirms; a revision rule (`RULE = Revision(...)`, chosen by `DecodeConfig.revise`) what a step may take
-back or rewrite. Each declares its knobs, what it reads, what it may do to a block, the canvases it
+back or rewrite; an insert/delete rule (`RULE = InDel(...)`, chosen by `DecodeConfig.indel`) a step whose
+positions move (DELETE and SPLIT). Each declares its knobs, what it reads, what it may do to a block, the canvases it
 applies to, its citation and a runnable example (`core.rules.base`; docs/rules.md shows how to write
 one). From them this module derives the knob table (`KNOBS`: the step's own knobs of `core.knobs.CORE`,
 each plug-in kind's knobs after the knob that chooses it), which knobs each config reads (`reads`) and the
@@ -19,11 +20,12 @@ from types import ModuleType
 from typing import Any
 
 from dllm_viz.core.knobs import CORE, Knob
-from dllm_viz.core.rules.base import CANVASES, Plugin, Revision, Schedule, ShippedPreset
+from dllm_viz.core.rules.base import CANVASES, InDel, Plugin, Revision, Schedule, ShippedPreset
 from dllm_viz.models.renoiser import is_renoiser
 
-KINDS: dict[str, type[Plugin]] = {"schedule": Schedule, "revise": Revision}  # the knob that chooses -> plug-in type
-MODULES: dict[str, ModuleType] = {}  # plug-in name -> its module (its docstring holds its example)
+# the knob that chooses -> plug-in type
+KINDS: dict[str, type[Plugin]] = {"schedule": Schedule, "revise": Revision, "indel": InDel}
+MODULES: dict[str, ModuleType] = {}  # plug-in module name -> the module (its docstring holds its example)
 
 
 def _discover() -> dict[str, dict[str, Plugin]]:
@@ -44,13 +46,14 @@ def _discover() -> dict[str, dict[str, Plugin]]:
         if set(rule.canvases) - set(CANVASES):
             raise ImportError(f"{rule.name}: canvases {rule.canvases} are not all in {CANVASES}")
         found[kind].append(rule)
-        MODULES[rule.name] = module
+        MODULES[info.name] = module
     return {kind: {p.name: p for p in sorted(rules, key=lambda p: (p.order, p.name))} for kind, rules in found.items()}
 
 
 PLUGINS = _discover()
 SCHEDULES: dict[str, Schedule] = PLUGINS["schedule"]  # type: ignore[assignment]
 REVISIONS: dict[str, Revision] = PLUGINS["revise"]  # type: ignore[assignment]
+INDELS: dict[str, InDel] = PLUGINS["indel"]  # type: ignore[assignment]
 
 
 def _table() -> tuple[Knob, ...]:
@@ -109,6 +112,15 @@ def reads(config: Any) -> frozenset[str]:
 def readers(knob: str) -> tuple[Plugin, ...]:
     """The plug-ins that read `knob` (empty for the step's own knobs)."""
     return tuple(p for kind in PLUGINS.values() for p in kind.values() if knob in p.knob_names)
+
+
+def check_requires(config: Any) -> None:
+    """ValueError naming what a rule `config` chooses needs of its other knobs (`Plugin.requires`)."""
+    for knob, kind in CHOOSERS.items():
+        p = PLUGINS[kind][getattr(config, knob)]
+        allowed = p.requires(config) if p.requires is not None else None
+        if allowed is not None:
+            raise ValueError(f"{knob}={p.name!r} is invalid with these settings: expected {allowed}")
 
 
 def canvas_of(model: Any) -> str:

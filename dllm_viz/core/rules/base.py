@@ -1,7 +1,8 @@
 """What a rule plug-in declares, and the records the step hands it (`core.rules` discovers the plug-ins).
 
-A plug-in module defines `RULE = Schedule(...)` (how many masks a step confirms) or
-`RULE = Revision(...)` (what a step may take back or rewrite), declaring:
+A plug-in module defines `RULE = Schedule(...)` (how many masks a step confirms),
+`RULE = Revision(...)` (what a step may take back or rewrite) or `RULE = InDel(...)` (a rule that inserts
+and deletes positions: it decides its rows' whole step, and positions move), declaring:
   - `knobs`: the knobs it owns (`core.knobs.Knob`) and, by name, the ones it shares with others;
   - what it reads beyond the step's forward (`Revision.reads`: the step's logits at decided
     positions, or a verify pass with each of them hidden), whether it edits visible tokens, whether it
@@ -73,6 +74,8 @@ class Plugin:
     cite: Citation | None = None
     presets: Mapping[str, ShippedPreset] = field(default_factory=dict)  # "as shipped" presets it brings
     served: bool | str = True  # the SGLang plugin runs it (one forward per step is all it reads); else why not
+    # config -> None, or what it needs of the config's other knobs (`DecodeConfig` refuses the config, naming it)
+    requires: Callable[[Any], str | None] | None = None
 
     @property
     def owned(self) -> tuple[Knob, ...]:
@@ -109,6 +112,20 @@ class Revision(Plugin):
     keeps_conf: Callable[[Any], bool] = _never  # config -> it reads the confidence each token was decided with
     # (logits (K, 1, V), where (A, G), current (A, G), block_size (A,), knobs) -> the logits it decides from
     adjust: Callable[..., torch.Tensor] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InDel(Plugin):
+    """A rule that inserts and deletes positions of the current block (issue 37): positions move, so it
+    does not fit a `Revision`, whose plan keeps every position in place. It decides its rows' whole step
+    (which masks get a token, which tokens are rewritten, DELETE and SPLIT) from the logits at every
+    position of the block, as SGLang's JointThresholdInDel is a whole algorithm; the schedule and the
+    revision rule of such a row are fixed by `requires`. `core.indel_rows` runs it for the rows that
+    choose it, beside `denoise_step` for the others, from the same forward."""
+
+    # (logits (A, W, V), block (A, W), state, params, *, drawn) -> core.indel.InDelStep; None: positions stay
+    step: Callable[..., Any] | None = None
+    extra_steps: Callable[[Any], int] = _none  # config -> steps a block may take beyond its positions (a bound)
 
 
 # ----- knob columns --------------------------------------------------------------------------------
