@@ -4,10 +4,15 @@ Floats are kept at 1e-6 resolution (`quantize`), so what is in memory is exactly
 says and `Trace.from_json(s).to_json() == s`. Missing values (NaN confidence at positions that were
 already confirmed) are written as JSON `null`, which every JSON parser, a browser's included, reads.
 
-Format versions: 1 (confirmed tokens are final) and 2 (issue 28: a step may also take tokens back
-to [MASK] and rewrite visible ones; `StepRecord.OPTIONAL` fields, written only when a step has them).
-Both are read; version 2 is written. `order` keeps its meaning, the step at which each position was
-last decided (confirmed or rewritten); `Trace.history` gives every decision of a position.
+Format versions: 1 (confirmed tokens are final), 2 (issue 28: a step may also take tokens back
+to [MASK] and rewrite visible ones; `StepRecord.OPTIONAL` fields, written only when a step has them)
+and 3: optional per-step sections by kind (`StepRecord.SECTIONS`), each a JSON object under its kind's
+name that a kind of step adds to its record and `trace_schema.SECTIONS` checks and replays: "indel"
+(issue 37: the step's insert and delete operations and the map from the last step's positions to this
+one's, `core.indel_record`). All are read; a trace is written in the lowest version that holds it (3
+only when a step has a section). `order` keeps its meaning, the step at which the token at each
+position was last decided (confirmed or rewritten; it moves with the token); `Trace.history` gives
+every decision of the token at a position, followed through moves.
 """
 from __future__ import annotations
 
@@ -24,8 +29,8 @@ from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, datacl
 from dllm_viz.core.schedules import planned_steps
 
 FORMAT = "dllm-viz-trace"
-VERSION = 2  # written; see READS
-READS = (1, 2)  # versions this dllm-viz reads
+VERSION = 3  # the newest written (a trace without a per-step section is written as 2); see READS
+READS = (1, 2, 3)  # versions this dllm-viz reads
 
 
 def quantize(values: list[float]) -> list[float]:
@@ -82,12 +87,18 @@ class StepRecord:
     drift_tokens: bool | None = None  # where this step confirmed, the exact forward would draw another token
     exact_confidence: list[float] | None = None  # (gen_length,) the exact forward's confidence; NaN where not scored
 
-    # Written only when not None (a later optional field joins this tuple): the revision fields and the
-    # cache's. A version-1 trace has none of them.
+    # Version 3: optional per-step sections by kind, each None when the step has none (and then left out).
+    # An insert/delete rule's step (issue 37, `core.indel_record`): {"edits": [[position, kind, old token], ...],
+    # "source": (gen_length,) this step's position -> the last step's position of its token, -1 for a new mask}.
+    indel: dict[str, Any] | None = None
+
+    # Written only when not None (a later optional field joins this tuple): the revision fields, the
+    # cache's and the sections. A version-1 trace has none of them, a version-2 trace no section.
+    SECTIONS: ClassVar[tuple[str, ...]] = ("indel",)
     OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
                                            "edited_to", "edit_probs", "edit_from_probs", "forwards",
                                            "forward_kind", "computed", "forward_time", "drift", "drift_selected",
-                                           "drift_tokens", "exact_confidence")
+                                           "drift_tokens", "exact_confidence", *SECTIONS)
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if v is not None or k not in self.OPTIONAL}
@@ -115,6 +126,12 @@ class StepRecord:
     def revisions(self) -> int:
         """Tokens taken back or rewritten at this step."""
         return len(self.remasked or ()) + len(self.edited or ())
+
+    @property
+    def source(self) -> list[int] | None:
+        """This step's position -> the last step's position of its token (-1: a new mask); None when no
+        position moved (a step without an "indel" section)."""
+        return self.indel["source"] if self.indel is not None else None
 
 
 def first_end_of_text(token_ids: list[int], end_ids: int | Collection[int] | None) -> int | None:
@@ -219,9 +236,12 @@ class Trace:
             rec.raw[pos] for rec in self.steps for pos in rec.selected if not math.isnan(rec.raw[pos])
         ]
         revised = {}
-        if self.config.revise != "none":
+        if self.config.revise != "none" or self.config.indel != "none":
             revised = {"remasked": sum(len(rec.remasked or ()) for rec in self.steps),
                        "edited": sum(len(rec.edited or ()) for rec in self.steps)}
+        if self.moved:  # the insert/delete rule's operations that move positions
+            kinds = [e[1] for rec in self.steps if rec.indel is not None for e in rec.indel["edits"]]
+            revised.update(deleted=kinds.count("delete"), split=kinds.count("split"))
         logprobs = [lp for rec in self.steps for lp in rec.logprobs]
         gen = self.config.gen_length
         wall = self.wall_time
@@ -251,9 +271,15 @@ class Trace:
     def _forks_at(self, step: int) -> list[ForkPoint]:
         return [f for f in self.forks if f.step == step]
 
+    @property
+    def moved(self) -> bool:
+        """Whether positions may move between steps (an insert/delete rule's steps have a source map)."""
+        return any(rec.indel is not None for rec in self.steps)
+
     def canvas_at(self, step: int) -> list[int | None]:
-        """Generated ids as they stood after `step` (None = still masked); step -1 is the start."""
-        if not self.revised:  # every confirmation final: the order says it all
+        """Generated ids as they stood after `step` (None = still masked); step -1 is the start. A step's
+        decisions apply at the positions that entered it, then its tokens move (`StepRecord.source`)."""
+        if not self.revised and not self.moved:  # every confirmation final: the order says it all
             return [tok if o <= step else None for tok, o in zip(self.token_ids, self.order)]
         canvas: list[int | None] = [None] * len(self.token_ids)
         upto = max(0, min(step + 1, len(self.steps)))  # the records applied
@@ -266,6 +292,8 @@ class Trace:
                 canvas[pos] = tok
             for pos in rec.remasked or ():
                 canvas[pos] = None
+            if rec.source is not None:  # then its tokens move
+                canvas = [canvas[j] if j >= 0 else None for j in rec.source]
         for fork in self.forks:  # ... and is part of the canvas after the step before it
             if upto <= fork.step <= step + 1:
                 fork.apply(canvas)
@@ -273,9 +301,10 @@ class Trace:
 
     @property
     def history(self) -> list[list[tuple[int, str, int | None]]]:
-        """Every event of each position, in order: `(step, kind, token)` with kind "confirm",
-        "edit" (token: the new id) or "remask" (token: None); a fork point's (`forks`) are "force" and
-        "remask" at the step before it (-1 for a fork at the start)."""
+        """Every event of the token at each final position, in order: `(step, kind, token)` with kind
+        "confirm", "edit" (token: the new id) or "remask" (token: None); a fork point's (`forks`) are "force"
+        and "remask" at the step before it (-1 for a fork at the start). Where positions moved, the events
+        follow the token (the ones of a position it held before, under another number)."""
         out: list[list[tuple[int, str, int | None]]] = [[] for _ in self.token_ids]
         for rec in [*self.steps, None]:
             for fork in self._forks_at(len(self.steps) if rec is None else rec.step):
@@ -291,6 +320,8 @@ class Trace:
                 out[pos].append((rec.step, "edit", tok))
             for pos, tok in zip(rec.selected, rec.tokens):
                 out[pos].append((rec.step, "confirm", tok))
+            if rec.source is not None:
+                out = [out[j] if j >= 0 else [] for j in rec.source]
         return out
 
     @property
@@ -303,7 +334,8 @@ class Trace:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": VERSION if any(getattr(rec, k) is not None for rec in self.steps for k in StepRecord.SECTIONS)
+            else 2,
             "model": self.model,
             "config": self.config.to_dict(),
             "prompt_ids": self.prompt_ids,
@@ -342,13 +374,15 @@ class Trace:
         step_fields = dataclass_fields(StepRecord)
         if d["version"] == 1:  # version 1 has none of the revision or cache fields
             step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
+        elif d["version"] == 2:  # version 2 has no per-step section
+            step_fields = tuple(f for f in step_fields if f not in StepRecord.SECTIONS)
         steps = d.get("steps")
         forks = check_forks(d["forks"], steps=len(steps) if isinstance(steps, list) else 0,
                             gen_length=config.gen_length) if "forks" in d else ()
         bound = max_steps(config) + (forks[-1].step if forks else 0)  # a fork's own steps follow its parent's
         check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=step_fields,
                          gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=bound,
-                         revision=config.revise, cached=config.cache != "none", forks=forks)
+                         revision=config.revise, cached=config.cache != "none", forks=forks, indel=config.indel)
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),

@@ -14,6 +14,9 @@ Beyond them a file is refused, with the limit in the message.
 The steps are replayed: each confirmed position must be masked entering its step, each position
 taken back or rewritten (format version 2) visible, holding the id the record says; the canvas
 after the last step must be `token_ids`, and `order` the step each position was last decided at.
+A per-step section (format version 3, `SECTIONS`) is checked by its kind's function, which may move the
+replayed positions: an insert/delete step's operations must name the ids the canvas held, agree with the
+step's other lists, and its map must send every position that was neither deleted nor cut to one place.
 """
 from __future__ import annotations
 
@@ -128,13 +131,13 @@ def _known_ids(path: str, ids: Iterable[int], vocab: set[int] | None) -> None:
 # ----- the whole trace ---------------------------------------------------------------------------
 def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
                      gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none",
-                     cached: bool = False, forks: Sequence[ForkPoint] = ()) -> None:
+                     cached: bool = False, forks: Sequence[ForkPoint] = (), indel: str = "none") -> None:
     """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
 
     `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
-    `gen_length`, `num_blocks`, `max_steps` (None: gen_length), `revision` and `cached` (its cache is
-    not "none") come from the trace's config, already validated by DecodeConfig; `forks`, a forked
-    trace's fork points (`core.lineage`, read from `d["forks"]`), are replayed with the steps.
+    `gen_length`, `num_blocks`, `max_steps` (None: gen_length), `revision`, `cached` (its cache is
+    not "none") and `indel` come from the trace's config, already validated by DecodeConfig; `forks`, a
+    forked trace's fork points (`core.lineage`, read from `d["forks"]`), are replayed with the steps.
     """
     known = set(trace_fields) | {"format", "version", "metrics"}
     for key in d:
@@ -172,10 +175,11 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
     steps = _list("steps", d["steps"])
     n = len(steps)
     bound = G if max_steps is None else max_steps
-    if n > bound and revision == "none":  # every step confirms at least one position
+    if n > bound and revision == "none" and indel == "none":  # every step confirms at least one position
         raise _bad("steps", steps, f"at most gen_length={G} steps, one confirmed position each at least (got {n})")
     if n > bound:
-        raise _bad("steps", steps, f"at most {bound} steps for revision={revision!r} and gen_length={G} (got {n})")
+        rule = f"revision={revision!r}" if indel == "none" else f"indel={indel!r}"
+        raise _bad("steps", steps, f"at most {bound} steps for {rule} and gen_length={G} (got {n})")
     if n * G > MAX_CELLS:
         raise _too_big("steps x gen_length", n * G, MAX_CELLS, "cells")
     if G and not n:
@@ -192,13 +196,18 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
     last: list[int] = [-1] * G  # the step each position was last decided at
     # Without revisions a confirmation is final: each one is checked against token_ids and order at once.
     final = tokens, order
-    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited")) for rec in steps) or \
-            any(f.changes_canvas for f in forks):
+    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited") or rec.get("indel") is not None)
+           for rec in steps) or any(f.changes_canvas for f in forks):
         final = None
     for i, rec in enumerate(steps):
         _apply_forks(forks, i, canvas, last, known_ids)
+        entering = list(canvas) if isinstance(rec, dict) and rec.get("indel") is not None else canvas
         _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, canvas, last, known_ids, final)
         _check_cache_fields(f"steps[{i}]", rec, G, len(prompt) + G, cached)
+        moves = _sections(f"steps[{i}]", rec, G, entering, d["mask_token_id"], indel)
+        if moves is not None:  # the step's tokens move after its decisions: the replay follows them
+            canvas[:] = [canvas[j] if j >= 0 else None for j in moves]
+            last[:] = [last[j] if j >= 0 else -1 for j in moves]
     _apply_forks(forks, n, canvas, last, known_ids)
     for pos in range(G):
         if canvas[pos] is None:
@@ -334,6 +343,64 @@ def _revisions(path: str, rec: dict, G: int, canvas: list[int | None],
         if a == b:
             raise _bad(f"{path}.edited_to[{j}]", b, f"an id other than the one it replaces ({a})")
     return remasked, edited, new
+
+
+# ----- per-step sections (format version 3) -------------------------------------------------------
+OP_KINDS = ("fill", "rewrite", "remask", "delete", "split", "cut")  # core.alignment.OP_NAMES but keep, and "cut"
+
+
+def _indel_section(path: str, rec: dict, G: int, canvas: list[int | None], mask_id: int | None) -> list[int]:
+    """An insert/delete step's section (`core.indel_record`): `{"edits": [[position, kind, old id], ...],
+    "source": (G,)}`. The old ids are the canvas entering the step (the mask id at a mask); fills, rewrites
+    and re-masks are the step's `selected`, `edited` and `remasked`; the map sends each position that was
+    neither deleted nor cut to exactly one position, and the others nowhere. Returns the map."""
+    sec = rec["indel"]
+    if not isinstance(sec, dict) or set(sec) != {"edits", "source"}:
+        raise _bad(f"{path}.indel", sec, 'an object with "edits" and "source"')
+    if mask_id is None:
+        raise _bad("mask_token_id", None, "the mask id: an insert/delete step's operations name it")
+    source = _ints(f"{path}.indel.source", sec["source"], -1, max(0, G - 1), length=G)
+    edits = _list(f"{path}.indel.edits", sec["edits"], limit=2 * G)
+    by_kind: dict[str, set[int]] = {k: set() for k in OP_KINDS}
+    for j, e in enumerate(edits):
+        where = f"{path}.indel.edits[{j}]"
+        if not (isinstance(e, list) and len(e) == 3 and e[1] in OP_KINDS):
+            raise _bad(where, e, "[position, kind, old id], kind one of " + " | ".join(OP_KINDS))
+        pos = _int(f"{where}[0]", e[0], 0, max(0, G - 1))
+        held = mask_id if canvas[pos] is None else canvas[pos]
+        if e[2] != held:
+            raise _bad(f"{where}[2]", e[2], f"{held}, the id position {pos} held entering the step")
+        if pos in by_kind[e[1]]:
+            raise _bad(where, e, f"one {e[1]} at position {pos}")
+        by_kind[e[1]].add(pos)
+    for kind, key in (("fill", "selected"), ("rewrite", "edited"), ("remask", "remasked")):
+        if by_kind[kind] != set(rec.get(key) or ()):
+            raise _bad(f"{path}.indel.edits", edits, f"the {kind} operations at the positions of {key}")
+    gone = by_kind["delete"] | by_kind["cut"]
+    kept = [j for j in source if j >= 0]
+    if len(set(kept)) != len(kept) or set(kept) != set(range(G)) - gone:
+        raise _bad(f"{path}.indel.source", source, "each position neither deleted nor cut, once (-1: a new mask)")
+    return source
+
+
+# The per-step sections a trace may hold, by kind: (step path, record, G, the canvas entering the step, mask id)
+# -> the step's position map (None: positions stay). A new kind of step adds its entry.
+SECTIONS = {"indel": _indel_section}
+
+
+def _sections(path: str, rec: Any, G: int, canvas: list[int | None], mask_id: Any, indel: str) -> list[int] | None:
+    """Check a step's sections against the canvas entering it; the map of the one that moves positions."""
+    if not isinstance(rec, dict):
+        return None  # _check_step names it
+    if (rec.get("indel") is not None) != (indel != "none"):
+        wanted = "an object: each step of an insert/delete rule records its operations" if indel != "none" else \
+            "null: the trace's config has indel='none'"
+        raise _bad(f"{path}.indel", rec.get("indel"), wanted)
+    moves = None
+    for kind, check in SECTIONS.items():
+        if rec.get(kind) is not None:
+            moves = check(path, rec, G, canvas, mask_id)
+    return moves
 
 
 WINDOW_FIELDS = ("drift", "drift_selected", "drift_tokens", "exact_confidence")  # cache_drift, at window steps
