@@ -78,15 +78,18 @@ def step_logits(logits: torch.Tensor) -> torch.Tensor:
     return logits.unsqueeze(1)
 
 
-def candidate_logits(logits: torch.Tensor, mask_id: int) -> torch.Tensor:
+def candidate_logits(logits: torch.Tensor, mask_id: int, edit_ids: tuple[int, ...] = ()) -> torch.Tensor:
     """The step's input from the model's `logits (M, V)` at the masked positions: `(M, 1, V)` float32,
     the mask id at -inf: a denoiser never "unmasks" a position into the mask (MDLM's zero-masking rule).
 
     `logits` must be the caller's own fresh tensor (a gather, a model's output): when it is float32
     already it is edited in place rather than copied (it is M x V floats, tens of MB on a full batch).
+    A model's edit tokens `edit_ids` (DELETE, SPLIT) go too: a rewrite in place never writes them.
     """
     out = logits.float().unsqueeze(1)  # (M, 1, V)
     out[..., mask_id] = float("-inf")
+    if edit_ids:
+        out[..., list(edit_ids)] = float("-inf")
     return out
 
 
@@ -137,11 +140,12 @@ class RowSet:
     @classmethod
     def build(cls, configs: Sequence[DecodeConfig], spans: Spans, *, end_of_text_ids: tuple[int, ...],
               device: torch.device | str, mask_id: int | None = None,
-              prompt_lengths: Sequence[int] | None = None) -> RowSet:
+              prompt_lengths: Sequence[int] | None = None, edit_ids: tuple[int, ...] = ()) -> RowSet:
         """`mask_id`: the step takes it out of the candidates (`step_logits`); `prompt_lengths`: the
         text before each span (a reference sampler ranks the whole canvas row, `step.reference_pick`)."""
         params = StepParams.from_configs(configs, device=device, end_of_text_ids=end_of_text_ids,
-                                         mask_token_id=mask_id, prompt_lengths=prompt_lengths)
+                                         mask_token_id=mask_id, prompt_lengths=prompt_lengths,
+                                         edit_token_ids=edit_ids)
         return cls(spans=spans, params=params, temperature=constant_temperature(configs, device))
 
     def temperature_at(self, configs: Sequence[DecodeConfig], steps: Sequence[int],

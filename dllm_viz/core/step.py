@@ -76,6 +76,9 @@ class StepParams:
     # The model's mask token: the step takes it out of the candidates itself (a reference row keeps it,
     # see `core.references.llada`); None when the caller's logits have it at -inf already.
     mask_token_id: int | None = None
+    # The model's edit tokens (DELETE, SPLIT of a model trained to edit lengths): no candidate either, in
+    # every row (only an insert/delete rule writes them, `core.indel_rows`); () for the other models.
+    edit_token_ids: tuple[int, ...] = ()
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
     revision: RevisionParams | None = None  # the rows' revision rules; None: no row revises
@@ -83,9 +86,10 @@ class StepParams:
     @classmethod
     def from_configs(cls, configs: Sequence[DecodeConfig], *, device: torch.device | str = "cpu",
                      end_of_text_ids: tuple[int, ...] = (), mask_token_id: int | None = None,
-                     prompt_lengths: Sequence[int] | None = None) -> StepParams:
+                     prompt_lengths: Sequence[int] | None = None, edit_token_ids: tuple[int, ...] = ()) -> StepParams:
         """The rows of `configs`, in order; `end_of_text_ids` are the model's (for the early stop),
-        `mask_token_id` its mask token, `prompt_lengths` the canvas columns before each row's span."""
+        `mask_token_id` its mask token, `prompt_lengths` the canvas columns before each row's span,
+        `edit_token_ids` its edit tokens (never drawn here)."""
         def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
             return torch.tensor(values, dtype=dtype, device=device)
 
@@ -111,6 +115,7 @@ class StepParams:
                              device=device),
             end_of_text_ids=tuple(end_of_text_ids),
             mask_token_id=mask_token_id,
+            edit_token_ids=tuple(edit_token_ids),
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
             revision=RevisionParams.from_configs(cs, device=device) if any(c.revise != "none" for c in cs) else None,
@@ -222,7 +227,7 @@ def denoise_step(
     block, blocks = where  # (A,) each row's current block, (A, G) each position's
     block_step = torch.where(block != state.block, 0, state.block_step)  # (A,) a new block starts at 0
     keep = ref.keeps_mask(masked, lambda: block_step < params.block_size)  # a young reference row's mask stays
-    logits = mask_out(logits.float(), params.mask_token_id, keep)  # (1) the mask token is no candidate
+    logits = mask_out(logits.float(), params.mask_token_id, keep, params.edit_token_ids)  # (1) no mask, no edit token
     plan_in = None
     if rp is not None:  # the revision rules' inputs; their own adjustment of the logits (a penalty)
         plan_in = revision_inputs(logits, masked, rp, params.block_size, state.revision_state(masked.shape[1]),
@@ -263,11 +268,15 @@ def denoise_step(
     )
 
 
-def mask_out(logits: torch.Tensor, mask_token_id: int | None, keep: torch.Tensor | None = None) -> torch.Tensor:
+def mask_out(logits: torch.Tensor, mask_token_id: int | None, keep: torch.Tensor | None = None,
+             edit_token_ids: tuple[int, ...] = ()) -> torch.Tensor:
     """`logits (M, 1, V)` float32 with the mask token out of the candidates (-inf, set in place): a
     denoiser never "unmasks" a position into the mask (MDLM's zero-masking rule). Where `keep (M, 1)`
     holds it stays (a reference row whose code keeps it, `core.references.llada`). Unchanged when
-    `mask_token_id` is None (the caller masked it)."""
+    `mask_token_id` is None (the caller masked it). The `edit_token_ids` (DELETE and SPLIT of a model that
+    edits lengths) leave the candidates everywhere: a rule whose positions stay cannot write them."""
+    if edit_token_ids:
+        logits[..., list(edit_token_ids)] = float("-inf")
     if mask_token_id is None:
         return logits
     column = logits[..., mask_token_id]  # (M, 1)
