@@ -66,20 +66,24 @@ class StepEdits:
     def operations(self, row: int) -> list[tuple[int, str, int]]:
         """The row's operations as `(input position, kind, old token)`, in position order: every op but
         KEEP, and ``"cut"`` for a token a split pushed out of the block (after its own op, if any)."""
-        op, old, cut = self.op[row].tolist(), self.old[row].tolist(), self.cut[row].tolist()
-        out = []
-        for i, (o, t, c) in enumerate(zip(op, old, cut)):
-            if o != KEEP:
-                out.append((i, OP_NAMES[o], t))
-            if c:
-                out.append((i, CUT, t))
-        return out
+        return operations_of(self.op[row].tolist(), self.old[row].tolist(), self.cut[row].tolist())
 
     def record(self, row: int) -> dict:
         """JSON-ready alignment of one row (the trace's per-step record, issue 37 item 4): ``edits``, a list of
         ``[position, kind, old token]``, and ``source``, the map from this step's positions to the last one's
         (-1 for a new mask)."""
         return {"edits": [list(e) for e in self.operations(row)], "source": self.source[row].tolist()}
+
+
+def operations_of(op: list[int], old: list[int], cut: list[bool]) -> list[tuple[int, str, int]]:
+    """`StepEdits.operations` of one row's host-side lists."""
+    out = []
+    for i, (o, t, c) in enumerate(zip(op, old, cut)):
+        if o != KEEP:
+            out.append((i, OP_NAMES[o], t))
+        if c:
+            out.append((i, CUT, t))
+    return out
 
 
 def apply_edits(block: torch.Tensor, written: torch.Tensor, orig: torch.Tensor, prompt: torch.Tensor,

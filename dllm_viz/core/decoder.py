@@ -26,11 +26,12 @@ from typing import Any, Callable, Protocol, Sequence
 
 import torch
 
-from dllm_viz.core import rules
+from dllm_viz.core import indel_decode, rules
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
+from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
 from dllm_viz.core.record import step_records
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.schedules import planned_steps
@@ -80,6 +81,7 @@ class Slot:
     records: list[StepRecord] = field(default_factory=list)
     early_stop_step: int | None = None  # the step the end-of-text early stop finished it at
     hold: bool = False  # its revision rule keeps the current block open with no mask left
+    indel: BlockMemory | None = None  # its insert/delete rule's state, while it steps outside the rows' set
 
     @property
     def length(self) -> int:
@@ -136,6 +138,12 @@ class DecodeBatch:
         self.decided_conf = torch.zeros(S, max_length, dtype=torch.float32, device=dev)  # (S, N) from column 0
         self.slots: dict[int, Slot] = {}
         self._row_sets: PerRows[_Rows] = PerRows()
+        # The rows whose rule inserts and deletes (`core.indel_decode`): their rule's carried state, and
+        # the model's edit tokens (None until a row asks for them).
+        self.indel_rows = Carried()
+        self.edit_ids = declared_edit_ids(model)  # never a candidate of a rule whose positions stay
+        self.edit_tokens = None
+        self.n_indel = 0
         self.caches = CacheStore()  # the approximate key-value cache each cached request holds (core.cache)
 
     # ----- slots ----------------------------------------------------------------------------
@@ -160,6 +168,7 @@ class DecodeBatch:
                 "can_edit=True, or revise in " + " | ".join(n for n, p in rules.REVISIONS.items() if not p.edits)
             )
         rules.check_canvas(config, rules.canvas_of(self.model), repr(model_name(self.model)))
+        tokens = check_row(config, self.model, repr(model_name(self.model)))  # a model that can edit lengths
         check_cache(self.model, config.cache)
         P, G, c = len(prompt_ids), config.gen_length, config
         row = torch.full((self.max_length + 1,), self.mask_id, dtype=torch.long)
@@ -172,6 +181,8 @@ class DecodeBatch:
         self.rev_counter[index], self.rev_hold[index], self.decided_conf[index] = 0, False, 0.0
         self.slots[index] = slot
         self.caches.drop(index)
+        if tokens is not None:
+            self.edit_tokens, self.n_indel = tokens, self.n_indel + 1
         return slot
 
     def reconfigure(self, index: int, config: DecodeConfig) -> None:
@@ -183,7 +194,9 @@ class DecodeBatch:
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
         self.caches.drop(index)
-        return self.slots.pop(index)
+        slot = self.slots.pop(index)
+        self.n_indel -= slot.config.indel != "none"
+        return slot
 
     def active(self) -> list[int]:
         return sorted(i for i, s in self.slots.items() if not s.done)
@@ -204,6 +217,17 @@ class DecodeBatch:
             idx_list = wanted
         if not idx_list:
             return {}
+        if self.n_indel:  # rows whose rule moves positions step apart (core.indel_decode), from their own forward
+            moving = [i for i in idx_list if self.slots[i].config.indel != "none"]
+            still = [i for i in idx_list if self.slots[i].config.indel == "none"]
+            records = self._step(still, shared) if still else {}
+            if moving:
+                records.update(indel_decode.step(self, moving, [self.slots[i] for i in moving], shared))
+            return records
+        return self._step(idx_list, shared)
+
+    def _step(self, idx_list: list[int], shared: torch.Generator | None) -> dict[int, StepRecord]:
+        """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""
         slots = [self.slots[i] for i in idx_list]
         r = self._rows(idx_list, slots)
         spans, idx = r.set.spans, r.idx
@@ -280,12 +304,12 @@ class DecodeBatch:
                            [len(s.prompt_ids) for s in slots], ids, attention, spans.pos, masked, also=read)
         if targets is None or not targets.any:
             return fwd, None, None
-        seen = None if fwd.also is None else candidate_logits(fwd.also, self.mask_id)  # (F, 1, V)
+        seen = None if fwd.also is None else candidate_logits(fwd.also, self.mask_id, self.edit_ids)  # (F, 1, V)
         verified = None
         if hidden is not None:
             hr, hc = hidden.nonzero(as_tuple=True)
             verify = candidate_logits(logits_hidden(self.model, ids, attention, hr, spans.pos[hr, hc]),
-                                      self.mask_id)  # (H, 1, V): the verify pass
+                                      self.mask_id, self.edit_ids)  # (H, 1, V): the verify pass
             verified = hidden.any(-1)
             if seen is None:
                 seen = verify
@@ -305,7 +329,7 @@ class DecodeBatch:
             return None
         exact = step_logits(exact_logits(self.model, fwd, want, ids, attention, pos))  # masked by the step, as above
         again = denoise_step(exact, fwd.scored, r.set.params, state, noise, top=1)
-        return drift(result, again, candidate_logits(exact.squeeze(1), self.mask_id), r.set.params, state, noise)
+        return drift(result, again, candidate_logits(exact.squeeze(1), self.mask_id, self.edit_ids), r.set.params, state, noise)
 
     def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
         """The stepping slots' parameters and canvas geometry, rebuilt only when the set changes."""
@@ -314,7 +338,7 @@ class DecodeBatch:
             spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
             return _Rows(idx=idx, n=max(s.length for s in slots),
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
-                                          device=self.device, mask_id=self.mask_id,
+                                          device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]))
 
         return self._row_sets.get(slots, build)

@@ -1,0 +1,110 @@
+"""One step of the playground decoder's insert/delete rows (`DecodeConfig.indel`, issue 37).
+
+`core.decoder.DecodeBatch.step` hands the rows whose rule moves positions here, and the others to
+`denoise_step`, so a batch may mix them and the masked path is untouched when no row runs one. Per step,
+in the order of the article's loop:
+  (1) one forward for the rows: the logits at every mask of their spans (the record's distribution) and at
+      the visible positions of their current blocks (the rule reads every position of a block);
+  (2)-(4) the rule's step on each row's block (`core.indel.indel_step`: masks to tokens, rewrites, DELETE,
+      SPLIT, from the same forward), the masks' tokens drawn from each request's own uniforms at T > 0;
+  (5) the blocks written back into the canvas, the confirmation order moved with the tokens; a row whose
+      block the rule finished starts the next block (`core.indel_rows.next_blocks`);
+  (6) the records (`core.indel_record`), the "indel" section with the step's operations and position map.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from dllm_viz.core import rules
+from dllm_viz.core.cache import forward_rows
+from dllm_viz.core.canvas import Spans, constant_temperature, draw_noise, step_temperature
+from dllm_viz.core.indel import InDelParams, InDelState
+from dllm_viz.core.indel_record import indel_records
+from dllm_viz.core.indel_rows import (
+    RowsState, block_at, block_logits, block_tokens, commit_span, draw_masks, next_blocks, stack,
+)
+from dllm_viz.core.scoring import Distribution
+from dllm_viz.core.trace import StepRecord
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What stays fixed while the same rows step together."""
+
+    idx: torch.Tensor  # (A,) slot indices
+    n: int  # the forward's width (longest prompt + gen_length)
+    spans: Spans
+    size: torch.Tensor  # (A,) long: each row's block size
+    temperature: torch.Tensor | None  # (A,) when no row stages its temperature
+    vocab_top_k: torch.Tensor  # (A,) long, 0 = off
+    top_p: torch.Tensor  # (A,) float32, 1 = off
+    rule: Any  # the rows' insert/delete plug-in
+
+
+def build(batch: Any, idx_list: list[int], slots: list[Any]) -> RowsState:
+    """The rows' parameters, geometry and carried state (each slot's memory, or the start of its first block)."""
+    dev, cs = batch.device, [s.config for s in slots]
+    names = {c.indel for c in cs}
+    if len(names) != 1:  # one plug-in today; a second one would step its rows in a loop over names here
+        raise ValueError(f"indel={sorted(names)} is invalid in one step: expected one insert/delete rule per batch")
+    idx = torch.tensor(idx_list, device=dev)
+    col = lambda v, dt=torch.long: torch.tensor(v, dtype=dt, device=dev)  # noqa: E731
+    geo = Geometry(idx=idx, n=max(s.length for s in slots),
+                   spans=Spans.at(batch.gen_start[idx], batch.gen_len[idx], scratch=batch.max_length),
+                   size=col([c.block_size for c in cs]), temperature=constant_temperature(cs, dev),
+                   vocab_top_k=col([c.vocab_top_k or 0 for c in cs]),
+                   top_p=col([c.top_p if c.top_p is not None else 1.0 for c in cs], torch.float32),
+                   rule=rules.INDELS[names.pop()])
+    index = col([s.indel.index if s.indel is not None else 0 for s in slots])
+    current = geo.spans.read(batch.canvas[idx])
+    cols, inside = block_at(index, geo.size, geo.spans.width)
+    blocks = block_tokens(current, cols, inside, batch.mask_id)
+    fresh = InDelState.initial(blocks, torch.zeros_like(inside), batch.mask_id)
+    return RowsState(members=tuple(slots), params=InDelParams.from_configs(cs, batch.edit_tokens, device=dev),
+                     state=stack([s.indel for s in slots], fresh, batch.mask_id), index=index, geometry=geo)
+
+
+@torch.inference_mode()
+def step(batch: Any, idx_list: list[int], slots: list[Any], shared: torch.Generator | None) -> dict[int, StepRecord]:
+    """One step of the insert/delete rows `idx_list` of `batch` (a `DecodeBatch`); their records."""
+    rs = batch.indel_rows.get(slots, lambda: build(batch, idx_list, slots))
+    g: Geometry = rs.geometry
+    mask = batch.mask_id
+    canvas = batch.canvas[g.idx]  # (A, N + 1)
+    current = g.spans.read(canvas)  # (A, G)
+    valid = g.spans.valid
+    masked = (current == mask) & valid
+    G = g.spans.width
+    cols, inside = block_at(rs.index, g.size, G)
+    block = block_tokens(current, cols, inside, mask)  # (A, W)
+    in_block = torch.zeros_like(masked).scatter(1, cols, inside)  # (A, G)
+    also = ~masked & in_block & valid
+    # (1) the forward: every mask of the spans, and the visible positions of the blocks
+    cs = [s.config for s in slots]
+    fwd = forward_rows(batch.model, batch.caches, idx_list, cs, [len(s.prompt_ids) for s in slots],
+                       canvas[:, : g.n], batch.attention[g.idx, : g.n], g.spans.pos, masked, also=also)
+    logits = block_logits(fwd.logits, masked, fwd.also, also, cols, inside)  # (A, W, V)
+    noise = draw_noise([shared if (c.rng == "shared" and shared is not None) else s.generator
+                        for c, s in zip(cs, slots)], [c.gen_length for c in cs], batch.device)  # (A, 2, G)
+    temperature = g.temperature if g.temperature is not None else step_temperature(
+        cs, [s.step for s in slots], [s.remaining for s in slots], batch.device)
+    # (2)-(4) the rule's step on each block, its masks' tokens drawn at T > 0
+    drawn = draw_masks(logits, inside & (block == mask), noise[:, 0].gather(1, cols), temperature=temperature,
+                       vocab_top_k=g.vocab_top_k, top_p=g.top_p, mask_id=mask)
+    out = g.rule.step(logits, block, rs.state, rs.params, drawn=drawn)
+    rs.state = out.state
+    # (5) commit: the blocks into the canvas, the order moved with the tokens; the next block where one ended
+    steps_now = torch.tensor([s.step for s in slots], device=batch.device)
+    done = commit_span(current, batch.order[g.idx, :G], out, cols, inside, steps_now)
+    batch.canvas[g.idx] = g.spans.write(canvas, done.span)
+    batch.order[g.idx, :G] = done.order
+    stepped = rs.index.clone()
+    left, open_ = next_blocks(rs, done.span, valid, g.size, mask)
+    # (6) the records
+    raw = Distribution(fwd.logits.float().unsqueeze(1), top=batch.record_candidates)
+    return indel_records(slots, idx_list, raw=raw, masked=masked, logits=logits, cols=cols, inside=inside, out=out,
+                         source=done.source, index=stepped, temperature=temperature, remaining=left, open_=open_,
+                         candidates=batch.record_candidates)
