@@ -6,7 +6,9 @@ SGLang's objects. The plugin (`dllm_viz.serve.sglang.DllmVizPolicy`) only forwar
     request (its block's DecodeConfig, its own generator seeded by `block_seed`, the schedule state);
   - `advance_blocks(forward_batch, full_logits, states, ...)` once per forward: one call of
     `dllm_viz.core.step.denoise_step`, the playground's own step, restricted to the block, with the
-    playground's own glue around it (`dllm_viz.core.canvas`: spans, noise, temperature, commit).
+    playground's own glue around it (`dllm_viz.core.canvas`: spans, noise, temperature, commit); for a
+    policy with an insert/delete rule (`indel`), its step on the whole block instead (`advance_indel_blocks`,
+    the playground's glue of `dllm_viz.core.indel_rows`: the block's prompt part stays, positions move).
 
 SGLang's tensors, as the plugin receives them (B requests, L = block size):
   forward_batch.input_ids `(B * L,)`, the blocks, edited in place (SGLang keeps the tensor);
@@ -25,8 +27,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from dllm_viz.core import rules
+from dllm_viz.core.alignment import EditTokens
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_SEED, DecodeConfig
+from dllm_viz.core.indel import InDelParams, InDelState
+from dllm_viz.core.indel_rows import BlockMemory, Carried, RowsState, draw_masks, stack
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.step import StepState, denoise_step, revision_targets
 from dllm_viz.serve.policy import Policy, block_seed, request_seed
@@ -73,6 +79,7 @@ class BlockState:
     counter: int = 0
     hold: bool = False  # the block stays open with no mask left (joint_threshold's edit-only steps)
     decided_conf: torch.Tensor | None = None  # (M,) float32 confidence each generated slot was decided with
+    indel: BlockMemory | None = None  # an insert/delete rule's state in this block (`core.indel_rows`)
 
 
 def masked_positions(forward_batch: Any, block_size: int, mask_id: int) -> torch.Tensor:
@@ -109,7 +116,7 @@ def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, ma
 @torch.inference_mode()
 def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
                    block_size: int, mask_id: int, end_of_text_ids: tuple[int, ...] = (),
-                   row_sets: PerRows[RowSet] | None = None) -> list[bool]:
+                   row_sets: PerRows[RowSet] | None = None, edit_ids: tuple[int, ...] = ()) -> list[bool]:
     """One step of every unfinished block, written into `forward_batch.input_ids` in place.
 
     `end_of_text_ids` (the policy's: `end_of_text_ids(policy)`, the decoder's rule) let the
@@ -120,7 +127,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     Returns, per request, whether its block is done: only when a forward has already seen the
     block's final tokens (SGLang keeps that forward's KV for the block): at the call after the last
     confirmation, or, for a block a revision rule holds open (joint_threshold), at the step that
-    closes it without changing anything, as SGLang's JointThreshold reports it.
+    closes it without changing anything, as SGLang's JointThreshold reports it. `edit_ids`: the
+    checkpoint's edit tokens (DELETE, SPLIT), which no rule whose positions stay may write.
     """
     B, L = forward_batch.batch_size, block_size
     ids = forward_batch.input_ids.view(B, L)  # (B, L), shares storage: written in place below
@@ -140,7 +148,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
         spans = Spans.at(torch.tensor([s.offset for s in st], device=dev), torch.tensor([s.masks for s in st], device=dev),
                          scratch=L)
         return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev, mask_id=mask_id,
-                            prompt_lengths=[s.start + s.offset for s in st])  # the request's text before the span
+                            prompt_lengths=[s.start + s.offset for s in st],  # the request's text before the span
+                            edit_ids=tuple(edit_ids))
 
     rows = (row_sets if row_sets is not None else PerRows()).get(st, build)
     spans = rows.spans
@@ -170,7 +179,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
             raise RuntimeError("a verify pass (revise='wino') cannot run inside SGLang's step; Policy refuses it")
         if targets.any:  # joint_threshold reads this forward's logits at the block's decided slots
             where_rows = targets.where.nonzero(as_tuple=True)[0]
-            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id)
+            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id,
+                                    tuple(edit_ids))
     result = denoise_step(step_logits(logits), masked, params, state, noise, current=current,
                           valid=spans.valid, seen=seen, targets=targets)
 
@@ -186,4 +196,48 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
             s.counter, s.hold, s.decided_conf = counter, hold, nr.decided_conf[a, : s.masks].cpu()
             if closed[a]:  # a held block closed by a step that changed nothing: this forward saw its tokens
                 done[active[a]] = True
+    return done
+
+
+@torch.inference_mode()
+def advance_indel_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
+                         block_size: int, tokens: EditTokens, carried: Carried) -> list[bool]:
+    """One step of every unfinished block under an insert/delete rule (SGLang's JointThresholdInDel), written
+    into `forward_batch.input_ids` in place: the rule's step on each whole block (`core.indel.indel_step`,
+    its prompt part kept), the masks' tokens drawn from each block's generator at T > 0. `carried` keeps the
+    rule's state of the blocks stepping together. Returns SGLang's done flags: a block the rule finished,
+    at once when its last step changed nothing, else after one more forward (that sees its final tokens)."""
+    B, L = forward_batch.batch_size, block_size
+    ids = forward_batch.input_ids.view(B, L)  # (B, L), shares storage
+    done = [s.config is None for s in states]  # a block with no mask; a finished one the rule answers itself
+    active = [i for i, d in enumerate(done) if not d]
+    if not active:
+        return done
+    st, dev = [states[i] for i in active], ids.device
+    act = torch.tensor(active, device=dev)
+    configs = [s.config for s in st]
+
+    def build() -> RowsState:
+        prompt = torch.arange(L, device=dev) < torch.tensor([s.offset for s in st], device=dev).unsqueeze(-1)  # (A, L)
+        fresh = InDelState.initial(ids[act], prompt, tokens.mask)
+        return RowsState(members=tuple(st), params=InDelParams.from_configs(configs, tokens, widths=[L] * len(st),
+                                                                            device=dev),
+                         state=stack([s.indel for s in st], fresh, tokens.mask),
+                         index=torch.zeros(len(st), dtype=torch.long, device=dev), geometry=rules.INDELS[configs[0].indel])
+
+    rs = carried.get(st, build)
+    block, logits = ids[act], full_logits.view(B, L, -1)[act].float()  # (A, L), (A, L, V)
+    noise = draw_noise([s.generator for s in st], [s.masks for s in st], dev)  # (A, 2, M): the block's uniforms
+    offset = torch.tensor([s.offset for s in st], device=dev).unsqueeze(-1)
+    u = noise[:, 0].gather(1, (torch.arange(L, device=dev) - offset).clamp(min=0, max=max(0, noise.shape[-1] - 1)))
+    temperature = torch.tensor([c.temperature for c in configs], dtype=torch.float32, device=dev)
+    drawn = draw_masks(logits, ~rs.state.prompt & (block == tokens.mask), u, temperature=temperature,
+                       vocab_top_k=torch.tensor([c.vocab_top_k or 0 for c in configs], device=dev),
+                       top_p=torch.tensor([c.top_p or 1.0 for c in configs], dtype=torch.float32, device=dev),
+                       mask_id=tokens.mask)
+    out = rs.geometry.step(logits, block, rs.state, rs.params, drawn=drawn)
+    rs.state = out.state
+    ids.index_copy_(0, act, out.block.to(ids.dtype))
+    for a, d in enumerate(out.done.tolist()):
+        done[active[a]] = d
     return done

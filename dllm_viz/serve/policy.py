@@ -58,8 +58,10 @@ NOT_SERVED = {knob: tuple(name for name, p in rules.PLUGINS[kind].items() if p.s
 # `end_of_text_ids`: the checkpoint's end-of-text ids, which the early stop predicts and fills with (the
 # plugin sees token ids only; `core.end_of_text.end_of_text_ids` of the model, the decoder's own rule);
 # required with early_stop. Policies written before it carry one `eos_token_id`, read as a list of one.
+# `edit_token_ids`: the checkpoint's [DELETE, SPLIT] ids (LLaDA 2.2's config.json `delete_token_id`,
+# `split_token_id`), which an insert/delete rule writes and no other rule may; required with `indel`.
 POLICY_KEYS = (*(k.policy if isinstance(k.policy, str) else k.name for k in KNOBS
-                 if isinstance(k.policy, str) or _served(k)), "end_of_text_ids", "request_sampling")
+                 if isinstance(k.policy, str) or _served(k)), "end_of_text_ids", "edit_token_ids", "request_sampling")
 # Values no serving policy runs: teaching mistakes that no shipped sampler makes.
 NOT_EXPORTED = {"confidence_from": "tempered", "rng": "shared"}
 
@@ -77,10 +79,11 @@ class Policy:
     block: DecodeConfig  # how one whole block decodes
     request_sampling: str  # "override": a request's non-default temperature/top_p/top_k win; "ignore"
     end_of_text_ids: tuple[int, ...]  # the checkpoint's end-of-text ids (the early stop's tokens); () without
+    edit_token_ids: tuple[int, ...]  # the checkpoint's (DELETE, SPLIT) ids; () when it declares none
 
     def __init__(self, *, block_size: int = 32, steps_per_block: int | None = None,
                  request_sampling: str = "override", end_of_text_ids: Sequence[int] | None = None,
-                 eos_token_id: int | None = None, **fields: Any) -> None:
+                 eos_token_id: int | None = None, edit_token_ids: Sequence[int] | None = None, **fields: Any) -> None:
         if not _is_int(block_size) or block_size < 1:
             raise _bad("block_size", block_size, "an integer >= 1")
         if steps_per_block is None:
@@ -106,14 +109,27 @@ class Policy:
         if block.early_stop and not ends:
             raise _bad("end_of_text_ids", list(ends), "the checkpoint's end-of-text token ids with early_stop=True "
                        "(the plugin sees token ids only: end_of_text_ids(model), e.g. its tokenizer's eos_token_id)")
+        edits = _edit_token_ids(edit_token_ids)
+        if block.indel != "none" and not edits:
+            raise _bad("edit_token_ids", list(edits), f"the checkpoint's [delete_token_id, split_token_id] with "
+                       f"indel={block.indel!r} (a checkpoint trained to edit lengths declares them in its config.json)")
         object.__setattr__(self, "block", block)
         object.__setattr__(self, "request_sampling", request_sampling)
         object.__setattr__(self, "end_of_text_ids", ends)
+        object.__setattr__(self, "edit_token_ids", edits)
 
     @property
     def eos_token_id(self) -> int | None:
         """The first end-of-text id (the checkpoint's EOS), or None."""
         return self.end_of_text_ids[0] if self.end_of_text_ids else None
+
+    @property
+    def delete_token_id(self) -> int | None:
+        return self.edit_token_ids[0] if self.edit_token_ids else None
+
+    @property
+    def split_token_id(self) -> int | None:
+        return self.edit_token_ids[1] if self.edit_token_ids else None
 
     @property
     def block_size(self) -> int:
@@ -235,6 +251,16 @@ def _end_of_text_ids(ids: Any, eos_token_id: Any) -> tuple[int, ...]:
     return ends
 
 
+def _edit_token_ids(ids: Any) -> tuple[int, ...]:
+    """The policy's (DELETE, SPLIT) ids: none, or two distinct non-negative token ids."""
+    if ids is None:
+        return ()
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or len(ids) not in (0, 2) or \
+            not all(_is_int(i) and i >= 0 for i in ids) or (ids and ids[0] == ids[1]):
+        raise _bad("edit_token_ids", ids, "[] or two distinct non-negative token ids: [delete_token_id, split_token_id]")
+    return tuple(ids)
+
+
 def _read_through(name: str) -> property:
     return property(lambda self: getattr(self.block, name), doc=f"DecodeConfig.{name} of every block")
 
@@ -288,6 +314,10 @@ def differences(config: DecodeConfig) -> list[str]:
                      "blocks never attend to later ones, so it keeps the finished blocks' keys and values exactly "
                      "and needs no approximate cache; the playground's prefix and dual caches approximate a "
                      "bidirectional model's forward (the tokens may differ from the uncached decode)")
+    if config.indel != "none":
+        notes.append("insert/delete: SGLang's blocks start at multiples of block_size, so a prompt's last block is "
+                     "partly prompt (kept as it is, as SGLang's JointThresholdInDel keeps it) and its update limit "
+                     "counts the whole block; the playground's blocks start at the generation")
     if config.early_stop:
         notes.append("early stop: SGLang fills the current block with end-of-text and the request then ends at "
                      "SGLang's own stop check on that token (not with ignore_eos); the playground also fills "

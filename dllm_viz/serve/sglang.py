@@ -30,8 +30,10 @@ from sglang.srt.sampling.sampling_params import TOP_K_ALL as SGLANG_TOP_K_ALL  #
 
 from dllm_viz.core.canvas import PerRows, RowSet  # noqa: E402
 from dllm_viz.core.end_of_text import end_of_text_ids  # noqa: E402
+from dllm_viz.core.indel import check_edit_tokens  # noqa: E402
+from dllm_viz.core.indel_rows import Carried  # noqa: E402
 from dllm_viz.serve.blocks import (  # noqa: E402
-    TOP_K_ALL, BlockState, advance_blocks, init_block_states, request_policy,
+    TOP_K_ALL, BlockState, advance_blocks, advance_indel_blocks, init_block_states, request_policy,
 )
 from dllm_viz.serve.policy import Policy  # noqa: E402
 from dllm_viz.core.revision import max_steps  # noqa: E402
@@ -67,6 +69,16 @@ class DllmVizPolicy(DllmAlgorithm):
                 f"block_size={self.policy.block_size} in the policy is invalid: SGLang runs blocks of "
                 f"{self.block_size}; they must agree"
             )
+        # An insert/delete rule's edit tokens: the policy's (SGLang fills DllmConfig's only for its own class).
+        self.edit_ids = self.policy.edit_token_ids
+        given = (getattr(config, "delete_token_id", None), getattr(config, "split_token_id", None))
+        if None not in given and self.edit_ids and tuple(given) != self.edit_ids:
+            raise ValueError(f"edit_token_ids={list(self.edit_ids)} in the policy is invalid: the checkpoint "
+                             f"declares {list(given)}; they must agree")
+        self.tokens = None
+        if self.policy.indel != "none":
+            self.tokens = check_edit_tokens(2**31 - 1, self.mask_id, *self.edit_ids)
+        self.indel_rows = Carried()  # an insert/delete rule's state of the blocks stepping together
 
     @classmethod
     def validate_request(cls, req: Any) -> str | None:
@@ -91,8 +103,11 @@ class DllmVizPolicy(DllmAlgorithm):
         return init_block_states(forward_batch, self.policy, block_size=self.block_size, mask_id=self.mask_id)
 
     def step(self, forward_batch: Any, full_logits: Any, states: list[BlockState]) -> list[bool]:
+        if self.tokens is not None:  # the policy's rule inserts and deletes: its step on whole blocks
+            return advance_indel_blocks(forward_batch, full_logits, states, block_size=self.block_size,
+                                        tokens=self.tokens, carried=self.indel_rows)
         return advance_blocks(forward_batch, full_logits, states, block_size=self.block_size, mask_id=self.mask_id,
-                              end_of_text_ids=self.end_of_text_ids, row_sets=self.row_sets)
+                              end_of_text_ids=self.end_of_text_ids, row_sets=self.row_sets, edit_ids=self.edit_ids)
 
 
 def register() -> None:

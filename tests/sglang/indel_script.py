@@ -54,18 +54,29 @@ class Row:
         return ids
 
 
-def row_logits(block: list[int], width: int, prompt: int, events: Events, seed: int) -> torch.Tensor:
-    """`(width, VOCAB)` logits of one row's block (a function of the ids and the seed only)."""
+@dataclass(frozen=True)
+class Ids:
+    """A vocabulary of words, then the mask and the two edit tokens."""
+
+    vocab: int = VOCAB
+    mask: int = MASK_ID
+    delete: int = DELETE_ID
+    split: int = SPLIT_ID
+    words: int = WORDS
+
+
+def row_logits(block: list[int], width: int, prompt: int, events: Events, seed: int, ids: Ids = Ids()) -> torch.Tensor:
+    """`(width, ids.vocab)` logits of one row's block (a function of the ids and the seed only)."""
     g = torch.Generator().manual_seed(hash((seed, *block)) & 0x7FFFFFFF)
-    logits = torch.randn(width, VOCAB, generator=g)  # (W, V)
+    logits = torch.randn(width, ids.vocab, generator=g)  # (W, V)
     u = torch.rand(width, generator=g)
     height = events.height[0] + (events.height[1] - events.height[0]) * torch.rand(width, generator=g)
-    word = torch.randint(0, WORDS, (width,), generator=g)
+    word = torch.randint(0, ids.words, (width,), generator=g)
     for j in range(prompt, width):
         last = j == width - 1
-        cuts = [(events.word, int(word[j])), (events.delete + last * events.last_delete, DELETE_ID),
-                (events.split + last * events.last_split, SPLIT_ID), (events.mask, MASK_ID)]
-        here = block[j] if block[j] != MASK_ID else (j * 7 + seed) % WORDS
+        cuts = [(events.word, int(word[j])), (events.delete + last * events.last_delete, ids.delete),
+                (events.split + last * events.last_split, ids.split), (events.mask, ids.mask)]
+        here = block[j] if block[j] != ids.mask else (j * 7 + seed) % ids.words
         acc = 0.0
         for odds, token in cuts:
             if acc <= float(u[j]) < acc + odds:
