@@ -220,9 +220,11 @@ class DecodeBatch:
         if self.n_indel:  # rows whose rule moves positions step apart (core.indel_decode), from their own forward
             moving = [i for i in idx_list if self.slots[i].config.indel != "none"]
             still = [i for i in idx_list if self.slots[i].config.indel == "none"]
+            # their forward first: a failure there or in the others' step leaves every row as it was
+            prepared = indel_decode.prepare(self, moving, [self.slots[i] for i in moving], shared) if moving else None
             records = self._step(still, shared) if still else {}
-            if moving:
-                records.update(indel_decode.step(self, moving, [self.slots[i] for i in moving], shared))
+            if prepared is not None:
+                records.update(indel_decode.finish(self, prepared))
             return records
         return self._step(idx_list, shared)
 

@@ -24,7 +24,7 @@ from dllm_viz.core.canvas import Spans, constant_temperature, draw_noise, step_t
 from dllm_viz.core.indel import InDelParams, InDelState
 from dllm_viz.core.indel_record import indel_records
 from dllm_viz.core.indel_rows import (
-    RowsState, block_at, block_logits, block_tokens, commit_span, draw_masks, next_blocks, stack,
+    RowsState, block_at, block_logits, block_tokens, commit_span, draw_masks, in_blocks, next_blocks, stack,
 )
 from dllm_viz.core.scoring import Distribution
 from dllm_viz.core.trace import StepRecord
@@ -67,44 +67,70 @@ def build(batch: Any, idx_list: list[int], slots: list[Any]) -> RowsState:
                      state=stack([s.indel for s in slots], fresh, batch.mask_id), index=index, geometry=geo)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A step's forward and uniforms, before anything of the rows changes."""
+
+    rows: RowsState
+    slots: list[Any]
+    idx_list: list[int]
+    canvas: torch.Tensor  # (A, N + 1)
+    current: torch.Tensor  # (A, G)
+    masked: torch.Tensor  # (A, G) bool
+    cols: torch.Tensor  # (A, W)
+    inside: torch.Tensor  # (A, W) bool
+    masked_logits: torch.Tensor  # (M, V) at `masked`
+    logits: torch.Tensor  # (A, W, V) at every position of the blocks
+    noise: torch.Tensor  # (A, 2, G)
+
+
 @torch.inference_mode()
-def step(batch: Any, idx_list: list[int], slots: list[Any], shared: torch.Generator | None) -> dict[int, StepRecord]:
-    """One step of the insert/delete rows `idx_list` of `batch` (a `DecodeBatch`); their records."""
+def prepare(batch: Any, idx_list: list[int], slots: list[Any], shared: torch.Generator | None) -> Prepared:
+    """(1) The forward of the insert/delete rows `idx_list` of `batch` (a `DecodeBatch`) and their uniforms:
+    every mask of their spans and the visible positions of their blocks. Changes nothing but the generators
+    (which a caller that retries restores), so a failed forward leaves the rows as they were."""
     rs = batch.indel_rows.get(slots, lambda: build(batch, idx_list, slots))
     g: Geometry = rs.geometry
-    mask = batch.mask_id
     canvas = batch.canvas[g.idx]  # (A, N + 1)
     current = g.spans.read(canvas)  # (A, G)
     valid = g.spans.valid
-    masked = (current == mask) & valid
-    G = g.spans.width
-    cols, inside = block_at(rs.index, g.size, G)
-    block = block_tokens(current, cols, inside, mask)  # (A, W)
-    in_block = torch.zeros_like(masked).scatter(1, cols, inside)  # (A, G)
-    also = ~masked & in_block & valid
-    # (1) the forward: every mask of the spans, and the visible positions of the blocks
+    masked = (current == batch.mask_id) & valid
+    cols, inside = block_at(rs.index, g.size, g.spans.width)
+    also = ~masked & in_blocks(cols, inside, masked.shape[1]) & valid  # the blocks' visible positions
     cs = [s.config for s in slots]
     fwd = forward_rows(batch.model, batch.caches, idx_list, cs, [len(s.prompt_ids) for s in slots],
                        canvas[:, : g.n], batch.attention[g.idx, : g.n], g.spans.pos, masked, also=also)
-    logits = block_logits(fwd.logits, masked, fwd.also, also, cols, inside)  # (A, W, V)
     noise = draw_noise([shared if (c.rng == "shared" and shared is not None) else s.generator
                         for c, s in zip(cs, slots)], [c.gen_length for c in cs], batch.device)  # (A, 2, G)
+    return Prepared(rows=rs, slots=slots, idx_list=idx_list, canvas=canvas, current=current, masked=masked,
+                    cols=cols, inside=inside, masked_logits=fwd.logits,
+                    logits=block_logits(fwd.logits, masked, fwd.also, also, cols, inside), noise=noise)
+
+
+@torch.inference_mode()
+def finish(batch: Any, p: Prepared) -> dict[int, StepRecord]:
+    """(2)-(6) The rule's step on the prepared rows, the commit and the records."""
+    rs, slots, mask = p.rows, p.slots, batch.mask_id
+    g: Geometry = rs.geometry
+    cs = [s.config for s in slots]
+    block = block_tokens(p.current, p.cols, p.inside, mask)  # (A, W)
     temperature = g.temperature if g.temperature is not None else step_temperature(
         cs, [s.step for s in slots], [s.remaining for s in slots], batch.device)
     # (2)-(4) the rule's step on each block, its masks' tokens drawn at T > 0
-    drawn = draw_masks(logits, inside & (block == mask), noise[:, 0].gather(1, cols), temperature=temperature,
+    drawn = draw_masks(p.logits, p.inside & (block == mask), p.noise[:, 0].gather(1, p.cols), temperature=temperature,
                        vocab_top_k=g.vocab_top_k, top_p=g.top_p, mask_id=mask)
-    out = g.rule.step(logits, block, rs.state, rs.params, drawn=drawn)
+    out = g.rule.step(p.logits, block, rs.state, rs.params, drawn=drawn)
     rs.state = out.state
     # (5) commit: the blocks into the canvas, the order moved with the tokens; the next block where one ended
+    G = g.spans.width
     steps_now = torch.tensor([s.step for s in slots], device=batch.device)
-    done = commit_span(current, batch.order[g.idx, :G], out, cols, inside, steps_now)
-    batch.canvas[g.idx] = g.spans.write(canvas, done.span)
+    done = commit_span(p.current, batch.order[g.idx, :G], out, p.cols, p.inside, steps_now)
+    batch.canvas[g.idx] = g.spans.write(p.canvas, done.span)
     batch.order[g.idx, :G] = done.order
     stepped = rs.index.clone()
-    left, open_ = next_blocks(rs, done.span, valid, g.size, mask)
+    left, open_ = next_blocks(rs, done.span, g.spans.valid, g.size, mask)
     # (6) the records
-    raw = Distribution(fwd.logits.float().unsqueeze(1), top=batch.record_candidates)
-    return indel_records(slots, idx_list, raw=raw, masked=masked, logits=logits, cols=cols, inside=inside, out=out,
-                         source=done.source, index=stepped, temperature=temperature, remaining=left, open_=open_,
-                         candidates=batch.record_candidates)
+    raw = Distribution(p.masked_logits.float().unsqueeze(1), top=batch.record_candidates)
+    return indel_records(slots, p.idx_list, raw=raw, masked=p.masked, logits=p.logits, cols=p.cols, inside=p.inside,
+                         out=out, source=done.source, index=stepped, temperature=temperature, remaining=left,
+                         open_=open_, candidates=batch.record_candidates)

@@ -154,6 +154,13 @@ def block_at(index: torch.Tensor, size: torch.Tensor, G: int) -> tuple[torch.Ten
     return torch.where(inside, cols, (index * size + size - 1).unsqueeze(-1)).clamp(max=max(0, G - 1)), inside
 
 
+def in_blocks(cols: torch.Tensor, inside: torch.Tensor, G: int) -> torch.Tensor:
+    """`(A, G)` bool: the span positions of the blocks (the columns outside a block write nowhere)."""
+    A = cols.shape[0]
+    out = torch.zeros(A, G + 1, dtype=torch.bool, device=cols.device)
+    return out.scatter(1, torch.where(inside, cols, G), True)[:, :G]
+
+
 def block_tokens(span: torch.Tensor, cols: torch.Tensor, inside: torch.Tensor, mask_id: int) -> torch.Tensor:
     """`(A, W)` the blocks' ids; the mask id outside a row's block (as `stack` pads)."""
     return torch.where(inside, span.gather(1, cols), mask_id)

@@ -89,6 +89,28 @@ def row_logits(block: list[int], width: int, prompt: int, events: Events, seed: 
     return logits
 
 
+class ReplayedBlocks:
+    """A denoiser for `decode`: at each L-aligned chunk of a row's real positions, the script's logits of that
+    chunk's ids (`row_logits`), so a block's logits depend on its own ids only, as in the SGLang harness."""
+
+    can_edit = True
+
+    def __init__(self, L: int, events: Events, seed: int) -> None:
+        self.L, self.events, self.seed = L, events, seed
+        self.mask_token_id, self.delete_token_id, self.split_token_id = MASK_ID, DELETE_ID, SPLIT_ID
+        self.vocab_size, self.max_length, self.name = VOCAB, 512, f"replayed-blocks-{L}"
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        B, N = input_ids.shape
+        real = [N] * B if attention_mask is None else attention_mask.sum(-1).tolist()
+        out = torch.zeros(B, N, VOCAB)
+        for b in range(B):
+            for start in range(0, int(real[b]) - self.L + 1, self.L):
+                chunk = input_ids[b, start:start + self.L].tolist()
+                out[b, start:start + self.L] = row_logits(chunk, self.L, 0, self.events, self.seed)
+        return out
+
+
 def sglang_algorithm(settings: InDelSettings, batch: int):
     from sglang.srt.dllm.algorithm import algo_name_to_cls
     from sglang.srt.dllm.config import DllmConfig
