@@ -69,7 +69,7 @@ _PLUGIN_SPECS = (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS)
 RELEASE_KNOBS = ("gen_length", "temperature", "block_length", "top_p", "t_early", "t_middle", "t_late",
                  "early_stop_threshold", *(k.name for k in _PLUGIN_SPECS if k.kind not in ("choice", "bool")))
 CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache", "cache_drift",
-                "revise", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")))
+                "revise", "indel", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")))
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
@@ -211,7 +211,9 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     wire(p, p.schedule.change, play.knob_states, ins=(p.schedule,), out=KnobStates, as_update="interactive", **QUIET)
     wire(p, p.stages_on.change, play.stage_states, ins=(p.stages_on,), out=StageStates, as_update="interactive",
          **QUIET)
-    wire(p, p.revise.change, play.rule_states, ins=(p.revise,), out=RuleStates, as_update="interactive", **QUIET)
+    for chooser in (p.revise, p.indel):  # the knobs of the revision and insert/delete rules chosen
+        wire(p, chooser.change, play.rule_states, ins=(p.revise, p.indel), out=RuleStates, as_update="interactive",
+             **QUIET)
     for name in K_KNOBS:
         wire(p, getattr(p, name).change, play.k_steps, ins=(p.lang, *p.knobs), out=KSteps, trigger_mode="always_last",
              **QUIET)

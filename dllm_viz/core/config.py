@@ -26,6 +26,7 @@ from dllm_viz.core.rules.remdm import SIGMAS as REMASK_SIGMAS  # noqa: F401
 KNOBS: tuple[Knob, ...] = rules.KNOBS
 SCHEDULES = tuple(rules.SCHEDULES)  # the schedule plug-ins, in menu order (`core.rules`)
 REVISIONS = tuple(rules.REVISIONS)  # the revision rule plug-ins, "none" first
+INDELS = tuple(rules.INDELS)  # the insert/delete rule plug-ins, "none" first
 FORWARD_KINDS = ("full", "prefix", "dual")  # what one step's forward was (a cached trace records it per step)
 
 

@@ -29,6 +29,7 @@ KNOBS = CORE_KNOBS + PLUGIN_KNOBS
 # Which plug-in knobs each schedule and each revision rule reads; the others are greyed out and not passed on.
 SCHEDULE_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.SCHEDULES.items()}
 RULE_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.REVISIONS.items()}
+INDEL_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.INDELS.items()}
 # A knob whose None stands for a value derived from the others shows that value (its slider has no "None").
 SHOWN: dict[str, Any] = {"top_k": lambda cfg: cfg.initial_k, "steps": lambda cfg: cfg.total_steps}
 # The preset buttons, by group, in the order shown; the page lays out a row per group. A new button
@@ -89,17 +90,18 @@ def settings_to_config(**s: Any) -> DecodeConfig:
         "early_stop": bool(s["early_stop"]), "early_stop_threshold": s["early_stop_threshold"],
         "top_p": s["top_p"] if s["top_p"] < 1 else None,  # the slider's 1.0 = off (checked above: a number)
         "cache": s["cache"] or "none", "cache_drift": bool(s["cache_drift"]), "revise": s["revise"] or "none",
+        "indel": s["indel"] or "none",
     }
     if s["stages_on"]:
         values["temperature_stages"] = (s["t_early"], s["t_middle"], s["t_late"])
-    values |= plugin_values(s, values["schedule"], values["revise"])
+    values |= plugin_values(s, values["schedule"], values["revise"], values["indel"])
     return DecodeConfig.from_dict(values)
 
 
-def plugin_values(s: dict[str, Any], schedule: str, rule: str) -> dict[str, Any]:
-    """The config fields of the plug-ins' widgets: the knobs the chosen schedule and revision rule read (the
-    others keep their defaults, greyed out on the page)."""
-    used = SCHEDULE_KNOBS.get(schedule, set()) | RULE_KNOBS.get(rule, set())
+def plugin_values(s: dict[str, Any], schedule: str, rule: str, indel: str = "none") -> dict[str, Any]:
+    """The config fields of the plug-ins' widgets: the knobs the chosen schedule, revision rule and insert/delete
+    rule read (the others keep their defaults, greyed out on the page)."""
+    used = SCHEDULE_KNOBS.get(schedule, set()) | RULE_KNOBS.get(rule, set()) | INDEL_KNOBS.get(indel, set())
     return {name: _plugin_value(name, s[name]) for name in PLUGIN_KNOBS if name in used}
 
 
@@ -117,7 +119,7 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
         t_late=stages[2] if stages else 0.7, seed=cfg.seed, confidence_from=cfg.confidence_from,
         sample_scope=cfg.sample_scope, rng=cfg.rng, early_stop=cfg.early_stop,
         early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
-        cache=cfg.cache, cache_drift=cfg.cache_drift, revise=cfg.revise,
+        cache=cfg.cache, cache_drift=cfg.cache_drift, revise=cfg.revise, indel=cfg.indel,
         **{name: SHOWN[name](cfg) if name in SHOWN else getattr(cfg, name) for name in PLUGIN_KNOBS},
     )
 

@@ -53,6 +53,7 @@ CORE_KNOB_FIELDS: tuple[tuple[str, type], ...] = (
     ("cache", str),  # the approximate key-value cache: none | prefix | dual
     ("cache_drift", bool),  # record each cached step's drift against the exact forward
     ("revise", str),  # the revision rule; its knobs are the plug-ins' below
+    ("indel", str),  # the insert/delete rule (it reads the threshold and the edit knobs below)
 )
 Knobs = _record("Knobs", "The decode-setting widgets' values (the names in `adapters.KNOBS`): the step's own, then "
                          "every rule plug-in's knobs.",

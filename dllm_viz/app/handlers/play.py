@@ -22,6 +22,7 @@ import torch
 from dllm_viz.app.views import figures, render, task as task_view
 from dllm_viz.app.handlers.adapters import (
     KNOBS,
+    INDEL_KNOBS,
     RULE_KNOBS,
     RULE_SLIDERS,
     SCHEDULE_KNOBS,
@@ -325,9 +326,10 @@ class PlayHandlers:
         """The three stage sliders are live only while staged temperature is on (off, moving one
         would re-run a decode that never reads it)."""
         return StageStates(*(bool(stages_on),) * 3)
-    def rule_states(self, *, revise: str) -> RuleStates:
-        """The revision rule's knobs interactive, the others greyed out (`adapters.RULE_KNOBS`)."""
-        used = RULE_KNOBS.get(revise, set())
+    def rule_states(self, *, revise: str, indel: str = "none") -> RuleStates:
+        """The knobs the revision and insert/delete rules read interactive, the others greyed out
+        (`adapters.RULE_KNOBS`, `adapters.INDEL_KNOBS`)."""
+        used = RULE_KNOBS.get(revise, set()) | INDEL_KNOBS.get(indel, set())
         return RuleStates(**{k: k in used for k in RULE_SLIDERS})
 
     def k_steps(self, *, lang: str, **settings: Any) -> KSteps:

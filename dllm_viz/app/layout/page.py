@@ -83,6 +83,7 @@ class Page:
     cache: gr.Dropdown
     cache_drift: gr.Checkbox
     revise: gr.Dropdown  # the revision rule; its knobs and the schedules' are in `rule_knobs`
+    indel: gr.Dropdown  # the insert/delete rule (its knobs are the threshold's and the edit rule's)
     top_p: gr.Slider
     confidence: gr.Dropdown
     stages_on: gr.Checkbox

@@ -13,11 +13,11 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.handlers.adapters import RULE_KNOBS
+from dllm_viz.app.handlers.adapters import INDEL_KNOBS, RULE_KNOBS
 from dllm_viz.app.handlers.outputs import RULE_KNOB_SPECS
 from dllm_viz.app.strings import STRINGS, t
 from dllm_viz.app.layout.page import Labels, small
-from dllm_viz.core.config import REVISIONS
+from dllm_viz.core.config import INDELS, REVISIONS
 from dllm_viz.core.knobs import Knob
 
 
@@ -64,12 +64,19 @@ def build_revision_box(labels: Labels, settings: dict[str, Any]) -> dict[str, An
     """The accordion of the revision rule and its knobs (`rule_knobs`); components by `Page` name."""
     lang, s0, lab = labels.lang, settings, labels.add
     c: dict[str, Any] = {}
-    with lab(gr.Accordion(t("revise_box", lang), open=s0["revise"] != "none", elem_id="dv-revise-box"), "revise_box"):
+    is_open = s0["revise"] != "none" or s0["indel"] != "none"
+    with lab(gr.Accordion(t("revise_box", lang), open=is_open, elem_id="dv-revise-box"), "revise_box"):
         rules = functools.partial(named_choices, "choice_revise_", REVISIONS)
         c["revise"] = lab(gr.Dropdown(rules(lang), value=s0["revise"], label=t("revise", lang),
                                       info=t("info_revise", lang), elem_id="dv-revise"), "revise")
         lab(c["revise"], "info_revise", "info")
         lab(c["revise"], rules, "choices")
-        c["rule_knobs"] = build_rule_knobs(labels, s0, RULE_KNOB_SPECS, RULE_KNOBS.get(s0["revise"], set()))
+        moves = functools.partial(named_choices, "choice_indel_", INDELS)
+        c["indel"] = lab(gr.Dropdown(moves(lang), value=s0["indel"], label=t("indel", lang), info=t("info_indel", lang),
+                                     elem_id="dv-indel"), "indel")
+        lab(c["indel"], "info_indel", "info")
+        lab(c["indel"], moves, "choices")
+        used = RULE_KNOBS.get(s0["revise"], set()) | INDEL_KNOBS.get(s0["indel"], set())
+        c["rule_knobs"] = build_rule_knobs(labels, s0, RULE_KNOB_SPECS, used)
         labels.markdown(functools.partial(small, "revise_note"))
     return c
