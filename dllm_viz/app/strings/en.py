@@ -307,6 +307,20 @@ STRINGS: dict[str, str] = {
     "choice_revise_rcr": "RCR: re-mask the tokens decided with the lowest confidence",
     "choice_revise_wino": "WINO: draft, then a verify pass takes back what it no longer supports",
     "choice_revise_joint_threshold": "LLaDA 2.1: rewrite visible tokens (needs a model that can edit)",
+    "indel": "insert / delete rule",
+    "info_indel": "a model trained to edit lengths may delete a position or split one in two; positions move",
+    "choice_indel_none": "positions stay: nothing is inserted or deleted",
+    "choice_indel_joint_threshold_indel": "LLaDA 2.2: also DELETE a position or SPLIT one (needs world-indel)",
+    # ----- positions that move (views/moves.py): a token followed through deletes and splits -------------
+    "mv_born_start": "in the canvas from the start, at position {p}",
+    "mv_born_split": "a mask a split opened at step {s}, at position {p}",
+    "mv_born_pad": "a mask padded at the block's end after a delete at step {s}, at position {p}",
+    "mv_moved": "step {s}: moved from position {a} to {b}",
+    "mv_heatmap_index": ("Positions moved (insert/delete): each row of the heatmap is indexed by the positions "
+        "entering its step; a token that moved appears under another number in later rows."),
+    "mv_order_index": ("The order map indexes the final positions: each token keeps the step it was last decided "
+        "at wherever it moved."),
+    "mv_ended": "{d} positions deleted and {s} split during the decode.",
     "remask_sigma": "ReMDM sigma",
     "info_remask_sigma": "how ReMDM sets the chance a decided token goes back",
     "choice_sigma_cap": "min(eta, sigma_max)", "choice_sigma_rescale": "eta × sigma_max",
@@ -338,7 +352,7 @@ STRINGS: dict[str, str] = {
     "rv_banner_counts": ("Revision rule `{rule}`: {r} tokens taken back to [MASK] and {e} rewritten, in {s} steps "
         "({n} forward passes; a verify pass counts)."),
     # ----- the presets as shipped -----------------------------------------------------------------
-    "preset_llada21": "LLaDA 2.1 as shipped",
+    "preset_llada21": "LLaDA 2.1 as shipped", "preset_llada22_indel": "LLaDA 2.2 insert/delete as shipped",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO as shipped",
     "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped",
     "preset_eb_sampler": "SGLang EB-sampler", "gamma": "entropy budget γ (eb)",
