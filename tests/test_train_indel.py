@@ -1,11 +1,10 @@
-"""train.indel and train.indel_fit: the length-editing stream's targets, and the grown vocabulary (issue 37)."""
+"""train.indel: the length-editing stream's targets (issue 37); the objective that trains on them is
+tests/test_train_lengths.py's."""
 from __future__ import annotations
 
 import torch
 
-from dllm_viz.models.embedded import load_embedded
 from dllm_viz.train.indel import AFTER_GAP, EXTRA, PLAIN, corrupt_lengths
-from dllm_viz.train.indel_fit import DELETE, SPLIT, InDelTrainConfig, grow_model, grow_tokenizer, make_batch
 
 D, S = 998, 999
 HOLE = -7
@@ -46,26 +45,3 @@ def test_a_duplicate_is_deleted_at_its_second_copy():
     extra = c.kind == EXTRA
     copies = extra[:, 1:] & (c.tokens[:, 1:] == c.tokens[:, :-1])
     assert 0.3 < float(copies.sum()) / float(extra[:, 1:].sum()) < 0.7  # half of the extra tokens are copies
-
-
-def test_the_edit_tokens_are_appended_and_the_old_logits_kept():
-    base = _world()
-    grown_tok = grow_tokenizer(base.tokenizer)
-    old = base.tokenizer.get_vocab()
-    assert {p: grown_tok.get_vocab()[p] for p in old} == old
-    assert (grown_tok.get_vocab()[DELETE], grown_tok.get_vocab()[SPLIT]) == (len(old), len(old) + 1)
-    assert base.tokenizer.vocab_size == len(old)  # the caller's tokenizer is not changed
-    model = grow_model(base, grown_tok, torch.Generator().manual_seed(0))
-    assert (model.delete_token_id, model.split_token_id) == (len(old), len(old) + 1)
-    ids = torch.tensor([base.tokenizer.encode("Tom Lopez of San Diego has")])
-    torch.testing.assert_close(model(ids)[..., : len(old)], base(ids))
-    batch = make_batch(torch.arange(3, 600).repeat(4), model, torch.arange(3, 700), InDelTrainConfig(batch_size=8),
-                       torch.Generator().manual_seed(1))
-    assert not bool((batch.masked & (batch.kind != PLAIN)).any())  # DELETE and SPLIT targets stay visible
-    assert bool((batch.inputs == model.mask_token_id).eq(batch.masked).all())
-
-
-def _world():
-    from dllm_viz import assets
-
-    return load_embedded(device="cpu", path=assets.path("world"))

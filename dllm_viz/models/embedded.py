@@ -52,7 +52,7 @@ class EmbeddedConfig:
     can_edit: bool = False
     # Its ids of LLaDA 2.2's edit tokens (issue 37): DELETE removes the position it is predicted at, SPLIT
     # inserts a mask before it (`core.indel`). Both or neither; a config.json without them loads as None,
-    # a model that cannot edit lengths (`python -m dllm_viz.train.indel_fit`, `models.base.edit_token_ids`).
+    # a model that cannot edit lengths (`train.objectives.lengths`, `models.base.edit_token_ids`).
     delete_token_id: int | None = None
     split_token_id: int | None = None
 

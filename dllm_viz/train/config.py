@@ -25,6 +25,8 @@ class TrainConfig:
     pairs: bool = False  # data lines are prompt<TAB>answer: one example per row, only the answer masked (pairs.py)
     edit_fraction: float = 0.0  # share of rows whose visible tokens are replaced at random (LLaDA 2.1 T2T stream); > 0: loss at every position
     edit_rate: float = 0.2  # in those rows, a visible token is replaced by another ordinary token with probability edit_rate * (1 - t)
+    length_fraction: float = 0.0  # share of rows with tokens inserted and removed (DELETE / SPLIT targets, LLaDA 2.2); > 0 needs --init-from
+    length_rate: float = 0.12  # in those rows, an insertion or a removal before each token with probability length_rate * (1 - t)
     steps: int = 6000  # optimiser steps
     lr: float = 2e-3  # peak AdamW learning rate
     min_lr_ratio: float = 0.1  # cosine floor, as a fraction of lr
@@ -46,7 +48,8 @@ class TrainConfig:
                 raise ValueError(f"{field}={getattr(self, field)} must be >= 1")
         if self.max_length < 16:
             raise ValueError(f"max_length={self.max_length} must be >= 16")
-        for field in ("short_fraction", "prompt_fraction", "rare_first_fraction", "edit_fraction", "edit_rate"):
+        for field in ("short_fraction", "prompt_fraction", "rare_first_fraction", "edit_fraction", "edit_rate",
+                      "length_fraction", "length_rate"):
             if not 0.0 <= getattr(self, field) <= 1.0:
                 raise ValueError(f"{field}={getattr(self, field)} must be in [0, 1]")
         if not 0.0 < self.lr < 1.0:

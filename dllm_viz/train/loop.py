@@ -18,7 +18,7 @@ from tqdm import tqdm
 from dllm_viz.models.embedded import EmbeddedDenoiser
 from dllm_viz.train.checkpoint import save_checkpoint
 from dllm_viz.train.config import TrainConfig
-from dllm_viz.train.data import batch_sampler, load_data
+from dllm_viz.train.data import load_data
 from dllm_viz.train.evaluation import evaluate
 from dllm_viz.train.model import build_model, init_tokenizer, start_from
 from dllm_viz.train.objectives import Net, Objective, objective_for
@@ -82,7 +82,7 @@ def fit(cfg: TrainConfig, *, data: Path, run: Path, resume: bool = False, init_f
     if dev.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True  # fp32 leftovers (norms, loss) on tensor cores
     objective = objective_for(cfg).for_run(cfg, model=model, train=train)
-    net, draw = Net(model, features, cfg.bf16, dev), batch_sampler(cfg, train)
+    net, draw = Net(model, features, cfg.bf16, dev), objective.sampler(cfg, train)
     model.train()
     size = (lambda d: f"{len(d)} pairs") if cfg.pairs else (lambda d: f"{d.numel()} tokens")
     log.info("model: %.2fM parameters; train %s, held-out %s (%.2f chars/token); starting at step %d",
@@ -119,7 +119,11 @@ def open_run(
     resumed from ``run/ckpt.pt``, or started from ``init_from``'s weights) and its data: ``(train,
     heldout, chars_per_token)`` (`data.load_data`)."""
     ckpt_path = run / "ckpt.pt"
-    old_tokenizer = init_tokenizer(init_from, run, cfg.vocab_size) if init_from is not None else None
+    tokens = objective_for(cfg).tokens
+    if tokens and init_from is None:
+        raise ValueError(f"init_from=None is invalid for the {objective_for(cfg).name!r} objective: it adds "
+                         f"{list(tokens)} to a start model's vocabulary; expected --init-from")
+    old_tokenizer = init_tokenizer(init_from, run, cfg.vocab_size, tokens) if init_from is not None else None
     tokenizer, train, heldout, cpt = load_data(cfg, data, run)
     saved = torch.load(ckpt_path, weights_only=False) if resume and ckpt_path.is_file() else None
     if saved is not None:
@@ -133,7 +137,7 @@ def open_run(
         state.gen.set_state(saved["generator"])
         state.step, state.elapsed = saved["step"], saved["elapsed"]
     elif init_from is not None:
-        start_from(model, init_from, old_tokenizer, tokenizer, run)
+        start_from(model, init_from, old_tokenizer, tokenizer, run, fresh=tokens, seed=cfg.seed)
     return cfg, state, (train, heldout, cpt)
 
 

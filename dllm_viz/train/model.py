@@ -13,6 +13,7 @@ identities (`grow_depth`), so capacity is added without losing what was learnt.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -40,6 +41,7 @@ def build_model(cfg: TrainConfig, tokenizer: EmbeddedTokenizer) -> EmbeddedDenoi
         conv_kernel=cfg.conv_kernel,
         max_length=cfg.max_length,
         can_edit=objective_for(cfg).can_edit,
+        **objective_for(cfg).model_fields(tokenizer),
     )
     return EmbeddedDenoiser(mcfg, tokenizer, generator=torch.Generator().manual_seed(cfg.seed))
 
@@ -121,26 +123,57 @@ def load_init_weights(init_from: Path) -> tuple[dict[str, torch.Tensor], int]:
         return {k: f.get_tensor(k).float() for k in f.keys()}, step
 
 
-def init_tokenizer(init_from: Path, run: Path, vocab_size: int) -> EmbeddedTokenizer:
+def init_tokenizer(init_from: Path, run: Path, vocab_size: int, tokens: Sequence[str] = ()) -> EmbeddedTokenizer:
     """The tokenizer of the model ``init_from`` names; copied into ``run`` when the recipe keeps its size
-    (and the run has none yet), so the run tokenises with the same pieces."""
+    (and the run has none yet), so the run tokenises with the same pieces; with the objective's special
+    `tokens` appended first (`append_tokens`), whose size the recipe then names."""
     tokenizer = EmbeddedTokenizer.from_file(init_folder(init_from) / "tokenizer.json")
-    if tokenizer.vocab_size == vocab_size and not (run / "tokenizer.json").is_file():
-        tokenizer.save(run / "tokenizer.json")  # same vocabulary: reuse it
+    run_tokenizer = append_tokens(tokenizer, tokens) if tokens else tokenizer
+    if tokens and run_tokenizer.vocab_size != vocab_size:
+        raise ValueError(f"vocab_size={vocab_size} is invalid: the start model's {tokenizer.vocab_size} pieces and "
+                         f"the objective's {list(tokens)} make {run_tokenizer.vocab_size}")
+    if run_tokenizer.vocab_size == vocab_size and not (run / "tokenizer.json").is_file():
+        run_tokenizer.save(run / "tokenizer.json")  # the same vocabulary (and the objective's tokens): reuse it
     return tokenizer
 
 
+def append_tokens(tokenizer: EmbeddedTokenizer, tokens: Sequence[str]) -> EmbeddedTokenizer:
+    """A copy of ``tokenizer`` with ``tokens`` appended as special tokens (every old piece keeps its id)."""
+    import tempfile
+
+    from tokenizers import AddedToken
+
+    with tempfile.TemporaryDirectory() as folder:
+        tokenizer.save(Path(folder) / "tokenizer.json")
+        inner = EmbeddedTokenizer.from_file(Path(folder) / "tokenizer.json")._tok
+    inner.add_special_tokens([AddedToken(piece, special=True) for piece in tokens])
+    grown = EmbeddedTokenizer(inner)
+    old = tokenizer.get_vocab()
+    if any(grown.get_vocab().get(piece) != i for piece, i in old.items()):
+        raise ValueError(f"tokens={list(tokens)} is invalid: appending them moved an old piece")
+    return grown
+
+
 def start_from(
-    model: EmbeddedDenoiser, init_from: Path, old: EmbeddedTokenizer, new: EmbeddedTokenizer, run: Path
+    model: EmbeddedDenoiser, init_from: Path, old: EmbeddedTokenizer, new: EmbeddedTokenizer, run: Path, *,
+    fresh: Sequence[str] = (), seed: int = 0,
 ) -> None:
     """Load ``init_from``'s weights (`load_init_weights`) into ``model``, the embedding grown from the
     ``old`` tokenizer to the run's ``new`` one when that is larger, blocks added when ``model`` is deeper.
+    The rows of the ``fresh`` pieces (an objective's special tokens, appended) start ~ N(0, 0.02^2) instead,
+    drawn in id order from a generator seeded ``seed + 1``.
 
     Raises ``ValueError`` when the two tokenizers have the same size but other pieces (the rows would
     mean other tokens).
     """
     weights, init_step = load_init_weights(init_from)
-    if old.vocab_size != new.vocab_size:  # a larger vocabulary grown from the old one
+    if fresh:  # the objective's tokens, appended: small random rows (the tied head scores them near 0)
+        weight = weights["embed.weight"]
+        rows = torch.randn(new.vocab_size - weight.shape[0], weight.shape[1],
+                           generator=torch.Generator().manual_seed(seed + 1)) * 0.02
+        weights["embed.weight"] = torch.cat([weight, rows])
+        log.info("vocabulary grown %d -> %d by %s", old.vocab_size, new.vocab_size, list(fresh))
+    elif old.vocab_size != new.vocab_size:  # a larger vocabulary grown from the old one
         weights["embed.weight"] = grow_embedding(weights["embed.weight"], old, new)
         log.info("vocabulary grown %d -> %d", old.vocab_size, new.vocab_size)
     elif old.get_vocab() != new.get_vocab():  # same size, other pieces: rows would mean other tokens

@@ -18,7 +18,8 @@ import torch
 
 from dllm_viz.models.embedded import EmbeddedDenoiser
 from dllm_viz.train.config import TrainConfig
-from dllm_viz.train.data import Batch
+from dllm_viz.models.tokenizer import EmbeddedTokenizer
+from dllm_viz.train.data import Batch, batch_sampler
 from dllm_viz.train.pairs import Rows
 from dllm_viz.train.precision import autocast
 
@@ -60,13 +61,25 @@ class Objective:
 
     Subclasses set `name`, say when a recipe `selected` them (from its `TrainConfig` fields), build
     what they precompute in `for_run`, and implement `corrupt`, `loss` and `heldout_figures`;
-    `can_edit` is optional.
+    `can_edit`, `tokens`, `model_fields` and `sampler` are optional.
     """
 
     name: ClassVar[str] = ""
     # Trained to predict a token at visible positions too (EmbeddedConfig.can_edit, which token-to-token
     # edits read); `train.model.build_model` writes it into the model's config.
     can_edit: ClassVar[bool] = False
+    # Special tokens the objective appends to the start model's vocabulary (``--init-from``; old ids unchanged,
+    # their embedding rows start ~ N(0, 0.02^2): `train.model.start_from`).
+    tokens: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def model_fields(cls, tokenizer: EmbeddedTokenizer) -> dict[str, Any]:
+        """`EmbeddedConfig` fields the model declares for this objective (its `tokens`' ids)."""
+        return {}
+
+    def sampler(self, cfg: TrainConfig, train: torch.Tensor | Rows) -> Callable[[torch.Generator], Batch]:
+        """What draws one clean `Batch` a step (`data.batch_sampler`, unless the objective reads other rows)."""
+        return batch_sampler(cfg, train)
 
     @classmethod
     def selected(cls, cfg: TrainConfig) -> bool:

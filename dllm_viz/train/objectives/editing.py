@@ -119,7 +119,7 @@ class EditObjective(MaskedObjective):
 
     @classmethod
     def selected(cls, cfg: TrainConfig) -> bool:
-        return cfg.edit_fraction > 0
+        return cfg.edit_fraction > 0 and not cfg.length_fraction  # the length objective runs this stream too
 
     @classmethod
     def for_run(cls, cfg: TrainConfig, *, model: EmbeddedDenoiser, train: torch.Tensor | Rows) -> EditObjective:
