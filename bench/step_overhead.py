@@ -34,6 +34,13 @@ took ("same steps"; the same decode when it took as many). The second is the cos
 per step; the first adds what the decode's length costs. With `--compare`, the rule-free rows of
 both checkouts side by side show what the phase costs when it is off.
 
+The insert/delete phase (issue 37): the `llada22_indel` decode (SGLang's JointThresholdInDel in the step core,
+`core.indel_decode`) against the decode it extends, `llada21` (JointThreshold: the same threshold and edits,
+positions that stay), and against the rule-free `sglang_low_confidence`, on the same replayed model (which
+declares edit tokens, so some argmaxes are DELETE or SPLIT and positions move): host time per step, ratio per
+round, median [min, max]. The issue's floor: the phase adds at most 15% (llada22_indel / llada21 <= 1.15 at
+batch 8).
+
     python bench/step_overhead.py                       # this checkout
     python bench/step_overhead.py --compare /tmp/old    # and another checkout, side by side
     python bench/step_overhead.py --threads 1 --rounds 5
@@ -63,6 +70,8 @@ class ReplayedLogits:
         g = torch.Generator().manual_seed(seed)
         self.logits = torch.randn(batch, length, vocab, generator=g) * 3  # (B, N, V)
         self.mask_token_id = vocab - 1
+        self.vocab_size = vocab
+        self.delete_token_id, self.split_token_id = vocab - 3, vocab - 2  # edit tokens (indel="joint_threshold_indel")
         self.max_length = length
         self.name = "replayed-logits"
 
@@ -126,9 +135,14 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
                  "remdm": config.replace(revise="remdm", remask_sigma="rescale", remask_eta=0.5),
                  "wino": config.replace(revise="wino"),
                  "joint_threshold": config.replace(revise="joint_threshold")}
+    presets = {}
+    if "indel" in DecodeConfig.field_names():  # a checkout with the insert/delete phase (issue 37)
+        presets = {name: DecodeConfig.preset(name, gen_length) for name in PRESETS}
     decode(model, [[1] * P], config.replace(gen_length=8, steps=4))  # warm-up: every code path once
     for c in rules.values():
         decode(model, [[1] * P], c.replace(gen_length=8, steps=4))
+    for name in presets:
+        decode(model, [[1] * P], DecodeConfig.preset(name, 64))
     plans: dict[tuple[str, int], int] = {}  # steps each rule's decode takes (the slowest row), per batch size
     for B in batches:
         prompts = [[1 + b] * P for b in range(B)]
@@ -148,6 +162,8 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
             ]
             variants += [(f"decode T=0 revise={rule}, B={B}", lambda c=c: decode(model, prompts, c))
                          for rule, c in rules.items()]
+            variants += [(f"decode preset={name}, B={B}", lambda c=c: decode(model, prompts, c))
+                         for name, c in presets.items()]
             for n in sorted({plans[rule, B] for rule in rules} - {steps}):  # the rule-free decode, as many steps
                 if n <= gen_length:
                     variants.append((f"decode T=0 steps={n}, B={B}",
@@ -164,9 +180,9 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
                 n = max(len(t.steps) for t in out) if isinstance(out, list) else out
                 results.setdefault(name, []).append(1000 * spent / n)
                 results.setdefault(name + " (wall)", []).append(1000 * (time.perf_counter() - start) / n)
-                if name.startswith("decode T=0") and "record_candidates" not in name:
+                if (name.startswith("decode T=0") or " preset=" in name) and "record_candidates" not in name:
                     results.setdefault(name + " (host)", []).append(1000 * (spent - model.model_cpu) / n)
-                if " revise=" in name:
+                if " revise=" in name or " preset=" in name:
                     results.setdefault(name + " (steps)", []).append(n)
     del torch
     return {name: statistics.median(values) for name, values in results.items()}
@@ -185,6 +201,22 @@ def revision_ratios(rounds: dict[str, list[float]], steps: int) -> dict[str, tup
             same = rounds.get(f"decode T=0 steps={n}, {batch} (host)", off) if n != steps else off
             out[f"revise={rule} / off, {batch}"] = ([v / o for v, o in zip(values, off)],
                                                     [v / o for v, o in zip(values, same)])
+    return out
+
+
+PRESETS = ("sglang_low_confidence", "llada21", "llada22_indel")  # rule-free, JointThreshold, JointThresholdInDel
+
+
+def indel_ratios(rounds: dict[str, list[float]], batches: list[int]) -> dict[str, list[float]]:
+    """Per round, host time per step of the llada22_indel decode over llada21's and over the rule-free one."""
+    out = {}
+    for B in batches:
+        key = f"decode preset=llada22_indel, B={B} (host)"
+        if key not in rounds:
+            continue
+        for base in ("llada21", "sglang_low_confidence"):
+            other = rounds[f"decode preset={base}, B={B} (host)"]
+            out[f"llada22_indel / {base}, B={B}"] = [v / o for v, o in zip(rounds[key], other)]
     return out
 
 
@@ -239,6 +271,15 @@ def main(argv: list[str] | None = None) -> None:
         for key, (planned, same) in ratios.items():
             print(f"  {key:44} " + " ".join(f"{statistics.median(v):6.3f} [{min(v):.3f}, {max(v):.3f}]"
                                              for v in (planned, same)))
+    indel = indel_ratios(per_tree["this checkout"], batches)
+    if indel:
+        print("\nThe insert/delete phase (issue 37): host time per step of the llada22_indel decode over the decode "
+              f"it extends (llada21) and over the rule-free one, median [min, max] of {args.rounds} rounds (floor: "
+              "<= 1.15 over llada21 at batch 8); steps per decode (median): "
+              + ", ".join(f"{name} {statistics.median(per_tree['this checkout'][f'decode preset={name}, B={B} (steps)']):g}"
+                          f" (B={B})" for name in PRESETS for B in batches))
+        for key, values in indel.items():
+            print(f"  {key:44} {statistics.median(values):6.3f} [{min(values):.3f}, {max(values):.3f}]")
     if args.compare:
         other = {key: statistics.median(values) for key, values in per_tree["--compare " + args.compare].items()}
         print("\nThe revision phase off (this checkout / --compare, CPU time per step; the LLaDA-style loop runs no "

@@ -33,3 +33,15 @@ def test_the_revision_study_reads_in_each_language():
         md = study_md(lang, data)
         assert t("rt_regime_k4", lang) in md and revision_lessons.load_study_text()["text"][lang] in md
     assert study_md("en", {}) == ""
+
+
+def test_the_indel_study_shows_its_prose_and_table_in_both_languages():
+    from dllm_viz.app.views.lessons import indel_study_md
+    from dllm_viz.studies.indel_lessons import load_eval
+
+    data = load_eval()
+    for lang in ("en", "zh"):
+        md = indel_study_md(lang)
+        rate = data["lesson"]["missing"]["joint_threshold"]["valid_runs"]
+        assert md.count("\n|") == 2 + 3 and f"{rate['rate']:.0%} [{rate['lo'] * 100:.0f}, {rate['hi'] * 100:.0f}]" in md
+    assert indel_study_md("en", data={}) == ""

@@ -1,23 +1,21 @@
-"""The shipped world-indel model (dllm_viz/assets/world-indel) with the insert/delete rule (issue 37).
+"""The shipped world-indel model (dllm_viz/assets/world-indel) with the insert/delete rule, through `decode()`.
 
-Decoded by bench/indel_world.py's standalone loop over core.indel (until the rule is wired into decode):
-the floor of valid runs with `llada22_indel`, and the counted lesson (first drafts with a word missing or
-doubled, InDel against the same loop with DELETE and SPLIT banned). The figures are the model card's.
+`dllm_viz.studies.indel_lessons` (bench/indel_world.py) measures the floor of valid runs with `llada22_indel`
+and the counted lesson (first drafts with a word missing or doubled, InDel against JointThreshold); the
+figures are recorded in the model's `indel_eval.json`, which the lesson's prose quotes (tests/test_claims.py).
+Here they are measured again and must be the recorded ones.
 """
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-from dllm_viz import assets, load_model
+from dllm_viz import DecodeConfig, assets, decode, load_model
+from dllm_viz.studies import indel_lessons
+from dllm_viz.studies.indel_lessons import FirstDraft, draft, floor, lesson, summary
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import indel_world  # noqa: E402
-
-CARD = assets.path("world-indel")
+RECORDED = json.loads(assets.path("world-indel", "indel_eval.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -25,32 +23,36 @@ def model():
     return load_model("world-indel", device="cpu")
 
 
-def test_the_model_declares_its_edit_tokens_and_the_old_one_is_refused(model):
-    tokens = indel_world.check_model(model)
-    assert model.tokenizer.decode([tokens.delete, tokens.split]) == "<delete><split>"
-    assert load_model("world", device="cpu").tokenizer.encode("Tom Lopez of") == model.tokenizer.encode("Tom Lopez of")
-    with pytest.raises(ValueError, match="delete_token_id=None, split_token_id=None is invalid"):
-        indel_world.decode_blocks(load_model("world", device="cpu"), [[3]])
+def test_the_model_declares_its_edit_tokens_and_the_world_model_is_refused(model):
+    assert model.tokenizer.decode([model.delete_token_id, model.split_token_id]) == "<delete><split>"
+    assert load_model("world").tokenizer.encode("Tom Lopez of") == model.tokenizer.encode("Tom Lopez of")
+    with pytest.raises(ValueError, match="cannot edit lengths"):
+        decode(load_model("world"), ["Tom"], DecodeConfig.preset("llada22_indel", 16))
 
 
 def test_llada22_indel_meets_the_floor_over_64_seeded_runs(model):
-    runs = indel_world.floor(model, temperature=0.7)
-    valid = sum(r.valid for r in runs)
-    assert valid >= 58, f"{valid} of 64 valid"  # 90%
-    recorded = json.loads((CARD / "indel_eval.json").read_text())["floor"]["draws at T = 0.7"]["valid_runs"]["k"]
-    assert valid == recorded
-    greedy = indel_world.floor(model)
-    assert sum(r.valid for r in greedy) >= 58
+    for label, temperature in (("argmax", 0.0), ("draws", indel_lessons.TEMPERATURE)):
+        valid = summary(floor(model, temperature=temperature))["valid_runs"]
+        assert valid["n"] == 64 and valid["k"] >= 58, (label, valid)  # 90%
+        assert valid == RECORDED["floor"][label]["valid_runs"], label
 
 
+def test_the_first_forward_proposes_the_draft_and_the_decode_starts_from_it(model):
+    tok = model.tokenizer
+    prompt = indel_lessons.WORLD_PROMPTS[0]
+    wrong = draft(tok, prompt, 7, "missing")
+    assert len(wrong) == len(draft(tok, prompt, 7, "none")) - 1
+    assert len(draft(tok, prompt, 7, "extra")) == len(wrong) + 2
+    wrapped = FirstDraft(model, {tuple(tok.encode(prompt)): wrong})
+    (trace,) = decode(wrapped, [prompt], DecodeConfig.preset("llada21", 48), record_candidates=0)
+    assert trace.canvas_at(0)[: len(wrong)] == wrong  # the first step writes the draft, certain
+    assert wrapped.name == model.name and wrapped.mask_token_id == model.mask_token_id
+
+
+@pytest.mark.slow
 def test_the_counted_lesson_insert_and_delete_fix_what_rewriting_cannot(model):
-    recorded = json.loads((CARD / "indel_eval.json").read_text())["lesson"]
-    for kind in ("missing", "extra"):
-        counts = {}
-        for rule in ("indel", "joint_threshold"):
-            runs = indel_world.lesson(model, kind, ban_edits=rule == "joint_threshold")
-            counts[rule] = indel_world.summary(runs)["valid_runs"]
-            assert counts[rule]["k"] == recorded[kind][rule]["valid_runs"]["k"], (kind, rule)
-        assert counts["indel"]["lo"] > counts["joint_threshold"]["hi"], (kind, counts)  # Wilson intervals apart
-        if kind == "extra":
-            assert sum(r.ops["delete"] > 0 for r in runs) == 0  # the banned rule never deletes
+    for kind in indel_lessons.KINDS:
+        counts = {rule: summary(lesson(model, kind, rule))["valid_runs"] for rule in indel_lessons.RULES}
+        assert counts == {rule: RECORDED["lesson"][kind][rule]["valid_runs"] for rule in counts}, kind
+        if kind != "none":
+            assert counts["indel"]["lo"] > counts["joint_threshold"]["hi"], (kind, counts)  # Wilson intervals apart

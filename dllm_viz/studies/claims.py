@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from dllm_viz import assets
-from dllm_viz.studies import curve_lessons, lessons, revision_lessons, world_lessons
+from dllm_viz.studies import curve_lessons, indel_lessons, lessons, revision_lessons, world_lessons
 
 LESSONS_PATH = assets.path("lessons.yaml")
 # The measurements a claim may read, each loaded whole (the lessons' file by lesson key).
@@ -35,6 +35,7 @@ SOURCES: dict[str, Callable[[], Any]] = {
     "world": lambda: json.loads(world_lessons.WORLD_MEASURED_PATH.read_text()),  # assets/world/lessons.json
     "revision": revision_lessons.load_revision,  # assets/world/revision.json
     "curves": curve_lessons.load_curves,  # assets/tasks/curves.json
+    "indel": indel_lessons.load_eval,  # assets/world-indel/indel_eval.json: insert and delete counted
 }
 OPS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, ">": operator.gt, "<=": operator.le,
                                                   ">=": operator.ge, "==": operator.eq}

@@ -368,6 +368,12 @@ STRINGS: dict[str, str] = {
     "rt_cannot_edit": "not measured: this model cannot edit",
     "rt_regime_threshold": "Threshold 0.9 at T = 1",
     "rt_regime_k4": "Four tokens per step (constant k = 4) at T = 1",
+    # ----- insert and delete counted on world-indel (views/lessons.indel_study_md) -----------------
+    "it_draft": "first draft", "it_indel": "InDel (llada22_indel)", "it_joint": "JointThreshold (llada21): rewrites in place",
+    "it_kind_missing": "a word missing", "it_kind_extra": "a word doubled", "it_kind_none": "the right draft (control)",
+    "it_op_rewrite": "rewrites", "it_op_remask": "taken back", "it_op_delete": "deletes", "it_op_split": "splits",
+    "it_op_cut": "cut",
+    "it_footer": "{model}, {n} runs per cell (prompts × seeds), gen_length {g}; valid runs, 95% Wilson intervals.",
     "rt_footer": ("{model} and its exact oracle (the perfect editor), {n} runs each (prompts × seeds), gen_length "
         "{g}; 95% Wilson intervals."),
     # ----- lessons ----------------------------------------------------------------------------

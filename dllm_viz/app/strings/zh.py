@@ -264,6 +264,11 @@ STRINGS: dict[str, str] = {
     "rt_sums": "和算错的运行", "rt_revised": "每次运行撤回 / 改写", "rt_matched": "相同 NFE 的单调解码：NFE，有效运行", "rt_monotone": "单调（不撤回）",
     "rt_editing": "+ 改写（JointThreshold）", "rt_model": "世界模型", "rt_oracle": "精确模型", "rt_cannot_edit": "未测量：该模型不能改写",
     "rt_regime_threshold": "阈值 0.9，T = 1", "rt_regime_k4": "每步 4 个词（恒定 k = 4），T = 1",
+    "it_draft": "初稿", "it_indel": "JointThresholdInDel：插入与删除", "it_joint": "JointThreshold：只能原地改写",
+    "it_kind_missing": "缺一个词", "it_kind_extra": "一个词重复", "it_kind_none": "正确的初稿（对照）",
+    "it_op_rewrite": "次改写", "it_op_remask": "次撤回", "it_op_delete": "次删除", "it_op_split": "次拆分",
+    "it_op_cut": "个被挤出",
+    "it_footer": "{model}，每格 {n} 次运行（提示 × 种子），gen_length {g}；有效运行，95% Wilson 区间。",
     "rt_footer": "{model} 与它的精确模型（完美的改写者），各 {n} 次运行（提示词 × 种子），gen_length {g}；95% Wilson 区间。",
     # ----- lessons ----------------------------------------------------------------------------
     "mt_final_logprob": "最终文本中各词的平均原始对数概率（取其最后一次决定时）", "mt_revisions": "每个请求撤回或改写的词数",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from dllm_viz.app.strings import t
-from dllm_viz.studies import lessons, revision_lessons, world_lessons
+from dllm_viz.studies import indel_lessons, lessons, revision_lessons, world_lessons
 
 REVISION_HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised", "rt_matched")
 
@@ -42,3 +42,18 @@ def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any]
     parts.append("*" + t("rt_footer", lang, model=data.get("model", "world"), n=len(data["prompts"]) * data["seeds"],
                          g=data["gen_length"]) + "*")
     return "\n\n".join(parts)
+
+
+def indel_study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any] | None = None) -> str:
+    """Insert and delete counted on world-indel (`studies.indel_lessons`), beside the revision study: its prose in
+    `lang` and the lesson's table (headers in `lang`); "" when it was not measured."""
+    data = indel_lessons.load_eval() if data is None else data
+    text = indel_lessons.load_study_text() if text is None else text
+    if not data or not text:
+        return ""
+    header = [t("it_draft", lang), t("it_indel", lang), t("it_joint", lang)]
+    names = {kind: t(f"it_kind_{kind}", lang) for kind in indel_lessons.KINDS}
+    names |= {op: t(f"it_op_{op}", lang) for op in ("rewrite", "remask", "delete", "split", "cut")}
+    footer = t("it_footer", lang, model=data["model"], n=len(data["prompts"]) * data["seeds"], g=data["gen_length"])
+    return "\n\n".join([f"### {text['title'][lang]}", text["text"][lang], indel_lessons.table(data, header, names),
+                         f"*{footer}*"])
