@@ -98,3 +98,13 @@ def test_the_inspector_and_the_notes_speak_both_languages(trace):
         assert set(moves.index_notes(trace, lang)) == {"heatmap", "order", "ended"}
     plain = decode(ReplayedBlocks(L, Events(), 0), [[1] * L], DecodeConfig.preset("llada21", 2 * L))[0]
     assert moves.index_notes(plain, "en") == {} and all(m is None for m in moves.moves(plain))
+
+
+def test_the_player_ships_the_moves_of_a_moved_trace_only(trace):
+    from dllm_viz.app.views import render
+
+    data = render.player_data(trace, lang="zh", order_width=16)
+    assert data["moves"]["lineage"] == moves.lineages(trace).ids and len(data["moves"]["steps"]) == len(trace.steps)
+    assert set(data["moves"]["notes"]) == {"heatmap", "order", "ended"}
+    plain = decode(ReplayedBlocks(L, Events(), 0), [[1] * L], DecodeConfig.preset("llada21", 2 * L))[0]
+    assert "moves" not in render.player_data(plain, lang="en", order_width=16)

@@ -151,3 +151,12 @@ def index_notes(trace: Trace, lang: str) -> dict[str, str]:
         return {}
     return {"heatmap": t("mv_heatmap_index", lang), "order": t("mv_order_index", lang),
             "ended": t("mv_ended", lang, d=trace.metrics.get("deleted", 0), s=trace.metrics.get("split", 0))}
+
+
+def player_moves(trace: Trace, lang: str) -> dict:
+    """What the page's player gets beside a moved trace's frames: each frame's lineage per position, where each
+    lineage entered, each step's moves (or None) and the index notes, in `lang`."""
+    lin = lineages(trace)
+    steps = [None if m is None else {"deleted": m.deleted, "cut": m.cut, "split": m.split,
+                                     "opened": [list(o) for o in m.opened], "source": m.source} for m in moves(trace)]
+    return {"lineage": lin.ids, "born": [list(b) for b in lin.born], "steps": steps, "notes": index_notes(trace, lang)}

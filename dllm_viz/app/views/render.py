@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app.views import cache as cache_view, revision as revision_view, task as task_view, world as world_view
+from dllm_viz.app.views import cache as cache_view, moves as moves_view, revision as revision_view, task as task_view
+from dllm_viz.app.views import world as world_view
 from dllm_viz.app.strings import t
 from dllm_viz.app.links import link_fields
 from dllm_viz.app.views.palette import CONFIDENCE_SCALE, CONFIDENCE_TICKS, confidence_position, scale_tint, tint
@@ -163,6 +164,8 @@ def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
         "bars": [BAR_SCALE, MIN_BAR, P_FLOOR],
         "t": _strings((*PLAYER_STRINGS, *(revision_view.STRINGS if "ev" in data else ())), lang),
     }
+    if trace.moved:  # positions move (an insert/delete rule): each frame's lineages, for a renderer that follows them
+        data["moves"] = moves_view.player_moves(trace, lang)
     return data | {"pieces": list(pieces)}
 
 
