@@ -86,7 +86,8 @@ def _export_policy(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         source = f"preset {args.preset!r}, gen_length={args.gen_length} and the flags given"
     policy = Policy.from_decode_config(config, request_sampling=args.request_sampling,
-                                       end_of_text_ids=args.end_of_text_ids, eos_token_id=args.eos_token_id)
+                                       end_of_text_ids=args.end_of_text_ids, eos_token_id=args.eos_token_id,
+                                       edit_token_ids=args.edit_token_ids)
     path = policy.save(args.output, source=source)
     extra = ["--trust-remote-code"] if args.trust_remote_code else []
     print(f"wrote {path}", file=sys.stderr)
@@ -128,6 +129,8 @@ def add_export_policy(subparsers: argparse._SubParsersAction) -> None:
                         "what dllm_viz.core.end_of_text.end_of_text_ids(load_model(path)) gives)")
     p.add_argument("--eos-token-id", type=int, default=None,
                    help="one end-of-text token id (the older form of --end-of-text-ids)")
+    p.add_argument("--edit-token-ids", type=_id_list, default=None, metavar="DELETE,SPLIT",
+                   help="the checkpoint's delete_token_id,split_token_id (needed with --indel: an insert/delete rule)")
     p.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED], help=PRESET_HELP)
     p.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     add_config_flags(p)

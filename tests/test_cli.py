@@ -74,3 +74,16 @@ def test_export_policy_with_a_cache_writes_the_policy_and_says_the_cache_stays_b
     err = capsys.readouterr().err
     assert "note: cache='dual' is not exported" in err and "block-causal" in err
     assert "cache" not in out.read_text(encoding="utf-8").split("# Exported from")[1].split("\n", 1)[1]
+
+
+def test_export_policy_with_insert_and_delete_needs_the_checkpoint_s_edit_tokens(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dllm_viz.serve.policy import Policy
+
+    out = tmp_path / "policy.yaml"
+    argv = ["export-policy", "--preset", "llada22_indel", "--gen-length", "64", "--output", str(out)]
+    assert main(argv) != 0 and "edit_token_ids=[] is invalid" in capsys.readouterr().err
+    assert main([*argv, "--edit-token-ids", "713,714"]) == 0
+    policy = Policy.load(out)
+    assert (policy.indel, policy.edit_token_ids, policy.block_size) == ("joint_threshold_indel", (713, 714), 32)
+    assert "note: insert/delete" in capsys.readouterr().err
