@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from dllm_viz import DecodeConfig, assets, decode, load_model
-from dllm_viz.core.trace import VERSION
+from dllm_viz.core.trace import PLAIN_VERSION as VERSION  # a decode without a per-step section writes this
 
 EXAMPLES = sorted(assets.path("examples").glob("*.json"))
 TIMING = ("wall_time",)

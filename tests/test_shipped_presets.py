@@ -381,9 +381,13 @@ def test_each_revision_preset_cites_its_source_and_exports_unless_it_needs_a_ver
         with pytest.raises(ValueError, match="second forward"):
             Policy.from_decode_config(config)
         return
-    policy = Policy.from_decode_config(config)
+    if config.indel != "none":  # an insert/delete rule: the policy needs the checkpoint's edit tokens
+        with pytest.raises(ValueError, match="edit_token_ids"):
+            Policy.from_decode_config(config)
+    policy = Policy.from_decode_config(config, **({"edit_token_ids": [713, 714]} if config.indel != "none" else {}))
     again = Policy.from_yaml(policy.to_yaml())
     assert again == policy and (again.revise, again.threshold_strict) == (config.revise, config.threshold_strict)
+    assert again.indel == config.indel
 
 
 def test_sglang_presets_follow_sglang_s_defaults():

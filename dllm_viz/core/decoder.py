@@ -138,12 +138,9 @@ class DecodeBatch:
         self.decided_conf = torch.zeros(S, max_length, dtype=torch.float32, device=dev)  # (S, N) from column 0
         self.slots: dict[int, Slot] = {}
         self._row_sets: PerRows[_Rows] = PerRows()
-        # The rows whose rule inserts and deletes (`core.indel_decode`): their rule's carried state, and
-        # the model's edit tokens (None until a row asks for them).
+        # The insert/delete rows (`core.indel_decode`): their rule's state; the model's edit tokens.
         self.indel_rows = Carried()
-        self.edit_ids = declared_edit_ids(model)  # never a candidate of a rule whose positions stay
-        self.edit_tokens = None
-        self.n_indel = 0
+        self.edit_ids, self.edit_tokens, self.n_indel = declared_edit_ids(model), None, 0  # edit ids: no plain candidate
         self.caches = CacheStore()  # the approximate key-value cache each cached request holds (core.cache)
 
     # ----- slots ----------------------------------------------------------------------------
@@ -194,9 +191,8 @@ class DecodeBatch:
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
         self.caches.drop(index)
-        slot = self.slots.pop(index)
-        self.n_indel -= slot.config.indel != "none"
-        return slot
+        self.n_indel -= self.slots[index].config.indel != "none"
+        return self.slots.pop(index)
 
     def active(self) -> list[int]:
         return sorted(i for i, s in self.slots.items() if not s.done)
@@ -217,16 +213,15 @@ class DecodeBatch:
             idx_list = wanted
         if not idx_list:
             return {}
-        if self.n_indel:  # rows whose rule moves positions step apart (core.indel_decode), from their own forward
-            moving = [i for i in idx_list if self.slots[i].config.indel != "none"]
-            still = [i for i in idx_list if self.slots[i].config.indel == "none"]
-            # their forward first: a failure there or in the others' step leaves every row as it was
-            prepared = indel_decode.prepare(self, moving, [self.slots[i] for i in moving], shared) if moving else None
-            records = self._step(still, shared) if still else {}
-            if prepared is not None:
-                records.update(indel_decode.finish(self, prepared))
-            return records
-        return self._step(idx_list, shared)
+        if not self.n_indel:
+            return self._step(idx_list, shared)
+        # Rows whose rule moves positions step apart (core.indel_decode), their forward first: a failure there
+        # or in the others' step leaves every row as it was.
+        moving = [i for i in idx_list if self.slots[i].config.indel != "none"]
+        still = [i for i in idx_list if self.slots[i].config.indel == "none"]
+        prepared = indel_decode.prepare(self, moving, [self.slots[i] for i in moving], shared) if moving else None
+        records = self._step(still, shared) if still else {}
+        return records | (indel_decode.finish(self, prepared) if prepared is not None else {})
 
     def _step(self, idx_list: list[int], shared: torch.Generator | None) -> dict[int, StepRecord]:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""

@@ -29,7 +29,8 @@ from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, datacl
 from dllm_viz.core.schedules import planned_steps
 
 FORMAT = "dllm-viz-trace"
-VERSION = 3  # the newest written (a trace without a per-step section is written as 2); see READS
+VERSION = 3  # the newest written: a trace with a per-step section; see READS
+PLAIN_VERSION = 2  # what a trace without one is written as (its readers need nothing newer)
 READS = (1, 2, 3)  # versions this dllm-viz reads
 
 
@@ -335,7 +336,7 @@ class Trace:
         return {
             "format": FORMAT,
             "version": VERSION if any(getattr(rec, k) is not None for rec in self.steps for k in StepRecord.SECTIONS)
-            else 2,
+            else PLAIN_VERSION,
             "model": self.model,
             "config": self.config.to_dict(),
             "prompt_ids": self.prompt_ids,

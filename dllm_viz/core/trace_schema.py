@@ -191,24 +191,8 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
     if d.get("early_stop_step") is not None:
         _int("early_stop_step", d["early_stop_step"], 0, max(0, n - 1))
 
-    step_known = set(step_fields)
-    canvas: list[int | None] = [None] * G  # the replay: the id at each position, None while masked
-    last: list[int] = [-1] * G  # the step each position was last decided at
-    # Without revisions a confirmation is final: each one is checked against token_ids and order at once.
-    final = tokens, order
-    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited") or rec.get("indel") is not None)
-           for rec in steps) or any(f.changes_canvas for f in forks):
-        final = None
-    for i, rec in enumerate(steps):
-        _apply_forks(forks, i, canvas, last, known_ids)
-        entering = list(canvas) if isinstance(rec, dict) and rec.get("indel") is not None else canvas
-        _check_step(f"steps[{i}]", i, rec, step_known, G, num_blocks, canvas, last, known_ids, final)
-        _check_cache_fields(f"steps[{i}]", rec, G, len(prompt) + G, cached)
-        moves = _sections(f"steps[{i}]", rec, G, entering, d["mask_token_id"], indel)
-        if moves is not None:  # the step's tokens move after its decisions: the replay follows them
-            canvas[:] = [canvas[j] if j >= 0 else None for j in moves]
-            last[:] = [last[j] if j >= 0 else -1 for j in moves]
-    _apply_forks(forks, n, canvas, last, known_ids)
+    canvas, last = _replay(steps, set(step_fields), G, num_blocks, known_ids, (tokens, order), len(prompt), cached,
+                           d["mask_token_id"], indel, forks)
     for pos in range(G):
         if canvas[pos] is None:
             raise _bad(f"token_ids[{pos}]", tokens[pos], "a position the steps decide (it is masked after the last step)")
@@ -234,6 +218,30 @@ def _apply_forks(forks: Sequence[ForkPoint], i: int, canvas: list[int | None], l
             if canvas[pos] == tok:
                 raise _bad(f"forks[{j}].force", [pos, tok], f"a token other than the one position {pos} holds")
             canvas[pos], last[pos] = tok, i - 1
+
+
+def _replay(steps: list, known: set[str], G: int, num_blocks: int, known_ids: set[int] | None,
+            final: tuple[list[int], list[int]] | None, P: int, cached: bool, mask_id: Any, indel: str,
+            forks: Sequence[ForkPoint]) -> tuple[list[int | None], list[int]]:
+    """Check every step (and fork point) against the canvas it replays; `(canvas, last)` after the last one:
+    the id at each position (None while masked) and the step each position was last decided at."""
+    canvas: list[int | None] = [None] * G
+    last: list[int] = [-1] * G
+    # Without revisions a confirmation is final: each one is checked against token_ids and order at once.
+    if any(isinstance(rec, dict) and (rec.get("remasked") or rec.get("edited") or rec.get("indel") is not None)
+           for rec in steps) or any(f.changes_canvas for f in forks):
+        final = None
+    for i, rec in enumerate(steps):
+        _apply_forks(forks, i, canvas, last, known_ids)
+        entering = list(canvas) if isinstance(rec, dict) and rec.get("indel") is not None else canvas
+        _check_step(f"steps[{i}]", i, rec, known, G, num_blocks, canvas, last, known_ids, final)
+        _check_cache_fields(f"steps[{i}]", rec, G, P + G, cached)
+        moves = _sections(f"steps[{i}]", rec, G, entering, mask_id, indel)
+        if moves is not None:  # the step's tokens move after its decisions: the replay follows them
+            canvas[:] = [canvas[j] if j >= 0 else None for j in moves]
+            last[:] = [last[j] if j >= 0 else -1 for j in moves]
+    _apply_forks(forks, len(steps), canvas, last, known_ids)
+    return canvas, last
 
 
 def _check_step(path: str, i: int, rec: Any, known: set[str], G: int, num_blocks: int, canvas: list[int | None],

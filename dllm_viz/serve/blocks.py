@@ -127,9 +127,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     Returns, per request, whether its block is done: only when a forward has already seen the
     block's final tokens (SGLang keeps that forward's KV for the block): at the call after the last
     confirmation, or, for a block a revision rule holds open (joint_threshold), at the step that
-    closes it without changing anything, as SGLang's JointThreshold reports it. `edit_ids`: the
-    checkpoint's edit tokens (DELETE, SPLIT), which no rule whose positions stay may write.
-    """
+    closes it without changing anything, as SGLang's JointThreshold reports it. `edit_ids` (DELETE, SPLIT) are
+    never written here."""
     B, L = forward_batch.batch_size, block_size
     ids = forward_batch.input_ids.view(B, L)  # (B, L), shares storage: written in place below
     masked_all = masked_positions(forward_batch, L, mask_id)  # (B, L)
@@ -144,12 +143,11 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
 
     # SGLang's block rows -> the generated span of each request: (A, G), G the most masks of a block,
     # from the block's first masked position; one scratch column past the block (L) pads the others.
-    def build() -> RowSet:
+    def build() -> RowSet:  # the prompt lengths: the request's text before the span
         spans = Spans.at(torch.tensor([s.offset for s in st], device=dev), torch.tensor([s.masks for s in st], device=dev),
                          scratch=L)
         return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev, mask_id=mask_id,
-                            prompt_lengths=[s.start + s.offset for s in st],  # the request's text before the span
-                            edit_ids=tuple(edit_ids))
+                            prompt_lengths=[s.start + s.offset for s in st], edit_ids=tuple(edit_ids))
 
     rows = (row_sets if row_sets is not None else PerRows()).get(st, build)
     spans = rows.spans
@@ -179,8 +177,7 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
             raise RuntimeError("a verify pass (revise='wino') cannot run inside SGLang's step; Policy refuses it")
         if targets.any:  # joint_threshold reads this forward's logits at the block's decided slots
             where_rows = targets.where.nonzero(as_tuple=True)[0]
-            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id,
-                                    tuple(edit_ids))
+            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id, edit_ids)
     result = denoise_step(step_logits(logits), masked, params, state, noise, current=current,
                           valid=spans.valid, seen=seen, targets=targets)
 
