@@ -124,3 +124,14 @@ def test_the_plain_rules_never_write_an_edit_token(world_indel):
 
 
 DELETE_ID_W, SPLIT_ID_W = 713, 714  # world-indel's edit tokens (its config.json)
+
+
+def test_a_fork_of_an_insert_delete_trace_replays_it_and_cannot_switch_the_rule():
+    from dllm_viz import fork
+
+    model = ReplayedBlocks(L, BUSY, seed=3)
+    (trace,) = decode(model, [[1] * L], config(), record_candidates=2)
+    again = fork(model, trace, len(trace.steps) // 2)  # nothing changed: the trace itself
+    assert again.token_ids == trace.token_ids and [r.to_dict() for r in again.steps] == [r.to_dict() for r in trace.steps]
+    with pytest.raises(ValueError, match="knobs: indel='none' is invalid at a fork"):
+        fork(model, trace, 2, knobs={"indel": "none"})

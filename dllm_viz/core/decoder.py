@@ -213,15 +213,9 @@ class DecodeBatch:
             idx_list = wanted
         if not idx_list:
             return {}
-        if not self.n_indel:
-            return self._step(idx_list, shared)
-        # Rows whose rule moves positions step apart (core.indel_decode), their forward first: a failure there
-        # or in the others' step leaves every row as it was.
-        moving = [i for i in idx_list if self.slots[i].config.indel != "none"]
-        still = [i for i in idx_list if self.slots[i].config.indel == "none"]
-        prepared = indel_decode.prepare(self, moving, [self.slots[i] for i in moving], shared) if moving else None
-        records = self._step(still, shared) if still else {}
-        return records | (indel_decode.finish(self, prepared) if prepared is not None else {})
+        if self.n_indel:  # rows whose rule moves positions step apart, beside the others (core.indel_decode)
+            return indel_decode.step_rows(self, idx_list, shared, self._step)
+        return self._step(idx_list, shared)
 
     def _step(self, idx_list: list[int], shared: torch.Generator | None) -> dict[int, StepRecord]:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""
@@ -326,7 +320,8 @@ class DecodeBatch:
             return None
         exact = step_logits(exact_logits(self.model, fwd, want, ids, attention, pos))  # masked by the step, as above
         again = denoise_step(exact, fwd.scored, r.set.params, state, noise, top=1)
-        return drift(result, again, candidate_logits(exact.squeeze(1), self.mask_id, self.edit_ids), r.set.params, state, noise)
+        exact_candidates = candidate_logits(exact.squeeze(1), self.mask_id, self.edit_ids)
+        return drift(result, again, exact_candidates, r.set.params, state, noise)
 
     def _rows(self, idx_list: list[int], slots: list[Slot]) -> _Rows:
         """The stepping slots' parameters and canvas geometry, rebuilt only when the set changes."""

@@ -13,6 +13,7 @@ in the order of the article's loop:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,18 @@ def build(batch: Any, idx_list: list[int], slots: list[Any]) -> RowsState:
     fresh = InDelState.initial(blocks, torch.zeros_like(inside), batch.mask_id)
     return RowsState(members=tuple(slots), params=InDelParams.from_configs(cs, batch.edit_tokens, device=dev),
                      state=stack([s.indel for s in slots], fresh, batch.mask_id), index=index, geometry=geo)
+
+
+def step_rows(batch: Any, idx_list: list[int], shared: torch.Generator | None,
+              still_step: Callable[[list[int], torch.Generator | None], dict[int, StepRecord]]) -> dict[int, StepRecord]:
+    """One step of the rows `idx_list` of `batch`: those with an insert/delete rule here, the others by `still_step`
+    (`DecodeBatch`'s own step), the insert/delete rows' forward first: a failure there or in the others' step
+    leaves every row as it was (the engine retries a failed step on halves of the batch)."""
+    moving = [i for i in idx_list if batch.slots[i].config.indel != "none"]
+    still = [i for i in idx_list if batch.slots[i].config.indel == "none"]
+    prepared = prepare(batch, moving, [batch.slots[i] for i in moving], shared) if moving else None
+    records = still_step(still, shared) if still else {}
+    return records | (finish(batch, prepared) if prepared is not None else {})
 
 
 @dataclass(frozen=True)
