@@ -17,10 +17,10 @@ from typing import Any, Callable, Sequence
 
 from dllm_viz.app.main import add_serve_command
 from dllm_viz.core import rules
-from dllm_viz.core.config import KNOBS, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core.config import CANVAS_PRESETS, KNOBS, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 from dllm_viz.core.knobs import Knob
 
-SHIPPED = (*SHIPPED_PRESETS, *REVISION_PRESETS)
+SHIPPED = (*SHIPPED_PRESETS, *REVISION_PRESETS, *CANVAS_PRESETS)
 PRESET_HELP = ("starting point: the article's table (" + ", ".join(PRESETS) + ") or a shipped sampler's own rule ("
                + ", ".join(SHIPPED) + ")")
 

@@ -37,6 +37,7 @@ CODE_WORDS = {
     "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence",  # the revision rules' names
     "JointThresholdInDel", "DELETE", "SPLIT",  # the insert/delete rule and its edit tokens (as MASK)
     "eta", "sigma", "sigma_max", "penalty_lambda", "logit", "Wilson",  # their knobs' symbols, the interval
+    "DiffusionGemma", "Gemma", "Renoise", "transformers",  # the renoising model and its reference code
 } | set(SCHEDULES) | set(REVISIONS) | set(DecodeConfig.field_names())  # every rule plug-in's name, every knob's
 
 

@@ -20,7 +20,9 @@ from dllm_viz.core.knobs import (  # noqa: F401  (the config's constants, import
     BLOCK_SCHEDULES, CACHES, CONFIDENCE_FROM, CONFIDENCES, DRAWN_SOURCES, FLOAT32_MAX, MAX_BUDGET, MAX_COUNT,
     MAX_SEED, MIN_TEMPERATURE, RNG_MODES, SAMPLE_SCOPES, SHORT_CHARS, Knob, bad, check_int, short, validate,
 )
-from dllm_viz.core.presets import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, Preset, ShippedPreset  # noqa: F401
+from dllm_viz.core.presets import (  # noqa: F401
+    CANVAS_PRESETS, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, Preset, ShippedPreset,
+)
 from dllm_viz.core.rules.remdm import SIGMAS as REMASK_SIGMAS  # noqa: F401
 
 KNOBS: tuple[Knob, ...] = rules.KNOBS
@@ -94,8 +96,8 @@ class DecodeConfig:
     @classmethod
     def preset(cls, name: str, gen_length: int = 64, **overrides: Any) -> DecodeConfig:
         """A config from the article's tuning table (PRESETS) or a reference implementation's own
-        rule (SHIPPED_PRESETS, REVISION_PRESETS); `overrides` replace any field."""
-        shipped = {**SHIPPED_PRESETS, **REVISION_PRESETS}
+        rule (SHIPPED_PRESETS, REVISION_PRESETS, and a canvas's: CANVAS_PRESETS); `overrides` replace any field."""
+        shipped = {**SHIPPED_PRESETS, **REVISION_PRESETS, **CANVAS_PRESETS}
         if name not in PRESETS and name not in shipped:
             raise bad("preset", name, "one of " + " | ".join([*PRESETS, *shipped]))
         check_int("gen_length", gen_length, 0)

@@ -100,6 +100,9 @@ class Knob:
     policy: bool | str = True  # a serving policy carries it (under this name, when a str; `serve.policy`)
     slider: tuple[float, float, float] | None = None  # the page's slider (lo, hi, step) for a plug-in's number
     choice_key: str = ""  # strings prefix of its choices' labels (default `choice_<name>_`)
+    # The canvas kinds a step's own knob applies to (`core.rules.CANVASES`); a plug-in's knob follows its plug-in.
+    # On a canvas it does not apply to, a value other than the default is refused by name (`rules.check_canvas`).
+    canvases: tuple[str, ...] = ("masked",)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -216,8 +219,9 @@ CACHES = ("none", "prefix", "dual")
 
 # The step's own knobs, in DecodeConfig's order; each plug-in kind's knobs follow the knob that chooses it.
 CORE: tuple[Knob, ...] = (
-    Knob(name="gen_length", kind="int", default=64, policy="block_size",
-         help="number of [MASK] positions appended to the prompt (0 = nothing to generate)"),
+    Knob(name="gen_length", kind="int", default=64, policy="block_size", canvases=("masked", "renoise"),
+         help="number of [MASK] positions appended to the prompt (0 = nothing to generate); on a renoise canvas "
+              "the new tokens asked for (max_new_tokens: whole canvases are kept)"),
     Knob(name="block_length", kind="int", default=None, optional=True, lo=1, hi=_canvas, relation=_divides,
          policy=False, help="semi-autoregressive block size; None = one block; divides gen_length"),
     Knob(name="schedule", kind="choice", default="topk_decay", plugins="schedule",
@@ -232,7 +236,8 @@ CORE: tuple[Knob, ...] = (
          help="nucleus filter on the tempered distribution at drawn positions; None = off"),
     Knob(name="vocab_top_k", kind="int", default=None, optional=True, lo=1, column="long", off=0,
          help="keep the vocab_top_k most likely tokens at drawn positions; None = off"),
-    Knob(name="seed", kind="int", default=0, hi=MAX_SEED, policy=False, help="seeds this request's own torch.Generator"),
+    Knob(name="seed", kind="int", default=0, hi=MAX_SEED, policy=False, canvases=("masked", "renoise"),
+         help="seeds this request's own torch.Generator"),
     Knob(name="block_schedule", kind="choice", default="continue", choices=BLOCK_SCHEDULES, policy=False,
          help='"restart": k (topk_decay/adaptive) restarts at top_k in each block'),
     Knob(name="early_stop", kind="bool", default=False,

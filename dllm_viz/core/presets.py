@@ -3,7 +3,8 @@
 `DecodeConfig.preset(name, gen_length)` reads these: `PRESETS` (the article's section 4.2, each a
 topk_decay setting), `SHIPPED_PRESETS` (the samplers LLaDA, Dream and Fast-dLLM ship) and
 `REVISION_PRESETS` (the shipped rules that need a revision rule or a strict threshold, and every
-preset a rule plug-in brings: `core.rules.PRESETS`). docs/shipped_samplers.md says where each shipped
+preset a schedule or revision plug-in brings: `core.rules.PRESETS`) and `CANVAS_PRESETS` (those a canvas
+plug-in brings, for its models only: DiffusionGemma's transformers and SGLang defaults). docs/shipped_samplers.md says where each shipped
 one sits in the article's list of mistakes and what is not reproduced.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from dllm_viz.core import rules
 from dllm_viz.core.rules.base import ShippedPreset
 
-__all__ = ["PRESETS", "Preset", "REVISION_PRESETS", "SHIPPED_PRESETS", "ShippedPreset"]
+__all__ = ["CANVAS_PRESETS", "PRESETS", "Preset", "REVISION_PRESETS", "SHIPPED_PRESETS", "ShippedPreset"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,5 +158,8 @@ REVISION_PRESETS: dict[str, ShippedPreset] = {
              "are re-masked",
         fields=_rcr,
     ),
-    **rules.PRESETS,
+    **{name: p for name, p in rules.PRESETS.items() if name not in rules.CANVAS_PRESETS},
 }
+# The presets of the canvases that are not masked (a renoising model's), by canvas plug-in: "as shipped" too, on
+# their own models only (`rules.check_canvas` refuses them elsewhere).
+CANVAS_PRESETS: dict[str, ShippedPreset] = dict(rules.CANVAS_PRESETS)

@@ -24,41 +24,26 @@ Shapes: B rows (requests), L canvas length, V vocabulary, S stability history le
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import torch
 
-ACCEPTANCE_FROM = ("tempered", "raw")  # where the entropy that acceptance ranks by comes from
-MAX_SEED = 2**63 - 1
+from dllm_viz.core.knobs import MAX_SEED, bad, check_int
+from dllm_viz.core.rules.renoise import ACCEPTANCE_FROM, KNOBS as SPECS, TRANSFORMERS_DEFAULTS  # noqa: F401
+
 MAX_COUNT = 2**31 - 1
-
-# transformers' global defaults for unset generation parameters
-# (`DiffusionGemmaGenerationConfig._get_default_generation_params`, 5.24); a checkpoint's
-# generation_config.json overrides them (the adapter reads it, `models.diffusion_gemma`).
-TRANSFORMERS_DEFAULTS: Mapping[str, Any] = {
-    "max_new_tokens": 256, "max_denoising_steps": 48, "entropy_bound": 0.1, "t_min": 0.4, "t_max": 0.8,
-    "stability_threshold": 1, "confidence_threshold": 0.005,
-}
-
-
-def _invalid(name: str, value: object, allowed: str) -> ValueError:
-    return ValueError(f"{name}={value!r} is invalid: expected {allowed}")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True, kw_only=True)
 class RenoiseSettings:
-    """Every knob of one renoising request, frozen and validated (transformers' names and defaults)."""
+    """Every setting of one renoising request, resolved (transformers' names and defaults), frozen.
+
+    The knobs are checked by their specs (`core.rules.renoise.KNOBS`, the same that check the
+    `DecodeConfig` fields of the same names): one validation. `settings_for` derives them from a
+    `DecodeConfig` and the checkpoint's generation defaults; `settings_from` from the defaults alone.
+    """
 
     entropy_bound: float = 0.1  # EntropyBoundSamplerConfig.entropy_bound: > 0; larger accepts more per step
     t_min: float = 0.4  # temperature at the last step's end of the linear schedule, >= 0
@@ -74,33 +59,26 @@ class RenoiseSettings:
     pad_token_id: int | None = None  # written after the first end-of-text token, as generate() does
 
     def __post_init__(self) -> None:
-        if not _is_real(self.entropy_bound) or self.entropy_bound <= 0:
-            raise _invalid("entropy_bound", self.entropy_bound, "a finite number > 0")
-        if not _is_real(self.t_min) or self.t_min < 0:
-            raise _invalid("t_min", self.t_min, "a finite number >= 0")
-        if not _is_real(self.t_max) or self.t_max < self.t_min or self.t_max <= 0:
-            raise _invalid("t_max", self.t_max, f"a finite number >= t_min={self.t_min!r} and > 0")
-        for name, low in (("max_denoising_steps", 1), ("stability_threshold", 0), ("max_new_tokens", 1)):
-            value = getattr(self, name)
-            if not _is_int(value) or not low <= value <= MAX_COUNT:
-                raise _invalid(name, value, f"an integer in [{low}, {MAX_COUNT}]")
-        if not _is_real(self.confidence_threshold) or self.confidence_threshold < 0:
-            raise _invalid("confidence_threshold", self.confidence_threshold, "a finite number >= 0")
-        if self.canvas_length is not None and (not _is_int(self.canvas_length) or not 1 <= self.canvas_length <= 2**16):
-            raise _invalid("canvas_length", self.canvas_length, "None or an integer in [1, 65536]")
-        if self.acceptance_from not in ACCEPTANCE_FROM:
-            raise _invalid("acceptance_from", self.acceptance_from, " | ".join(ACCEPTANCE_FROM))
-        if not _is_int(self.seed) or not 0 <= self.seed <= MAX_SEED:
-            raise _invalid("seed", self.seed, f"an integer in [0, {MAX_SEED}]")
+        for knob in SPECS:
+            value = getattr(self, knob.name)
+            if value is None and knob.name != "canvas_length":
+                raise bad(knob.name, value, "a value (None is resolved from the checkpoint before a decode)")
+            knob.check(value, self)
+        check_int("max_new_tokens", self.max_new_tokens, 1)
+        check_int("seed", self.seed, 0, MAX_SEED)
         ids = self.eos_token_ids
-        if not isinstance(ids, tuple) or not all(_is_int(i) and 0 <= i <= MAX_COUNT for i in ids):
-            raise _invalid("eos_token_ids", ids, "a tuple of token ids >= 0")
-        if self.pad_token_id is not None and (not _is_int(self.pad_token_id) or self.pad_token_id < 0):
-            raise _invalid("pad_token_id", self.pad_token_id, "None or a token id >= 0")
+        if not isinstance(ids, tuple) or not all(_is_id(i) for i in ids):
+            raise bad("eos_token_ids", ids, "a tuple of token ids >= 0")
+        if self.pad_token_id is not None and not _is_id(self.pad_token_id):
+            raise bad("pad_token_id", self.pad_token_id, "None or a token id >= 0")
 
     def with_(self, **changes: Any) -> RenoiseSettings:
         """A copy with `changes` applied (and validated again)."""
         return replace(self, **changes)
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
 
 KNOBS = tuple(f.name for f in fields(RenoiseSettings))
@@ -120,6 +98,17 @@ def settings_from(defaults: Mapping[str, Any], **overrides: Any) -> RenoiseSetti
     if "eos_token_ids" not in merged and eos is not None:
         merged["eos_token_ids"] = tuple(eos) if isinstance(eos, (list, tuple)) else (eos,)
     return RenoiseSettings(**{k: v for k, v in merged.items() if k in KNOBS})
+
+
+def settings_for(config: Any, defaults: Mapping[str, Any]) -> RenoiseSettings:
+    """The settings a `DecodeConfig` asks for on a model whose generation defaults are `defaults`: each
+    renoise knob the config sets, else the checkpoint's, else transformers' (None stays None only for the
+    canvas length, resolved against the model); `gen_length` is max_new_tokens, `seed` the seed. A value
+    that is valid alone but not with the checkpoint's (t_max below its t_min) is a ValueError naming it."""
+    set_ = {knob.name: getattr(config, knob.name) for knob in SPECS if getattr(config, knob.name) is not None}
+    if config.gen_length < 1:
+        raise bad("gen_length", config.gen_length, "an integer >= 1 on a renoise canvas (whole canvases of new tokens)")
+    return settings_from(defaults, **set_, max_new_tokens=config.gen_length, seed=config.seed)
 
 
 # --- the step's pure functions ----------------------------------------------------------------

@@ -23,10 +23,9 @@ shared by a batch: requests are grouped by it).
 """
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -99,50 +98,73 @@ def _draw_rows(active: torch.Tensor, rows: Rows, draw) -> torch.Tensor:
     return draw(index, [rows.generators[i] for i in index.tolist()])
 
 
+@dataclass
+class CanvasState:
+    """The state of one canvas of a group between two steps (1.b-1.c): what the next step reads."""
+
+    canvas: torch.Tensor  # (B, L) long: the canvas the next step reads
+    argmax: torch.Tensor  # (B, L) long: the last argmax canvas (the output when the canvas ends)
+    self_conditioning: torch.Tensor | None  # (B, L, V) the last tempered logits; None before the first step
+    history: torch.Tensor  # (S, B, L) the stop rule's last argmax canvases
+    stopped: torch.Tensor  # (B,) bool
+    k: int = 0  # steps taken on this canvas
+
+    @classmethod
+    def start(cls, model: Renoiser, rows: Rows, length: int) -> CanvasState:
+        """1.b: a uniform canvas from each row's generator, no self-conditioning, the history reset."""
+        B, device = len(rows.requests), model.device
+        canvas = uniform_canvas(rows.generators, model.vocab_size, length, device)  # (B, L)
+        return cls(canvas=canvas, argmax=canvas, self_conditioning=None,
+                   history=empty_history(rows.stability, B, length, device),
+                   stopped=torch.zeros(B, dtype=torch.bool, device=device))
+
+    def active(self, rows: Rows, k: int | None = None) -> torch.Tensor:
+        """(B,) bool: the rows that step at step `k` (default: the next): not stopped, steps left."""
+        return ~self.stopped & (rows.steps > (self.k if k is None else k))
+
+
+def denoise_step(model: Renoiser, context: RenoiseContext, rows: Rows, state: CanvasState) -> tuple[CanvasState, BatchStep]:
+    """Step 1.c once for every active row of a canvas: the state after it and what it did."""
+    L, V, device, k = context.canvas_length, model.vocab_size, model.device, state.k
+    canvas, active = state.canvas, state.active(rows)  # (B, L), (B,)
+    steps_left = (rows.steps - k).clamp(min=1)  # (B,) transformers' cur_step, N..1
+    logits = model.denoise(canvas, context, state.self_conditioning)  # (B, L, V) 1.c.i
+    temperature = linear_temperature(steps_left, rows.steps, rows.t_min, rows.t_max)  # (B,) 1.c.ii
+    tempered = temper(logits, temperature)
+    probs = torch.softmax(tempered, dim=-1, dtype=torch.float32)
+    proposal = _draw_rows(active, rows, lambda i, g: draw_proposal(probs if i is None else probs[i], g))
+    new_argmax = tempered.argmax(dim=-1)  # (B, L)
+    tempered_entropy = token_entropy(tempered)  # (B, L)
+    entropy = tempered_entropy
+    if bool(rows.raw.any()):
+        entropy = torch.where(rows.raw[:, None], token_entropy(logits), tempered_entropy)
+    accepted = entropy_bound_accept(entropy, rows.bound)  # (B, L) 1.c.iii
+    noise = _draw_rows(active, rows, lambda i, g: uniform_canvas(g, V, L, device))
+    if not bool(active.all()):
+        index = active.nonzero().squeeze(1)
+        proposal = canvas.index_put((index,), proposal)
+        noise = canvas.index_put((index,), noise)
+    written = renoise(proposal, noise, accepted)
+    stop = stable_and_confident(new_argmax, tempered_entropy, state.history, rows.stability, rows.confidence)  # 1.c.iv
+    now = active & stop.stable & stop.confident
+    record = BatchStep(active=active, steps_left=steps_left, temperature=temperature, read=canvas, proposal=proposal,
+                       accepted=accepted, written=written, argmax=new_argmax, entropy=entropy,
+                       mean_entropy=stop.mean_entropy, stable=stop.stable, confident=stop.confident, stopped=now)
+    frozen = ~active[:, None]
+    after = CanvasState(canvas=torch.where(frozen, canvas, written), argmax=torch.where(frozen, state.argmax, new_argmax),
+                        self_conditioning=tempered,  # 1.c.v (a frozen row's is never read again)
+                        history=stop.history, stopped=state.stopped | now, k=k + 1)
+    return after, record
+
+
 def denoise_canvas(model: Renoiser, context: RenoiseContext, rows: Rows) -> tuple[torch.Tensor, list[BatchStep]]:
     """Steps 1.b-1.c for one canvas of every row: its final argmax canvas `(B, L)` and the steps."""
-    B, L, V, device = context.rows, context.canvas_length, model.vocab_size, model.device
-    canvas = uniform_canvas(rows.generators, V, L, device)  # (B, L) 1.b
-    argmax, self_conditioning = canvas, None
-    history = empty_history(rows.stability, B, L, device)  # (S, B, L)
-    stopped = torch.zeros(B, dtype=torch.bool, device=device)
-    any_raw = bool(rows.raw.any())
+    state = CanvasState.start(model, rows, context.canvas_length)
     steps: list[BatchStep] = []
-    for k in range(int(rows.steps.max())):
-        active = ~stopped & (rows.steps > k)  # (B,)
-        if not bool(active.any()):
-            break
-        steps_left = (rows.steps - k).clamp(min=1)  # (B,) transformers' cur_step, N..1
-        logits = model.denoise(canvas, context, self_conditioning)  # (B, L, V) 1.c.i
-        temperature = linear_temperature(steps_left, rows.steps, rows.t_min, rows.t_max)  # (B,) 1.c.ii
-        tempered = temper(logits, temperature)
-        probs = torch.softmax(tempered, dim=-1, dtype=torch.float32)
-        proposal = _draw_rows(active, rows, lambda i, g: draw_proposal(probs if i is None else probs[i], g))
-        new_argmax = tempered.argmax(dim=-1)  # (B, L)
-        tempered_entropy = token_entropy(tempered)  # (B, L)
-        entropy = tempered_entropy
-        if any_raw:
-            entropy = torch.where(rows.raw[:, None], token_entropy(logits), tempered_entropy)
-        accepted = entropy_bound_accept(entropy, rows.bound)  # (B, L) 1.c.iii
-        noise = _draw_rows(active, rows, lambda i, g: uniform_canvas(g, V, L, device))
-        if not bool(active.all()):
-            index = active.nonzero().squeeze(1)
-            proposal = canvas.index_put((index,), proposal)
-            noise = canvas.index_put((index,), noise)
-        written = renoise(proposal, noise, accepted)
-        stop = stable_and_confident(new_argmax, tempered_entropy, history, rows.stability, rows.confidence)  # 1.c.iv
-        history = stop.history
-        now = active & stop.stable & stop.confident
-        steps.append(BatchStep(active=active, steps_left=steps_left, temperature=temperature, read=canvas,
-                               proposal=proposal, accepted=accepted, written=written, argmax=new_argmax,
-                               entropy=entropy, mean_entropy=stop.mean_entropy, stable=stop.stable,
-                               confident=stop.confident, stopped=now))
-        frozen = ~active[:, None]
-        canvas = torch.where(frozen, canvas, written)
-        argmax = torch.where(frozen, argmax, new_argmax)
-        self_conditioning = tempered  # 1.c.v (a frozen row's is never read again)
-        stopped = stopped | now
-    return argmax, steps
+    while bool(state.active(rows).any()):
+        state, step = denoise_step(model, context, rows, state)
+        steps.append(step)
+    return state.argmax, steps
 
 
 def finalize_canvas(ids: torch.Tensor, settings: Sequence[RenoiseSettings], requests: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -193,41 +215,78 @@ def _left_padded(prompts: list[list[int]], device: torch.device) -> tuple[torch.
     return ids.to(device), mask.to(device)
 
 
-def decode_group(model: Renoiser, prompts: list[list[int]], settings: list[RenoiseSettings], requests: list[int],
-                 length: int) -> dict[int, dict]:
-    """Every canvas of the requests `requests` (all with canvas length `length`), batched."""
-    device = model.device
-    rows = Rows.build(requests, settings, device)
-    ids, mask = _left_padded([prompts[r] for r in requests], device)
-    context = model.encode(ids, mask, None, canvas_length=length)  # 1.a
-    state = {r: {"canvases": [], "tokens": [], "forwards": 0, "finished_by": ""} for r in requests}
-    for index in range(max(math.ceil(settings[r].max_new_tokens / length) for r in requests)):
-        final, steps = denoise_canvas(model, context, rows)
-        appended, ended = finalize_canvas(final, settings, rows.requests)  # 1.d, 1.e
-        per_request: dict[int, list[RenoiseStep]] = {r: [] for r in rows.requests}
-        for k, step in enumerate(steps):
-            for r, record in _split(step, k, rows):
-                per_request[r].append(record)
+@dataclass
+class Progress:
+    """One request of a group: what it has appended so far."""
+
+    canvases: list[RenoiseCanvas] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    steps: list[RenoiseStep] = field(default_factory=list)  # the current canvas's
+    forwards: int = 0
+    finished_by: str = ""  # one of FINISH_REASONS once the request is done
+
+
+class RenoiseGroup:
+    """Requests decoded together: one exact cache and one decoder forward per step for all of them (one
+    canvas length). `step()` takes step 1.c of the current canvas for every row still in it; the step
+    that ends a canvas also finishes it (1.d-1.f): requests that are done leave the group, the others'
+    next canvas is encoded and started. A step that raises in the decoder changes nothing."""
+
+    def __init__(self, model: Renoiser, prompts: Sequence[list[int]], settings: Sequence[RenoiseSettings],
+                 requests: list[int], length: int) -> None:
+        self.model, self.settings, self.length = model, settings, length
+        self.rows = Rows.build(requests, settings, model.device)
+        ids, mask = _left_padded([prompts[r] for r in requests], model.device)
+        self.context = model.encode(ids, mask, None, canvas_length=length)  # 1.a
+        self.progress = {r: Progress() for r in requests}
+        self.index = 0  # the current canvas
+        self.state = CanvasState.start(model, self.rows, length)  # 1.b
+        self.start = time.perf_counter()
+
+    @property
+    def done(self) -> bool:
+        return not self.rows.requests
+
+    def step(self) -> list[tuple[int, RenoiseStep]]:
+        """One step of the current canvas (1.c); the records of the rows that stepped, by request."""
+        state, batch = denoise_step(self.model, self.context, self.rows, self.state)
+        records = _split(batch, self.state.k, self.rows)
+        self.state = state
+        for r, record in records:
+            self.progress[r].steps.append(record)
+        if not bool(state.active(self.rows).any()):
+            self._finish_canvas()
+        return records
+
+    def _finish_canvas(self) -> None:
+        """1.d-1.f: append each row's last argmax canvas, padded after end-of-text; drop the finished
+        requests; encode the appended canvases and start the next one."""
+        rows, settings = self.rows, self.settings
+        appended, ended = finalize_canvas(self.state.argmax, settings, rows.requests)  # 1.d, 1.e
         appended_cpu, ended_list = appended.cpu(), ended.tolist()
         keep = []
         for b, r in enumerate(rows.requests):
-            s, records = state[r], per_request[r]
-            s["canvases"].append(RenoiseCanvas(index=index, start=len(s["tokens"]), steps=tuple(records),
-                                               ids=appended_cpu[b], stop_fired=bool(records and records[-1].stopped)))
-            s["tokens"].extend(appended_cpu[b].tolist())
-            s["forwards"] += len(records)
-            if ended_list[b] or len(s["tokens"]) >= settings[r].max_new_tokens:
-                s["finished_by"] = "end_of_text" if ended_list[b] else "max_new_tokens"
+            p = self.progress[r]
+            p.canvases.append(RenoiseCanvas(index=self.index, start=len(p.tokens), steps=tuple(p.steps),
+                                            ids=appended_cpu[b], stop_fired=bool(p.steps and p.steps[-1].stopped)))
+            p.tokens.extend(appended_cpu[b].tolist())
+            p.forwards, p.steps = p.forwards + len(p.steps), []
+            if ended_list[b] or len(p.tokens) >= settings[r].max_new_tokens:
+                p.finished_by = "end_of_text" if ended_list[b] else "max_new_tokens"
             else:
                 keep.append(b)
+        self.index += 1
         if not keep:
-            break
+            self.rows = rows.take(torch.zeros(0, dtype=torch.long, device=self.model.device))
+            return
+        context = self.context
         if len(keep) < len(rows.requests):  # finished requests leave the batch
-            kept = torch.tensor(keep, device=device)
-            context, rows, appended = model.select(context, kept), rows.take(kept), appended[kept]
-        context = model.encode(appended, torch.ones_like(appended, dtype=torch.bool), context,
-                               canvas_length=length)  # 1.f, then 1.a of the next canvas
-    return state
+            kept = torch.tensor(keep, device=self.model.device)
+            context, rows, appended = self.model.select(context, kept), rows.take(kept), appended[kept]
+        self.context = self.model.encode(appended, torch.ones_like(appended, dtype=torch.bool), context,
+                                         canvas_length=self.length)  # 1.f, then 1.a of the next canvas
+        self.rows = rows
+        self.state = CanvasState.start(self.model, rows, self.length)  # 1.b of the next canvas
 
 
 def resolve(model: Renoiser, settings: RenoiseSettings | Sequence[RenoiseSettings], count: int) -> list[RenoiseSettings]:
@@ -255,11 +314,13 @@ def prompt_ids(model: Renoiser, prompt: Sequence[int] | str) -> list[int]:
 
 @torch.inference_mode()
 def renoise_decode(model: Renoiser, prompts: Sequence[Sequence[int] | str],
-                   settings: RenoiseSettings | Sequence[RenoiseSettings]) -> list[RenoiseResult]:
+                   settings: RenoiseSettings | Sequence[RenoiseSettings], *,
+                   on_step: Callable[[int, RenoiseStep], None] | None = None) -> list[RenoiseResult]:
     """Decode every prompt with the renoising loop; one `RenoiseResult` per prompt, in order.
 
     Bad input (a prompt id out of range, settings of the wrong count, a model that is not a
     `Renoiser`) raises ValueError before any forward, so nothing in the batch runs half-way.
+    `on_step(i, record)` is called for prompt i after each of its steps.
     """
     if not is_renoiser(model):
         raise ValueError(f"model={type(model).__name__} is invalid: expected a Renoiser (encode, denoise, select, "
@@ -269,23 +330,29 @@ def renoise_decode(model: Renoiser, prompts: Sequence[Sequence[int] | str],
     ids = [prompt_ids(model, p) for p in prompts]
     items = resolve(model, settings, len(ids))
     start = time.perf_counter()
-    groups: dict[int, list[int]] = {}
+    by_length: dict[int, list[int]] = {}
     for r, s in enumerate(items):
-        groups.setdefault(s.canvas_length, []).append(r)
-    state: dict[int, dict] = {}
-    for length, requests in groups.items():
-        state.update(decode_group(model, ids, items, requests, length))
+        by_length.setdefault(s.canvas_length, []).append(r)  # type: ignore[arg-type]
+    progress: dict[int, Progress] = {}
+    for length, requests in by_length.items():
+        group = RenoiseGroup(model, ids, items, requests, length)
+        while not group.done:
+            for r, record in group.step():
+                if on_step is not None:
+                    on_step(r, record)
+        progress.update(group.progress)
     wall = round(time.perf_counter() - start, 6)
-    return [_result(model, ids[r], items[r], state[r], wall) for r in range(len(ids))]
+    return [result_of(model, ids[r], items[r], progress[r], wall) for r in range(len(ids))]
 
 
-def _result(model: Renoiser, prompt: list[int], settings: RenoiseSettings, s: dict, wall: float) -> RenoiseResult:
-    tokens = s["tokens"]
+def result_of(model: Renoiser, prompt: list[int], settings: RenoiseSettings, p: Progress, wall: float) -> RenoiseResult:
+    """A finished request's `RenoiseResult` (its text cut at the first end-of-text, when the model has a tokenizer)."""
+    tokens = p.tokens
     text = None
     if getattr(model, "tokenizer", None) is not None:
         eos = set(settings.eos_token_ids)
         cut = next((i for i, t in enumerate(tokens) if t in eos), len(tokens))
         text = model.tokenizer.decode(tokens[:cut])
-    return RenoiseResult(prompt_ids=tuple(prompt), token_ids=tuple(tokens), canvases=tuple(s["canvases"]),
+    return RenoiseResult(prompt_ids=tuple(prompt), token_ids=tuple(tokens), canvases=tuple(p.canvases),
                          settings=settings, model=getattr(model, "name", type(model).__name__),
-                         finished_by=s["finished_by"], forwards=s["forwards"], wall_time=wall, text=text)
+                         finished_by=p.finished_by, forwards=p.forwards, wall_time=wall, text=text)

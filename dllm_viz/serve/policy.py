@@ -180,6 +180,11 @@ class Policy:
         for name, wrong in NOT_EXPORTED.items():
             if getattr(config, name) == wrong:
                 raise _bad(name, wrong, f"not {wrong!r}: a teaching mistake no shipped sampler makes is not exported")
+        for canvas in rules.CANVAS_RULES.values():  # a canvas that is not masked: its own loop, not this plugin's
+            knob = next((k for k in canvas.owned if getattr(config, k.name) != k.default), None)
+            if knob is not None and canvas.served is not True:
+                raise _bad(knob.name, getattr(config, knob.name), f"its default: a {canvas.name} canvas has no "
+                           f"dllm-viz policy ({canvas.served})")
         if config.gen_length == 0:
             raise _bad("gen_length", 0, "an integer >= 1: an empty generation has no policy")
         if config.schedule == "topk_decay" and config.num_blocks > 1 and config.block_schedule != "restart":

@@ -258,6 +258,18 @@ STRINGS: dict[str, str] = {
     "preset_rcr": "RCR 原版规则",
     "preset_eb_sampler": "SGLang 熵上界采样", "gamma": "熵预算 γ（eb）",
     "info_gamma": "按熵从低到高确认掩码，只要它之前的熵之和不超过此值（奈特）",
+    # ----- the renoise canvas (DiffusionGemma, core/rules/renoise.py) ---------------------------------
+    "preset_diffusion_gemma": "DiffusionGemma 原版（transformers）", "preset_gemma4_renoise": "Gemma4Renoise 原版（SGLang）",
+    "entropy_bound": "熵上界（重噪）", "info_entropy_bound": "按熵从低到高接受位置，只要它们的熵之和减去最大者不超过此值（奈特）",
+    "t_min": "末温度 t_min", "info_t_min": "温度从 t_max 线性降向此值",
+    "t_max": "初温度 t_max", "info_t_max": "每块画布第一步的温度（等于 t_min：恒定温度）",
+    "max_denoising_steps": "每块画布的步数", "info_max_denoising_steps": "至多这么多步；停止规则可以更早结束一块画布",
+    "stability_threshold": "稳定次数 S", "info_stability_threshold": "argmax 画布与前 S 次相同（且足够自信）时停止",
+    "confidence_threshold": "置信阈值（奈特）", "info_confidence_threshold": "……并且带温度的平均熵低于此值（0：从不）",
+    "canvas_length": "画布长度", "info_canvas_length": "每块画布的词数（默认取检查点的设置）",
+    "acceptance_from": "接受所用的熵", "info_acceptance_from": "tempered：原版做法；raw：文章的规则",
+    "choice_acceptance_from_tempered": "带温度的 logits（transformers、SGLang）",
+    "choice_acceptance_from_raw": "原始 logits（文章的规则）",
     "curve_lesson_box": "这一课：为什么并行解码会出错，撤回又能做什么",
     # ----- the revision study on the world model (views/lessons.study_md) -------------------------
     "rt_rule": "规则", "rt_decoder": "解码器", "rt_nfe": "NFE", "rt_valid": "有效运行", "rt_broken": "拆散的名字",

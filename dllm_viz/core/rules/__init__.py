@@ -3,10 +3,12 @@
 A schedule (`RULE = Schedule(...)`, chosen by `DecodeConfig.schedule`) sets how many masks a step
 confirms; a revision rule (`RULE = Revision(...)`, chosen by `DecodeConfig.revise`) what a step may take
 back or rewrite; an insert/delete rule (`RULE = InDel(...)`, chosen by `DecodeConfig.indel`) a step whose
-positions move (DELETE and SPLIT). Each declares its knobs, what it reads, what it may do to a block, the canvases it
+positions move (DELETE and SPLIT); a canvas (`RULE = Canvas(...)`, chosen by the model, `canvas_of`) is a kind
+of canvas other than the masked one, with its own loop and knobs (the renoise canvas). Each declares its knobs,
+what it reads, what it may do to a block, the canvases it
 applies to, its citation and a runnable example (`core.rules.base`; docs/rules.md shows how to write
 one). From them this module derives the knob table (`KNOBS`: the step's own knobs of `core.knobs.CORE`,
-each plug-in kind's knobs after the knob that chooses it), which knobs each config reads (`reads`) and the
+each plug-in kind's knobs after the knob that chooses it, the canvases' knobs last), which knobs each config reads (`reads`) and the
 shipped presets the plug-ins bring (`PRESETS`); `DecodeConfig`, the CLI, the serving policy and the page
 read them here.
 """
@@ -19,12 +21,12 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from dllm_viz.core.knobs import CORE, Knob
-from dllm_viz.core.rules.base import CANVASES, InDel, Plugin, Revision, Schedule, ShippedPreset
+from dllm_viz.core.knobs import CORE, Knob, short
+from dllm_viz.core.rules.base import CANVASES, Canvas, InDel, Plugin, Revision, Schedule, ShippedPreset
 from dllm_viz.models.renoiser import is_renoiser
 
-# the knob that chooses -> plug-in type
-KINDS: dict[str, type[Plugin]] = {"schedule": Schedule, "revise": Revision, "indel": InDel}
+# the knob that chooses -> plug-in type; "canvas" is chosen by the model, not by a knob
+KINDS: dict[str, type[Plugin]] = {"schedule": Schedule, "revise": Revision, "indel": InDel, "canvas": Canvas}
 MODULES: dict[str, ModuleType] = {}  # plug-in module name -> the module (its docstring holds its example)
 
 
@@ -45,6 +47,8 @@ def _discover() -> dict[str, dict[str, Plugin]]:
             raise ImportError(f"two {kind} plug-ins are named {rule.name!r} ({module.__name__})")
         if set(rule.canvases) - set(CANVASES):
             raise ImportError(f"{rule.name}: canvases {rule.canvases} are not all in {CANVASES}")
+        if kind == "canvas" and (rule.name not in CANVASES or rule.canvases != (rule.name,)):
+            raise ImportError(f"canvas plug-in {rule.name!r}: expected a name in {CANVASES} and canvases=({rule.name!r},)")
         found[kind].append(rule)
         MODULES[info.name] = module
     return {kind: {p.name: p for p in sorted(rules, key=lambda p: (p.order, p.name))} for kind, rules in found.items()}
@@ -54,6 +58,7 @@ PLUGINS = _discover()
 SCHEDULES: dict[str, Schedule] = PLUGINS["schedule"]  # type: ignore[assignment]
 REVISIONS: dict[str, Revision] = PLUGINS["revise"]  # type: ignore[assignment]
 INDELS: dict[str, InDel] = PLUGINS["indel"]  # type: ignore[assignment]
+CANVAS_RULES: dict[str, Canvas] = PLUGINS["canvas"]  # type: ignore[assignment]  # canvas kind -> its plug-in
 
 
 def _table() -> tuple[Knob, ...]:
@@ -72,6 +77,7 @@ def _table() -> tuple[Knob, ...]:
             continue
         out.append(dataclasses.replace(knob, choices=tuple(PLUGINS[knob.plugins])))
         out.extend(k for plugin in PLUGINS[knob.plugins].values() for k in plugin.owned)
+    out.extend(k for plugin in PLUGINS["canvas"].values() for k in plugin.owned)  # no knob chooses them: last
     for kind in PLUGINS.values():
         for plugin in kind.values():
             missing = [name for name in plugin.knob_names if name not in owned]
@@ -87,6 +93,7 @@ OWNER: dict[str, Plugin] = {k.name: p for kind in PLUGINS.values() for p in kind
 # The presets the plug-ins bring ("as shipped": `core.config.REVISION_PRESETS` holds them).
 PRESETS: dict[str, ShippedPreset] = {name: preset for kind in PLUGINS.values() for p in kind.values()
                                      for name, preset in p.presets.items()}
+CANVAS_PRESETS: dict[str, ShippedPreset] = {name: preset for p in CANVAS_RULES.values() for name, preset in p.presets.items()}
 
 
 def plugin(kind: str, name: str) -> Plugin:
@@ -129,12 +136,38 @@ def canvas_of(model: Any) -> str:
     return "renoise" if is_renoiser(model) else getattr(model, "canvas_kind", "masked")
 
 
+def applies(knob: str) -> tuple[str, ...]:
+    """The canvas kinds `knob` applies to: its plug-in's, or (a step's own knob) its spec's."""
+    owner = OWNER.get(knob)
+    return owner.canvases if owner is not None else KNOB[knob].canvases
+
+
+def _knobs_of(canvas: str) -> str:
+    """What a canvas reads, said in an error: a canvas plug-in's short list of knobs, or the masked rules."""
+    if canvas not in CANVAS_RULES:
+        return "the masked canvas's schedules, revision rules and their knobs"
+    return ", ".join(k.name for k in KNOBS if canvas in applies(k.name) and k.name not in CHOOSERS)
+
+
 def check_canvas(config: Any, canvas: str, model: str = "the model") -> None:
-    """ValueError when a rule `config` chooses does not apply to a `canvas` of that kind (named)."""
+    """ValueError when `config` sets something that does not apply to a `canvas` of that kind, named: a rule it
+    chooses (a chooser left at its default chooses nothing on a canvas that is not masked), or a knob of another
+    canvas set to anything but its default (a renoise knob on a masked model, temperature on a renoise model)."""
     for knob, kind in CHOOSERS.items():
         p = PLUGINS[kind][getattr(config, knob)]
-        if canvas not in p.canvases:
-            fits = [n for n, q in PLUGINS[kind].items() if canvas in q.canvases]
-            allowed = f"{knob} in {' | '.join(fits)}" if fits else f"another model: no {kind} plug-in applies to it"
-            raise ValueError(f"{knob}={p.name!r} is invalid for {model}, whose canvas is {canvas!r}: the rule applies "
-                             f"to {' | '.join(p.canvases)} canvases only; expected {allowed}")
+        if canvas in p.canvases or (canvas != "masked" and p.name == KNOB[knob].default):
+            continue
+        fits = [n for n, q in PLUGINS[kind].items() if canvas in q.canvases]
+        allowed = (f"{knob} in {' | '.join(fits)}" if fits else
+                   f"{knob}={KNOB[knob].default!r} (the default): no {kind} plug-in applies to it; its knobs are "
+                   + _knobs_of(canvas))
+        raise ValueError(f"{knob}={p.name!r} is invalid for {model}, whose canvas is {canvas!r}: the rule applies "
+                         f"to {' | '.join(p.canvases)} canvases only; expected {allowed}")
+    for k in KNOBS:
+        if k.name in CHOOSERS or canvas in applies(k.name):
+            continue
+        value = getattr(config, k.name)
+        if value != k.default:
+            raise ValueError(f"{k.name}={short(value)} is invalid for {model}, whose canvas is {canvas!r}: the knob "
+                             f"applies to {' | '.join(applies(k.name))} canvases only; expected its default "
+                             f"{k.default!r} (a {canvas} canvas reads {_knobs_of(canvas)})")

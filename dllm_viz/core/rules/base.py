@@ -1,13 +1,14 @@
 """What a rule plug-in declares, and the records the step hands it (`core.rules` discovers the plug-ins).
 
 A plug-in module defines `RULE = Schedule(...)` (how many masks a step confirms),
-`RULE = Revision(...)` (what a step may take back or rewrite) or `RULE = InDel(...)` (a rule that inserts
-and deletes positions: it decides its rows' whole step, and positions move), declaring:
+`RULE = Revision(...)` (what a step may take back or rewrite), `RULE = InDel(...)` (a rule that inserts
+and deletes positions: it decides its rows' whole step, and positions move) or `RULE = Canvas(...)` (a canvas
+that is not masked, with a decoding loop of its own: the renoise canvas), declaring:
   - `knobs`: the knobs it owns (`core.knobs.Knob`) and, by name, the ones it shares with others;
   - what it reads beyond the step's forward (`Revision.reads`: the step's logits at decided
     positions, or a verify pass with each of them hidden), whether it edits visible tokens, whether it
     may hold a block open, how many extra steps it may add (`extra_steps`);
-  - `canvases`: the kinds of canvas it applies to ("masked" today; a renoising canvas refuses it by name);
+  - `canvases`: the kinds of canvas it applies to (`CANVASES`; another canvas refuses it by name);
   - `cite`: the repository, file and function it follows; its module docstring holds a runnable example.
 The step (`core.step`) evaluates each plug-in present in a batch on every row and keeps each row's own,
 as `torch.where` on the rule's id: a plug-in is a pure function of tensors, batched, never a loop over rows.
@@ -24,7 +25,10 @@ import torch
 
 from dllm_viz.core.knobs import Knob
 
-CANVASES = ("masked",)  # the kinds of canvas a decoder writes; "masked": every position starts as [MASK]
+# The kinds of canvas a decoder writes: "masked", every position starts as [MASK] and a confirmed token is
+# final unless a revision rule takes it back; "renoise", every position starts as a uniformly random token and
+# each step keeps the proposals it accepts and gives every other position fresh noise (DiffusionGemma).
+CANVASES = ("masked", "renoise")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,6 +130,16 @@ class InDel(Plugin):
     # (logits (A, W, V), block (A, W), state, params, *, drawn) -> core.indel.InDelStep; None: positions stay
     step: Callable[..., Any] | None = None
     extra_steps: Callable[[Any], int] = _none  # config -> steps a block may take beyond its positions (a bound)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Canvas(Plugin):
+    """A canvas other than the masked one, with its own decoding loop in `core` (the renoise canvas:
+    `core.renoise_decoder`). No knob chooses it: the model does (`rules.canvas_of`). Its knobs join the knob
+    table after every other; `rules.check_canvas` refuses them, set, on another canvas, and every masked-only
+    knob and rule, set, on this one. `name` is the canvas kind (one of CANVASES); `canvases` is `(name,)`."""
+
+    default_preset: str  # the preset a caller who names none gets on such a model (the CLI's --preset)
 
 
 # ----- knob columns --------------------------------------------------------------------------------
