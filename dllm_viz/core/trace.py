@@ -9,7 +9,9 @@ to [MASK] and rewrite visible ones; `StepRecord.OPTIONAL` fields, written only w
 and 3: optional per-step sections by kind (`StepRecord.SECTIONS`), each a JSON object under its kind's
 name that a kind of step adds to its record and `trace_schema.SECTIONS` checks and replays: "indel"
 (issue 37: the step's insert and delete operations and the map from the last step's positions to this
-one's, `core.indel_record`). All are read; a trace is written in the lowest version that holds it (3
+one's, `core.indel_record`) and "renoise" (issue 36: a renoising trace, `canvas="renoise"`, whose steps
+hold this section instead of the masked fields, and whose canvases' boundaries are `canvases`;
+`core.trace_renoise`). All are read; a trace is written in the lowest version that holds it (3
 only when a step has a section). `order` keeps its meaning, the step at which the token at each
 position was last decided (confirmed or rewritten; it moves with the token); `Trace.history` gives
 every decision of the token at a position, followed through moves.
@@ -22,16 +24,23 @@ from dataclasses import dataclass, field
 from collections.abc import Collection
 from typing import Any, ClassVar
 
+from dllm_viz.core import trace_renoise
+from dllm_viz.core.cache_facts import cache_facts
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.lineage import ForkPoint, check_forks
 from dllm_viz.core.revision import max_steps
+from dllm_viz.core.trace_renoise import CanvasSpan, RenoiseSection
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, dataclass_fields
+from dllm_viz.core.trace_schema_renoise import check_renoise_trace_dict
 from dllm_viz.core.schedules import planned_steps
 
 FORMAT = "dllm-viz-trace"
 VERSION = 3  # the newest written: a trace with a per-step section; see READS
 PLAIN_VERSION = 2  # what a trace without one is written as (its readers need nothing newer)
 READS = (1, 2, 3)  # versions this dllm-viz reads
+# What only a canvas of that kind has (at the top of a trace, in a step): a trace of another kind refuses it.
+CANVAS_TOP = {"masked": ("forks",), "renoise": ("canvas", "canvases", "finished_by")}
+CANVAS_STEP = {"renoise": ("renoise",)}
 
 
 def quantize(values: list[float]) -> list[float]:
@@ -92,16 +101,24 @@ class StepRecord:
     # An insert/delete rule's step (issue 37, `core.indel_record`): {"edits": [[position, kind, old token], ...],
     # "source": (gen_length,) this step's position -> the last step's position of its token, -1 for a new mask}.
     indel: dict[str, Any] | None = None
+    # A renoising step (issue 36, `core.trace_renoise`): its section, and none of the masked fields (confidence ...
+    # logprobs are [] in memory, absent in JSON); `block` is its canvas, `k` the positions it accepted.
+    renoise: RenoiseSection | None = None
 
     # Written only when not None (a later optional field joins this tuple): the revision fields, the
     # cache's and the sections. A version-1 trace has none of them, a version-2 trace no section.
-    SECTIONS: ClassVar[tuple[str, ...]] = ("indel",)
+    SECTIONS: ClassVar[tuple[str, ...]] = ("indel", "renoise")
     OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
                                            "edited_to", "edit_probs", "edit_from_probs", "forwards",
                                            "forward_kind", "computed", "forward_time", "drift", "drift_selected",
                                            "drift_tokens", "exact_confidence", *SECTIONS)
 
+    MASKED: ClassVar[tuple[str, ...]] = ("confidence", "argmax", "selected", "tokens", "logprobs")  # a masked step's
+
     def to_dict(self) -> dict[str, Any]:
+        if self.renoise is not None:  # a renoising step: its section, no masked field
+            return {"step": self.step, "block": self.block, "k": self.k, "temperature": self.temperature,
+                    "renoise": self.renoise.to_dict()}
         d = {k: v for k, v in self.__dict__.items() if v is not None or k not in self.OPTIONAL}
         d["confidence"] = _nan_to_none(self.confidence)
         for key in ("raw_confidence", "exact_confidence"):
@@ -112,6 +129,9 @@ class StepRecord:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StepRecord:
         d = dict(d)
+        if d.get("renoise") is not None:
+            d["renoise"] = RenoiseSection.from_dict(d["renoise"])
+            return cls(**d, **{key: [] for key in cls.MASKED})
         d["confidence"] = _none_to_nan(d["confidence"])
         for key in ("raw_confidence", "exact_confidence"):
             if d.get(key) is not None:
@@ -183,6 +203,12 @@ class Trace:
     early_stop_step: int | None = None
     # Where this trace branched off its parents (`core.fork`, issue 39), in step order; () for a decode.
     forks: tuple[ForkPoint, ...] = ()
+    # The kind of canvas (`core.rules.CANVASES`); a renoising trace's canvases (their boundaries in token_ids and
+    # their steps: `core.trace_renoise`) and why its request ended ("end_of_text" | "max_new_tokens"). Written only
+    # for a canvas that is not masked.
+    canvas: str = "masked"
+    canvases: list[CanvasSpan] | None = None
+    finished_by: str | None = None
 
     @property
     def nfe(self) -> int:
@@ -202,37 +228,13 @@ class Trace:
 
     @property
     def cache_facts(self) -> dict[str, float] | None:
-        """What a cached decode's forwards did (issue 31); None for an uncached decode.
-
-        `positions_computed` against `positions_full` (a full forward of the whole row at every
-        step); `refreshes` (full forwards) and `windows`; `seconds_saved`: the windows' steps timed
-        at this run's own mean full forward, less what they took (needs both kinds of step); with
-        the drift diagnostic, `drift_max` and the window steps whose confirmed set or tokens the
-        exact forward would have changed.
-        """
-        steps = [rec for rec in self.steps if rec.forward_kind is not None]
-        if not steps:
-            return None
-        full = [rec for rec in steps if rec.forward_kind == "full"]
-        windows = [rec for rec in steps if rec.forward_kind != "full"]
-        facts: dict[str, float] = {
-            "positions_computed": sum(rec.computed or 0 for rec in steps),
-            "positions_full": (len(self.prompt_ids) + self.config.gen_length) * len(steps),
-            "refreshes": len(full), "windows": len(windows),
-        }
-        if full and windows:
-            per_full = sum(rec.forward_time or 0.0 for rec in full) / len(full)
-            facts["seconds_saved"] = round(per_full * len(windows) - sum(rec.forward_time or 0.0 for rec in windows), 6)
-        checked = [rec for rec in windows if rec.drift is not None]
-        if checked:
-            facts["drift_max"] = max(rec.drift or 0.0 for rec in checked)
-            facts["drift_selected_steps"] = sum(bool(rec.drift_selected) for rec in checked)
-            facts["drift_tokens_steps"] = sum(bool(rec.drift_tokens) for rec in checked)
-            facts["drift_changed_steps"] = sum(bool(rec.drift_selected or rec.drift_tokens) for rec in checked)
-        return facts
+        """What a cached decode's forwards did (issue 31; `core.cache_facts`); None for an uncached decode."""
+        return cache_facts(self)
 
     @property
     def metrics(self) -> dict[str, float]:
+        if self.canvas == "renoise":
+            return {**trace_renoise.metrics(self), **ngram_stats(self.token_ids[: self.text_end])}
         confirmed = [
             rec.raw[pos] for rec in self.steps for pos in rec.selected if not math.isnan(rec.raw[pos])
         ]
@@ -279,7 +281,11 @@ class Trace:
 
     def canvas_at(self, step: int) -> list[int | None]:
         """Generated ids as they stood after `step` (None = still masked); step -1 is the start. A step's
-        decisions apply at the positions that entered it, then its tokens move (`StepRecord.source`)."""
+        decisions apply at the positions that entered it, then its tokens move (`StepRecord.source`). A renoising
+        trace's canvas after a step is read from its record (`trace_renoise.canvas_at`; None: a canvas not begun)."""
+        if self.canvas == "renoise":
+            sections = [rec.renoise for rec in self.steps]
+            return trace_renoise.canvas_at(self.token_ids, self.canvases or [], sections, step)  # type: ignore[arg-type]
         if not self.revised and not self.moved:  # every confirmation final: the order says it all
             return [tok if o <= step else None for tok, o in zip(self.token_ids, self.order)]
         canvas: list[int | None] = [None] * len(self.token_ids)
@@ -352,6 +358,8 @@ class Trace:
             "metrics": self.metrics,
             "vocab": {str(k): v for k, v in sorted(self.vocab.items())},
             "steps": [rec.to_dict() for rec in self.steps],
+            **({"canvas": self.canvas, "canvases": [span.to_dict() for span in self.canvases or []],
+                "finished_by": self.finished_by} if self.canvas != "masked" else {}),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -372,18 +380,32 @@ class Trace:
             config = DecodeConfig.from_dict(d["config"])
         except ValueError as err:
             raise ValueError(f"trace config: {err}") from None
-        step_fields = dataclass_fields(StepRecord)
-        if d["version"] == 1:  # version 1 has none of the revision or cache fields
-            step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
-        elif d["version"] == 2:  # version 2 has no per-step section
-            step_fields = tuple(f for f in step_fields if f not in StepRecord.SECTIONS)
-        steps = d.get("steps")
-        forks = check_forks(d["forks"], steps=len(steps) if isinstance(steps, list) else 0,
-                            gen_length=config.gen_length) if "forks" in d else ()
-        bound = max_steps(config) + (forks[-1].step if forks else 0)  # a fork's own steps follow its parent's
-        check_trace_dict(d, trace_fields=dataclass_fields(cls), step_fields=step_fields,
-                         gen_length=config.gen_length, num_blocks=config.num_blocks, max_steps=bound,
-                         revision=config.revise, cached=config.cache != "none", forks=forks, indel=config.indel)
+        version = d["version"]
+        canvas = d.get("canvas", "masked") if version >= 3 else "masked"
+        if canvas not in CANVAS_TOP:
+            raise ValueError(f"trace canvas={short(canvas)} is invalid: expected " + " | ".join(CANVAS_TOP))
+        others = {f for kind, names in CANVAS_TOP.items() if kind != canvas for f in names}
+        trace_fields = [f for f in dataclass_fields(cls) if f not in others]
+        forks: tuple[ForkPoint, ...] = ()
+        if canvas == "renoise":
+            if config.canvas_length is None or config.max_denoising_steps is None:
+                raise ValueError("trace config: a renoising trace records the canvas_length and max_denoising_steps "
+                                 "it ran with (got None)")
+            check_renoise_trace_dict(d, trace_fields=trace_fields, gen_length=config.gen_length,
+                                     canvas_length=config.canvas_length, max_steps=config.max_denoising_steps)
+        else:
+            step_fields = tuple(f for f in dataclass_fields(StepRecord) if f not in CANVAS_STEP["renoise"])
+            if version == 1:  # version 1 has none of the revision or cache fields
+                step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
+            elif version == 2:  # version 2 has no per-step section
+                step_fields = tuple(f for f in step_fields if f not in StepRecord.SECTIONS)
+            steps = d.get("steps")
+            forks = check_forks(d["forks"], steps=len(steps) if isinstance(steps, list) else 0,
+                                gen_length=config.gen_length) if "forks" in d else ()
+            bound = max_steps(config) + (forks[-1].step if forks else 0)  # a fork's own steps follow its parent's
+            check_trace_dict(d, trace_fields=trace_fields, step_fields=step_fields, gen_length=config.gen_length,
+                             num_blocks=config.num_blocks, max_steps=bound, revision=config.revise,
+                             cached=config.cache != "none", forks=forks, indel=config.indel)
         try:
             return cls(
                 prompt_ids=list(d["prompt_ids"]),
@@ -400,6 +422,9 @@ class Trace:
                 text_end=d.get("text_end"),
                 early_stop_step=d.get("early_stop_step"),
                 forks=forks,
+                canvas=canvas,
+                canvases=[CanvasSpan.from_dict(c) for c in d["canvases"]] if canvas != "masked" else None,
+                finished_by=d.get("finished_by"),
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"trace JSON is missing or has a malformed field: {err}") from err

@@ -129,16 +129,9 @@ def _known_ids(path: str, ids: Iterable[int], vocab: set[int] | None) -> None:
 
 
 # ----- the whole trace ---------------------------------------------------------------------------
-def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
-                     gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none",
-                     cached: bool = False, forks: Sequence[ForkPoint] = (), indel: str = "none") -> None:
-    """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
-
-    `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
-    `gen_length`, `num_blocks`, `max_steps` (None: gen_length), `revision`, `cached` (its cache is
-    not "none") and `indel` come from the trace's config, already validated by DecodeConfig; `forks`, a
-    forked trace's fork points (`core.lineage`, read from `d["forks"]`), are replayed with the steps.
-    """
+def check_header(d: dict[str, Any], trace_fields: Iterable[str]) -> tuple[set[int] | None, list[int]]:
+    """What every trace has, whatever its canvas: its keys, model, texts, wall time, vocab and prompt. Returns
+    the ids the vocab lists (None when it lists none: ids are then only range-checked) and the prompt."""
     known = set(trace_fields) | {"format", "version", "metrics"}
     for key in d:
         if key not in known:
@@ -146,9 +139,6 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
     for key in REQUIRED_TOP:
         if key not in d:
             raise ValueError(f"trace field {key!r} is missing")
-    G = gen_length
-    if G > MAX_GEN_LENGTH:
-        raise _too_big("config.gen_length", G, MAX_GEN_LENGTH, "positions")
     _opt_str("model", d["model"], MAX_NAME_CHARS, optional=False)
     _opt_str("text", d["text"], MAX_TEXT_CHARS)
     _opt_str("prompt_text", d["prompt_text"], MAX_TEXT_CHARS)
@@ -170,6 +160,23 @@ def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fie
 
     prompt = _ints("prompt_ids", d["prompt_ids"], 0, MAX_TOKEN_ID, limit=MAX_PROMPT_LENGTH)
     _known_ids("prompt_ids", prompt, known_ids)
+    return known_ids, prompt
+
+
+def check_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], step_fields: Iterable[str],
+                     gen_length: int, num_blocks: int, max_steps: int | None = None, revision: str = "none",
+                     cached: bool = False, forks: Sequence[ForkPoint] = (), indel: str = "none") -> None:
+    """Raise ValueError naming the first field of `d` (a parsed trace) that is malformed or too big.
+
+    `trace_fields` / `step_fields` are the dataclass fields that `Trace` / `StepRecord` accept;
+    `gen_length`, `num_blocks`, `max_steps` (None: gen_length), `revision`, `cached` (its cache is
+    not "none") and `indel` come from the trace's config, already validated by DecodeConfig; `forks`, a
+    forked trace's fork points (`core.lineage`, read from `d["forks"]`), are replayed with the steps.
+    """
+    known_ids, prompt = check_header(d, trace_fields)
+    G = gen_length
+    if G > MAX_GEN_LENGTH:
+        raise _too_big("config.gen_length", G, MAX_GEN_LENGTH, "positions")
     tokens = _ints("token_ids", d["token_ids"], 0, MAX_TOKEN_ID, length=G)
     _known_ids("token_ids", tokens, known_ids)
     steps = _list("steps", d["steps"])
