@@ -33,6 +33,7 @@ from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
 from dllm_viz.core.record import step_records
+from dllm_viz.core.renoise_batch import decode_renoise
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
@@ -403,6 +404,8 @@ def decode(
         rules.check_canvas(c, rules.canvas_of(model), repr(model_name(model)))  # a masked-only rule, named
     if not prompts:
         return []
+    if rules.canvas_of(model) == "renoise":  # its own loop (core.renoise_batch); the masked path below is untouched
+        return decode_renoise(model, prompts, configs, on_step=on_step)
     check_denoiser(model)
     ids = [encode_prompt(model, p) for p in prompts]
     limit = model_max_length(model)

@@ -37,6 +37,12 @@ from dllm_viz.core.renoise_record import RenoiseCanvas, RenoiseResult, RenoiseSt
 from dllm_viz.models.renoiser import RenoiseContext, Renoiser, is_renoiser
 
 
+def generator_for(settings: RenoiseSettings, device: torch.device | str) -> torch.Generator:
+    """A request's own generator on the model's device, seeded with its seed (at batch 1, every draw is the one
+    `generate()` makes from the global generator after `torch.manual_seed(seed)` on that device)."""
+    return torch.Generator(device=device).manual_seed(settings.seed)
+
+
 @dataclass(frozen=True)
 class Rows:
     """Per-row settings as tensors `(B,)`, and the rows' own generators."""
@@ -52,11 +58,16 @@ class Rows:
     raw: torch.Tensor  # bool: acceptance ranks by the raw logits' entropy
 
     @classmethod
-    def build(cls, requests: list[int], settings: Sequence[RenoiseSettings], device: torch.device) -> Rows:
+    def build(cls, requests: list[int], settings: Sequence[RenoiseSettings], device: torch.device,
+              generators: Sequence[torch.Generator] | None = None) -> Rows:
+        """The rows of `requests`, each with its own generator: `generators[i]` for request i when given, else
+        a new one on `device` seeded with the request's seed (what `torch.manual_seed(seed)` seeds there)."""
         def col(name: str, dtype: torch.dtype) -> torch.Tensor:
             return torch.tensor([getattr(settings[r], name) for r in requests], dtype=dtype, device=device)
 
-        generators = [torch.Generator(device=device).manual_seed(settings[r].seed) for r in requests]
+        if generators is None:
+            generators = [generator_for(settings[r], device) for r in range(len(settings))]
+        generators = [generators[r] for r in requests]
         return cls(requests=list(requests), generators=generators, bound=col("entropy_bound", torch.float64),
                    t_min=col("t_min", torch.float64), t_max=col("t_max", torch.float64),
                    steps=col("max_denoising_steps", torch.long), stability=col("stability_threshold", torch.long),
@@ -233,9 +244,10 @@ class RenoiseGroup:
     next canvas is encoded and started. A step that raises in the decoder changes nothing."""
 
     def __init__(self, model: Renoiser, prompts: Sequence[list[int]], settings: Sequence[RenoiseSettings],
-                 requests: list[int], length: int) -> None:
+                 requests: list[int], length: int, generators: Sequence[torch.Generator] | None = None) -> None:
         self.model, self.settings, self.length = model, settings, length
-        self.rows = Rows.build(requests, settings, model.device)
+        self.rows = Rows.build(requests, settings, model.device, generators)
+        self.leaving: set[int] = set()  # requests dropped (cancelled): frozen, gone at the canvas's end
         ids, mask = _left_padded([prompts[r] for r in requests], model.device)
         self.context = model.encode(ids, mask, None, canvas_length=length)  # 1.a
         self.progress = {r: Progress() for r in requests}
@@ -246,6 +258,17 @@ class RenoiseGroup:
     @property
     def done(self) -> bool:
         return not self.rows.requests
+
+    def drop(self, request: int) -> None:
+        """Stop decoding `request` (its caller left): its row is frozen, draws nothing, and leaves the group when
+        the canvas ends (a row cannot leave a canvas half-way: the others' cache and masks hold it)."""
+        if request in self.rows.requests and request not in self.leaving:
+            self.leaving.add(request)
+            b = self.rows.requests.index(request)
+            self.state.stopped = self.state.stopped.clone()
+            self.state.stopped[b] = True
+            if not bool(self.state.active(self.rows).any()):
+                self._finish_canvas()
 
     def step(self) -> list[tuple[int, RenoiseStep]]:
         """One step of the current canvas (1.c); the records of the rows that stepped, by request."""
@@ -273,7 +296,7 @@ class RenoiseGroup:
             p.forwards, p.steps = p.forwards + len(p.steps), []
             if ended_list[b] or len(p.tokens) >= settings[r].max_new_tokens:
                 p.finished_by = "end_of_text" if ended_list[b] else "max_new_tokens"
-            else:
+            elif r not in self.leaving:
                 keep.append(b)
         self.index += 1
         if not keep:

@@ -1,8 +1,8 @@
 """What a renoising decode records: a typed record per step, per canvas and per request (issue 36).
 
-Trace format version 3 will be built from these (the canvas the decoder read, the proposal, the
-accepted and renoised positions, entropy per position, the temperature, the stop rule's state; per
-canvas its boundaries). Tensors are on the CPU; L is the canvas length.
+Trace format version 3 is built from these (`core.renoise_trace`: the canvas the decoder read, the
+proposal, the accepted and renoised positions, entropy per position, the temperature, the stop rule's
+state; per canvas its boundaries). Tensors are on the CPU; L is the canvas length.
 """
 from __future__ import annotations
 
