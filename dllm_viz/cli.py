@@ -52,9 +52,10 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
                             help=f"{knob.help}{extra}".replace("%", "%%"))
 
 
-def config_from_args(args: argparse.Namespace) -> DecodeConfig:
+def config_from_args(args: argparse.Namespace, preset: str | None = None) -> DecodeConfig:
+    """The config of the flags given over the preset (`args.preset`, else `preset`, else "balanced")."""
     overrides = {f: getattr(args, f) for f in DecodeConfig.field_names() if f != "gen_length" and getattr(args, f, None) is not None}
-    return DecodeConfig.preset(args.preset, args.gen_length, **overrides)
+    return DecodeConfig.preset(args.preset or preset or "balanced", args.gen_length, **overrides)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -64,6 +65,9 @@ def _generate(args: argparse.Namespace) -> int:
     config = config_from_args(args)  # validate before the (slower) model load
     model = load_model(args.model, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
                        chat=args.chat, revision=args.revision)
+    canvas = rules.CANVAS_RULES.get(rules.canvas_of(model))
+    if args.preset is None and canvas is not None:  # a renoising model's own default: its checkpoint's settings
+        config = config_from_args(args, canvas.default_preset)
     (trace,) = decode(model, [args.prompt], config, progress=not args.quiet and config.gen_length >= 64)
     print(trace.text if trace.text is not None else " ".join(map(str, trace.token_ids)))
     if args.json:
@@ -292,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 (default: bf16 on CUDA for checkpoints)")
     gen.add_argument("--trust-remote-code", action="store_true", help="run modeling code shipped in the checkpoint")
     gen.add_argument("--chat", action="store_true", help="wrap the prompt in the checkpoint's chat template")
-    gen.add_argument("--preset", default="balanced", choices=[*PRESETS, *SHIPPED], help=PRESET_HELP)
+    gen.add_argument("--preset", default=None, choices=[*PRESETS, *SHIPPED],
+                     help=PRESET_HELP + "; default: balanced, or a renoising model's own (diffusion_gemma)")
     gen.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
     gen.add_argument("--json", default=None, help="write the trace JSON to this file")
     gen.add_argument("--quiet", action="store_true", help="no progress bar, no metrics line")

@@ -76,11 +76,25 @@ class RenoiseBatch:
     def check(self, prompt: list[int], settings: RenoiseSettings) -> None:
         """ValueError when the request is longer than the model reads: its prompt and whole canvases."""
         L = settings.canvas_length or self.model.canvas_length
-        total = len(prompt) + math.ceil(settings.max_new_tokens / L) * L
+        total, _ = self.work(prompt, settings)
         if self.max_length is not None and total > self.max_length:
             raise ValueError(f"prompt length + whole canvases = {len(prompt)} + {total - len(prompt)} = {total} is "
                              f"invalid: expected at most the model's max_length={self.max_length} (gen_length="
                              f"{settings.max_new_tokens} in canvases of {L})")
+
+    def work(self, prompt: list[int], settings: RenoiseSettings) -> tuple[int, int]:
+        """What a request asks of the model at most: the columns it reads (its prompt and whole canvases) and
+        the decoder positions it computes (canvases x max_denoising_steps x L)."""
+        L = settings.canvas_length or self.model.canvas_length
+        canvases = math.ceil(settings.max_new_tokens / L)
+        return len(prompt) + canvases * L, canvases * settings.max_denoising_steps * L
+
+    def prepare(self, prompt: Sequence[int] | str, config: DecodeConfig) -> list[int]:
+        """A request's prompt ids, its settings and its length checked against the model before it takes a place
+        (ValueError naming what is wrong): what `Engine.submit` runs in the caller's thread."""
+        ids = prompt_ids(self.model, prompt)
+        self.check(ids, self.settings(config))
+        return ids
 
     def add(self, index: int, prompt: list[int], config: DecodeConfig, generator: torch.Generator | None = None,
             prompt_text: str | None = None) -> RenoiseSlot:

@@ -267,11 +267,13 @@ class RenoiseGroup:
             b = self.rows.requests.index(request)
             self.state.stopped = self.state.stopped.clone()
             self.state.stopped[b] = True
-            if not bool(self.state.active(self.rows).any()):
-                self._finish_canvas()
 
     def step(self) -> list[tuple[int, RenoiseStep]]:
-        """One step of the current canvas (1.c); the records of the rows that stepped, by request."""
+        """One step of the current canvas (1.c); the records of the rows that stepped, by request. (When every
+        row left is frozen, because the one still stepping was dropped, it only finishes the canvas.)"""
+        if not bool(self.state.active(self.rows).any()):
+            self._finish_canvas()
+            return []
         state, batch = denoise_step(self.model, self.context, self.rows, self.state)
         records = _split(batch, self.state.k, self.rows)
         self.state = state

@@ -43,7 +43,8 @@ from typing import Any
 import torch
 
 from dllm_viz.core.config import DecodeConfig, short
-from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
+from dllm_viz.core import rules
+from dllm_viz.core.decoder import batch_for, encode_prompt, request_generator
 from dllm_viz.models.base import Denoiser, check_cache, check_denoiser, model_max_length
 from dllm_viz.core.trace import StepRecord, Trace
 
@@ -164,10 +165,12 @@ class Engine:
         for name, value in (("max_batch", max_batch), ("max_queue", max_queue)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}={value!r} is invalid: expected an integer >= 1")
-        check_denoiser(model)
+        renoise = rules.canvas_of(model) == "renoise"  # a renoising model: its own batch (core.renoise_batch)
+        if not renoise:
+            check_denoiser(model)
         limit = model_max_length(model)
         if max_length is None:
-            if limit is None:
+            if limit is None and not renoise:
                 raise ValueError("max_length=None is invalid: the model states no max_length, so pass one (>= 1)")
             max_length = limit
         elif not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
@@ -179,8 +182,8 @@ class Engine:
         vocab = getattr(model, "vocab_size", None)  # ids at or above it fail inside the forward
         self.vocab_size: int | None = vocab if isinstance(vocab, int) and not isinstance(vocab, bool) else None
         # The fixed per-request state buffers: allocated once here, reset by `add`, never regrown.
-        self._batch = DecodeBatch(model, capacity=max_batch, max_length=max_length,
-                                  record_candidates=record_candidates, device=device)
+        self._batch = batch_for(model, capacity=max_batch, max_length=max_length, record_candidates=record_candidates,
+                                device=device)
         self._cond = threading.Condition()
         self._queue: deque[_Request] = deque()  # waiting for a slot, FIFO; guarded by _cond
         self._running: dict[int, _Request] = {}  # slot index -> request; worker thread only
@@ -297,6 +300,10 @@ class Engine:
             bad = next((i for i in prompt if isinstance(i, bool) or not isinstance(i, int) or i < 0), None)
             if bad is not None:
                 raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected non-negative integer token ids")
+        if hasattr(self._batch, "prepare"):  # a renoising request: its settings against the checkpoint's, its length
+            ids = self._batch.prepare(prompt, config)
+            return _Request(future=future, prompt_ids=ids, config=config, prompt_text=prompt if isinstance(prompt, str)
+                            else None, on_step=on_step)
         ids = encode_prompt(self.model, prompt)  # ids inside the model's vocabulary, or ValueError
         check_cache(self.model, config.cache)
         total = len(ids) + config.gen_length
@@ -369,10 +376,10 @@ class Engine:
             self._leave(index)
 
     def _step(self) -> None:
-        """One step for every active request: one forward pass over all of them."""
-        active = self._batch.active()
-        if active:
-            self._step_rows(active)
+        """One step for every active request: one forward pass over all of them (a renoising batch: one per
+        group of requests that share a cache, `RenoiseBatch.units`)."""
+        for unit in self._batch.units():
+            self._step_rows(unit)
 
     def _step_rows(self, indices: list[int]) -> None:
         """Step the requests in slots `indices`; on an exception, retry halves until it is pinned
@@ -384,14 +391,18 @@ class Engine:
             records = self._batch.step(self._shared, rows=indices)
         except Exception as err:  # noqa: BLE001 - isolated below; the engine goes on
             self._restore_generators(states)
-            if len(indices) == 1:
-                self._leave(indices[0], error=err)
+            if len(indices) == 1 or self._batch.atomic:  # (a renoising group's rows share one cache: all fail)
+                for index in indices:
+                    self._leave(index, error=err)
                 return
             half = len(indices) // 2
             self._step_rows(indices[:half])
             self._step_rows(indices[half:])
             return
         self._deliver(records)
+        for index in indices:  # a renoising request whose canvas a neighbour's step ended is done without a record
+            if index in self._running and index not in records and self._batch.slots[index].done:
+                self._leave(index)
 
     def _generator_states(self, indices: list[int]) -> list[tuple[torch.Generator, torch.Tensor]]:
         gens = [self._batch.slots[i].generator for i in indices]
