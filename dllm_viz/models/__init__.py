@@ -26,7 +26,7 @@ from dllm_viz.models.base import (
 EMBEDDED = "embedded"  # the kind of the model shipped in dllm_viz/assets/ (and of `dllm_viz.train` outputs)
 # Embedded-format models shipped in dllm_viz/assets/ besides the default, by the name `load_model` accepts as
 # `path`: a local folder, never the network (the name wins over a folder of that name in the cwd).
-SHIPPED = {name: assets.path(name) for name in ("world", "world-indel", "tasks")}
+SHIPPED = {name: assets.path(name) for name in ("world", "world-indel", "tasks", "world-renoise")}
 
 __all__ = [
     "Denoiser",
@@ -55,7 +55,8 @@ def load_model(
     Args:
         path: None for the embedded model shipped in dllm_viz/assets/ (never touches the network); a name of
             `SHIPPED` ("world": the checkable-world model in dllm_viz/assets/world; "world-indel": the same
-            fine-tuned to edit lengths, LLaDA 2.2's DELETE and SPLIT (issue 37); "tasks": the task-families
+            fine-tuned to edit lengths, LLaDA 2.2's DELETE and SPLIT (issue 37); "world-renoise": a renoising
+            world model in DiffusionGemma's architecture, a `Renoiser` (issue 36); "tasks": the task-families
             model in dllm_viz/assets/tasks, `dllm_viz.tasks`; all offline); a local
             directory: a Hugging Face checkpoint (config.json with a model_type, weights, tokenizer)
             or a model saved in the embedded format by `dllm_viz.train` (its config.json has no
