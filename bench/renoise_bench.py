@@ -2,11 +2,12 @@
 
 Both decode the same prompts with the same DiffusionGemma model and the same settings; the stop
 rule is switched off (confidence threshold 1e-12, which no mean entropy gets under) so that both run
-every step of every canvas: the same number of decoder forwards, counted and checked. Ours records
-its full trace (every step's canvases, acceptance, entropy, stop state) while it is timed. Rounds
-alternate which one runs first; each figure is the median over rounds of wall time; the ratio is
-ours / generate(). At batch 1 the run also checks exactness: the same seed gives the same ids as
-`generate()` after `torch.manual_seed(seed)`.
+every step of every canvas: the same number of decoder forwards, counted and checked. Ours is the
+product's path, `decode(model, prompts, DecodeConfig(...))`, which returns the version-3 `Trace`s
+(every step's canvases, acceptance, entropy, stop state) built while it is timed; the loop alone
+(`renoise_decode`, tensors only) is timed beside it for reference. Rounds alternate the order; each
+figure is the median over rounds of wall time; the ratio is ours / generate(). At batch 1 the run also
+checks exactness: the same seed gives the same ids as `generate()` after `torch.manual_seed(seed)`.
 
 Floor (CPU, the tiny model, one thread): ratio <= 1.10 at batch 1 and at batch 8.
 
@@ -33,6 +34,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from dllm_viz import DecodeConfig, decode  # noqa: E402
 from dllm_viz.core.renoise import RenoiseSettings  # noqa: E402
 from dllm_viz.core.renoise_decoder import renoise_decode  # noqa: E402
 from dllm_viz.models.diffusion_gemma import DiffusionGemmaRenoiser  # noqa: E402
@@ -51,7 +53,17 @@ def load(args: argparse.Namespace) -> DiffusionGemmaRenoiser:
     model = load_model(args.model, device=args.device, dtype=args.dtype)
     if not isinstance(model, DiffusionGemmaRenoiser):
         raise SystemExit(f"--model {args.model!r} is not a DiffusionGemma checkpoint")
+    checkpoint = model.generation_defaults
+    # generate() is called without end-of-text ids (every canvas runs): decode() reads them from here, so the same
+    model.generation_defaults = lambda: {**checkpoint(), "eos_token_id": None, "pad_token_id": None}  # type: ignore
     return model
+
+
+def config(args: argparse.Namespace, seed: int, canvas: int) -> DecodeConfig:
+    """The same settings as a `DecodeConfig`, for `decode()`."""
+    return DecodeConfig(gen_length=args.new_tokens, seed=seed, entropy_bound=args.entropy_bound, t_min=0.4, t_max=0.8,
+                        max_denoising_steps=args.steps, stability_threshold=1, confidence_threshold=NEVER,
+                        canvas_length=canvas)
 
 
 def settings(args: argparse.Namespace, seed: int, canvas: int) -> RenoiseSettings:
@@ -79,17 +91,20 @@ def measure(model: DiffusionGemmaRenoiser, batch: int, args: argparse.Namespace)
     canvas = model.canvas_length
     prompt = [2, *range(10, 10 + args.prompt_length - 1)]
     ids = torch.tensor([prompt] * batch, device=model.device)
-    times: dict[str, list[float]] = {"generate": [], "ours": []}
-    cpu: dict[str, list[float]] = {"generate": [], "ours": []}
+    names = ("generate", "ours", "loop")
+    times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     last: dict[str, Any] = {}
-    for r in range(args.rounds + 1):  # round 0 warms both paths up and is not counted
+    for r in range(args.rounds + 1):  # round 0 warms every path up and is not counted
         seeds = [100 * r + b for b in range(batch)]
-        order = ("generate", "ours") if r % 2 == 0 else ("ours", "generate")
+        order = names if r % 2 == 0 else names[::-1]
         for name in order:
             synchronize(model.device)
             start, start_cpu = time.perf_counter(), time.process_time()
             if name == "generate":
                 out = run_generate(model, ids, args, seeds[0])
+            elif name == "ours":
+                out = decode(model, [prompt] * batch, [config(args, s, canvas) for s in seeds])
             else:
                 out = renoise_decode(model, [prompt] * batch, [settings(args, s, canvas) for s in seeds])
             synchronize(model.device)
@@ -97,19 +112,22 @@ def measure(model: DiffusionGemmaRenoiser, batch: int, args: argparse.Namespace)
                 times[name].append(time.perf_counter() - start)
                 cpu[name].append(time.process_time() - start_cpu)
             last[name] = (seeds, out)
-    (seeds, theirs), (_, ours) = last["generate"], last["ours"]
+    (seeds, theirs), (_, ours), (_, loop) = last["generate"], last["ours"], last["loop"]
     canvases = -(-args.new_tokens // canvas)
-    forwards = {"generate": canvases * args.steps * batch, "ours": sum(r.forwards for r in ours)}
+    forwards = {"generate": canvases * args.steps * batch, "ours": sum(t.nfe for t in ours)}
     record = {
         "batch": batch, "generate_s": statistics.median(times["generate"]), "ours_s": statistics.median(times["ours"]),
-        "forwards": forwards["ours"], "same_forwards": forwards["ours"] == forwards["generate"],
-        "recorded_steps": sum(len(c.steps) for r in ours for c in r.canvases),
+        "loop_s": statistics.median(times["loop"]),
+        "forwards": forwards["ours"], "same_forwards": forwards["ours"] == forwards["generate"] == sum(
+            r.forwards for r in loop),
+        "recorded_steps": sum(len(t.steps) for t in ours),
     }
     record["ratio"] = record["ours_s"] / record["generate_s"]
+    record["loop_ratio"] = record["loop_s"] / record["generate_s"]
     # CPU time of the process beside it: what load from other processes on a shared machine barely moves
     record["cpu_ratio"] = statistics.median(cpu["ours"]) / statistics.median(cpu["generate"])
     if batch == 1:  # the same seed: the same ids as generate()
-        record["exact"] = list(ours[0].token_ids) == theirs.sequences[0, len(prompt):].tolist()
+        record["exact"] = ours[0].token_ids == theirs.sequences[0, len(prompt):].tolist() == list(loop[0].token_ids)
     return record
 
 
@@ -146,8 +164,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for r in results:
         exact = f"  exact vs generate(): {r['exact']}" if "exact" in r else ""
         print(f"batch {r['batch']}: generate() {r['generate_s'] * 1e3:.1f} ms, ours {r['ours_s'] * 1e3:.1f} ms "
-              f"(trace of {r['recorded_steps']} steps), ratio {r['ratio']:.3f} (floor {FLOOR}), "
-              f"[cpu time {r['cpu_ratio']:.3f}], forwards {r['forwards']} same={r['same_forwards']}{exact}")
+              f"(decode(), traces of {r['recorded_steps']} steps), ratio {r['ratio']:.3f} (floor {FLOOR}), "
+              f"[cpu time {r['cpu_ratio']:.3f}; the loop alone {r['loop_ratio']:.3f}], forwards {r['forwards']} same={r['same_forwards']}{exact}")
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
