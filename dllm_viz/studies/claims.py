@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from dllm_viz import assets
-from dllm_viz.studies import curve_lessons, indel_lessons, lessons, revision_lessons, world_lessons
+from dllm_viz.studies import curve_lessons, indel_lessons, lessons, renoise_lessons, revision_lessons, world_lessons
 
 LESSONS_PATH = assets.path("lessons.yaml")
 # The measurements a claim may read, each loaded whole (the lessons' file by lesson key).
@@ -36,6 +36,7 @@ SOURCES: dict[str, Callable[[], Any]] = {
     "revision": revision_lessons.load_revision,  # assets/world/revision.json
     "curves": curve_lessons.load_curves,  # assets/tasks/curves.json
     "indel": indel_lessons.load_eval,  # assets/world-indel/indel_eval.json: insert and delete counted
+    "renoise": renoise_lessons.load_renoise,  # assets/world-renoise/lessons.json: the renoising decoder's knobs
 }
 OPS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, ">": operator.gt, "<=": operator.le,
                                                   ">=": operator.ge, "==": operator.eq}
