@@ -213,3 +213,16 @@ def test_renoise_settings_and_decode_config_share_one_validation():
         with pytest.raises(ValueError) as b:
             RenoiseSettings(**{name: -1})
         assert str(a.value) == str(b.value)
+
+
+def test_diff_fork_and_export_refuse_a_renoising_trace_by_name(tmp_path):
+    import dllm_viz
+
+    model = TableRenoiser()
+    a, b = decode(model, [[1, 2], [1, 2]], [DecodeConfig(gen_length=6, seed=1), DecodeConfig(gen_length=6, seed=2)])
+    with pytest.raises(ValueError, match=r"^a\.canvas='renoise' is invalid: expected two masked traces"):
+        dllm_viz.diff(a, b)
+    with pytest.raises(ValueError, match=r"^trace\.canvas='renoise' is invalid: expected a masked trace"):
+        dllm_viz.fork(model, a, 1)
+    with pytest.raises(ValueError, match=r"^trace\.canvas='renoise' is invalid: expected a masked trace"):
+        dllm_viz.export_animation(a, tmp_path / "a.svg")

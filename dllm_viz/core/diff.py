@@ -212,6 +212,10 @@ def diff(a: Trace, b: Trace) -> TraceDiff:
     for traces of different prompts or canvas lengths."""
     if not isinstance(a, Trace) or not isinstance(b, Trace):
         raise ValueError(f"a, b: got {type(a).__name__} and {type(b).__name__}: expected two Trace objects")
+    for name, t in (("a", a), ("b", b)):  # a renoising trace's steps are renoise sections, which no section reads yet
+        if t.canvas != "masked":
+            raise ValueError(f"{name}.canvas={t.canvas!r} is invalid: expected two masked traces (a renoising "
+                             "trace's steps are not compared yet)")
     check_same_prompt(a, b)
     found: list[Difference] = []
     for step in range(max(len(a.steps), len(b.steps)) + 1):  # + 1: fork points after the last record

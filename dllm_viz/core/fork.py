@@ -71,6 +71,9 @@ def fork(model: Any, trace: Trace, step: int, *, force: Mapping[int, int] | None
     """
     if not isinstance(trace, Trace):
         raise ValueError(f"trace={short(trace)} is invalid: expected a Trace")
+    if trace.canvas != "masked":
+        raise ValueError(f"trace.canvas={trace.canvas!r} is invalid: expected a masked trace (a renoising trace "
+                         "cannot be forked yet)")
     n = len(trace.steps)
     if type(step) is not int or not 0 <= step <= n:
         raise ValueError(f"step={short(step)} is invalid: expected a step in [0, {n}] (the trace has {n} steps; "

@@ -53,6 +53,9 @@ def animation_bytes(trace: Trace, fmt: str = "gif", spec: AnimationSpec | None =
     fields (lang, step_ms, frames_per_step, hold_ms, width, font_size) when `spec` is not given."""
     if not isinstance(trace, Trace):
         raise ValueError(f"trace={type(trace).__name__} is invalid: expected a Trace")
+    if trace.canvas != "masked":
+        raise ValueError(f"trace.canvas={trace.canvas!r} is invalid: expected a masked trace (a renoising trace's "
+                         "frames are drawn by app/views/renoise.py, not animated yet)")
     if fmt not in FORMATS:
         raise ValueError(f"fmt={fmt!r} is invalid: expected one of {', '.join(FORMATS)}")
     spec = spec if spec is not None else AnimationSpec(**options)
