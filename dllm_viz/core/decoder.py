@@ -33,7 +33,7 @@ from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
 from dllm_viz.core.record import step_records
-from dllm_viz.core.renoise_batch import RenoiseBatch, decode_renoise
+from dllm_viz.core.renoise_batch import decode_renoise
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
@@ -202,8 +202,7 @@ class DecodeBatch:
 
     def units(self) -> list[list[int]]:
         """The active slots as the forwards that step them: one, over all of them."""
-        active = self.active()
-        return [active] if active else []
+        return [active] if (active := self.active()) else []
 
     # ----- the step -------------------------------------------------------------------------
     @torch.inference_mode()
@@ -371,12 +370,6 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
-
-
-def batch_for(model: Any, **kwargs: Any) -> DecodeBatch | RenoiseBatch:
-    """The slot buffers for `model`'s canvas (`rules.canvas_of`): a `DecodeBatch`, or a `RenoiseBatch` for a
-    renoising model; `kwargs` as `DecodeBatch` takes them."""
-    return RenoiseBatch(model, **kwargs) if rules.canvas_of(model) == "renoise" else DecodeBatch(model, **kwargs)
 
 
 def request_generator(config: DecodeConfig) -> torch.Generator:

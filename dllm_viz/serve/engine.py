@@ -44,7 +44,8 @@ import torch
 
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core import rules
-from dllm_viz.core.decoder import batch_for, encode_prompt, request_generator
+from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
+from dllm_viz.core.renoise_batch import RenoiseBatch
 from dllm_viz.models.base import Denoiser, check_cache, check_denoiser, model_max_length
 from dllm_viz.core.trace import StepRecord, Trace
 
@@ -182,8 +183,9 @@ class Engine:
         vocab = getattr(model, "vocab_size", None)  # ids at or above it fail inside the forward
         self.vocab_size: int | None = vocab if isinstance(vocab, int) and not isinstance(vocab, bool) else None
         # The fixed per-request state buffers: allocated once here, reset by `add`, never regrown.
-        self._batch = batch_for(model, capacity=max_batch, max_length=max_length, record_candidates=record_candidates,
-                                device=device)
+        kind = RenoiseBatch if renoise else DecodeBatch  # a renoising model's requests step in groups
+        self._batch = kind(model, capacity=max_batch, max_length=max_length, record_candidates=record_candidates,
+                           device=device)
         self._cond = threading.Condition()
         self._queue: deque[_Request] = deque()  # waiting for a slot, FIFO; guarded by _cond
         self._running: dict[int, _Request] = {}  # slot index -> request; worker thread only
