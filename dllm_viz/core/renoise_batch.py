@@ -44,16 +44,17 @@ class RenoiseSlot:
     records: list[StepRecord] = field(default_factory=list)
     group: RenoiseGroup | None = None  # None until its first step
     start: float = field(default_factory=time.perf_counter)
+    index: int = -1  # its slot (the request's id in its group)
 
     @property
     def done(self) -> bool:
         return self.group is not None and self.group.progress[self.index].finished_by != ""
 
-    index: int = -1  # its slot (the request's id in its group)
-
 
 class RenoiseBatch:
-    """Slots of renoising requests, stepped in groups (see module doc). `capacity` bounds the slots."""
+    """Slots of renoising requests, stepped in groups (see module doc). `capacity` bounds the slots;
+    `record_candidates` and `device` are `DecodeBatch`'s arguments, unused here (a renoising step keeps no
+    candidates; it runs on the model's device)."""
 
     atomic = True  # a unit of `units()` fails together (its rows share one cache)
 
