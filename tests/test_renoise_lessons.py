@@ -79,3 +79,19 @@ def test_the_shipped_measurement_on_the_world_model_is_whole():
     rows = [data["acceptance"]["shipped"], *data["acceptance"]["flat"]]
     assert all(row[a]["valid_runs"]["n"] == 64 for row in rows for a in ("tempered", "raw"))
     assert R.table(data).count("\n") > 20
+
+
+def test_the_compare_tab_shows_the_study_beside_the_tempered_confidence_lesson_in_both_languages():
+    from dllm_viz.app.handlers.compare import CompareHandlers
+    from dllm_viz.app.views.lessons import renoise_study_md
+    from dllm_viz.studies.renoise_lessons import load_study_text
+
+    text = load_study_text()
+    for lang in ("en", "zh"):
+        md = renoise_study_md(lang)
+        assert md.startswith(f"### {text['title'][lang]}") and text["text"][lang] in md
+        assert "| 0.3 | 97% [89, 99], 2.755 | 97% [89, 99], 1.935 |" in md  # the bound table, measured
+    assert renoise_study_md("en", data={}) == ""
+    handlers = CompareHandlers(lambda *a, **k: [], is_world=lambda pick: False)
+    assert text["title"]["en"] in handlers.lesson_text("polluted", "en")  # the article's question, on renoising
+    assert text["title"]["en"] not in handlers.lesson_text("rng", "en")

@@ -19,7 +19,7 @@ from tests.ui_model import make_text_model
 APP = Path(strings.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_",
-           "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_")
+           "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
@@ -37,7 +37,7 @@ CODE_WORDS = {
     "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence",  # the revision rules' names
     "JointThresholdInDel", "DELETE", "SPLIT",  # the insert/delete rule and its edit tokens (as MASK)
     "eta", "sigma", "sigma_max", "penalty_lambda", "logit", "Wilson",  # their knobs' symbols, the interval
-    "DiffusionGemma", "Gemma", "Renoise", "transformers",  # the renoising model and its reference code
+    "DiffusionGemma", "Gemma", "Renoise", "transformers", "world", "renoise", "AUP",  # the renoising models, AUP
 } | set(SCHEDULES) | set(REVISIONS) | set(DecodeConfig.field_names())  # every rule plug-in's name, every knob's
 
 

@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from dllm_viz import assets
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
@@ -120,24 +122,40 @@ def load_renoise(path: Path = RENOISE_PATH) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def table(data: dict[str, Any]) -> str:
-    """The study as Markdown tables (English): the three parts."""
-    lines = ["| temperature | tempered: valid runs, tokens/forward | raw: valid runs, tokens/forward |", "|---|---|---|"]
-    rows = [("0.8 -> 0.4 (shipped)", data["acceptance"]["shipped"])]
-    rows += [(f"{p['value']:g} (flat)", p) for p in data["acceptance"]["flat"]]
+ENGLISH = {"temperature": "temperature", "shipped": "shipped", "flat": "flat", "tempered": "tempered",
+           "raw": "raw", "valid_tpf": "valid runs, tokens/forward", "bound": "entropy bound", "aup": "AUP",
+           "stability": "stability threshold", "valid": "valid runs", "tpf": "tokens/forward",
+           "stops": "canvases the stop ended"}
+
+
+def table(data: dict[str, Any], words: dict[str, str] | None = None) -> str:
+    """The study as Markdown tables, its three parts; `words` names the columns and rows (default `ENGLISH`;
+    the page passes its language's)."""
+    w = {**ENGLISH, **(words or {})}
+    head = " | ".join(f"{w[a]}: {w['valid_tpf']}" for a in SOURCES)
+    lines = [f"| {w['temperature']} | {head} |", "|---|---|---|"]
+    rows = [(f"0.8 -> 0.4 ({w['shipped']})", data["acceptance"]["shipped"])]
+    rows += [(f"{p['value']:g} ({w['flat']})", p) for p in data["acceptance"]["flat"]]
     for name, row in rows:
         lines.append(f"| {name} | " + " | ".join(f"{format_rate(row[a]['valid_runs'])}, {row[a]['tpf']:g}"
                                                  for a in SOURCES) + " |")
-    lines += ["", "| entropy bound | " + " | ".join(f"{a}: valid runs, tokens/forward" for a in SOURCES) + " |",
-              "|---|---|---|"]
+    lines += ["", f"| {w['bound']} | {head} |", "|---|---|---|"]
     for i, b in enumerate(BOUNDS):
-        lines.append(f"| {b:g} | " + " | ".join(
-            f"{format_rate(data['bound'][a]['points'][i]['valid_runs'])}, {data['bound'][a]['points'][i]['tpf']:g}"
-            for a in SOURCES) + " |")
-    lines.append("| AUP | " + " | ".join(f"{data['bound'][a]['aup']:g}" for a in SOURCES) + " |")
-    lines += ["", "| stability threshold | valid runs | tokens/forward | canvases the stop ended |", "|---|---|---|---|"]
+        cells = [data["bound"][a]["points"][i] for a in SOURCES]
+        lines.append(f"| {b:g} | " + " | ".join(f"{format_rate(c['valid_runs'])}, {c['tpf']:g}" for c in cells) + " |")
+    lines.append(f"| {w['aup']} | " + " | ".join(f"{data['bound'][a]['aup']:g}" for a in SOURCES) + " |")
+    lines += ["", f"| {w['stability']} | {w['valid']} | {w['tpf']} | {w['stops']} |", "|---|---|---|---|"]
     lines += [f"| {p['value']} | {format_rate(p['valid_runs'])} | {p['tpf']:g} | {p['stops']:g} |" for p in data["stability"]]
     return "\n".join(lines)
+
+
+def load_study_text(path: Path = assets.path("lessons.yaml")) -> dict[str, Any]:
+    """The ``renoise_study`` entry of the lessons file (title, text in en and zh, checks); {} without one."""
+    entry = yaml.safe_load(path.read_text(encoding="utf-8")).get("renoise_study") or {}
+    for name in ("title", "text") if entry else ():
+        if set(entry.get(name, {})) != {"en", "zh"}:
+            raise ValueError(f"{path.name}: renoise_study {name} needs exactly the languages en, zh")
+    return entry
 
 
 def measure_and_write(*, seeds: int = 16, out: Path = RENOISE_PATH, model_path: str = "world-renoise") -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dllm_viz.app.views import figures as figs
 from dllm_viz.app.views import render
 from dllm_viz.app.handlers.adapters import integral, parse_config_json
 from dllm_viz.app.strings import t
-from dllm_viz.app.views.lessons import indel_study_md, measured_table, study_md, world_table
+from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_study_md, study_md, world_table
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
@@ -84,6 +84,8 @@ class CompareHandlers:
             parts.append(measured_table(numbers, lang))
         if lesson.b.get("revise", "none") != "none":  # a revision lesson: the rules counted on the world model,
             parts += [study_md(lang), indel_study_md(lang)]  # and insert/delete counted on world-indel
+        if lesson.b.get("confidence_from") == "tempered":  # the same question on a renoising decoder, counted
+            parts.append(renoise_study_md(lang))
         return "\n\n".join(p for p in parts if p)
 
     def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from dllm_viz.app.strings import t
-from dllm_viz.studies import indel_lessons, lessons, revision_lessons, world_lessons
+from dllm_viz.studies import indel_lessons, lessons, renoise_lessons, revision_lessons, world_lessons
 
 REVISION_HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised", "rt_matched")
 
@@ -56,4 +56,17 @@ def indel_study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str
     names |= {op: t(f"it_op_{op}", lang) for op in ("rewrite", "remask", "delete", "split", "cut")}
     footer = t("it_footer", lang, model=data["model"], n=len(data["prompts"]) * data["seeds"], g=data["gen_length"])
     return "\n\n".join([f"### {text['title'][lang]}", text["text"][lang], indel_lessons.table(data, header, names),
+                         f"*{footer}*"])
+
+
+def renoise_study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any] | None = None) -> str:
+    """The renoising decoder's knobs counted on world-renoise (`studies.renoise_lessons`): where acceptance entropy
+    comes from, the bound, the stop; its prose in `lang` and its tables (words in `lang`); "" when not measured."""
+    data = renoise_lessons.load_renoise() if data is None else data
+    text = renoise_lessons.load_study_text() if text is None else text
+    if not data or not text:
+        return ""
+    words = {key: t(f"rs_{key}", lang) for key in renoise_lessons.ENGLISH}
+    footer = t("rs_footer", lang, model=data["model"], n=len(data["prompts"]) * data["seeds"], g=data["gen_length"])
+    return "\n\n".join([f"### {text['title'][lang]}", text["text"][lang], renoise_lessons.table(data, words),
                          f"*{footer}*"])
