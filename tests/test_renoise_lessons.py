@@ -92,6 +92,8 @@ def test_the_compare_tab_shows_the_study_beside_the_tempered_confidence_lesson_i
         assert md.startswith(f"### {text['title'][lang]}") and text["text"][lang] in md
         assert "| 0.3 | 97% [89, 99], 2.755 | 97% [89, 99], 1.935 |" in md  # the bound table, measured
     assert renoise_study_md("en", data={}) == ""
-    handlers = CompareHandlers(lambda *a, **k: [], is_world=lambda pick: False)
-    assert text["title"]["en"] in handlers.lesson_text("polluted", "en")  # the article's question, on renoising
-    assert text["title"]["en"] not in handlers.lesson_text("rng", "en")
+    handlers = CompareHandlers(lambda *a, **k: [], is_world=lambda pick: pick == "world")
+    # the article's question on a renoising decoder, where the page counts correctness (a world model picked)
+    assert text["title"]["en"] in handlers.lesson_text("polluted", "en", model_pick="world")
+    assert text["title"]["en"] not in handlers.lesson_text("polluted", "en", model_pick="austen")
+    assert text["title"]["en"] not in handlers.lesson_text("rng", "en", model_pick="world")

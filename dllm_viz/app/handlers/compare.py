@@ -84,8 +84,8 @@ class CompareHandlers:
             parts.append(measured_table(numbers, lang))
         if lesson.b.get("revise", "none") != "none":  # a revision lesson: the rules counted on the world model,
             parts += [study_md(lang), indel_study_md(lang)]  # and insert/delete counted on world-indel
-        if lesson.b.get("confidence_from") == "tempered":  # the same question on a renoising decoder, counted
-            parts.append(renoise_study_md(lang))
+        if self.is_world(model_pick) and lesson.b.get("confidence_from") == "tempered":  # the same question on
+            parts.append(renoise_study_md(lang))  # a renoising decoder, counted on the world language too
         return "\n\n".join(p for p in parts if p)
 
     def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
