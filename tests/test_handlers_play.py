@@ -273,6 +273,14 @@ def test_editing_on_a_model_that_cannot_edit_is_a_named_error(pg):
     assert out.trace.config.revise == "remdm"
 
 
+def test_insert_delete_on_a_model_that_cannot_edit_lengths_is_a_named_error(pg):
+    # the tiny model's tokenizer has no len(): the refusal still names the rule, never a TypeError
+    with pytest.raises(ValueError, match="indel='joint_threshold_indel' is invalid.*cannot edit lengths"):
+        pg.play.decode(prompt="the ", lang="en", **config_to_settings(DecodeConfig.preset("llada22_indel", 24)))
+    out = pg.play.decode(prompt="the ", lang="en", **widgets())  # the session goes on
+    assert out.trace.config.indel == "none"
+
+
 def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
     from dllm_viz.app.handlers.adapters import RULE_KNOBS, RULE_SLIDERS
 

@@ -161,9 +161,11 @@ def test_every_preset_after_every_other_one_gives_its_own_whole_state(built):
     page = demo.page
     # LLaDA 2.1's editing needs a model that can edit (the tiny one cannot: a named error,
     # test_handlers_play); every other preset, the revision rules' included, runs here.
-    names = [name for group in PRESET_GROUPS.values() for name in group
-             if DecodeConfig.preset(name, 64).revise != "joint_threshold"]
-    assert len(names) == sum(map(len, PRESET_GROUPS.values())) - 1
+    # LLaDA 2.2's insert/delete likewise needs a model that writes DELETE and SPLIT (world-indel).
+    edits = [name for group in PRESET_GROUPS.values() for name in group
+             if DecodeConfig.preset(name, 64).revise == "joint_threshold" or DecodeConfig.preset(name, 64).indel != "none"]
+    names = [name for group in PRESET_GROUPS.values() for name in group if name not in edits]
+    assert len(edits) == 2 and len(names) == sum(map(len, PRESET_GROUPS.values())) - 2
     for first in names:
         values = start_values(demo)
         values[page.gen_length._id], values[page.seed._id] = 64, 5

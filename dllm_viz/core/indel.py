@@ -93,8 +93,9 @@ def check_model(model: Any) -> EditTokens:
     """`check_edit_tokens` of a denoiser's attributes (`delete_token_id`, `split_token_id`, `vocab_size` or
     its tokenizer's length, `mask_token_id`): a model that cannot edit lengths is a named ValueError."""
     vocab = getattr(model, "vocab_size", None)
-    if vocab is None and getattr(model, "tokenizer", None) is not None:
-        vocab = len(model.tokenizer)
+    tokenizer = getattr(model, "tokenizer", None)
+    if vocab is None and tokenizer is not None:
+        vocab = len(tokenizer) if hasattr(tokenizer, "__len__") else getattr(tokenizer, "vocab_size", None)
     if not isinstance(vocab, int):
         raise ValueError(f"model={getattr(model, 'name', model)!r} is invalid: its vocabulary size is unknown")
     return check_edit_tokens(vocab, model.mask_token_id, getattr(model, "delete_token_id", None),
