@@ -103,24 +103,24 @@ def load_model(
     if kind == EMBEDDED or root is None:
         return _load_embedded(root, kind=kind, chat=chat, device=resolved, dtype=dtype)
 
+    return _load_checkpoint(root, name=name, kind=kind, device=None if device_map is not None else resolved,
+                            dtype=resolve_dtype(dtype, resolved), device_map=device_map,
+                            trust_remote_code=trust_remote_code, chat=chat)
+
+
+def _load_checkpoint(root: os.PathLike[str], *, name: str | None, kind: str, device: torch.device | None,
+                     dtype: torch.dtype, device_map: str | dict[str, Any] | None, trust_remote_code: bool,
+                     chat: bool) -> Denoiser:
+    """`load_model`'s Hugging Face branch: a renoising DiffusionGemma (a `models.renoiser.Renoiser`), else the
+    masked adapters of `models.hf` (transformers is imported only here)."""
     if kind == "diffusion_gemma" or (kind == "auto" and read_config(root).get("model_type") == "diffusion_gemma"):
-        from dllm_viz.models.diffusion_gemma import load_diffusion_gemma  # a Renoiser (models.renoiser), issue 36
+        from dllm_viz.models.diffusion_gemma import load_diffusion_gemma
 
-        return load_diffusion_gemma(root, device=None if device_map is not None else resolved,
-                                    dtype=resolve_dtype(dtype, resolved), device_map=device_map, chat=chat, name=name)
+        return load_diffusion_gemma(root, device=device, dtype=dtype, device_map=device_map, chat=chat, name=name)
+    from dllm_viz.models.hf import load_hf
 
-    from dllm_viz.models.hf import load_hf  # transformers is imported only for checkpoints
-
-    return load_hf(
-        root,
-        device=None if device_map is not None else resolved,
-        dtype=resolve_dtype(dtype, resolved),
-        kind=kind,
-        device_map=device_map,
-        trust_remote_code=trust_remote_code,
-        chat=chat,
-        name=name,
-    )
+    return load_hf(root, device=device, dtype=dtype, kind=kind, device_map=device_map,
+                   trust_remote_code=trust_remote_code, chat=chat, name=name)
 
 
 def _load_embedded(
