@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from dllm_viz.core.trace_renoise import SECTION_FIELDS, SPAN_FIELDS, CanvasSpan, RenoiseSection, settled
-from dllm_viz.core.trace_schema import (
-    MAX_CELLS, MAX_TOKEN_ID, _bad, _int, _ints, _known_ids, _list, _number, _numbers, _too_big,
-    check_header,
+from dllm_viz.core.trace_checks import (
+    bad, check_int, check_ints, check_known_ids, check_list, check_number, check_numbers, too_big,
 )
+from dllm_viz.core.trace_schema import MAX_CELLS, MAX_TOKEN_ID, check_header
 
 MAX_ENTROPY = math.log(MAX_TOKEN_ID + 1) + 1e-3  # nats: no distribution over int32 ids has more
 FINISH_REASONS = ("end_of_text", "max_new_tokens")
@@ -35,79 +35,81 @@ def check_renoise_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], 
         if key not in d:
             raise ValueError(f"trace field {key!r} is missing (a renoising trace has it)")
     if d["finished_by"] not in FINISH_REASONS:
-        raise _bad("finished_by", d["finished_by"], "one of " + " | ".join(FINISH_REASONS))
+        raise bad("finished_by", d["finished_by"], "one of " + " | ".join(FINISH_REASONS))
     if d["mask_token_id"] is not None:
-        raise _bad("mask_token_id", d["mask_token_id"], "null: a renoising canvas has no mask token")
+        raise bad("mask_token_id", d["mask_token_id"], "null: a renoising canvas has no mask token")
     L, most = canvas_length, max(1, math.ceil(gen_length / canvas_length))
-    spans = [_span(f"canvases[{c}]", c, span, L) for c, span in enumerate(_list("canvases", d["canvases"], limit=most))]
+    listed = check_list("canvases", d["canvases"], limit=most)
+    spans = [_span(f"canvases[{c}]", c, span, L) for c, span in enumerate(listed)]
     if not spans:
-        raise _bad("canvases", d["canvases"], "at least one canvas")
-    tokens = _ints("token_ids", d["token_ids"], 0, MAX_TOKEN_ID, length=len(spans) * L)
-    _known_ids("token_ids", tokens, known_ids)
-    steps = _list("steps", d["steps"], limit=len(spans) * max_steps)
+        raise bad("canvases", d["canvases"], "at least one canvas")
+    tokens = check_ints("token_ids", d["token_ids"], 0, MAX_TOKEN_ID, length=len(spans) * L)
+    check_known_ids("token_ids", tokens, known_ids)
+    steps = check_list("steps", d["steps"], limit=len(spans) * max_steps)
     if len(steps) * L > MAX_CELLS:
-        raise _too_big("steps x canvas_length", len(steps) * L, MAX_CELLS, "cells")
+        raise too_big("steps x canvas_length", len(steps) * L, MAX_CELLS, "cells")
     sections = [_step(f"steps[{i}]", i, rec, L, known_ids) for i, rec in enumerate(steps)]
     first = 0
     for c, span in enumerate(spans):
         if span.first_step != first:
-            raise _bad(f"canvases[{c}].first_step", span.first_step, f"{first}: the canvases' steps follow one another")
+            raise bad(f"canvases[{c}].first_step", span.first_step, f"{first}: the canvases' steps follow one another")
         if span.steps > max_steps or span.last_step >= len(steps):
-            raise _bad(f"canvases[{c}].steps", span.steps, f"at most max_denoising_steps={max_steps}, within the "
+            raise bad(f"canvases[{c}].steps", span.steps, f"at most max_denoising_steps={max_steps}, within the "
                        f"trace's {len(steps)} steps")
         _check_canvas(f"canvases[{c}]", span, sections, steps, max_steps)
         first += span.steps
     if first != len(steps):
-        raise _bad("steps", steps, f"{first} steps, those of the canvases (got {len(steps)})")
+        raise bad("steps", steps, f"{first} steps, those of the canvases (got {len(steps)})")
     _check_end(d, spans, sections, tokens)
-    order = _ints("order", d["order"], 0, max(0, len(steps) - 1), length=len(tokens))
+    order = check_ints("order", d["order"], 0, max(0, len(steps) - 1), length=len(tokens))
     expected = settled(tokens, spans, sections)
-    bad = next((p for p, (a, b) in enumerate(zip(order, expected)) if a != b), None)
-    if bad is not None:
-        raise _bad(f"order[{bad}]", order[bad], f"{expected[bad]}, the step position {bad} last changed at")
+    wrong = next((p for p, (a, b) in enumerate(zip(order, expected)) if a != b), None)
+    if wrong is not None:
+        raise bad(f"order[{wrong}]", order[wrong], f"{expected[wrong]}, the step position {wrong} last changed at")
     if d.get("early_stop_step") is not None:
-        raise _bad("early_stop_step", d["early_stop_step"], "null: a renoising decode has no end-of-text early stop")
+        raise bad("early_stop_step", d["early_stop_step"], "null: a renoising decode has no end-of-text early stop")
 
 
 def _span(path: str, c: int, span: Any, L: int) -> CanvasSpan:
     if not isinstance(span, dict) or set(span) != set(SPAN_FIELDS):
-        raise _bad(path, span, "an object with " + ", ".join(SPAN_FIELDS))
-    _int(f"{path}.index", span["index"], c, c)
-    _int(f"{path}.start", span["start"], c * L, c * L)
-    _int(f"{path}.end", span["end"], (c + 1) * L, (c + 1) * L)
-    _int(f"{path}.first_step", span["first_step"], 0, MAX_CELLS)
-    _int(f"{path}.steps", span["steps"], 1, MAX_CELLS)
+        raise bad(path, span, "an object with " + ", ".join(SPAN_FIELDS))
+    check_int(f"{path}.index", span["index"], c, c)
+    check_int(f"{path}.start", span["start"], c * L, c * L)
+    check_int(f"{path}.end", span["end"], (c + 1) * L, (c + 1) * L)
+    check_int(f"{path}.first_step", span["first_step"], 0, MAX_CELLS)
+    check_int(f"{path}.steps", span["steps"], 1, MAX_CELLS)
     if type(span["stop_fired"]) is not bool:
-        raise _bad(f"{path}.stop_fired", span["stop_fired"], "true or false")
+        raise bad(f"{path}.stop_fired", span["stop_fired"], "true or false")
     return CanvasSpan.from_dict(span)
 
 
 def _step(path: str, i: int, rec: Any, L: int, known_ids: set[int] | None) -> RenoiseSection:
     if not isinstance(rec, dict) or set(rec) != set(STEP_KEYS):
-        raise _bad(path, rec, "an object with " + ", ".join(STEP_KEYS) + " (a renoising step)")
-    _int(f"{path}.step", rec["step"], i, i)
-    _int(f"{path}.block", rec["block"], 0, MAX_CELLS)
-    _number(f"{path}.temperature", rec["temperature"], 0.0, 1e30)
+        raise bad(path, rec, "an object with " + ", ".join(STEP_KEYS) + " (a renoising step)")
+    check_int(f"{path}.step", rec["step"], i, i)
+    check_int(f"{path}.block", rec["block"], 0, MAX_CELLS)
+    check_number(f"{path}.temperature", rec["temperature"], 0.0, 1e30)
     section, step_path = rec["renoise"], path
     path = f"{path}.renoise"
     if not isinstance(section, dict) or set(section) != set(SECTION_FIELDS):
-        raise _bad(path, section, "an object with " + ", ".join(SECTION_FIELDS))
-    _int(f"{path}.steps_left", section["steps_left"], 1, MAX_CELLS)
+        raise bad(path, section, "an object with " + ", ".join(SECTION_FIELDS))
+    check_int(f"{path}.steps_left", section["steps_left"], 1, MAX_CELLS)
     for key in ("read", "proposal", "argmax"):
-        _known_ids(f"{path}.{key}", _ints(f"{path}.{key}", section[key], 0, MAX_TOKEN_ID, length=L), known_ids)
-    accepted = _ints(f"{path}.accepted", section["accepted"], 0, L - 1, limit=L)
+        ids = check_ints(f"{path}.{key}", section[key], 0, MAX_TOKEN_ID, length=L)
+        check_known_ids(f"{path}.{key}", ids, known_ids)
+    accepted = check_ints(f"{path}.accepted", section["accepted"], 0, L - 1, limit=L)
     if any(b <= a for a, b in zip(accepted, accepted[1:])):
-        raise _bad(f"{path}.accepted", accepted, "positions in ascending order, each once")
+        raise bad(f"{path}.accepted", accepted, "positions in ascending order, each once")
     if not accepted:
-        raise _bad(f"{path}.accepted", accepted, "at least one position (the lowest-entropy one is always accepted)")
-    _int(f"{step_path}.k", rec["k"], len(accepted), len(accepted))
-    _numbers(f"{path}.entropy", section["entropy"], 0.0, MAX_ENTROPY, L)
-    _number(f"{path}.mean_entropy", section["mean_entropy"], 0.0, MAX_ENTROPY)
+        raise bad(f"{path}.accepted", accepted, "at least one position (the lowest-entropy one is always accepted)")
+    check_int(f"{step_path}.k", rec["k"], len(accepted), len(accepted))
+    check_numbers(f"{path}.entropy", section["entropy"], 0.0, MAX_ENTROPY, L)
+    check_number(f"{path}.mean_entropy", section["mean_entropy"], 0.0, MAX_ENTROPY)
     for key in ("stable", "confident", "stopped"):
         if type(section[key]) is not bool:
-            raise _bad(f"{path}.{key}", section[key], "true or false")
+            raise bad(f"{path}.{key}", section[key], "true or false")
     if section["stopped"] != (section["stable"] and section["confident"]):
-        raise _bad(f"{path}.stopped", section["stopped"], "stable and confident")
+        raise bad(f"{path}.stopped", section["stopped"], "stable and confident")
     return RenoiseSection.from_dict(section)
 
 
@@ -118,24 +120,24 @@ def _check_canvas(path: str, span: CanvasSpan, sections: list[RenoiseSection], s
     for s in range(span.first_step, span.last_step + 1):
         here = f"steps[{s}]"
         if steps[s]["block"] != span.index:
-            raise _bad(f"{here}.block", steps[s]["block"], f"{span.index}, the canvas this step denoises")
+            raise bad(f"{here}.block", steps[s]["block"], f"{span.index}, the canvas this step denoises")
         left = max_steps - (s - span.first_step)  # N at the canvas's first step, one less at each next
         if sections[s].steps_left != left:
-            raise _bad(f"{here}.renoise.steps_left", sections[s].steps_left, f"{left} (max_denoising_steps less the "
+            raise bad(f"{here}.renoise.steps_left", sections[s].steps_left, f"{left} (max_denoising_steps less the "
                        "canvas's steps before it)")
         if s < span.last_step:
             if sections[s].stopped:
-                raise _bad(f"{here}.renoise.stopped", True, "false: a stopped canvas takes no further step")
+                raise bad(f"{here}.renoise.stopped", True, "false: a stopped canvas takes no further step")
             now, after = sections[s], sections[s + 1]
             for j, p in enumerate(now.accepted):
                 if after.read[p] != now.proposal[p]:
-                    raise _bad(f"steps[{s + 1}].renoise.read[{p}]", after.read[p],
+                    raise bad(f"steps[{s + 1}].renoise.read[{p}]", after.read[p],
                                f"{now.proposal[p]}, the proposal step {s} accepted there")
     last = sections[span.last_step]
     if span.stop_fired != last.stopped:
-        raise _bad(f"{path}.stop_fired", span.stop_fired, f"{str(last.stopped).lower()}, its last step's stop flag")
+        raise bad(f"{path}.stop_fired", span.stop_fired, f"{str(last.stopped).lower()}, its last step's stop flag")
     if not span.stop_fired and last.steps_left != 1:
-        raise _bad(f"{path}.steps", span.steps, "its step budget when the stop rule did not end it")
+        raise bad(f"{path}.steps", span.steps, "its step budget when the stop rule did not end it")
 
 
 def _check_end(d: dict[str, Any], spans: list[CanvasSpan], sections: list[RenoiseSection], tokens: list[int]) -> None:
@@ -143,11 +145,11 @@ def _check_end(d: dict[str, Any], spans: list[CanvasSpan], sections: list[Renois
     the request ended there (end_of_text: the last canvas holds it), or at the length asked for."""
     end = d.get("text_end")
     if end is not None:
-        _int("text_end", end, spans[-1].start, spans[-1].end - 1)
+        check_int("text_end", end, spans[-1].start, spans[-1].end - 1)
     elif d["finished_by"] == "end_of_text":
-        raise _bad("text_end", None, "the position of the end-of-text token that ended the request")
+        raise bad("text_end", None, "the position of the end-of-text token that ended the request")
     if end is not None and d["finished_by"] != "end_of_text":
-        raise _bad("finished_by", d["finished_by"], "end_of_text: the trace holds one (text_end)")
+        raise bad("finished_by", d["finished_by"], "end_of_text: the trace holds one (text_end)")
     pads: set[int] = set()
     for span in spans:
         argmax = sections[span.last_step].argmax
@@ -156,7 +158,7 @@ def _check_end(d: dict[str, Any], spans: list[CanvasSpan], sections: list[Renois
             if end is not None and p > end and tok != argmax[i]:
                 pads.add(tok)
             elif tok != argmax[i] and (end is None or p <= end):
-                raise _bad(f"token_ids[{p}]", tok, f"{argmax[i]}, the last argmax of its canvas")
+                raise bad(f"token_ids[{p}]", tok, f"{argmax[i]}, the last argmax of its canvas")
     if len(pads) > 1:
-        raise _bad("token_ids", sorted(pads), "one padding id after the end of text")
+        raise bad("token_ids", sorted(pads), "one padding id after the end of text")
 
