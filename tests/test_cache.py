@@ -189,3 +189,40 @@ def test_a_refused_request_leaves_the_engine_serving_the_others(world):
         with pytest.raises(ValueError, match="cache='prefix' is invalid"):
             bad.result(timeout=60)
         assert len(good.result(timeout=60).token_ids) == 8
+
+
+# ----- a step that fails ---------------------------------------------------------------------------
+def test_a_step_that_raises_keeps_none_of_its_caches():
+    """Three prefix-cached requests; the third's cached forward raises, the step is retried for row 0
+    alone (as the engine retries halves): rows 1 and 2 keep the caches they held before the failed
+    step, so each request still plans, and records, the forwards it plans alone (issue 42)."""
+    from dllm_viz.core.decoder import DecodeBatch, request_generator
+    from tests.ui_model import make_text_model
+
+    model = make_text_model()
+    cached, calls = model.logits_cached, [0]
+
+    def flaky(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 6:  # step 2, row 2: rows 0 and 1 have run their windows
+            raise RuntimeError("injected failure in a cached forward")
+        return cached(*args, **kwargs)
+
+    model.logits_cached = flaky
+    configs = [DecodeConfig(gen_length=16, block_length=8, cache="prefix", cache_refresh=2, top_k=2, decay=1.0,
+                            seed=seed) for seed in range(3)]
+    prompts = [[5, 6, 7], [8, 9], [10, 11, 12, 13]]
+    batch = DecodeBatch(model, capacity=3, max_length=32)
+    for i, (p, c) in enumerate(zip(prompts, configs)):
+        batch.add(i, p, c, request_generator(c))
+    batch.step()  # a full forward each: the caches are made
+    with pytest.raises(RuntimeError, match="injected"):
+        batch.step()
+    batch.step(rows=[0])
+    while batch.active():
+        batch.step()
+    for i, (p, c) in enumerate(zip(prompts, configs)):
+        (alone,) = decode(make_text_model(), [p], c)
+        got = batch.trace(i)
+        assert [r.forward_kind for r in got.steps] == [r.forward_kind for r in alone.steps], f"row {i}"
+        assert (got.token_ids, got.order) == (alone.token_ids, alone.order)

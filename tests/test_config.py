@@ -52,6 +52,15 @@ def test_cache_settings_are_checked_against_each_other():
     assert DecodeConfig().cache == "none" and DecodeConfig().cache_refresh is None and not DecodeConfig().cache_drift
 
 
+def test_a_refresh_interval_without_a_cache_is_refused_by_name():
+    """cache_refresh sets when a cache is refreshed: without one it would be silently ignored (issue 42)."""
+    with pytest.raises(ValueError, match=r"cache_refresh=3 is invalid: expected None with cache='none'"):
+        DecodeConfig(gen_length=64, cache_refresh=3)
+    with pytest.raises(ValueError, match=r"cache_refresh=2 is invalid"):
+        DecodeConfig(gen_length=64, cache="prefix", cache_refresh=2).replace(cache="none")
+    assert DecodeConfig(gen_length=64, cache="prefix", cache_refresh=2).cache_refresh == 2
+
+
 def test_frozen_and_keyword_only():
     cfg = DecodeConfig()
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from dllm_viz import DecodeConfig, Engine, decode
 from dllm_viz.core.decoder import DecodeBatch, request_generator
-from dllm_viz.serve.engine import EngineClosed, QueueFull
+from dllm_viz.serve.engine import EngineClosed, Fairness, QueueFull
 from dllm_viz.core.trace import StepRecord, Trace
 
 TIMEOUT = 30  # seconds; a bound against hangs, never a timing assertion
@@ -476,3 +476,41 @@ def test_exact_is_deprecated_and_changes_nothing(gate: Gate) -> None:
         assert_same_trace(trace, decode(IntMixer(), [ids], config)[0])
     with pytest.raises(ValueError, match="^exact='yes' is invalid"):
         Engine(gate, exact="yes")
+
+
+# ----- clients (serve/fair.py) ---------------------------------------------------------------------
+def test_clients_share_the_forwards_and_every_request_stays_exact(gate: Gate) -> None:
+    """With a stretch, forwards hold the least-served clients' rows only: fewer rows than are running,
+    and still every request bit-identical to the request alone (issue 42)."""
+    jobs = [(prompt(2 + i % 5, i), MIXED[i % len(MIXED)], "heavy" if i < 6 else f"light{i}") for i in range(9)]
+    with Engine(gate, max_batch=9, fairness=Fairness(stretch=2, min_width=1)) as engine:
+        gate.hold()
+        futures = [engine.submit(ids, config, client=client) for ids, config, client in jobs]
+        assert gate.entered.wait(TIMEOUT)
+        gate.resume()
+        traces = [f.result(TIMEOUT) for f in futures]
+    for trace, (ids, config, _) in zip(traces, jobs):
+        assert_same_trace(trace, decode(IntMixer(), [ids], config)[0])
+    assert max(gate.batch_sizes) < 9  # nobody ran a forward of all nine: the stretch kept them narrow
+
+
+def test_a_newcomer_waits_behind_one_request_of_each_client(gate: Gate) -> None:
+    with Engine(gate, max_batch=1, fairness=Fairness(client_requests=8)) as engine:
+        gate.hold()
+        heavy = [engine.submit(prompt(3, i), MIXED[0], client="heavy") for i in range(6)]
+        assert gate.entered.wait(TIMEOUT)  # heavy[0] holds the slot
+        newcomer = engine.submit(prompt(3, 9), MIXED[1], client="new")
+        assert engine.waiting(newcomer)[0] == 0 and engine.waiting(heavy[5])[0] == 5
+        assert engine.waiting(heavy[0]) is None  # running
+        with pytest.raises(QueueFull, match="at most 8 at once"):
+            for i in range(3):
+                engine.submit(prompt(3, i), MIXED[0], client="heavy")
+        assert engine.stats()["rejected"] == 1 and engine.stats()["clients"] == 2
+        gate.resume()
+        done_order = []
+        for f in [*heavy, newcomer]:
+            f.add_done_callback(lambda f: done_order.append(f))
+        newcomer.result(TIMEOUT)
+        assert done_order.index(newcomer) <= 2  # the second to run, not the seventh
+        for f in heavy:
+            f.result(TIMEOUT)

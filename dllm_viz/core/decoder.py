@@ -27,6 +27,7 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 
 from dllm_viz.core import indel_decode, rules
+from dllm_viz.core.budget import bound_work
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
@@ -220,9 +221,10 @@ class DecodeBatch:
             idx_list = wanted
         if not idx_list:
             return {}
-        if self.n_indel:  # rows whose rule moves positions step apart, beside the others (core.indel_decode)
-            return indel_decode.step_rows(self, idx_list, shared, self._step)
-        return self._step(idx_list, shared)
+        with self.caches.attempt():  # a step that raises keeps none of its caches: a retry plans the same forwards
+            if self.n_indel:  # rows whose rule moves positions step apart, beside the others (core.indel_decode)
+                return indel_decode.step_rows(self, idx_list, shared, self._step)
+            return self._step(idx_list, shared)
 
     def _step(self, idx_list: list[int], shared: torch.Generator | None) -> dict[int, StepRecord]:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""
@@ -415,9 +417,7 @@ def decode(
     check_denoiser(model)
     ids = [encode_prompt(model, p) for p in prompts]
     limit = model_max_length(model)
-    longest = max(len(p) + c.gen_length for p, c in zip(ids, configs))
-    if limit is not None and longest > limit:
-        raise ValueError(f"prompt length + gen_length = {longest} exceeds the model's max_length={limit}")
+    longest = max(bound_work(c, prompt_length=len(p), max_length=limit).positions for p, c in zip(ids, configs))
     batch = DecodeBatch(model, capacity=len(ids), max_length=max(1, longest), record_candidates=record_candidates)
     shared = None
     for i, (p, c, raw_prompt) in enumerate(zip(ids, configs, prompts)):

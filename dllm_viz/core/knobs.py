@@ -191,6 +191,12 @@ def _per_block(value: int | None, config: Any) -> str | None:
     return None
 
 
+def _needs_a_cache(value: int | None, config: Any) -> str | None:
+    if value is not None and config.cache == "none":
+        return "None with cache='none' (a cache's refresh interval)"
+    return None
+
+
 def _canvas(config: Any) -> float:
     return max(1, config.gen_length)
 
@@ -251,7 +257,7 @@ CORE: tuple[Knob, ...] = (
          help="the insert/delete rule: a model trained to edit lengths may write DELETE or SPLIT (core.rules)"),
     Knob(name="cache", kind="choice", default="none", choices=CACHES, policy=False,
          help="approximate key-value cache: a block's first step refreshes it, its later steps compute a window"),
-    Knob(name="cache_refresh", kind="int", default=None, optional=True, lo=1, policy=False,
+    Knob(name="cache_refresh", kind="int", default=None, optional=True, lo=1, policy=False, relation=_needs_a_cache,
          help="also refresh every this many steps of a block; None: at block starts only"),
     Knob(name="cache_drift", kind="bool", default=False, policy=False,
          help="diagnostic: compute the exact forward beside each cached one, record the drift"),

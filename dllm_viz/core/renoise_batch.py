@@ -11,11 +11,11 @@ fails its requests, and no other). Every request draws from its own generator, o
 
 Bad settings are `ValueError`s naming the setting, raised by `add` before anything is allocated: a
 renoise knob out of range, a masked-only knob or rule (`rules.check_canvas`), a value that is valid
-alone but not with the checkpoint's defaults (t_max below its t_min), a request longer than the model.
+alone but not with the checkpoint's defaults (t_max below its t_min), a request longer than the model
+(`core.budget`).
 """
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from dllm_viz.core import rules
+from dllm_viz.core.budget import Work, bound_work
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.renoise import RenoiseSettings, settings_for
 from dllm_viz.core.renoise_decoder import RenoiseGroup, generator_for, prompt_ids, result_of
@@ -74,28 +75,18 @@ class RenoiseBatch:
             settings = settings.with_(canvas_length=self.model.canvas_length)
         return settings
 
-    def check(self, prompt: list[int], settings: RenoiseSettings) -> None:
-        """ValueError when the request is longer than the model reads: its prompt and whole canvases."""
-        L = settings.canvas_length or self.model.canvas_length
-        total, _ = self.work(prompt, settings)
-        if self.max_length is not None and total > self.max_length:
-            raise ValueError(f"prompt length + whole canvases = {len(prompt)} + {total - len(prompt)} = {total} is "
-                             f"invalid: expected at most the model's max_length={self.max_length} (gen_length="
-                             f"{settings.max_new_tokens} in canvases of {L})")
+    def check(self, prompt: list[int], settings: RenoiseSettings) -> Work:
+        """What the request asks of the model (`core.budget`: its prompt and whole canvases against the model's
+        context), or ValueError naming the bound."""
+        return bound_work(settings, prompt_length=len(prompt), max_length=self.max_length)
 
-    def work(self, prompt: list[int], settings: RenoiseSettings) -> tuple[int, int]:
-        """What a request asks of the model at most: the columns it reads (its prompt and whole canvases) and
-        the decoder positions it computes (canvases x max_denoising_steps x L)."""
-        L = settings.canvas_length or self.model.canvas_length
-        canvases = math.ceil(settings.max_new_tokens / L)
-        return len(prompt) + canvases * L, canvases * settings.max_denoising_steps * L
-
-    def prepare(self, prompt: Sequence[int] | str, config: DecodeConfig) -> list[int]:
-        """A request's prompt ids, its settings and its length checked against the model before it takes a place
-        (ValueError naming what is wrong): what `Engine.submit` runs in the caller's thread."""
+    def prepare(self, prompt: Sequence[int] | str, config: DecodeConfig) -> tuple[list[int], RenoiseSettings]:
+        """A request's prompt ids and settings, checked against the model before it takes a place (ValueError
+        naming what is wrong): what `Engine.submit` runs in the caller's thread."""
         ids = prompt_ids(self.model, prompt)
-        self.check(ids, self.settings(config))
-        return ids
+        settings = self.settings(config)
+        self.check(ids, settings)
+        return ids, settings
 
     def add(self, index: int, prompt: list[int], config: DecodeConfig, generator: torch.Generator | None = None,
             prompt_text: str | None = None) -> RenoiseSlot:
@@ -187,6 +178,8 @@ def decode_renoise(model: Renoiser, prompts: Sequence[Sequence[int] | str], conf
     """`decode` on a renoising model: every prompt together (grouped by canvas length), one Trace each."""
     ids = [prompt_ids(model, p) for p in prompts]
     batch = RenoiseBatch(model, capacity=len(ids))
+    for p, c in zip(ids, configs):  # every request's settings and work before any takes a slot
+        batch.check(p, batch.settings(c))
     for i, (p, c, raw) in enumerate(zip(ids, configs, prompts)):
         batch.add(i, p, c, prompt_text=raw if isinstance(raw, str) else None)
     while batch.active():

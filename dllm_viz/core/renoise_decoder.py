@@ -29,11 +29,13 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from dllm_viz.core.budget import bound_work
 from dllm_viz.core.renoise import (
     RenoiseSettings, draw_proposal, empty_history, entropy_bound_accept, linear_temperature, renoise,
     stable_and_confident, temper, token_entropy, uniform_canvas,
 )
 from dllm_viz.core.renoise_record import RenoiseCanvas, RenoiseResult, RenoiseStep
+from dllm_viz.models.base import model_max_length
 from dllm_viz.models.renoiser import RenoiseContext, Renoiser, is_renoiser
 
 
@@ -344,8 +346,9 @@ def renoise_decode(model: Renoiser, prompts: Sequence[Sequence[int] | str],
     """Decode every prompt with the renoising loop; one `RenoiseResult` per prompt, in order.
 
     Bad input (a prompt id out of range, settings of the wrong count, a model that is not a
-    `Renoiser`) raises ValueError before any forward, so nothing in the batch runs half-way.
-    `on_step(i, record)` is called for prompt i after each of its steps.
+    `Renoiser`, canvases past the model's context: `core.budget`) raises ValueError before any
+    forward or buffer, so nothing in the batch runs half-way. `on_step(i, record)` is called for
+    prompt i after each of its steps.
     """
     if not is_renoiser(model):
         raise ValueError(f"model={type(model).__name__} is invalid: expected a Renoiser (encode, denoise, select, "
@@ -354,6 +357,9 @@ def renoise_decode(model: Renoiser, prompts: Sequence[Sequence[int] | str],
         raise ValueError("prompts is invalid: expected a non-empty list of prompts (text or token-id lists)")
     ids = [prompt_ids(model, p) for p in prompts]
     items = resolve(model, settings, len(ids))
+    limit = model_max_length(model)
+    for p, s in zip(ids, items):  # the canvases against the model's context, before any is allocated
+        bound_work(s, prompt_length=len(p), max_length=limit)
     start = time.perf_counter()
     by_length: dict[int, list[int]] = {}
     for r, s in enumerate(items):

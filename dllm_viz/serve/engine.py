@@ -22,8 +22,10 @@ intra-op thread. Hugging Face adapters run the padded batch their checkpoint sup
 differ from the request alone in the last bits (see `models/hf.py` and docs/engine.md).
 
 Failure isolation: an invalid prompt or config fails only its own future (ValueError, nothing is
-queued; prompt ids are checked against the model's vocabulary); a full queue makes `submit` raise
-`QueueFull` at once. A step that raises (the model's forward, say) changes nothing, so it is
+queued; prompt ids are checked against the model's vocabulary, the canvas and the work against
+`core.budget`); a full queue, or a client at its bound, makes `submit` raise `QueueFull` at once.
+Clients (`submit(client=...)`) take slots in turn and share the forwards by the compute they have
+had, within the bounds of `Fairness` (`serve.fair`). A step that raises (the model's forward, say) changes nothing, so it is
 retried: the engine asks the batch to step halves of the slots (`DecodeBatch.step(rows=...)`),
 until the failure is pinned on single requests. Only those fail; every other request of the step
 goes on, still exact (the generators are restored to where they were before the failed try).
@@ -31,31 +33,32 @@ goes on, still exact (the generators are restored to where they were before the 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
+import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from dllm_viz.core.config import DecodeConfig, short
+from dllm_viz.core.budget import Budget, Work
 from dllm_viz.core import rules
+from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
 from dllm_viz.core.renoise_batch import RenoiseBatch
-from dllm_viz.models.base import Denoiser, check_cache, check_denoiser, model_max_length
 from dllm_viz.core.trace import StepRecord, Trace
+from dllm_viz.models.base import Denoiser, check_cache, check_denoiser, model_max_length
+from dllm_viz.serve.fair import Fairness, Lanes, QueueFull, Share
+from dllm_viz.serve.stream import Stream
+
+__all__ = ["Engine", "EngineClosed", "Fairness", "QueueFull", "Stream"]
 
 log = logging.getLogger(__name__)
 
 OnStep = Callable[[StepRecord], None]
-
-
-class QueueFull(RuntimeError):
-    """`submit` was refused because `max_queue` requests are already waiting (back-pressure)."""
 
 
 class EngineClosed(RuntimeError):
@@ -71,6 +74,8 @@ class _Request:
     config: DecodeConfig
     prompt_text: str | None
     on_step: OnStep | None
+    client: Hashable = None  # who asked (`serve.fair`: clients are served in turn)
+    work: Work = Work(0, 0)  # what it asks of the model at most
 
     def describe(self) -> str:
         """The request in a log line: enough to find it again, not its text."""
@@ -81,53 +86,6 @@ class _Request:
 def one_line(error: BaseException) -> str:
     """``Type: message`` on one line, for a log record per failure."""
     return " ".join(f"{type(error).__name__}: {error}".split())
-
-
-class Stream:
-    """Iterator over one request: its `StepRecord`s as the steps happen, then its `Trace`.
-
-    Iterating raises what `future.result()` raises: the request's error, or `CancelledError`
-    after `cancel()`. Leaving a `with` block early cancels the request (a closed browser tab
-    stops costing forward passes at the next step boundary).
-    """
-
-    _DONE = object()
-
-    def __init__(self) -> None:
-        self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._finished = False
-        self.future: Future[Trace] = Future()  # replaced by `Engine.stream`
-
-    def _push(self, record: StepRecord) -> None:
-        self._items.put(record)
-
-    def _attach(self, future: Future[Trace]) -> None:
-        self.future = future
-        # Done callbacks run after the last record was pushed (same worker thread), or at once in
-        # the cancelling thread; either way the iterator sees the end after every record it gets.
-        future.add_done_callback(lambda _: self._items.put(self._DONE))
-
-    def __iter__(self) -> Iterator[StepRecord | Trace]:
-        return self
-
-    def __next__(self) -> StepRecord | Trace:
-        if self._finished:
-            raise StopIteration
-        item = self._items.get()
-        if item is self._DONE:
-            self._finished = True
-            return self.future.result()
-        return item
-
-    def cancel(self) -> bool:
-        """Ask the engine to drop the request at the next step boundary; False if already done."""
-        return self.future.cancel()
-
-    def __enter__(self) -> Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cancel()
 
 
 class Engine:
@@ -141,6 +99,9 @@ class Engine:
         record_candidates: top-N raw candidates kept per masked position in each record.
         exact: deprecated and ignored: the engine always runs one forward over every active request,
             and batch invariance is the model's (docs/engine.md). Passing it warns.
+        budget: the most work one request may ask for (`core.budget.Budget.max_cells`; None: any).
+        fairness: per-client bounds and the stepping rule (`serve.fair.Fairness`); None: one FIFO
+            queue, every running request in every forward.
 
     The futures stay pending until the trace is ready, so `future.cancel()` works while a request
     runs as well as while it waits; `future.running()` is therefore always False.
@@ -156,6 +117,8 @@ class Engine:
         record_candidates: int = 5,
         device: torch.device | str | None = None,
         exact: bool | None = None,
+        budget: Budget | None = None,
+        fairness: Fairness | None = None,
     ) -> None:
         if exact is not None:
             if not isinstance(exact, bool):
@@ -180,6 +143,7 @@ class Engine:
             raise ValueError(f"max_length={max_length} is invalid: expected at most the model's max_length={limit}")
         self.model = model
         self.max_batch, self.max_queue, self.max_length = max_batch, max_queue, max_length
+        self.budget = Budget(max_length=max_length, max_cells=budget.max_cells if budget else None)
         vocab = getattr(model, "vocab_size", None)  # ids at or above it fail inside the forward
         self.vocab_size: int | None = vocab if isinstance(vocab, int) and not isinstance(vocab, bool) else None
         # The fixed per-request state buffers: allocated once here, reset by `add`, never regrown.
@@ -187,8 +151,10 @@ class Engine:
         self._batch = kind(model, capacity=max_batch, max_length=max_length, record_candidates=record_candidates,
                            device=device)
         self._cond = threading.Condition()
-        self._queue: deque[_Request] = deque()  # waiting for a slot, FIFO; guarded by _cond
+        self._queue = Lanes(max_queue, fairness or Fairness())  # waiting for a slot; guarded by _cond
+        self._share = Share(fairness or Fairness())  # who steps in each forward; worker thread only
         self._running: dict[int, _Request] = {}  # slot index -> request; worker thread only
+        self._released: deque[float] = deque(maxlen=16)  # when the last slots were freed (the wait estimate)
         self._free = list(range(max_batch - 1, -1, -1))  # free slot indices, lowest popped first
         self._shared: torch.Generator | None = None  # the rng="shared" teaching switch's one stream
         self._closed = False
@@ -200,21 +166,24 @@ class Engine:
 
     # ----- client side ----------------------------------------------------------------------
     def submit(
-        self, prompt: Sequence[int] | str, config: DecodeConfig | Mapping[str, Any], *, on_step: OnStep | None = None
+        self, prompt: Sequence[int] | str, config: DecodeConfig | Mapping[str, Any], *, on_step: OnStep | None = None,
+        client: Hashable = None,
     ) -> Future[Trace]:
         """Queue one request; returns a future of its `Trace`.
 
         `prompt` is a list of token ids, or text when the model has a tokenizer; `config` a
         `DecodeConfig` or a mapping of its fields. `on_step(record)` is called in the worker thread
         after each of the request's steps (keep it short: the whole batch waits for it); if it
-        raises, the request fails with that exception. An invalid prompt or config gives a future
-        that already holds the ValueError. Raises `QueueFull` when `max_queue` requests wait and
+        raises, the request fails with that exception. `client`: who asks (any hashable; see
+        `serve.fair`). An invalid prompt or config gives a future that already holds the ValueError.
+        Raises `QueueFull` when `max_queue` requests wait or the client is at its bound, and
         `EngineClosed` after `close()`.
         """
         future: Future[Trace] = Future()
         self._check_open()
         try:
             request = self._prepare(prompt, config, on_step, future)
+            request.client = client
         except ValueError as err:
             log.warning("request refused at submit: %s", one_line(err))
             with self._cond:
@@ -225,18 +194,29 @@ class Engine:
             return future
         with self._cond:
             self._check_open()
-            if len(self._queue) >= self.max_queue:
-                self._drop_cancelled_queued()
-            if len(self._queue) >= self.max_queue:
+            self._drop_cancelled_queued()
+            try:
+                self._queue.push(request)
+            except QueueFull:
                 self._counts["rejected"] += 1
-                raise QueueFull(
-                    f"engine queue is full: {len(self._queue)} requests wait for {self.max_batch} slots "
-                    f"(max_queue={self.max_queue}); retry after one of your requests finishes"
-                )
+                raise
             self._counts["submitted"] += 1
-            self._queue.append(request)
             self._cond.notify()
         return future
+
+    def waiting(self, future: Future[Trace]) -> tuple[int, float | None] | None:
+        """Where the request of `future` waits: (requests that take a slot before it, an estimate of
+        the seconds until it does, None before any slot was freed), or None once it runs or is done."""
+        with self._cond:
+            request = next((r for r in self._queue if r.future is future), None)
+            ahead = None if request is None else self._queue.position(request)
+            released = list(self._released)
+        if ahead is None:
+            return None
+        if len(released) < 2 or released[-1] == released[0]:
+            return ahead, None
+        per_slot = (released[-1] - released[0]) / (len(released) - 1)  # seconds between two freed slots
+        return ahead, round((ahead + 1) * per_slot, 1)
 
     def stream(self, prompt: Sequence[int] | str, config: DecodeConfig | Mapping[str, Any]) -> Stream:
         """Submit and iterate: yields each `StepRecord` as it happens, then the final `Trace`."""
@@ -254,11 +234,13 @@ class Engine:
         with self._cond:
             c = dict(self._counts)
             active, queued = len(self._running), len(self._queue)
+            clients = len({r.client for r in self._queue})
         calls = c["forward_calls"]
         return {
             "capacity": self.max_batch,
             "active": active,  # requests in the batch now
             "queued": queued,  # requests waiting for a slot (cancelled ones until purged)
+            "clients": clients,  # clients with a request waiting
             "mean_occupancy": round(c["steps_served"] / calls, 3) if calls else 0.0,  # requests per forward
             **c,
             "closed": self._closed,
@@ -271,7 +253,7 @@ class Engine:
         """
         with self._cond:
             self._closed = True
-            pending = list(self._queue) + list(self._running.values()) if cancel_pending else []
+            pending = [*self._queue, *self._running.values()] if cancel_pending else []
             self._cond.notify_all()
         for request in pending:
             request.future.cancel()
@@ -302,31 +284,21 @@ class Engine:
             bad = next((i for i in prompt if isinstance(i, bool) or not isinstance(i, int) or i < 0), None)
             if bad is not None:
                 raise ValueError(f"prompt_ids: {short(bad)} is invalid: expected non-negative integer token ids")
-        if hasattr(self._batch, "prepare"):  # a renoising request: its settings against the checkpoint's, its length
-            ids = self._batch.prepare(prompt, config)
-            return _Request(future=future, prompt_ids=ids, config=config, prompt_text=prompt if isinstance(prompt, str)
-                            else None, on_step=on_step)
+        text = prompt if isinstance(prompt, str) else None
+        if isinstance(self._batch, RenoiseBatch):  # its settings against the checkpoint's, then its work
+            ids, settings = self._batch.prepare(prompt, config)
+            work = self.budget.check(settings, len(ids))
+            return _Request(future=future, prompt_ids=ids, config=config, prompt_text=text, on_step=on_step, work=work)
         ids = encode_prompt(self.model, prompt)  # ids inside the model's vocabulary, or ValueError
         check_cache(self.model, config.cache)
-        total = len(ids) + config.gen_length
-        if total > self.max_length:
-            raise ValueError(
-                f"prompt length + gen_length = {len(ids)} + {config.gen_length} = {total} is invalid: "
-                f"expected at most the engine's max_length={self.max_length}"
-            )
-        text = prompt if isinstance(prompt, str) else None
-        return _Request(future=future, prompt_ids=ids, config=config, prompt_text=text, on_step=on_step)
+        work = self.budget.check(config, len(ids))  # the canvas within max_length, the work within the budget
+        return _Request(future=future, prompt_ids=ids, config=config, prompt_text=text, on_step=on_step, work=work)
 
     def _drop_cancelled_queued(self) -> None:
         """Remove cancelled requests from the queue (caller holds `_cond`)."""
-        kept = deque()
-        for request in self._queue:
-            if request.future.cancelled():
-                request.future.set_running_or_notify_cancel()  # wakes `wait`/`as_completed` waiters
-                self._counts["cancelled"] += 1
-            else:
-                kept.append(request)
-        self._queue = kept
+        for request in self._queue.drop(lambda r: not r.future.cancelled()):
+            request.future.set_running_or_notify_cancel()  # wakes `wait`/`as_completed` waiters
+            self._counts["cancelled"] += 1
 
     # ----- worker side ----------------------------------------------------------------------
     def _run(self) -> None:
@@ -336,8 +308,7 @@ class Engine:
         except BaseException as err:  # a bug in the engine itself: fail everything rather than hang callers
             with self._cond:
                 self._closed = True
-                stranded = list(self._queue) + list(self._running.values())
-                self._queue.clear()
+                stranded = [*self._queue.drop(lambda r: False), *self._running.values()]
             log.exception("engine worker stopped; failing its %d requests", len(stranded))
             for request in stranded:
                 self._resolve(request, error=RuntimeError(f"engine worker stopped: {err!r}"))
@@ -351,7 +322,7 @@ class Engine:
             if self._closed and not self._queue and not self._running:
                 return False
             self._drop_cancelled_queued()
-            admitted = [self._queue.popleft() for _ in range(min(len(self._free), len(self._queue)))]
+            admitted = self._queue.pop(len(self._free))
         for index, request in list(self._running.items()):
             if request.future.cancelled():
                 self._leave(index, cancelled=True)
@@ -370,6 +341,8 @@ class Engine:
                             request.prompt_text)
         except Exception as err:  # noqa: BLE001 - fail this request only (`add` checks before it writes)
             self._free.append(index)
+            with self._cond:
+                self._queue.finished(request)
             self._resolve(request, error=err)
             return
         with self._cond:
@@ -378,10 +351,18 @@ class Engine:
             self._leave(index)
 
     def _step(self) -> None:
-        """One step for every active request: one forward pass over all of them (a renoising batch: one per
-        group of requests that share a cache, `RenoiseBatch.units`)."""
+        """One step: the active requests of each unit of the batch (`units`: a masked batch's one forward over
+        all of them; a renoising batch's groups, one forward each). In a masked batch `Share` picks the rows
+        (all of them without a stretch); a renoising group steps whole (its rows share one cache)."""
         for unit in self._batch.units():
-            self._step_rows(unit)
+            if self._batch.atomic:
+                self._step_rows(unit)
+                continue
+            rows = [(i, self._running[i].client, self._batch.slots[i].length, self._batch.slots[i].step) for i in unit]
+            chosen = self._share.choose(rows)
+            self._step_rows(chosen)
+            self._share.charge((self._running[i].client, self._batch.slots[i].length) for i in chosen
+                               if i in self._running)
 
     def _step_rows(self, indices: list[int]) -> None:
         """Step the requests in slots `indices`; on an exception, retry halves until it is pinned
@@ -446,6 +427,8 @@ class Engine:
         self._batch.release(index)
         with self._cond:
             del self._running[index]
+            self._queue.finished(request)
+            self._released.append(time.monotonic())
         self._free.append(index)
         if not any(r.config.rng == "shared" for r in self._running.values()):
             self._shared = None
