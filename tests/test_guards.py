@@ -1,23 +1,28 @@
-"""guards.py: the served page's bounds on connections, sessions and the log, on a real Gradio server.
+"""guards.py and Gradio's own bounds: connections, sessions, memory and the log, on a real Gradio server.
 
 The tiny demo is served in this process; connections are real sockets, sessions are opened over raw
-HTTP (tests/raw_http.py) as an attacker opens them: no browser, no heartbeat.
+HTTP (tests/raw_http.py) as an attacker opens them: no browser, no heartbeat. Sessions are bounded by
+Gradio itself (`gr.State(time_to_live)`, `state_session_capacity`); the connection guard is checked
+against the uvicorn range pyproject.toml allows.
 """
 from __future__ import annotations
 
-import datetime
 import gc
 import logging
+import re
 import resource
 import socket
+import time
 import weakref
+from importlib.metadata import version
+from pathlib import Path
 
 import httpx
 import pytest
 
 from dllm_viz import DecodeConfig, Trace, decode
 from dllm_viz.app import guards
-from dllm_viz.app.guards import RateLimit, ServerLimits, SessionSweeper
+from dllm_viz.app.guards import MemoryRelease, RateLimit, ServerLimits
 from tests.raw_http import RawSession, event_index
 from tests.ui_model import launch_tiny_demo, make_text_model
 
@@ -83,39 +88,74 @@ def trace_file(tmp_path_factory):
     return path
 
 
-def held_trace(demo, session: RawSession) -> Trace:
-    """The Trace that `session`'s state holds on the server."""
-    (trace,) = [v for v in demo.state_holder.session_data[session.hash].state_data.values() if isinstance(v, Trace)]
-    return trace
+def held_traces(demo, session: RawSession) -> list[Trace]:
+    """The Traces that `session`'s state holds on the server (read from Gradio's state holder)."""
+    held = demo.state_holder.session_data.get(session.hash)
+    return [] if held is None else [v for v in held.state_data.values() if isinstance(v, Trace)]
 
 
-def test_sessions_are_dropped_when_closed_idle_or_beyond_the_cap(served, trace_file):
-    demo, url = served
-    limits = ServerLimits(max_sessions=1, session_idle=600)
-    sweeper = SessionSweeper(demo.state_holder, limits)
-    with httpx.Client(timeout=TIMEOUT) as client:
-        upload = event_index(url, client, "uploadbutton", "upload")
-        sessions = [RawSession(url, client) for _ in range(3)]
-        for s in sessions:
-            assert s.call(upload, [s.upload(trace_file), "en"])["success"]
-        refs = [weakref.ref(held_trace(demo, s)) for s in sessions]
-        # Replaced: a second upload in a session frees the first one's trace.
-        assert sessions[0].call(upload, [sessions[0].upload(trace_file), "en"])["success"]
+def test_sessions_expire_and_are_capped_by_gradio_itself(tmp_path, trace_file):
+    """Issue 38 item 7: a session's traces go `session_ttl` seconds after they were set (Gradio's
+    `gr.State(time_to_live)`), and beyond `state_session_capacity` the least recently used session
+    goes: no guard edits Gradio's state holder."""
+    demo, url = launch_tiny_demo(str(tmp_path), session_ttl=2, capacity=2)
+    try:
+        with httpx.Client(timeout=TIMEOUT) as client:
+            upload = event_index(url, client, "uploadbutton", "upload")
+            sessions = [RawSession(url, client) for _ in range(3)]
+            refs = []
+            for s in sessions:
+                assert s.call(upload, [s.upload(trace_file), "en"])["success"]
+                refs.append(weakref.ref(held_traces(demo, s)[0]))
         gc.collect()
-        assert refs[0]() is None
-        refs[0] = weakref.ref(held_trace(demo, sessions[0]))
-    ids = {s.hash for s in sessions}
-    assert ids <= set(demo.state_holder.session_data)
-    demo.state_holder.session_data[sessions[1].hash].is_closed = True  # what Gradio marks when the page closes
-    # Dropped: the closed one, then the least recently used beyond max_sessions=1 (sessions[2]; the
-    # second upload made sessions[0] the most recent).
-    assert sweeper.sweep() == 2
-    gc.collect()
-    assert [r() is None for r in refs] == [False, True, True]
-    later = datetime.datetime.now() + datetime.timedelta(seconds=limits.session_idle + 1)
-    assert sweeper.sweep(now=later) >= 1  # idle too long
-    gc.collect()
-    assert all(r() is None for r in refs) and not ids & set(demo.state_holder.session_data)
+        assert refs[0]() is None and held_traces(demo, sessions[0]) == []  # the capacity: the oldest went
+        assert all(r() is not None for r in refs[1:])
+        deadline = time.monotonic() + TIMEOUT
+        while any(r() is not None for r in refs) and time.monotonic() < deadline:
+            time.sleep(0.5)  # Gradio deletes expired state once a second
+            gc.collect()
+        assert all(r() is None for r in refs)  # expired
+    finally:
+        demo.close()
+
+
+def test_memory_is_released_on_a_clock_and_collected_after_a_deletion():
+    release = MemoryRelease(ServerLimits(release_every=3600))
+    freed = []
+    gc.callbacks.append(lambda phase, info: freed.append(phase) if phase == "stop" else None)
+    try:
+        release.release()
+        assert release.releases == 1 and freed == []  # nothing deleted: no collection, only the trim
+        release.deleted("a trace")
+        release.release()
+        assert release.releases == 2 and freed  # a collection ran
+    finally:
+        gc.callbacks.pop()
+
+
+def uvicorn_range() -> str:
+    """The uvicorn requirement of pyproject.toml's [app] extra."""
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    return re.search(r'"(uvicorn[^"]*)"', text).group(1)
+
+
+def test_the_installed_uvicorn_is_the_range_s_floor_and_has_the_hooks_the_guard_uses():
+    """The connection guard subclasses uvicorn's HTTP protocols and reads `cycle`, `transport` and
+    `loop` of a connection; pyproject.toml allows the uvicorn releases it was run against, and the
+    suite runs on the range's lowest (requirements.txt pins it), so the server tests below cover it."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    req = Requirement(uvicorn_range())
+    installed = Version(version("uvicorn"))
+    assert installed in req.specifier
+    floor = min(Version(s.version) for s in req.specifier if s.operator in (">=", "=="))
+    assert installed.release[:2] == floor.release[:2], f"test on uvicorn {floor}, the floor of {req}"
+    pinned = (Path(__file__).resolve().parents[1] / "requirements.txt").read_text(encoding="utf-8")
+    assert f"uvicorn=={installed}" in pinned
+    for hook in guards.UVICORN_HOOKS:
+        assert callable(getattr(H11Protocol, hook))
 
 
 def silent(url: str) -> socket.socket:
@@ -155,11 +195,28 @@ def test_silent_and_slow_connections_are_bounded(served):
 
 def test_install_bounds_a_launched_demo(served):
     demo, _ = served
-    sweeper = guards.install(demo, ServerLimits(max_sessions=5, sweep_every=3600))
+    release = guards.install(demo, ServerLimits(release_every=3600))
     try:
-        assert demo.state_holder.capacity == 5 and demo.session_sweeper is sweeper
+        assert demo.memory_release is release
         assert issubclass(demo.server.config.http_protocol_class, guards._ConnectionGuard)
         assert any(isinstance(f, RateLimit) for f in logging.getLogger("asyncio").filters)
+        assert demo.page.trace.delete_callback == release.deleted  # a deleted state is the cue to collect
     finally:
-        sweeper.stop()
+        release.stop()
         guards.guard_connections(demo.server, ServerLimits(max_connections=10**6, header_timeout=10**6))
+
+
+def test_a_uvicorn_without_the_hooks_is_refused_by_name(served):
+    demo, _ = served
+    config = demo.server.config
+    original = config.http_protocol_class
+
+    class Bare:  # a protocol class that lacks what the guard overrides
+        pass
+
+    config.http_protocol_class = Bare
+    try:
+        with pytest.raises(RuntimeError, match=r"uvicorn .*Bare has no connection_made, data_received"):
+            guards.guard_connections(demo.server, ServerLimits())
+    finally:
+        config.http_protocol_class = original

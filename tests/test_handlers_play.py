@@ -221,14 +221,14 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
     pg.play.runner_for = lambda pick: held
     mine = pg.play.decode_stream(prompt="the ", lang="en", session="s1", **widgets(schedule="fixed_steps", steps=24,
                                                                                    gen_length=24))
-    assert "dv-live" in next(mine).canvas
-    assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="other").banner  # not this decode's
-    assert pg.play._stops.get("s1") is not None and not pg.play._stops["s1"][0].is_set()
+    key = live_data(next(mine).canvas)["key"]
+    assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="other", stop_key=key).banner
+    assert not any(stop.is_set() for stop in pg.play._stops["s1"].running)  # another session's Stop: not this one
     later: list = []  # (when, view) of each view the stream gives after its first
     reader = threading.Thread(target=lambda: later.extend((time.monotonic(), view) for view in mine))
     reader.start()  # Gradio reads the stream in its own thread
     threading.Timer(0.3, gate.set).start()  # the step in progress ends after Stop came
-    out = pg.play.stopped(trace=shown.trace, lang="en", session="s1")
+    out = pg.play.stopped(trace=shown.trace, lang="en", session="s1", stop_key=key)
     returned = time.monotonic()
     reader.join(timeout=60)
     # Stop returns once the stream has ended: nothing of the stopped decode follows its view.
@@ -287,3 +287,70 @@ def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
     for rule, used in RULE_KNOBS.items():
         states = vars(pg.play.rule_states(revise=rule))
         assert set(states) == set(RULE_SLIDERS) and {k for k, on in states.items() if on} == used
+
+
+def live_data(canvas: str) -> dict:
+    """The data a live canvas carries (what page.js paints, and the key its Stop sends)."""
+    import html
+    import json
+    import re
+
+    return json.loads(html.unescape(re.search(r'data-trace="([^"]*)"', canvas).group(1)))
+
+
+def test_stop_needs_the_key_its_page_received_and_ends_every_decode_of_the_session(pg, runner):
+    """Knowing a session's hash is not enough to stop its decodes: Stop must send the key their live
+    canvas carried. With it, Stop ends every decode the session has in progress, not only the
+    latest, and nothing of either follows Stop's view (issue 42)."""
+    gate = threading.Event()
+    original = runner.__call__
+
+    def held(prompts, configs, *, on_step=None, record_candidates=5):
+        def hook(i, rec):
+            if rec.step >= 1:
+                gate.wait(timeout=60)
+            on_step(i, rec)
+        return original(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    shown = pg.play.decode(prompt="ab ", lang="en", **widgets())
+    pg.play.runner_for = lambda pick: held
+    settings = widgets(schedule="fixed_steps", steps=24, gen_length=24)
+    first = pg.play.decode_stream(prompt="the ", lang="en", session="s1", **settings)
+    second = pg.play.decode_stream(prompt="a dog ", lang="en", session="s1", **settings)
+    keys = {live_data(next(first).canvas)["key"], live_data(next(second).canvas)["key"]}
+    assert len(keys) == 1 and len(next(iter(keys))) >= 16  # one key for the session's decodes, not guessable
+    key = keys.pop()
+    for wrong in ("", "x" * len(key)):  # the session's hash alone, or a guess
+        pg.play.stopped(trace=shown.trace, lang="en", session="s1", stop_key=wrong)
+        assert len(pg.play._stops["s1"].running) == 2
+        assert not any(stop.is_set() for stop in pg.play._stops["s1"].running)
+    later: list = []
+    readers = [threading.Thread(target=lambda m=m: later.extend((time.monotonic(), v) for v in m))
+               for m in (first, second)]
+    for r in readers:
+        r.start()
+    threading.Timer(0.3, gate.set).start()
+    out = pg.play.stopped(trace=shown.trace, lang="en", session="s1", stop_key=key)
+    returned = time.monotonic()
+    for r in readers:
+        r.join(timeout=60)
+    assert "Stopped" in out.banner and "s1" not in pg.play._stops
+    assert [when for when, _ in later if when > returned] == []  # nothing of either decode after Stop's view
+    assert all(view.canvas is KEEP for _, view in later)
+
+
+def test_a_link_or_event_asking_past_the_model_is_refused_before_anything_is_built(runner, tmp_path):
+    """The page's decode events and links check the settings against the picked model's context
+    and the server's work bound before the live canvas is sized by them (issue 42)."""
+    from dllm_viz.core.budget import Budget
+
+    pg = Playground(runner, export_dir=tmp_path, budget=Budget(max_length=64, max_cells=10**4))
+    with pytest.raises(ValueError, match=r"gen_length = 0 \+ 1000000000 .*max_length=64"):
+        next(pg.play.open_link(query={"config": '{"gen_length": 1000000000}'}, lang="en"))
+    with pytest.raises(ValueError, match="max_length=64"):
+        next(pg.play.decode_stream(prompt="the ", lang="en", **widgets(gen_length=1000)))
+    loop = widgets(gen_length=48, block_length=8, revise="remdm", remask_sigma="loop", remask_loop_steps=64)
+    with pytest.raises(ValueError, match="at most 10000 per request"):
+        next(pg.play.decode_stream(prompt="the ", lang="en", **loop))
+    assert runner.calls == []
+    assert pg.play.k_steps(lang="en", **widgets(gen_length=10**9)).k_steps is KEEP  # no schedule simulated

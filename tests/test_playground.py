@@ -31,8 +31,52 @@ def test_relabel_renders_every_view_again_without_decoding(pg, runner):
 
 
 def test_generate_returns_text_then_trace_json(pg):
-    text, trace_json = pg.generate("the ", json.dumps({"gen_length": 16, "temperature": 0.0}))
+    *beats, (text, trace_json) = pg.generate("the ", json.dumps({"gen_length": 16, "temperature": 0.0}))
     trace = Trace.from_json(trace_json)
-    assert text == trace.text and len(text) == 16
+    assert text == trace.text and len(text) == 16 and all(beat == ("", "") for beat in beats)
     with pytest.raises(ValueError, match="top_k=0"):
-        pg.generate("the ", '{"top_k": 0}')
+        list(pg.generate("the ", '{"top_k": 0}'))
+
+
+def test_generate_refuses_what_the_model_or_the_server_cannot_run_before_it_decodes(runner, tmp_path):
+    from dllm_viz.core.budget import Budget
+
+    pg = Playground(runner, export_dir=tmp_path, budget=Budget(max_length=64, max_cells=5000))
+    with pytest.raises(ValueError, match=r"prompt length \+ gen_length = 0 \+ 1000000000 .*max_length=64"):
+        list(pg.generate("the ", json.dumps({"gen_length": 10**9})))
+    loop = {"gen_length": 48, "block_length": 2, "revise": "remdm", "remask_sigma": "loop", "remask_loop_steps": 4096}
+    with pytest.raises(ValueError, match="this server runs at most 5000 per request"):
+        list(pg.generate("the ", json.dumps(loop)))
+    assert runner.calls == []  # nothing reached the runner
+
+
+def test_generate_heartbeats_while_it_waits_and_a_client_that_leaves_cancels_it(pg):
+    """/generate streams ("", "") while the decode runs; closing the stream (Gradio does when the
+    client is gone) cancels the call through its ticket and ends the decode at its next step."""
+    import threading
+
+    from dllm_viz.app.handlers import asking, playground
+
+    gate, cancelled, steps = threading.Event(), threading.Event(), []
+
+    def slow(prompts, configs, *, on_step=None, record_candidates=5):
+        ticket = asking.current()
+        ticket.cancel = cancelled.set
+
+        def hook(i, rec):
+            steps.append(rec.step)
+            gate.wait(timeout=30)
+            on_step(i, rec)
+
+        return pg_runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    pg_runner, pg.run = pg.run, slow
+    playground.API_HEARTBEAT_SECONDS, old = 0.05, playground.API_HEARTBEAT_SECONDS
+    try:
+        stream = pg.generate("the ", json.dumps({"gen_length": 16, "schedule": "fixed_steps", "steps": 16}))
+        assert next(stream) == ("", "")  # a beat while step 0 is held
+        threading.Timer(0.2, gate.set).start()
+        stream.close()  # the client left
+    finally:
+        playground.API_HEARTBEAT_SECONDS = old
+    assert cancelled.is_set() and len(steps) <= 2 < 16

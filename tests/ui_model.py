@@ -67,8 +67,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch_tiny_demo(tmp_dir: str):
+def launch_tiny_demo(tmp_dir: str, *, session_ttl: float | None = None, capacity: int = 10000):
     """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close().
+
+    `session_ttl`, `capacity`: Gradio's bounds on sessions (`build_demo(session_ttl=...)`, `launch`'s
+    `state_session_capacity`), as app.py sets them.
 
     `demo.decode_calls` lists the batch size of every call to the model, so a test can count decodes;
     `demo.decode_steps` the step of every record the decodes made (a stopped decode makes fewer);
@@ -103,15 +106,16 @@ def launch_tiny_demo(tmp_dir: str):
     run = runner(main)
     text = main.tokenizer.decode  # both tiny models read characters the same way
     models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i]),
-                                        fork=make_forker(main)),
+                                        max_length=main.max_length, fork=make_forker(main)),
               "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
-                                        token_text=lambda i: text([i]))}
+                                        token_text=lambda i: text([i]), max_length=other.max_length)}
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
     calls.clear()
     demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir, models=models,
-                      token_text=lambda i: text([i]))
+                      token_text=lambda i: text([i]), max_length=main.max_length, session_ttl=session_ttl)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                state_session_capacity=capacity, **launch_options())
     demo.decode_calls = calls
     demo.decode_steps = steps
     demo.hold, demo.gate = hold, gate

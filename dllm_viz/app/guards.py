@@ -1,7 +1,10 @@
-"""Bounds of the served playground: connections, sessions, memory and the log (issues 30 and 33).
+"""Bounds of the served playground that neither Gradio nor uvicorn provides: connections, memory, the log.
 
-An attack run against `python app.py` found four ways to stop the page for everyone; each has a
-bound here, installed by `app.py` on the server that Gradio starts (`install`):
+An attack run against `python app.py` found four ways to stop the page for everyone (issues 30 and
+33). Where Gradio or uvicorn has a bound of its own, `app.serve` sets it: sessions expire through
+`gr.State(time_to_live=...)` (`ui.build_demo(session_ttl=...)`) and at most `state_session_capacity`
+are kept (least recently used dropped first); idle keep-alive connections close after uvicorn's
+`timeout_keep_alive`. What is left is here, installed by `app.serve` on the server Gradio starts:
 
 - **Silent sockets.** Uvicorn times a connection out only between requests (keep-alive), never
   before its first one, so 19,990 idle sockets held the process at its file-descriptor limit and
@@ -9,18 +12,17 @@ bound here, installed by `app.py` on the server that Gradio starts (`install`):
   its request line and headers within `header_timeout` seconds of opening (or of its previous
   response), and at most `max_connections` stay open; a newcomer beyond that closes the oldest
   connection that is only waiting (none is busy with a request), or is closed itself when every
-  one is busy. A request in progress is never timed out (the queue's event stream lasts as long
-  as its decode); uploads are bounded by Gradio's `max_file_size`.
-- **Sessions.** Gradio keeps each session's state (the trace on show, the rendered views) until
-  10,000 sessions exist, and an hour after its page closed; sessions opened by raw HTTP never
-  close. `SessionSweeper` drops a session at once when its page closes, after `session_idle`
-  seconds without an event, and beyond `max_sessions` (least recently used first).
+  one is busy (uvicorn's own `limit_concurrency` answers 503 to new requests and closes nothing).
+  A request in progress is never timed out (the queue's event stream lasts as long as its
+  decode); uploads are bounded by Gradio's `max_file_size`. Tested against the uvicorn range that
+  pyproject.toml allows (`UVICORN_HOOKS`, tests/test_guards.py).
 - **Memory that stays.** A trace is some 10^5 small Python objects; once freed, the allocator
   keeps the memory: CPython's pymalloc frees a 1 MiB arena only when all of it is free, and a few
   long-lived objects allocated amid a trace pin most of them (measured: +90 MB of 200 MB stayed
-  after every session was dropped). `app.py` therefore runs under the system allocator
-  (`PYTHONMALLOC=malloc`, `MALLOC_ARENA_MAX=2`, see `app._system_allocator`) and the sweeper hands
-  freed pages back with glibc's `malloc_trim(0)` (`release_memory`): then 10-20 MB stay.
+  after every session was dropped). `dllm-viz serve` therefore runs under the system allocator
+  (`PYTHONMALLOC=malloc`, `MALLOC_ARENA_MAX=2`, see `app.main.system_allocator`), and `MemoryRelease`
+  hands freed pages back with glibc's `malloc_trim(0)` every `release_every` seconds: then 10-20 MB
+  stay.
 - **The log.** At the descriptor limit asyncio logs a traceback for every accept attempt (464 MB in
   a minute); uvicorn logs a line per malformed request. `rate_limit_connection_log` lets one line
   a second through (no traceback), with the count of those it held back.
@@ -30,7 +32,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import dataclasses
-import datetime
 import gc
 import logging
 import re
@@ -42,11 +43,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ENV = {  # environment variable of each limit (app.py reads them once at start)
+import gradio as gr
+
+ENV = {  # environment variable of each limit (`app.serve` reads them once at start)
     "max_connections": "DLLM_VIZ_MAX_CONNECTIONS", "header_timeout": "DLLM_VIZ_HEADER_TIMEOUT",
     "keep_alive": "DLLM_VIZ_KEEP_ALIVE", "max_sessions": "DLLM_VIZ_MAX_SESSIONS",
-    "session_idle": "DLLM_VIZ_SESSION_IDLE", "sweep_every": "DLLM_VIZ_SWEEP_EVERY",
+    "session_idle": "DLLM_VIZ_SESSION_IDLE", "release_every": "DLLM_VIZ_RELEASE_EVERY",
 }
+# What `guard_connections` uses of uvicorn's HTTP protocol classes (H11Protocol, HttpToolsProtocol):
+# checked when it is installed, and against the range pyproject.toml allows by tests/test_guards.py.
+UVICORN_HOOKS = ("connection_made", "data_received", "on_response_complete", "connection_lost")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,9 +62,9 @@ class ServerLimits:
     max_connections: int = 512  # open HTTP connections (also at most half the descriptor limit)
     header_timeout: float = 10.0  # seconds an open connection may take to send its request line and headers
     keep_alive: float = 5.0  # seconds an idle keep-alive connection is kept between requests (uvicorn's)
-    max_sessions: int = 64  # Gradio sessions kept (least recently used dropped first)
-    session_idle: float = 900.0  # seconds without an event after which a session's state is dropped
-    sweep_every: float = 5.0  # seconds between session sweeps (and memory releases)
+    max_sessions: int = 64  # Gradio sessions kept (`state_session_capacity`: least recently used dropped first)
+    session_idle: float = 900.0  # seconds a session's state is kept after it was last set (`gr.State(time_to_live)`)
+    release_every: float = 5.0  # seconds between returns of freed memory to the system
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -165,26 +171,38 @@ def guard_connections(server: Any, limits: ServerLimits) -> type:
     """Bound the connections of a running uvicorn `server` (Gradio's `demo.server`); returns the class.
 
     Uvicorn builds each connection's protocol from `config.http_protocol_class` when it accepts it,
-    so replacing that class bounds every connection accepted from now on; `timeout_keep_alive` is
-    read by each new connection too.
+    so replacing that class bounds every connection accepted from now on; `timeout_keep_alive`
+    (uvicorn's own bound) is read by each new connection too. Raises RuntimeError, naming the
+    version, on a uvicorn whose protocol lacks one of `UVICORN_HOOKS`.
     """
     config = server.config
     base = config.http_protocol_class
     while issubclass(base, _ConnectionGuard):  # installed twice: wrap the original, not the wrapper
         base = base.__mro__[2]
+    missing = [name for name in UVICORN_HOOKS if not callable(getattr(base, name, None))]
+    if missing:
+        import uvicorn
+
+        raise RuntimeError(f"uvicorn {uvicorn.__version__}: {base.__name__} has no {', '.join(missing)}; the "
+                           "connection guard supports the uvicorn range in pyproject.toml")
     config.http_protocol_class = guarded_protocol(base, limits)
     config.timeout_keep_alive = limits.keep_alive
     return config.http_protocol_class
 
 
-# ----- sessions and memory -----------------------------------------------------------------------
+# ----- memory ----------------------------------------------------------------------------------------
 _LIBC = None
 
 
 def release_memory() -> None:
     """Collect garbage, then hand the allocator's free pages back to the system (glibc only)."""
-    global _LIBC
     gc.collect()
+    trim()
+
+
+def trim() -> None:
+    """Hand the allocator's free pages back to the system (glibc's `malloc_trim`; elsewhere nothing)."""
+    global _LIBC
     if _LIBC is None:
         name = ctypes.util.find_library("c")
         _LIBC = ctypes.CDLL(name) if name else False
@@ -192,46 +210,37 @@ def release_memory() -> None:
         _LIBC.malloc_trim(0)
 
 
-class SessionSweeper:
-    """Drops Gradio sessions whose page closed, that were idle too long, or beyond the cap.
+class MemoryRelease:
+    """Returns freed memory to the system every `limits.release_every` seconds, in a daemon thread.
 
-    `state_holder` is the demo's `gradio.state_holder.StateHolder` (`demo.state_holder`); `sweep`
-    runs every `limits.sweep_every` seconds in a daemon thread once `start`ed, and releases the
-    memory of what it dropped.
-    """
+    Gradio drops a session's traces when they expire or when the capacity evicts the session; the
+    objects are freed at once (a trace holds no reference cycles), and `malloc_trim` hands their
+    pages back. A garbage collection runs first only when Gradio reported a state deleted
+    (`deleted`, the `gr.State` delete callback), since a full collection pauses every thread."""
 
-    def __init__(self, state_holder: Any, limits: ServerLimits) -> None:
-        self.holder, self.limits = state_holder, limits
-        self.dropped = 0
+    def __init__(self, limits: ServerLimits) -> None:
+        self.limits = limits
+        self.releases = 0
+        self._deleted = threading.Event()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def sweep(self, now: datetime.datetime | None = None) -> int:
-        """Drop what is due now; returns how many sessions were dropped."""
-        now = now or datetime.datetime.now()
-        idle = datetime.timedelta(seconds=self.limits.session_idle)
-        h = self.holder
-        with h.lock:
-            data, used = h.session_data, h.time_last_used
-            due = [sid for sid, session in data.items()
-                   if getattr(session, "is_closed", False) or now - used.get(sid, now) > idle]
-            over = len(data) - len(due) - self.limits.max_sessions
-            due += [sid for sid in data if sid not in due][:max(0, over)]  # oldest first (LRU order)
-            for sid in due:
-                data.pop(sid, None)
-                used.pop(sid, None)
-        self.dropped += len(due)
-        if due:
-            release_memory()
-        return len(due)
+    def deleted(self, value: Any = None) -> None:
+        """A session state was deleted (Gradio's `delete_callback`)."""
+        self._deleted.set()
 
-    def start(self) -> SessionSweeper:
+    def release(self) -> None:
+        if self._deleted.is_set():
+            self._deleted.clear()
+            gc.collect()
+        trim()
+        self.releases += 1
+
+    def start(self) -> MemoryRelease:
         def loop() -> None:
-            while not self._stop.wait(self.limits.sweep_every):
-                self.sweep()
+            while not self._stop.wait(self.limits.release_every):
+                self.release()
 
-        self._thread = threading.Thread(target=loop, name="dllm-viz-session-sweeper", daemon=True)
-        self._thread.start()
+        threading.Thread(target=loop, name="dllm-viz-memory-release", daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -290,11 +299,13 @@ def rate_limit_connection_log(every: float = 1.0) -> RateLimit:
     return limiter
 
 
-def install(demo: Any, limits: ServerLimits) -> SessionSweeper:
-    """Every bound on a launched Gradio `demo`: connections, sessions (swept), the log."""
+def install(demo: Any, limits: ServerLimits) -> MemoryRelease:
+    """The bounds of this module on a launched Gradio `demo`: connections, memory, the log."""
     guard_connections(demo.server, limits)
-    demo.state_holder.capacity = limits.max_sessions
     rate_limit_connection_log()
-    sweeper = SessionSweeper(demo.state_holder, limits).start()
-    demo.session_sweeper = sweeper
-    return sweeper
+    release = MemoryRelease(limits).start()
+    for state in demo.blocks.values():  # a deleted session state is the cue for a collection
+        if isinstance(state, gr.State):
+            state.delete_callback = release.deleted
+    demo.memory_release = release
+    return release

@@ -30,7 +30,7 @@ SERVE_FLAGS: tuple[tuple[str, str, str | None, str], ...] = (
 INTEGER_FLAGS = {"--port": int, "--threads": int}
 EPILOG = ("Each flag sets the environment variable named in its help; the server's bounds come from DLLM_VIZ_MAX_CONNECTIONS, "
           "DLLM_VIZ_HEADER_TIMEOUT, DLLM_VIZ_KEEP_ALIVE, DLLM_VIZ_MAX_SESSIONS, DLLM_VIZ_SESSION_IDLE and "
-          "DLLM_VIZ_SWEEP_EVERY (dllm_viz/app/guards.py).")
+          "DLLM_VIZ_RELEASE_EVERY (dllm_viz/app/guards.py).")
 
 
 def add_serve_flags(parser: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ elsewhere the wrapper is a no-op.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -34,11 +35,13 @@ def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None
 _offline_environment()
 
 from dllm_viz import assets  # noqa: E402 - after the environment above
+from dllm_viz.core.budget import Budget  # noqa: E402
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
 from dllm_viz.core.decoder import decode  # noqa: E402
 from dllm_viz.core.fork import fork  # noqa: E402
-from dllm_viz.serve.engine import Engine, QueueFull  # noqa: E402
+from dllm_viz.serve.engine import Engine, Fairness, QueueFull  # noqa: E402
 from dllm_viz.models import load_model  # noqa: E402
+from dllm_viz.models.base import model_device  # noqa: E402
 from dllm_viz.core.decoder import Runner  # noqa: E402
 from dllm_viz.core.trace import StepRecord, Trace  # noqa: E402
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
@@ -47,6 +50,7 @@ from dllm_viz.app.guards import ServerLimits  # noqa: E402
 from dllm_viz.app.ui import build_demo, launch_options  # noqa: E402
 from dllm_viz.studies.lessons import DEFAULT_PROMPTS  # noqa: E402
 from dllm_viz.app.handlers.fork import Forker  # noqa: E402
+from dllm_viz.app.handlers import asking  # noqa: E402
 from dllm_viz.app.handlers.playground import ModelChoice  # noqa: E402
 from dllm_viz.models import SHIPPED  # noqa: E402
 from dllm_viz.studies.world_score import WORLD_PROMPTS  # noqa: E402
@@ -54,9 +58,19 @@ from dllm_viz.app.views import task as task_view  # noqa: E402
 from dllm_viz.tasks.families import EXAMPLE_PROMPTS as TASK_PROMPTS  # noqa: E402
 
 EXAMPLES_DIR = assets.path("examples")
-MAX_BATCH = 16  # requests per forward pass in the shared engine
+MAX_BATCH = 64  # requests the shared engine decodes at once (its slots); which of them share a forward: FAIRNESS
 MAX_QUEUE = 512  # requests waiting for a slot: a sweep submits SWEEP_CHUNK (128) at a time, so four sweeps
 # and everyone's interactive requests fit; beyond it a request gets "server busy" (QueueFull), not a wait
+# The most work one request may ask for (steps x positions, `core.budget`): 2^20 covers every config the
+# page's widgets make (the revision box's budgets at their ends: 2,430 steps of a 256-position canvas,
+# 0.6 x 2^20) and refuses what only the API could ask (492,000 steps of a 245-position canvas).
+REQUEST_CELLS = 2**20
+# Who shares the engine how (`serve.fair`). Per client (a page's session, an API caller's address): at most
+# two sweep chunks of requests, 8 requests' worth of work and a quarter of the slots at once. On a CPU a
+# forward costs about its width, so forwards stay within 4x their narrowest row (a page decode beside
+# sixteen maximal API requests steps at a few times its speed alone); a GPU's forward costs little more for
+# more rows, so there every running request steps every time.
+FAIRNESS = Fairness(client_requests=256, client_cells=8 * REQUEST_CELLS, client_slots=MAX_BATCH // 4, stretch=4.0)
 # torch intra-op threads for the decodes (DLLM_VIZ_THREADS). The embedded model's matrices are
 # small, and one thread leaves a core for the web server: on the 2-core build machine, with one
 # core busy elsewhere, a gen_length-64 decode took 1.1 s with two threads and 0.12 s with one.
@@ -107,11 +121,14 @@ def make_runner(model: Any, engine: Engine | None) -> Runner:
             on_step: Callable[[int, StepRecord], None] | None = None, record_candidates: int = 5) -> list[Trace]:
         if engine is None or any(c.rng == "shared" for c in configs):
             return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
-        futures = []
+        ticket = asking.current() or asking.Ticket()  # who asks (the engine serves clients in turn)
+        futures: list[Any] = []
+        ticket.waiting = lambda: engine.waiting(futures[0]) if futures else None
+        ticket.cancel = lambda: [f.cancel() for f in list(futures)]
         try:
             for i, (p, c) in enumerate(zip(prompts, configs)):
                 hook = None if on_step is None else (lambda rec, i=i: on_step(i, rec))
-                futures.append(engine.submit(p, c, on_step=hook))
+                futures.append(engine.submit(p, c, on_step=hook, client=ticket.client))
             return [f.result() for f in futures]
         except QueueFull as err:
             raise ValueError(f"server busy: {err}") from err
@@ -133,19 +150,25 @@ def make_forker(model: Any) -> Forker:
     return run_fork
 
 
-def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU):
+def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: ServerLimits | None = None):
     """Build the playground around `model` (default: `model_from_env()`, the embedded model).
 
     On ZeroGPU the GPU exists only inside `spaces.GPU` calls, so the engine's long-lived worker
-    thread cannot use it there; each call then decodes its own batch with `decode`.
+    thread cannot use it there; each call then decodes its own batch with `decode`. `limits`: the
+    server's bounds (a session's state expires after `session_idle` seconds).
     """
     model = model_from_env() if model is None else model
-    engine = Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE) if use_engine else None
+    engine = None
+    if use_engine:
+        fairness = FAIRNESS if model_device(model).type == "cpu" else dataclasses.replace(FAIRNESS, stretch=None)
+        engine = Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE, budget=Budget(max_cells=REQUEST_CELLS),
+                        fairness=fairness)
     run = make_runner(model, engine)
     demo = build_demo(
         run, examples=load_examples(), model_name=getattr(model, "name", "model"),
         max_length=getattr(model, "max_length", None), concurrency_limit=MAX_BATCH if engine else 1,
-        models=model_choices(model, run), token_text=token_text(model),
+        models=model_choices(model, run), token_text=token_text(model), max_cells=REQUEST_CELLS,
+        session_ttl=(limits or ServerLimits()).session_idle,
     )
     demo.engine = engine  # kept alive with the demo; closed with the process
     demo.analytics_enabled = False  # no launch report either, even when this module was imported late
@@ -182,13 +205,15 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
     fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
     choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name,
-                                 token_text=token_text(model), fork=make_forker(model))}
+                                 token_text=token_text(model), max_length=getattr(model, "max_length", None),
+                                 fork=make_forker(model))}
     for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
         choices[other.name] = ModelChoice(run=fit(other.name, make_runner(other, None)), prompts=tuple(prompts[shipped]),
-                                          name=other.name, token_text=token_text(other), fork=make_forker(other))
+                                          name=other.name, token_text=token_text(other),
+                                          max_length=getattr(other, "max_length", None), fork=make_forker(other))
     return choices
 
 
@@ -206,13 +231,14 @@ def serve() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(THREADS)
     limits = ServerLimits.from_env(os.environ)
-    demo = create_demo()
+    demo = create_demo(limits=limits)
     demo.queue(default_concurrency_limit=MAX_BATCH).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         max_file_size=MAX_TRACE_BYTES,  # uploads are traces; a bigger file is refused before it is read
-        state_session_capacity=limits.max_sessions, prevent_thread_lock=True,
-        **launch_options(),
+        state_session_capacity=limits.max_sessions,  # Gradio's own bound on sessions (least recently used go)
+        max_threads=2 * MAX_BATCH,  # each decode event's stream takes a worker thread between its views
+        prevent_thread_lock=True, **launch_options(),
     )
-    guards.install(demo, limits)  # connections, sessions, the log: installed on the running server
+    guards.install(demo, limits)  # connections, memory, the log: installed on the running server
     demo.block_thread()

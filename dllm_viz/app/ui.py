@@ -59,6 +59,7 @@ from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from dllm_viz.app.wiring import user_errors, wire
+from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
@@ -102,14 +103,21 @@ def build_demo(
     export_dir: str | Path | None = None,
     models: dict[str, ModelChoice] | None = None,
     token_text: Callable[[int], str] | None = None,
+    max_cells: int | None = None,
+    api_concurrency_limit: int | None | str = "same",
+    session_ttl: float | None = None,
 ) -> gr.Blocks:
     """The whole page. `run` decodes (see `core.decoder.Runner`); `examples` are (name, trace) shown first.
 
     `models`: the model picker's entries (label -> `ModelChoice`), the first being the one `run`
-    decodes with; without it (or with one entry) there is no picker.
+    decodes with; without it (or with one entry) there is no picker. `max_cells`: the most work
+    (steps x positions) one request may ask for (`core.budget`). `concurrency_limit` bounds the page's
+    decode events and `api_concurrency_limit` (default: the same) the `/generate` API, each in a group
+    of its own, so API calls never hold the page's workers. `session_ttl`: seconds a session's
+    traces stay after its last event (`gr.State(time_to_live=...)`; None: Gradio's default).
     """
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
-                    token_text=token_text)
+                    token_text=token_text, budget=Budget(max_length=max_length, max_cells=max_cells))
     labels = Labels("en")
     first = examples[0][1] if examples else None
     settings = config_to_settings(first.config if first else DecodeConfig.preset("balanced", 64))
@@ -138,6 +146,7 @@ def build_demo(
                 build_about_tab(labels)
 
         page = Page(**c, tabs=tabs, labels=labels.items)
+        state_ttl(page, session_ttl)
         wire_play(page, pg, concurrency_limit)
         wire_compare(page, pg, concurrency_limit)
         wire_sweep(page, pg, concurrency_limit)
@@ -146,10 +155,32 @@ def build_demo(
         after_decode(page, pg, wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked,
                                     request=("query", "session"), **_decode_kw(page, concurrency_limit)))
         wire_stop(page, pg)
-        gr.api(user_errors(pg.generate), api_name="generate", concurrency_limit=concurrency_limit, concurrency_id="decode")
-        gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=concurrency_limit, concurrency_id="decode")
+        api = concurrency_limit if api_concurrency_limit == "same" else api_concurrency_limit
+        gr.api(api_generate(pg), api_name="generate", concurrency_limit=api, concurrency_id="api")
+        gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=api, concurrency_id="api")
     demo.page = page  # for tests and for other front ends that add to the page
     return demo
+
+
+def state_ttl(page: Page, seconds: float | None) -> None:
+    """Every session state of the page expires `seconds` after it was last set (Gradio deletes it;
+    `state_session_capacity` in `launch` bounds how many sessions are kept at all)."""
+    if seconds is None:
+        return
+    for name in ("trace", "cmp_traces", "sweep_state", "lesson_key"):
+        state = getattr(page, name, None)
+        if isinstance(state, gr.State):
+            state.time_to_live = seconds
+
+
+def api_generate(pg: Playground) -> Callable[..., Any]:
+    """`/generate` as Gradio serves it: typed for the API page (two strings in, two out; a stream,
+    see `Playground.generate`), the caller's address as its client."""
+
+    def generate(prompt: str, config_json: str, request: gr.Request) -> tuple[str, str]:  # (a generator)
+        yield from pg.generate(prompt, config_json, client=("api", getattr(request.client, "host", None)))
+
+    return user_errors(generate)
 
 
 # ----- events ------------------------------------------------------------------------------------
@@ -231,8 +262,8 @@ def wire_stop(p: Page, pg: Playground) -> None:
     """Stop (drawn in the live canvas, which clicks this hidden button): the session's decode in
     progress ends its stream (its next step raises in the runner: `live.stream`) and the trace on
     show comes back. No Gradio `cancels`: see `PlayHandlers.stopped`."""
-    wire(p, p.stop.click, pg.play.stopped, ins=(p.trace, p.lang), out=DecodeStopped, request=("session",),
-         **QUIET)
+    wire(p, p.stop.click, pg.play.stopped, ins=(p.trace, p.lang, p.stop_key), out=DecodeStopped,
+         request=("session",), **QUIET)
 
 
 def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:
@@ -261,10 +292,10 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
     for key, button in p.lessons.items():
         figures_after(wire(p, button.click, functools.partial(compare.lesson, key),
                            ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
-                           error_seconds=None, **kw))
+                           error_seconds=None, request=("session",), **kw))
     figures_after(wire(p, p.compare_run.click, compare.run,
                        ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
-                       out=CompareShown, error_seconds=None, **kw))
+                       out=CompareShown, error_seconds=None, request=("session",), **kw))
 
 
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:

@@ -18,7 +18,9 @@ from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_s
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
+from dllm_viz.app.handlers.asking import Ticket, asking
 from dllm_viz.core.analysis import divergence
+from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
@@ -47,22 +49,25 @@ def _same(x: Trace, y: Trace, lang: str) -> str:
 
 class CompareHandlers:
     """The Compare tab's events. `runner_for(model_pick)` is the runner of the picked model;
-    `is_world(model_pick)` says whether the world checker can judge its text."""
+    `is_world(model_pick)` says whether the world checker can judge its text; `budget_for(model_pick)`
+    bounds its requests."""
 
-    def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool]) -> None:
+    def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
         self.runner_for = runner_for
         self.is_world = is_world
+        self.budget_for = budget_for
         self.measured = load_measured()
         self.measured_model = measured_model()  # the models the lessons' numbers were measured on
         self.world_model = str(load_world_measured_model() or "world-mdlm")
 
     def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
-               model_pick: str | None = None) -> LessonShown:
+               model_pick: str | None = None, session: str | None = None) -> LessonShown:
         """One lesson click: fill its configs and text, and decode its compare once."""
         lesson = LESSONS[key]
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
         shown = self.run(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
-                         neighbours=lesson.neighbours, lang=lang, model_pick=model_pick)
+                         neighbours=lesson.neighbours, lang=lang, model_pick=model_pick, session=session)
         return LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
                            lesson_text=self.lesson_text(key, lang, model_pick=model_pick))
 
@@ -89,18 +94,25 @@ class CompareHandlers:
         return "\n\n".join(p for p in parts if p)
 
     def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
-            lang: str, model_pick: str | None = None) -> CompareShown:
+            lang: str, model_pick: str | None = None, session: str | None = None) -> CompareShown:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge."""
         seed, gen_length = integral(seed), integral(gen_length)
         a, b = (side_config(side, text, gen_length=gen_length, seed=seed) for side, text in (("A", cmp_a), ("B", cmp_b)))
         if a.gen_length != b.gen_length:
             raise ValueError(f"config B: gen_length={b.gen_length} is invalid: expected A's gen_length={a.gen_length}")
+        budget = self.budget_for(model_pick)
+        for side, config in (("A", a), ("B", b)):
+            try:
+                budget.check(config)
+            except ValueError as err:
+                raise ValueError(f"config {side}: {err}") from err
         k = max(0, min(int(neighbours or 0), len(NEIGHBOURS)))
         group = [prompt or "", *NEIGHBOURS[:k]]
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
         solo = [prompt or ""] * 2 if k else []
         run = self.runner_for(model_pick)
-        traces = run(group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []))
+        with asking(Ticket(client=("page", session))):
+            traces = run(group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []))
         ta, tb = traces[0], traces[len(group)]
         summary = render.divergence_text(ta, tb, lang)
         if k:

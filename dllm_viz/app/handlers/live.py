@@ -12,19 +12,21 @@ from __future__ import annotations
 import math
 import queue
 import threading
+from concurrent.futures import CancelledError
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from dllm_viz.app.strings import t
 from dllm_viz.app.views.palette import tint
 from dllm_viz.app.views.render import CANVAS_STRINGS
+from dllm_viz.app.handlers.asking import Ticket, Waiting, asking
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import StepRecord, Trace
 
 
-LIVE_STRINGS = (*CANVAS_STRINGS, "live_of", "live_of_unknown")  # the strings a live canvas shows
+LIVE_STRINGS = (*CANVAS_STRINGS, "live_of", "live_of_unknown", "live_queued", "live_queued_eta")  # a live canvas's
 
 
 class Stopped(Exception):
@@ -34,14 +36,17 @@ class Stopped(Exception):
 
 
 def stream(run: Runner, prompts: Sequence[str], configs: Sequence[DecodeConfig], *,
-           idle: float | None = None, stop: threading.Event | None = None) -> Iterator[tuple[str, Any]]:
+           idle: float | None = None, stop: threading.Event | None = None,
+           ticket: Ticket | None = None) -> Iterator[tuple[str, Any]]:
     """One call of `run`, as it happens: ("step", record) for each StepRecord of request 0, ("idle",
     None) whenever `idle` seconds pass without one, then ("done", the list of traces).
 
-    The call runs in a worker thread; its error is raised here. Setting `stop` (the visitor's Stop)
-    or closing the iterator early makes the next `on_step` raise `Stopped`; the iterator then ends
-    without "done", once the worker has.
+    The call runs in a worker thread, as `ticket`'s (`asking`); its error is raised here. Setting
+    `stop` (the visitor's Stop) or closing the iterator early makes the next `on_step` raise
+    `Stopped` and cancels the call's requests (`ticket.cancel`: those still waiting for a slot
+    too); the iterator then ends without "done", once the worker has.
     """
+    ticket = ticket or Ticket()
     items: queue.SimpleQueue[Any] = queue.SimpleQueue()
     stop = stop or threading.Event()
     closed = threading.Event()  # the iterator was left: nobody reads the steps any more
@@ -55,12 +60,14 @@ def stream(run: Runner, prompts: Sequence[str], configs: Sequence[DecodeConfig],
 
     def work() -> None:
         try:
-            items.put((done, run(list(prompts), list(configs), on_step=on_step)))
+            with asking(ticket):
+                items.put((done, run(list(prompts), list(configs), on_step=on_step)))
         except BaseException as err:  # noqa: BLE001 - handed to the consumer, raised there
             items.put((done, err))
 
     worker = threading.Thread(target=work, name="dllm-viz-live", daemon=True)
     worker.start()
+    finished = False
     try:
         while not stop.is_set():
             try:
@@ -69,7 +76,8 @@ def stream(run: Runner, prompts: Sequence[str], configs: Sequence[DecodeConfig],
                 yield "idle", None
                 continue
             if isinstance(item, tuple) and item[0] is done:
-                if isinstance(item[1], Stopped):
+                finished = True
+                if isinstance(item[1], (Stopped, CancelledError)):
                     return
                 if isinstance(item[1], BaseException):
                     raise item[1]
@@ -78,6 +86,8 @@ def stream(run: Runner, prompts: Sequence[str], configs: Sequence[DecodeConfig],
             yield "step", item
     finally:
         closed.set()
+        if not finished:
+            ticket.cancel()
         worker.join()
 
 
@@ -112,6 +122,8 @@ class Live:
         self.ghost, self.ghost_conf = [-1] * G, [None] * G
         self.k: list[int] = []
         self.pieces: dict[str, int] = {}
+        self.waiting: Waiting | None = None  # before the first step: where the request waits for a slot
+        self.key = ""  # what the page sends with Stop: only the page that started a decode can stop it
 
     def _ix(self, token_id: int) -> int:
         return self.pieces.setdefault(self.vocab.piece(token_id), len(self.pieces))
@@ -131,6 +143,13 @@ class Live:
         self.ghost = [self._ix(a) if a >= 0 else -1 for a in rec.argmax]
         self.ghost_conf = [_r3(c) for c in rec.confidence]
 
+    def wait(self, waiting: Waiting | None) -> bool:
+        """Where the request waits for a slot now (`asking.Ticket.waiting`; None: not waiting), the
+        estimate in whole seconds; True when that changed what the canvas says."""
+        shown = None if waiting is None else (waiting[0], None if waiting[1] is None else math.ceil(waiting[1]))
+        changed, self.waiting = shown != self.waiting, shown
+        return changed
+
     @property
     def steps(self) -> int:
         return len(self.k)
@@ -142,4 +161,5 @@ class Live:
             "order": self.order, "tok": self.tok, "tint": self.tint, "conf": self.conf, "q": self.q, "k": self.k,
             "bad": [""] * self.G, "diff": [], "ghost": self.ghost, "ghostConf": self.ghost_conf,
             "pieces": list(self.pieces), "t": {key: t(key, self.lang) for key in LIVE_STRINGS},
+            "queue": None if self.waiting is None or self.steps else list(self.waiting), "key": self.key,
         }

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import hmac
 import math
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,6 +36,7 @@ from dllm_viz.app.handlers.adapters import (
 from dllm_viz.app.handlers.adapters import config_to_settings, settings_to_config
 from dllm_viz.app.strings import example_label, t
 from dllm_viz.studies.lessons import LESSONS
+from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.links import parse_link
 from dllm_viz.app.handlers.live import Live, stream
 from dllm_viz.app.handlers.outputs import (
@@ -54,6 +57,7 @@ from dllm_viz.app.handlers.outputs import (
     keep,
 )
 from dllm_viz.core.analysis import divergence, k_sequence, prompt_text
+from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DRAWN_SOURCES, REVISION_PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
@@ -133,19 +137,30 @@ def revision_banner(trace: Trace, lang: str) -> list[str]:
     return notes
 
 
+@dataclasses.dataclass
+class SessionDecodes:
+    """A session's decodes in progress: each one's Stop signal -> the signal set when its stream has
+    ended, and the key their live canvases carry (Stop must send it: the session's hash is not enough)."""
+
+    key: str
+    running: dict[threading.Event, threading.Event]
+
+
 class PlayHandlers:
     """The Playground tab's events. `runner_for(model_pick)` is the runner of the picked model,
-    `token_text_for(model_pick)` its tokens' text (the live canvas has no trace to read it from yet)."""
+    `token_text_for(model_pick)` its tokens' text (the live canvas has no trace to read it from yet),
+    `budget_for(model_pick)` the bounds its requests are checked against before anything is built."""
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *, examples: Sequence[tuple[str, Trace]] = (),
                  export_dir: Path, new_seed: Callable[[], int] = random_seed,
                  token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
-                 pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP)) -> None:
+                 pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP),
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
         self.runner_for = runner_for
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
-        # session -> (the Stop signal, set when its stream has ended) of its decode in progress
-        self._stops: dict[str, tuple[threading.Event, threading.Event]] = {}
+        self.budget_for = budget_for
+        self._stops: dict[str, SessionDecodes] = {}  # session -> its decodes in progress
         self._lock = threading.Lock()
         self.examples = dict(examples)
         self.export_dir = export_dir
@@ -188,14 +203,16 @@ class PlayHandlers:
 
     def decode_stream(self, *, prompt: str, lang: str, model_pick: str | None = None, trace: Trace | None = None,
                       session: str | None = None, **settings: Any) -> Iterator[DecodeFirst]:
-        """Decode the prompt with the widget settings (one call to `run`), streamed: a live canvas
-        after the first step and then at most every LIVE_SECONDS (the other views left as they
-        are), then the finished view. Stop (`stopped`, same `session`) or closing the stream stops
-        the decode at its next step, and nothing more is shown of it.
+        """Decode the prompt with the widget settings (one call to `run`), streamed: where the request
+        waits for a slot of the shared engine while it does, a live canvas after the first step and
+        then at most every LIVE_SECONDS (the other views left as they are), then the finished view.
+        Stop (`stopped`, same `session`, the live canvas's key) or closing the stream stops the
+        decode at its next step (or drops it from the queue), and nothing more is shown of it.
 
-        With a teaching switch on, the correct config decodes in the same batch, and the banner
-        says what the switch changed against it (or that alone it changes nothing here). A change of
-        settings that gives the trace on show (`trace`) again says so too.
+        The settings are checked against the picked model (`budget_for`) before anything is sized
+        by them. With a teaching switch on, the correct config decodes in the same batch, and the
+        banner says what the switch changed against it (or that alone it changes nothing here). A
+        change of settings that gives the trace on show (`trace`) again says so too.
         """
         shown = trace
         notes = []
@@ -203,30 +220,15 @@ class PlayHandlers:
             settings = {**settings, "sample_scope": "all"}  # the invalid pairs are never decoded
             notes.append(t("banner_fixed", lang, src=settings["confidence_from"]))
         cfg = settings_to_config(**settings)
+        self.budget_for(model_pick).check(cfg)  # its canvas and work, before the live canvas is sized by them
         correct = cfg.replace(**SWITCHES)
         on = [name for name, ok in SWITCHES.items()
               if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES]
         run = self.runner_for(model_pick)
         live = Live(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick), lang=lang)
-        shown_at, fresh, traces = 0.0, False, None
-        with self._stop_for(session) as stop:
-            # The first step at once; then at most every LIVE_SECONDS, and the latest step whenever
-            # the decode pauses that long (a slow step, a busy engine).
-            for kind, item in stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg],
-                                     idle=LIVE_SECONDS, stop=stop):
-                if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
-                    return
-                if kind == "done":
-                    traces = item
-                    break
-                if kind == "step":
-                    live.add(item)
-                    fresh = True
-                if fresh and (live.steps == 1 or kind == "idle" or time.monotonic() - shown_at >= LIVE_SECONDS):
-                    shown_at, fresh = time.monotonic(), False
-                    yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=lang))
-                elif kind == "idle":
-                    yield keep(DecodeFirst)  # nothing new; Gradio may close the stream here
+        with self._stop_for(session) as (stop, live.key):
+            traces = yield from self._live(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg],
+                                           live, stop, Ticket(client=("page", session)))
         if traces is None or stop.is_set():
             return
         trace = traces[0]
@@ -237,6 +239,32 @@ class PlayHandlers:
             notes.append(unchanged_note(shown, trace, lang))
         yield DecodeFirst(trace=trace, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
                           heatmap=figures.confidence_heatmap(trace, lang=lang), **self.first_views(trace, lang=lang))
+
+    @staticmethod
+    def _live(run: Runner, prompts: list[str], configs: list[DecodeConfig], live: Live, stop: threading.Event,
+              ticket: Ticket) -> Iterator[DecodeFirst]:
+        """The live views of one call (`live.stream`); returns its traces (None when it was stopped).
+
+        Before the first step: where the request waits, whenever that changes. Then the first step at
+        once, then at most every LIVE_SECONDS, and the latest step whenever the decode pauses that
+        long (a slow step, a busy engine)."""
+        shown_at, fresh = 0.0, False
+        for kind, item in stream(run, prompts, configs, idle=LIVE_SECONDS, stop=stop, ticket=ticket):
+            if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
+                return None
+            if kind == "done":
+                return item
+            if kind == "step":
+                live.add(item)
+                fresh = True
+            elif not live.steps and live.wait(ticket.waiting()):
+                fresh = True
+            if fresh and (live.steps <= 1 or kind == "idle" or time.monotonic() - shown_at >= LIVE_SECONDS):
+                shown_at, fresh = time.monotonic(), False
+                yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=live.lang))
+            elif kind == "idle":
+                yield keep(DecodeFirst)  # nothing new; Gradio may close the stream here
+        return None
 
     def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
         """The page was opened with a link (`links`): its widgets and model set, its trace decoded
@@ -258,42 +286,53 @@ class PlayHandlers:
             knobs, prompt, pick = keep(Knobs), KEEP, KEEP  # the widgets are set with the first view
 
     @contextlib.contextmanager
-    def _stop_for(self, session: str | None) -> Iterator[threading.Event]:
-        """The Stop signal of the decode `session` runs now (its earlier one is replaced); the
-        stream's end is signalled when the block is left, whichever way."""
+    def _stop_for(self, session: str | None) -> Iterator[tuple[threading.Event, str]]:
+        """The Stop signal of a decode `session` runs now, and the key of the session's decodes (its
+        live canvas carries it; a session's decodes in progress share one); the stream's end is
+        signalled when the block is left, whichever way."""
         stop, ended = threading.Event(), threading.Event()
         with self._lock:
-            if session is not None:
-                self._stops[session] = (stop, ended)
+            mine = None if session is None else self._stops.setdefault(
+                session, SessionDecodes(key=secrets.token_urlsafe(16), running={}))
+            if mine is not None:
+                mine.running[stop] = ended
         try:
-            yield stop
+            yield stop, "" if mine is None else mine.key
         finally:
             ended.set()
             with self._lock:
-                if session is not None and self._stops.get(session, (None,))[0] is stop:
-                    del self._stops[session]
+                if mine is not None:
+                    mine.running.pop(stop, None)
+                    if not mine.running and self._stops.get(session) is mine:
+                        del self._stops[session]
 
-    def stopped(self, *, trace: Trace | None, lang: str, session: str | None = None) -> DecodeStopped:
-        """The visitor stopped a decode: it ends at its next step, and the trace on show comes back,
-        with its settings.
+    def stopped(self, *, trace: Trace | None, lang: str, stop_key: str = "", session: str | None = None
+                ) -> DecodeStopped:
+        """The visitor stopped a decode: every decode of the session ends at its next step (or
+        leaves the queue), and the trace on show comes back, with its settings.
 
-        The decode's stream is ended here, by its own signal, not by Gradio's `cancels`: Gradio
-        cancelled a stream by cancelling its task and closing its generator from the server's event
-        loop, which then waited for the step in progress (every session's events waited with it),
-        and the page then drew its "Error" status over the views Stop had just restored. Stop
-        returns once the stream has ended (it sees the signal within LIVE_SECONDS), so a live view
-        the stream was sending when Stop came cannot arrive after Stop's view and stay on show.
+        Only the page that started them can stop them: `stop_key` must be the key their live
+        canvas carried (a session's hash alone is not enough). The decodes' streams are ended
+        here, by their own signals, not by Gradio's `cancels`: Gradio cancelled a stream by
+        cancelling its task and closing its generator from the server's event loop, which then
+        waited for the step in progress (every session's events waited with it), and the page then
+        drew its "Error" status over the views Stop had just restored. Stop returns once the
+        streams have ended (each sees its signal within LIVE_SECONDS), so a live view a stream was
+        sending when Stop came cannot arrive after Stop's view and stay on show.
         """
         with self._lock:
-            signals = self._stops.get(session) if session is not None else None
-        if signals is not None:
-            stop, ended = signals
+            mine = self._stops.get(session) if session is not None else None
+            owner = mine is not None and bool(stop_key) and hmac.compare_digest(mine.key, str(stop_key))
+            signals = list(mine.running.items()) if owner else []
+        for stop, _ in signals:
             stop.set()
-            ended.wait(timeout=STOP_WAIT_SECONDS)
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        for _, ended in signals:
+            ended.wait(timeout=max(0.0, deadline - time.monotonic()))
         if trace is None:
             return keep(DecodeStopped)
         return DecodeStopped(knobs=knobs_of(trace.config), banner=t("banner_stopped", lang),
-                       **self.first_views(trace, lang=lang))
+                             **self.first_views(trace, lang=lang))
 
     @staticmethod
     def _banner(trace: Trace, correct: Trace, on: list[str], lang: str) -> str:
@@ -332,10 +371,11 @@ class PlayHandlers:
         used = RULE_KNOBS.get(revise, set()) | INDEL_KNOBS.get(indel, set())
         return RuleStates(**{k: k in used for k in RULE_SLIDERS})
 
-    def k_steps(self, *, lang: str, **settings: Any) -> KSteps:
+    def k_steps(self, *, lang: str, model_pick: str | None = None, **settings: Any) -> KSteps:
         """The k each step will confirm under the current knobs (no decode): shows dead zones of a knob."""
         try:
             cfg = settings_to_config(**settings)
+            self.budget_for(model_pick).check(cfg)  # the schedule is simulated step by step below
         except ValueError:
             return KSteps(KEEP)
         ks = k_sequence(cfg, limit=24)

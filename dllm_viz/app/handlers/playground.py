@@ -13,7 +13,8 @@ the runner of the entry picked in the model picker (`ModelChoice`).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,15 @@ from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
 from dllm_viz.app.handlers.sweep_grid import SweepResult
+from dllm_viz.app.handlers.asking import Ticket
+from dllm_viz.app.handlers.live import stream
+from dllm_viz.core.budget import Budget
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
+
+# While `/generate` decodes it sends ("", "") at least this often: a client that left is noticed at
+# the next one (Gradio stops a stream whose client is gone), and its decode is cancelled.
+API_HEARTBEAT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class ModelChoice:
     name: str  # the model's name (what traces record)
     token_text: Callable[[int], str] | None = None  # a token's text (the live canvas shows tokens before the trace)
     fork: Forker | None = None  # how a trace of this model forks (`/fork`); None: it does not here
+    max_length: int | None = None  # the model's context (prompt + gen_length); None: the trace format's bounds
 
 
 class Playground:
@@ -46,16 +55,17 @@ class Playground:
 
     def __init__(self, run: Runner, *, examples: Sequence[tuple[str, Trace]] = (), export_dir: str | Path | None = None,
                  new_seed: Callable[[], int] = random_seed, models: dict[str, ModelChoice] | None = None,
-                 token_text: Callable[[int], str] | None = None) -> None:
+                 token_text: Callable[[int], str] | None = None, budget: Budget | None = None) -> None:
         self.run = run
         self.models = dict(models or {})  # picker label -> ModelChoice; an unknown or empty pick decodes with `run`
         self.token_text = token_text  # `run`'s model's token text
+        self.budget = budget or Budget()  # `run`'s model's context, and the work one request may ask for
         export = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
         export.mkdir(parents=True, exist_ok=True)
         self.play = PlayHandlers(self.runner_for, examples=examples, export_dir=export, new_seed=new_seed,
-                                 token_text_for=self.token_text_for, pick_for=self.pick_for)
-        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world)
-        self.sweep = SweepHandlers(run)
+                                 token_text_for=self.token_text_for, pick_for=self.pick_for, budget_for=self.budget_for)
+        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, budget_for=self.budget_for)
+        self.sweep = SweepHandlers(run, budget=self.budget)
 
     # --- model picker ---------------------------------------------------------------------------
     def runner_for(self, model_pick: str | None) -> Runner:
@@ -65,6 +75,15 @@ class Playground:
         if model_pick not in self.models:
             raise ValueError(f"model_pick={model_pick!r} is invalid: expected one of {', '.join(self.models)}")
         return self.models[model_pick].run
+
+    def budget_for(self, model_pick: str | None) -> Budget:
+        """The bounds a request to the picked model is checked against (its context, the page's
+        work bound) before anything is sized by it. Raises ValueError for an unknown pick."""
+        self.runner_for(model_pick)
+        choice = self.models.get(model_pick or "")
+        if choice is None or choice.run is self.run:
+            return self.budget
+        return Budget(max_length=choice.max_length, max_cells=self.budget.max_cells)
 
     def pick_of(self, model: str | None) -> str | None:
         """The picker's entry for the model named `model` (a trace's `model`), or None."""
@@ -122,11 +141,24 @@ class Playground:
         )
 
     # --- API -----------------------------------------------------------------------------------
-    def generate(self, prompt: str, config_json: str) -> tuple[str, str]:
-        """Decode `prompt` with a JSON object of DecodeConfig fields (missing keys: balanced preset)."""
+    def generate(self, prompt: str, config_json: str, *, client: Hashable = None) -> Iterator[tuple[str, str]]:
+        """Decode `prompt` with a JSON object of DecodeConfig fields (missing keys: balanced preset):
+        ("", "") at least every API_HEARTBEAT_SECONDS while it decodes, then (text, trace JSON).
+
+        `client` is who asks (the engine serves clients in turn). A client that stops reading (Gradio
+        closes this stream when its connection is gone) cancels the decode, waiting or running."""
         cfg = parse_config_json(config_json)
-        trace = self.run([prompt or ""], [cfg])[0]
-        return trace.text or "", trace.to_json()
+        self.budget.check(cfg)
+        beat = time.monotonic()
+        for kind, item in stream(self.run, [prompt or ""], [cfg], idle=API_HEARTBEAT_SECONDS,
+                                 ticket=Ticket(client=client)):
+            if kind == "done":
+                trace = item[0]
+                yield trace.text or "", trace.to_json()
+                return
+            if time.monotonic() - beat >= API_HEARTBEAT_SECONDS:
+                beat = time.monotonic()
+                yield "", ""
 
     def fork(self, trace_json: str, fork_json: str) -> tuple[str, str, str]:
         """Fork a trace at a step (`core.fork`): `fork_json` is `{"step": s, "force": {position: id},

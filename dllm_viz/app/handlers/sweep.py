@@ -11,6 +11,7 @@ from dllm_viz.app.views import figures
 from dllm_viz.app.handlers.adapters import integral
 from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.outputs import SweepShown, keep
+from dllm_viz.app.handlers.asking import Ticket, asking
 from dllm_viz.app.handlers.sweep_grid import (
     MAX_SWEEP_SEEDS,
     METRICS,
@@ -20,6 +21,7 @@ from dllm_viz.app.handlers.sweep_grid import (
     run_sweep,
     total_steps,
 )
+from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import short
 from dllm_viz.core.decoder import Runner
 
@@ -50,10 +52,11 @@ def _divisor(value: Any) -> int:
 
 
 class SweepHandlers:
-    """The Sweep tab's events; `run` decodes (always the page's own model)."""
+    """The Sweep tab's events; `run` decodes (always the page's own model), within `budget`."""
 
-    def __init__(self, run: Runner) -> None:
+    def __init__(self, run: Runner, *, budget: Budget | None = None) -> None:
         self.runner = run
+        self.budget = budget or Budget()
 
     def run(self, *, sweep_temps: list[float], sweep_divisors: list[str], sweep_decays: list[float], sweep_seeds: int,
             sweep_prompts: str, sweep_gen_length: int, lang: str,
@@ -76,20 +79,25 @@ class SweepHandlers:
             decays=tuple(sorted(_number("sweep_decays", x) for x in sweep_decays)), seeds=tuple(range(seeds)),
             prompts=lines, gen_length=integral(sweep_gen_length),
         )
+        self.budget.check(grid.config(grid.temperatures[0], grid.divisors[0], grid.decays[0], 0))  # one gen_length
         _, configs, _ = grid.requests()
-        total = max(1, total_steps(configs))
+        total = max(1, total_steps(configs))  # (each config's schedule simulated: bounded above)
         done = itertools.count(1)  # request-steps finished; next() is atomic under the GIL
         finished = [0]
 
         def on_step(i: int, rec: Any) -> None:  # may run in the engine's worker thread
             finished[0] = next(done)
 
+        def sweep() -> SweepResult:  # every sweep as one client of the engine: they wait for each other, not for decodes
+            with asking(Ticket(client=("sweep", None))):
+                return run_sweep(self.runner, grid, on_step=on_step)
+
         if progress is None:
-            return self.view(run_sweep(self.runner, grid, on_step=on_step), lang=lang)
+            return self.view(sweep(), lang=lang)
         # Gradio's progress bar can only be updated from the handler's own thread, so the decode
         # runs in a helper thread and this one reports until it finishes.
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="dllm-viz-sweep") as pool:
-            future = pool.submit(run_sweep, self.runner, grid, on_step=on_step)
+            future = pool.submit(sweep)
             while True:
                 progress(min(1.0, finished[0] / total), desc=f"{finished[0]}/{total}")
                 try:

@@ -103,6 +103,7 @@ class Page:
     banner: gr.Markdown
     canvas: gr.HTML
     stop: gr.Button  # hidden: the live canvas's Stop clicks it (page.js)
+    stop_key: gr.Textbox  # hidden: the key of the decode to stop, from its live canvas (page.js)
     facts: gr.HTML
     heatmap: gr.Plot
     order: gr.Plot

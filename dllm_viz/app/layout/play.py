@@ -160,6 +160,7 @@ def build_views_panel(labels: Labels, shown: dict[str, Any]) -> dict[str, Any]:
         labels.help_box("help_canvas")
         c["canvas"] = gr.HTML(shown.get("canvas", ""), js_on_load=PAGE_JS, elem_id="dv-canvas")
         c["stop"] = labels.add(gr.Button(t("stop", labels.lang), size="sm", elem_id="dv-stop"), "stop", "value")
+        c["stop_key"] = gr.Textbox("", show_label=False, container=False, elem_id="dv-stop-key")  # page.js fills it
     with gr.Column(elem_id="dv-views-facts"):
         c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
     with gr.Column(elem_id="dv-views-task"):  # a task prompt's measured curves (dllm_viz.tasks)

@@ -221,6 +221,8 @@ STRINGS: dict[str, str] = {
     "rule_grammar": "grammar", "rule_entity": "entity", "rule_agreement": "agreement", "rule_sum": "sum",
     "live_of": "computing: step {s} of {n} planned · {c} of {g} positions confirmed",
     "live_of_unknown": "computing: step {s} · {c} of {g} positions confirmed (the threshold decides the steps)",
+    "live_queued": "waiting for a free slot: {a} requests ahead of yours",
+    "live_queued_eta": "waiting for a free slot: {a} requests ahead of yours · about {s} s",
     "f_unfinished": "unfinished sentence at the end (not counted)",
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------

@@ -148,6 +148,10 @@ function liveShare(d) {
 }
 
 function liveStatus(d) {
+  if (d.queue && !d.n) {  // still waiting for a slot of the shared engine: where, and about how long
+    const [ahead, eta] = d.queue;
+    return eta === null ? dvFill(d.t.live_queued, {a: ahead}) : dvFill(d.t.live_queued_eta, {a: ahead, s: eta});
+  }
   const done = d.order.filter((o) => o >= 0).length;
   return d.planned ? dvFill(d.t.live_of, {s: d.n, n: d.planned, c: done, g: d.G})
     : dvFill(d.t.live_of_unknown, {s: d.n, c: done, g: d.G});

@@ -119,6 +119,17 @@ function openLinkedView() {
   if (id) pressWhenShown(id);
 }
 
+// Stop the decode on show: its key (which only this page received with the decode's live canvas)
+// goes into the hidden key box, then the hidden Stop button sends it (PlayHandlers.stopped).
+function stopDecode(key) {
+  const box = document.querySelector("#dv-stop-key textarea, #dv-stop-key input");
+  const b = document.getElementById("dv-stop");
+  if (!box || !b) return;
+  box.value = key || "";
+  box.dispatchEvent(new Event("input", {bubbles: true}));
+  requestAnimationFrame(() => b.click());
+}
+
 // Click the button `id` once it is on show: a tab's buttons appear after the tab is (up to 10 s).
 function pressWhenShown(id, tries = 0) {
   const button = document.getElementById(id);
@@ -136,7 +147,7 @@ function load() {
     paintCanvas(root, d, d.n, -1);
     keepInView(root, d, d.n, -1);
     const button = root.querySelector(".dv-stop");
-    if (button) button.onclick = () => { const b = document.getElementById("dv-stop"); if (b) b.click(); };
+    if (button) button.onclick = () => stopDecode(d.key);
     return;
   }
   const wasPlaying = dv.playing;
