@@ -12,6 +12,9 @@
     cache changes"), in blocks of 8 and of 16, the 4 world prompts x `--seeds` seeds per cache: valid
     runs (the checker accepts the whole text) with 95% Wilson intervals, at equal NFE (one token per
     step on every side). Floor: each cache's valid-run rate inside the no-cache rate's interval.
+(d) with `--refresh`: the dual cache in blocks of 16 on the world model again, refreshed every 2, 3
+    and 4 steps of a block (`cache_refresh`), `--refresh-seeds` seeds per prompt: the valid runs and
+    the runs that break a sum (what the README says of `cache_refresh=3`).
 One torch thread. The ratios compare runs made in the same minutes; the absolute times move with
 the machine's load, which is printed (the 1-minute load average) next to them. The floors are read
 on wall time; the CPU time of this process (what one thread costs, whoever else shares the core)
@@ -19,6 +22,7 @@ is printed beside it.
 
     python bench/cache_bench.py                   # all three, 3 rounds
     python bench/cache_bench.py --rounds 5 --json out.json
+    python bench/cache_bench.py --only world --refresh   # (c) and (d)
 """
 from __future__ import annotations
 
@@ -79,17 +83,31 @@ def speed(model, prompt: str, configs: dict[str, DecodeConfig], rounds: int) -> 
     return out
 
 
-def world_quality(seeds: int, gen_length: int, block_length: int) -> dict[str, dict]:
+def world_quality(seeds: int, gen_length: int, block_length: int,
+                  rows: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Valid runs per row; `rows`: name -> cache fields (default: each cache, refreshed at block starts)."""
     model = load_model("world")
     prompts = [p for p in WORLD_PROMPTS for _ in range(seeds)]
     out = {}
-    for cache in CACHES:
+    for name, fields in (rows or {c: {"cache": c} for c in CACHES}).items():
         configs = [DecodeConfig.preset("balanced", gen_length, seed=s, top_k=1, decay=1.0, temperature=0.7,
-                                       block_length=block_length, cache=cache)
+                                       block_length=block_length, **fields)
                    for _ in WORLD_PROMPTS for s in range(seeds)]
         traces = decode(model, prompts, configs, record_candidates=0)
-        out[cache] = {"nfe": statistics.mean(t.nfe for t in traces), **correctness(traces)}
+        out[name] = {"nfe": statistics.mean(t.nfe for t in traces), **correctness(traces)}
     return out
+
+
+def refresh_quality(seeds: int, report: dict[str, object]) -> None:
+    """(d): the dual cache in blocks of 16, refreshed at block starts only and every 2, 3, 4 steps."""
+    rows = {"dual": {"cache": "dual"}, **{f"dual, refresh {r}": {"cache": "dual", "cache_refresh": r} for r in (2, 3, 4)}}
+    world = world_quality(seeds, 48, 16, rows)
+    report["world_blocks_16_refresh"] = world
+    print(f"\n(d) world-mdlm, 48 tokens in blocks of 16, one per step at T = 0.7, {4 * seeds} runs per row")
+    print("| cache | NFE | valid runs | runs breaking a sum |")
+    print("|---|---:|---|---|")
+    for name, r in world.items():
+        print(f"| {name} | {r['nfe']:.0f} | {format_rate(r['valid_runs'])} | {format_rate(r['runs_breaking']['sum'])} |")
 
 
 def table(title: str, rows: dict[str, dict]) -> None:
@@ -107,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=16, help="world model: seeds per prompt (4 prompts)")
     parser.add_argument("--only", choices=("speed", "world"), default=None)
+    parser.add_argument("--refresh", action="store_true", help="(d): the dual cache refreshed every 2, 3, 4 steps")
+    parser.add_argument("--refresh-seeds", type=int, default=8, help="(d): seeds per prompt (4 prompts)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -152,6 +172,8 @@ def main(argv: list[str] | None = None) -> None:
                 ok &= met
                 print(f"floor (c) blocks of {block}, {cache}: {r['rate']:.0%} inside none's [{base['lo']:.0%}, "
                       f"{base['hi']:.0%}] at equal NFE: {'met' if met else 'NOT MET'}")
+    if args.refresh:
+        refresh_quality(args.refresh_seeds, report)
     report["load_after"] = load()
     print(f"\nload average (1 min) before / after: {report['load_before']} / {report['load_after']}; "
           f"{'every floor met' if ok else 'a floor is NOT met'}")

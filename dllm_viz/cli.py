@@ -58,11 +58,36 @@ def config_from_args(args: argparse.Namespace, preset: str | None = None) -> Dec
     return DecodeConfig.preset(args.preset or preset or "balanced", args.gen_length, **overrides)
 
 
+def check_output(path: str | None, *, force: bool) -> None:
+    """`--json PATH` writes a trace: refuse to overwrite a file that is not one (an input named by
+    mistake) unless `force`. A directory is never overwritten. Raises ValueError."""
+    from dllm_viz.core.trace import FORMAT
+    from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
+
+    if path is None:
+        return
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"--json {path!r} is invalid: it is a directory; expected a file path for the trace JSON")
+    if not out.exists() or force:
+        return
+    try:
+        with open(out, encoding="utf-8") as fh:
+            head = json.loads(fh.read(MAX_TRACE_BYTES + 1))
+        is_trace = isinstance(head, dict) and head.get("format") == FORMAT
+    except (OSError, UnicodeDecodeError, ValueError):
+        is_trace = False
+    if not is_trace:
+        raise ValueError(f"--json {path!r} is invalid: the file exists and is not a dllm-viz trace; expected a new "
+                         "path or a trace to replace (pass --force to overwrite it anyway)")
+
+
 def _generate(args: argparse.Namespace) -> int:
     from dllm_viz import decode
     from dllm_viz.models import load_model
 
     config = config_from_args(args)  # validate before the (slower) model load
+    check_output(args.json, force=args.force)
     model = load_model(args.model, device=args.device, dtype=args.dtype, trust_remote_code=args.trust_remote_code,
                        chat=args.chat, revision=args.revision)
     canvas = rules.CANVAS_RULES.get(rules.canvas_of(model))
@@ -299,7 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--preset", default=None, choices=[*PRESETS, *SHIPPED],
                      help=PRESET_HELP + "; default: balanced, or a renoising model's own (diffusion_gemma)")
     gen.add_argument("--gen-length", dest="gen_length", type=int, default=64, help="DecodeConfig.gen_length")
-    gen.add_argument("--json", default=None, help="write the trace JSON to this file")
+    gen.add_argument("--json", default=None,
+                     help="write the trace JSON to this file (a file that is not a trace is kept unless --force)")
+    gen.add_argument("--force", action="store_true", help="let --json overwrite a file that is not a trace")
     gen.add_argument("--quiet", action="store_true", help="no progress bar, no metrics line")
     add_config_flags(gen)
     gen.set_defaults(func=_generate)

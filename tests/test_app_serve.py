@@ -8,17 +8,22 @@ import resource
 import socket
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import CancelledError
 from pathlib import Path
 
 import httpx
+import pytest
 from gradio_client import Client
 
 from dllm_viz.app import serve as app
-from dllm_viz import Trace
+from dllm_viz import DecodeConfig, Trace, decode
+from dllm_viz.app.handlers.asking import Ticket, asking
 from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_REQUESTS, SWEEP_CHUNK, SweepGrid, run_sweep
 from dllm_viz.app.layout.sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES
-from dllm_viz.serve.engine import Engine
+from dllm_viz.core.budget import Budget
+from dllm_viz.serve.engine import Engine, Fairness
 from tests.ui_model import free_port, make_text_model, wait_for_client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,10 +38,53 @@ def test_the_widgets_largest_sweep_runs_through_the_shared_engine():
                      seeds=tuple(range(8)), prompts=("the cat ", "a dog "), gen_length=8)
     assert grid.size == MAX_SWEEP_REQUESTS
     model = make_text_model()
-    with Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE) as engine:
-        result = run_sweep(app.make_runner(model, engine), grid)
+    with Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE, budget=Budget(max_cells=app.REQUEST_CELLS),
+                fairness=app.FAIRNESS) as engine:  # as app.py serves
+        with asking(Ticket(client=("sweep", None))):
+            result = run_sweep(app.make_runner(model, engine), grid)
         assert engine.stats()["rejected"] == 0
     assert len(result.rows) == len(grid.cells) and all(r["runs"] == 16 for r in result.rows)
+
+
+def test_the_served_runner_submits_as_its_ticket_s_client_and_says_where_it_waits():
+    """app.make_runner reads the handler's ticket (`app.asking`): it submits as the ticket's client, and
+    sets `waiting` (the queue position the page shows) and `cancel` (Stop, a client that left)."""
+    model = make_text_model()
+    config = DecodeConfig.preset("balanced", 16, seed=2)
+    with Engine(model, max_batch=1, fairness=Fairness(client_slots=1)) as engine:
+        run = app.make_runner(model, engine)
+        hold, held = threading.Event(), threading.Event()
+
+        def blocking(i, rec):  # holds the engine's worker after the first request's first step
+            held.set()
+            assert hold.wait(TIMEOUT)
+
+        first = threading.Thread(target=lambda: run(["the cat "], [config], on_step=blocking))
+        first.start()
+        assert held.wait(TIMEOUT)
+        tickets, out = [Ticket(client=("page", name)) for name in ("s2", "s3")], {}
+
+        def call(ticket: Ticket) -> None:
+            with asking(ticket):
+                try:
+                    out[ticket.client] = run(["a dog "], [config])[0]
+                except CancelledError as err:
+                    out[ticket.client] = err
+
+        callers = [threading.Thread(target=call, args=(t,)) for t in tickets]
+        for c in callers:
+            c.start()
+        deadline = time.monotonic() + TIMEOUT
+        while [t.waiting() for t in tickets] != [(0, None), (1, None)] and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the two submits to land in the queue
+        assert [t.waiting() for t in tickets] == [(0, None), (1, None)]  # no slot freed yet: no estimate
+        assert engine.stats()["clients"] == 2
+        tickets[1].cancel()  # s3 stops while it waits
+        hold.set()
+        for thread in (first, *callers):
+            thread.join(TIMEOUT)
+    assert isinstance(out[("page", "s3")], CancelledError)
+    assert out[("page", "s2")].token_ids == decode(make_text_model(), ["a dog "], config)[0].token_ids
 
 
 def test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing(tmp_path):

@@ -655,3 +655,51 @@ def test_scrubbing_across_a_take_back_brings_the_mask_back_and_forth(page, tmp_p
                               ".map((s) => s.classList.contains('dv-tok') ? s.textContent : null)")
         assert shown == [None if c is None else piece(tr, c) for c in tr.canvas_at(frame - 1)]
         page.keyboard.press("ArrowLeft" if frame == f else "ArrowRight")
+
+
+def test_a_link_asking_for_a_billion_positions_is_refused_before_the_server_allocates(page, url, served):
+    """Issue 42 item 1: `/?config={"gen_length":1000000000}` once made the server allocate ~20 GB (the
+    page sends the decode itself on load). Opened in Chromium, it is refused naming the model's
+    context, the server's resident memory grows by at most 50 MB while it opens, and the page stays
+    usable: the next decode runs."""
+    import threading
+    import time
+
+    def rss_mb() -> float:
+        for line in Path("/proc/self/status").read_text().splitlines():  # the tiny demo serves in this process
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise AssertionError("no VmRSS")
+
+    wait_played_out(page)
+    calls = len(served[0].decode_calls)
+    base, peak, watching = rss_mb(), [0.0], threading.Event()
+
+    def watch() -> None:
+        while not watching.is_set():
+            peak[0] = max(peak[0], rss_mb())
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    other = new_page(page.context.browser, url + '?config={"gen_length":1000000000}')
+    try:
+        toast = other.locator(".toast-body")
+        toast.first.wait_for(timeout=TIMEOUT_MS)
+        said = toast.first.inner_text()
+        assert "gen_length" in said and "max_length=256" in said, said
+        other.wait_for_timeout(1000)
+    finally:
+        watching.set()
+        watcher.join()
+    try:
+        assert peak[0] - base <= 50, f"RSS grew from {base:.0f} MB to {peak[0]:.0f} MB"
+        assert len(served[0].decode_calls) == calls  # nothing reached the model
+        other.get_by_role("button", name="quality", exact=True).click()  # the session is still usable
+        other.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live') && "
+                                "document.querySelector('#dv-preset-badge').innerText.includes('quality')",
+                                timeout=TIMEOUT_MS)
+        assert len(served[0].decode_calls) == calls + 1
+        assert [e for e in other.errors if "gen_length" not in e] == []
+    finally:
+        other.close()

@@ -87,3 +87,19 @@ def test_export_policy_with_insert_and_delete_needs_the_checkpoint_s_edit_tokens
     policy = Policy.load(out)
     assert (policy.indel, policy.edit_token_ids, policy.block_size) == ("joint_threshold_indel", (713, 714), 32)
     assert "note: insert/delete" in capsys.readouterr().err
+
+
+def test_json_never_overwrites_a_file_that_is_not_a_trace_without_force(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: `--json` is an output path; named by mistake, it overwrote an input file."""
+    source = tmp_path / "notes.py"
+    source.write_text("print('mine')\n", encoding="utf-8")
+    argv = ["generate", "--prompt", "It is", "--gen-length", "8", "--quiet", "--json", str(source)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--json" in err and "not a dllm-viz trace" in err and "--force" in err
+    assert source.read_text(encoding="utf-8") == "print('mine')\n"  # untouched
+    assert main([*argv, "--force"]) == 0
+    assert Trace.from_json(source.read_text(encoding="utf-8")).config.gen_length == 8
+    assert main(argv) == 0  # now a trace: replaced without --force
+    assert main(["generate", "--prompt", "It is", "--quiet", "--json", str(tmp_path)]) == 2  # a directory

@@ -354,3 +354,32 @@ def test_a_link_or_event_asking_past_the_model_is_refused_before_anything_is_bui
         next(pg.play.decode_stream(prompt="the ", lang="en", **loop))
     assert runner.calls == []
     assert pg.play.k_steps(lang="en", **widgets(gen_length=10**9)).k_steps is KEEP  # no schedule simulated
+
+
+def test_a_decode_waiting_for_a_slot_shows_where_it_stands(pg, runner):
+    """Before its first step, a decode that waits in the shared engine's queue shows its position and
+    an estimate (what the served runner sets on the call's ticket), in the live canvas's status."""
+    from dllm_viz.app.handlers import asking
+
+    go = threading.Event()
+    places = iter([(3, 4.2), (3, 4.2), (1, 1.01), None])
+
+    def queued(prompts, configs, *, on_step=None, record_candidates=5):
+        ticket = asking.current()
+        ticket.waiting = lambda: next(places, None)
+        assert go.wait(timeout=60)  # "in the queue" until the test lets it run
+        return runner(prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+    pg.play.runner_for = lambda pick: queued
+    views = pg.play.decode_stream(prompt="the ", lang="en", session="s", **widgets())
+    shown = [next(views) for _ in range(3)]
+    first, same, second = (v.canvas for v in shown)
+    assert live_data(first)["queue"] == [3, 5] and live_data(first)["n"] == 0
+    assert same is KEEP  # only a change is sent (3, 4.2 twice)
+    assert live_data(second)["queue"] == [1, 2]
+    assert "live_queued_eta" in live_data(first)["t"]
+    go.set()
+    rest = list(views)
+    live = [live_data(v.canvas) for v in rest if v.canvas is not KEEP and "dv-live" in v.canvas]
+    assert live and all(d["queue"] is None for d in live)  # once it steps, the steps are shown
+    assert rest[-1].trace is not KEEP

@@ -185,8 +185,23 @@ def test_sentences_need_whitespace_between_them():
     one = sentence(FACTS)
     assert check(one + "\n" + one).valid and check(one + " " + one).valid
     verdict = check(one + one)
-    assert verdict.rules() == {"grammar"} and (verdict.sentences, verdict.valid_sentences) == (2, 1)
-    assert [v.text for v in verdict.violations] == [".Tom"]
+    # One spacing fault between them (issue 42): not a fault of either sentence, and not a valid text.
+    assert verdict.rules() == {"grammar"} and (verdict.sentences, verdict.valid_sentences) == (2, 2)
+    assert [v.text for v in verdict.violations] == [".Tom"] and not verdict.valid
+    bad = one.replace(" has", " have", 1)
+    verdict = check(one + bad)
+    assert (verdict.sentences, verdict.valid_sentences) == (2, 1) and len(verdict.violations) == 2
+
+
+def test_a_text_starts_with_its_first_word():
+    """Issue 42: leading whitespace was accepted (' Tom Lopez of San Diego ...')."""
+    one = sentence(FACTS)
+    for lead in (" ", "\n", "  \t"):
+        verdict = check(lead + one)
+        assert verdict.rules() == {"grammar"} and not verdict.valid
+        assert [v.text for v in verdict.violations] == [lead + one.split()[0]]
+        assert (verdict.sentences, verdict.valid_sentences) == (1, 1)  # the sentence itself is fine
+    assert check(one).valid and check("   ").ok  # nothing written yet: no word to start with
 
 
 def test_a_text_without_a_complete_sentence_is_not_a_valid_run():

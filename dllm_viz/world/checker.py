@@ -6,7 +6,9 @@ sentences at ".". Each sentence is aligned to the template ``language.SLOTS`` by
 wrong slot, an extra word and a missing word cost one each, so one inserted or deleted word is one
 violation and the words after it are read in their own slots again. Then the rules between slots
 (``language.RULES``) are checked on the words that fit, and the spaces between words: one space
-between two words, none before "," and ".", some whitespace between sentences.
+between two words, none before "," and ".", some whitespace between sentences, none before the
+first word. A fault of the spacing between two sentences, or before the first, is one violation of
+the text that leaves both sentences' own validity as it is.
 
 A trailing sentence without its "." (a canvas that ends mid-sentence, or a decode read at a step
 while later positions are still masked) is checked as a prefix: only what no continuation could
@@ -247,12 +249,17 @@ def check(text: str) -> Verdict:
     violations: list[Violation] = []
     sentences = valid = entities = broken = 0
     previous: Word | None = None
-    for sentence_words, complete in _sentences(words(text)):
+    read = words(text)
+    if read and read[0].start > 0:  # " Tom Lopez ...": a text starts with its first word
+        violations.append(Violation("grammar", 0, read[0].end, text[:read[0].end],
+                                    f"expected no whitespace before {read[0].text!r}, the first word"))
+    for sentence_words, complete in _sentences(read):
         found, e, b = _check_sentence(sentence_words, complete, text)
         first = sentence_words[0]
         if previous is not None and previous.end == first.start:  # "all.Tom": sentences need a space between
-            found.append(Violation("grammar", previous.start, first.end, text[previous.start:first.end],
-                                   f"expected a space or a line break after {previous.text!r}"))
+            # One spacing fault between two sentences, neither sentence's own: both may still be valid.
+            violations.append(Violation("grammar", previous.start, first.end, text[previous.start:first.end],
+                                        f"expected a space or a line break after {previous.text!r}"))
         previous = sentence_words[-1]
         violations += found
         entities, broken = entities + e, broken + b
