@@ -255,6 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     from dllm_viz.app.handlers.adapters import config_to_settings
     from dllm_viz.app.handlers.playground import Playground
     from dllm_viz.app.ui import build_demo, launch_options
+    from dllm_viz.core.budget import Budget
     from tests.ui_model import free_port
 
     torch.set_num_threads(args.threads or app.THREADS)
@@ -264,7 +265,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{torch.get_num_threads()} threads; gen_length {args.gen_length}, balanced preset, "
           f"median of {args.rounds} interleaved rounds")
 
-    engine = Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE)
+    engine = Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE, fairness=app.FAIRNESS,
+                    budget=Budget(max_cells=app.REQUEST_CELLS))  # as app.py serves
     run = app.make_runner(model, engine)
     pg = Playground(run)
     settings = config_to_settings(cfg)

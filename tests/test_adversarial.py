@@ -18,6 +18,7 @@ from dllm_viz import DecodeConfig, Engine, decode, load_model
 from dllm_viz.app.views import figures
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_CELLS, MAX_GEN_LENGTH, MAX_PIECE_CHARS, MAX_TRACE_BYTES
+from dllm_viz.serve.fair import Fairness
 from tests import stress
 from tests.tiny import TinyDenoiser
 
@@ -260,9 +261,12 @@ def test_vocabulary_smaller_than_the_recorded_candidates(engine, model):
 
 # ----- load --------------------------------------------------------------------------------------
 def test_random_requests_from_concurrent_clients_match_each_request_alone(model):
-    """Exact under load (small: the benchmark runs 200): one forward for every request, one thread."""
-    requests = stress.random_requests(24, seed=13, gen_lengths=(8, 12, 16))
-    got = stress.through_engine(model, requests, clients=8, max_batch=8)
+    """Exact under load (small: the benchmark runs 200): every schedule, measure, filter, block,
+    teaching switch, revision rule and cache, from 8 clients that the engine steps in turns, as
+    app.py serves them (`serve.fair`: a forward within 4x its narrowest row), one thread."""
+    requests = stress.random_requests(24, seed=13, gen_lengths=(8, 12, 16), rules=True)
+    assert {r.config.revise for r in requests} > {"none"} and {r.config.cache for r in requests} > {"none"}
+    got = stress.through_engine(model, requests, clients=8, max_batch=8, fairness=Fairness(stretch=4.0, min_width=64))
     want = stress.alone(model, requests)
     failed = [(i, g) for i, g in enumerate(got) if isinstance(g, BaseException)]
     assert not failed

@@ -166,8 +166,11 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: S
     run = make_runner(model, engine)
     demo = build_demo(
         run, examples=load_examples(), model_name=getattr(model, "name", "model"),
-        max_length=getattr(model, "max_length", None), concurrency_limit=MAX_BATCH if engine else 1,
-        models=model_choices(model, run), token_text=token_text(model), max_cells=REQUEST_CELLS,
+        max_length=getattr(model, "max_length", None), models=model_choices(model, run), token_text=token_text(model),
+        # The page's decode events beyond the engine's slots reach its queue, which shows each visitor where
+        # they stand; API calls run in a group of their own, so they never hold the page's workers.
+        concurrency_limit=2 * MAX_BATCH if engine else 1, api_concurrency_limit=MAX_BATCH if engine else 1,
+        max_cells=REQUEST_CELLS,
         session_ttl=(limits or ServerLimits()).session_idle,
     )
     demo.engine = engine  # kept alive with the demo; closed with the process
@@ -237,7 +240,7 @@ def serve() -> None:
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         max_file_size=MAX_TRACE_BYTES,  # uploads are traces; a bigger file is refused before it is read
         state_session_capacity=limits.max_sessions,  # Gradio's own bound on sessions (least recently used go)
-        max_threads=2 * MAX_BATCH,  # each decode event's stream takes a worker thread between its views
+        max_threads=4 * MAX_BATCH,  # each decode event's stream takes a worker thread between its views
         prevent_thread_lock=True, **launch_options(),
     )
     guards.install(demo, limits)  # connections, memory, the log: installed on the running server

@@ -155,6 +155,7 @@ class Engine:
         self._share = Share(fairness or Fairness())  # who steps in each forward; worker thread only
         self._running: dict[int, _Request] = {}  # slot index -> request; worker thread only
         self._released: deque[float] = deque(maxlen=16)  # when the last slots were freed (the wait estimate)
+        self._step_seconds = 0.0  # how long the last step took
         self._free = list(range(max_batch - 1, -1, -1))  # free slot indices, lowest popped first
         self._shared: torch.Generator | None = None  # the rng="shared" teaching switch's one stream
         self._closed = False
@@ -206,17 +207,20 @@ class Engine:
 
     def waiting(self, future: Future[Trace]) -> tuple[int, float | None] | None:
         """Where the request of `future` waits: (requests that take a slot before it, an estimate of
-        the seconds until it does, None before any slot was freed), or None once it runs or is done."""
+        the seconds until it does: the step in progress when a slot is free for it, else the pace at
+        which slots were freed lately; None before any was), or None once it runs or is done."""
         with self._cond:
             request = next((r for r in self._queue if r.future is future), None)
             ahead = None if request is None else self._queue.position(request)
-            released = list(self._released)
+            released, free = list(self._released), len(self._free)
         if ahead is None:
             return None
+        if ahead < free:  # admitted at the next step boundary
+            return ahead, round(self._step_seconds, 1)
         if len(released) < 2 or released[-1] == released[0]:
             return ahead, None
         per_slot = (released[-1] - released[0]) / (len(released) - 1)  # seconds between two freed slots
-        return ahead, round((ahead + 1) * per_slot, 1)
+        return ahead, round((ahead - free + 1) * per_slot, 1)
 
     def stream(self, prompt: Sequence[int] | str, config: DecodeConfig | Mapping[str, Any]) -> Stream:
         """Submit and iterate: yields each `StepRecord` as it happens, then the final `Trace`."""
@@ -354,6 +358,7 @@ class Engine:
         """One step: the active requests of each unit of the batch (`units`: a masked batch's one forward over
         all of them; a renoising batch's groups, one forward each). In a masked batch `Share` picks the rows
         (all of them without a stretch); a renoising group steps whole (its rows share one cache)."""
+        start = time.monotonic()
         for unit in self._batch.units():
             if self._batch.atomic:
                 self._step_rows(unit)
@@ -363,6 +368,7 @@ class Engine:
             self._step_rows(chosen)
             self._share.charge((self._running[i].client, self._batch.slots[i].length) for i in chosen
                                if i in self._running)
+        self._step_seconds = time.monotonic() - start
 
     def _step_rows(self, indices: list[int]) -> None:
         """Step the requests in slots `indices`; on an exception, retry halves until it is pinned
