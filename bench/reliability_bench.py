@@ -1,9 +1,11 @@
-"""Reliability under attack and under load (issues 13, 30 and 33), loopback only, printed as one report.
+"""Reliability under attack and under load (issues 13, 30, 33 and 42), loopback only, printed as one report.
 
   1. exact under load: N random valid requests (default 200; every schedule, measure, filter,
-     block and teaching switch but rng="shared") from 16 client threads through one Engine, each
-     compared bit for bit (ids, order, every record) with the same request decoded alone (one
-     forward over every active request; the model keeps a row independent of the batch);
+     block, teaching switch but rng="shared", revision rule a model that cannot edit runs, and
+     cache) from 16 client threads through one Engine set up as app.py sets it (each thread a
+     client, the forwards shared in turns: `serve.fair`), each compared bit for bit (ids, order,
+     every record but a cached forward's wall time) with the same request decoded alone; the
+     cross-talk is the count that differ;
   2. `python app.py` served as deployed (its own process, its bounds from app/guards.py), then the
      attacks, each followed by a normal request: an over-size upload; oversized and malformed
      traces through the parser; a ~8 MB trace uploaded in many raw-HTTP sessions that never close,
@@ -15,10 +17,18 @@
      the end, once idle sessions have expired (DLLM_VIZ_SESSION_IDLE, 20 s for this run; 900 s by
      default); the end must be within 200 MB of the start, and the next request must answer in
      under 1 s; and the server's log: lines in all, lines about failed connections, their most in
-     one second.
+     one second;
+  4. (issue 42, before the idle wait of 3.; Debian's chromium through Playwright plays the page's visitors)
+     the budget attack: one client sends 16 maximal /generate requests (the most work the server
+     runs per request); a page visitor's decode beside them must finish within 5x its time alone,
+     medians of --rounds each; the client then leaves (its process killed) and the visitor's decode
+     is timed again; and --users (40) streaming users (raw-HTTP sessions, each a streamed Austen decode of 64
+     steps): a new visitor's first painted step must come within 10 s, and the page shows where its
+     request waits whenever it waits for a slot.
 
     OMP_NUM_THREADS=1 python bench/reliability_bench.py                # 200 engine, 48 HTTP requests
     OMP_NUM_THREADS=1 python bench/reliability_bench.py --quick        # 40 engine, 16 HTTP, 1,000 sockets
+    OMP_NUM_THREADS=1 python bench/reliability_bench.py --only crowds  # 4. alone
     python bench/reliability_bench.py --torch-threads 2 --requests 60  # with 2 intra-op threads
 
 Timings are wall-clock on a shared machine: read them as rough.
@@ -50,13 +60,13 @@ from dllm_viz.app.strings import t  # noqa: E402
 from dllm_viz.app.layout.sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES  # noqa: E402
 from dllm_viz.core.trace import Trace  # noqa: E402
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES  # noqa: E402
-from tests import stress  # noqa: E402
+from tests import crowd, stress  # noqa: E402
 from tests.raw_http import RawSession, event_index  # noqa: E402
 from tests.ui_model import free_port, wait_for_client  # noqa: E402
 
 RSS_BUDGET_MB = 200
 NEXT_REQUEST_S = 1.0  # the request after the whole run answers within this
-SESSION_IDLE_S, SWEEP_EVERY_S = 20, 2  # the server's session bounds for this run (defaults: 900 s, 5 s)
+SESSION_IDLE_S, RELEASE_EVERY_S = 20, 2  # the server's session bound and memory release for this run (900 s, 5 s)
 CONNECTION_LINE = re.compile(r"accept|Too many open files|Invalid HTTP request|out of system resource")
 
 
@@ -80,9 +90,11 @@ def compare(requests: list[stress.Request], got: list, want: list[Trace]) -> dic
 
 def engine_load(model, requests, want, clients: int) -> None:
     t0 = time.perf_counter()
-    got = stress.through_engine(model, requests, clients=clients, max_batch=app.MAX_BATCH)
+    got = stress.through_engine(model, requests, clients=clients, max_batch=app.MAX_BATCH, fairness=app.FAIRNESS)
     s = time.perf_counter() - t0
-    print(f"engine  {compare(requests, got, want)}  {s:.1f} s", flush=True)
+    result = compare(requests, got, want)
+    print(f"engine (as app.py serves: fairness {app.FAIRNESS}) {result}  {s:.1f} s; cross-talk "
+          f"{result['records_differ']}/{result['requests']}", flush=True)
 
 
 def upload_attacks(url: str, good: str, big: str) -> None:
@@ -125,7 +137,7 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "DLLM_VIZ_SESSION_IDLE": str(SESSION_IDLE_S),
-               "DLLM_VIZ_SWEEP_EVERY": str(SWEEP_EVERY_S), "OMP_NUM_THREADS": "1"}
+               "DLLM_VIZ_RELEASE_EVERY": str(RELEASE_EVERY_S), "OMP_NUM_THREADS": "1"}
         env.pop("PYTHONMALLOC", None)  # app.py chooses its allocator itself
         self.log = log
         with open(log, "w") as out:
@@ -249,6 +261,82 @@ def silent_crowd(server: Server, n: int) -> None:
             sock.close()
 
 
+BESIDE_FLOOR, FIRST_STEP_FLOOR = 5.0, 10.0  # issue 42: the page beside an attack; a newcomer beside a crowd
+PAGE_PROMPT = "It is a truth universally acknowledged"
+PAGE_CONFIG = DecodeConfig.preset("balanced", 64, seed=1)  # the page's default decode, on the Austen model
+
+
+def maximal_attack(model) -> dict:
+    """The issue's loop attack (remdm loop in blocks of 2 at 240 positions) cut to the most work the
+    server runs per request (app.REQUEST_CELLS): its loop steps as many as fit."""
+    from dllm_viz.core.budget import bound_work
+    from dllm_viz.core.decoder import encode_prompt
+
+    base = {"gen_length": 240, "block_length": 2, "revise": "remdm", "remask_sigma": "loop", "remask_alpha_on": 0.4}
+    prompt = len(encode_prompt(model, "It is a truth "))
+    loops = max(n for n in range(0, 4097) if bound_work(DecodeConfig.preset("balanced", 240, **{
+        **{k: v for k, v in base.items() if k != "gen_length"}, "remask_loop_steps": n}), prompt_length=prompt).cells
+        <= app.REQUEST_CELLS)
+    return {**base, "remask_loop_steps": loops}
+
+
+def median(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def budget_attack(server: Server, visitor: crowd.Visitor, model, rounds: int) -> None:
+    """16 maximal /generate requests from one client beside a page visitor's decodes; then it leaves."""
+    visitor.decode()  # warm-up
+    alone = [visitor.decode()[1] for _ in range(rounds)]
+    config = maximal_attack(model)
+    attacker = crowd.api_attacker(server.url, config, 16)
+    said = json.loads(attacker.stdout.readline() or "{}")  # after 10 s: the accepted ones are decoding
+    beside = [visitor.decode()[1] for _ in range(rounds)]
+    attacker.kill()  # the client leaves: the server cancels what it asked for
+    attacker.wait()
+    time.sleep(3)
+    after = [visitor.decode()[1] for _ in range(rounds)]
+    ratio = median(beside) / median(alone)
+    print(f"  16 maximal /generate requests from one client ({config}; {said.get('refused')} refused at once: "
+          f"{said.get('said')!r}): the page's decode took {median(alone):.2f} s alone, {median(beside):.2f} s beside "
+          f"them: {ratio:.2f}x ({'within' if ratio <= BESIDE_FLOOR else 'OVER'} {BESIDE_FLOOR:g}x); once the client "
+          f"left, {median(after):.2f} s ({median(after) / median(alone):.2f}x); medians of {rounds}", flush=True)
+
+
+def streaming_crowd(server: Server, visitor: crowd.Visitor, playwright, users: int) -> None:
+    """`users` raw-HTTP sessions streaming Austen decodes of 64 steps; a new visitor arrives by link,
+    and the visitor already on the page clicks Run."""
+    threads, took = crowd.stream_decodes(server.url, users, prompt=PAGE_PROMPT, model="austen-mdlm", gen_length=64,
+                                         schedule="fixed_steps", steps=64)
+    time.sleep(3)  # every session's decode under way
+    t0 = time.perf_counter()
+    newcomer = crowd.Visitor(playwright, crowd.link(server.url, "austen-mdlm", PAGE_PROMPT, PAGE_CONFIG.to_dict()),
+                             PAGE_PROMPT)
+    first, done, queued = visitor.decode()
+    print(f"  {users} streaming users (Austen, 64 steps): a new visitor's first painted step {newcomer.first_step:.1f} s "
+          f"after it opened a link ({'within' if newcomer.first_step <= FIRST_STEP_FLOOR else 'OVER'} "
+          f"{FIRST_STEP_FLOOR:g} s; the page itself loaded meanwhile); a visitor's Run: first step {first:.1f} s, "
+          f"finished {done:.1f} s, the queue status it showed: {queued!r}", flush=True)
+    newcomer.close()
+    for th in threads:
+        th.join()
+    print(f"  the {users} users' decodes: {len(took)} finished, median {median(took):.0f} s, last "
+          f"{max(took):.0f} s ({time.perf_counter() - t0:.0f} s since the newcomer came)", flush=True)
+
+
+def crowds(server: Server, model, rounds: int, users: int) -> None:
+    """Issue 42's attacks, with chromium as the page's visitors."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        visitor = crowd.Visitor(p, crowd.link(server.url, "austen-mdlm", PAGE_PROMPT, PAGE_CONFIG.to_dict()), PAGE_PROMPT)
+        try:
+            budget_attack(server, visitor, model, rounds)
+            streaming_crowd(server, visitor, p, users)
+        finally:
+            visitor.close()
+
+
 def log_lines(log: Path) -> list[str]:
     return log.read_text(errors="replace").splitlines()
 
@@ -267,6 +355,38 @@ def log_report(log: Path, crowd: tuple[int, int, float]) -> None:
         print(f"  {n:5} x {what}")
 
 
+def http_load(server: Server, model, args: argparse.Namespace) -> None:
+    """Random requests to /generate from `args.clients` gradio_client threads, each compared with the
+    same request decoded alone."""
+    from gradio_client import Client
+
+    http = stress.random_requests(args.http_requests, seed=args.seed + 1, rules=True)
+    # One gradio_client per client thread, made before the load; its 20 s default read timeout is
+    # lifted, since 16 concurrent decodes on a shared 2-core machine can take longer than that.
+    pool = [Client(server.url, verbose=False, httpx_kwargs={"timeout": 600}) for _ in range(args.clients)]
+    local = threading.local()
+
+    def call(r: stress.Request) -> Trace:
+        if not hasattr(local, "client"):
+            local.client = pool.pop()
+        _, trace_json = local.client.predict(r.prompt, json.dumps(r.config.to_dict()), api_name="/generate")
+        return Trace.from_json(trace_json)
+
+    t0 = time.perf_counter()
+    got = stress.from_clients(http, args.clients, call)
+    s = time.perf_counter() - t0
+    print(f"HTTP /generate: {compare(http, got, stress.alone(model, http))}  {s:.1f} s", flush=True)
+
+
+def only_crowds(model, args: argparse.Namespace) -> None:
+    server = Server(Path(tempfile.mkdtemp(prefix="reliability-")) / "app.log")
+    try:
+        print("crowds (issue 42):", flush=True)
+        crowds(server, model, args.rounds, args.users)
+    finally:
+        server.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=200, help="random requests through the engine")
@@ -276,6 +396,9 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=16, help="raw-HTTP sessions uploading a large trace")
     ap.add_argument("--idle", type=int, default=5000, help="silent sockets held open at once")
     ap.add_argument("--quick", action="store_true", help="40 engine and 16 HTTP requests, 8 sessions, 1,000 sockets")
+    ap.add_argument("--only", choices=("crowds",), default=None, help="only the issue-42 crowds (4.)")
+    ap.add_argument("--users", type=int, default=40, help="streaming users beside the newcomer (4.)")
+    ap.add_argument("--rounds", type=int, default=3, help="page decodes per measurement (4.)")
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
     if args.quick:
@@ -284,9 +407,11 @@ def main() -> None:
     model = load_model(device="cpu")
     print(f"model {model.name}, torch {torch.__version__}, {args.torch_threads} intra-op thread(s), "
           f"{args.clients} clients", flush=True)
+    if args.only == "crowds":
+        return only_crowds(model, args)
 
     # 1. exact under load, through the engine
-    requests = stress.random_requests(args.requests, seed=args.seed)
+    requests = stress.random_requests(args.requests, seed=args.seed, rules=True)
     t0 = time.perf_counter()
     want = stress.alone(model, requests)
     print(f"alone: {len(requests)} requests one after another in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -314,30 +439,15 @@ def main() -> None:
         print("connection attacks:", flush=True)
         before, t0 = len(log_lines(server.log)), time.perf_counter()
         silent_crowd(server, args.idle)
-        crowd = (before, len(log_lines(server.log)), time.perf_counter() - t0)
+        socket_log = (before, len(log_lines(server.log)), time.perf_counter() - t0)
         rss["after the silent sockets"] = server.rss()
 
-        http = stress.random_requests(args.http_requests, seed=args.seed + 1)
-        from gradio_client import Client
-
-        # One gradio_client per client thread, made before the load; its 20 s default read timeout is
-        # lifted, since 16 concurrent decodes on a shared 2-core machine can take longer than that.
-        pool = [Client(server.url, verbose=False, httpx_kwargs={"timeout": 600}) for _ in range(args.clients)]
-        local = threading.local()
-
-        def call(r: stress.Request) -> Trace:
-            if not hasattr(local, "client"):
-                local.client = pool.pop()
-            _, trace_json = local.client.predict(r.prompt, json.dumps(r.config.to_dict()), api_name="/generate")
-            return Trace.from_json(trace_json)
-
-        t0 = time.perf_counter()
-        got = stress.from_clients(http, args.clients, call)
-        s = time.perf_counter() - t0
-        print(f"HTTP /generate: {compare(http, got, stress.alone(model, http))}  {s:.1f} s", flush=True)
+        http_load(server, model, args)
         rss["after the load"] = server.rss()
-        del pool, got
-        wait = SESSION_IDLE_S + 3 * SWEEP_EVERY_S
+        print("crowds (issue 42):", flush=True)
+        crowds(server, model, args.rounds, args.users)
+        rss["after the crowds"] = server.rss()
+        wait = SESSION_IDLE_S + 3 * RELEASE_EVERY_S
         print(f"waiting {wait} s: the sessions above expire after {SESSION_IDLE_S} s idle (DLLM_VIZ_SESSION_IDLE; "
               "900 s by default)", flush=True)
         time.sleep(wait)
@@ -351,7 +461,7 @@ def main() -> None:
     end = rss["at the end"] - base
     print(f"RSS at the end {end:+.1f} MB: {'within' if end <= RSS_BUDGET_MB else 'OVER'} the {RSS_BUDGET_MB} MB budget; "
           f"the next request answered in {took:.2f} s ({'under' if took < NEXT_REQUEST_S else 'OVER'} {NEXT_REQUEST_S:g} s)")
-    log_report(work / "app.log", crowd)
+    log_report(work / "app.log", socket_log)
 
 
 if __name__ == "__main__":

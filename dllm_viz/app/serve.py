@@ -158,15 +158,12 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: S
     server's bounds (a session's state expires after `session_idle` seconds).
     """
     model = model_from_env() if model is None else model
-    engine = None
-    if use_engine:
-        fairness = FAIRNESS if model_device(model).type == "cpu" else dataclasses.replace(FAIRNESS, stretch=None)
-        engine = Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE, budget=Budget(max_cells=REQUEST_CELLS),
-                        fairness=fairness)
+    engine = make_engine(model) if use_engine else None
     run = make_runner(model, engine)
     demo = build_demo(
         run, examples=load_examples(), model_name=getattr(model, "name", "model"),
-        max_length=getattr(model, "max_length", None), models=model_choices(model, run), token_text=token_text(model),
+        max_length=getattr(model, "max_length", None), token_text=token_text(model),
+        models=model_choices(model, run, engines=use_engine),
         # The page's decode events beyond the engine's slots reach its queue, which shows each visitor where
         # they stand; API calls run in a group of their own, so they never hold the page's workers.
         concurrency_limit=2 * MAX_BATCH if engine else 1, api_concurrency_limit=MAX_BATCH if engine else 1,
@@ -176,6 +173,14 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: S
     demo.engine = engine  # kept alive with the demo; closed with the process
     demo.analytics_enabled = False  # no launch report either, even when this module was imported late
     return demo
+
+
+def make_engine(model: Any) -> Engine:
+    """A served model's shared engine: every decode of every visitor goes through it, within
+    REQUEST_CELLS per request, clients served in turns (FAIRNESS; on a GPU without the stretch)."""
+    fairness = FAIRNESS if model_device(model).type == "cpu" else dataclasses.replace(FAIRNESS, stretch=None)
+    return Engine(model, max_batch=MAX_BATCH, max_queue=MAX_QUEUE, budget=Budget(max_cells=REQUEST_CELLS),
+                  fairness=fairness)
 
 
 CHECKPOINT_PROMPTS = ("The capital of France is", "Once upon a time")
@@ -198,11 +203,12 @@ def token_text(model: Any) -> Callable[[int], str] | None:
     return None if tok is None else (lambda token_id: tok.decode([token_id]))
 
 
-def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
+def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str, ModelChoice]:
     """The model picker: the served model first, then the shipped ones it is not (Austen, world, tasks).
 
-    The shipped models are small and decode directly (no engine); a missing asset folder just
-    leaves its entry out. Nothing here touches the network.
+    With `engines`, each shipped model gets an engine of its own (`make_engine`: its visitors are
+    served in turns too), else its calls decode directly; a missing asset folder just leaves its
+    entry out. Nothing here touches the network.
     """
     name = getattr(model, "name", "model")
     prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
@@ -214,7 +220,8 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
-        choices[other.name] = ModelChoice(run=fit(other.name, make_runner(other, None)), prompts=tuple(prompts[shipped]),
+        served = make_runner(other, make_engine(other) if engines else None)
+        choices[other.name] = ModelChoice(run=fit(other.name, served), prompts=tuple(prompts[shipped]),
                                           name=other.name, token_text=token_text(other),
                                           max_length=getattr(other, "max_length", None), fork=make_forker(other))
     return choices

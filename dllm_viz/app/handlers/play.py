@@ -78,6 +78,10 @@ EXPORTS_KEPT = 64  # trace files kept in the export directory
 # render and the browser a paint, and the decode shares their CPU (a step of a gen-64 decode of the
 # embedded model takes ~30 ms on 2 cores).
 LIVE_SECONDS = 0.1
+# While nothing new is shown, the stream still yields (an empty update) this often, so that Gradio can
+# close it when the page is gone; each yield costs the server a message, and forty streams that
+# yielded every LIVE_SECONDS made the server's own work outweigh the decodes (issue 42).
+KEEPALIVE_SECONDS = 1.0
 # How long Stop waits for the decode it stopped to end its stream (it does within LIVE_SECONDS of
 # the signal, plus one step of the model for its worker), so nothing of that decode follows Stop's view.
 STOP_WAIT_SECONDS = 10.0
@@ -248,7 +252,8 @@ class PlayHandlers:
         Before the first step: where the request waits, whenever that changes. Then the first step at
         once, then at most every LIVE_SECONDS, and the latest step whenever the decode pauses that
         long (a slow step, a busy engine)."""
-        shown_at, fresh = 0.0, False
+        shown_at = yielded = time.monotonic()
+        fresh = False
         for kind, item in stream(run, prompts, configs, idle=LIVE_SECONDS, stop=stop, ticket=ticket):
             if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
                 return None
@@ -259,10 +264,13 @@ class PlayHandlers:
                 fresh = True
             elif not live.steps and live.wait(ticket.waiting()):
                 fresh = True
-            if fresh and (live.steps <= 1 or kind == "idle" or time.monotonic() - shown_at >= LIVE_SECONDS):
-                shown_at, fresh = time.monotonic(), False
+            now = time.monotonic()
+            if fresh and (live.steps <= 1 or kind == "idle" or now - shown_at >= LIVE_SECONDS):
+                shown_at = yielded = now
+                fresh = False
                 yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=live.lang))
-            elif kind == "idle":
+            elif kind == "idle" and now - yielded >= KEEPALIVE_SECONDS:
+                yielded = now
                 yield keep(DecodeFirst)  # nothing new; Gradio may close the stream here
         return None
 
