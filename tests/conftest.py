@@ -70,13 +70,15 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_app_serve.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": (),  # 1,920 decodes
     "tests/test_app_main.py::test_app_py_help_is_help_not_a_server": (),  # a fresh process imports torch
     "tests/test_app_serve.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": (),  # its own app.py
-    "tests/test_guards.py::test_sessions_are_dropped_when_closed_idle_or_beyond_the_cap": (),  # a served demo
+    "tests/test_guards.py::test_sessions_expire_and_are_capped_by_gradio_itself": (),  # a served demo
     "tests/test_guards.py::test_silent_and_slow_connections_are_bounded": (),
     "tests/test_guards.py::test_install_bounds_a_launched_demo": (),
     # Issue 39: the fork's floor over every kind of decode (two kinds stay fast); a 64-step world-model export.
     "tests/test_fork.py::test_a_fork_with_nothing_changed_is_the_trace_itself_on_every_kind_of_decode": (),
     "tests/test_animation.py::test_a_64_step_world_model_trace_is_under_2_mb_as_gif": (),
     "tests/test_animation.py::test_a_browser_plays_the_svg_frame_by_frame": ("browser",),
+    "tests/test_guards.py::test_a_uvicorn_without_the_hooks_is_refused_by_name": (),
+    "tests/test_api.py::test_a_client_that_leaves_cancels_its_decode": (),  # a gradio_client process, killed
     "tests/test_budget.py::test_the_shipped_renoising_model_refuses_a_billion_tokens_through_load_model": (),  # transformers
 }
 

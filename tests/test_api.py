@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,12 +19,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def served(tmp_path_factory):
     demo, url = launch_tiny_demo(str(tmp_path_factory.mktemp("exports")))
     try:
-        yield Client(url, verbose=False)
+        yield demo, url
     finally:
         demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(served):
+    return Client(served[1], verbose=False)
 
 
 def test_generate_returns_text_and_trace_json(client):
@@ -122,3 +130,37 @@ def test_app_py_serves_the_embedded_model(served_app):
     assert "Traceback" not in printed, printed[-3000:]
     lines = [line for line in printed.splitlines() if "decay=1.5" in line]
     assert len(lines) == 1 and "user error" in lines[0], printed[-3000:]
+
+
+LEAVER = """
+import json, sys, time
+from gradio_client import Client
+Client(sys.argv[1], verbose=False).submit("the cat ", sys.argv[2], api_name="/generate")
+time.sleep(600)
+"""
+
+
+def test_a_client_that_leaves_cancels_its_decode(served):
+    """Issue 42: an API client that leaves no longer keeps its decode running. /generate streams a
+    heartbeat while it decodes; once the client's process is gone, Gradio closes the stream at the
+    next one, and the decode stops at its next step (64 planned; held after step 2 meanwhile)."""
+    demo, url = served
+    steps = demo.decode_steps
+    before = len(steps)
+    demo.hold[0] = 2
+    demo.gate.clear()
+    config = json.dumps({"gen_length": 64, "schedule": "fixed_steps", "steps": 64, "seed": 5})
+    leaver = subprocess.Popen([sys.executable, "-c", LEAVER, url, config])
+    try:
+        deadline = time.monotonic() + 120
+        while len(steps) - before < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling for the decode to reach its held step
+        assert len(steps) - before == 3
+    finally:
+        leaver.kill()
+        leaver.wait()
+    time.sleep(4)  # a heartbeat a second: Gradio finds the client gone and closes the stream
+    demo.hold[0] = None
+    demo.gate.set()
+    time.sleep(2)
+    assert len(steps) - before <= 5  # the held step and at most one more, of 64
