@@ -213,8 +213,12 @@ def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str
     name = getattr(model, "name", "model")
     prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
     fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
+    # The page checks a request against the picked model's context before it decodes; the tasks model's
+    # runner sets gen_length itself (`fit_to_tasks`), so there the slider's length is not what runs (its
+    # own decode checks the fitted canvas).
+    context = lambda n, m: None if n in task_view.MODEL_NAMES else getattr(m, "max_length", None)  # noqa: E731
     choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name,
-                                 token_text=token_text(model), max_length=getattr(model, "max_length", None),
+                                 token_text=token_text(model), max_length=context(name, model),
                                  fork=make_forker(model))}
     for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
@@ -223,7 +227,7 @@ def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str
         served = make_runner(other, make_engine(other) if engines else None)
         choices[other.name] = ModelChoice(run=fit(other.name, served), prompts=tuple(prompts[shipped]),
                                           name=other.name, token_text=token_text(other),
-                                          max_length=getattr(other, "max_length", None), fork=make_forker(other))
+                                          max_length=context(other.name, other), fork=make_forker(other))
     return choices
 
 

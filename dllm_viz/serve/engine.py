@@ -21,14 +21,17 @@ row at its real length), so a request's trace is the same alone and in any batch
 intra-op thread. Hugging Face adapters run the padded batch their checkpoint supports and may
 differ from the request alone in the last bits (see `models/hf.py` and docs/engine.md).
 
+Clients (`submit(client=...)`) take free slots in turn and, with `Fairness`, share the forwards
+by the compute they have had, within per-client bounds (`serve.fair`).
+
 Failure isolation: an invalid prompt or config fails only its own future (ValueError, nothing is
 queued; prompt ids are checked against the model's vocabulary, the canvas and the work against
 `core.budget`); a full queue, or a client at its bound, makes `submit` raise `QueueFull` at once.
-Clients (`submit(client=...)`) take slots in turn and share the forwards by the compute they have
-had, within the bounds of `Fairness` (`serve.fair`). A step that raises (the model's forward, say) changes nothing, so it is
-retried: the engine asks the batch to step halves of the slots (`DecodeBatch.step(rows=...)`),
-until the failure is pinned on single requests. Only those fail; every other request of the step
-goes on, still exact (the generators are restored to where they were before the failed try).
+A step that raises (the model's forward, say) changes nothing (not even a cache: see
+`DecodeBatch.step`), so it is retried: the engine asks the batch to step halves of the slots
+(`DecodeBatch.step(rows=...)`), until the failure is pinned on single requests. Only those fail;
+every other request of the step goes on, still exact (the generators are restored to where they
+were before the failed try).
 """
 from __future__ import annotations
 
@@ -100,8 +103,8 @@ class Engine:
         exact: deprecated and ignored: the engine always runs one forward over every active request,
             and batch invariance is the model's (docs/engine.md). Passing it warns.
         budget: the most work one request may ask for (`core.budget.Budget.max_cells`; None: any).
-        fairness: per-client bounds and the stepping rule (`serve.fair.Fairness`); None: one FIFO
-            queue, every running request in every forward.
+        fairness: per-client bounds and the stepping rule (`serve.fair.Fairness`); None: no bound
+            per client, every running request in every forward (clients still take slots in turn).
 
     The futures stay pending until the trace is ready, so `future.cancel()` works while a request
     runs as well as while it waits; `future.running()` is therefore always False.
