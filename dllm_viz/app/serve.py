@@ -165,8 +165,9 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: S
         max_length=getattr(model, "max_length", None), token_text=token_text(model),
         models=model_choices(model, run, engines=use_engine),
         # The page's decode events beyond the engine's slots reach its queue, which shows each visitor where
-        # they stand; API calls run in a group of their own, so they never hold the page's workers.
-        concurrency_limit=2 * MAX_BATCH if engine else 1, api_concurrency_limit=MAX_BATCH if engine else 1,
+        # they stand; API calls run in a group of their own, at most half the slots at once, so the page's
+        # visitors always have the other half and API calls never hold the page's workers.
+        concurrency_limit=2 * MAX_BATCH if engine else 1, api_concurrency_limit=MAX_BATCH // 2 if engine else 1,
         max_cells=REQUEST_CELLS,
         session_ttl=(limits or ServerLimits()).session_idle,
     )
