@@ -194,12 +194,6 @@ def guard_connections(server: Any, limits: ServerLimits) -> type:
 _LIBC = None
 
 
-def release_memory() -> None:
-    """Collect garbage, then hand the allocator's free pages back to the system (glibc only)."""
-    gc.collect()
-    trim()
-
-
 def trim() -> None:
     """Hand the allocator's free pages back to the system (glibc's `malloc_trim`; elsewhere nothing)."""
     global _LIBC
