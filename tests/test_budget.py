@@ -124,3 +124,24 @@ def test_the_shipped_renoising_model_refuses_a_billion_tokens_through_load_model
     with pytest.raises(ValueError, match="whose canvas is 'renoise'"):
         decode(model, ["Tom Lopez"], DecodeConfig(gen_length=10**9))
     assert rss_mb() - peak < 50
+
+
+def test_a_fork_is_bounded_before_it_replays():
+    """`core.fork`: the trace's canvas against the model's context, and what a switched knob asks of a
+    server (`max_cells`, as app.serve's forker passes it), refused before the replay's batch exists."""
+    from dllm_viz import fork
+    from tests.ui_model import make_text_model
+
+    model = make_text_model()
+    trace = decode(model, ["the cat "], DecodeConfig.preset("balanced", 16, seed=1, block_length=2))[0]
+    assert fork(model, trace, 3).token_ids == trace.token_ids  # within every bound: the trace itself
+    loop = {"revise": "remdm", "remask_sigma": "loop", "remask_loop_steps": 4096}
+    with pytest.raises(ValueError, match=r"asks for up to \d+ steps x 24 positions .*at most 10000 per request.*"
+                                         r"remask_loop_steps=4096"):
+        fork(model, trace, 3, knobs=loop, max_cells=10_000)
+    small = make_text_model()
+    small.max_length = 16  # a model whose context the trace's canvas (8 + 16) does not fit
+    peak = rss_mb()
+    with pytest.raises(ValueError, match=r"prompt length \+ gen_length = 8 \+ 16 = 24 .*max_length=16"):
+        fork(small, trace, 3)
+    assert rss_mb() - peak < 50

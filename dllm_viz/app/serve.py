@@ -141,11 +141,11 @@ def make_runner(model: Any, engine: Engine | None) -> Runner:
 
 def make_forker(model: Any) -> Forker:
     """How a trace of `model` forks (`/fork`): `core.fork.fork` on the model itself, outside the engine (a fork
-    replays one request from its start; it runs beside the engine's batch as the shipped models' decodes do)."""
+    replays one request from its start; it runs beside the engine's batch), within REQUEST_CELLS as a decode."""
 
     @gpu
     def run_fork(trace: Trace, step: int, **change: Any) -> Trace:
-        return fork(model, trace, step, **change)
+        return fork(model, trace, step, max_cells=REQUEST_CELLS, **change)  # within the work one request may ask
 
     return run_fork
 

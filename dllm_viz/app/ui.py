@@ -91,6 +91,9 @@ def launch_options() -> dict[str, Any]:
     return {"theme": theme, "css": PAGE_CSS}
 
 
+FORK_CONCURRENCY = 2  # `/fork` calls at once: each decodes beside the engine, not in its turns (`serve.fair`)
+
+
 def build_demo(
     run: Runner,
     *,
@@ -113,7 +116,9 @@ def build_demo(
     decodes with; without it (or with one entry) there is no picker. `max_cells`: the most work
     (steps x positions) one request may ask for (`core.budget`). `concurrency_limit` bounds the page's
     decode events and `api_concurrency_limit` (default: the same) the `/generate` API, each in a group
-    of its own, so API calls never hold the page's workers. `session_ttl`: seconds a session's
+    of its own, so API calls never hold the page's workers; `/fork` decodes outside the shared engine
+    (it replays one request on a batch of its own), so at most FORK_CONCURRENCY run at once, in a
+    group of their own. `session_ttl`: seconds a session's
     traces stay after its last event (`gr.State(time_to_live=...)`; None: Gradio's default).
     """
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
@@ -157,7 +162,8 @@ def build_demo(
         wire_stop(page, pg)
         api = concurrency_limit if api_concurrency_limit == "same" else api_concurrency_limit
         gr.api(api_generate(pg), api_name="generate", concurrency_limit=api, concurrency_id="api")
-        gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=api, concurrency_id="api")
+        forks = FORK_CONCURRENCY if api is None else min(FORK_CONCURRENCY, api)
+        gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
     demo.page = page  # for tests and for other front ends that add to the page
     return demo
 

@@ -31,12 +31,13 @@ from typing import Any
 
 import torch
 
+from dllm_viz.core.budget import bound_work
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
 from dllm_viz.core.diff import step_differences
 from dllm_viz.core.lineage import ForkPoint
 from dllm_viz.core.trace import StepRecord, Trace
-from dllm_viz.models.base import check_denoiser, model_name
+from dllm_viz.models.base import check_denoiser, model_max_length, model_name
 
 # Knobs a fork cannot switch: they fix the canvas (its length, its blocks, whether its positions move: an
 # insert/delete rule's block state is its own), the cache's state, or which stream the random numbers come from. Every other DecodeConfig field may change at a fork (seed: the
@@ -59,15 +60,18 @@ def initial_config(trace: Trace) -> DecodeConfig:
 
 def fork(model: Any, trace: Trace, step: int, *, force: Mapping[int, int] | None = None, remask: Sequence[int] = (),
          knobs: Mapping[str, Any] | None = None, record_candidates: int | None = None,
-         on_step: Callable[[StepRecord], None] | None = None) -> Trace:
+         on_step: Callable[[StepRecord], None] | None = None, max_cells: int | None = None) -> Trace:
     """Continue `trace` from the state after its first `step` steps (0 <= step <= its steps), with a change.
 
     `force` {position: token id} places tokens (on masks or over visible tokens), `remask` takes visible
     positions back to [MASK], `knobs` {field: value} switches DecodeConfig fields (not those of `FIXED`);
     with none of them the fork is the trace itself. `record_candidates` (default: as many as the trace
-    kept) and `on_step` (called with each new record) are `decode`'s. Raises ValueError naming what is
-    wrong: a step past the end, a position outside the generated span, a token id outside the vocabulary,
-    a knob that is fixed or invalid, a trace this model does not reproduce.
+    kept) and `on_step` (called with each new record) are `decode`'s. The canvas is checked against the
+    model's context and the continuation's work (what the switched knobs may add) against `max_cells` (a
+    server's bound, `core.budget`; the replay is the trace's own steps) before anything is allocated.
+    Raises ValueError naming what is wrong: a step past the end, a position outside the generated span, a
+    token id outside the vocabulary, a knob that is fixed or invalid, a canvas or work past the bounds, a
+    trace this model does not reproduce.
     """
     if not isinstance(trace, Trace):
         raise ValueError(f"trace={short(trace)} is invalid: expected a Trace")
@@ -86,6 +90,7 @@ def fork(model: Any, trace: Trace, step: int, *, force: Mapping[int, int] | None
     start = initial_config(trace)
     config, was = _switched(config_at(start, lineage), knobs)
     prompt = encode_prompt(model, trace.prompt_ids)  # the ids checked against this model's vocabulary
+    bound_work(config, prompt_length=len(prompt), max_length=model_max_length(model), max_cells=max_cells)
     width = max(1, len(prompt) + start.gen_length)
     if was:  # the new config checked as a request joining a batch is, before any forward runs
         DecodeBatch(model, capacity=1, max_length=width, record_candidates=0).add(0, prompt, config,
