@@ -29,6 +29,7 @@
     OMP_NUM_THREADS=1 python bench/reliability_bench.py                # 200 engine, 48 HTTP requests
     OMP_NUM_THREADS=1 python bench/reliability_bench.py --quick        # 40 engine, 16 HTTP, 1,000 sockets
     OMP_NUM_THREADS=1 python bench/reliability_bench.py --only crowds  # 4. alone
+    OMP_NUM_THREADS=1 python bench/reliability_bench.py --only engine  # 1. alone
     python bench/reliability_bench.py --torch-threads 2 --requests 60  # with 2 intra-op threads
 
 Timings are wall-clock on a shared machine: read them as rough.
@@ -385,6 +386,7 @@ def only_crowds(model, args: argparse.Namespace) -> None:
         crowds(server, model, args.rounds, args.users)
     finally:
         server.close()
+    print(f"load average (1, 5, 15 min) at the end {os.getloadavg()}", flush=True)
 
 
 def main() -> None:
@@ -396,7 +398,8 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=16, help="raw-HTTP sessions uploading a large trace")
     ap.add_argument("--idle", type=int, default=5000, help="silent sockets held open at once")
     ap.add_argument("--quick", action="store_true", help="40 engine and 16 HTTP requests, 8 sessions, 1,000 sockets")
-    ap.add_argument("--only", choices=("crowds",), default=None, help="only the issue-42 crowds (4.)")
+    ap.add_argument("--only", choices=("engine", "crowds"), default=None,
+                    help="only the random requests through the engine (1.), or only the issue-42 crowds (4.)")
     ap.add_argument("--users", type=int, default=40, help="streaming users beside the newcomer (4.)")
     ap.add_argument("--rounds", type=int, default=3, help="page decodes per measurement (4.)")
     ap.add_argument("--seed", type=int, default=2026)
@@ -406,7 +409,7 @@ def main() -> None:
     torch.set_num_threads(args.torch_threads)
     model = load_model(device="cpu")
     print(f"model {model.name}, torch {torch.__version__}, {args.torch_threads} intra-op thread(s), "
-          f"{args.clients} clients", flush=True)
+          f"{args.clients} clients; load average (1, 5, 15 min) {os.getloadavg()}", flush=True)
     if args.only == "crowds":
         return only_crowds(model, args)
 
@@ -416,6 +419,9 @@ def main() -> None:
     want = stress.alone(model, requests)
     print(f"alone: {len(requests)} requests one after another in {time.perf_counter() - t0:.1f} s", flush=True)
     engine_load(model, requests, want, args.clients)
+    if args.only == "engine":
+        print(f"load average (1, 5, 15 min) at the end {os.getloadavg()}", flush=True)
+        return
 
     # 2. the app, served as deployed
     work = Path(tempfile.mkdtemp(prefix="reliability-"))
@@ -462,6 +468,7 @@ def main() -> None:
     print(f"RSS at the end {end:+.1f} MB: {'within' if end <= RSS_BUDGET_MB else 'OVER'} the {RSS_BUDGET_MB} MB budget; "
           f"the next request answered in {took:.2f} s ({'under' if took < NEXT_REQUEST_S else 'OVER'} {NEXT_REQUEST_S:g} s)")
     log_report(work / "app.log", socket_log)
+    print(f"load average (1, 5, 15 min) at the end {os.getloadavg()}", flush=True)
 
 
 if __name__ == "__main__":
