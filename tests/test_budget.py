@@ -85,6 +85,16 @@ def test_every_schedule_and_rule_is_bounded_by_the_steps_it_may_take():
             bound_work(c, prompt_length=4, max_length=256, max_cells=work.cells - 1)
 
 
+def test_the_insert_delete_rule_is_bounded_by_its_blocks_and_its_post_edit_budget():
+    """An insert/delete rule (LLaDA 2.2's, `indel=`): each block's positions plus its post-edit budget
+    and a clean-up; a refusal names the budget knob it shares with joint_threshold."""
+    c = DecodeConfig.preset("llada22_indel", 64)
+    work = bound_work(c, prompt_length=4, max_length=256)
+    assert work.steps == max_steps(c) == 64 + 2 * (16 + 1) and work.positions == 68
+    with pytest.raises(ValueError, match=r"\(gen_length=64, block_length=32, max_post_edit_steps=16\)$"):
+        bound_work(c, prompt_length=4, max_cells=work.cells - 1)
+
+
 def test_a_renoising_request_is_bounded_before_its_canvases_are_made():
     """A renoising model (`renoise_decode`): whole canvases of `canvas_length` up to `max_new_tokens`
     against the model's context, refused before any forward; its work is canvases x steps x L."""
