@@ -100,7 +100,7 @@ def test_a_renoising_request_is_bounded_before_its_canvases_are_made():
     against the model's context, refused before any forward; its work is canvases x steps x L."""
     from dllm_viz.core.renoise import RenoiseSettings
     from dllm_viz.core.renoise_decoder import renoise_decode
-    from tests.test_renoise_decoder import TableRenoiser
+    from tests.renoise_table import TableRenoiser
 
     s = RenoiseSettings(canvas_length=16, max_new_tokens=40, max_denoising_steps=48)
     assert bound_work(s, prompt_length=5, max_length=512) == Work(positions=5 + 48, steps=3 * 48, width=16)
@@ -108,30 +108,76 @@ def test_a_renoising_request_is_bounded_before_its_canvases_are_made():
     with pytest.raises(ValueError, match=r"144 steps x 16 positions = 2304 .*max_new_tokens=40, canvas_length=16, "
                                          r"max_denoising_steps=48"):
         Budget(max_cells=2000).check(s, 5)
+    with pytest.raises(ValueError, match=r"canvas_length=None is invalid here"):
+        bound_work(RenoiseSettings())  # the checkpoint's canvas must be resolved first
     model = TableRenoiser()
     model.max_length = 64
     peak = rss_mb()
-    with pytest.raises(ValueError, match=r"prompt length \+ max_new_tokens = 2 \+ 1000000002 .*max_length=64"):
+    with pytest.raises(ValueError, match=r"prompt length \+ whole canvases = 2 \+ 1000000002 .*max_length=64 "
+                                         r"\(max_new_tokens=1000000000, canvas_length=6"):
         renoise_decode(model, [[1, 2]], RenoiseSettings(max_new_tokens=10**9))  # whole canvases of 6
     unbounded = TableRenoiser()  # states no max_length: the trace format's bound holds
-    with pytest.raises(ValueError, match=f"max_new_tokens=1000000002 is invalid: expected at most {MAX_GEN_LENGTH}"):
+    with pytest.raises(ValueError, match=f"whole canvases=1000000002 is invalid: expected at most {MAX_GEN_LENGTH}"):
         renoise_decode(unbounded, [[1, 2]], RenoiseSettings(max_new_tokens=10**9))
     assert model.calls == [] and unbounded.calls == [] and rss_mb() - peak < 50
     assert len(renoise_decode(model, [[1, 2]], RenoiseSettings(max_new_tokens=12))[0].token_ids) == 12
 
 
+def test_a_huge_renoise_canvas_or_step_count_is_refused_by_name_before_anything_is_allocated(monkeypatch):
+    """The renoising path end to end (`renoise_decode`, `decode` through `RenoiseBatch`, `Engine.submit`): a
+    canvas of 65,536 tokens (whose self-conditioning would be L x V floats a row) and 4,096 steps a canvas are
+    refused by a ValueError naming the knob, before the encoder runs, a group exists or a slot is taken."""
+    from dllm_viz.core import renoise_batch, renoise_decoder
+    from dllm_viz.core.renoise import RenoiseSettings
+    from dllm_viz.core.renoise_decoder import renoise_decode
+    from tests.renoise_table import TableRenoiser
+
+    made: list[int] = []
+    real_group = renoise_decoder.RenoiseGroup
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return real_group(*args, **kwargs)
+
+    monkeypatch.setattr(renoise_decoder, "RenoiseGroup", counted)
+    monkeypatch.setattr(renoise_batch, "RenoiseGroup", counted)
+    model, unbounded = TableRenoiser(), TableRenoiser()
+    model.max_length = 64
+    huge = RenoiseSettings(canvas_length=2**16, max_new_tokens=2**16)
+    peak = rss_mb()
+    with pytest.raises(ValueError, match=r"whole canvases = 2 \+ 65536 = 65538 .*max_length=64 .*canvas_length=65536"):
+        renoise_decode(model, [[1, 2]], huge)
+    with pytest.raises(ValueError, match=rf"whole canvases=65536 is invalid: expected at most {MAX_GEN_LENGTH}.*"
+                                         r"canvas_length=65536"):
+        renoise_decode(unbounded, [[1, 2]], huge)
+    with pytest.raises(ValueError, match=r"whole canvases = 2 \+ 65536 .*canvas_length=65536"):
+        decode(model, [[1, 2], [1, 2]], [DecodeConfig(gen_length=6), DecodeConfig(gen_length=6, canvas_length=2**16)])
+    steps = DecodeConfig(gen_length=12, max_denoising_steps=4096)  # two canvases of 6, 4,096 steps each
+    with Engine(unbounded, max_batch=2, budget=Budget(max_cells=2**14)) as engine:
+        with pytest.raises(ValueError, match=r"up to 8192 steps x 6 positions = 49152 .*at most 16384 per request.*"
+                                             r"max_denoising_steps=4096"):
+            engine.submit([1, 2], steps).result(timeout=60)
+        with pytest.raises(ValueError, match=r"whole canvases=65536 .*canvas_length=65536"):
+            engine.submit([1, 2], DecodeConfig(gen_length=6, canvas_length=2**16)).result(timeout=60)
+        assert engine.stats()["active"] == 0 and engine.stats()["queued"] == 0
+        assert made == [] and model.calls == [] and unbounded.calls == [] and rss_mb() - peak < 50
+        fine = engine.submit([1, 2], DecodeConfig(gen_length=12, max_denoising_steps=8)).result(timeout=60)
+    assert len(fine.token_ids) == 12 and made  # within the bounds it decodes, through the same path
+
+
 def test_the_shipped_renoising_model_refuses_a_billion_tokens_through_load_model():
     """The real entry point: `load_model` on the shipped DiffusionGemma folder, then `renoise_decode`
-    and `decode` (which refuses its masked-only rules by name) asked for a billion positions."""
+    and `decode` (its renoising batch) asked for a billion positions."""
     from dllm_viz import assets, load_model
     from dllm_viz.core.renoise import RenoiseSettings
     from dllm_viz.core.renoise_decoder import renoise_decode
 
     model = load_model(assets.path("world-renoise"))
     peak = rss_mb()
-    with pytest.raises(ValueError, match=rf"\+ 1000000000 .*max_length={model.max_length}"):
+    with pytest.raises(ValueError, match=rf"\+ 100000\d* .*max_length={model.max_length}"):
         renoise_decode(model, ["Tom Lopez"], RenoiseSettings(max_new_tokens=10**9))
-    with pytest.raises(ValueError, match="whose canvas is 'renoise'"):
+    with pytest.raises(ValueError, match=rf"whole canvases = \d+ \+ 100000\d* .*max_length={model.max_length} "
+                                         r"\(max_new_tokens=1000000000"):
         decode(model, ["Tom Lopez"], DecodeConfig(gen_length=10**9))
     assert rss_mb() - peak < 50
 

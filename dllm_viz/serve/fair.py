@@ -1,4 +1,4 @@
-"""Whose request goes next when many clients share one engine (issue 42): admission and stepping.
+"""Whose request goes next when many clients share one engine: admission and stepping.
 
 The engine asks two small policies between its steps, and neither changes what a request gets,
 only when: a request's trace does not depend on who shares its forward (docs/engine.md).
