@@ -80,7 +80,7 @@ EXPORTS_KEPT = 64  # trace files kept in the export directory
 LIVE_SECONDS = 0.1
 # While nothing new is shown, the stream still yields (an empty update) this often, so that Gradio can
 # close it when the page is gone; each yield costs the server a message, and forty streams that
-# yielded every LIVE_SECONDS made the server's own work outweigh the decodes (issue 42).
+# yielded every LIVE_SECONDS made the server's own work outweigh the decodes.
 KEEPALIVE_SECONDS = 5.0
 # How long Stop waits for the decode it stopped to end its stream (it does within LIVE_SECONDS of
 # the signal, plus one step of the model for its worker), so nothing of that decode follows Stop's view.
