@@ -2,24 +2,20 @@
 
 The serving half of the article (sections 3.1, 4.3, 5.3): a request is a canvas plus its own
 schedule state (the `Slot`'s step and masks left, temperature, top-k schedule) and its own
-generator. One worker thread owns the model and a fixed-capacity `DecodeBatch`, and between two
-steps it
+generator. One worker thread owns the model and a fixed-capacity `DecodeBatch`; between two steps it
   (1) drops requests whose futures were cancelled,
   (2) admits queued requests into free slots (their buffers are reset, never reallocated),
   (3) runs one step for every occupied slot: `DecodeBatch.step`, one forward pass over all of them,
   (4) streams each new `StepRecord` to its request's callback,
   (5) resolves the requests whose last mask was confirmed and frees their slots.
-A request therefore joins at a step boundary and leaves the step its remaining masks reach 0.
-Because every request draws its noise from its own generator (see `decoder`), its trace is the
-one `decode(model, [prompt], config)` gives alone, whatever else shares the batch, as far as the
-model's logits for a row do not depend on the other rows.
+A request joins at a step boundary and leaves the step its masks left reach 0. Each draws from its own
+generator (`decoder`), so its trace is the one `decode(model, [prompt], config)` gives alone, whatever
+shares the batch, as far as the model's logits for a row do not depend on the other rows.
 
-Exact under load: that last condition is the model's to keep, and this module does nothing about
-it (one layer solves batch invariance: docs/engine.md). The embedded model keeps it bit for bit
-(`EmbeddedDenoiser.logits_at`: every matrix product in tiles of a fixed row count, attention per
-row at its real length), so a request's trace is the same alone and in any batch, with one
-intra-op thread. Hugging Face adapters run the padded batch their checkpoint supports and may
-differ from the request alone in the last bits (see `models/hf.py` and docs/engine.md).
+Exact under load is the model's to keep (one layer, docs/engine.md): the embedded model's `logits_at`
+runs every product in tiles of a fixed row count and attention per row at its real length, so with one
+intra-op thread a trace is the same alone and in any batch; Hugging Face adapters may differ in the last
+bits (`models/hf.py`).
 
 Clients (`submit(client=...)`) take free slots in turn and, with `Fairness`, share the forwards
 by the compute they have had, within per-client bounds (`serve.fair`).
@@ -27,11 +23,9 @@ by the compute they have had, within per-client bounds (`serve.fair`).
 Failure isolation: an invalid prompt or config fails only its own future (ValueError, nothing is
 queued; prompt ids are checked against the model's vocabulary, the canvas and the work against
 `core.budget`); a full queue, or a client at its bound, makes `submit` raise `QueueFull` at once.
-A step that raises (the model's forward, say) changes nothing (not even a cache: see
-`DecodeBatch.step`), so it is retried: the engine asks the batch to step halves of the slots
-(`DecodeBatch.step(rows=...)`), until the failure is pinned on single requests. Only those fail;
-every other request of the step goes on, still exact (the generators are restored to where they
-were before the failed try).
+A step that raises (the model's forward, say) changes nothing (not even a cache: `DecodeBatch.step`),
+so it is retried on halves of the slots (`step(rows=...)`) until the failure is pinned on single
+requests. Only those fail; the others go on, still exact (their generators restored).
 """
 from __future__ import annotations
 
@@ -100,8 +94,7 @@ class Engine:
         max_queue: the most requests waiting for a slot; beyond it `submit` raises `QueueFull`.
         max_length: longest prompt + gen_length; defaults to `model.max_length` (then required).
         record_candidates: top-N raw candidates kept per masked position in each record.
-        exact: deprecated and ignored: the engine always runs one forward over every active request,
-            and batch invariance is the model's (docs/engine.md). Passing it warns.
+        exact: deprecated and ignored (batch invariance is the model's: docs/engine.md); passing it warns.
         budget: the most work one request may ask for (`core.budget.Budget.max_cells`; None: any).
         fairness: per-client bounds and the stepping rule (`serve.fair.Fairness`); None: no bound
             per client, every running request in every forward (clients still take slots in turn).
@@ -358,9 +351,8 @@ class Engine:
             self._leave(index)
 
     def _step(self) -> None:
-        """One step: the active requests of each unit of the batch (`units`: a masked batch's one forward over
-        all of them; a renoising batch's groups, one forward each). In a masked batch `Share` picks the rows
-        (all of them without a stretch); a renoising group steps whole (its rows share one cache)."""
+        """One forward per unit of the batch (`units`: a masked batch's one, of the rows `Share` picks, all of
+        them without a stretch; a renoising batch's groups, each stepped whole: its rows share one cache)."""
         start = time.monotonic()
         for unit in self._batch.units():
             if self._batch.atomic:

@@ -88,7 +88,7 @@ class SweepHandlers:
         def on_step(i: int, rec: Any) -> None:  # may run in the engine's worker thread
             finished[0] = next(done)
 
-        def sweep() -> SweepResult:  # every sweep as one client of the engine: they wait for each other, not for decodes
+        def sweep() -> SweepResult:  # every sweep is one client of the engine: sweeps wait for each other, not decodes
             with asking(Ticket(client=("sweep", None))):
                 return run_sweep(self.runner, grid, on_step=on_step)
 
