@@ -168,6 +168,7 @@ STRINGS: dict[str, str] = {
     "fig_heatmap_polluted": "Confidence the schedule ranked by: {src}\n(□ = confirmed there)",
     "fig_order": "Unmasking order (colour = step confirmed)",
     "fig_steps": "Per step: k, temperature, confidence",
+    "aup_refused": "refused (d3LLM: ends > 5 points below its start)",
     "fig_task_curve": "Right answers vs tokens per forward, threshold knob",
     "task_curve_none": "A task prompt of the tasks model shows its family's measured curves here.",
     "task_model": "tasks model", "task_oracle": "exact oracle",

@@ -116,6 +116,7 @@ STRINGS: dict[str, str] = {
     # ----- figures ----------------------------------------------------------------------------
     "fig_heatmap": "每步每个位置的置信度\n（□ = 在此确认）",
     "fig_heatmap_polluted": "调度所用的置信度：{src}\n（□ = 在此确认）", "fig_order": "去掩码顺序（颜色 = 确认的步）", "fig_steps": "每步：k、温度、置信度",
+    "aup_refused": "不予评分（d3LLM：末点比起点低 5 个百分点以上）",
     "fig_task_curve": "正确答案 vs 每次前向的词数（阈值）",
     "task_curve_none": "任务模型的任务提示会在这里显示该任务族实测的曲线。", "task_model": "任务模型", "task_oracle": "精确模型",
     "axis_tpf": "每次前向确认的词数", "axis_right": "正确答案 %",
