@@ -270,3 +270,26 @@ def test_cache_facts_add_up(cached_json):
     changed = [s for s in trace.steps if s.drift_selected or s.drift_tokens]
     assert facts["drift_changed_steps"] == len(changed) >= max(facts["drift_selected_steps"], facts["drift_tokens_steps"])
     assert make_trace().cache_facts is None and "positions_computed" not in make_trace().metrics
+
+
+def test_sglang_low_confidence_counts_the_forward_sglang_runs_on_each_finished_block():
+    """SGLang's LowConfidence computes `done` before its update, so one more forward runs on each block it
+    filled (`core.references.sglang.closes_blocks`): the step that fills a block is marked, and NFE counts
+    it; JointThreshold closes with a step of its own, and a plain threshold has no such forward."""
+    from dllm_viz import decode
+    from tests.tiny import TinyDenoiser
+
+    model = TinyDenoiser()
+    (low,) = decode(model, [[3, 4]], DecodeConfig.preset("sglang_low_confidence", 64))
+    marked = [rec.step for rec in low.steps if rec.closing_forward]
+    last_of_block = [rec.step for rec, nxt in zip(low.steps, low.steps[1:] + [None]) if nxt is None or nxt.block != rec.block]
+    assert marked == last_of_block and len(marked) == 2  # two blocks of 32
+    assert low.nfe == len(low.steps) + 2 == low.metrics["nfe"]
+    again = Trace.from_json(low.to_json())
+    assert again.nfe == low.nfe and [r.closing_forward for r in again.steps] == [r.closing_forward for r in low.steps]
+    (plain,) = decode(model, [[3, 4]], DecodeConfig.preset("sglang_low_confidence", 64, confidence_from="raw"))
+    assert not any(rec.closing_forward for rec in plain.steps) and plain.nfe == len(plain.steps)
+    data = json.loads(low.to_json())
+    data["steps"][0]["closing_forward"] = False
+    with pytest.raises(ValueError, match="closing_forward"):
+        Trace.from_dict(data)

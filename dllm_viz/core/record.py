@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from dllm_viz.core.cache import Drift, RowsForward
+from dllm_viz.core.references.sglang import closes_blocks
 from dllm_viz.core.revision import Plan
 from dllm_viz.core.step import StepResult
 from dllm_viz.core.trace import StepRecord, quantize
@@ -38,6 +39,11 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
         host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
     if candidates:
         host["cand_p"], host["cand_i"] = r.candidates(candidates)
+    closing = [closes_blocks(s.config) for s in slots]
+    if any(closing):  # SGLang's LowConfidence: the steps that leave their block without a mask
+        blocks = torch.arange(r.masked.shape[1], device=r.masked.device).unsqueeze(0) // \
+            torch.tensor([max(1, s.config.block_size) for s in slots], device=r.masked.device).unsqueeze(-1)
+        host["closed"] = ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)  # (A,)
     plan = r.revision
     revisions: dict[int, dict[str, Any]] = {}
     if plan is not None:
@@ -77,6 +83,8 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
                 rec.drift_selected = bool(host["drift_sel"][row])
                 rec.drift_tokens = bool(host["drift_tok"][row])
                 rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
+        if closing[row] and bool(host["closed"][row]):
+            rec.closing_forward = True  # SGLang runs one more forward on the finished block (`closes_blocks`)
         if bool(host["stopped"][row]):
             s.early_stop_step = s.step
         s.step += 1

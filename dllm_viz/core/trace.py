@@ -85,7 +85,12 @@ class StepRecord:
     edited_to: list[int] | None = None  # (e,) new ids (the raw argmax)
     edit_probs: list[float] | None = None  # (e,) raw probability of the new id (what cleared edit_threshold)
     edit_from_probs: list[float] | None = None  # (e,) raw probability of the old id
-    forwards: int | None = None  # forward passes of this step when not 1 (2: WINO's verify pass ran)
+    forwards: int | None = None  # forward passes of this step when not 1 (0: ReMDM reused the step before's
+    #                              p_x0; 2: a verify pass of its own ran, WINO's per-position canvases)
+    # SGLang's LowConfidence loop (`core.references.sglang.closes_blocks`): True at the step that fills a block's
+    # last masks, after which SGLang runs one more forward on the finished block (its `done` is computed
+    # before the step's update) that changes nothing. Counted in `Trace.nfe`; None elsewhere.
+    closing_forward: bool | None = None
 
     # A decode with an approximate cache (issue 31, `core.cache`), each None otherwise (and then left out):
     forward_kind: str | None = None  # what the forward was: "full", or a window of the "prefix" / "dual" cache
@@ -109,7 +114,7 @@ class StepRecord:
     # cache's and the sections. A version-1 trace has none of them, a version-2 trace no section.
     SECTIONS: ClassVar[tuple[str, ...]] = ("indel", "renoise")
     OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
-                                           "edited_to", "edit_probs", "edit_from_probs", "forwards",
+                                           "edited_to", "edit_probs", "edit_from_probs", "forwards", "closing_forward",
                                            "forward_kind", "computed", "forward_time", "drift", "drift_selected",
                                            "drift_tokens", "exact_confidence", *SECTIONS)
 
@@ -212,8 +217,11 @@ class Trace:
 
     @property
     def nfe(self) -> int:
-        """Forward passes that computed this request: one per step, two where a verify pass ran."""
-        return sum(rec.forwards or 1 for rec in self.steps)
+        """Forward passes that computed this request, as the engine the config follows counts them: one per
+        step (none where ReMDM reused the step before's p_x0, two where a verify pass of its own ran), and
+        SGLang's closing forward after each block where its LowConfidence loop runs one."""
+        return sum((1 if rec.forwards is None else rec.forwards) + (1 if rec.closing_forward else 0)
+                   for rec in self.steps)
 
     @property
     def nfe_saved(self) -> int | None:
