@@ -34,7 +34,7 @@ CODE_WORDS = {
     "True", "False", "None", "format", "config_json", "Shift", "Enter",  # Python values, field names, keys
     "early_stop", "early_stop_threshold", "block_schedule", "vocab_top_k", "confidence", "max_prob", "restart",
     "continue", "temperature_stages", "early", "middle", "late", "schedule",  # DecodeConfig's field names and values
-    "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence",  # the revision rules' names
+    "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence", "MDPO", "MaskGIT",  # the revision rules' names
     "JointThresholdInDel", "DELETE", "SPLIT",  # the insert/delete rule and its edit tokens (as MASK)
     "eta", "sigma", "sigma_max", "penalty_lambda", "logit", "Wilson",  # their knobs' symbols, the interval
     "DiffusionGemma", "Gemma", "Renoise", "transformers", "world", "renoise", "AUP",  # the renoising models, AUP

@@ -120,8 +120,16 @@ def _remdm(gen_length: int) -> dict[str, Any]:
 
 
 def _rcr(gen_length: int) -> dict[str, Any]:
-    # test_llada.py --rcr: diffusion_generate(steps, block_length=gen_length, temperature=0) with LLaDA's
-    # max-probability confidence and an even split of the steps (mode "linear"); two positions per step.
+    # test_llada.py --rcr: diffusion_generate(steps, block_length=gen_length, temperature=0, top_p=0.95) with
+    # the maximum probability (conf_alg "origin") and MaskGIT's linear split (mode "linear"), half as many
+    # steps as positions; the rule runs MDPO's own loop (the step budget is the schedule's `steps`).
+    return dict(schedule="fixed_steps", steps=max(1, gen_length // 2), temperature=0.0, confidence="max_prob",
+                top_p=0.95, revise="rcr_shipped")
+
+
+def _rcr_counted(gen_length: int) -> dict[str, Any]:
+    # dllm-viz's own RCR in counts: the decided tokens of the current block compete with its masks, LLaDA's
+    # even split of the steps, two positions per step.
     return dict(schedule="fixed_steps", steps=max(1, gen_length // 2), temperature=0.0, confidence="max_prob",
                 revise="rcr")
 
@@ -153,10 +161,18 @@ REVISION_PRESETS: dict[str, ShippedPreset] = {
         fields=_remdm,
     ),
     "rcr": ShippedPreset(
-        source="autonomousvision/mdpo, src/mdlm_generation_utils.py, diffusion_generate(rcr=True)",
-        note="decided tokens compete with the masks by the confidence they were decided with; the weakest "
-             "are re-masked",
+        source="autonomousvision/mdpo, src/mdlm_generation_utils.py, diffusion_generate(rcr=True) "
+               "(test_llada.py --rcr: top_p 0.95)",
+        note="MaskGIT's split; one running confidence over the whole sequence: each step fills the most "
+             "confident masks and re-masks the lowest; the prompt stays as given (MDPO may re-mask it at ties)",
         fields=_rcr,
+    ),
+    "rcr_counted": ShippedPreset(
+        source="dllm-viz's own rule (ours): dllm_viz/core/rules/rcr.py, after autonomousvision/mdpo's "
+               "diffusion_generate(rcr=True)",
+        note="ours, in counts: the current block's decided tokens compete with its masks by the confidence "
+             "they were decided with; the weakest are re-masked; LLaDA's split",
+        fields=_rcr_counted,
     ),
     **{name: p for name, p in rules.PRESETS.items() if name not in rules.CANVAS_PRESETS},
 }

@@ -305,7 +305,8 @@ STRINGS: dict[str, str] = {
     "info_revise": "what a step may take back to [MASK] or rewrite, inside the current block",
     "choice_revise_none": "a confirmed token is final (the article's loop)",
     "choice_revise_remdm": "ReMDM: re-mask decided tokens at random, confirm as many more",
-    "choice_revise_rcr": "RCR: re-mask the tokens decided with the lowest confidence",
+    "choice_revise_rcr": "RCR in counts (ours): re-mask the block's tokens decided with the lowest confidence",
+    "choice_revise_rcr_shipped": "RCR as MDPO runs it: one running confidence over the sequence, MaskGIT's split",
     "choice_revise_wino": "WINO: draft, then a verify pass takes back what it no longer supports",
     "choice_revise_joint_threshold": "LLaDA 2.1: rewrite visible tokens (needs a model that can edit)",
     "indel": "insert / delete rule",
@@ -355,7 +356,7 @@ STRINGS: dict[str, str] = {
     # ----- the presets as shipped -----------------------------------------------------------------
     "preset_llada21": "LLaDA 2.1 as shipped", "preset_llada22_indel": "LLaDA 2.2 insert/delete as shipped",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO as shipped",
-    "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped",
+    "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped", "preset_rcr_counted": "RCR in counts (ours)",
     "preset_eb_sampler": "SGLang EB-sampler", "gamma": "entropy budget γ (eb)",
     "info_gamma": "confirm the lowest-entropy masks while the entropies before each sum to at most this (nats)",
     # ----- the renoise canvas (DiffusionGemma, core/rules/renoise.py) ---------------------------------

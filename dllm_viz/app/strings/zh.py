@@ -116,7 +116,7 @@ STRINGS: dict[str, str] = {
     # ----- figures ----------------------------------------------------------------------------
     "fig_heatmap": "每步每个位置的置信度\n（□ = 在此确认）",
     "fig_heatmap_polluted": "调度所用的置信度：{src}\n（□ = 在此确认）", "fig_order": "去掩码顺序（颜色 = 确认的步）", "fig_steps": "每步：k、温度、置信度",
-    "aup_refused": "不予评分（d3LLM：末点比起点低 5 个百分点以上）",
+    "aup_refused": "不予评分（末点比起点低超过 5 个百分点）",
     "fig_task_curve": "正确答案 vs 每次前向的词数（阈值）",
     "task_curve_none": "任务模型的任务提示会在这里显示该任务族实测的曲线。", "task_model": "任务模型", "task_oracle": "精确模型",
     "axis_tpf": "每次前向确认的词数", "axis_right": "正确答案 %",
@@ -214,7 +214,8 @@ STRINGS: dict[str, str] = {
     "revise": "修订规则",
     "info_revise": "每一步可以在当前块内把哪些已确认的词撤回为 [MASK] 或改写",
     "choice_revise_none": "确认的词不再改变（文章的循环）",
-    "choice_revise_remdm": "ReMDM：随机把已确认的词重新掩码，再多确认同样多个", "choice_revise_rcr": "RCR：把确认时置信度最低的词重新掩码",
+    "choice_revise_remdm": "ReMDM：随机把已确认的词重新掩码，再多确认同样多个", "choice_revise_rcr": "RCR 计数版（本项目）：把当前块中确认时置信度最低的词重新掩码",
+    "choice_revise_rcr_shipped": "RCR 按 MDPO 原版运行：整个序列共用一个累计置信度，按 MaskGIT 划分步数",
     "choice_revise_wino": "WINO：先起草，再用一次验证前向撤回不再被支持的词",
     "choice_revise_joint_threshold": "LLaDA 2.1：改写可见的词（需要能改写的模型）",
     "indel": "插入 / 删除规则",
@@ -256,7 +257,7 @@ STRINGS: dict[str, str] = {
     # ----- the presets as shipped -----------------------------------------------------------------
     "preset_llada21": "LLaDA 2.1 原版规则", "preset_llada22_indel": "LLaDA 2.2 插入/删除 原版规则",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO 原版规则", "preset_remdm": "ReMDM 原版规则",
-    "preset_rcr": "RCR 原版规则",
+    "preset_rcr": "RCR 原版规则", "preset_rcr_counted": "RCR（本项目的计数版）",
     "preset_eb_sampler": "SGLang 熵上界采样", "gamma": "熵预算 γ（eb）",
     "info_gamma": "按熵从低到高确认掩码，只要它之前的熵之和不超过此值（奈特）",
     # ----- the renoise canvas (DiffusionGemma, core/rules/renoise.py) ---------------------------------

@@ -31,7 +31,7 @@ def _piece(trace: Trace, token_id: int | None) -> str:
 def score_name(trace: Trace, lang: str) -> str:
     """What a re-mask's recorded score is under the trace's rule (ReMDM: sigma; RCR: the confidence the
     token was decided with; WINO: its probability in the verify pass)."""
-    rule = trace.config.revise
+    rule = trace.config.revise.removesuffix("_shipped")  # the original's own loop records the same score
     return t(f"rv_score_{rule}", lang) if rule in ("remdm", "rcr", "wino") else t("rv_score", lang)
 
 
