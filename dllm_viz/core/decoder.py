@@ -27,8 +27,9 @@ from typing import Any, Callable, Protocol, Sequence
 import torch
 
 from dllm_viz.core import indel_decode, rules
-from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
+from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits
 from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
+from dllm_viz.core.forward import step_forward
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
@@ -36,10 +37,10 @@ from dllm_viz.core.record import step_records
 from dllm_viz.core.renoise_batch import decode_renoise
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.schedules import planned_steps
-from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
+from dllm_viz.core.step import StepResult, StepState, denoise_step, revision_targets, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
 from dllm_viz.models.base import (
-    Denoiser, can_edit, check_cache, check_denoiser, logits_hidden, model_device, model_max_length, model_name,
+    Denoiser, can_edit, check_cache, check_denoiser, model_device, model_max_length, model_name, shadow_kind,
 )
 
 
@@ -100,6 +101,7 @@ class _Rows:
     idx: torch.Tensor  # (A,) slot indices, in row order, on the device
     n: int  # longest prompt + gen_length: the forward's width
     set: RowSet  # spans in the canvas, StepParams, constant temperature
+    shadow: torch.Tensor | None = None  # (A,) bool: rows whose verify reads WINO's shadow block (None: no row)
 
 
 class DecodeBatch:
@@ -121,6 +123,7 @@ class DecodeBatch:
         self.model = model
         self.mask_id = int(model.mask_token_id)
         self.end_ids = end_of_text_ids(model)  # cut the text, drive the early stop
+        self.shadow = shadow_kind(model)  # how it takes WINO's shadow block (None: per-position canvases)
         self.device = torch.device(device) if device is not None else model_device(model)
         self.capacity, self.max_length = capacity, max_length
         self.record_candidates = record_candidates
@@ -250,7 +253,9 @@ class DecodeBatch:
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
         ids, attention = canvas[:, : r.n], self.attention[idx, : r.n]
-        fwd, seen, verified = self._forward(slots, idx_list, ids, attention, spans, masked, targets)
+        fwd, seen, verified = step_forward(self.model, self.caches, self.mask_id, idx_list, [s.config for s in slots],
+                                           [len(s.prompt_ids) for s in slots], ids, attention, spans, masked, targets,
+                                           r.shadow, r.set.params.block_size, self.edit_ids)
         noise = draw_noise([shared if (s.config.rng == "shared" and shared is not None) else s.generator
                             for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
 
@@ -282,41 +287,6 @@ class DecodeBatch:
         self.caches.commit()
         return records
 
-    def _forward(self, slots: list[Slot], idx_list: list[int], ids: torch.Tensor, attention: torch.Tensor,
-                 spans: Spans, masked: torch.Tensor, targets: RevisionTargets | None
-                 ) -> tuple[RowsForward, torch.Tensor | None, torch.Tensor | None]:
-        """(1) The forward of the step: the logits at the masked positions each row's forward scores
-        (`core.cache.forward_rows`: all of them, or a cached window's current block), and `seen (K, 1, V)`
-        at the decided positions the rows' revision rules read (None when none), from the same forward
-        or, for a verify pass, `logits_hidden`; with `(A,)` bool, the rows whose verify pass ran (None
-        when none did). A row has a cache or a revision rule, never both (DecodeConfig refuses it)."""
-        read, hidden = None, None  # (A, G): where the forward reads for the rules, where the verify pass does
-        if targets is not None and targets.any:
-            if targets.hidden_count:
-                hidden = targets.hidden_where  # (the targets know where the verify pass reads)
-                if hidden is None:
-                    hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
-            if targets.count > targets.hidden_count:  # some positions are read by the forward itself
-                read = targets.where if hidden is None else targets.where & ~hidden
-        fwd = forward_rows(self.model, self.caches, idx_list, [s.config for s in slots],
-                           [len(s.prompt_ids) for s in slots], ids, attention, spans.pos, masked, also=read)
-        if targets is None or not targets.any:
-            return fwd, None, None
-        seen = None if fwd.also is None else candidate_logits(fwd.also, self.mask_id, self.edit_ids)  # (F, 1, V)
-        verified = None
-        if hidden is not None:
-            hr, hc = hidden.nonzero(as_tuple=True)
-            verify = candidate_logits(logits_hidden(self.model, ids, attention, hr, spans.pos[hr, hc]),
-                                      self.mask_id, self.edit_ids)  # (H, 1, V): the verify pass
-            verified = hidden.any(-1)
-            if seen is None:
-                seen = verify
-            else:  # rows of both kinds: place each pass's logits in row-major order
-                both = seen.new_empty((targets.count, 1, seen.shape[-1]))
-                both[~targets.hidden], both[targets.hidden] = seen, verify
-                seen = both
-        return fwd, seen, verified
-
     def _drift(self, fwd: RowsForward, result: StepResult, r: _Rows, state: StepState, noise: torch.Tensor,
                slots: list[Slot], ids: torch.Tensor, attention: torch.Tensor, pos: torch.Tensor) -> Drift | None:
         """The cache drift diagnostic (`DecodeConfig.cache_drift`): the same step on the exact logits of
@@ -335,10 +305,12 @@ class DecodeBatch:
         def build() -> _Rows:
             idx = torch.tensor(idx_list, device=self.device)
             spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
+            shadowed = [self.shadow is not None and rules.REVISIONS[s.config.revise].shadow(s.config) for s in slots]
             return _Rows(idx=idx, n=max(s.length for s in slots),
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
                                           device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
-                                          prompt_lengths=[len(s.prompt_ids) for s in slots]))
+                                          prompt_lengths=[len(s.prompt_ids) for s in slots]),
+                         shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None)
 
         return self._row_sets.get(slots, build)
 

@@ -103,10 +103,17 @@ def _llada21(gen_length: int) -> dict[str, Any]:
 
 def _wino(gen_length: int) -> dict[str, Any]:
     # decoding_wino(threshold=0.6, threshold_back=0.9, temperature=0., block_length=128): LLaDA's draw and raw
-    # probability, every mask above 0.6 (at least one, at most WINO's cap), drafts below 0.9 taken back.
+    # probability, every mask above 0.6 (at least one, at most WINO's cap), drafts below 0.9 taken back; the
+    # verify read from WINO's shadow block in the step's one forward, in float64, with WINO's ties.
     return dict(schedule="threshold", threshold=0.6, threshold_strict=True, min_k=1,
                 block_length=_blocks_of(gen_length, 128), temperature=0.0, confidence="max_prob",
-                confidence_from="sampled_raw", sample_scope="all", revise="wino", verify_threshold=0.9)
+                confidence_from="sampled_raw", sample_scope="all", revise="wino", verify_threshold=0.9,
+                verify_pass="shadow")
+
+
+def _wino_canvases(gen_length: int) -> dict[str, Any]:
+    # Ours: WINO's draft and take-back with a verify pass of its own, one canvas per decided position.
+    return dict(_wino(gen_length), verify_pass="canvases")
 
 
 def _remdm(gen_length: int) -> dict[str, Any]:
@@ -151,8 +158,16 @@ REVISION_PRESETS: dict[str, ShippedPreset] = {
     ),
     "wino": ShippedPreset(
         source="Feng-Hong/WINO-DLLM, LLaDA/decoding.py, decoding_wino()",
-        note="draft every mask above 0.6 (capped), take back drafts whose verify probability < 0.9",
+        note="draft every mask above 0.6 (capped), take back drafts whose verify probability < 0.9, read from "
+             "the shadow block in the step's one forward",
         fields=_wino,
+    ),
+    "wino_canvases": ShippedPreset(
+        source="dllm-viz's own verify pass (ours): dllm_viz/models/base.py logits_hidden, around "
+               "Feng-Hong/WINO-DLLM's decoding_wino()",
+        note="ours: WINO's draft and take-back, verified by a pass of its own, one canvas per decided position "
+             "(two forwards a step)",
+        fields=_wino_canvases,
     ),
     "remdm": ShippedPreset(
         source="kuleshov-group/remdm, diffusion.py, Diffusion._ddpm_caching_update with sampler='remdm-loop' "

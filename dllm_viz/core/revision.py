@@ -59,6 +59,8 @@ class RevisionParams:
     keeps_conf: bool = True  # some row's rule reads `RevisionState.decided_conf` (rcr, remdm's conf sigma)
     owns: bool = False  # some row's rule owns the step (`Revision.owns`: the original's own loop)
     names: tuple[str, ...] = ()  # each row's rule, host-side (`rows_of`)
+    wide_reads: torch.Tensor | None = None  # (A,) bool: rows whose rule reads float64 verify probabilities
+    any_wide: bool = False
     prompt_length: torch.Tensor | None = None  # (A,) long: canvas columns before each row's span (owning rules)
     _constants: dict = field(default_factory=dict, compare=False, repr=False)  # see `constants`
 
@@ -83,6 +85,8 @@ class RevisionParams:
             keeps_conf=any(p.keeps_conf(c) or p.owns for p, c in zip(plugins, cs)),
             owns=any(p.owns for p in plugins),
             names=tuple(c.revise for c in cs),
+            wide_reads=col([p.reads_wide(c) for p, c in zip(plugins, cs)], torch.bool),
+            any_wide=any(p.reads_wide(c) for p, c in zip(plugins, cs)),
             prompt_length=col(list(prompt_lengths) if prompt_lengths is not None else [0] * len(cs)),
         )
 
@@ -224,8 +228,11 @@ def revision_inputs(logits: torch.Tensor, masked: torch.Tensor, rp: RevisionPara
             seen = rest[0] if rest else seen
     read = None
     if K:
+        wide = None
+        if rp.any_wide:  # the verify probabilities of these rows in float64 (their code's softmax)
+            wide = rp.wide_reads.unsqueeze(-1).expand_as(targets.where)[targets.where]  # type: ignore[union-attr]
         read = Seen.from_logits(seen, targets.where, current, targets.hidden,  # type: ignore[union-attr, arg-type]
-                                n_verify=targets.hidden_count)  # type: ignore[union-attr]
+                                n_verify=targets.hidden_count, wide=wide)  # type: ignore[union-attr]
     return RevisionInputs(logits=logits, current=current, valid=valid, seen=read, state=state, decided=decided)
 
 
@@ -253,12 +260,12 @@ def revise(inputs: RevisionInputs, rp: RevisionParams, conf: torch.Tensor, eligi
     seen = inputs.seen
     if seen is None and rp.reads:  # none of those rows has a decided token
         seen = Seen(where=torch.zeros_like(inputs.decided))
-    extra = {}
-    if rp.owns:
-        if whole is None:
-            raise ValueError("whole=None is invalid: a rule that owns the step reads the whole row")
-        extra = dict(masked=whole.masked, valid=inputs.valid, block=block, block_size=whole.block_size,
-                     steps_per_block=whole.steps_per_block, x=whole.x, coins=whole.coins)
+    extra: dict[str, Any] = dict(valid=inputs.valid, block=block)
+    if whole is not None:
+        extra.update(masked=whole.masked, block_size=whole.block_size, steps_per_block=whole.steps_per_block,
+                     x=whole.x, coins=whole.coins)
+    elif rp.owns:
+        raise ValueError("whole=None is invalid: a rule that owns the step reads the whole row")
     ctx = Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count, current=inputs.current,
                   uniform=uniform, block_step=block_step, may_remask=guard(block_step, rp.bound), params=rp,
                   state=st, seen=seen, **extra)

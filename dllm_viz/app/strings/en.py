@@ -336,6 +336,11 @@ STRINGS: dict[str, str] = {
     "info_remask_loop_steps": "extra steps that re-mask and re-confirm; each is a forward pass",
     "verify_threshold": "WINO verify threshold",
     "info_verify_threshold": "a decided token whose probability, with itself hidden, is below this goes back",
+    "verify_pass": "WINO verify pass",
+    "info_verify_pass": "shadow: WINO's, the verify read from a shadow block in the step's one forward; canvases: "
+                        "ours, one canvas per decided position, a second forward",
+    "choice_verify_pass_shadow": "shadow block in the step's forward (WINO's)",
+    "choice_verify_pass_canvases": "one canvas per decided position (ours)",
     "edit_threshold": "edit threshold",
     "info_edit_threshold": "rewrite a visible token where another token's probability is above this",
     "max_post_edit_steps": "edit-only steps per block",
@@ -356,7 +361,7 @@ STRINGS: dict[str, str] = {
     # ----- the presets as shipped -----------------------------------------------------------------
     "preset_llada21": "LLaDA 2.1 as shipped", "preset_llada22_indel": "LLaDA 2.2 insert/delete as shipped",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO as shipped",
-    "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped", "preset_rcr_counted": "RCR in counts (ours)",
+    "preset_remdm": "ReMDM as shipped", "preset_rcr": "RCR as shipped", "preset_rcr_counted": "RCR in counts (ours)", "preset_wino_canvases": "WINO, verify by canvases (ours)",
     "preset_eb_sampler": "SGLang EB-sampler", "gamma": "entropy budget γ (eb)",
     "info_gamma": "confirm the lowest-entropy masks while the entropies before each sum to at most this (nats)",
     # ----- the renoise canvas (DiffusionGemma, core/rules/renoise.py) ---------------------------------

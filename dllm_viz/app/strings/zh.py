@@ -241,6 +241,10 @@ STRINGS: dict[str, str] = {
     "info_remask_loop_steps": "额外的重新掩码、重新确认的步；每步都是一次前向",
     "verify_threshold": "WINO 验证阈值",
     "info_verify_threshold": "把自身遮住后概率低于此值的已确认词被撤回",
+    "verify_pass": "WINO 验证方式",
+    "info_verify_pass": "影子块：WINO 的做法，验证概率来自本步唯一一次前向里附加的影子块；逐位置画布：本项目的做法，每个已确认位置一张画布，多一次前向",
+    "choice_verify_pass_shadow": "本步前向中的影子块（WINO 原版）",
+    "choice_verify_pass_canvases": "每个已确认位置一张画布（本项目）",
     "edit_threshold": "改写阈值",
     "info_edit_threshold": "另一个词的概率高于此值时改写可见的词",
     "max_post_edit_steps": "每块仅改写的步数",
@@ -257,7 +261,7 @@ STRINGS: dict[str, str] = {
     # ----- the presets as shipped -----------------------------------------------------------------
     "preset_llada21": "LLaDA 2.1 原版规则", "preset_llada22_indel": "LLaDA 2.2 插入/删除 原版规则",
     "preset_sglang_low_confidence": "SGLang LowConfidence", "preset_wino": "WINO 原版规则", "preset_remdm": "ReMDM 原版规则",
-    "preset_rcr": "RCR 原版规则", "preset_rcr_counted": "RCR（本项目的计数版）",
+    "preset_rcr": "RCR 原版规则", "preset_rcr_counted": "RCR（本项目的计数版）", "preset_wino_canvases": "WINO（本项目：逐位置画布验证）",
     "preset_eb_sampler": "SGLang 熵上界采样", "gamma": "熵预算 γ（eb）",
     "info_gamma": "按熵从低到高确认掩码，只要它之前的熵之和不超过此值（奈特）",
     # ----- the renoise canvas (DiffusionGemma, core/rules/renoise.py) ---------------------------------

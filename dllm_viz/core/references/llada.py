@@ -39,6 +39,10 @@ class Reference:
     wide: Callable[[torch.dtype], bool]  # logits' dtype -> it computes the softmax and ranks in float64
     ranks_all: bool  # topk over every eligible position, the first `count` kept (else topk of k=count)
     source: str  # repository, file and function
+    keeps_mask: bool = True  # the mask token stays a candidate in a young row (its code's softmax keeps it)
+    tail: Callable[[Any], int] = lambda config: 0  # config -> columns its code's row has after the canvas
+    #                                               (WINO's shadow block), -inf there
+    first_max: bool = False  # a pick of one is its code's `torch.argmax` (the first maximum), not `topk(k=1)`
 
 
 def _follows(config: Any) -> bool:
@@ -80,10 +84,14 @@ def pick(quirks: Any, selected: torch.Tensor, conf: torch.Tensor, eligible: torc
     for r in quirks.rows.nonzero().flatten().tolist():
         ref = quirks.refs[r]
         p, g, n = int(P[r]), int(G[r]), int(count[r])
-        row = torch.full((p + g,), float("-inf"), dtype=torch.float64, device=conf.device)
-        row[p:] = conf[r, :g].double().masked_fill(~eligible[r, :g], float("-inf"))
+        row = torch.full((p + g + quirks.tails[r],), float("-inf"), dtype=torch.float64, device=conf.device)
+        row[p:p + g] = conf[r, :g].double().masked_fill(~eligible[r, :g], float("-inf"))
         k = int(eligible[r].sum()) if ref.ranks_all else n
-        picks = torch.topk(row.to(torch.float64 if ref.wide(dtype) else dtype), k).indices[:n] - p  # (n,)
+        row = row.to(torch.float64 if ref.wide(dtype) else dtype)
+        if n == 1 and ref.first_max:  # its code's torch.argmax: the first maximum
+            picks = row.argmax().view(1) - p
+        else:
+            picks = torch.topk(row, k).indices[:n] - p  # (n,)
         out[r] = False
         out[r, picks] = True
     return out

@@ -114,6 +114,9 @@ class Revision(Plugin):
     extra_steps: Callable[[Any], int] = _none  # config -> steps a block may take beyond the schedule's (a bound)
     adds_steps: Callable[[Any], bool] = _never  # config -> the step count is known only afterwards
     keeps_conf: Callable[[Any], bool] = _never  # config -> it reads the confidence each token was decided with
+    reads_wide: Callable[[Any], bool] = _never  # config -> it reads its verify probabilities in float64 (its code's)
+    shadow: Callable[[Any], bool] = _never  # config -> its "hidden" reads come from a shadow block in the step's
+    #                                         forward (WINO's; `models.base.logits_shadow`) where the model takes one
     owns: bool = False  # it runs the original's own loop: its plan decides what each step confirms and the tokens
     #                     (`Plan.owns`), in any block, and what each position's confidence carries on
     # (logits (K, 1, V), where (A, G), current (A, G), block_size (A,), knobs) -> the logits it decides from
