@@ -28,7 +28,7 @@ import torch
 
 from dllm_viz.core import indel_decode, rules
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits
-from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
+from dllm_viz.core.canvas import Coins, PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
 from dllm_viz.core.forward import step_forward
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
@@ -102,6 +102,7 @@ class _Rows:
     n: int  # longest prompt + gen_length: the forward's width
     set: RowSet  # spans in the canvas, StepParams, constant temperature
     shadow: torch.Tensor | None = None  # (A,) bool: rows whose verify reads WINO's shadow block (None: no row)
+    coins: list[bool] | None = None  # rows whose rule draws its own coins (`canvas.Coins`; None: no row)
 
 
 class DecodeBatch:
@@ -143,6 +144,8 @@ class DecodeBatch:
         self.rev_counter, self.rev_hold = z(), torch.zeros(S, dtype=torch.bool, device=dev)
         self.decided_conf = torch.zeros(S, max_length, dtype=torch.float32, device=dev)  # (S, N) from column 0
         self.slots: dict[int, Slot] = {}
+        # The logits at its masks of each slot whose rule reuses them at its next step (ReMDM's p_x0 cache).
+        self.reused: dict[int, torch.Tensor] = {}
         self._row_sets: PerRows[_Rows] = PerRows()
         # The insert/delete rows (`core.indel_decode`): their rule's state; the model's edit tokens.
         self.indel_rows = Carried()
@@ -184,6 +187,7 @@ class DecodeBatch:
         self.rev_counter[index], self.rev_hold[index], self.decided_conf[index] = 0, False, 0.0
         self.slots[index] = slot
         self.caches.drop(index)
+        self.reused.pop(index, None)
         if tokens is not None:
             self.edit_tokens, self.n_indel = tokens, self.n_indel + 1
         return slot
@@ -197,6 +201,7 @@ class DecodeBatch:
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
         self.caches.drop(index)
+        self.reused.pop(index, None)
         self.n_indel -= self.slots[index].config.indel != "none"
         return self.slots.pop(index)
 
@@ -253,16 +258,28 @@ class DecodeBatch:
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
         ids, attention = canvas[:, : r.n], self.attention[idx, : r.n]
+        reused = [a for a, i in enumerate(idx_list) if i in self.reused]  # rows that run no forward (ReMDM's cache)
         fwd, seen, verified = step_forward(self.model, self.caches, self.mask_id, idx_list, [s.config for s in slots],
                                            [len(s.prompt_ids) for s in slots], ids, attention, spans, masked, targets,
-                                           r.shadow, r.set.params.block_size, self.edit_ids)
-        noise = draw_noise([shared if (s.config.rng == "shared" and shared is not None) else s.generator
-                            for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
+                                           r.shadow, r.set.params.block_size, self.edit_ids,
+                                           {a: self.reused[idx_list[a]] for a in reused})
+        coins = r.coins  # (A,) bool | None: rows whose rule draws its own coins, and none of the step's uniforms
+        noise = draw_noise([None if coins is not None and coins[a] else shared
+                            if (s.config.rng == "shared" and shared is not None) else s.generator
+                            for a, s in enumerate(slots)], [s.config.gen_length for s in slots], self.device)
 
         # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
         result = denoise_step(step_logits(fwd.logits), fwd.scored, params, state, noise,  # the step masks the mask id
                               top=self.record_candidates, current=current, valid=spans.valid, seen=seen,
-                              targets=targets)
+                              targets=targets,
+                              coins=Coins([s.generator if coins[a] else None for a, s in enumerate(slots)])
+                              if coins is not None else None)
+        keep: dict[int, torch.Tensor] = {}  # the logits the rows' next step reuses (kept once the step succeeds)
+        if result.revision is not None and result.revision.reuse is not None:
+            at = masked.flatten().cumsum(0).sub(1).view(masked.shape)  # (A, G) each mask's packed row
+            for a, k in enumerate(result.revision.reuse.tolist()):
+                if k:
+                    keep[idx_list[a]] = fwd.logits[at[a][masked[a]]].clone()
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
         # (5) commit, and keep the schedule state.
@@ -283,8 +300,11 @@ class DecodeBatch:
         # the ones it left unscored are still to do.
         remaining = result.remaining + (masked & ~fwd.scored).sum(-1)  # (A,)
         records = step_records(slots, idx_list, result, current, verified, remaining, fwd, drifts,
-                               candidates=self.record_candidates)
+                               candidates=self.record_candidates, reused=reused)
         self.caches.commit()
+        for i in idx_list:
+            self.reused.pop(i, None)
+        self.reused.update(keep)
         return records
 
     def _drift(self, fwd: RowsForward, result: StepResult, r: _Rows, state: StepState, noise: torch.Tensor,
@@ -306,11 +326,13 @@ class DecodeBatch:
             idx = torch.tensor(idx_list, device=self.device)
             spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
             shadowed = [self.shadow is not None and rules.REVISIONS[s.config.revise].shadow(s.config) for s in slots]
+            coins = [rules.REVISIONS[s.config.revise].coins(s.config) for s in slots]
             return _Rows(idx=idx, n=max(s.length for s in slots),
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
                                           device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]),
-                         shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None)
+                         shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None,
+                         coins=coins if any(coins) else None)
 
         return self._row_sets.get(slots, build)
 

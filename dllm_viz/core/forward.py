@@ -27,15 +27,19 @@ from dllm_viz.models.base import logits_hidden
 def step_forward(model: Any, caches: CacheStore, mask_id: int, slots: Sequence[int], configs: Sequence[DecodeConfig],
                  prompt_lengths: Sequence[int], ids: torch.Tensor, attention: torch.Tensor, spans: Spans,
                  masked: torch.Tensor, targets: RevisionTargets | None, shadow: torch.Tensor | None,
-                 block_size: torch.Tensor, edit_ids: tuple[int, ...] = ()
+                 block_size: torch.Tensor, edit_ids: tuple[int, ...] = (), reused: dict[int, torch.Tensor] | None = None
                  ) -> tuple[RowsForward, torch.Tensor | None, torch.Tensor | None]:
     """The logits at the masked positions each row's forward scores (all of them, or a cached window's
     current block), and `seen (K, 1, V)` at the decided positions the rows' revision rules read (None when
     none), from the same forward: the canvas rows, or WINO's shadow rows in the `shadow (A,)` rows (None: no
     row), or from a verify pass of its own; with `(A,)` bool, the rows whose verify pass of its own ran (None
     when none did). `ids, attention (A, n)`: the canvas rows; `block_size (A,)`; `edit_ids`: the model's edit
-    tokens, never a candidate where a rule reads. A row has a cache or a revision rule, never both
-    (DecodeConfig refuses it)."""
+    tokens, never a candidate where a rule reads; `reused`: row -> the logits `(m, V)` at its masks from the
+    step before, for a row that runs no forward (ReMDM reuses its p_x0 when a step changed nothing: the canvas,
+    and so its masks, are the same). A row has a cache or a revision rule, never both (DecodeConfig refuses it)."""
+    if reused:
+        return _reusing(model, caches, mask_id, slots, configs, prompt_lengths, ids, attention, spans, masked,
+                        targets, shadow, block_size, edit_ids, reused)
     read, hidden = None, None  # (A, G): where the forward reads for the rules, where the verify pass does
     if targets is not None and targets.any:
         if targets.hidden_count:
@@ -63,6 +67,32 @@ def step_forward(model: Any, caches: CacheStore, mask_id: int, slots: Sequence[i
             both[~targets.hidden], both[targets.hidden] = seen, verify
             seen = both
     return fwd, seen, verified
+
+
+def _reusing(model: Any, caches: CacheStore, mask_id: int, slots: Sequence[int], configs: Sequence[DecodeConfig],
+             prompt_lengths: Sequence[int], ids: torch.Tensor, attention: torch.Tensor, spans: Spans,
+             masked: torch.Tensor, targets: RevisionTargets | None, shadow: torch.Tensor | None,
+             block_size: torch.Tensor, edit_ids: tuple[int, ...], reused: dict[int, torch.Tensor]
+             ) -> tuple[RowsForward, torch.Tensor | None, torch.Tensor | None]:
+    """`step_forward` where the rows of `reused` take their logits from it and the others run the forward (none
+    when every row reuses). A reusing rule reads no decided position (ReMDM), so `seen` is the others'."""
+    rows = list(reused)
+    computed = masked.clone()
+    computed[rows] = False
+    at = masked.flatten().cumsum(0).sub(1).view(masked.shape)  # (A, G) each mask's row in the packed logits
+    some = next(iter(reused.values()))
+    logits = some.new_empty(int(masked.sum()), some.shape[-1])
+    fwd, seen, verified = None, None, None
+    if len(rows) < masked.shape[0]:
+        fwd, seen, verified = step_forward(model, caches, mask_id, slots, configs, prompt_lengths, ids, attention,
+                                           spans, computed, targets, shadow, block_size, edit_ids)
+        logits[at[fwd.scored]] = fwd.logits.to(logits.dtype)
+    for a, got in reused.items():
+        logits[at[a][masked[a]]] = got
+    A = masked.shape[0]
+    return (RowsForward(logits=logits, scored=masked, forwards=fwd.forwards if fwd else [None] * A,
+                        seconds=fwd.seconds if fwd else [None] * A, also=fwd.also if fwd else None,
+                        shadow=fwd.shadow if fwd else None), seen, verified)
 
 
 def _verify(model: Any, mask_id: int, edit_ids: tuple[int, ...], ids: torch.Tensor, attention: torch.Tensor,

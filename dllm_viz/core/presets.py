@@ -117,9 +117,16 @@ def _wino_canvases(gen_length: int) -> dict[str, Any]:
 
 
 def _remdm(gen_length: int) -> dict[str, Any]:
-    # scripts/remdm-loop.sh: eta 0.02, alpha_on 0.9, nucleus 0.9 at T = 1, half the steps in the loop
-    # (t_on 0.55, t_off 0.05); MDLM unmasks at random positions (confidence "random") on its log-linear
-    # schedule, whose expected counts are linear_time's.
+    # scripts/remdm-loop.sh: sampling.steps = the length, nucleus 0.9, eta 0.02, t_on 0.55, t_off 0.05, alpha_on
+    # 0.9; the rule runs ReMDM's own loop by time, a coin per position (the schedule's `steps` is its budget).
+    return dict(schedule="fixed_steps", steps=max(1, gen_length), temperature=1.0, top_p=0.9, revise="remdm_shipped",
+                remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9, remask_t_on=0.55, remask_t_off=0.05)
+
+
+def _remdm_counted(gen_length: int) -> dict[str, Any]:
+    # Ours, in counts: eta 0.02, alpha_on 0.9, nucleus 0.9 at T = 1, half the steps in the loop (t_on 0.55,
+    # t_off 0.05); MDLM's random unmasking (confidence "random") on its log-linear schedule, whose expected
+    # counts are linear_time's.
     steps = max(1, gen_length // 2)
     return dict(schedule="linear_time", steps=steps, temperature=1.0, top_p=0.9, confidence="random",
                 revise="remdm", remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9,
@@ -172,8 +179,16 @@ REVISION_PRESETS: dict[str, ShippedPreset] = {
     "remdm": ShippedPreset(
         source="kuleshov-group/remdm, diffusion.py, Diffusion._ddpm_caching_update with sampler='remdm-loop' "
                "(scripts/remdm-loop.sh)",
-        note="MDLM's random unmasking; at 90% visible, a loop that re-masks each token with probability 0.02",
+        note="a coin per position by time: MDLM until t = 0.55, a loop that re-masks each token with probability "
+             "0.02 until 0.05, MDLM to the end, then noise removal; the coins from the request's own generator",
         fields=_remdm,
+    ),
+    "remdm_counted": ShippedPreset(
+        source="dllm-viz's own rule (ours): dllm_viz/core/rules/remdm.py, after kuleshov-group/remdm's "
+               "diffusion.py (remdm-loop)",
+        note="ours, in counts: MDLM's random unmasking; at 90% visible, a loop that re-masks each token with "
+             "probability 0.02 and confirms as many",
+        fields=_remdm_counted,
     ),
     "rcr": ShippedPreset(
         source="autonomousvision/mdpo, src/mdlm_generation_utils.py, diffusion_generate(rcr=True) "

@@ -19,9 +19,10 @@ from dllm_viz.core.trace import StepRecord, quantize
 
 def step_records(slots: list[Any], idx_list: list[int], result: StepResult, current: torch.Tensor,
                  verified: torch.Tensor | None, remaining: torch.Tensor, fwd: RowsForward,
-                 drifts: Drift | None, *, candidates: int) -> dict[int, StepRecord]:
+                 drifts: Drift | None, *, candidates: int, reused: list[int] | None = None) -> dict[int, StepRecord]:
     """Each slot's StepRecord from the step's result (`candidates` raw candidates per position), with one
-    device-to-host transfer per tensor; advances the slots' host-side counters (`core.decoder.Slot`)."""
+    device-to-host transfer per tensor; advances the slots' host-side counters (`core.decoder.Slot`). The
+    rows `reused` ran no forward (their logits were the step before's: `StepRecord.forwards` 0)."""
     nan, r = float("nan"), result
     # Order each row's selected positions by confidence, most confident first.
     sel_order = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
@@ -83,6 +84,8 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
                 rec.drift_selected = bool(host["drift_sel"][row])
                 rec.drift_tokens = bool(host["drift_tok"][row])
                 rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
+        if reused and row in reused:
+            rec.forwards = 0  # ReMDM reused the step before's p_x0: no forward, as ReMDM counts
         if closing[row] and bool(host["closed"][row]):
             rec.closing_forward = True  # SGLang runs one more forward on the finished block (`closes_blocks`)
         if bool(host["stopped"][row]):

@@ -244,7 +244,8 @@ class Whole:
     block_size: torch.Tensor  # (A,) long
     steps_per_block: torch.Tensor  # (A,) long
     x: Any  # core.packed.Packed
-    coins: Any = None  # Coins | None
+    coins: Any = None  # core.canvas.Coins | None
+    mask_token_id: int | None = None
 
 
 def revise(inputs: RevisionInputs, rp: RevisionParams, conf: torch.Tensor, eligible: torch.Tensor,
@@ -263,7 +264,7 @@ def revise(inputs: RevisionInputs, rp: RevisionParams, conf: torch.Tensor, eligi
     extra: dict[str, Any] = dict(valid=inputs.valid, block=block)
     if whole is not None:
         extra.update(masked=whole.masked, block_size=whole.block_size, steps_per_block=whole.steps_per_block,
-                     x=whole.x, coins=whole.coins)
+                     x=whole.x, coins=whole.coins, mask_token_id=whole.mask_token_id)
     elif rp.owns:
         raise ValueError("whole=None is invalid: a rule that owns the step reads the whole row")
     ctx = Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count, current=inputs.current,

@@ -251,7 +251,7 @@ def denoise_step(
     plan = None
     if plan_in is not None:  # (3') the revision rules: what to take back or rewrite, and how many to confirm
         whole = Whole(masked=masked, block_size=params.block_size, steps_per_block=params.steps_per_block, x=x,
-                      coins=coins)
+                      coins=coins, mask_token_id=params.mask_token_id)
         plan = revise(plan_in, rp, conf, eligible, count, block, state.block, block_step, noise[:, 1], whole)
         count = plan.count if plan.owns is None else torch.where(plan.owns, 0, plan.count)
     chosen = select_top(rank(conf, q, params.schedule_id, set(params.schedules)), eligible, count)  # (3) which

@@ -117,6 +117,9 @@ class Revision(Plugin):
     reads_wide: Callable[[Any], bool] = _never  # config -> it reads its verify probabilities in float64 (its code's)
     shadow: Callable[[Any], bool] = _never  # config -> its "hidden" reads come from a shadow block in the step's
     #                                         forward (WINO's; `models.base.logits_shadow`) where the model takes one
+    coins: Callable[[Any], bool] = _never  # config -> it draws its own uniforms per position and token from the
+    #                                        request's generator (`core.canvas.Coins`), and the step's none
+    reuses: Callable[[Any], bool] = _never  # config -> a step may reuse the step before's logits (`Plan.reuse`)
     owns: bool = False  # it runs the original's own loop: its plan decides what each step confirms and the tokens
     #                     (`Plan.owns`), in any block, and what each position's confidence carries on
     # (logits (K, 1, V), where (A, G), current (A, G), block_size (A,), knobs) -> the logits it decides from
@@ -301,7 +304,8 @@ class Context:
     block_size: torch.Tensor | None = None  # (A,) long: positions per block
     steps_per_block: torch.Tensor | None = None  # (A,) long: the step budget of one block (`DecodeConfig.total_steps`)
     x: Any = None  # core.packed.Packed: the step's logits at `masked`, packed row-major, with each one's uniforms
-    coins: Any = None  # core.revision.Coins | None: the rows' own float64 uniforms per position and token
+    coins: Any = None  # core.canvas.Coins | None: the rows' own float64 uniforms per position and token
+    mask_token_id: int | None = None  # the model's mask token
 
     @property
     def knobs(self) -> Columns:
@@ -345,6 +349,7 @@ class Plan:
     chosen: torch.Tensor | None = None  # (A, G) bool
     chosen_tokens: torch.Tensor | None = None  # (A, G) long; -1 elsewhere
     next_conf: torch.Tensor | None = None  # (A, G) float32
+    reuse: torch.Tensor | None = None  # (A,) bool: nothing changed, and the next step reuses these logits (no forward)
 
     @classmethod
     def keep(cls, ctx: Context) -> Plan:
