@@ -38,8 +38,9 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     wrong_from = any(s.config.confidence_from != "raw" for s in slots)
     if wrong_from:
         host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
-    if candidates:
-        host["cand_p"], host["cand_i"] = r.candidates(candidates)
+    if candidates:  # packed: only the masked positions have candidates
+        top_p, top_i = r.raw.top  # (M, 1, N) each
+        host["cand_p"], host["cand_i"] = top_p[:, 0, :candidates], top_i[:, 0, :candidates]
     closing = [closes_blocks(s.config) for s in slots]
     if any(closing):  # SGLang's LowConfidence: the steps that leave their block without a mask
         blocks = torch.arange(r.masked.shape[1], device=r.masked.device).unsqueeze(0) // \
@@ -50,26 +51,34 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     if plan is not None:
         revisions = revision_fields(plan, current, verified)
     host = {k: v.cpu() for k, v in host.items()}
+    # Every row at once: one rounding pass and one conversion to lists per field (`quantize` of a tensor).
+    lists = {"masked": host["masked"].tolist(), "argmax": host["argmax"].tolist(), "tokens": host["tokens"].tolist(),
+             "conf": quantize(host["conf"].double()), "logp": quantize(host["logp"].double()),
+             "sel_order": host["sel_order"].tolist(), "count": host["count"].tolist(), "block": host["block"].tolist(),
+             "temperature": host["temperature"].tolist()}
+    if wrong_from:
+        lists["raw_conf"] = quantize(host["raw_conf"].double())
+    if candidates:
+        lists["cand_i"], lists["cand_p"] = host["cand_i"].tolist(), quantize(host["cand_p"].double())  # (M, n)
+        first = [0] + host["masked"].sum(-1).cumsum(0).tolist()  # each row's first packed position
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
         G = s.config.gen_length
-        n_sel = int(host["count"][row])
-        sel = host["sel_order"][row, :n_sel].tolist()
-        masked_row = host["masked"][row, :G].tolist()
+        n_sel = lists["count"][row]
+        sel = lists["sel_order"][row][:n_sel]
+        masked_row = lists["masked"][row][:G]
+        tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
         rec = StepRecord(
-            step=s.step, block=int(host["block"][row]), k=n_sel,
-            temperature=round(float(host["temperature"][row]), 6),
-            confidence=quantize(host["conf"][row, :G].double().tolist()),
-            argmax=host["argmax"][row, :G].tolist(),
-            selected=sel, tokens=host["tokens"][row, sel].tolist(),
-            logprobs=quantize(host["logp"][row, sel].double().tolist()),
+            step=s.step, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
+            confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
+            selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel],
         )
         if wrong_from and s.config.confidence_from != "raw":
-            rec.raw_confidence = quantize(host["raw_conf"][row, :G].double().tolist())
+            rec.raw_confidence = lists["raw_conf"][row][:G]
         if candidates:
-            ids, ps = host["cand_i"][row, :G].tolist(), host["cand_p"][row, :G].double().tolist()
-            rec.candidates = [c if m else [] for c, m in zip(ids, masked_row)]
-            rec.candidate_probs = [quantize(p) if m else [] for p, m in zip(ps, masked_row)]
+            ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), iter(lists["cand_p"][first[row]:first[row + 1]])
+            rec.candidates = [next(ids) if m else [] for m in masked_row]
+            rec.candidate_probs = [next(ps) if m else [] for m in masked_row]
         if plan is not None:
             for key, values in revisions.get(row, {}).items():
                 setattr(rec, key, values)

@@ -238,7 +238,7 @@ def denoise_step(
         logits = plan_in.logits
     x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
-    drawn = global_draw(x, params.draw_all) if params.any_draw_all else None  # teaching switch: sample everywhere
+    drawn = global_draw(x, params.draw_all, with_prob="sampled" in params.sources) if params.any_draw_all else None
     raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks

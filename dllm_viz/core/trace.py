@@ -43,9 +43,25 @@ CANVAS_TOP = {"masked": ("forks",), "renoise": ("canvas", "canvases", "finished_
 CANVAS_STEP = {"renoise": ("renoise",)}
 
 
-def quantize(values: list[float]) -> list[float]:
-    """Round to 6 decimals; NaN stays NaN. Applied once, when a record is made."""
+def quantize(values: Any) -> list:
+    """Round to 6 decimals; NaN stays NaN. Applied once, when a record is made. A float64 tensor (of any
+    shape: nested lists out) is rounded by a few tensor ops to the very numbers Python's `round` gives."""
+    if not isinstance(values, list):
+        return _quantize_tensor(values)
     return [v if math.isnan(v) else round(v, 6) for v in values]
+
+
+def _quantize_tensor(x: Any) -> list:
+    """`[round(v, 6) for v in x]` as nested lists, for a float64 tensor `x`. ``rint(x * 1e6) / 1e6`` is
+    Python's round wherever ``x * 1e6`` is not within 1e-6 of a half-integer and |x| < 1000 (the product's
+    error is far below that; the division of two exact doubles is correctly rounded, as is `round`'s
+    decimal-to-double step); the other entries, and NaN and infinities, go through `round` itself."""
+    y = x * 1e6
+    out = y.round() / 1e6
+    risky = ~(x.abs() < 1000) | ((y - y.floor() - 0.5).abs() < 1e-6)
+    if bool(risky.any()):
+        out[risky] = out.new_tensor([v if math.isnan(v) else round(v, 6) for v in x[risky].tolist()])
+    return out.tolist()
 
 
 def _nan_to_none(values: list[float]) -> list[float | None]:
