@@ -293,3 +293,21 @@ def test_sglang_low_confidence_counts_the_forward_sglang_runs_on_each_finished_b
     data["steps"][0]["closing_forward"] = False
     with pytest.raises(ValueError, match="closing_forward"):
         Trace.from_dict(data)
+
+
+def test_quantize_of_a_tensor_is_python_s_round_number_for_number():
+    """The record rounds whole tensors at once (`trace._quantize_tensor`): the very floats `round(v, 6)` gives,
+    near-ties, NaN, infinities, signed zeros and large values included."""
+    import torch
+
+    from dllm_viz.core.trace import quantize
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.rand(4000, generator=g).float().double(), torch.randn(4000, generator=g).double() * 7,
+                   torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, -1e-9, 5e-7, 1.5e-6, 2.5e-6,
+                                 0.1234565, 1234.5678905, -1e30, 999.9999995])])
+    expected = [v if math.isnan(v) else round(v, 6) for v in x.tolist()]
+    got = quantize(x)
+    assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(got, expected))
+    assert [math.copysign(1, a) for a in got[8004:8006]] == [math.copysign(1, b) for b in expected[8004:8006]]
+    assert quantize(x.view(-1, 1)[:4]) == [[v] for v in expected[:4]]
