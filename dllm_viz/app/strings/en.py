@@ -210,6 +210,10 @@ STRINGS: dict[str, str] = {
     "f_nfe_saved": "NFE saved by the early stop",
     "f_computed": "positions computed, of full forwards'",
     "f_cache_saved": "forward time saved (vs this run's full forwards)",
+    "f_nfe": "forward passes (NFE) as the engine counts them",
+    "f_verify_shadow": "forwards carrying WINO's shadow block (the verify in the step's forward)",
+    "f_verify_canvases": "canvases the verify computed (ours: one per decided position)",
+    "f_verify_canvases_fallback": "canvases the verify computed (this model takes no shadow block)",
     "f_drift": "largest cache drift of a confidence",
     "f_drift_steps": "cached steps the exact forward would change",
     "f_valid": "valid sentences (of the finished ones)", "f_answer": "answer (task checker)",
@@ -416,6 +420,11 @@ STRINGS: dict[str, str] = {
     "it_op_rewrite": "rewrites", "it_op_remask": "taken back", "it_op_delete": "deletes", "it_op_split": "splits",
     "it_op_cut": "cut",
     "it_footer": "{model}, {n} runs per cell (prompts × seeds), gen_length {g}; valid runs, 95% Wilson intervals.",
+    "rt_regime_shipped": "The presets as shipped (the originals' own loops) and ours, in counts, at T = 1",
+    "rt_shipped_monotone": "monotone (fixed steps)", "rt_shipped_rcr": "RCR as shipped (MDPO)",
+    "rt_shipped_rcr_counted": "RCR in counts (ours)", "rt_shipped_remdm": "ReMDM as shipped",
+    "rt_shipped_remdm_counted": "ReMDM in counts (ours)", "rt_shipped_wino": "WINO as shipped (shadow block)",
+    "rt_shipped_wino_canvases": "WINO, verify by canvases (ours)",
     "rt_footer": ("{model} and its exact oracle (the perfect editor), {n} runs each (prompts × seeds), gen_length "
         "{g}; 95% Wilson intervals."),
     # ----- lessons ----------------------------------------------------------------------------
@@ -438,7 +447,7 @@ STRINGS: dict[str, str] = {
     "rv_confirmed": "confirmed", "rv_remasked": "taken back", "rv_edited": "rewritten", "rv_was": "was",
     "rv_score": "score", "rv_score_remdm": "σ", "rv_score_rcr": "decided with", "rv_score_wino": "verify p",
     "rv_earlier": "… {n} earlier", "rv_decided": "decided {n}×", "rv_step": "{r} taken back · {e} rewritten",
-    "rv_forwards": "{n} forwards (verify pass)", "rv_per_step": "taken back + rewritten",
+    "rv_forwards": "{n} forwards (verify pass)", "rv_reused": "no forward (p_x0 reused)", "rv_per_step": "taken back + rewritten",
     "rv_heatmap_key": "× taken back, ◇ rewritten",
     "fig_order_revised": "Order (colour = step last decided;\n×n = decided n times)",
     # ----- trace diff (issue 39: core.diff, app/views/diff.py) --------------------------------

@@ -147,6 +147,9 @@ STRINGS: dict[str, str] = {
     "f_steps": "步数 = 前向次数（NFE）", "f_wall": "耗时", "f_tps": "词 / 秒", "f_tokens_per_step": "词 / 步", "f_conf": "平均置信度（确认时）",
     "f_logprob": "抽取词的平均对数概率", "f_repeat": "重复 3-gram 比例", "f_distinct1": "distinct-1", "f_distinct2": "distinct-2",
     "f_nfe_saved": "提前结束节省的 NFE", "f_computed": "实际计算的位置数 / 全量前向", "f_cache_saved": "节省的前向时间（对比本次的全量前向）",
+    "f_nfe": "按引擎计数的前向次数（NFE）", "f_verify_shadow": "携带 WINO 影子块的前向（验证在本步前向中）",
+    "f_verify_canvases": "验证计算的画布数（本项目：每个已确认位置一张）",
+    "f_verify_canvases_fallback": "验证计算的画布数（该模型不接受影子块）",
     "f_drift": "置信度的最大缓存偏差", "f_drift_steps": "精确前向会改变的缓存步", "f_valid": "有效句子（已写完的句子中）", "f_answer": "答案（任务检查器）",
     # ----- checker, live canvas, notes --------------------
     "legend_bad": "世界语言检查器判为错误（悬停可见违反的规则）", "legend_diff": "与另一边的词不同",
@@ -305,6 +308,10 @@ STRINGS: dict[str, str] = {
     "it_op_rewrite": "次改写", "it_op_remask": "次撤回", "it_op_delete": "次删除", "it_op_split": "次拆分",
     "it_op_cut": "个被挤出",
     "it_footer": "{model}，每格 {n} 次运行（提示 × 种子），gen_length {g}；有效运行，95% Wilson 区间。",
+    "rt_regime_shipped": "原版预设（原作者自己的循环）与本项目的计数版，T = 1",
+    "rt_shipped_monotone": "单调（固定步数）", "rt_shipped_rcr": "RCR 原版（MDPO）", "rt_shipped_rcr_counted": "RCR 计数版（本项目）",
+    "rt_shipped_remdm": "ReMDM 原版", "rt_shipped_remdm_counted": "ReMDM 计数版（本项目）",
+    "rt_shipped_wino": "WINO 原版（影子块）", "rt_shipped_wino_canvases": "WINO，逐画布验证（本项目）",
     "rt_footer": "{model} 与它的精确模型（完美的改写者），各 {n} 次运行（提示词 × 种子），gen_length {g}；95% Wilson 区间。",
     # ----- lessons ----------------------------------------------------------------------------
     "mt_final_logprob": "最终文本中各词的平均原始对数概率（取其最后一次决定时）", "mt_revisions": "每个请求撤回或改写的词数",
@@ -321,7 +328,7 @@ STRINGS: dict[str, str] = {
     # ----- figures ----------------------------------------------------------------------------
     "rv_confirmed": "确认", "rv_remasked": "撤回", "rv_edited": "改写", "rv_was": "原为", "rv_score": "分数",
     "rv_score_remdm": "σ", "rv_score_rcr": "确认时置信度", "rv_score_wino": "验证 p", "rv_earlier": "……更早 {n} 次",
-    "rv_decided": "决定 {n} 次", "rv_step": "撤回 {r} 个 · 改写 {e} 个", "rv_forwards": "{n} 次前向（验证）", "rv_per_step": "撤回 + 改写",
+    "rv_decided": "决定 {n} 次", "rv_step": "撤回 {r} 个 · 改写 {e} 个", "rv_forwards": "{n} 次前向（验证）", "rv_reused": "无前向（沿用上一步的分布）", "rv_per_step": "撤回 + 改写",
     "rv_heatmap_key": "× 撤回，◇ 改写",
     "fig_order_revised": "顺序（颜色 = 最后一次决定的步；\n×n = 决定了 n 次）",
     # ----- trace diff (issue 39: core.diff, app/views/diff.py) --------------------------------

@@ -88,6 +88,8 @@ def revisions_series(trace: Trace, lang: str) -> dict[str, Any]:
         text = t("rv_step", lang, r=len(rec.remasked or ()), e=len(rec.edited or ()))
         if (rec.forwards or 1) > 1:
             text += " · " + t("rv_forwards", lang, n=rec.forwards)
+        elif rec.forwards == 0:
+            text += " · " + t("rv_reused", lang)
         hover.append(f"{step} {rec.step + 1} · {text}")
     return {"type": "scatter", "mode": "lines+markers", "x": [rec.step + 1 for rec in trace.steps],
             "y": [rec.revisions for rec in trace.steps], "xaxis": "x", "yaxis": "y", "customdata": hover,
