@@ -274,12 +274,7 @@ class DecodeBatch:
                               targets=targets,
                               coins=Coins([s.generator if coins[a] else None for a, s in enumerate(slots)])
                               if coins is not None else None)
-        keep: dict[int, torch.Tensor] = {}  # the logits the rows' next step reuses (kept once the step succeeds)
-        if result.revision is not None and result.revision.reuse is not None:
-            at = masked.flatten().cumsum(0).sub(1).view(masked.shape)  # (A, G) each mask's packed row
-            for a, k in enumerate(result.revision.reuse.tolist()):
-                if k:
-                    keep[idx_list[a]] = fwd.logits[at[a][masked[a]]].clone()
+        keep = _reused_next(result, masked, fwd.logits, idx_list)  # kept once the step succeeds
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
         # (5) commit, and keep the schedule state.
@@ -364,6 +359,17 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
+
+
+def _reused_next(result: StepResult, masked: torch.Tensor, logits: torch.Tensor,
+                 idx_list: list[int]) -> dict[int, torch.Tensor]:
+    """slot -> the logits `(m, V)` at its masks that its next step reuses (`Plan.reuse`: nothing changed, so
+    the canvas and its masks are the same; ReMDM's p_x0 cache), from the step's packed `logits (M, ...)`."""
+    plan = result.revision
+    if plan is None or plan.reuse is None:
+        return {}
+    at = masked.flatten().cumsum(0).sub(1).view(masked.shape)  # (A, G) each mask's packed row
+    return {idx_list[a]: logits[at[a][masked[a]]].clone() for a, k in enumerate(plan.reuse.tolist()) if k}
 
 
 def request_generator(config: DecodeConfig) -> torch.Generator:
