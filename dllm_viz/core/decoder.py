@@ -270,10 +270,8 @@ class DecodeBatch:
 
         # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
         result = denoise_step(step_logits(fwd.logits), fwd.scored, params, state, noise,  # the step masks the mask id
-                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen,
-                              targets=targets,
-                              coins=Coins([s.generator if coins[a] else None for a, s in enumerate(slots)])
-                              if coins is not None else None)
+                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen, targets=targets,
+                              coins=Coins([s.generator if c else None for c, s in zip(coins, slots)]) if coins else None)
         keep = _reused_next(result, masked, fwd.logits, idx_list)  # kept once the step succeeds
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
