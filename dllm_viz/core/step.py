@@ -258,7 +258,7 @@ def denoise_step(
     selected = ref.pick(chosen, conf, eligible, count, dtype)  # (a reference row: its code's own torch.topk)
     tokens = draw_chosen(x, selected, drawn)  # (4) (A, G), -1 where not selected
     selected, tokens, count = ref.placed(selected, tokens, count, params.mask_token_id)  # a drawn mask places nothing
-    if plan is not None and plan.owns is not None:  # (3'') a rule that owns the step: its choice and its tokens
+    if plan is not None and plan.owns is not None:  # a rule that owns the step: its choice and tokens, not (3)'s and (4)'s
         own = plan.owns.unsqueeze(-1)
         selected = torch.where(own, plan.chosen, selected)
         tokens = torch.where(own, plan.chosen_tokens, tokens)
