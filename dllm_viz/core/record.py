@@ -43,23 +43,14 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
         host["cand_p"], host["cand_i"] = top_p[:, 0, :candidates], top_i[:, 0, :candidates]
     closing = [closes_blocks(s.config) for s in slots]
     if any(closing):  # SGLang's LowConfidence: the steps that leave their block without a mask
-        blocks = torch.arange(r.masked.shape[1], device=r.masked.device).unsqueeze(0) // \
-            torch.tensor([max(1, s.config.block_size) for s in slots], device=r.masked.device).unsqueeze(-1)
-        host["closed"] = ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)  # (A,)
+        host["closed"] = _closed(r, [s.config.block_size for s in slots])
     plan = r.revision
     revisions: dict[int, dict[str, Any]] = {}
     if plan is not None:
         revisions = revision_fields(plan, current, verified)
     host = {k: v.cpu() for k, v in host.items()}
-    # Every row at once: one rounding pass and one conversion to lists per field (`quantize` of a tensor).
-    lists = {"masked": host["masked"].tolist(), "argmax": host["argmax"].tolist(), "tokens": host["tokens"].tolist(),
-             "conf": quantize(host["conf"].double()), "logp": quantize(host["logp"].double()),
-             "sel_order": host["sel_order"].tolist(), "count": host["count"].tolist(), "block": host["block"].tolist(),
-             "temperature": host["temperature"].tolist()}
-    if wrong_from:
-        lists["raw_conf"] = quantize(host["raw_conf"].double())
+    lists = _as_lists(host)
     if candidates:
-        lists["cand_i"], lists["cand_p"] = host["cand_i"].tolist(), quantize(host["cand_p"].double())  # (M, n)
         first = [0] + host["masked"].sum(-1).cumsum(0).tolist()  # each row's first packed position
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
@@ -103,6 +94,22 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
         s.remaining = int(host["remaining"][row])
         out[index] = rec
     return out
+
+def _closed(r: StepResult, block_sizes: list[int]) -> torch.Tensor:
+    """`(A,)` bool: the rows whose step left its block without a mask."""
+    blocks = torch.arange(r.masked.shape[1], device=r.masked.device).unsqueeze(0) // \
+        torch.tensor([max(1, b) for b in block_sizes], device=r.masked.device).unsqueeze(-1)
+    return ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)
+
+
+def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
+    """Every row's fields at once: one rounding pass and one conversion to lists per field (`quantize` of a
+    tensor); the candidates packed at the masked positions, `(M, n)`."""
+    floats = {"conf", "logp", "raw_conf", "cand_p"}
+    keys = ("masked", "argmax", "tokens", "conf", "logp", "sel_order", "count", "block", "temperature", "raw_conf",
+            "cand_i", "cand_p")
+    return {k: quantize(host[k].double()) if k in floats else host[k].tolist() for k in keys if k in host}
+
 
 def revision_fields(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:
     """The version-2 fields of each row's record (only rows the rules changed), a handful of transfers
