@@ -20,7 +20,7 @@ Shapes: R canvas positions packed row after row, S shadow rows after them, D the
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import torch
 import torch.nn.functional as F
