@@ -6,7 +6,9 @@ setting in one batched call, for the trained model (``dllm_viz/assets/tasks``) a
 families' exact marginals). Each point: tokens per forward pass, the share of right answers with a
 95% Wilson interval, and ParallelBench's bound along the runs (`curves.bound_bits`: bits of
 conditional total correlation among tokens confirmed together). Then d3LLM's AUP per family, knob
-and decoder (`curves.aup`; y_max is the family's best accuracy over every point of both decoders).
+and decoder (`curves.aup`, as d3LLM's `get_aup`; y_max is the family's best accuracy over every point of both
+decoders); a curve get_aup refuses (its last point more than 5 accuracy points below its first) is stored as
+``{"refused": reason}``, not scored.
 
 Beside the schedule knobs, the threshold knob with each revision rule that takes back what it confirmed
 (`curves.REVISION_KNOBS`: RCR, ReMDM, WINO; issue 32 item 5): the same points, where a WINO verify pass
@@ -42,7 +44,8 @@ from dllm_viz.studies.stats import format_rate  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.tasks import FAMILIES, TaskOracle, prompts  # noqa: E402
 from dllm_viz.studies.curves import (  # noqa: E402
-    ALL_KNOBS, KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, REVISION_KNOBS, TEMPERATURE, aup, bound_bits, curve_points, point,
+    ALL_KNOBS, KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, REVISION_KNOBS, TEMPERATURE, aup_label, bound_bits, curve_points,
+    point, refused, scored,
 )
 
 ASSETS = assets.path("tasks")
@@ -68,8 +71,9 @@ def measure(model, family: str, knob: str, values=None, n: int = PROMPTS_PER_FAM
 
 
 def aups(family_points: dict[str, dict[str, list[dict]]], floor_y_max: float = 1e-9,
-         ) -> tuple[float, dict[str, dict[str, float]]]:
-    """y_max (the family's best accuracy, %, at least `floor_y_max`) and AUP per decoder and knob."""
+         ) -> tuple[float, dict[str, dict[str, float | dict]]]:
+    """y_max (the family's best accuracy, %, at least `floor_y_max`) and AUP per decoder and knob
+    (`curves.scored`: the score, or ``{"refused": reason}``)."""
     y_max = max(100.0 * p["rate"] for d in family_points.values() for pts in d.values() for p in pts)
     y_max = max(y_max, floor_y_max)
     table = {}
@@ -77,11 +81,11 @@ def aups(family_points: dict[str, dict[str, list[dict]]], floor_y_max: float = 1
         table[decoder] = {}
         for knob, pts in knobs.items():
             curve = [(p["tpf"], 100.0 * p["rate"]) for p in pts if p["forwards"]]
-            table[decoder][knob] = round(aup(curve, y_max), 2)
+            table[decoder][knob] = scored(curve, y_max)
     return y_max, table
 
 
-def revision_aups(y_max: float, revision_points: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, float]]:
+def revision_aups(y_max: float, revision_points: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, float | dict]]:
     """AUP of each revision curve (`REVISION_KNOBS`) per decoder, with the schedule knobs' y_max, raised
     only where a revision curve beats it (so adding them never changes the schedule knobs' AUP)."""
     return aups(revision_points, floor_y_max=y_max)[1]
@@ -98,7 +102,8 @@ def figure(data: dict, knob: str = README_KNOB):
 
     families = list(data["families"])
     fig = make_subplots(rows=2, cols=4, subplot_titles=[
-        f"{f}  (AUP {data['families'][f]['aup']['model'][knob]:.0f} / {data['families'][f]['aup']['oracle'][knob]:.0f})"
+        f"{f}  (AUP {aup_label(data['families'][f]['aup']['model'][knob])} / "
+        f"{aup_label(data['families'][f]['aup']['oracle'][knob])})"
         for f in families], horizontal_spacing=0.06, vertical_spacing=0.16)
     style = {"model": dict(color="#1f5fa8", dash="solid", symbol="circle"),
              "oracle": dict(color="#c2452d", dash="dash", symbol="diamond-open")}
@@ -167,15 +172,27 @@ def print_tables(data: dict) -> None:
     print("\n### AUP (d3LLM), model / oracle")
     print("| family | " + " | ".join(data["knobs"]) + " |\n|---|" + "---|" * len(data["knobs"]))
     for family, f in data["families"].items():
-        print(f"| {family} | " + " | ".join(f"{f['aup']['model'][k]:.1f} / {f['aup']['oracle'][k]:.1f}"
+        print(f"| {family} | " + " | ".join(f"{cell(f['aup']['model'][k])} / {cell(f['aup']['oracle'][k])}"
                                            for k in data["knobs"]) + " |")
     if data.get("revision_knobs"):
         print("\n### AUP (d3LLM) of the revision curves, model / oracle")
         print("| family | " + " | ".join(data["revision_knobs"]) + " |\n|---|" + "---|" * len(data["revision_knobs"]))
         for family, f in data["families"].items():
             rev = f.get("aup_revision", {})
-            print(f"| {family} | " + " | ".join(f"{rev['model'][k]:.1f} / {rev['oracle'][k]:.1f}"
+            print(f"| {family} | " + " | ".join(f"{cell(rev['model'][k])} / {cell(rev['oracle'][k])}"
                                                for k in data["revision_knobs"] if k in rev.get("model", {})) + " |")
+    refusals = [(family, decoder, knob, refused(value)) for family, f in data["families"].items()
+                for table in (f["aup"], f.get("aup_revision", {})) for decoder, knobs in table.items()
+                for knob, value in knobs.items() if refused(value) is not None]
+    if refusals:
+        print(f"\nRefused by d3LLM's get_aup ({len(refusals)} curves; not scored):")
+        for family, decoder, knob, reason in refusals:
+            print(f"- {family} / {decoder} / {knob}: {reason}")
+
+
+def cell(value) -> str:
+    """A stored AUP in a table: the score to 1 decimal, or "refused"."""
+    return "refused" if refused(value) is not None else f"{value:.1f}"
 
 
 def floor(model) -> None:
@@ -250,8 +267,8 @@ def main(argv: list[str] | None = None) -> None:
         seconds = {d: data["threshold_curve_seconds"].get(d, {}).get(family) for d in DECODERS}
         print(f"{family}: threshold curve (5 x {PROMPTS_PER_FAMILY} decodes) in {seconds['model']} s (model), "
               f"{seconds['oracle']} s (oracle), {args.threads} thread(s); AUP model/oracle "
-              + ", ".join(f"{k} {table['model'][k]:.1f}/{table['oracle'][k]:.1f}" for k in data["knobs"])
-              + "".join(f"; {k} {fam['aup_revision']['model'][k]:.1f}/{fam['aup_revision']['oracle'][k]:.1f} in "
+              + ", ".join(f"{k} {cell(table['model'][k])}/{cell(table['oracle'][k])}" for k in data["knobs"])
+              + "".join(f"; {k} {cell(fam['aup_revision']['model'][k])}/{cell(fam['aup_revision']['oracle'][k])} in "
                         f"{data['revision_curve_seconds']['model'][family][k]} s (model)"
                         for k in knobs if k in REVISION_KNOBS), flush=True)
     print_tables(data)

@@ -10,7 +10,7 @@ round a fresh process, the variants' order rotated round by round) so load on a 
 them alike; each figure is the median over rounds.
 
 Every variant is timed alike: each code path runs once before the rounds (a short decode of every
-config); the interpreter's startup heap is then frozen (`gc.freeze`, as serving processes do after
+config, and LLaDA's loop at each batch size); the interpreter's startup heap is then frozen (`gc.freeze`, as serving processes do after
 warm-up: SGLang's `freeze_gc`, vLLM's `freeze_gc_heap`), and before each timed decode the previous
 variant's traces are dropped and collected. The collector stays on: what it spends walking the
 decode's own objects (its trace's records) is part of the decode's time, but not what it spends
@@ -143,6 +143,8 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
         decode(model, [[1] * P], c.replace(gen_length=8, steps=4))
     for name in presets:
         decode(model, [[1] * P], DecodeConfig.preset(name, 64))
+    for B in batches:  # LLaDA's loop too, at each batch size (its first call allocates what later calls reuse)
+        llada_loop(model, [[1 + b] * P for b in range(B)], gen_length, steps)
     plans: dict[tuple[str, int], int] = {}  # steps each rule's decode takes (the slowest row), per batch size
     for B in batches:
         prompts = [[1 + b] * P for b in range(B)]
@@ -262,6 +264,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{key:48}" + "".join(f"{statistics.median(per_tree[name][key]):28.3f}"
                                     if key in per_tree[name] else f"{'-':>28}" for name in trees))
     mine = {key: statistics.median(values) for key, values in per_tree["this checkout"].items()}
+    load = os.getloadavg()
+    print(f"\nours / LLaDA's loop, CPU time per step (median of the {args.rounds} rounds' ratios; load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}):")
+    floors = {1: 0.9, 8: 0.6}  # issue 40
+    for B in batches:
+        theirs = per_tree["this checkout"][f"LLaDA-style loop T=0, B={B}"]
+        for key in (f"decode T=0, B={B}", f"decode T=0 record_candidates=0, B={B}"):
+            r = [a / b for a, b in zip(per_tree["this checkout"][key], theirs)]
+            floor = f" (floor <= {floors[B]})" if B in floors and "record_candidates" not in key else ""
+            print(f"  {key:44} {statistics.median(r):6.3f} [{min(r):.3f}, {max(r):.3f}]{floor}")
     ratios = revision_ratios(per_tree["this checkout"], args.steps)
     if ratios:
         print("\nThe revision phase on: host time per step (CPU less the replayed model's), ratio to the rule-free "

@@ -261,7 +261,7 @@ def full_precision() -> Callable[[], None]:
         if name.startswith("dllm_viz") and getattr(module, "quantize", None) is trace_module.quantize:
             patched.append(module)
     original = trace_module.quantize
-    exact = lambda values: [float(v) for v in values]  # noqa: E731
+    exact = lambda values: values.tolist() if hasattr(values, "tolist") else [float(v) for v in values]  # noqa: E731
     for module in patched:
         module.quantize = exact
 

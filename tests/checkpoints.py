@@ -127,8 +127,8 @@ class Core(nn.Module):
         self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
         self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
 
-    def forward(self, ids, allowed):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
+    def forward(self, ids, allowed, positions=None):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device) if positions is None else positions)
         for block in self.blocks:
             x = block(x, allowed)
         return self.head(self.norm(x))
@@ -158,10 +158,11 @@ class LLaDAConfig(PreTrainedConfig):
 
     def __init__(self, vocab_size=32, d_model=32, n_layers=2, n_heads=4, max_sequence_length=64,
                  mask_token_id=None, attention_mask_support="full", tail_token_id=None, tail_from=0,
-                 tail_scale=0.0, **kwargs):
+                 tail_scale=0.0, shadow_support=False, **kwargs):
         self.vocab_size, self.d_model, self.n_layers, self.n_heads = vocab_size, d_model, n_layers, n_heads
         self.max_sequence_length, self.mask_token_id = max_sequence_length, mask_token_id
         self.attention_mask_support = attention_mask_support  # "full" | "causal" | "ignored"
+        self.shadow_support = shadow_support  # takes a 4-D mask and position ids, as WINO's modified LLaDA
         self.tail_token_id, self.tail_from, self.tail_scale = tail_token_id, tail_from, tail_scale
         super().__init__(**kwargs)
 
@@ -175,7 +176,10 @@ class LLaDAModelLM(StandInPreTrained):
                           config.max_sequence_length)
         self.post_init()
 
-    def forward(self, input_ids, attention_mask=None, **kwargs):
+    def forward(self, input_ids, attention_mask=None, position_ids=None, **kwargs):
+        if self.config.shadow_support and attention_mask is not None and attention_mask.dim() == 4:
+            return MaskedLMOutput(logits=tail_bias(self.config, self.model(input_ids, attention_mask.bool(),
+                                                                           position_ids)))
         allowed = None
         support = self.config.attention_mask_support
         if attention_mask is not None and support != "ignored":

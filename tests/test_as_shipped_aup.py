@@ -6,10 +6,9 @@ ones included: bench/crosscheck_originals.py, docs/as_shipped.md). It refuses a 
 accuracy at the highest parallelism is more than `y_min_offset` (5 points) below the accuracy at
 the lowest (an `assert`), and keeps points of equal parallelism apart, in order.
 
-What dllm-viz must do: store and show a refused curve as refused with the reason, not a score
-(`dllm_viz/assets/tasks/curves.json`, `bench/parallel_tasks.py`), and score the others as get_aup
-does. Today every curve gets a score (the low points dropped silently) and points of equal
-parallelism are merged into their mean: those curves' tests are xfail.
+dllm-viz stores and shows a refused curve as refused with the reason, not a score
+(`dllm_viz/assets/tasks/curves.json`, `bench/parallel_tasks.py`, `studies.curves.aup` raising
+`Refused`), and scores the others as get_aup does, points of equal parallelism kept apart.
 """
 from __future__ import annotations
 
@@ -18,13 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from dllm_viz.studies.curves import aup
+from dllm_viz.studies.curves import aup, refused
 from tests.d3llm.aup import Refused, get_aup
 
 CURVES = json.loads((Path(__file__).resolve().parents[1] / "dllm_viz" / "assets" / "tasks" / "curves.json").read_text())
-REFUSED = ("issue 40: d3LLM's get_aup refuses this curve (last point more than y_min_offset below the first); "
-           "we store a score")
-MERGED = "issue 40: points of equal parallelism merged into their mean; d3LLM's get_aup keeps them apart, in order"
 
 
 def stored_curves():
@@ -50,17 +46,8 @@ def verdict(points, y_max):
 
 
 def cases():
-    out = []
-    for family, decoder, knob, points, stored, y_max in stored_curves():
-        score = verdict(points, y_max)
-        rhos = [r for r, _ in points]
-        marks = ()
-        if score is None:
-            marks = pytest.mark.xfail(strict=True, reason=REFUSED)
-        elif len(set(rhos)) < len(rhos) and round(score, 2) != stored:
-            marks = pytest.mark.xfail(strict=True, reason=MERGED)
-        out.append(pytest.param(points, stored, y_max, score, id=f"{family}-{decoder}-{knob}", marks=marks))
-    return out
+    return [pytest.param(points, stored, y_max, verdict(points, y_max), id=f"{family}-{decoder}-{knob}")
+            for family, decoder, knob, points, stored, y_max in stored_curves()]
 
 
 def test_get_aup_refuses_by_the_last_point_and_drops_the_middle_ones_silently():
@@ -83,6 +70,7 @@ def test_d3llm_refuses_fifteen_of_the_forty_eight_schedule_curves_and_thirteen_r
 def test_stored_aup_is_d3llm_s(points, stored, y_max, score):
     if score is None:  # refused: stored as refused, with its reason, never as a number
         assert not isinstance(stored, (int, float)), stored
+        assert "y_min_offset=5" in refused(stored)
     else:
         assert stored == round(score, 2)
 
@@ -90,7 +78,6 @@ def test_stored_aup_is_d3llm_s(points, stored, y_max, score):
 REFUSED_CURVE = [(1.0, 96.9), (1.78, 56.2), (3.01, 20.3), (4.38, 12.5)]  # the shape of shuffle's constant-k curve
 
 
-@pytest.mark.xfail(strict=True, reason=REFUSED)
 def test_aup_refuses_what_d3llm_refuses():
     assert verdict(REFUSED_CURVE, 100.0) is None
     try:
@@ -101,7 +88,6 @@ def test_aup_refuses_what_d3llm_refuses():
     assert not isinstance(out, float), out
 
 
-@pytest.mark.xfail(strict=True, reason=MERGED)
 def test_aup_keeps_equal_parallelism_apart_as_d3llm():
     curve = [(1.0, 90.0), (1.0, 86.0), (2.0, 88.0), (2.0, 87.0)]
     assert aup(curve, 90.0) == pytest.approx(verdict(curve, 90.0), abs=1e-9)

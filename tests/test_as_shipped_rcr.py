@@ -5,12 +5,13 @@ MDPO (autonomousvision/mdpo) has no licence, so `tests/mdpo/rcr.py` is a clean r
 bench/crosscheck_originals.py: identical on every case it runs, docs/as_shipped.md). The same model
 runs both; the canvas after every step must agree, and the forwards.
 
-What the preset must do (docs/as_shipped.md): MaskGIT's linear split of each block's steps
-(`get_num_transfer_tokens_maskgit`: 64 masks in 24 steps go 3, 3, 2, 3, 3, 2, ...); one running
-confidence over the whole sequence, so that a later block's step takes back earlier blocks' tokens;
-and, as `test_llada.py --rcr` runs it, the top-p 0.95 nucleus before the softmax, so that a
-position is ranked by the renormalised maximum. Each is xfail here until it does. With the steps
-dividing one block and no nucleus the preset is already the original (those tests pass).
+The preset (`revise="rcr_shipped"`, docs/as_shipped.md) does what the original does: MaskGIT's linear
+split of each block's steps (`get_num_transfer_tokens_maskgit`: 64 masks in 24 steps go 3, 3, 2, 3, 3,
+2, ...); one running confidence over the whole sequence, so that a later block's step takes back earlier
+blocks' tokens; and, as `test_llada.py --rcr` runs it, the top-p 0.95 nucleus before the softmax, so that
+a position is ranked by the renormalised maximum; ties fall as `torch.topk` breaks them over the canvas
+row. The one divergence (the prompt stays as given where MDPO would re-mask it at ties of confidence 1.0)
+is kept out of these cases (`compare` checks that the original never touches the prompt in them).
 """
 from __future__ import annotations
 
@@ -45,15 +46,9 @@ def pairs(models=("tiny-3", "tiny-4")) -> list[tuple[str, list[int]]]:
     return [(m, p) for m in models for p in PROMPTS]
 
 
-SPLIT = ("issue 40: RCR splits a block's steps as MaskGIT's linear schedule (get_num_transfer_tokens_maskgit), "
-         "ours as LLaDA's")
-ACROSS = ("issue 40: RCR's running confidence covers the whole sequence: a later block takes back earlier blocks' "
-          "tokens; ours lets the current block compete")
-NUCLEUS = ("issue 40: RCR as shipped (test_llada.py --rcr, top_p 0.95) ranks by the maximum of the renormalised "
-           "nucleus; ours by the raw maximum")
-SATURATED = ("issue 40: with saturated confidences (1.0 in float32) MDPO's take-back ties reach future blocks' masks "
-             "and its fill then reaches -inf positions (torch.topk's order)")
-# Each named difference on (model, prompt) pairs; the nucleus on models whose prompts stay (see the last test).
+# Each difference from a plain split on (model, prompt) pairs: MaskGIT's split (64 in 24), the running confidence
+# across two blocks, the shipped nucleus (on models whose prompts stay, see the last test), and saturated
+# confidences (ties at 1.0 reach later blocks' masks; the fill then reaches -inf positions, torch.topk's order).
 CASES = {
     "divide": [(m, p, dict(gen=g, steps=s, block=g, top_p=None)) for m, p in pairs() for g, s in ((64, 32), (32, 16))],
     "split": [(m, p, dict(gen=64, steps=24, block=64, top_p=None)) for m, p in pairs()],
@@ -63,18 +58,10 @@ CASES = {
     "saturated": [("saturated", p, dict(gen=64, steps=24, block=32, top_p=None, seed=2, scale=30.0))
                   for p in PROMPTS[:2]],
 }
-REASONS = {"split": SPLIT, "across": ACROSS, "nucleus": NUCLEUS, "saturated": SATURATED}
-
-
 def params(picks: dict[str, slice]) -> list:
-    """pytest params of the chosen cases of each kind, xfail (strict) with the kind's named difference."""
-    out = []
-    for kind, cut in picks.items():
-        mark = pytest.mark.xfail(strict=True, reason=REASONS[kind]) if kind in REASONS else ()
-        for m, p, knobs in CASES[kind][cut]:
-            out.append(pytest.param(m, p, knobs, id=f"{kind}-{m}-prompt{len(p)}-{knobs['gen']}-{knobs['steps']}",
-                                    marks=mark))
-    return out
+    """pytest params of the chosen cases of each kind."""
+    return [pytest.param(m, p, knobs, id=f"{kind}-{m}-prompt{len(p)}-{knobs['gen']}-{knobs['steps']}")
+            for kind, cut in picks.items() for m, p, knobs in CASES[kind][cut]]
 
 
 def test_maskgit_linear_split():
@@ -102,7 +89,7 @@ def test_rcr_preset_is_mdpo_step_by_step_over_the_grid(model_key, prompt, knobs)
 @pytest.mark.parametrize("top_p,model", [(None, dict(seed=2, scale=30.0)), (SHIPPED_TOP_P, dict(seed=2, scale=2.5))],
                          ids=["float32-saturated", "shipped-nucleus"])
 def test_mdpo_takes_back_prompt_tokens_at_ties_of_confidence_one(top_p, model):
-    """What no preset can reproduce today (dllm-viz never edits a prompt): MDPO reads a position never
+    """What the preset does not reproduce, by design (dllm-viz never edits a prompt): MDPO reads a position never
     filled as confidence 1.0, the prompt included, so once fewer tokens than the take-back's count sit
     below 1.0, `topk(largest=False)` picks prompt positions among the ties at 1.0; the next step refills
     them with the model's argmax (MDPO returns the generated part only). Ties at 1.0 come from a float32
@@ -115,3 +102,32 @@ def test_mdpo_takes_back_prompt_tokens_at_ties_of_confidence_one(top_p, model):
     _, calm = rcr_generate(NoMaskTiny(**MODELS["tiny-3"]), prompt, mask_id=0, steps=32, gen_length=64,
                            block_length=64, top_p=top_p)
     assert not any(i < len(prompt) for back in calm.taken_back for i in back)
+
+
+def test_rcr_preset_keeps_the_prompt_where_mdpo_remasks_it_and_agrees_until_then():
+    """The one divergence the preset names: where MDPO takes a prompt token back at a tie of confidence 1.0,
+    the prompt stays as given. Up to that step the canvases agree; the trace is valid throughout."""
+    from dllm_viz import Trace
+
+    prompt, model = [5, 6, 7], NoMaskTiny(seed=2, scale=2.5)
+    _, run = rcr_generate(model, prompt, mask_id=0, steps=32, gen_length=64, block_length=64, top_p=SHIPPED_TOP_P)
+    touched = next(i for i, row in enumerate(run.rows) if row[:3] != prompt)
+    (trace,) = decode(model, [prompt], DecodeConfig.preset("rcr", 64, steps=32))
+    mine, theirs = canvases(trace), [row[len(prompt):] for row in run.rows]
+    assert mine[:touched] == theirs[:touched] and len(mine) == len(theirs) == 32
+    assert trace.prompt_ids == prompt and 0 not in trace.token_ids
+    assert Trace.from_json(trace.to_json()).to_json() == trace.to_json()
+
+
+def test_rcr_shipped_gives_a_request_its_own_trace_in_a_mixed_batch():
+    """MDPO's loop per row (its own torch.topk over its own canvas row) beside other rules and other
+    lengths: each request's trace is the one it gets alone."""
+    model = NoMaskTiny(**MODELS["tiny-4"])
+    configs = [DecodeConfig.preset("rcr", 64, steps=24, block_length=32, top_p=None),
+               DecodeConfig.preset("rcr_counted", 32), DecodeConfig.preset("rcr", 32, steps=16),
+               DecodeConfig.preset("llada", 16)]
+    prompts = [[5, 6, 7], [1, 2], [9], [4, 4, 4, 4]]
+    together = decode(model, prompts, configs)
+    for prompt, config, trace in zip(prompts, configs, together):
+        (alone,) = decode(model, [prompt], config)
+        assert canvases(trace) == canvases(alone) and trace.nfe == alone.nfe

@@ -8,13 +8,12 @@ per position and vocabulary entry per step (`_sample_categorical`: `torch.rand_l
 generator, exponential races over q_xs); the adapter seeds that generator inside `fork_rng`, so a
 seed is a replayable stream of coins.
 
-What the preset must do (docs/as_shipped.md): with the same seed, draw the same coins from the
-request's generator (`torch.rand((1, L, V), dtype=float64)` per step, nothing else) and give the
-same canvas after every step, the noise-removal forward its last step, and count the original's
-forwards (none at a step whose input equals the step before's output: ReMDM reuses p_x0 there).
-Where a coin cannot be replayed, the per-step counts must follow the original's distribution.
-Today's `remdm` takes back a deterministic count chosen by random ranking, starts its loop when
-the visible share reaches alpha_on and splits the steps differently: those tests are xfail.
+The preset (`revise="remdm_shipped"`, docs/as_shipped.md), with the same seed, draws the same coins from
+the request's generator (`torch.rand((L, V), dtype=float64)` per step, in row chunks, nothing else) and
+gives the same canvas after every step, the noise-removal forward its last step, and counts the
+original's forwards (none at a step whose input equals the step before's output: ReMDM reuses p_x0
+there). Where a coin is not replayed, the per-step counts follow the original's distribution. Our
+count-based rule stays as the `remdm_counted` preset.
 """
 from __future__ import annotations
 
@@ -112,7 +111,6 @@ def ours(model, name: str, length: int, steps: int | None, seed: int):
 
 CASES = [(name, 32, None, seed) for name in SCRIPTS for seed in (0, 1, 2)] + \
     [("remdm-loop", 48, 24, seed) for seed in (0, 1)]
-ISSUE = "issue 40: ReMDM flips a coin per position (Gumbel race over q_xs, by time t_on/t_off), ours takes back a count"
 
 
 @pytest.fixture(scope="module")
@@ -131,20 +129,16 @@ def check_step_by_step(model, name: str, length: int, steps: int | None, seed: i
 FAST = [CASES[0], CASES[4]]  # remdm-loop and remdm-cap; the rest in the slow tier (tests/conftest.py)
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE)
 @pytest.mark.parametrize("name,length,steps,seed", FAST)
 def test_remdm_preset_is_remdm_step_by_step_with_replayed_coins(model, name, length, steps, seed):
     check_step_by_step(model, name, length, steps, seed)
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE)
 @pytest.mark.parametrize("name,length,steps,seed", [c for c in CASES if c not in FAST])
 def test_remdm_preset_is_remdm_step_by_step_over_the_grid(model, name, length, steps, seed):
     check_step_by_step(model, name, length, steps, seed)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: ReMDM runs no forward where p_x0 is reused, and one more "
-                                       "to remove noise")
 @pytest.mark.parametrize("name,length,steps,seed", [CASES[0], CASES[-1]])
 def test_remdm_preset_counts_remdm_s_forwards(model, name, length, steps, seed):
     run, _ = original(model, name, length, steps, seed)
@@ -223,7 +217,6 @@ def _per_step(steps: list[torch.Tensor]) -> tuple[list[float], list[float]]:
     return [float(m.mean()) for m in masks], [float(m.var()) for m in masks]
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE)
 def test_remdm_preset_follows_remdm_s_distribution_step_by_step():
     """Where coins are not replayed: the masks left after each step, over N runs, within 5 standard
     errors of the original's, and each position's final token frequencies within 5 sigma."""
@@ -242,3 +235,40 @@ def test_remdm_preset_follows_remdm_s_distribution_step_by_step():
             p = float((final_theirs[:, j] == v).double().mean())
             q = float((final_mine[:, j] == v).double().mean())
             assert abs(p - q) <= 5 * math.sqrt((p * (1 - p) + q * (1 - q)) / N) + 1e-9, (j, v, p, q)
+
+
+def test_the_coins_drawn_in_row_chunks_are_the_original_s_one_draw():
+    """ReMDM draws `rand_like` of (1, L, V) float64 on the global generator each step; the preset draws the same
+    stream from the request's generator a few positions at a time (`core.canvas.Coins`), which bounds the
+    memory of a step at LLaDA's vocabulary (1,024 x 126,464 float64 at once is 1 GB)."""
+    from dllm_viz.core.canvas import Coins
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(7)
+        whole = torch.rand_like(torch.zeros(1, 12, 126_464, dtype=torch.float64))[0]
+    coins = Coins([torch.Generator().manual_seed(7)])
+    assert torch.equal(torch.cat([coins.draw(0, n, 126_464) for n in (5, 1, 6)]), whole)
+
+
+def test_the_preset_does_not_depend_on_the_coin_chunk(model, monkeypatch):
+    from dllm_viz.core.rules import remdm_shipped
+
+    whole = ours(model, "remdm-loop", 32, None, 1)
+    monkeypatch.setattr(remdm_shipped, "COIN_FLOATS", 3 * 40)  # three positions of the tiny vocabulary at a time
+    assert canvases(ours(model, "remdm-loop", 32, None, 1)) == canvases(whole)
+
+
+def test_with_a_prompt_and_in_a_mixed_batch_each_request_gets_its_own_trace(model):
+    """The prompt is not in the coins (ReMDM samples unconditionally): it stays as given; a request's trace is
+    the one it gets alone, beside other rules and other lengths (its coins are its own generator's)."""
+    from dllm_viz import Trace
+
+    configs = [DecodeConfig.preset("remdm", 32, seed=4), DecodeConfig.preset("remdm_counted", 16, seed=4),
+               DecodeConfig.preset("remdm", 24, seed=5, remask_sigma="conf"), DecodeConfig.preset("llada", 8)]
+    prompts = [[5, 6, 7], [1, 2], [], [3]]
+    together = decode(model, prompts, configs)
+    for prompt, config, trace in zip(prompts, configs, together):
+        (alone,) = decode(model, [prompt], config)
+        assert canvases(trace) == canvases(alone) and trace.nfe == alone.nfe
+        assert trace.prompt_ids == prompt and Trace.from_json(trace.to_json()).to_json() == trace.to_json()
+    assert len(together[0].steps) == 33 and together[0].nfe < 33  # steps that change nothing run no forward

@@ -8,16 +8,14 @@ so WINO's shadow block means here what it means on LLaDA.
 
 WINO verifies in the step's one forward: the canvas is followed by a shadow block of masks at the
 current block's position ids; shadow row i sees every canvas position but the block's position i,
-and every shadow row. Its probability of the token at i is the verify score. dllm-viz verifies in a
-second pass, one canvas per decided position with that position masked (`models.base.logits_hidden`):
-other logits (no other masks in view), two forwards counted per step, and a canvas per decided
-position computed. What the preset must do: the shadow forward (the inputs pinned below), one
-forward per step counted, and the same canvas after every step. Today's preset: xfail.
+and every shadow row. Its probability of the token at i is the verify score. The `wino` preset does
+the same (`verify_pass="shadow"`, `models.base.logits_shadow`): the shadow forward (the inputs pinned
+below), one forward per step counted, the same canvas after every step. Our per-position canvases
+(`models.base.logits_hidden`) stay as the `wino_canvases` preset.
 
 `AttentionTiny` offers the shadow forward as LLaDA does (`model(ids, attention_mask=(1, 1, N, N),
-position_ids=(N,))`), which `test_wino_preset_gives_the_model_wino_s_shadow_forward` looks for; if
-the implementation declares the capability through another method of the `Denoiser` protocol, give
-`AttentionTiny` that method (computing the same thing) and look for it there.
+position_ids=(N,))`): `models.base.shadow_kind` finds `position_ids` in its forward, and
+`test_wino_preset_gives_the_model_wino_s_shadow_forward` looks for those calls.
 """
 from __future__ import annotations
 
@@ -69,8 +67,6 @@ CASES = [pytest.param(m, p, s, k, id=f"{m}-prompt{len(p)}-{s}-{k}")
          for m in MODELS for p in PROMPTS for s in SHAPES for k in KNOBS]
 
 
-VERIFY = ("issue 40: WINO verifies from its step's one forward with a shadow block; ours from one canvas per "
-          "decided position, whose logits differ")
 FAST = [CASES[0], CASES[-1]]  # one block at the shipped knobs, two blocks at others; the rest in the slow tier
 
 
@@ -83,20 +79,16 @@ def check_step_by_step(model_key, prompt, shape, knobs) -> None:
     assert trace.token_ids == tokens
 
 
-@pytest.mark.xfail(strict=True, reason=VERIFY)
 @pytest.mark.parametrize("model_key,prompt,shape,knobs", FAST)
 def test_wino_preset_is_wino_step_by_step(model_key, prompt, shape, knobs):
     check_step_by_step(model_key, prompt, shape, knobs)
 
 
-@pytest.mark.xfail(strict=True, reason=VERIFY)
 @pytest.mark.parametrize("model_key,prompt,shape,knobs", [c for c in CASES if c not in FAST])
 def test_wino_preset_is_wino_step_by_step_over_the_grid(model_key, prompt, shape, knobs):
     check_step_by_step(model_key, prompt, shape, knobs)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: WINO counts one forward per step; ours counts the verify pass "
-                                       "as a second")
 @pytest.mark.parametrize("model_key,prompt,shape,knobs", CASES[5::9])
 def test_wino_preset_counts_wino_s_forwards(model_key, prompt, shape, knobs):
     model, _, run = original(model_key, prompt, shape, knobs)
@@ -104,8 +96,6 @@ def test_wino_preset_counts_wino_s_forwards(model_key, prompt, shape, knobs):
     assert trace.nfe == len(trace.steps) == run.steps
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: ours computes one canvas per decided position at every verify "
-                                       "(models.base.logits_hidden), not one shadow forward")
 @pytest.mark.parametrize("model_key,prompt,shape,knobs", CASES[7:8])
 def test_wino_preset_gives_the_model_wino_s_shadow_forward(model_key, prompt, shape, knobs):
     """One call per step whose input is the canvas and a shadow block (the mask 4-D, the position ids

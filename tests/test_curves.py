@@ -7,7 +7,7 @@ import pytest
 
 from dllm_viz import decode
 from dllm_viz.tasks import TaskOracle, parse, prompts
-from dllm_viz.studies.curves import KNOBS, Point, aup, curve_points, point, verdict_of
+from dllm_viz.studies.curves import KNOBS, Point, Refused, aup, aup_label, curve_points, point, refused, scored, verdict_of
 
 
 def test_aup_of_a_flat_curve_is_its_area():
@@ -15,16 +15,26 @@ def test_aup_of_a_flat_curve_is_its_area():
     assert aup([(3.0, 80.0)], 80.0) == pytest.approx(240.0)  # one point: rho_1 * y_1
 
 
-def test_aup_weights_lost_accuracy_and_cuts_below_five_points_under_the_first():
-    # y_min = 100 - 5: the point at 90 is left out; 97 is weighted by exp(-3 * (1 - 0.97)).
-    expected = 1 * 100 + 0.5 * (2 - 1) * (97 * math.exp(-3 * 0.03) + 100 * 1.0)
-    assert aup([(4.0, 90.0), (1.0, 100.0), (2.0, 97.0)], 100.0) == pytest.approx(expected)
+def test_aup_weights_lost_accuracy_and_cuts_middle_points_below_five_points_under_the_first():
+    # y_min = 100 - 5: the middle point at 90 is left out; 97 is weighted by exp(-3 * (1 - 0.97)).
+    expected = 1 * 100 + 0.5 * (3 - 1) * (97 * math.exp(-3 * 0.03) + 100 * 1.0)
+    assert aup([(2.0, 90.0), (1.0, 100.0), (3.0, 97.0)], 100.0) == pytest.approx(expected)
     # y_max above every point weights the first point's trapezoid side too, never the rho_1 * y_1 term.
     expected = 1 * 50 + 0.5 * 1 * (50 * math.exp(-3 * 0.5) * 2)
     assert aup([(1.0, 50.0), (2.0, 50.0)], 100.0) == pytest.approx(expected)
-    # Points of equal parallelism merge into their mean accuracy.
-    assert aup([(2.0, 100.0), (1.0, 100.0), (1.0, 90.0)], 100.0) == pytest.approx(
-        95 + 0.5 * (95 * math.exp(-3 * 0.05) + 100))
+    # Points of equal parallelism stay apart, in their order (d3LLM's stable sort): the first is y_1,
+    # and a zero-width trapezoid between them.
+    assert aup([(2.0, 100.0), (1.0, 100.0), (1.0, 97.0)], 100.0) == pytest.approx(
+        100 + 0.5 * (100 + 97 * math.exp(-3 * 0.03)))
+    assert aup([(1.0, 97.0), (1.0, 100.0), (2.0, 100.0)], 100.0) != aup([(1.0, 100.0), (1.0, 97.0), (2.0, 100.0)], 100.0)
+
+
+def test_aup_refuses_a_curve_whose_last_point_is_more_than_five_points_below_its_first():
+    with pytest.raises(Refused, match="y_min_offset=5"):
+        aup([(4.0, 90.0), (1.0, 100.0), (2.0, 97.0)], 100.0)
+    assert aup([(4.0, 95.0), (1.0, 100.0)], 100.0) > 0  # exactly 5 below: scored
+    assert scored([(1.0, 100.0), (2.0, 50.0)], 100.0) == {"refused": refused(scored([(1.0, 100.0), (2.0, 50.0)], 100.0))}
+    assert refused(scored([(1.0, 100.0)], 100.0)) is None and aup_label({"refused": "x"}) == "refused"
 
 
 @pytest.mark.parametrize("curve, y_max, says", [

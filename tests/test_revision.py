@@ -239,7 +239,11 @@ def test_a_world_decode_with_a_revision_rule_takes_tokens_back_and_its_trace_rou
 
 def test_wino_on_the_world_model_counts_its_verify_passes(world):
     """The world model is sure enough that WINO's 0.9 verify rarely takes a draft back (the lessons count
-    how often); every verify pass is a forward all the same."""
-    (trace,) = decode(world, ["Sam Wood of Port Royal has"], DecodeConfig.preset("wino", 48, seed=0))
+    how often). As shipped its verify is the shadow block of the step's one forward (one forward a step, as
+    WINO counts); ours (`wino_canvases`) is a pass of its own, a forward more at every verifying step."""
+    (shadow,) = decode(world, ["Sam Wood of Port Royal has"], DecodeConfig.preset("wino", 48, seed=0))
+    assert shadow.nfe == len(shadow.steps) and not any(rec.forwards for rec in shadow.steps)
+    (trace,) = decode(world, ["Sam Wood of Port Royal has"], DecodeConfig.preset("wino_canvases", 48, seed=0))
     assert trace.nfe == len(trace.steps) + sum(rec.forwards == 2 for rec in trace.steps) > len(trace.steps)
-    assert Trace.from_json(trace.to_json()).to_json() == trace.to_json()
+    for t in (shadow, trace):
+        assert Trace.from_json(t.to_json()).to_json() == t.to_json()

@@ -79,3 +79,16 @@ def test_a_fork_s_forced_and_taken_back_tokens_replay_as_the_trace_s_canvas(worl
     assert data["ev"][pos][0][:3] == [-1, "f", texts.index(piece(out, 7))]
     assert [r[:2] for r in data["ev"][vis]][-2:] == [[3, "r"], [out.order[vis], "c"]]
     assert render.player_html(out, lang="zh") and figures.confidence_heatmap(out) and figures.order_map(out)
+def test_the_run_facts_say_how_wino_verified_and_the_nfe_the_engine_counts(world):
+    """WINO as shipped: every forward carried its shadow block; ours (`wino_canvases`): the canvases its verify
+    computed, one per decided position of the block at each verifying step; ReMDM's sampler: its NFE beside
+    the steps (the steps that reused p_x0 ran no forward)."""
+    from dllm_viz.app.views.revision import verify_facts
+
+    shadow, canvases, remdm = decode(world, ["Tom Lopez of"] * 3, [DecodeConfig.preset("wino", 24, threshold=0.9),
+                                                                  DecodeConfig.preset("wino_canvases", 24, threshold=0.9),
+                                                                  DecodeConfig.preset("remdm", 24, seed=1)])
+    assert verify_facts(shadow) == [("f_verify_shadow", str(len(shadow.steps)))]
+    facts = dict(verify_facts(canvases))
+    assert int(facts["f_nfe"]) == canvases.nfe > len(canvases.steps) and int(facts["f_verify_canvases"]) > 0
+    assert dict(verify_facts(remdm)).get("f_nfe") == str(remdm.nfe) and remdm.nfe < len(remdm.steps)

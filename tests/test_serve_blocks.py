@@ -252,7 +252,7 @@ REVISING = {
     "llada21": Policy.from_decode_config(DecodeConfig.preset("llada21", L)),
     "llada21_edits": Policy.from_decode_config(DecodeConfig.preset("llada21", L, threshold=0.2, edit_threshold=0.3,
                                                                    max_post_edit_steps=3)),
-    "rcr": Policy.from_decode_config(DecodeConfig.preset("rcr", L, temperature=0.8)),
+    "rcr": Policy.from_decode_config(DecodeConfig.preset("rcr_counted", L, temperature=0.8)),
     "remdm": Policy.from_decode_config(DecodeConfig(gen_length=L, schedule="fixed_steps", steps=4, revise="remdm",
                                                     remask_sigma="rescale", remask_eta=0.9, temperature=0.9)),
     "remdm_loop": Policy.from_decode_config(DecodeConfig(gen_length=L, schedule="fixed_steps", steps=4, revise="remdm",
@@ -318,3 +318,5 @@ def test_wino_is_not_a_policy():
         Policy.from_decode_config(DecodeConfig.preset("wino", L))
     with pytest.raises(ValueError, match=r"revise='wino'"):
         Policy(block_size=L, revise="wino")
+    with pytest.raises(ValueError, match=r"revise='rcr_shipped' is invalid.*earlier blocks"):  # MDPO's whole-row loop
+        Policy.from_decode_config(DecodeConfig.preset("rcr", L))

@@ -19,7 +19,8 @@ from tests.ui_model import make_text_model
 APP = Path(strings.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_",
-           "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_")
+           "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_",
+           "rt_shipped_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
@@ -34,7 +35,7 @@ CODE_WORDS = {
     "True", "False", "None", "format", "config_json", "Shift", "Enter",  # Python values, field names, keys
     "early_stop", "early_stop_threshold", "block_schedule", "vocab_top_k", "confidence", "max_prob", "restart",
     "continue", "temperature_stages", "early", "middle", "late", "schedule",  # DecodeConfig's field names and values
-    "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence",  # the revision rules' names
+    "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence", "MDPO", "MaskGIT",  # the revision rules' names
     "JointThresholdInDel", "DELETE", "SPLIT",  # the insert/delete rule and its edit tokens (as MASK)
     "eta", "sigma", "sigma_max", "penalty_lambda", "logit", "Wilson",  # their knobs' symbols, the interval
     "DiffusionGemma", "Gemma", "Renoise", "transformers", "world", "renoise", "AUP",  # the renoising models, AUP

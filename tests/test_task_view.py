@@ -75,6 +75,11 @@ def test_the_marker_follows_the_threshold_along_each_curve():
     markers = [d for d in fig.data if d.mode == "markers"]
     assert [(m.x[0], round(m.y[0], 6)) for m in markers] == [(1.5, 70.0), (1.25, 80.0)]
     assert t("fig_task_curve", "zh") in fig.layout.title.text and "AUP 90 / 100" in fig.layout.title.text
+    refused = {"families": {"shuffle": {**CURVES["families"]["shuffle"],
+                                        "aup": {"model": {"threshold": {"refused": "falls 80 points"}},
+                                                "oracle": {"threshold": 100.0}}}}}
+    title = figures.task_curve(refused, "shuffle", 0.7).layout.title.text  # d3LLM's get_aup refused it: no score
+    assert f"AUP {t('aup_refused', 'en')} / 100" in title
     empty = figures.task_curve(CURVES, None, 0.9)
     assert not empty.data and t("task_curve_none", "en") == empty.layout.annotations[0].text
 

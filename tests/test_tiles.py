@@ -40,3 +40,16 @@ def test_tile_size_is_validated_and_read_at_each_call(monkeypatch: pytest.Monkey
     monkeypatch.setattr(tiles, "ROW_TILE", 2)
     assert tiled_linear(x, w).tolist() == [[4.0, 4.0]] * 3
     assert tiled_linear(x[:0], w).shape == (0, 2)
+
+
+@pytest.mark.parametrize("d_in, d_out", SHAPES)
+def test_the_default_path_gives_the_tiles_bits_whatever_the_probe_decided(d_in: int, d_out: int) -> None:
+    """`tiled_linear` runs fewer, larger products only where `one_shot_floor` proved them equal to the
+    32-row tiles on this machine; either way every row has the tiles' bits, at every row count."""
+    g = torch.Generator().manual_seed(d_in + d_out)
+    weight = torch.randn(d_out, d_in, generator=g) * 0.05
+    x = torch.randn(1100, d_in, generator=g)
+    for rows in (1, 2, 3, 5, 17, 31, 33, 66, 96, 130, 1024, 1100):
+        assert torch.equal(tiled_linear(x[:rows], weight), tiled_linear(x[:rows], weight, tile=32)), rows
+    floor = tiles.one_shot_floor(d_out, d_in, torch.float32, "cpu")
+    assert floor in (None, 4, 8, 16, 32) and (floor is None) == (d_out > tiles.PROBE_MAX_OUT or floor is None)

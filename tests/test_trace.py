@@ -270,3 +270,44 @@ def test_cache_facts_add_up(cached_json):
     changed = [s for s in trace.steps if s.drift_selected or s.drift_tokens]
     assert facts["drift_changed_steps"] == len(changed) >= max(facts["drift_selected_steps"], facts["drift_tokens_steps"])
     assert make_trace().cache_facts is None and "positions_computed" not in make_trace().metrics
+
+
+def test_sglang_low_confidence_counts_the_forward_sglang_runs_on_each_finished_block():
+    """SGLang's LowConfidence computes `done` before its update, so one more forward runs on each block it
+    filled (`core.references.sglang.closes_blocks`): the step that fills a block is marked, and NFE counts
+    it; JointThreshold closes with a step of its own, and a plain threshold has no such forward."""
+    from dllm_viz import decode
+    from tests.tiny import TinyDenoiser
+
+    model = TinyDenoiser()
+    (low,) = decode(model, [[3, 4]], DecodeConfig.preset("sglang_low_confidence", 64))
+    marked = [rec.step for rec in low.steps if rec.closing_forward]
+    last_of_block = [rec.step for rec, nxt in zip(low.steps, low.steps[1:] + [None]) if nxt is None or nxt.block != rec.block]
+    assert marked == last_of_block and len(marked) == 2  # two blocks of 32
+    assert low.nfe == len(low.steps) + 2 == low.metrics["nfe"]
+    again = Trace.from_json(low.to_json())
+    assert again.nfe == low.nfe and [r.closing_forward for r in again.steps] == [r.closing_forward for r in low.steps]
+    (plain,) = decode(model, [[3, 4]], DecodeConfig.preset("sglang_low_confidence", 64, threshold_strict=False))
+    assert not any(rec.closing_forward for rec in plain.steps) and plain.nfe == len(plain.steps)
+    data = json.loads(low.to_json())
+    data["steps"][0]["closing_forward"] = False
+    with pytest.raises(ValueError, match="closing_forward"):
+        Trace.from_dict(data)
+
+
+def test_quantize_of_a_tensor_is_python_s_round_number_for_number():
+    """The record rounds whole tensors at once (`trace._quantize_tensor`): the very floats `round(v, 6)` gives,
+    near-ties, NaN, infinities, signed zeros and large values included."""
+    import torch
+
+    from dllm_viz.core.trace import quantize
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.rand(4000, generator=g).float().double(), torch.randn(4000, generator=g).double() * 7,
+                   torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, -1e-9, 5e-7, 1.5e-6, 2.5e-6,
+                                 0.1234565, 1234.5678905, -1e30, 999.9999995])])
+    expected = [v if math.isnan(v) else round(v, 6) for v in x.tolist()]
+    got = quantize(x)
+    assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(got, expected))
+    assert [math.copysign(1, a) for a in got[8004:8006]] == [math.copysign(1, b) for b in expected[8004:8006]]
+    assert quantize(x.view(-1, 1)[:4]) == [[v] for v in expected[:4]]

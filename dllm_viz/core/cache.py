@@ -37,7 +37,7 @@ import torch
 
 from dllm_viz.core.config import FORWARD_KINDS, DecodeConfig
 from dllm_viz.core.step import StepParams, StepResult, StepState, pack
-from dllm_viz.models.base import logits_at
+from dllm_viz.models.base import logits_at, logits_shadow
 
 __all__ = ["FORWARD_KINDS", "CacheStore", "Drift", "Forward", "RowsForward", "drift", "exact_logits", "forward_rows",
            "plan"]
@@ -144,6 +144,7 @@ class RowsForward:
     forwards: list[Forward | None]  # per row; None for a request without a cache (an uncached step)
     seconds: list[float | None]  # per row: the cached forward's wall time; None without a cache
     also: torch.Tensor | None = None  # (F, V) at the True entries of `forward_rows`' `also`, row-major
+    shadow: torch.Tensor | None = None  # (H, V) from WINO's shadow rows at `forward_rows`' `shadow` positions
 
 
 def current_blocks(masked: torch.Tensor, configs: Sequence[DecodeConfig]) -> list[int]:
@@ -154,11 +155,14 @@ def current_blocks(masked: torch.Tensor, configs: Sequence[DecodeConfig]) -> lis
 
 def forward_rows(model: Any, store: CacheStore, slots: Sequence[int], configs: Sequence[DecodeConfig],
                  prompt_lengths: Sequence[int], canvas: torch.Tensor, attention: torch.Tensor, pos: torch.Tensor,
-                 masked: torch.Tensor, also: torch.Tensor | None = None) -> RowsForward:
+                 masked: torch.Tensor, also: torch.Tensor | None = None,
+                 shadow: tuple[torch.Tensor, torch.Tensor] | None = None) -> RowsForward:
     """One step's forward for the rows of slots `slots`: `canvas (A, n)`, `attention (A, n)`, `pos (A, G)`
     the canvas column of each generated position, `masked (A, G)` the positions still masked; `also
     (A, G)`: more positions to read in the same forward (a revision rule's decided ones; rows without a
-    cache only).
+    cache only); `shadow`: `(blocks (A, 2), hidden (A, G))`, WINO's shadow block ``[lo, hi)`` of each row
+    (canvas columns, lo == hi: none) and the positions read from its shadow rows (`models.base.logits_shadow`;
+    rows without a cache only).
 
     Rows without a cache go through `models.base.logits_at` together, in one call, exactly as an
     uncached step; each row with one runs its planned forward alone (`plan`, `CacheStore.forward`).
@@ -169,6 +173,11 @@ def forward_rows(model: Any, store: CacheStore, slots: Sequence[int], configs: S
     seconds: list[float | None] = [None] * A
     if also is not None and cached and bool(also[cached].any()):
         raise ValueError("also is invalid: a row with a cache reads its window only; expected no position there")
+    if shadow is not None and cached and bool(shadow[1][cached].any() or (shadow[0][cached, 1] > shadow[0][cached, 0]).any()):
+        raise ValueError("shadow is invalid: a row with a cache reads its window only; expected no shadow block there")
+    if shadow is not None and not cached:  # WINO's shadow block in the step's forward (no revision with a cache)
+        logits, extra, hidden = _shadowed(model, canvas, attention, pos, masked, also, shadow)
+        return RowsForward(logits, masked, forwards, seconds, extra, hidden)
     if not cached:  # an uncached step, as ever
         logits, extra = _plain(model, canvas, attention, pos, masked, also)
         return RowsForward(logits, masked, forwards, seconds, extra)
@@ -183,10 +192,14 @@ def forward_rows(model: Any, store: CacheStore, slots: Sequence[int], configs: S
     packed_index = scored.flatten().cumsum(0).sub(1).view(A, G)  # (A, G) row-major index into the packed logits
     M = int(scored.sum())
     logits: torch.Tensor | None = None
-    extra = None
+    extra = hidden = None
     plain = scored.clone()
     plain[cached] = False
-    if plain.any() or also is not None:
+    if shadow is not None:  # the uncached rows' forward carries their shadow blocks
+        got, extra, hidden = _shadowed(model, canvas, attention, pos, plain, also, shadow)
+        logits = got.new_empty(M, got.shape[-1])
+        logits[packed_index[plain]] = got
+    elif plain.any() or also is not None:
         got, extra = _plain(model, canvas, attention, pos, plain, also)  # (M_plain, V), (F, V)
         logits = got.new_empty(M, got.shape[-1])
         logits[packed_index[plain]] = got
@@ -202,7 +215,7 @@ def forward_rows(model: Any, store: CacheStore, slots: Sequence[int], configs: S
             logits = got.new_empty(M, got.shape[-1])
         logits[packed_index[a][where]] = got
     assert logits is not None
-    return RowsForward(logits=logits, scored=scored, forwards=forwards, seconds=seconds, also=extra)
+    return RowsForward(logits=logits, scored=scored, forwards=forwards, seconds=seconds, also=extra, shadow=hidden)
 
 
 def _plain(model: Any, canvas: torch.Tensor, attention: torch.Tensor, pos: torch.Tensor, where: torch.Tensor,
@@ -216,6 +229,22 @@ def _plain(model: Any, canvas: torch.Tensor, attention: torch.Tensor, pos: torch
         rows, gs = torch.cat([rows, more_rows]), torch.cat([gs, more_gs])
     logits = logits_at(model, canvas, attention, rows, pos[rows, gs])  # (M + F, V)
     return (logits, None) if also is None else (logits[:M], logits[M:])
+
+
+def _shadowed(model: Any, canvas: torch.Tensor, attention: torch.Tensor, pos: torch.Tensor, where: torch.Tensor,
+              also: torch.Tensor | None, shadow: tuple[torch.Tensor, torch.Tensor]
+              ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """`_plain`'s two, and the logits of the shadow rows at the True entries of `shadow[1]`, `(H, V)`, all from
+    one forward with each row's shadow block (`models.base.logits_shadow`)."""
+    blocks, hidden = shadow
+    rows, gs = where.nonzero(as_tuple=True)
+    M = rows.shape[0]
+    if also is not None:
+        more_rows, more_gs = also.nonzero(as_tuple=True)
+        rows, gs = torch.cat([rows, more_rows]), torch.cat([gs, more_gs])
+    hr, hg = hidden.nonzero(as_tuple=True)
+    logits, shadowed = logits_shadow(model, canvas, attention, rows, pos[rows, gs], blocks, hr, pos[hr, hg])
+    return logits[:M], (None if also is None else logits[M:]), shadowed
 
 
 def exact_logits(model: Any, rows_forward: RowsForward, rows: Sequence[int], canvas: torch.Tensor,

@@ -93,9 +93,10 @@ def candidate_logits(logits: torch.Tensor, mask_id: int, edit_ids: tuple[int, ..
     return out
 
 
-def draw_noise(generators: Sequence[torch.Generator], lengths: Sequence[int],
+def draw_noise(generators: Sequence[torch.Generator | None], lengths: Sequence[int],
                device: torch.device | str = "cpu") -> torch.Tensor:
-    """`(A, 2, G)` uniforms: row a draws `torch.rand(2, lengths[a])` from `generators[a]`, zero-padded.
+    """`(A, 2, G)` uniforms: row a draws `torch.rand(2, lengths[a])` from `generators[a]`, zero-padded; a row
+    whose rule draws its own coins instead (`Coins`) has None there and gets zeros, drawing nothing.
 
     Row 0 of each is the inverse-CDF uniform of each position, row 1 the score of the ``random``
     confidence. A request draws the same amount every step whatever it selects and whatever its
@@ -103,10 +104,28 @@ def draw_noise(generators: Sequence[torch.Generator], lengths: Sequence[int],
     generator, section 5.4). Drawn on the CPU: a seed means the same tokens on every device.
     """
     G = max(lengths, default=0)
-    rows = [F.pad(torch.rand(2, n, generator=gen), (0, G - n)) for gen, n in zip(generators, lengths)]
+    rows = [F.pad(torch.rand(2, n, generator=gen), (0, G - n)) if gen is not None else torch.zeros(2, G)
+            for gen, n in zip(generators, lengths)]
     if not rows:
         return torch.zeros(0, 2, 0, device=device)
     return torch.stack(rows).to(device, non_blocking=True)
+
+
+class Coins:
+    """The uniforms a rule draws itself, per position and token (ReMDM's sampler, `core.rules.remdm_shipped`):
+    row a's from its own generator, in the order asked, float64 on the CPU (a seed means the same coins on
+    every device; `torch.rand` on a CPU generator gives the same values in row chunks as at once, so a rule
+    asks for a few positions at a time and never holds a step's (positions, V) at once)."""
+
+    def __init__(self, generators: Sequence[torch.Generator | None]) -> None:
+        self.generators = list(generators)
+
+    def draw(self, row: int, n: int, vocab: int) -> torch.Tensor:
+        """`(n, vocab)` float64: the next uniforms of row `row`'s stream."""
+        gen = self.generators[row]
+        if gen is None:
+            raise ValueError(f"row={row} is invalid: its rule draws no coins of its own")
+        return torch.rand((n, vocab), dtype=torch.float64, generator=gen)
 
 
 def constant_temperature(configs: Sequence[DecodeConfig], device: torch.device | str = "cpu") -> torch.Tensor | None:

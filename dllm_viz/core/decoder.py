@@ -28,8 +28,9 @@ import torch
 
 from dllm_viz.core import indel_decode, rules
 from dllm_viz.core.budget import bound_work
-from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits, forward_rows
-from dllm_viz.core.canvas import PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
+from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits
+from dllm_viz.core.canvas import Coins, PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
+from dllm_viz.core.forward import step_forward
 from dllm_viz.core.config import MAX_COUNT, DecodeConfig, short
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
@@ -37,10 +38,10 @@ from dllm_viz.core.record import step_records
 from dllm_viz.core.renoise_batch import decode_renoise
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.schedules import planned_steps
-from dllm_viz.core.step import RevisionTargets, StepResult, StepState, denoise_step, revision_targets, unpack
+from dllm_viz.core.step import StepResult, StepState, denoise_step, revision_targets, unpack
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
 from dllm_viz.models.base import (
-    Denoiser, can_edit, check_cache, check_denoiser, logits_hidden, model_device, model_max_length, model_name,
+    Denoiser, can_edit, check_cache, check_denoiser, model_device, model_max_length, model_name, shadow_kind,
 )
 
 
@@ -101,6 +102,8 @@ class _Rows:
     idx: torch.Tensor  # (A,) slot indices, in row order, on the device
     n: int  # longest prompt + gen_length: the forward's width
     set: RowSet  # spans in the canvas, StepParams, constant temperature
+    shadow: torch.Tensor | None = None  # (A,) bool: rows whose verify reads WINO's shadow block (None: no row)
+    coins: list[bool] | None = None  # rows whose rule draws its own coins (`canvas.Coins`; None: no row)
 
 
 class DecodeBatch:
@@ -122,6 +125,7 @@ class DecodeBatch:
         self.model = model
         self.mask_id = int(model.mask_token_id)
         self.end_ids = end_of_text_ids(model)  # cut the text, drive the early stop
+        self.shadow = shadow_kind(model)  # how it takes WINO's shadow block (None: per-position canvases)
         self.device = torch.device(device) if device is not None else model_device(model)
         self.capacity, self.max_length = capacity, max_length
         self.record_candidates = record_candidates
@@ -141,6 +145,8 @@ class DecodeBatch:
         self.rev_counter, self.rev_hold = z(), torch.zeros(S, dtype=torch.bool, device=dev)
         self.decided_conf = torch.zeros(S, max_length, dtype=torch.float32, device=dev)  # (S, N) from column 0
         self.slots: dict[int, Slot] = {}
+        # The logits at its masks of each slot whose rule reuses them at its next step (ReMDM's p_x0 cache).
+        self.reused: dict[int, torch.Tensor] = {}
         self._row_sets: PerRows[_Rows] = PerRows()
         # The insert/delete rows (`core.indel_decode`): their rule's state; the model's edit tokens.
         self.indel_rows = Carried()
@@ -182,6 +188,7 @@ class DecodeBatch:
         self.rev_counter[index], self.rev_hold[index], self.decided_conf[index] = 0, False, 0.0
         self.slots[index] = slot
         self.caches.drop(index)
+        self.reused.pop(index, None)
         if tokens is not None:
             self.edit_tokens, self.n_indel = tokens, self.n_indel + 1
         return slot
@@ -195,6 +202,7 @@ class DecodeBatch:
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
         self.caches.drop(index)
+        self.reused.pop(index, None)
         self.n_indel -= self.slots[index].config.indel != "none"
         return self.slots.pop(index)
 
@@ -252,14 +260,21 @@ class DecodeBatch:
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
         ids, attention = canvas[:, : r.n], self.attention[idx, : r.n]
-        fwd, seen, verified = self._forward(slots, idx_list, ids, attention, spans, masked, targets)
-        noise = draw_noise([shared if (s.config.rng == "shared" and shared is not None) else s.generator
-                            for s in slots], [s.config.gen_length for s in slots], self.device)  # (A, 2, G)
+        reused = [a for a, i in enumerate(idx_list) if i in self.reused]  # rows that run no forward (ReMDM's cache)
+        fwd, seen, verified = step_forward(self.model, self.caches, self.mask_id, idx_list, [s.config for s in slots],
+                                           [len(s.prompt_ids) for s in slots], ids, attention, spans, masked, targets,
+                                           r.shadow, r.set.params.block_size, self.edit_ids,
+                                           {a: self.reused[idx_list[a]] for a in reused})
+        coins = r.coins  # (A,) bool | None: rows whose rule draws its own coins, and none of the step's uniforms
+        noise = draw_noise([None if coins is not None and coins[a] else shared
+                            if (s.config.rng == "shared" and shared is not None) else s.generator
+                            for a, s in enumerate(slots)], [s.config.gen_length for s in slots], self.device)
 
         # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
         result = denoise_step(step_logits(fwd.logits), fwd.scored, params, state, noise,  # the step masks the mask id
-                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen,
-                              targets=targets)
+                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen, targets=targets,
+                              coins=Coins([s.generator if c else None for c, s in zip(coins, slots)]) if coins else None)
+        keep = _reused_next(result, masked, fwd.logits, idx_list)  # kept once the step succeeds
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
         # (5) commit, and keep the schedule state.
@@ -280,44 +295,12 @@ class DecodeBatch:
         # the ones it left unscored are still to do.
         remaining = result.remaining + (masked & ~fwd.scored).sum(-1)  # (A,)
         records = step_records(slots, idx_list, result, current, verified, remaining, fwd, drifts,
-                               candidates=self.record_candidates)
+                               candidates=self.record_candidates, reused=reused)
         self.caches.commit()
+        for i in idx_list:
+            self.reused.pop(i, None)
+        self.reused.update(keep)
         return records
-
-    def _forward(self, slots: list[Slot], idx_list: list[int], ids: torch.Tensor, attention: torch.Tensor,
-                 spans: Spans, masked: torch.Tensor, targets: RevisionTargets | None
-                 ) -> tuple[RowsForward, torch.Tensor | None, torch.Tensor | None]:
-        """(1) The forward of the step: the logits at the masked positions each row's forward scores
-        (`core.cache.forward_rows`: all of them, or a cached window's current block), and `seen (K, 1, V)`
-        at the decided positions the rows' revision rules read (None when none), from the same forward
-        or, for a verify pass, `logits_hidden`; with `(A,)` bool, the rows whose verify pass ran (None
-        when none did). A row has a cache or a revision rule, never both (DecodeConfig refuses it)."""
-        read, hidden = None, None  # (A, G): where the forward reads for the rules, where the verify pass does
-        if targets is not None and targets.any:
-            if targets.hidden_count:
-                hidden = targets.hidden_where  # (the targets know where the verify pass reads)
-                if hidden is None:
-                    hidden = torch.zeros_like(masked).masked_scatter(targets.where, targets.hidden)
-            if targets.count > targets.hidden_count:  # some positions are read by the forward itself
-                read = targets.where if hidden is None else targets.where & ~hidden
-        fwd = forward_rows(self.model, self.caches, idx_list, [s.config for s in slots],
-                           [len(s.prompt_ids) for s in slots], ids, attention, spans.pos, masked, also=read)
-        if targets is None or not targets.any:
-            return fwd, None, None
-        seen = None if fwd.also is None else candidate_logits(fwd.also, self.mask_id, self.edit_ids)  # (F, 1, V)
-        verified = None
-        if hidden is not None:
-            hr, hc = hidden.nonzero(as_tuple=True)
-            verify = candidate_logits(logits_hidden(self.model, ids, attention, hr, spans.pos[hr, hc]),
-                                      self.mask_id, self.edit_ids)  # (H, 1, V): the verify pass
-            verified = hidden.any(-1)
-            if seen is None:
-                seen = verify
-            else:  # rows of both kinds: place each pass's logits in row-major order
-                both = seen.new_empty((targets.count, 1, seen.shape[-1]))
-                both[~targets.hidden], both[targets.hidden] = seen, verify
-                seen = both
-        return fwd, seen, verified
 
     def _drift(self, fwd: RowsForward, result: StepResult, r: _Rows, state: StepState, noise: torch.Tensor,
                slots: list[Slot], ids: torch.Tensor, attention: torch.Tensor, pos: torch.Tensor) -> Drift | None:
@@ -337,10 +320,14 @@ class DecodeBatch:
         def build() -> _Rows:
             idx = torch.tensor(idx_list, device=self.device)
             spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
+            shadowed = [self.shadow is not None and rules.REVISIONS[s.config.revise].shadow(s.config) for s in slots]
+            coins = [rules.REVISIONS[s.config.revise].coins(s.config) for s in slots]
             return _Rows(idx=idx, n=max(s.length for s in slots),
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
                                           device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
-                                          prompt_lengths=[len(s.prompt_ids) for s in slots]))
+                                          prompt_lengths=[len(s.prompt_ids) for s in slots]),
+                         shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None,
+                         coins=coins if any(coins) else None)
 
         return self._row_sets.get(slots, build)
 
@@ -372,6 +359,17 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
+
+
+def _reused_next(result: StepResult, masked: torch.Tensor, logits: torch.Tensor,
+                 idx_list: list[int]) -> dict[int, torch.Tensor]:
+    """slot -> the logits `(m, V)` at its masks that its next step reuses (`Plan.reuse`: nothing changed, so
+    the canvas and its masks are the same; ReMDM's p_x0 cache), from the step's packed `logits (M, ...)`."""
+    plan = result.revision
+    if plan is None or plan.reuse is None:
+        return {}
+    at = masked.flatten().cumsum(0).sub(1).view(masked.shape)  # (A, G) each mask's packed row
+    return {idx_list[a]: logits[at[a][masked[a]]].clone() for a, k in enumerate(plan.reuse.tolist()) if k}
 
 
 def request_generator(config: DecodeConfig) -> torch.Generator:

@@ -36,6 +36,9 @@ class Packed:
 
     def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
+        if bool(where.all()):  # every position: the packed logits themselves, no copy
+            return sampling.draw(self.logits[:, 0], self.noise[0], temperature=self.temperature,
+                                 vocab_top_k=self.vocab_top_k, top_p=self.top_p, with_prob=with_prob)
         return sampling.draw(self.logits[where, 0], self.noise[0][where], temperature=self.temperature[where],
                              vocab_top_k=self.vocab_top_k[where], top_p=self.top_p[where], with_prob=with_prob)
 
@@ -72,7 +75,7 @@ class Drawn:
     prob: torch.Tensor  # (A, G) probability of each under the tempered, filtered distribution; 0 elsewhere
 
 
-def global_draw(x: Packed, draw_all: torch.Tensor) -> Drawn:
+def global_draw(x: Packed, draw_all: torch.Tensor, *, with_prob: bool = True) -> Drawn:
     """Sample at every masked position of the rows with `sample_scope="all"` (`draw_all (A,)`), before scheduling.
 
     The article's "global sampling" (2.1, 2.3): wasted work, and with a confidence taken from the
@@ -81,9 +84,10 @@ def global_draw(x: Packed, draw_all: torch.Tensor) -> Drawn:
     """
     A, G = x.masked.shape
     where = x.masked & draw_all.unsqueeze(-1)  # (A, G)
-    tok, prob = x.draw(where[x.masked])
+    tok, prob = x.draw(where[x.masked], with_prob=with_prob)
     tokens = torch.full((A, G), -1, dtype=torch.long, device=where.device).masked_scatter(where, tok)
-    return Drawn(where=where, tokens=tokens, prob=torch.zeros(A, G, device=where.device).masked_scatter(where, prob))
+    probs = torch.zeros(A, G, device=where.device)  # only the "sampled" source reads them (`with_prob`)
+    return Drawn(where=where, tokens=tokens, prob=probs.masked_scatter(where, prob) if prob is not None else probs)
 
 
 def draw_chosen(x: Packed, selected: torch.Tensor, drawn: Drawn | None) -> torch.Tensor:

@@ -103,16 +103,30 @@ def _llada21(gen_length: int) -> dict[str, Any]:
 
 def _wino(gen_length: int) -> dict[str, Any]:
     # decoding_wino(threshold=0.6, threshold_back=0.9, temperature=0., block_length=128): LLaDA's draw and raw
-    # probability, every mask above 0.6 (at least one, at most WINO's cap), drafts below 0.9 taken back.
+    # probability, every mask above 0.6 (at least one, at most WINO's cap), drafts below 0.9 taken back; the
+    # verify read from WINO's shadow block in the step's one forward, in float64, with WINO's ties.
     return dict(schedule="threshold", threshold=0.6, threshold_strict=True, min_k=1,
                 block_length=_blocks_of(gen_length, 128), temperature=0.0, confidence="max_prob",
-                confidence_from="sampled_raw", sample_scope="all", revise="wino", verify_threshold=0.9)
+                confidence_from="sampled_raw", sample_scope="all", revise="wino", verify_threshold=0.9,
+                verify_pass="shadow")
+
+
+def _wino_canvases(gen_length: int) -> dict[str, Any]:
+    # Ours: WINO's draft and take-back with a verify pass of its own, one canvas per decided position.
+    return dict(_wino(gen_length), verify_pass="canvases")
 
 
 def _remdm(gen_length: int) -> dict[str, Any]:
-    # scripts/remdm-loop.sh: eta 0.02, alpha_on 0.9, nucleus 0.9 at T = 1, half the steps in the loop
-    # (t_on 0.55, t_off 0.05); MDLM unmasks at random positions (confidence "random") on its log-linear
-    # schedule, whose expected counts are linear_time's.
+    # scripts/remdm-loop.sh: sampling.steps = the length, nucleus 0.9, eta 0.02, t_on 0.55, t_off 0.05, alpha_on
+    # 0.9; the rule runs ReMDM's own loop by time, a coin per position (the schedule's `steps` is its budget).
+    return dict(schedule="fixed_steps", steps=max(1, gen_length), temperature=1.0, top_p=0.9, revise="remdm_shipped",
+                remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9, remask_t_on=0.55, remask_t_off=0.05)
+
+
+def _remdm_counted(gen_length: int) -> dict[str, Any]:
+    # Ours, in counts: eta 0.02, alpha_on 0.9, nucleus 0.9 at T = 1, half the steps in the loop (t_on 0.55,
+    # t_off 0.05); MDLM's random unmasking (confidence "random") on its log-linear schedule, whose expected
+    # counts are linear_time's.
     steps = max(1, gen_length // 2)
     return dict(schedule="linear_time", steps=steps, temperature=1.0, top_p=0.9, confidence="random",
                 revise="remdm", remask_sigma="loop", remask_eta=0.02, remask_alpha_on=0.9,
@@ -120,8 +134,16 @@ def _remdm(gen_length: int) -> dict[str, Any]:
 
 
 def _rcr(gen_length: int) -> dict[str, Any]:
-    # test_llada.py --rcr: diffusion_generate(steps, block_length=gen_length, temperature=0) with LLaDA's
-    # max-probability confidence and an even split of the steps (mode "linear"); two positions per step.
+    # test_llada.py --rcr: diffusion_generate(steps, block_length=gen_length, temperature=0, top_p=0.95) with
+    # the maximum probability (conf_alg "origin") and MaskGIT's linear split (mode "linear"), half as many
+    # steps as positions; the rule runs MDPO's own loop (the step budget is the schedule's `steps`).
+    return dict(schedule="fixed_steps", steps=max(1, gen_length // 2), temperature=0.0, confidence="max_prob",
+                top_p=0.95, revise="rcr_shipped")
+
+
+def _rcr_counted(gen_length: int) -> dict[str, Any]:
+    # dllm-viz's own RCR in counts: the decided tokens of the current block compete with its masks, LLaDA's
+    # even split of the steps, two positions per step.
     return dict(schedule="fixed_steps", steps=max(1, gen_length // 2), temperature=0.0, confidence="max_prob",
                 revise="rcr")
 
@@ -143,20 +165,44 @@ REVISION_PRESETS: dict[str, ShippedPreset] = {
     ),
     "wino": ShippedPreset(
         source="Feng-Hong/WINO-DLLM, LLaDA/decoding.py, decoding_wino()",
-        note="draft every mask above 0.6 (capped), take back drafts whose verify probability < 0.9",
+        note="draft every mask above 0.6 (capped), take back drafts whose verify probability < 0.9, read from "
+             "the shadow block in the step's one forward",
         fields=_wino,
+    ),
+    "wino_canvases": ShippedPreset(
+        source="dllm-viz's own verify pass (ours): dllm_viz/models/base.py logits_hidden, around "
+               "Feng-Hong/WINO-DLLM's decoding_wino()",
+        note="ours: WINO's draft and take-back, verified by a pass of its own, one canvas per decided position "
+             "(two forwards a step)",
+        fields=_wino_canvases,
     ),
     "remdm": ShippedPreset(
         source="kuleshov-group/remdm, diffusion.py, Diffusion._ddpm_caching_update with sampler='remdm-loop' "
                "(scripts/remdm-loop.sh)",
-        note="MDLM's random unmasking; at 90% visible, a loop that re-masks each token with probability 0.02",
+        note="a coin per position by time: MDLM until t = 0.55, a loop that re-masks each token with probability "
+             "0.02 until 0.05, MDLM to the end, then noise removal; the coins from the request's own generator",
         fields=_remdm,
     ),
+    "remdm_counted": ShippedPreset(
+        source="dllm-viz's own rule (ours): dllm_viz/core/rules/remdm.py, after kuleshov-group/remdm's "
+               "diffusion.py (remdm-loop)",
+        note="ours, in counts: MDLM's random unmasking; at 90% visible, a loop that re-masks each token with "
+             "probability 0.02 and confirms as many",
+        fields=_remdm_counted,
+    ),
     "rcr": ShippedPreset(
-        source="autonomousvision/mdpo, src/mdlm_generation_utils.py, diffusion_generate(rcr=True)",
-        note="decided tokens compete with the masks by the confidence they were decided with; the weakest "
-             "are re-masked",
+        source="autonomousvision/mdpo, src/mdlm_generation_utils.py, diffusion_generate(rcr=True) "
+               "(test_llada.py --rcr: top_p 0.95)",
+        note="MaskGIT's split; one running confidence over the whole sequence: each step fills the most "
+             "confident masks and re-masks the lowest; the prompt stays as given (MDPO may re-mask it at ties)",
         fields=_rcr,
+    ),
+    "rcr_counted": ShippedPreset(
+        source="dllm-viz's own rule (ours): dllm_viz/core/rules/rcr.py, after autonomousvision/mdpo's "
+               "diffusion_generate(rcr=True)",
+        note="ours, in counts: the current block's decided tokens compete with its masks by the confidence "
+             "they were decided with; the weakest are re-masked; LLaDA's split",
+        fields=_rcr_counted,
     ),
     **{name: p for name, p in rules.PRESETS.items() if name not in rules.CANVAS_PRESETS},
 }

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from dllm_viz.core.cache import Drift, RowsForward
+from dllm_viz.core.references.sglang import closes_blocks
 from dllm_viz.core.revision import Plan
 from dllm_viz.core.step import StepResult
 from dllm_viz.core.trace import StepRecord, quantize
@@ -18,9 +19,10 @@ from dllm_viz.core.trace import StepRecord, quantize
 
 def step_records(slots: list[Any], idx_list: list[int], result: StepResult, current: torch.Tensor,
                  verified: torch.Tensor | None, remaining: torch.Tensor, fwd: RowsForward,
-                 drifts: Drift | None, *, candidates: int) -> dict[int, StepRecord]:
+                 drifts: Drift | None, *, candidates: int, reused: list[int] | None = None) -> dict[int, StepRecord]:
     """Each slot's StepRecord from the step's result (`candidates` raw candidates per position), with one
-    device-to-host transfer per tensor; advances the slots' host-side counters (`core.decoder.Slot`)."""
+    device-to-host transfer per tensor; advances the slots' host-side counters (`core.decoder.Slot`). The
+    rows `reused` ran no forward (their logits were the step before's: `StepRecord.forwards` 0)."""
     nan, r = float("nan"), result
     # Order each row's selected positions by confidence, most confident first.
     sel_order = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
@@ -36,33 +38,38 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     wrong_from = any(s.config.confidence_from != "raw" for s in slots)
     if wrong_from:
         host["raw_conf"] = r.raw_confidence.masked_fill(~r.masked, nan)
-    if candidates:
-        host["cand_p"], host["cand_i"] = r.candidates(candidates)
+    if candidates:  # packed: only the masked positions have candidates
+        top_p, top_i = r.raw.top  # (M, 1, N) each
+        host["cand_p"], host["cand_i"] = top_p[:, 0, :candidates], top_i[:, 0, :candidates]
+    closing = [closes_blocks(s.config) for s in slots]
+    if any(closing):  # SGLang's LowConfidence: the steps that leave their block without a mask
+        host["closed"] = _closed(r, [s.config.block_size for s in slots])
     plan = r.revision
     revisions: dict[int, dict[str, Any]] = {}
     if plan is not None:
         revisions = revision_fields(plan, current, verified)
     host = {k: v.cpu() for k, v in host.items()}
+    lists = _as_lists(host)
+    if candidates:
+        first = [0] + host["masked"].sum(-1).cumsum(0).tolist()  # each row's first packed position
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
         G = s.config.gen_length
-        n_sel = int(host["count"][row])
-        sel = host["sel_order"][row, :n_sel].tolist()
-        masked_row = host["masked"][row, :G].tolist()
+        n_sel = lists["count"][row]
+        sel = lists["sel_order"][row][:n_sel]
+        masked_row = lists["masked"][row][:G]
+        tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
         rec = StepRecord(
-            step=s.step, block=int(host["block"][row]), k=n_sel,
-            temperature=round(float(host["temperature"][row]), 6),
-            confidence=quantize(host["conf"][row, :G].double().tolist()),
-            argmax=host["argmax"][row, :G].tolist(),
-            selected=sel, tokens=host["tokens"][row, sel].tolist(),
-            logprobs=quantize(host["logp"][row, sel].double().tolist()),
+            step=s.step, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
+            confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
+            selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel],
         )
         if wrong_from and s.config.confidence_from != "raw":
-            rec.raw_confidence = quantize(host["raw_conf"][row, :G].double().tolist())
+            rec.raw_confidence = lists["raw_conf"][row][:G]
         if candidates:
-            ids, ps = host["cand_i"][row, :G].tolist(), host["cand_p"][row, :G].double().tolist()
-            rec.candidates = [c if m else [] for c, m in zip(ids, masked_row)]
-            rec.candidate_probs = [quantize(p) if m else [] for p, m in zip(ps, masked_row)]
+            ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), iter(lists["cand_p"][first[row]:first[row + 1]])
+            rec.candidates = [next(ids) if m else [] for m in masked_row]
+            rec.candidate_probs = [next(ps) if m else [] for m in masked_row]
         if plan is not None:
             for key, values in revisions.get(row, {}).items():
                 setattr(rec, key, values)
@@ -77,12 +84,32 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
                 rec.drift_selected = bool(host["drift_sel"][row])
                 rec.drift_tokens = bool(host["drift_tok"][row])
                 rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
+        if reused and row in reused:
+            rec.forwards = 0  # ReMDM reused the step before's p_x0: no forward, as ReMDM counts
+        if closing[row] and bool(host["closed"][row]):
+            rec.closing_forward = True  # SGLang runs one more forward on the finished block (`closes_blocks`)
         if bool(host["stopped"][row]):
             s.early_stop_step = s.step
         s.step += 1
         s.remaining = int(host["remaining"][row])
         out[index] = rec
     return out
+
+def _closed(r: StepResult, block_sizes: list[int]) -> torch.Tensor:
+    """`(A,)` bool: the rows whose step left its block without a mask."""
+    blocks = torch.arange(r.masked.shape[1], device=r.masked.device).unsqueeze(0) // \
+        torch.tensor([max(1, b) for b in block_sizes], device=r.masked.device).unsqueeze(-1)
+    return ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)
+
+
+def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
+    """Every row's fields at once: one rounding pass and one conversion to lists per field (`quantize` of a
+    tensor); the candidates packed at the masked positions, `(M, n)`."""
+    floats = {"conf", "logp", "raw_conf", "cand_p"}
+    keys = ("masked", "argmax", "tokens", "conf", "logp", "sel_order", "count", "block", "temperature", "raw_conf",
+            "cand_i", "cand_p")
+    return {k: quantize(host[k].double()) if k in floats else host[k].tolist() for k in keys if k in host}
+
 
 def revision_fields(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:
     """The version-2 fields of each row's record (only rows the rules changed), a handful of transfers

@@ -57,10 +57,16 @@ class RevisionParams:
     reads_forward: torch.Tensor | None = None  # (A,) bool: rows whose rule reads the step's forward there
     reads_hidden: torch.Tensor | None = None  # (A,) bool: rows whose rule reads a verify pass
     keeps_conf: bool = True  # some row's rule reads `RevisionState.decided_conf` (rcr, remdm's conf sigma)
+    owns: bool = False  # some row's rule owns the step (`Revision.owns`: the original's own loop)
+    names: tuple[str, ...] = ()  # each row's rule, host-side (`rows_of`)
+    wide_reads: torch.Tensor | None = None  # (A,) bool: rows whose rule reads float64 verify probabilities
+    any_wide: bool = False
+    prompt_length: torch.Tensor | None = None  # (A,) long: canvas columns before each row's span (owning rules)
     _constants: dict = field(default_factory=dict, compare=False, repr=False)  # see `constants`
 
     @classmethod
-    def from_configs(cls, configs: Sequence[Any], *, device: torch.device | str = "cpu") -> RevisionParams:
+    def from_configs(cls, configs: Sequence[Any], *, device: torch.device | str = "cpu",
+                     prompt_lengths: Sequence[int] | None = None) -> RevisionParams:
         def col(values: list, dtype: torch.dtype = torch.long) -> torch.Tensor:
             return torch.tensor(values, dtype=dtype, device=device)
 
@@ -76,12 +82,21 @@ class RevisionParams:
             single=cs[0].revise if cs and all(c.revise == cs[0].revise for c in cs) else None,
             reads_forward=col([p.reads == "forward" for p in plugins], torch.bool),
             reads_hidden=col([p.reads == "hidden" for p in plugins], torch.bool),
-            keeps_conf=any(p.keeps_conf(c) for p, c in zip(plugins, cs)),
+            keeps_conf=any(p.keeps_conf(c) or p.owns for p, c in zip(plugins, cs)),
+            owns=any(p.owns for p in plugins),
+            names=tuple(c.revise for c in cs),
+            wide_reads=col([p.reads_wide(c) for p, c in zip(plugins, cs)], torch.bool),
+            any_wide=any(p.reads_wide(c) for p, c in zip(plugins, cs)),
+            prompt_length=col(list(prompt_lengths) if prompt_lengths is not None else [0] * len(cs)),
         )
 
     @property
     def active(self) -> bool:
         return bool(self.rules)
+
+    def rows_of(self, name: str) -> list[int]:
+        """The rows whose rule is `name` (host-side: a rule that loops over its rows, as its original does)."""
+        return [i for i, n in enumerate(self.names) if n == name]
 
     @property
     def present(self) -> tuple[rules.Revision, ...]:
@@ -213,16 +228,32 @@ def revision_inputs(logits: torch.Tensor, masked: torch.Tensor, rp: RevisionPara
             seen = rest[0] if rest else seen
     read = None
     if K:
+        wide = None
+        if rp.any_wide:  # the verify probabilities of these rows in float64 (their code's softmax)
+            wide = rp.wide_reads.unsqueeze(-1).expand_as(targets.where)[targets.where]  # type: ignore[union-attr]
         read = Seen.from_logits(seen, targets.where, current, targets.hidden,  # type: ignore[union-attr, arg-type]
-                                n_verify=targets.hidden_count)  # type: ignore[union-attr]
+                                n_verify=targets.hidden_count, wide=wide)  # type: ignore[union-attr]
     return RevisionInputs(logits=logits, current=current, valid=valid, seen=read, state=state, decided=decided)
+
+
+@dataclass(frozen=True)
+class Whole:
+    """What a rule that owns the step reads of the whole row (`Context`'s fields of the same names)."""
+
+    masked: torch.Tensor  # (A, G) bool
+    block_size: torch.Tensor  # (A,) long
+    steps_per_block: torch.Tensor  # (A,) long
+    x: Any  # core.packed.Packed
+    coins: Any = None  # core.canvas.Coins | None
+    mask_token_id: int | None = None
 
 
 def revise(inputs: RevisionInputs, rp: RevisionParams, conf: torch.Tensor, eligible: torch.Tensor,
            count: torch.Tensor, block: torch.Tensor, previous_block: torch.Tensor, block_step: torch.Tensor,
-           uniform: torch.Tensor) -> Plan:
+           uniform: torch.Tensor, whole: Whole | None = None) -> Plan:
     """(3') Each revising row's plan: what its rule takes back or rewrites in the current block, and
-    how many masks the step confirms. `uniform (A, G)` is the step's second uniform."""
+    how many masks the step confirms. `uniform (A, G)` is the step's second uniform; `whole`, what a rule
+    that owns the step reads of the whole row (needed when one does, `RevisionParams.owns`)."""
     st = inputs.state
     if any(p.counts for p in rp.present):  # a counter that restarts with each block (wino's restarts by block_step == 0)
         st = RevisionState(counter=torch.where(block != previous_block, 0, st.counter), hold=st.hold,
@@ -230,9 +261,15 @@ def revise(inputs: RevisionInputs, rp: RevisionParams, conf: torch.Tensor, eligi
     seen = inputs.seen
     if seen is None and rp.reads:  # none of those rows has a decided token
         seen = Seen(where=torch.zeros_like(inputs.decided))
+    extra: dict[str, Any] = dict(valid=inputs.valid, block=block)
+    if whole is not None:
+        extra.update(masked=whole.masked, block_size=whole.block_size, steps_per_block=whole.steps_per_block,
+                     x=whole.x, coins=whole.coins, mask_token_id=whole.mask_token_id)
+    elif rp.owns:
+        raise ValueError("whole=None is invalid: a rule that owns the step reads the whole row")
     ctx = Context(decided=inputs.decided, eligible=eligible, conf=conf, quota=count, current=inputs.current,
                   uniform=uniform, block_step=block_step, may_remask=guard(block_step, rp.bound), params=rp,
-                  state=st, seen=seen)
+                  state=st, seen=seen, **extra)
     return plan(ctx)
 
 
@@ -252,6 +289,8 @@ def settle(plan: Plan, inputs: RevisionInputs, selected: torch.Tensor, conf: tor
         if plan.rewrites:
             dc = torch.where(plan.edited, plan.edit_prob, dc)
         dc = dc.masked_fill(plan.remasked, 0.0)
+        if plan.owns is not None:  # a rule that owns the step carries its own (MDPO's running confidence)
+            dc = torch.where(plan.owns.unsqueeze(-1), plan.next_conf, dc)
     return plan, RevisionState(counter=plan.counter, hold=plan.hold, decided_conf=dc)
 
 

@@ -48,7 +48,7 @@ def process(
     logits: torch.Tensor, temperature: torch.Tensor, vocab_top_k: torch.Tensor, top_p: torch.Tensor
 ) -> torch.Tensor:
     """The sampling distribution's logits `(n, V)`: temperature, then vocab top-k, then top-p."""
-    if bool((temperature != 1).any()):
+    if bool(((temperature != 1) & (temperature > 0)).any()):  # x / 1 is x: T = 0 and T = 1 rows need no pass
         logits = apply_temperature(logits, temperature)
     if bool((vocab_top_k > 0).any()):
         logits = filter_vocab_top_k(logits, vocab_top_k)
@@ -98,7 +98,7 @@ def draw(
         return greedy_ids(logits), None
     processed = process(logits.float(), temperature, vocab_top_k, top_p)
     probs = torch.softmax(processed, dim=-1)  # (n, V)
-    sampled = inverse_cdf(probs, u)
     greedy = greedy_ids(logits)
-    tokens = torch.where(temperature > 0, sampled, greedy)
+    hot = temperature > 0
+    tokens = torch.where(hot, inverse_cdf(probs, u), greedy) if bool(hot.any()) else greedy  # (no CDF at T = 0)
     return tokens, probs.gather(-1, tokens.unsqueeze(-1)).squeeze(-1) if with_prob else None

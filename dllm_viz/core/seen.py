@@ -39,12 +39,13 @@ class Seen:
         return self._unpack(self.p_token_k)
 
     def _unpack(self, values: torch.Tensor | None) -> torch.Tensor:
-        out = torch.zeros(self.where.shape, dtype=torch.float32, device=self.where.device)
+        dtype = torch.float32 if values is None else values.dtype  # float64 where a rule reads its code's
+        out = torch.zeros(self.where.shape, dtype=dtype, device=self.where.device)
         return out if values is None else out.masked_scatter(self.where, values)
 
     @classmethod
     def from_logits(cls, logits: torch.Tensor, where: torch.Tensor, current: torch.Tensor,
-                    verify: torch.Tensor, *, n_verify: int) -> Seen:
+                    verify: torch.Tensor, *, n_verify: int, wide: torch.Tensor | None = None) -> Seen:
         """`logits (K, 1, V)` at the True entries of `where (A, G)`, row-major; `current (A, G)` the tokens
         (real ids there: `where` holds decided positions); `verify (K,)` bool: the position was read by a
         verify pass (WINO) rather than to be edited, `n_verify` of them.
@@ -55,7 +56,8 @@ class Seen:
         other logit reaches the token's (`_runner_up`, one max pass without indices); only those rows
         get a `max` with indices and a softmax.
         Verify rows: the probability of the token, softmax(logits)[token] (`_token_probs`), and nothing
-        else. Each reads the vocabulary once (twice where a rewrite may happen), never more than its rule
+        else; where `wide (K,)` holds, in float64 (WINO's ``softmax(logits.to(torch.float64))``), and then
+        `p_token` is float64 throughout (the other rows' float32 values, widened). Each reads the vocabulary once (twice where a rewrite may happen), never more than its rule
         needs.
         """
         flat = logits[:, 0]  # (K, V)
@@ -91,11 +93,19 @@ class Seen:
             rows = flat if n_verify == K else flat[verify]  # (H, V)
             tok = tokens if n_verify == K else tokens[verify]  # (H,)
             p_verify = _token_probs(rows, tok)  # (H,)
+            if wide is not None:
+                w = wide if n_verify == K else wide[verify]  # (H,)
+                if bool(w.any()):
+                    p_verify = p_verify.double()
+                    source = logits[:, 0] if n_verify == K else logits[:, 0][verify]  # the logits as given
+                    p_verify[w] = _token_probs(source[w].double(), tok[w])
+                    if p_token is not None:
+                        p_token = p_token.double()
             if n_verify == K:
                 p_token = p_verify
             else:
                 if p_token is None:
-                    p_token = torch.zeros(K, dtype=torch.float32, device=flat.device)
+                    p_token = torch.zeros(K, dtype=p_verify.dtype, device=flat.device)
                 p_token[verify] = p_verify  # (a row of this function's own tensor)
         return cls(where=where, argmax_k=arg_k, p_argmax_k=p_argmax, p_token_k=p_token)
 

@@ -37,7 +37,7 @@ from dllm_viz.core.end_of_text import end_of_text_rows, fill_end_of_text
 from dllm_viz.core.packed import Packed, draw_chosen, global_draw, pack, unpack
 from dllm_viz.core.references import NONE, Quirks
 from dllm_viz.core.revision import (
-    Plan, RevisionParams, RevisionState, RevisionTargets, decided_in, revise, revision_inputs, settle, targets_of,
+    Plan, RevisionParams, RevisionState, RevisionTargets, Whole, decided_in, revise, revision_inputs, settle, targets_of,
 )
 from dllm_viz.core.rules.base import Columns, Positions, QuotaInputs, select_top
 from dllm_viz.core.schedules import SCHEDULE_IDS, current_block, next_k, quota, rank, schedule_knobs
@@ -118,7 +118,8 @@ class StepParams:
             edit_token_ids=tuple(edit_token_ids),
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
-            revision=RevisionParams.from_configs(cs, device=device) if any(c.revise != "none" for c in cs) else None,
+            revision=RevisionParams.from_configs(cs, device=device, prompt_lengths=prompt_lengths)
+            if any(c.revise != "none" for c in cs) else None,
         )
 
 
@@ -212,6 +213,7 @@ def denoise_step(
     valid: torch.Tensor | None = None,
     seen: torch.Tensor | None = None,
     targets: RevisionTargets | None = None,
+    coins: object | None = None,
 ) -> StepResult:
     """One step for every row. `logits (M, 1, V)` at the masked positions of `masked (A, G)`, packed
     row-major, in the model's dtype (float32 from here on; with `params.mask_token_id` the step takes
@@ -221,7 +223,8 @@ def denoise_step(
     Rows with a revision rule also need `current (A, G)`, the tokens entering the step, `valid (A, G)`,
     the row's real positions (None: all), and, when their rule reads them, `seen (K, 1, V)`: the logits at
     `revision_targets(masked, valid, params, state).where`, packed row-major the same way (`targets`: that
-    result, when the caller has it)."""
+    result, when the caller has it). `coins` (`core.revision.Coins`): the rows' own uniforms per position and
+    token, for a rule that draws them (ReMDM's sampler)."""
     ref, dtype, rp = params.quirks, logits.dtype, params.revision  # ref: the reference quirks (core.references)
     where = targets.block if targets is not None and targets.block is not None else current_block(masked, params, state)
     block, blocks = where  # (A,) each row's current block, (A, G) each position's
@@ -235,7 +238,7 @@ def denoise_step(
         logits = plan_in.logits
     x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
-    drawn = global_draw(x, params.draw_all) if params.any_draw_all else None  # teaching switch: sample everywhere
+    drawn = global_draw(x, params.draw_all, with_prob="sampled" in params.sources) if params.any_draw_all else None
     raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
@@ -247,12 +250,19 @@ def denoise_step(
     count = quota(q, params.schedule_id, set(params.schedules))  # (3) how many, by each row's schedule
     plan = None
     if plan_in is not None:  # (3') the revision rules: what to take back or rewrite, and how many to confirm
-        plan = revise(plan_in, rp, conf, eligible, count, block, state.block, block_step, noise[:, 1])
-        count = plan.count
+        whole = Whole(masked=masked, block_size=params.block_size, steps_per_block=params.steps_per_block, x=x,
+                      coins=coins, mask_token_id=params.mask_token_id)
+        plan = revise(plan_in, rp, conf, eligible, count, block, state.block, block_step, noise[:, 1], whole)
+        count = plan.count if plan.owns is None else torch.where(plan.owns, 0, plan.count)
     chosen = select_top(rank(conf, q, params.schedule_id, set(params.schedules)), eligible, count)  # (3) which
     selected = ref.pick(chosen, conf, eligible, count, dtype)  # (a reference row: its code's own torch.topk)
     tokens = draw_chosen(x, selected, drawn)  # (4) (A, G), -1 where not selected
     selected, tokens, count = ref.placed(selected, tokens, count, params.mask_token_id)  # a drawn mask places nothing
+    if plan is not None and plan.owns is not None:  # a rule that owns the step: its choice and tokens, not (3)'s and (4)'s
+        own = plan.owns.unsqueeze(-1)
+        selected = torch.where(own, plan.chosen, selected)
+        tokens = torch.where(own, plan.chosen_tokens, tokens)
+        count = torch.where(plan.owns, plan.chosen.sum(-1), count)
     selected, tokens, count, stopped = early_stop(raw, masked, block, params, selected, tokens, count)  # (4')
     next_revision = None
     if plan is not None:

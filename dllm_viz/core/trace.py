@@ -43,9 +43,25 @@ CANVAS_TOP = {"masked": ("forks",), "renoise": ("canvas", "canvases", "finished_
 CANVAS_STEP = {"renoise": ("renoise",)}
 
 
-def quantize(values: list[float]) -> list[float]:
-    """Round to 6 decimals; NaN stays NaN. Applied once, when a record is made."""
+def quantize(values: Any) -> list:
+    """Round to 6 decimals; NaN stays NaN. Applied once, when a record is made. A float64 tensor (of any
+    shape: nested lists out) is rounded by a few tensor ops to the very numbers Python's `round` gives."""
+    if not isinstance(values, list):
+        return _quantize_tensor(values)
     return [v if math.isnan(v) else round(v, 6) for v in values]
+
+
+def _quantize_tensor(x: Any) -> list:
+    """`[round(v, 6) for v in x]` as nested lists, for a float64 tensor `x`. ``rint(x * 1e6) / 1e6`` is
+    Python's round wherever ``x * 1e6`` is not within 1e-6 of a half-integer and |x| < 1000 (the product's
+    error is far below that; the division of two exact doubles is correctly rounded, as is `round`'s
+    decimal-to-double step); the other entries, and NaN and infinities, go through `round` itself."""
+    y = x * 1e6
+    out = y.round() / 1e6
+    risky = ~(x.abs() < 1000) | ((y - y.floor() - 0.5).abs() < 1e-6)
+    if bool(risky.any()):
+        out[risky] = out.new_tensor([v if math.isnan(v) else round(v, 6) for v in x[risky].tolist()])
+    return out.tolist()
 
 
 def _nan_to_none(values: list[float]) -> list[float | None]:
@@ -85,7 +101,12 @@ class StepRecord:
     edited_to: list[int] | None = None  # (e,) new ids (the raw argmax)
     edit_probs: list[float] | None = None  # (e,) raw probability of the new id (what cleared edit_threshold)
     edit_from_probs: list[float] | None = None  # (e,) raw probability of the old id
-    forwards: int | None = None  # forward passes of this step when not 1 (2: WINO's verify pass ran)
+    forwards: int | None = None  # forward passes of this step when not 1 (0: ReMDM reused the step before's
+    #                              p_x0; 2: a verify pass of its own ran, WINO's per-position canvases)
+    # SGLang's LowConfidence loop (`core.references.sglang.closes_blocks`): True at the step that fills a block's
+    # last masks, after which SGLang runs one more forward on the finished block (its `done` is computed
+    # before the step's update) that changes nothing. Counted in `Trace.nfe`; None elsewhere.
+    closing_forward: bool | None = None
 
     # A decode with an approximate cache (issue 31, `core.cache`), each None otherwise (and then left out):
     forward_kind: str | None = None  # what the forward was: "full", or a window of the "prefix" / "dual" cache
@@ -109,7 +130,7 @@ class StepRecord:
     # cache's and the sections. A version-1 trace has none of them, a version-2 trace no section.
     SECTIONS: ClassVar[tuple[str, ...]] = ("indel", "renoise")
     OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
-                                           "edited_to", "edit_probs", "edit_from_probs", "forwards",
+                                           "edited_to", "edit_probs", "edit_from_probs", "forwards", "closing_forward",
                                            "forward_kind", "computed", "forward_time", "drift", "drift_selected",
                                            "drift_tokens", "exact_confidence", *SECTIONS)
 
@@ -212,8 +233,11 @@ class Trace:
 
     @property
     def nfe(self) -> int:
-        """Forward passes that computed this request: one per step, two where a verify pass ran."""
-        return sum(rec.forwards or 1 for rec in self.steps)
+        """Forward passes that computed this request, as the engine the config follows counts them: one per
+        step (none where ReMDM reused the step before's p_x0, two where a verify pass of its own ran), and
+        SGLang's closing forward after each block where its LowConfidence loop runs one."""
+        return sum((1 if rec.forwards is None else rec.forwards) + (1 if rec.closing_forward else 0)
+                   for rec in self.steps)
 
     @property
     def nfe_saved(self) -> int | None:

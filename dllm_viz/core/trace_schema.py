@@ -245,7 +245,9 @@ def _revisions(path: str, rec: dict, G: int, canvas: list[int | None],
     Taken back and rewritten positions are visible entering the step and hold the old ids the record
     names; a rewrite changes the id; no position is both; probabilities lie in [0, 1]."""
     if rec.get("forwards") is not None:
-        check_int(f"{path}.forwards", rec["forwards"], 1, 2)
+        check_int(f"{path}.forwards", rec["forwards"], 0, 2)
+    if rec.get("closing_forward") is not None and rec["closing_forward"] is not True:
+        raise bad(f"{path}.closing_forward", rec["closing_forward"], "true or null")
     remasked = rec.get("remasked")
     if remasked is None:
         for key in ("remasked_tokens", "remask_probs"):

@@ -6,6 +6,7 @@ with `getattr` and a default, so a five-line test model is a valid denoiser.
 """
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,8 @@ class Denoiser(Protocol):
     every position), so its logits there can rewrite a token (`can_edit` below).
     logits_hidden(input_ids, attention_mask, rows, cols) -> (K, V): the logits at each position with
     its own token hidden (see `logits_hidden` below), for a model that computes them in one pass.
+    logits_shadow(input_ids, attention_mask, rows, cols, blocks, hidden_rows, hidden_cols) -> ((M, V), (K, V)):
+    WINO's shadow block in one forward (see `logits_shadow` below); `can_shadow` (bool) may say it cannot.
 
     Batch invariance is this layer's job and no other's: the decoder and the engine put every
     request of a step in one call. A model whose `logits_at` gives a row the same bits whatever
@@ -128,6 +131,49 @@ def logits_hidden(
         canvases[n, c] = model.mask_token_id
         out.append(logits_at(model, canvases, attention_mask[r] if attention_mask is not None else None, n, c))
     return torch.cat(out)
+
+
+def shadow_kind(model: Any) -> str | None:
+    """How `model` takes WINO's shadow block (`logits_shadow`): "own" (its `logits_shadow`, unless its
+    `can_shadow` is False), "llada" (its forward takes a 4-D boolean attention mask and `position_ids`,
+    LLaDA's inputs as WINO's modified modeling file takes them), or None (it cannot: per-position canvases)."""
+    if callable(getattr(model, "logits_shadow", None)):
+        return "own" if getattr(model, "can_shadow", True) is True else None
+    forward = getattr(model, "forward", None) or getattr(model, "__call__", None)
+    try:
+        names = inspect.signature(forward).parameters
+    except (TypeError, ValueError):
+        return None
+    return "llada" if "position_ids" in names and "attention_mask" in names else None
+
+
+def logits_shadow(
+    model: Denoiser, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+    cols: torch.Tensor, blocks: torch.Tensor, hidden_rows: torch.Tensor, hidden_cols: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward with WINO's shadow block (`models.shadow`): the logits at `(rows[i], cols[i])`, `(M, V)`,
+    and at each `(hidden_rows[j], hidden_cols[j])` with the token there hidden, `(K, V)`, read from the
+    shadow row of that position. `blocks (B, 2)` long: each row's shadow block ``[lo, hi)`` in canvas
+    columns (lo == hi: none); a hidden position lies in its row's block.
+
+    Through the model's own `logits_shadow` (the embedded models: one packed forward, batch-invariant), else
+    LLaDA's convention (`shadow_kind` "llada"): each row with a block alone, as WINO calls it, the others
+    together through `logits_at`. A model that takes neither raises ValueError (`shadow_kind` says so first).
+    """
+    kind = shadow_kind(model)
+    if kind == "own":
+        return model.logits_shadow(input_ids, attention_mask, rows, cols, blocks, hidden_rows, hidden_cols)
+    if kind is None:
+        raise ValueError(f"{model_name(model)!r} takes no shadow block: expected a model with logits_shadow, or "
+                         "a forward taking a 4-D attention mask and position_ids")
+    from dllm_viz.models.shadow import by_rows
+
+    def call(ids: torch.Tensor, allowed: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        out = model(ids, attention_mask=allowed, position_ids=positions)
+        return getattr(out, "logits", out)[0]
+
+    return by_rows(call, lambda r, c: logits_at(model, input_ids, attention_mask, r, c), model.mask_token_id,
+                   input_ids, attention_mask, rows, cols, blocks, hidden_rows, hidden_cols)
 
 
 def _vocab_guess(model: Any) -> int:

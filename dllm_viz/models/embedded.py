@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dllm_viz import assets
-from dllm_viz.models import kv_cache
+from dllm_viz.models import kv_cache, shadow
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
 from dllm_viz.models.rotary import apply_rotary, rotary_tables
 from dllm_viz.models.tiles import tiled_linear
@@ -129,18 +129,24 @@ class Block(nn.Module):
         gate, up = self.up(self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
         return x + self.down(F.silu(gate) * up)
 
-    def packed(self, x: torch.Tensor, rows: Rows, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    def packed(self, x: torch.Tensor, rows: Rows, cos: torch.Tensor, sin: torch.Tensor,
+               shadows: list[shadow.Shadow] | None = None) -> torch.Tensor:
         """The block over canvas rows packed one after another, `x (R, D)`, each row at its real length.
 
         The same operations as `forward` on each row alone, in the same order: the per-position ones
         (norms, rotary, SwiGLU, residuals) on all R positions at once, the linear layers as products
         of `ROW_TILE` rows (`tiled_linear`), the depthwise mixing and the attention row by row. No
         result of a row depends on another row. `cos, sin (R, Dh/2)`: each position's rotary angles.
+        With `shadows`, WINO's shadow blocks follow the canvas rows in `x` (`models.shadow`: they read the
+        canvas rows, which never read them).
         """
         R, D = x.shape
         H = self.n_heads
         h = self.norm_mix(x)  # (R, D)
-        x = x + torch.cat([self.mix(h[s : s + n].t().unsqueeze(0))[0].t() for s, n in rows])  # (R, D)
+        mixed = [self.mix(h[s : s + n].t().unsqueeze(0))[0].t() for s, n in rows]
+        if shadows:
+            mixed.append(shadow.mix(self.mix, h, rows, shadows))
+        x = x + torch.cat(mixed)  # (R, D)
         qkv = tiled_linear(self.norm_attn(x), self.qkv.weight).view(R, 3, H, D // H)  # (R, 3, H, Dh)
         q, k, v = qkv.permute(1, 2, 0, 3).contiguous()  # (H, R, Dh) each: as `forward` lays a row out
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
@@ -148,6 +154,8 @@ class Block(nn.Module):
         for s, n in rows:
             one = lambda t: t[:, s : s + n].unsqueeze(0)  # (1, H, n, Dh)  # noqa: E731
             att.append(F.scaled_dot_product_attention(one(q), one(k), one(v))[0].transpose(0, 1).reshape(n, D))
+        if shadows:
+            att.append(shadow.attend(q, k, v, rows, shadows))
         x = x + tiled_linear(torch.cat(att), self.proj.weight)  # (R, D)
         gate, up = tiled_linear(self.norm_mlp(x), self.up.weight).chunk(2, dim=-1)  # (R, d_ff) each
         return x + tiled_linear(F.silu(gate) * up, self.down.weight)
@@ -262,15 +270,52 @@ class EmbeddedDenoiser(nn.Module):
         logits = tiled_linear(self.norm_out(h[at]), self.embed.weight)  # (M, V)
         return logits.index_fill_(-1, self.special_ids, NEVER_LOGIT)
 
-    def packed_features(self, ids: torch.Tensor, rows: Rows) -> torch.Tensor:
+    def packed_features(self, ids: torch.Tensor, rows: Rows, shadows: list[shadow.Shadow] | None = None) -> torch.Tensor:
         """Final hidden states ``(R, D)`` of canvas rows packed one after another, ``ids (R,)``; ``rows``
-        the (start, length) of each. Each row's states are those of the row alone (`Block.packed`)."""
+        the (start, length) of each. Each row's states are those of the row alone (`Block.packed`). With
+        `shadows`, ``ids`` end with their shadow rows (masks) and the states with theirs (`logits_shadow`)."""
         x = self.embed(ids)  # (R, D)
-        pos = torch.cat([torch.arange(n, device=ids.device) for _, n in rows])  # (R,) position in its row
-        cos, sin = self.rope_cos[pos], self.rope_sin[pos]  # (R, Dh/2)
+        pos = [torch.arange(n, device=ids.device) for _, n in rows]  # each position in its row
+        pos += [torch.arange(sh.lo, sh.lo + sh.size, device=ids.device) for sh in shadows or ()]  # at the block's ids
+        cos, sin = self.rope_cos[torch.cat(pos)], self.rope_sin[torch.cat(pos)]  # (R, Dh/2)
         for block in self.blocks:
-            x = block.packed(x, rows, cos, sin)
+            x = block.packed(x, rows, cos, sin, shadows)
         return x
+
+    def logits_shadow(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+                      cols: torch.Tensor, blocks: torch.Tensor, hidden_rows: torch.Tensor,
+                      hidden_cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """`logits_at(input_ids, attention_mask, rows, cols)` `(M, V)`, and from the same packed forward the
+        logits of WINO's shadow rows at `(hidden_rows, hidden_cols)` `(K, V)`: each row with a block
+        ``blocks[r] = [lo, hi)`` carries its shadow block (`models.shadow`: what it means with this model's
+        depthwise mixing). The canvas rows' logits are bit for bit `logits_at`'s; every row's are its own
+        whatever the batch. Every position asked lies inside its row's real length."""
+        check_inputs(input_ids, attention_mask, max_length=self.max_length)
+        check_positions(rows, cols, tuple(input_ids.shape))
+        B, N = input_ids.shape
+        lengths = [N] * B if attention_mask is None else attention_mask.sum(1).tolist()
+        spans = blocks.tolist()
+        wanted = set(rows.tolist()) | {r for r, (lo, hi) in enumerate(spans) if hi > lo}
+        packed = sorted(wanted)
+        start = torch.zeros(B, dtype=torch.long)
+        layout: Rows = []
+        for r in packed:
+            layout.append((layout[-1][0] + layout[-1][1] if layout else 0, int(lengths[r])))
+            start[r] = layout[-1][0]
+        R = layout[-1][0] + layout[-1][1] if layout else 0
+        shadows, first = [], torch.zeros(B, dtype=torch.long)
+        for i, r in enumerate(packed):
+            lo, hi = spans[r]
+            if hi > lo:
+                shadows.append(shadow.Shadow(row=i, first=R + sum(sh.size for sh in shadows), lo=lo, size=hi - lo))
+                first[r] = shadows[-1].first - lo
+        ids = torch.cat([input_ids[r, :n] for r, (_, n) in zip(packed, layout)]
+                        + [torch.full((sh.size,), self.mask_token_id, dtype=input_ids.dtype, device=input_ids.device)
+                           for sh in shadows])
+        h = self.packed_features(ids, layout, shadows)  # (R + S, D)
+        at = torch.cat([start.to(rows.device)[rows] + cols, first.to(rows.device)[hidden_rows] + hidden_cols])
+        logits = tiled_linear(self.norm_out(h[at]), self.embed.weight).index_fill_(-1, self.special_ids, NEVER_LOGIT)
+        return logits[: rows.shape[0]], logits[rows.shape[0]:]
 
     def logits_cached(self, input_ids: torch.Tensor, cache: kv_cache.KVCache | None, *, start: int,
                       cols: torch.Tensor) -> tuple[torch.Tensor, kv_cache.KVCache]:

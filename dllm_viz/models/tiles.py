@@ -1,15 +1,24 @@
-"""Batch-invariant matrix products: every product runs on a tile of exactly `tile` rows.
+"""Batch-invariant matrix products: every row's result is the one it gets in a tile of exactly `tile` rows.
 
 A row's result in a matrix product `x @ w.T` depends on how the library blocks the product, and
 the library chooses that by the product's shape: on an x86 CPU with MKL, one thread, a product of
-1 to about 15 rows gives other last bits than the same row inside a product of 600 (measured for
-each of the embedded model's weights), and on other libraries and devices the threshold or the
-rule differs. The row count of a product is the one thing that changes when a request shares a
-forward pass with others. So `tiled_linear` never lets it vary: the rows are cut into tiles of
-`tile` rows, the last one zero-padded, and each tile is its own `(tile, D) x (D, D')` product. Every
-product then has the same shape whatever the batch, and a row's result depends on its own values
-only (a product's row i is the dot products of row i with w's rows; neither the other rows' values
-nor the row's place in its tile enter it; `tests/test_tiles.py` checks both on this machine).
+1 to 3 rows gives other last bits than the same row inside a product of 600 (measured for each of
+the embedded model's weights), and on other libraries and devices the threshold or the rule differs.
+The row count of a product is the one thing that changes when a request shares a forward pass with
+others. So `tiled_linear` never lets it vary: the rows are cut into tiles of `tile` rows, the last one
+zero-padded, and each tile is its own `(tile, D) x (D, D')` product. Every product then has the same
+shape whatever the batch, and a row's result depends on its own values only (a product's row i is
+the dot products of row i with w's rows; neither the other rows' values nor the row's place in its
+tile enter it; `tests/test_tiles.py` checks both on this machine).
+
+The tiles are the definition; a product of other row counts is only a faster way to the same bits,
+taken where it is proven so (`one_shot_floor`): for each weight shape, dtype and device, products of
+every row count of `ONE_SHOT_ROWS` (from 4 to 1,024) are compared bit for bit with the tiles on random
+values, once per process. Where all agree from some count up (MKL on x86 CPUs picks one kernel for
+every count from 4 rows), the rows go through in products of up to `ONE_SHOT_MAX` rows with no
+padding but up to that count (a lone request's 66 positions cost 66 rows, not 96); where any differs,
+the tiles run. Either way every row gets the tiles' bits, so a request's trace is the same alone and
+in any batch.
 
 This is the idea of batch-invariant kernels (Horace He and Thinking Machines Lab, "Defeating
 Nondeterminism in LLM Inference", 2025: fix the reduction strategy whatever the batch size),
@@ -17,21 +26,37 @@ applied at the level of PyTorch calls rather than inside the kernels.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 
 ROW_TILE = 32  # rows of every product of the embedded model's batched path (docs/engine.md: why 32)
+# The row counts a one-shot product is checked at, against the tiles (a dense run, then around the powers of 2).
+ONE_SHOT_ROWS = (*range(4, 41), 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1023, 1024)
+ONE_SHOT_MAX = 1024  # rows of one product at most; more go in pieces of this many
+PROBE_MAX_OUT = 4096  # weights with more output columns (an output head) keep the tiles: their probe costs seconds
 
 
 def tiled_linear(x: torch.Tensor, weight: torch.Tensor, tile: int | None = None) -> torch.Tensor:
-    """`x @ weight.T` for `x (R, D)` and `weight (D', D)`: `(R, D')`, computed `tile` rows at a time
-    (default `ROW_TILE`, read at each call so that `bench/tile_bench.py` can compare sizes).
+    """`x @ weight.T` for `x (R, D)` and `weight (D', D)`: `(R, D')`, each row as in a product of `tile` rows
+    (default `ROW_TILE`, read at each call so that `bench/tile_bench.py` can compare sizes): by the tiles, or,
+    at the default tile, by fewer, larger products proven to give the same bits (`one_shot_floor`).
 
     Row r of the result is bit for bit the same whatever the other rows of `x` are and however
     many there are (for R >= 1, on one device, with one intra-op thread).
     """
-    tile = ROW_TILE if tile is None else tile
-    if tile < 1:
+    if tile is not None and tile < 1:
         raise ValueError(f"tile={tile!r} is invalid: expected an integer >= 1")
+    if tile is None:
+        tile = ROW_TILE
+        floor = one_shot_floor(weight.shape[0], weight.shape[1], weight.dtype, str(weight.device)) \
+            if tile == 32 else None  # (proven against 32-row tiles)
+        if floor is not None:
+            return _pieces(x, weight, floor)
+    return _tiles(x, weight, tile)
+
+
+def _tiles(x: torch.Tensor, weight: torch.Tensor, tile: int) -> torch.Tensor:
     R, D = x.shape
     full = R - R % tile  # rows in whole tiles
     out = x.new_empty(-(-R // tile) * tile, weight.shape[0])  # (whole tiles * tile, D')
@@ -44,3 +69,36 @@ def tiled_linear(x: torch.Tensor, weight: torch.Tensor, tile: int | None = None)
         torch.mm(last, w, out=out[full:])
     return out[:R]
 
+
+def _pieces(x: torch.Tensor, weight: torch.Tensor, floor: int) -> torch.Tensor:
+    """The rows in products of up to ONE_SHOT_MAX rows, a piece below `floor` rows zero-padded to it."""
+    R, D = x.shape
+    w = weight.t()
+    if floor <= R <= ONE_SHOT_MAX:
+        return torch.mm(x, w)
+    out = x.new_empty(R, weight.shape[0])
+    for i in range(0, R, ONE_SHOT_MAX):
+        piece = x[i : i + ONE_SHOT_MAX]
+        if piece.shape[0] >= floor:
+            torch.mm(piece, w, out=out[i : i + piece.shape[0]])
+        else:
+            padded = x.new_zeros(floor, D)
+            padded[: piece.shape[0]] = piece
+            out[i : i + piece.shape[0]] = torch.mm(padded, w)[: piece.shape[0]]
+    return out
+
+
+@lru_cache(maxsize=None)
+def one_shot_floor(out_features: int, in_features: int, dtype: torch.dtype, device: str) -> int | None:
+    """The fewest rows (4, 8, 16 or 32) from which one product gives every row the bits of 32-row tiles, for a
+    weight of this shape, dtype and device: checked at every count of `ONE_SHOT_ROWS` from it up, on random
+    values, once per process; None where none does (then the tiles run), and for weights wider than
+    `PROBE_MAX_OUT` (not probed)."""
+    if out_features > PROBE_MAX_OUT:
+        return None
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(out_features, in_features, generator=g).to(dtype=dtype, device=device)
+    x = torch.randn(ONE_SHOT_MAX, in_features, generator=g).to(dtype=dtype, device=device)
+    reference = _tiles(x, w, 32)
+    same = {m: torch.equal(torch.mm(x[:m], w.t()), reference[:m]) for m in ONE_SHOT_ROWS}
+    return next((floor for floor in (4, 8, 16, 32) if all(ok for m, ok in same.items() if m >= floor)), None)

@@ -10,16 +10,22 @@ accepts, with a 95% Wilson interval.
 
 AUP (Accuracy Under Parallelism) is d3LLM's score of such a curve (Qian et al. 2026, "d3LLM:
 Ultra-Fast Diffusion LLM using Pseudo-Trajectory Distillation", ICML; the definition as the
-hao-ai-lab blog "Two Goals in One dLLM" states it, and `get_aup` in the d3LLM leaderboard's
-`d3LLM_Code/aup_utils.py`): with the points sorted by parallelism ``rho_1 < ... < rho_m`` and
-accuracies ``y_i`` in percent, keep only points with ``y_i >= y_1 - 5``, then
+hao-ai-lab blog "Two Goals in One dLLM" states it, and `get_aup` in hao-ai-lab/d3LLM's
+`AUP_leaderboard/aup_utils.py`): with the points sorted by parallelism ``rho_1 <= ... <= rho_m`` (a
+stable sort: points of equal parallelism keep their order and stay apart, a zero-width trapezoid) and
+accuracies ``y_i`` in percent,
+
+  - the curve is **refused** when its accuracy at the highest parallelism is more than ``y_min_offset``
+    (5) points below its first: ``y_1 - y_m > 5`` (get_aup asserts it; the last point against the first,
+    not the lowest one). A refused curve has no AUP: it is stored and shown as refused, with the reason;
+  - otherwise the points below ``y_1 - 5`` are left out (a middle point, silently, as get_aup does), and
 
     AUP = rho_1 * y_1 + 1/2 * sum_{i>=2} (rho_i - rho_{i-1}) * (y_i W(y_i) + y_{i-1} W(y_{i-1})),
     W(y) = min(exp(-alpha * (1 - y / y_max)), 1), alpha = 3,
 
 ``y_max`` being the best accuracy reached on the task (here: by any knob, model or oracle). A curve
-that keeps its accuracy as parallelism grows scores its area; one that loses accuracy is cut off
-5 points below its first accuracy, and weighted down before that.
+that keeps its accuracy as parallelism grows scores its area, weighted down as it loses accuracy; one
+that ends more than 5 points below where it started is not scored at all.
 """
 from __future__ import annotations
 
@@ -39,7 +45,8 @@ PROMPT_SEED = 0  # the benchmark's prompts: families.prompts(family, PROMPTS_PER
 PROMPTS_PER_FAMILY = 64
 TEMPERATURE = 1.0  # every curve draws from the distribution (model or oracle) at the confirmed positions
 AUP_ALPHA = 3.0  # d3LLM's penalty factor
-AUP_DROP = 5.0  # points more than this many accuracy points below the first are left out
+AUP_DROP = 5.0  # d3LLM's y_min_offset: a curve ending more than this below its first point is refused, and
+#                middle points below it are left out
 
 
 @dataclass(frozen=True)
@@ -155,23 +162,27 @@ def bound_bits(trace: Trace) -> float:
     return bits
 
 
+class Refused(ValueError):
+    """d3LLM's `get_aup` refuses the curve: its accuracy at the highest parallelism is more than
+    `y_min_offset` points below its first. The message is the reason (what a stored curve keeps)."""
+
+
 def aup(curve: Sequence[tuple[float, float]], y_max: float, *, alpha: float = AUP_ALPHA,
         drop: float = AUP_DROP) -> float:
-    """d3LLM's AUP of ``(tpf, accuracy in percent)`` points (see the module docstring).
-
-    Points of equal parallelism are merged into their mean accuracy (the sum needs distinct rho)."""
+    """d3LLM's AUP of ``(tpf, accuracy in percent)`` points, as `get_aup` computes it (the module
+    docstring). Raises `Refused` for a curve get_aup refuses, ValueError for points no curve has."""
     if not curve:
         raise ValueError("curve: expected at least one (tpf, accuracy) point")
     if not all(rho > 0 and 0 <= y <= 100 for rho, y in curve):
         raise ValueError(f"curve={list(curve)[:4]!r}: expected tpf > 0 and accuracy in [0, 100]")
     if not 0 < y_max <= 100 or y_max < max(y for _, y in curve):
         raise ValueError(f"y_max={y_max!r} is invalid: expected the best accuracy, in (0, 100]")
-    merged: dict[float, list[float]] = {}
-    for rho, y in curve:
-        merged.setdefault(round(rho, 9), []).append(y)
-    points = sorted((rho, sum(ys) / len(ys)) for rho, ys in merged.items())
-    floor = points[0][1] - drop
-    kept = [(rho, y) for rho, y in points if y >= floor]
+    points = sorted(curve, key=lambda p: p[0])  # stable: equal parallelism keeps its order, apart
+    first, last = points[0][1], points[-1][1]
+    if first - last > drop:
+        raise Refused(f"refused by d3LLM's get_aup: accuracy falls from {first:.1f}% at {points[0][0]:.2f} tokens "
+                      f"per forward to {last:.1f}% at {points[-1][0]:.2f}, more than y_min_offset={drop:g} points")
+    kept = [(rho, y) for rho, y in points if y >= first - drop]
 
     def weighted(y: float) -> float:
         return y * min(math.exp(-alpha * (1 - y / y_max)), 1.0)
@@ -180,6 +191,24 @@ def aup(curve: Sequence[tuple[float, float]], y_max: float, *, alpha: float = AU
     for (r0, y0), (r1, y1) in zip(kept, kept[1:]):
         area += 0.5 * (r1 - r0) * (weighted(y1) + weighted(y0))
     return area
+
+
+def scored(curve: Sequence[tuple[float, float]], y_max: float) -> float | dict[str, str]:
+    """What a curves file stores for a curve: its AUP rounded to 2 decimals, or ``{"refused": reason}``."""
+    try:
+        return round(aup(curve, y_max), 2)
+    except Refused as err:
+        return {"refused": str(err)}
+
+
+def refused(value: Any) -> str | None:
+    """The reason a stored AUP (`scored`) was refused, or None for a score."""
+    return value.get("refused") if isinstance(value, dict) else None
+
+
+def aup_label(value: Any, refused_word: str = "refused") -> str:
+    """A stored AUP as a figure title or a table cell says it: the score to 0 decimals, or `refused_word`."""
+    return refused_word if refused(value) is not None else f"{value:.0f}"
 
 
 def curve_points(points: Sequence[Point]) -> list[tuple[float, float]]:

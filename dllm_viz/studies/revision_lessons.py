@@ -15,10 +15,17 @@ Regimes (T = 1, so there are sampling errors to take back):
 - threshold: the confidence threshold 0.9 (`schedule="threshold"`), monotone, and with each rule;
 - k4: four tokens per step (constant k, decay 1), where confirming dependent words together breaks
   names and sums even for the oracle: what a rule would have to repair.
-Rules: RCR, ReMDM (sigma cap, eta 0.02: its counts confirm one more mask per token taken back),
-ReMDM-loop (the `remdm` preset's sigma: eta 0.02 once 90% is visible, 16 loop steps), WINO (verify
-0.9) and token editing (JointThreshold: edit_threshold 0, 16 edit-only steps; only on a model that
-can edit, `models.base.can_edit`, the row says so otherwise).
+Rules: RCR and ReMDM in counts (ours, the `rcr` and `remdm` rules: ReMDM with sigma cap, eta 0.02, its counts
+confirm one more mask per token taken back; ReMDM-loop: eta 0.02 once 90% is visible, 16 loop steps), WINO
+(verify 0.9, WINO's shadow block in the step's one forward) and token editing (JointThreshold:
+edit_threshold 0, 16 edit-only steps; only on a model that can edit, `models.base.can_edit`, the row says
+so otherwise).
+- shipped (issue 40): the "as shipped" presets, each the original's own loop, beside our count-based
+  variants (`SHIPPED`): `rcr` (MDPO's RCR: MaskGIT's split, one running confidence over the sequence) and
+  `rcr_counted`, `remdm` (ReMDM's sampler: a coin per position by time, then noise removal) and
+  `remdm_counted`, `wino` (the shadow block) and `wino_canvases` (a verify pass of its own); the
+  monotone row is the plain schedule at half as many steps as positions. Each at T = 1 (the presets of
+  RCR and WINO ship at T = 0: here their draws are sampled, the rule is theirs).
 
 The prose (en, zh) is `revision_study` in ``dllm_viz/assets/lessons.yaml``, with the numbers it quotes
 and what it claims (its ``checks``, `dllm_viz.studies.claims`). The Compare tab shows it in the page's
@@ -59,12 +66,29 @@ RULES: dict[str, dict[str, Any]] = {
     "wino": dict(revise="wino", verify_threshold=0.9),
     "editing": dict(revise="joint_threshold", edit_threshold=0.0, max_post_edit_steps=16),
 }
-LABELS = {"monotone": "monotone", "rcr": "+ RCR", "remdm_cap": "+ ReMDM (cap)", "remdm_loop": "+ ReMDM-loop",
-          "wino": "+ WINO", "editing": "+ editing (JointThreshold)"}
+# The presets as shipped and our count-based variants (regime "shipped"): row -> preset (None: the monotone row).
+SHIPPED: dict[str, str | None] = {"monotone": None, "rcr": "rcr", "rcr_counted": "rcr_counted", "remdm": "remdm",
+                                  "remdm_counted": "remdm_counted", "wino": "wino", "wino_canvases": "wino_canvases"}
+LABELS = {"monotone": "monotone", "rcr": "+ RCR (ours, in counts)", "remdm_cap": "+ ReMDM (ours, cap)",
+          "remdm_loop": "+ ReMDM-loop (ours)", "wino": "+ WINO", "editing": "+ editing (JointThreshold)"}
+SHIPPED_LABELS = {"monotone": "monotone (fixed steps)", "rcr": "RCR as shipped (MDPO)", "rcr_counted": "RCR in counts (ours)",
+                  "remdm": "ReMDM as shipped", "remdm_counted": "ReMDM in counts (ours)",
+                  "wino": "WINO as shipped (shadow block)", "wino_canvases": "WINO, verify by canvases (ours)"}
 NFE_SLACK = 0.5  # a rule within this many forwards of the monotone decode needs no matched row
 
 
+def rules_of(regime: str) -> tuple[str, ...]:
+    """The rows of a regime: the rules on top of a schedule, or the presets as shipped and ours."""
+    return tuple(SHIPPED) if regime == "shipped" else tuple(RULES)
+
+
 def config(regime: str, rule: str, seed: int) -> DecodeConfig:
+    if regime == "shipped":
+        preset = SHIPPED[rule]
+        if preset is None:
+            return DecodeConfig(gen_length=GEN_LENGTH, temperature=TEMPERATURE, seed=seed, schedule="fixed_steps",
+                                steps=GEN_LENGTH // 2)
+        return DecodeConfig.preset(preset, GEN_LENGTH, temperature=TEMPERATURE, seed=seed)
     return DecodeConfig(gen_length=GEN_LENGTH, temperature=TEMPERATURE, seed=seed, **REGIMES[regime], **RULES[rule])
 
 
@@ -89,12 +113,12 @@ def measure_decoder(run: Runner, can_edit: bool, prompts: Sequence[str], seeds: 
     """Every regime x rule for one decoder: one batched decode per regime, one more for the matched rows."""
     cells = [(p, s) for p in prompts for s in seeds]
     out: dict[str, Any] = {}
-    for regime in REGIMES:
-        rules = [r for r in RULES if can_edit or r != "editing"]
+    for regime in (*REGIMES, "shipped"):
+        rules = [r for r in rules_of(regime) if can_edit or r != "editing"]
         traces = run([p for r in rules for p, _ in cells], [config(regime, r, s) for r in rules for _, s in cells],
                      record_candidates=0)
         rows = {r: score(traces[i * len(cells):(i + 1) * len(cells)]) for i, r in enumerate(rules)}
-        if not can_edit:
+        if not can_edit and regime != "shipped":
             rows["editing"] = {"skipped": "the model cannot edit (models.base.can_edit is False)"}
         base = rows["monotone"]["nfe"]
         need = [r for r in rules if abs(rows[r]["nfe"] - base) > NFE_SLACK]
@@ -116,6 +140,7 @@ def measure_all(decoders: dict[str, tuple[Runner, bool]], prompts: Sequence[str]
     """`decoders`: name -> (run, can_edit), e.g. {"model": ..., "oracle": ...}."""
     return {"gen_length": GEN_LENGTH, "temperature": TEMPERATURE, "prompts": list(prompts), "seeds": len(seeds),
             "regimes": {k: dict(v) for k, v in REGIMES.items()}, "rules": {k: dict(v) for k, v in RULES.items()},
+            "shipped": dict(SHIPPED),
             "decoders": {name: measure_decoder(run, edit, prompts, seeds, log) for name, (run, edit) in decoders.items()}}
 
 
@@ -142,9 +167,9 @@ def table(data: dict[str, Any], regime: str, header: Sequence[str], names: dict[
     same NFE. `header`: the column titles, `names`: the rules' and decoders' names (the caller's language;
     default `LABELS` and the decoders' keys)."""
     decoders = data["decoders"]
-    names = {**LABELS, **{d: d for d in decoders}, **(names or {})}
+    names = {**(SHIPPED_LABELS if regime == "shipped" else LABELS), **{d: d for d in decoders}, **(names or {})}
     lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---|---|---|---:|---|"]
-    for rule in RULES:
+    for rule in rules_of(regime):
         for decoder, regimes in decoders.items():
             row = regimes[regime].get(rule, {})
             if "nfe" not in row:
@@ -196,7 +221,7 @@ def measure_and_write(*, seeds: int = 16, out: Path = REVISION_PATH, model_path:
     data["model"] = getattr(model, "name", model_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
-    for regime in REGIMES:
+    for regime in (*REGIMES, "shipped"):
         print(f"\n### {regime}\n{table(data, regime, ENGLISH_HEADER)}")
     print(f"wrote {out}")
     return data

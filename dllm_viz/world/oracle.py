@@ -130,6 +130,17 @@ class WorldOracle:
             out[k] = probs[c - start]
         return torch.where(out > 0, out.clamp_min(1e-30).log(), torch.tensor(NEVER_LOGIT))
 
+    def logits_shadow(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+                      cols: torch.Tensor, blocks: torch.Tensor, hidden_rows: torch.Tensor,
+                      hidden_cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """WINO's shadow forward (`models.base.logits_shadow`) for the exact oracle: the logits at `(rows, cols)`,
+        and at each hidden position its shadow row's: the marginal with that position hidden, since the other
+        shadow rows are masks, which tell an exact model nothing (`logits_hidden` computes it). One forward."""
+        logits = self(input_ids, attention_mask)[rows, cols]  # (M, V)
+        if hidden_rows.numel() == 0:
+            return logits, logits.new_empty(0, logits.shape[-1])
+        return logits, self.logits_hidden(input_ids, attention_mask, hidden_rows, hidden_cols)
+
     def _sentence(self, words: torch.Tensor, out: torch.Tensor) -> None:
         """Fill ``out`` (n, V) with the marginals of one sentence's n <= SENTENCE positions."""
         n, mask = len(words), self.mask_token_id

@@ -7,8 +7,9 @@ its own update (low_confidence.py line 33). So the step that fills a block's las
 (FDFO mode: one more `run` round, the same forward). A block filled in S steps costs S + 1 forwards.
 `JointThreshold` needs no extra forward: its closing step is a step of the decode.
 
-What the presets must do: count SGLang's forwards, the extra one included (marked as such in the
-trace). `decode` runs each SGLang block with `Policy.block_config`, as the plugin does.
+The presets count SGLang's forwards, the extra one included: the step that fills a block is marked
+`closing_forward` in the trace and `Trace.nfe` counts it (`core.references.sglang.closes_blocks`).
+`decode` runs each SGLang block with `Policy.block_config`, as the plugin does.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def served(name: str, knobs: dict, *, fdfo: bool, seed: int) -> list[Request]:
 
 
 def decode_nfe(preset: str, knobs: dict, req: Request, model) -> list[int]:
-    """Per SGLang block, the NFE of `decode` running it as the plugin does."""
+    """Per SGLang block, the NFE of `decode` running it as the plugin does; the closing forward, where the
+    trace counts one, is marked on the block's last step only."""
     policy = Policy.from_decode_config(DecodeConfig.preset(preset, L, **knobs))
     committed, out = list(req.prompt), []
     for _ in range(req.blocks):
@@ -48,6 +50,8 @@ def decode_nfe(preset: str, knobs: dict, req: Request, model) -> list[int]:
         (trace,) = decode(model, [committed], policy.block_config(masks, seed=block_seed(request_seed(req.rid), start)),
                           record_candidates=0)
         out.append(trace.nfe)
+        marked = [rec.step for rec in trace.steps if rec.closing_forward]
+        assert marked == ([len(trace.steps) - 1] if preset == "sglang_low_confidence" else []), marked
         committed += trace.token_ids
     assert committed[len(req.prompt):] == req.output, req.rid  # the same tokens: the preset is the algorithm
     return out
@@ -61,8 +65,6 @@ def test_sglang_low_confidence_runs_one_forward_more_per_block_than_its_steps(fd
         assert all(MASK_ID in f[-2] and MASK_ID not in f[-1] for f in forwards)  # the last forward sees a full block
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: SGLang's LowConfidence runs one more forward per block "
-                                       "(done is computed before the step's update); our trace does not count it")
 @pytest.mark.parametrize("fdfo", [True, False], ids=["fdfo", "sync"])
 def test_sglang_low_confidence_preset_counts_sglang_s_forwards(fdfo):
     for req in served("LowConfidence", {}, fdfo=fdfo, seed=3):

@@ -36,7 +36,7 @@ from dllm_viz.app.views.palette import (
     plotly_scale,
 )
 from dllm_viz.app.views.task import on_curve
-from dllm_viz.studies.curves import REVISION_KNOBS
+from dllm_viz.studies.curves import REVISION_KNOBS, aup_label
 from dllm_viz.core.analysis import confirmations, divergence, events, piece
 from dllm_viz.core.trace import Trace
 
@@ -430,7 +430,8 @@ def task_curve(curves: dict[str, Any], family: str | None, threshold: float, *, 
                 name = t(f"task_{decoder}", lang) + " + " + t(f"rv_rule_{knob.removeprefix('threshold_')}", lang)
                 curve(revision[decoder][knob], name, {"color": colour, "dash": dash, "width": 1.5}, own,
                       visible=True if own else shown)
-    aups = f"AUP {fam['aup']['model']['threshold']:.0f} / {fam['aup']['oracle']['threshold']:.0f}"
+    word = t("aup_refused", lang)  # d3LLM's get_aup refuses a curve that ends > 5 points below its start
+    aups = f"AUP {aup_label(fam['aup']['model']['threshold'], word)} / {aup_label(fam['aup']['oracle']['threshold'], word)}"
     return _figure(data, f"{t('fig_task_curve', lang)} · {family} · {aups}", height=360 if revision else 320,
                    margin={"l": 56, "r": 20, "t": 44, "b": 136 if revision else 96},
                    xaxis=_axis(t("axis_tpf", lang), rangemode="tozero"),

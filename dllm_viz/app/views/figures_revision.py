@@ -31,7 +31,7 @@ def _piece(trace: Trace, token_id: int | None) -> str:
 def score_name(trace: Trace, lang: str) -> str:
     """What a re-mask's recorded score is under the trace's rule (ReMDM: sigma; RCR: the confidence the
     token was decided with; WINO: its probability in the verify pass)."""
-    rule = trace.config.revise
+    rule = trace.config.revise.removesuffix("_shipped")  # the original's own loop records the same score
     return t(f"rv_score_{rule}", lang) if rule in ("remdm", "rcr", "wino") else t("rv_score", lang)
 
 
@@ -88,6 +88,8 @@ def revisions_series(trace: Trace, lang: str) -> dict[str, Any]:
         text = t("rv_step", lang, r=len(rec.remasked or ()), e=len(rec.edited or ()))
         if (rec.forwards or 1) > 1:
             text += " · " + t("rv_forwards", lang, n=rec.forwards)
+        elif rec.forwards == 0:
+            text += " · " + t("rv_reused", lang)
         hover.append(f"{step} {rec.step + 1} · {text}")
     return {"type": "scatter", "mode": "lines+markers", "x": [rec.step + 1 for rec in trace.steps],
             "y": [rec.revisions for rec in trace.steps], "xaxis": "x", "yaxis": "y", "customdata": hover,

@@ -37,8 +37,11 @@ def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any]
     names = {"monotone": t("rt_monotone", lang), "editing": t("rt_editing", lang), "model": t("rt_model", lang),
              "oracle": t("rt_oracle", lang), "skipped": t("rt_cannot_edit", lang)}
     parts = [f"### {text['title'][lang]}", text["text"][lang]]
-    for regime in revision_lessons.REGIMES:
-        parts += [f"**{t(f'rt_regime_{regime}', lang)}**", revision_lessons.table(data, regime, header, names)]
+    for regime in (*revision_lessons.REGIMES, "shipped"):
+        if regime not in next(iter(data["decoders"].values())):  # measured before the presets as shipped
+            continue
+        own = {r: t(f"rt_shipped_{r}", lang) for r in revision_lessons.SHIPPED} if regime == "shipped" else {}
+        parts += [f"**{t(f'rt_regime_{regime}', lang)}**", revision_lessons.table(data, regime, header, {**names, **own})]
     parts.append("*" + t("rt_footer", lang, model=data.get("model", "world"), n=len(data["prompts"]) * data["seeds"],
                          g=data["gen_length"]) + "*")
     return "\n\n".join(parts)

@@ -334,6 +334,7 @@ def run_facts(trace: Trace) -> list[tuple[str, str]]:
         *([("f_nfe_saved", str(trace.nfe_saved) if trace.nfe_saved is not None else "–")]
           if trace.early_stop_step is not None else []),
         *cache_view.facts(trace),  # a cached decode: what its forwards computed and saved
+        *revision_view.verify_facts(trace),  # NFE beside the steps; WINO: the shadow block or canvases
         # World model only: complete sentences the checker accepts, of all complete sentences.
         *([("f_valid", world_view.valid_fraction(trace))] if world_view.is_checked(trace) else []),
         *([("f_unfinished", "1")] if world_view.unfinished(trace) else []),

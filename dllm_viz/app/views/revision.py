@@ -67,3 +67,27 @@ def canvas_events(trace: Trace, index: Callable[[str], int], lang: str) -> dict[
                          threshold_reason(trace.config, conf) if e.kind == "confirm" else ""])
         out.append(rows)
     return {"ev": out, "rvScore": score_name(trace, lang)}
+
+
+def verify_facts(trace: Trace) -> list[tuple[str, str]]:
+    """Run facts of a WINO decode (issue 40): its forwards all carried WINO's shadow block (`f_verify_shadow`,
+    their count), or its verify ran as one canvas per decided position (the canvases computed: ours,
+    `verify_pass="canvases"`, or a model that takes no shadow block); and the NFE where it is not the steps."""
+    out: list[tuple[str, str]] = []
+    if trace.nfe != len(trace.steps):  # ReMDM's reused steps, a verify pass of its own, SGLang's closing forward
+        out.append(("f_nfe", str(trace.nfe)))
+    if trace.config.revise != "wino":
+        return out
+    if not any(rec.forwards == 2 for rec in trace.steps):
+        return out + [("f_verify_shadow", str(len(trace.steps)))]
+    size, canvas, canvases = trace.config.block_size, [None] * len(trace.token_ids), 0
+    for rec in trace.steps:  # the decided positions of the step's block, entering it: one canvas each
+        if rec.forwards == 2:
+            canvases += sum(tok is not None for tok in canvas[rec.block * size:(rec.block + 1) * size])
+        for pos, tok in zip(rec.selected, rec.tokens):
+            canvas[pos] = tok
+        for pos in rec.remasked or ():
+            canvas[pos] = None
+    ours = trace.config.verify_pass == "canvases"
+    return out + [("f_verify_canvases" if ours else "f_verify_canvases_fallback", str(canvases))]
+

@@ -10,7 +10,7 @@ follows a reference:
   - `pick`: after (3), the positions picked as that code's own `torch.topk` call picks them;
   - `placed`: after (4), a drawn mask places nothing.
 A row follows a reference when its config is that code's rule (`Reference.follows`): LLaDA's
-`generate` (`llada`), Fast-dLLM's threshold (`fast_dllm`). `sglang` holds SGLang's softmax confidence
+`generate` (`llada`), Fast-dLLM's threshold (`fast_dllm`), WINO's `decoding_wino` (`wino`). `sglang` holds SGLang's softmax confidence
 (`confidence_from="softmax"`), a source of its own rather than a row quirk.
 """
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from dllm_viz.core.references import fast_dllm, llada
+from dllm_viz.core.references import fast_dllm, llada, wino
 from dllm_viz.core.references.llada import Reference
 
-REFERENCES: tuple[Reference, ...] = (llada.REFERENCE, fast_dllm.REFERENCE)
+REFERENCES: tuple[Reference, ...] = (llada.REFERENCE, fast_dllm.REFERENCE, wino.REFERENCE)
 
 
 def follows(config: Any) -> Reference | None:
@@ -39,6 +39,8 @@ class Quirks:
     refs: tuple[Reference | None, ...] = ()  # each row's reference
     prompt_length: torch.Tensor | None = None  # (A,) long: canvas columns before each row's span
     gen_length: torch.Tensor | None = None  # (A,) long: each row's own generated positions
+    tails: tuple[int, ...] = ()  # columns each row's code has after its canvas (WINO's shadow block)
+    keeps: torch.Tensor | None = None  # (A,) bool: the rows whose code keeps the mask token a candidate
     _wide: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -48,7 +50,9 @@ class Quirks:
             return NONE
         col = lambda values: torch.tensor(values, device=device)  # noqa: E731
         return cls(rows=col([r is not None for r in refs]), refs=refs, prompt_length=col(list(prompt_lengths)),
-                   gen_length=col([c.gen_length for c in configs]))
+                   gen_length=col([c.gen_length for c in configs]),
+                   tails=tuple(r.tail(c) if r is not None else 0 for r, c in zip(refs, configs)),
+                   keeps=col([r is not None and r.keeps_mask for r in refs]))
 
     @property
     def any(self) -> bool:
@@ -68,7 +72,7 @@ class Quirks:
         `young()` gives `(A,)` the rows still within their block's first block_size steps."""
         if self.rows is None:
             return None
-        return llada.keeps_mask(self.rows & young(), masked)
+        return llada.keeps_mask(self.keeps & young(), masked)
 
     def pick(self, selected: torch.Tensor, conf: torch.Tensor, eligible: torch.Tensor, count: torch.Tensor,
              dtype: torch.dtype) -> torch.Tensor:

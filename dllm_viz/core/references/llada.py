@@ -39,6 +39,10 @@ class Reference:
     wide: Callable[[torch.dtype], bool]  # logits' dtype -> it computes the softmax and ranks in float64
     ranks_all: bool  # topk over every eligible position, the first `count` kept (else topk of k=count)
     source: str  # repository, file and function
+    keeps_mask: bool = True  # the mask token stays a candidate in a young row (its code's softmax keeps it)
+    tail: Callable[[Any], int] = lambda config: 0  # config -> columns its code's row has after the canvas
+    #                                               (WINO's shadow block), -inf there
+    first_max: bool = False  # a pick of one is its code's `torch.argmax` (the first maximum), not `topk(k=1)`
 
 
 def _follows(config: Any) -> bool:
@@ -80,10 +84,14 @@ def pick(quirks: Any, selected: torch.Tensor, conf: torch.Tensor, eligible: torc
     for r in quirks.rows.nonzero().flatten().tolist():
         ref = quirks.refs[r]
         p, g, n = int(P[r]), int(G[r]), int(count[r])
-        row = torch.full((p + g,), float("-inf"), dtype=torch.float64, device=conf.device)
-        row[p:] = conf[r, :g].double().masked_fill(~eligible[r, :g], float("-inf"))
+        row = torch.full((p + g + quirks.tails[r],), float("-inf"), dtype=torch.float64, device=conf.device)
+        row[p:p + g] = conf[r, :g].double().masked_fill(~eligible[r, :g], float("-inf"))
         k = int(eligible[r].sum()) if ref.ranks_all else n
-        picks = torch.topk(row.to(torch.float64 if ref.wide(dtype) else dtype), k).indices[:n] - p  # (n,)
+        row = row.to(torch.float64 if ref.wide(dtype) else dtype)
+        if n == 1 and ref.first_max:  # its code's torch.argmax: the first maximum
+            picks = row.argmax().view(1) - p
+        else:
+            picks = torch.topk(row, k).indices[:n] - p  # (n,)
         out[r] = False
         out[r, picks] = True
     return out
@@ -98,15 +106,25 @@ def sampled_raw(raw_conf: torch.Tensor, x: Packed, params: Any, drawn: Drawn | N
     """
     assert drawn is not None  # the config validator ties this source to sample_scope="all"
     ids = drawn.tokens[x.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1)
-    logits = x.logits.double()  # (M, 1, V): a revision rule's rows (WINO): float64, rounded to float32
-    logp = logits.gather(-1, ids).squeeze(-1) - torch.logsumexp(logits, dim=-1)  # (M, 1)
-    out = logp.exp().float().double()  # (M, 1)
     quirks = params.quirks
-    if quirks.any:  # the rows computed as LLaDA's or Fast-dLLM's code does
-        ref = quirks.rows[x.rows]  # (M,)
+    ref = quirks.rows[x.rows] if quirks.any else None  # (M,) the rows computed as their code does
+    plain = None if ref is None else ~ref
+    if ref is None or bool(plain.any()):  # a revision rule's rows (WINO's canvases): float64, rounded to float32
+        logits = x.logits.double() if ref is None else x.logits[plain].double()  # (m, 1, V)
+        at = ids if ref is None else ids[plain]
+        logp = logits.gather(-1, at).squeeze(-1) - torch.logsumexp(logits, dim=-1)  # (m, 1)
+        done = logp.exp().float().double()
+        out = done if ref is None else torch.zeros(ids.shape[0], 1, dtype=torch.float64, device=ids.device)
+        if ref is not None:
+            out[plain] = done
+    else:
+        out = torch.zeros(ids.shape[0], 1, dtype=torch.float64, device=ids.device)
+    if quirks.any:  # the rows computed as LLaDA's, Fast-dLLM's or WINO's code does
         wide = quirks.wide(x.dtype)[x.rows]  # (M,) True: float64, False: the logits' dtype
         for dtype, where in ((torch.float64, ref & wide), (x.dtype, ref & ~wide)):
-            if bool(where.any()):
+            if bool(where.all()):  # every position: the packed logits themselves, no copy
+                out = torch.softmax(x.logits.to(dtype), dim=-1).gather(-1, ids).squeeze(-1).double()
+            elif bool(where.any()):
                 p = torch.softmax(x.logits[where].to(dtype), dim=-1).gather(-1, ids[where])  # (m, 1, 1)
                 out[where] = p.squeeze(-1).double()
     return x.unpack(out)

@@ -114,6 +114,14 @@ class Revision(Plugin):
     extra_steps: Callable[[Any], int] = _none  # config -> steps a block may take beyond the schedule's (a bound)
     adds_steps: Callable[[Any], bool] = _never  # config -> the step count is known only afterwards
     keeps_conf: Callable[[Any], bool] = _never  # config -> it reads the confidence each token was decided with
+    reads_wide: Callable[[Any], bool] = _never  # config -> it reads its verify probabilities in float64 (its code's)
+    shadow: Callable[[Any], bool] = _never  # config -> its "hidden" reads come from a shadow block in the step's
+    #                                         forward (WINO's; `models.base.logits_shadow`) where the model takes one
+    coins: Callable[[Any], bool] = _never  # config -> it draws its own uniforms per position and token from the
+    #                                        request's generator (`core.canvas.Coins`), and the step's none
+    reuses: Callable[[Any], bool] = _never  # config -> a step may reuse the step before's logits (`Plan.reuse`)
+    owns: bool = False  # it runs the original's own loop: its plan decides what each step confirms and the tokens
+    #                     (`Plan.owns`), in any block, and what each position's confidence carries on
     # (logits (K, 1, V), where (A, G), current (A, G), block_size (A,), knobs) -> the logits it decides from
     adjust: Callable[..., torch.Tensor] | None = None
 
@@ -289,6 +297,15 @@ class Context:
     params: Any  # core.revision.RevisionParams: the rows' rules and their knobs (`params.knobs`)
     state: RevisionState  # counters of the counting rules already reset where the block is new
     seen: Any  # core.seen.Seen | None: the raw distribution at the decided positions of the rows that read one
+    # What a rule that owns the step (`Revision.owns`) reads beyond the block: the whole row.
+    masked: torch.Tensor | None = None  # (A, G) bool: every masked position of the row, entering the step
+    valid: torch.Tensor | None = None  # (A, G) bool: the row's real positions (None: all)
+    block: torch.Tensor | None = None  # (A,) long: the row's current block
+    block_size: torch.Tensor | None = None  # (A,) long: positions per block
+    steps_per_block: torch.Tensor | None = None  # (A,) long: the step budget of one block (`DecodeConfig.total_steps`)
+    x: Any = None  # core.packed.Packed: the step's logits at `masked`, packed row-major, with each one's uniforms
+    coins: Any = None  # core.canvas.Coins | None: the rows' own float64 uniforms per position and token
+    mask_token_id: int | None = None  # the model's mask token
 
     @property
     def knobs(self) -> Columns:
@@ -324,6 +341,15 @@ class Plan:
     # tensor is False throughout.
     rewrites: bool = False  # `edited` may hold a position (a rule that edits ran)
     holds: bool = False  # `hold` may hold a row (a rule that holds ran)
+    # A rule that owns the step (`Revision.owns`: the original's own loop decides what is confirmed, and the
+    # token, in place of the schedule's pick and the step's draw): in its rows (`owns`), `chosen` replaces the
+    # step's selection (masked positions, any block), `chosen_tokens` the draw, and `next_conf` the confidence
+    # each position carries on (`RevisionState.decided_conf`). None when no such rule ran.
+    owns: torch.Tensor | None = None  # (A,) bool
+    chosen: torch.Tensor | None = None  # (A, G) bool
+    chosen_tokens: torch.Tensor | None = None  # (A, G) long; -1 elsewhere
+    next_conf: torch.Tensor | None = None  # (A, G) float32
+    reuse: torch.Tensor | None = None  # (A,) bool: nothing changed, and the next step reuses these logits (no forward)
 
     @classmethod
     def keep(cls, ctx: Context) -> Plan:
@@ -332,9 +358,14 @@ class Plan:
 
     def where(self, rows: torch.Tensor, other: Plan) -> Plan:
         """This plan on `rows (A,)`, `other` elsewhere."""
-        def pick(a: torch.Tensor | bool, b: torch.Tensor | bool) -> torch.Tensor | bool:
+        def pick(a: torch.Tensor | bool | None, b: torch.Tensor | bool | None) -> torch.Tensor | bool | None:
             if isinstance(a, bool):
                 return a or b
+            if a is None or b is None:  # a field only owning rules set: False / 0 where the other rule runs
+                if a is None and b is None:
+                    return None
+                a = torch.zeros_like(b) if a is None else a
+                b = torch.zeros_like(a) if b is None else b
             return a if a is b else torch.where(rows.view(-1, *[1] * (a.dim() - 1)), a, b)
 
         return Plan(**{f: pick(getattr(self, f), getattr(other, f)) for f in self.__dataclass_fields__})

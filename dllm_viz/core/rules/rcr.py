@@ -1,5 +1,6 @@
-"""``rcr``: Running Confidence Remasking (autonomousvision/mdpo, ``src/mdlm_generation_utils.py``,
-``diffusion_generate(rcr=True)``).
+"""``rcr``: Running Confidence Remasking in counts, dllm-viz's own rule (ours), after MDPO's
+(autonomousvision/mdpo, ``src/mdlm_generation_utils.py``, ``diffusion_generate(rcr=True)``; the
+original's own loop is ``rcr_shipped``, the ``rcr`` preset).
 
 MDPO unmasks every mask of the block, records each token's confidence in `overtime_confidence`,
 then re-masks the lowest-confidence tokens until as many masks are left as the later steps'
@@ -7,12 +8,13 @@ quotas. Here: with d decided tokens (scored by the confidence they were decided 
 masks (scored by this step's confidence), keep the d + q best of both (q the schedule's quota;
 ties to the earlier position); the decided tokens outside are taken back and the masks inside are
 confirmed (q + r of them). `remask_score` is the confidence the token was decided with.
-Unlike MDPO, which ranks every decided token of the sequence, only the current block competes.
+Unlike MDPO, which ranks every decided token of the sequence with MaskGIT's split, only the current
+block competes, on any schedule (the `rcr_counted` preset: LLaDA's split).
 
-Example (the world model, RCR as shipped: every trace ends with its block full):
+Example (the world model, the `rcr_counted` preset: every trace ends with its block full):
 
 >>> from dllm_viz import DecodeConfig, decode, load_model
->>> (trace,) = decode(load_model("world"), ["Tom Lopez of"], DecodeConfig.preset("rcr", 16))
+>>> (trace,) = decode(load_model("world"), ["Tom Lopez of"], DecodeConfig.preset("rcr_counted", 16))
 >>> trace.config.revise, None in trace.canvas_at(len(trace.steps) - 1)
 ('rcr', False)
 """
@@ -37,7 +39,7 @@ def plan(ctx: Context) -> Plan:
 
 RULE = Revision(
     name="rcr", order=20, plan=plan, keeps_conf=lambda config: True,
-    summary="re-mask the tokens decided with the lowest confidence (MDPO's RCR)",
+    summary="ours: re-mask the block's tokens decided with the lowest confidence (after MDPO's RCR, in counts)",
     cite=Citation(repo="autonomousvision/mdpo", file="src/mdlm_generation_utils.py",
                   function="diffusion_generate(rcr=True)"),
 )

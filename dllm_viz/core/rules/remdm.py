@@ -45,11 +45,11 @@ def plan(ctx: Context) -> Plan:
     d, m = ctx.decided.sum(-1), ctx.eligible.sum(-1)  # (A,)
     room = (m - ctx.quota).clamp(min=0)
     sigma_max = torch.where(d > 0, (room.float() / d.clamp(min=1).float()).clamp(max=1.0), 0.0)  # (A,)
-    sid, eta, sigmas = k.remask_sigma, k.remask_eta, k.distinct("remask_sigma")
+    sid, eta, sigmas = k.remask_sigma, k.remask_eta.float(), k.distinct("remask_sigma")  # (float64 columns)
     in_loop = None  # (A,) bool; None: no remdm row loops
     if "loop" in sigmas:
         share = d.float() / (d + m).clamp(min=1).float()
-        in_loop = (ctx.may_remask & (sid == SIGMA_IDS["loop"]) & (m > 0) & (share >= k.remask_alpha_on)
+        in_loop = (ctx.may_remask & (sid == SIGMA_IDS["loop"]) & (m > 0) & (share >= k.remask_alpha_on.float())
                    & (st.counter < k.remask_loop_steps))
     # Each row's sigma from its variant; only the variants of the remdm rows are computed.
     variants = {"cap": lambda: torch.minimum(eta, sigma_max), "rescale": lambda: eta * sigma_max,
@@ -91,10 +91,10 @@ RULE = Revision(
     knobs=(
         Knob(name="remask_sigma", kind="choice", default="cap", choices=SIGMAS, column="long", choice_key="choice_sigma_",
              help="remdm: how sigma_t is set: cap | rescale | conf | loop"),
-        Knob(name="remask_eta", kind="float", default=0.02, lo_open=True, hi=1.0, column="float32",
+        Knob(name="remask_eta", kind="float", default=0.02, lo_open=True, hi=1.0, column="float64",
              slider=(0.01, 1.0, 0.01), help="remdm: eta in (0, 1] (cap on sigma, share of sigma_max, or the loop's sigma)"),
         Knob(name="remask_alpha_on", kind="float", default=0.9, lo_open=True, hi=1.0, below="the loop needs masks left",
-             column="float32", slider=(0.05, 0.99, 0.01),
+             column="float64", slider=(0.05, 0.99, 0.01),
              help="remdm loop: visible share of the block at which the loop starts, in (0, 1)"),
         Knob(name="remask_loop_steps", kind="int", default=8, hi=MAX_BUDGET, column="long", slider=(0, 64, 1),
              help="remdm loop: loop steps per block (>= 0)"),

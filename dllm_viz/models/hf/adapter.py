@@ -167,7 +167,10 @@ class HFDenoiser(nn.Module):
         mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
             mask = attention_mask.to(self.device)
-        logits = self._logits(ids, mask).float()  # (B, N, V)
+        return self._clean(self._logits(ids, mask).float())  # (B, N, V)
+
+    def _clean(self, logits: torch.Tensor) -> torch.Tensor:
+        """`logits (..., V)` float32 with the ids no token stands for, and those never drawn, at NEVER_LOGIT."""
         if self.vocab_size is not None and logits.shape[-1] > self.vocab_size:
             logits[..., self.vocab_size :] = NEVER_LOGIT  # padding rows: no token stands for them
         if self.never_token_ids:

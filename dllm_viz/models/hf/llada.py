@@ -4,6 +4,11 @@ Logits at i predict token i; the mask id comes from `config.mask_token_id` or th
 releases of its modeling file turn attention *causal* as soon as an attention mask is passed (or
 ignore it), so the adapter probes once at load time and, if the mask is not honoured, runs each
 group of equally long rows on its own, unpadded (exact, one forward per distinct length).
+
+WINO's shadow block (`logits_shadow`, `models.shadow`) needs a forward that takes a 4-D boolean attention
+mask and position ids, as WINO's modified ``modeling_llada.py`` does; the released modeling file takes
+neither. `probe_shadow` checks at load time that a shadow row sees what the mask and the ids say
+(`can_shadow`); where it does not, WINO's verify runs as per-position canvases and the run facts say so.
 """
 from __future__ import annotations
 
@@ -44,11 +49,12 @@ class LLaDADenoiser(HFDenoiser):
     MODEL_TYPES: ClassVar[tuple[str, ...]] = ("llada", "lladamoe")
     ARCHITECTURES: ClassVar[tuple[str, ...]] = ("LLaDAModelLM", "LLaDAMoEModelLM")
 
-    def __init__(self, model: nn.Module, *, padding: str = "split", **kwargs: Any) -> None:
+    def __init__(self, model: nn.Module, *, padding: str = "split", can_shadow: bool = False, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         if padding not in self.PADDING_MODES:
             raise ValueError(f"padding={padding!r} is invalid: expected one of {' | '.join(self.PADDING_MODES)}")
         self.padding = padding
+        self.can_shadow = can_shadow  # the forward takes WINO's shadow block (`probe_shadow`)
 
     @classmethod
     def matches(cls, config: dict[str, Any]) -> bool:
@@ -67,7 +73,53 @@ class LLaDADenoiser(HFDenoiser):
     def from_loaded(cls, model: nn.Module, tokenizer: HFTokenizer | None, *, name: str) -> HFDenoiser:
         adapter = super().from_loaded(model, tokenizer, name=name)
         adapter.padding = "mask" if adapter.probe_padding() else "split"
+        adapter.can_shadow = adapter.probe_shadow()
         return adapter
+
+    @torch.no_grad()
+    def probe_shadow(self) -> bool:
+        """Whether the forward takes WINO's shadow block: four tokens and one shadow row at position 1 holding
+        the token there (so it sees exactly what canvas row 1 sees) give canvas row 1's logits, and the canvas
+        rows the plain forward's. A forward that ignores the position ids or the 4-D mask, or refuses them
+        (TypeError, ValueError, RuntimeError), fails it; out of memory is raised."""
+        from dllm_viz.models.shadow import shadow_inputs
+
+        vocab = self.model.get_input_embeddings().num_embeddings
+        ids = (torch.arange(4, device=self.device) * (vocab // 4) + 1).unsqueeze(0)  # (1, 4)
+        allowed, positions = shadow_inputs(4, 1, 2, self.device)
+        try:
+            reference = self.model(ids).logits.float()[0]  # (4, V)
+            shadowed = self.model(torch.cat([ids, ids[:, 1:2]], 1), attention_mask=allowed,
+                                  position_ids=positions).logits.float()[0]  # (5, V)
+        except (TypeError, ValueError, RuntimeError) as err:
+            if is_out_of_memory(err):
+                raise
+            return False
+        dtype = next(self.model.parameters()).dtype
+        scale = reference.abs().max().clamp_min(torch.finfo(torch.float32).tiny)
+        error = float(torch.cat([(shadowed[:4] - reference), (shadowed[4] - reference[1]).unsqueeze(0)]).abs().max()
+                      / scale)
+        return error <= PROBE_TOLERANCE.get(dtype, max(PROBE_TOLERANCE.values()))
+
+    @torch.no_grad()
+    def logits_shadow(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+                      cols: torch.Tensor, blocks: torch.Tensor, hidden_rows: torch.Tensor,
+                      hidden_cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """WINO's shadow forward (`models.base.logits_shadow`), one row with a block at a time as WINO calls
+        LLaDA: `model(ids + shadow masks, attention_mask=(1, 1, n + b, n + b), position_ids=(n + b,))`."""
+        from dllm_viz.models.base import logits_at
+        from dllm_viz.models.shadow import by_rows
+
+        if not self.can_shadow:
+            raise ValueError(f"{self.name!r} takes no shadow block (its forward takes no position_ids and 4-D mask)")
+
+        def call(ids: torch.Tensor, allowed: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+            logits = self.model(ids.to(self.device), attention_mask=allowed.to(self.device),
+                                position_ids=positions.to(self.device)).logits.float()[0]  # (n + b, V)
+            return self._clean(logits)
+
+        return by_rows(call, lambda r, c: logits_at(self, input_ids, attention_mask, r, c), self.mask_token_id,
+                       input_ids, attention_mask, rows, cols, blocks, hidden_rows, hidden_cols)
 
     @torch.no_grad()
     def probe_padding(self) -> bool:
