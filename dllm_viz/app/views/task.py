@@ -96,6 +96,19 @@ def curves(path: Path = CURVES_PATH) -> dict[str, Any]:
     return _curves(str(path))
 
 
+def curve_data(family: str) -> dict[str, Any] | None:
+    """What the page's task curve (web/figures.js) draws of `family`'s measured curves: the threshold
+    curves of the model and the oracle, those with each revision rule, and the two AUPs; None when
+    the family was not measured."""
+    fam = (curves().get("families") or {}).get(family)
+    if fam is None:
+        return None
+    keep = lambda pts: [{k: p[k] for k in ("value", "tpf", "rate", "lo", "hi")} for p in pts]  # noqa: E731
+    revision = {decoder: {knob: keep(pts) for knob, pts in knobs.items()} for decoder, knobs in (fam.get("revision") or {}).items()}
+    return {"model": keep(fam["model"]["threshold"]), "oracle": keep(fam["oracle"]["threshold"]), "revision": revision,
+            "aup": [fam["aup"]["model"]["threshold"], fam["aup"]["oracle"]["threshold"]]}
+
+
 def on_curve(points: list[dict[str, Any]], threshold: float) -> tuple[float, float]:
     """(tokens per forward, right answers %) at ``threshold`` on a measured threshold curve, linear
     between the two measured thresholds around it (held flat beyond the ends)."""

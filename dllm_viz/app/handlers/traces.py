@@ -1,0 +1,214 @@
+"""The traces each visitor's page shows, by handle: what the page reads, and what its events name.
+
+A trace travels to the page once, as the chunks of `views.wire`, read by the page itself (`read`,
+the canvas's server function: `ui.READ`) under a handle; the page's events carry the handle, never
+the trace. A session's `gr.State` holds a `Shown` (the handle, and the trace for the handlers), so a
+loaded 3 MB trace costs no event anything.
+
+The store holds chunks (JSON text) only; the `Trace` objects are the sessions' states'. A handle is
+128 random bits, and it is bound to the session that made it: another session asking
+for it gets nothing, as if it did not exist (the example traces, shown to everyone, are the only
+public ones). What the store holds is bounded: `PER_SESSION` traces per session, `MAX_SESSIONS`
+sessions, `MAX_CHARS` characters of chunks in all; past a bound the least recently used go first.
+A decode in progress is an `Entry` that grows as its steps come (`add`, from the decode's thread);
+a read of it waits (at most `WAIT_SECONDS`) until there is something new, so the page sees each step
+as soon as it is computed.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from dllm_viz.app.views import wire
+from dllm_viz.core.trace import StepRecord, Trace
+
+PER_SESSION = 8  # the playground's trace, the one before it (Stop brings it back), a live one, a compare pair, ...
+MAX_SESSIONS = 10_000  # as Gradio's default state_session_capacity
+MAX_CHARS = 256 * 2**20  # chunks held in all (a 3 MB trace file is ~1.6 M characters of chunks)
+WAIT_SECONDS = 10.0  # the longest a read of a decode in progress waits for its next step
+HANDLE_BYTES = 16
+STATES = ("live", "done", "stopped", "failed")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """What a session's state holds of a trace on show: its handle (what the page reads it by) and the
+    trace (what the handlers read). Gradio copies a state's first value into every new session:
+    a `Shown` is immutable, so the copy is itself."""
+
+    handle: str
+    trace: Trace
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Shown:
+        return self
+
+
+class Entry:
+    """One trace's chunks (JSON texts), growing while its decode runs; `state` says whether more come."""
+
+    def __init__(self, encoder: wire.Encoder) -> None:
+        self.encoder = encoder
+        self.chunks: list[str] = []
+        self.chars = 0
+        self.state = "live"
+        self.read = threading.Event()  # a page reads this entry
+        self.delivered = threading.Event()  # ... and has read it to its end
+        self.counter: Any = None  # the store's count of characters held, while it holds this entry
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def _push(self, chunk: dict[str, Any] | None, state: str | None = None) -> None:
+        text = wire.dumps([chunk])[1:-1] if chunk is not None else None
+        with self._lock:
+            if self.state != "live":
+                return
+            if text is not None:
+                self.chunks.append(text)
+            if state is not None:
+                self.state = state
+            waiters, self._waiters = self._waiters, []
+            counter = self.counter
+        if text is not None:
+            (counter or Entry._grow)(self, len(text))
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    def _grow(self, chars: int) -> None:
+        self.chars += chars
+
+    def add(self, record: StepRecord) -> None:
+        """One more step of the decode (its thread calls this)."""
+        self._push(self.encoder.chunk([record]))
+
+    def finish(self, trace: Trace) -> None:
+        """The decode's trace: the steps not sent yet and what only the finished trace says."""
+        self._push(self.encoder.chunk(trace.steps[self.encoder.sent:], done=wire.done(trace)), "done")
+
+    def end(self, state: str) -> None:
+        """The decode ended without a trace ("stopped" by the visitor, or "failed")."""
+        self._push(None, state)
+
+    def since(self, start: int) -> tuple[list[str], str]:
+        with self._lock:
+            return self.chunks[start:], self.state
+
+    async def wait(self, start: int, timeout: float) -> None:
+        """Until there is a chunk past `start` or the decode has ended (or `timeout` seconds)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if len(self.chunks) > start or self.state != "live":
+                return
+            self._waiters.append((loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            pass
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def finished(trace: Trace) -> Entry:
+    """The entry of a stored trace: all its chunks, done."""
+    entry = Entry(wire.encoder_for(trace))
+    entry.finish(trace)
+    return entry
+
+
+class TraceStore:
+    """Every session's traces by handle (see the module's docstring); safe from any thread."""
+
+    def __init__(self, *, per_session: int = PER_SESSION, max_sessions: int = MAX_SESSIONS,
+                 max_chars: int = MAX_CHARS) -> None:
+        self.per_session, self.max_sessions, self.max_chars = per_session, max_sessions, max_chars
+        self._sessions: OrderedDict[str, OrderedDict[str, Entry]] = OrderedDict()
+        self._public: dict[str, Entry] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def publish(self, trace: Trace) -> Shown:
+        """A trace every session may read (an example shipped with the app)."""
+        handle = secrets.token_urlsafe(HANDLE_BYTES)
+        self._public[handle] = finished(trace)
+        return Shown(handle, trace)
+
+    def add(self, session: str | None, trace: Trace) -> Shown:
+        """A finished trace shown to `session` (uploaded, an example, a Compare side)."""
+        entry = finished(trace)
+        return Shown(self._keep(session, entry), trace)
+
+    def live(self, session: str | None, encoder: wire.Encoder) -> tuple[str, Entry]:
+        """A decode in progress for `session`: its handle, and the entry its steps go to."""
+        entry = Entry(encoder)
+        return self._keep(session, entry), entry
+
+    def _keep(self, session: str | None, entry: Entry) -> str:
+        handle = secrets.token_urlsafe(HANDLE_BYTES)
+        with self._lock:
+            traces = self._sessions.setdefault(session or "", OrderedDict())
+            self._sessions.move_to_end(session or "")
+            traces[handle] = entry
+            self._chars += entry.chars
+            entry.counter = self._count
+            self._bound(traces)
+        return handle
+
+    def _count(self, entry: Entry, chars: int) -> None:
+        """A held entry grew by `chars` (a decode's step)."""
+        with self._lock:
+            entry.chars += chars
+            if entry.counter is not None:
+                self._chars += chars
+
+    def _drop(self, entries: Any) -> None:
+        """Stop counting `entries` (the lock is held)."""
+        for entry in entries:
+            entry.counter = None
+            self._chars -= entry.chars
+
+    def _bound(self, newest: OrderedDict[str, Entry]) -> None:
+        """Drop the least recently used traces past the bounds (the lock is held)."""
+        while len(newest) > self.per_session:
+            self._drop([newest.popitem(last=False)[1]])
+        while len(self._sessions) > self.max_sessions or (self._chars > self.max_chars and len(self._sessions) > 1):
+            self._drop(self._sessions.popitem(last=False)[1].values())
+        while len(newest) > 1 and self._chars > self.max_chars:  # one session alone holds too much
+            self._drop([newest.popitem(last=False)[1]])
+
+    def entry(self, session: str | None, handle: str) -> Entry | None:
+        """The trace `handle` names, if `session` may read it."""
+        if not isinstance(handle, str):
+            return None
+        public = self._public.get(handle)
+        if public is not None or session is None:  # a caller without a session reads the public ones only
+            return public
+        with self._lock:
+            traces = self._sessions.get(session)
+            return None if traces is None else traces.get(handle)
+
+    def release(self, session: str | None) -> None:
+        """Forget a session's traces (its state was deleted)."""
+        with self._lock:
+            self._drop(self._sessions.pop(session or "", {}).values())
+
+    async def read(self, session: str | None, handle: Any, start: Any = 0, *,
+                   timeout: float = WAIT_SECONDS) -> str:
+        """What the page reads: `{"chunks": [...], "state": ..., "next": n}` as JSON text, the chunks
+        from index `start` on. A decode in progress answers once it has something new (or after
+        `timeout` seconds); an unknown handle, or one of another session, reads as "gone"."""
+        entry = self.entry(session, handle)
+        if entry is None or not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            return '{"chunks":[],"state":"gone","next":0}'
+        entry.read.set()
+        await entry.wait(start, timeout)
+        chunks, state = entry.since(start)
+        if state != "live":
+            entry.delivered.set()
+        return f'{{"chunks":[{",".join(chunks)}],"state":"{state}","next":{start + len(chunks)}}}'
