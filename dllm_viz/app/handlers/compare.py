@@ -1,22 +1,23 @@
 """The Compare tab's handlers: a lesson click, a compare of two configs, and their figures.
 
 A lesson (`lessons.LESSONS`) is a pair of configs that differ in one rule; a click fills them in
-and decodes them once, on the same prompt and seed, in one batch. The canvases and the summary
-answer first; the figures follow from the stored pair (`CompareHandlers.figures`), with no second decode.
+and decodes them once, on the same prompt and seed, in one batch. The answer names both sides'
+traces by handle (`traces`): the page reads them and draws their canvases and the pair's figures.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 
-from dllm_viz.app.views import figures as figs
-from dllm_viz.app.views import render
+from dllm_viz.app.views import render, wire
 from dllm_viz.app.handlers.adapters import integral, parse_config_json
 from dllm_viz.app.strings import t
 from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_study_md, study_md, world_table
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
-from dllm_viz.app.handlers.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.outputs import CompareCleared, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.core.analysis import divergence
 from dllm_viz.core.config import DecodeConfig
@@ -49,20 +50,22 @@ class CompareHandlers:
     """The Compare tab's events. `runner_for(model_pick)` is the runner of the picked model;
     `is_world(model_pick)` says whether the world checker can judge its text."""
 
-    def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool]) -> None:
+    def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
+                 traces: TraceStore) -> None:
         self.runner_for = runner_for
+        self.traces = traces
         self.is_world = is_world
         self.measured = load_measured()
         self.measured_model = measured_model()  # the models the lessons' numbers were measured on
         self.world_model = str(load_world_measured_model() or "world-mdlm")
 
     def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
-               model_pick: str | None = None) -> LessonShown:
+               model_pick: str | None = None, session: str | None = None) -> LessonShown:
         """One lesson click: fill its configs and text, and decode its compare once."""
         lesson = LESSONS[key]
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
         shown = self.run(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
-                         neighbours=lesson.neighbours, lang=lang, model_pick=model_pick)
+                         neighbours=lesson.neighbours, lang=lang, model_pick=model_pick, session=session)
         return LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
                            lesson_text=self.lesson_text(key, lang, model_pick=model_pick))
 
@@ -89,7 +92,7 @@ class CompareHandlers:
         return "\n\n".join(p for p in parts if p)
 
     def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
-            lang: str, model_pick: str | None = None) -> CompareShown:
+            lang: str, model_pick: str | None = None, session: str | None = None) -> CompareShown:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge."""
         seed, gen_length = integral(seed), integral(gen_length)
         a, b = (side_config(side, text, gen_length=gen_length, seed=seed) for side, text in (("A", cmp_a), ("B", cmp_b)))
@@ -105,39 +108,27 @@ class CompareHandlers:
         summary = render.divergence_text(ta, tb, lang)
         if k:
             summary += "\n\n" + t("batch_note", lang, n=k, a=_same(ta, traces[-2], lang), b=_same(tb, traces[-1], lang))
-        return self.view((ta, tb), summary=summary, lang=lang)
+        return self.view((self.traces.add(session, ta), self.traces.add(session, tb)), summary=summary, lang=lang)
 
-    def view(self, pair: tuple[Trace, Trace] | None, *, summary: str, lang: str) -> CompareShown:
-        """The text views of a stored pair (KEEP everywhere without one)."""
+    def view(self, pair: tuple[Shown, Shown] | None, *, summary: str, lang: str) -> CompareShown:
+        """A stored pair on show: the summary, each side's handle (with the positions whose tokens
+        differ and where the orders part) and facts; KEEP everywhere without one."""
         if pair is None:
             return keep(CompareShown)
-        ta, tb = pair
-        diff = set(divergence(ta, tb).token_differs)
+        (a, ta), (b, tb) = ((s.handle, s.trace) for s in pair)
+        d = divergence(ta, tb)
+        value = functools.partial(wire.side_value, lang=lang, diff=d.token_differs, first=d.first_step,
+                                  order=d.order_differs)
         return CompareShown(
-            cmp_summary=summary, cmp_canvas_a=render.side_canvas_html(ta, "side_a", lang=lang, diff=diff),
-            cmp_canvas_b=render.side_canvas_html(tb, "side_b", lang=lang, diff=diff),
+            cmp_summary=summary, cmp_canvas_a=value(a, "a"), cmp_canvas_b=value(b, "b"),
             cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
-            cmp_traces=(ta, tb),
+            cmp_traces=pair,
         )
 
     @staticmethod
     def cleared() -> CompareCleared:
         """After a failed compare (its error names config A or B): both sides emptied, so the runs of
         another pair of configs never stand beside the error as if they were this one's."""
-        empty = {f.name: None if f.name == "cmp_traces" else "" for f in dataclasses.fields(CompareShown)}
-        return CompareCleared(compare=CompareShown(**empty),
-                              figures=CompareFigures(**{f.name: None for f in dataclasses.fields(CompareFigures)}))
-
-    def figures(self, *, cmp_traces: tuple[Trace, Trace] | None, lang: str) -> CompareFigures:
-        """The stored comparison's figures (after `run` or `lesson`; no model call)."""
-        if cmp_traces is None:
-            return keep(CompareFigures)
-        ta, tb = cmp_traces
-        rows = max(len(ta.steps), len(tb.steps))  # both heatmaps on one height and one scale
-        return CompareFigures(
-            cmp_orders=figs.compare_orders(ta, tb, lang=lang),
-            cmp_heat_a=figs.confidence_heatmap(ta, lang=lang, rows=rows, side="side_a"),
-            cmp_heat_b=figs.confidence_heatmap(tb, lang=lang, rows=rows, side="side_b"),
-            cmp_steps_a=figs.steps_plot(ta, lang=lang, side="side_a"),
-            cmp_steps_b=figs.steps_plot(tb, lang=lang, side="side_b"),
-        )
+        empty = {f.name: None if f.name in ("cmp_traces", "cmp_canvas_a", "cmp_canvas_b") else ""
+                 for f in dataclasses.fields(CompareShown)}
+        return CompareCleared(compare=CompareShown(**empty))

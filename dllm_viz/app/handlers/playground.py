@@ -24,8 +24,9 @@ from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
-from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
+from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled
 from dllm_viz.app.handlers.sweep_grid import SweepResult
+from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
@@ -52,9 +53,11 @@ class Playground:
         self.token_text = token_text  # `run`'s model's token text
         export = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
         export.mkdir(parents=True, exist_ok=True)
-        self.play = PlayHandlers(self.runner_for, examples=examples, export_dir=export, new_seed=new_seed,
-                                 token_text_for=self.token_text_for, pick_for=self.pick_for)
-        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world)
+        self.traces = TraceStore()  # every session's traces by handle: what the page reads (`read`)
+        self.examples = [(name, self.traces.publish(trace)) for name, trace in examples]  # everyone may read these
+        self.play = PlayHandlers(self.runner_for, traces=self.traces, examples=self.examples, export_dir=export,
+                                 new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for)
+        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces)
         self.sweep = SweepHandlers(run)
 
     # --- model picker ---------------------------------------------------------------------------
@@ -99,22 +102,21 @@ class Playground:
                            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP)
 
     # --- language -------------------------------------------------------------------------------
-    def relabel(self, *, lang: str, trace: Trace | None, temperature: float, cmp_traces: tuple[Trace, Trace] | None,
+    def relabel(self, *, lang: str, trace: Shown | None, temperature: float, cmp_traces: tuple[Shown, Shown] | None,
                 sweep_state: SweepResult | None, lesson_key: str | None, model_pick: str | None = None,
                 **settings: Any) -> Relabelled:
-        """Every rendered view again, in `lang`, from the stored traces (no decode)."""
+        """Every rendered view again, in `lang`, from the stored traces (no decode): the page redraws the
+        traces it holds in `lang`, told so by their handles' values."""
         canvas = facts = badge = KEEP
-        drawn = keep(TraceFigures)
         if trace is not None:  # the same trace: the page keeps its cursor and playback
             first = self.play.first_views(trace, lang=lang)
             canvas, facts, badge = first["canvas"], first["facts"], first["preset_badge"]
-            drawn = self.play.trace_figures(trace=trace, lang=lang)
         pair = cmp_traces
+        summary = render.divergence_text(pair[0].trace, pair[1].trace, lang) if pair else ""
         return Relabelled(
-            compare=self.compare.view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang),
-            compare_figures=self.compare.figures(cmp_traces=pair, lang=lang),
+            compare=self.compare.view(pair, summary=summary, lang=lang),
             sweep=self.sweep.view(sweep_state, lang=lang),
-            canvas=canvas, facts=facts, banner="", preset_badge=badge, figures=drawn,
+            canvas=canvas, facts=facts, banner="", preset_badge=badge,
             lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick),
             model_prompts=render.model_prompts_html(self.models[model_pick].prompts, lang)
             if model_pick in self.models else KEEP,

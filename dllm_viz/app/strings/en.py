@@ -411,13 +411,15 @@ STRINGS: dict[str, str] = {
     "mt_revisions": "tokens taken back or rewritten per request",
     # ----- the rules' names -------------------------------------------------------------------
     "rv_rule_rcr": "RCR", "rv_rule_remdm": "ReMDM", "rv_rule_wino": "WINO", "rv_rule_joint_threshold": "token editing",
-    # ----- the canvas and the inspector (page.js, views/revision.py) ----------------------------------
+    # ----- the canvas and the inspector (app/web/) ----------------------------------
     "rv_tip_edited": "position {pos} · rewritten at step {s}\nwas {old} (raw p {po})\nnow {tok} (raw p {p})",
     "rv_tip_remasked": "taken back at step {s}: was {old} ({score})",
     "rv_history": "History of position {p}, up to step {s}",
     "rv_hist_confirm": "step {s}: confirmed **{tok}** (raw p {p})",
     "rv_hist_edit": "step {s}: rewritten {old} → **{tok}** (raw p {p}, the old token's {po})",
     "rv_hist_remask": "step {s}: {old} taken back to [MASK] ({score})",
+    "rv_hist_force": "step {s}: **{tok}** forced by a fork", "rv_forced": "forced by a fork",
+    "insp_forced": "**Forced by a fork** before step {next}: **{tok}** (a fork's change: no probability decided it).",
     "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
         "The candidates below are that step's."),
     "legend_edited": "rewritten (hover: the old token)",
