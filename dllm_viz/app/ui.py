@@ -273,10 +273,10 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
 
     # A compare's error names config A or B and stays until closed (the configs are typed by hand).
     for key, button in p.lessons.items():
-        after(wire(p, button.click, functools.partial(compare.lesson, key),
+        after(wire(p, button.click, functools.partial(compare.lesson_stream, key),
                    ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
                    request=("session",), error_seconds=None, **kw))
-    after(wire(p, p.compare_run.click, compare.run,
+    after(wire(p, p.compare_run.click, compare.run_stream,
                ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
                out=CompareShown, request=("session",), error_seconds=None, **kw))
 

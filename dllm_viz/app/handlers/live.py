@@ -3,8 +3,9 @@
 `stream(run, prompts, configs)` runs one call of a `Runner` in a worker thread and yields the
 `StepRecord`s of its first request as the steps happen (the runner's `on_step`), then the traces;
 closing the iterator (the visitor pressed Stop, or left) stops the decode at its next step.
-`on_record`, when given, also receives each record in the decode's own thread, at once: the page's
-reader of a decode in progress (`traces.Entry.add`) sees a step without waiting for the handler.
+`on_record`, when given, also receives each record of every request `(index, record)` in the decode's
+own thread, at once, and `on_done` the traces: the page's reader of a decode in progress (`traces.Entry`) sees a step, and the end,
+without waiting for the handler.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
-from dllm_viz.core.trace import StepRecord
+from dllm_viz.core.trace import StepRecord, Trace
 
 
 class Stopped(Exception):
@@ -26,7 +27,8 @@ class Stopped(Exception):
 
 def stream(run: Runner, prompts: Sequence[str], configs: Sequence[DecodeConfig], *,
            idle: float | None = None, stop: threading.Event | None = None,
-           on_record: Callable[[StepRecord], None] | None = None) -> Stream:
+           on_record: Callable[[int, StepRecord], None] | None = None,
+           on_done: Callable[[list[Trace]], None] | None = None) -> Stream:
     """One call of `run`, as it happens: ("step", record) for each StepRecord of request 0, ("idle",
     None) whenever `idle` seconds pass without one, then ("done", the list of traces).
 
@@ -43,14 +45,17 @@ def stream(run: Runner, prompts: Sequence[str], configs: Sequence[DecodeConfig],
     def on_step(index: int, record: StepRecord) -> None:
         if stop.is_set() or closed.is_set():
             raise Stopped("the decode was stopped")
+        if on_record is not None:
+            on_record(index, record)
         if index == 0:
-            if on_record is not None:
-                on_record(record)
             items.put(record)
 
     def work() -> None:
         try:
-            items.put((done, run(list(prompts), list(configs), on_step=on_step)))
+            traces = run(list(prompts), list(configs), on_step=on_step)
+            if on_done is not None:
+                on_done(traces)  # in this thread, at once: the page's reader sees the end without a hop
+            items.put((done, traces))
         except BaseException as err:  # noqa: BLE001 - handed to the consumer, raised there
             items.put((done, err))
 

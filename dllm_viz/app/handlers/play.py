@@ -202,7 +202,8 @@ class PlayHandlers:
         traces = None
         with self._stop_for(session) as stop:
             steps = stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg], idle=LIVE_SECONDS,
-                           stop=stop, on_record=entry.add)  # decoding from here on
+                           stop=stop, on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
+                           on_done=lambda done: entry.finish(done[0]))  # decoding from here on
             try:
                 yield dataclasses.replace(keep(DecodeFirst), canvas=wire.canvas_value(handle, lang=lang, live=True))
                 answered = time.monotonic()
@@ -221,7 +222,6 @@ class PlayHandlers:
                 steps.close()
         if traces is None or stop.is_set():
             return
-        entry.finish(traces[0])
         if entry.read.is_set():  # a page reads it: its views first, then the facts
             entry.delivered.wait(DELIVERED_SECONDS)
         done = Shown(handle, traces[0])

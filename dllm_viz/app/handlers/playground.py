@@ -57,7 +57,8 @@ class Playground:
         self.examples = [(name, self.traces.publish(trace)) for name, trace in examples]  # everyone may read these
         self.play = PlayHandlers(self.runner_for, traces=self.traces, examples=self.examples, export_dir=export,
                                  new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for)
-        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces)
+        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
+                                       token_text_for=self.token_text_for)
         self.sweep = SweepHandlers(run)
 
     # --- model picker ---------------------------------------------------------------------------

@@ -226,8 +226,10 @@ def canvas_value(handle: str, *, lang: str, live: bool = False, frame: int | Non
     return {"ref": handle, "lang": lang, "live": live, "frame": frame, "selected": selected, "autoplay": autoplay}
 
 
-def side_value(handle: str, side: str, *, lang: str, diff: Sequence[int], first: int | None,
-               order: Sequence[int]) -> dict[str, Any]:
+def side_value(handle: str, side: str, *, lang: str, diff: Sequence[int] = (), first: int | None = None,
+               order: Sequence[int] = (), live: bool = False) -> dict[str, Any]:
     """A Compare side's value: its trace's handle, its positions whose token differs from the other
-    side's (`diff`, underlined), and where the two orders part (`first` step, `order` positions)."""
-    return {"ref": handle, "side": side, "lang": lang, "diff": sorted(diff), "cmp": {"first": first, "order": list(order)}}
+    side's (`diff`, underlined), and where the two orders part (`first` step, `order` positions); a
+    side still decoding (`live`) has none of these yet."""
+    return {"ref": handle, "side": side, "lang": lang, "live": live, "diff": sorted(diff),
+            "cmp": None if live else {"first": first, "order": list(order)}}

@@ -119,18 +119,18 @@ function showDone(value, entry) {
 }
 
 // ----- the Compare sides (their components call window.__dvSide with their value) ----------------------
-// Each side's value names its trace ({ref, side, lang, diff, cmp}); both read, the canvases are drawn
-// at their end and the figures of the pair follow.
+// Each side's value names its trace ({ref, side, lang, live, diff, cmp}): a side still decoding is
+// painted as its steps come; when both are done, their heatmaps; with the pair's summary (its value
+// then says where the tokens differ and where the orders part) the underlines and the other figures.
 window.__dvSide = (el, sideProps, side) => {
   el.dataset.dvSide = side;
-  el.__dvSide = () => showSide(el, sideProps, side);
-  showSide(el, sideProps, side);
+  showSide(el, sideProps.value, side);
 };
 
-function showSide(el, sideProps, side) {
-  const value = sideProps.value;
+function showSide(el, value, side) {
   let box = el.querySelector(".dv-side-box");
   if (!box) { box = document.createElement("div"); box.className = "dv-side-box"; el.replaceChildren(box); }
+  el.__dvValue = value;
   if (!value || !value.ref) {
     box.replaceChildren();
     el.__dvRef = null;
@@ -138,39 +138,55 @@ function showSide(el, sideProps, side) {
     return;
   }
   const lang = value.lang || dv.lang, t = options.strings[lang], entry = dvRead(value.ref);
-  el.__dvRef = value.ref;
+  if (el.__dvRef !== value.ref) {
+    el.__dvRef = value.ref;
+    box.innerHTML = `<span class="dv-side dv-side-${side}">${dvEscape(t["side_" + side])}</span><div class="dv-canvas dv-static"></div>`;
+  }
+  const paint = () => {
+    if (el.__dvRef !== value.ref || !entry.d.n) return;
+    const d = entry.d, root = box.querySelector(".dv-canvas");
+    d.live = entry.state === "live";
+    d.diff = (el.__dvValue && el.__dvValue.diff) || [];
+    if (!d.live) root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
+    dvShowStatic(root, d, t, dv.theme, side === "a");
+    const busy = document.getElementById("dv-cmp-canvas-" + side);  // its steps show: no longer a busy look
+    if (busy) busy.classList.remove("dv-busy");
+  };
+  if (entry.state === "live") entry.listeners.add(paint);
   entry.promise.then((state) => {
     if (el.__dvRef !== value.ref || state !== "done") return;
-    const d = entry.d;
-    d.diff = value.diff || [];
-    box.innerHTML = `<span class="dv-side dv-side-${side}">${dvEscape(t["side_" + side])}</span><div class="dv-canvas dv-static"></div>`;
-    dvShowStatic(box.querySelector(".dv-canvas"), d, t, dv.theme, side === "a");
+    paint();
     performance.mark("dv-side-" + side);
-    drawCompareFigures(value, lang);
+    drawCompareFigures(lang);
   });
 }
 
 function clearCompareFigures(side) {
   const ids = side === "a" ? ["dv-cmp-orders", "dv-cmp-heat-a", "dv-cmp-steps-a"] : ["dv-cmp-heat-b", "dv-cmp-steps-b"];
   ids.forEach((id) => { const h = fig(id); if (h) h.replaceChildren(); });
+  dv.compared = dv.comparedAll = null;
 }
 
-function drawCompareFigures(value, lang) {
+// The pair's figures: the heatmaps once both sides are done, the rest once the pair's summary came.
+function drawCompareFigures(lang) {
   const a = document.querySelector('[data-dv-side="a"]'), b = document.querySelector('[data-dv-side="b"]');
   if (!a || !b || !a.__dvRef || !b.__dvRef) return;
   const ea = dv.traces.get(a.__dvRef), eb = dv.traces.get(b.__dvRef);
   if (!ea || !eb || ea.state !== "done" || eb.state !== "done") return;
-  const key = `${a.__dvRef}|${b.__dvRef}|${lang}`;
-  if (dv.compared === key) return;
-  dv.compared = key;
   const t = options.strings[lang], rows = Math.max(ea.d.n, eb.d.n);  // both heatmaps on one height and scale
   const draw = (id, f, kind) => { f.__kind = kind; dvPlot(fig(id), f); };
-  // The heatmaps with the canvases; the orders and the per-step figures a task later.
-  draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
-  draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
-  setTimeout(() => {
-    if (dv.compared !== key) return;
-    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, value.cmp || {}), "compare");
+  const key = `${a.__dvRef}|${b.__dvRef}|${lang}`;
+  if (dv.compared !== key) {
+    dv.compared = key;
+    draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
+    draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
+  }
+  const cmp = a.__dvValue && a.__dvValue.cmp;
+  if (!cmp || dv.comparedAll === key) return;
+  dv.comparedAll = key;
+  setTimeout(() => {  // a task after the heatmaps
+    if (dv.comparedAll !== key) return;
+    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, cmp), "compare");
     draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
     draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
   }, 0);
@@ -304,7 +320,11 @@ if (!window.__dvListening) {
   window.addEventListener("resize", () => {
     tourFollow();
     clearTimeout(resizing);
-    resizing = setTimeout(() => { dvResize(window.__dv); window.__dv.compared = null; }, 120);
+    resizing = setTimeout(() => {
+      dvResize(window.__dv);
+      const a = document.querySelector('[data-dv-side="a"]');  // Compare's figures fit their columns anew
+      if (a && a.__dvValue) { window.__dv.compared = window.__dv.comparedAll = null; drawCompareFigures(a.__dvValue.lang || "en"); }
+    }, 120);
   });
   window.addEventListener("scroll", tourFollow, {passive: true});
   // A tab shown or the page laid out anew: the cursor's overlays follow their figures, the tour its target.
