@@ -205,6 +205,11 @@ function dvDrawFigures(v) {
     const host = v.hosts[name];
     if (!host || v.drawn[name] === key || v.data !== d) return;
     v.drawn[name] = key;
+    if (name === "task") {  // the same curves (or none) as the trace before: nothing to draw again
+      const sig = JSON.stringify([key, d.task, d.task && d.threshold, d.task && d.revise]);
+      if (host.__dvTaskSig === sig) return;
+      host.__dvTaskSig = sig;
+    }
     const fig = {heatmap: () => dvHeatmapFig(d, t), order: () => dvOrderFig(d, t), steps: () => dvStepsFig(d, t),
                  task: () => dvTaskFig(d, t, v.theme)}[name]();
     fig.__kind = name;
