@@ -41,7 +41,7 @@ from dllm_viz import DecodeConfig, decode  # noqa: E402
 
 PROMPT = "It is a truth universally acknowledged, that"
 PLAYED = """() => { const r = document.querySelector('#dv-canvas .dv-player');
-  return r && r.dataset.frame === r.querySelector('.dv-scrub').max; }"""
+  const s = r && r.querySelector('.dv-scrub'); return !!s && r.dataset.frame === s.max; }"""
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -121,7 +121,7 @@ def open_page(p: Any, url: str) -> Any:
     page = browser.new_page(viewport={"width": 1500, "height": 1000})
     page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
     page.goto(url)
-    page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
+    page.wait_for_selector("#dv-canvas .dv-player .dv-scrub", timeout=120_000)
     page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
     page.wait_for_selector(HEAT, timeout=120_000)
     settle(page)

@@ -88,7 +88,7 @@ def page(url):
 
 def wait_played_out(page):
     page.wait_for_function("() => { const r = document.querySelector('#dv-canvas .dv-player');"
-                           " return r && r.dataset.frame === r.querySelector('.dv-scrub').max && "
+                           " const s = r && r.querySelector('.dv-scrub'); return !!s && r.dataset.frame === s.max && "
                            "r.querySelector('.dv-play').textContent.includes('Play'); }", timeout=TIMEOUT_MS)
 
 
