@@ -32,7 +32,7 @@ VIEW = """([lang]) => {
   const temperature = (d) => { const T = parseFloat(document.querySelector('#dv-temperature input').value);
                                return Number.isFinite(T) ? T : d.temperature; };
   window.__dv = DV.dvView(hosts, {strings: window.OPTIONS.strings, theme: window.OPTIONS.theme, lang, temperature});
-  document.addEventListener('input', () => window.__dv.render());
+  document.addEventListener('input', () => window.__dv.inspect());
 }"""
 
 

@@ -359,7 +359,7 @@ def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, re
         for item, (s, k, tok) in zip(items, known):
             assert item.startswith(f"step {s + 1}: "), (frame, item)
             if k == "remask":
-                assert "taken back to [MASK]" in item
+                assert "taken back to [MASK]" in item and {"rcr": "(decided with ", "remdm": "(σ "}[rule] in item
             else:
                 assert f"confirmed {piece(tr, tok)!r}" in item
     at(page, f, pos)

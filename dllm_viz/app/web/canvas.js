@@ -70,6 +70,11 @@ function dvState(d, p, f) {
   return {step: e[0], kind: e[1], tok: e[2], tint: e[3], conf: e[4], q: e[5], old: e[6], qOld: e[7], why: e[8]};
 }
 
+// What decided a take-back: the rule's score by its name (ReMDM's sigma, ...), or that a fork did it.
+function dvScoreText(d, t, score) {
+  return Number.isNaN(score) ? t.rv_forced : dvScoreName(d, t) + " " + dvFmt3(score);
+}
+
 // A position's decisions before frame f (a revised trace; [] otherwise): the inspector's history.
 function dvEventsBefore(d, p, f) {
   return d.ev ? d.ev[p].filter((e) => e[0] < f) : [];
@@ -105,7 +110,7 @@ function paintCanvas(root, d, f, sel) {
       bg = "";
       title = dvFill(d.t.tip_masked, {p, g: dvRepr(text), c: dvFmt3(ghostConf ? ghostConf[p] : null)}) +
         (st ? "\n" + dvFill(d.t.rv_tip_remasked, {s: st.taken.step + 1, old: dvRepr(d.pieces[st.taken.old]),
-          score: d.rvScore + " " + dvFmt3(st.taken.score)}) : "");
+          score: dvScoreText(d, d.t, st.taken.score)}) : "");
     }
     if (diff.has(p)) cls += " dv-diff";
     if (p === sel) cls += " dv-sel";

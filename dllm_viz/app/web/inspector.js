@@ -73,7 +73,7 @@ function historyLines(d, pos, f) {
     kind === "f" ? dvMarkup(t.rv_hist_force, {s: step + 1, tok: tok(token)})
       : kind === "c" ? dvMarkup(t.rv_hist_confirm, {s: step + 1, tok: tok(token), p: dvFmt3(p)})
       : kind === "e" ? dvMarkup(t.rv_hist_edit, {s: step + 1, old: tok(old), tok: tok(token), p: dvFmt3(p), po: dvFmt3(pOld)})
-        : dvMarkup(t.rv_hist_remask, {s: step + 1, old: tok(old), score: d.rvScore + " " + dvFmt3(p)}));
+        : dvMarkup(t.rv_hist_remask, {s: step + 1, old: tok(old), score: dvScoreText(d, t, p)}));
 }
 
 // The inspector's HTML: raw shares (cool) above tempered ones (warm) per stored candidate, then

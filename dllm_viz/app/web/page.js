@@ -314,7 +314,7 @@ if (!window.__dvListening) {
   });
   // The temperature slider moves: the inspector's tempered bars follow (page-side, exact shares).
   document.addEventListener("input", (e) => {
-    if (e.target instanceof HTMLInputElement && e.target.closest("#dv-temperature")) window.__dv.render();
+    if (e.target instanceof HTMLInputElement && e.target.closest("#dv-temperature")) window.__dv.inspect();
   });
   let resizing = null;
   window.addEventListener("resize", () => {

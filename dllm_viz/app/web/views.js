@@ -92,6 +92,10 @@ function dvView(hosts, options) {
     dvRender(v);
   };
   v.play = () => dvPlay(v);
+  v.inspect = () => {  // the inspector alone (the temperature slider moves: its tempered bars follow)
+    const d = v.data;
+    if (d && !d.live) paintInspector(v.hosts.inspector, d, v.pos, v.frame, v.options.temperature ? v.options.temperature(d) : d.temperature);
+  };
   v.stop = () => { dvStop(v); dvRender(v); };
   return v;
 }
