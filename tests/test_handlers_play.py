@@ -296,3 +296,12 @@ def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
     for rule, used in RULE_KNOBS.items():
         states = vars(pg.play.rule_states(revise=rule))
         assert set(states) == set(RULE_SLIDERS) and {k for k, on in states.items() if on} == used
+
+
+def test_a_decode_runs_under_the_handle_its_page_drew(pg):
+    from dllm_viz.app.handlers.traces import new_handle
+
+    name = new_handle()
+    out = pg.play.decode(prompt="the ", lang="en", ref=name, session="s", **widgets())
+    assert out.trace.handle == out.canvas["ref"] == name and pg.traces.entry("s", name) is not None
+    assert pg.play.decode(prompt="the ", lang="en", ref="<script>", session="s", **widgets()).trace.handle != "<script>"

@@ -106,3 +106,35 @@ def test_a_stopped_decode_reads_as_stopped_and_grows_no_more(traces):
     got = read(store, "s", handle)
     assert got["state"] == "stopped" and len(got["chunks"]) == 1
     assert read(store, "s", handle, 1, timeout=0.01)["chunks"] == []  # no wait for what will not come
+
+
+def test_a_page_may_name_its_decodes_handle_and_read_it_before_the_decode_starts(traces):
+    """The page draws a decode's handle and reads it at once: the read waits for the decode of its own
+    session (another session's decode under that name is not it), and a malformed name is refused."""
+    from dllm_viz.app.handlers.traces import MAX_EXPECTED, new_handle
+
+    tr = traces[0]
+    store = TraceStore()
+    name = new_handle()
+    got: list[dict] = []
+    reader = threading.Thread(target=lambda: got.append(read(store, "s", name)))
+    reader.start()
+    time.sleep(0.1)
+    assert store.live("t", wire.encoder_for(tr), name)[0] == name  # another session's: the read still waits
+    time.sleep(0.1)
+    assert got == []
+    handle, entry = store.live("s", wire.encoder_for(tr), name)
+    entry.add(tr.steps[0])
+    reader.join(timeout=5)
+    assert handle == name and got[0]["state"] == "live" and len(got[0]["chunks"]) == 1
+    assert store.live("s", wire.encoder_for(tr), "not a handle")[0] != "not a handle"  # drawn anew
+    assert read(store, "s", new_handle(), timeout=0.05)["state"] == "gone"  # nothing came
+
+    async def many() -> list[str]:  # a session holds at most MAX_EXPECTED such reads open
+        reads = [store.read("s", new_handle(), 0, timeout=0.2) for _ in range(MAX_EXPECTED + 2)]
+        return await asyncio.gather(*reads)
+
+    start = time.monotonic()
+    answers = asyncio.run(many())
+    assert all(json.loads(a)["state"] == "gone" for a in answers) and time.monotonic() - start < 1.0
+    assert store._expected == {}  # nothing left waiting

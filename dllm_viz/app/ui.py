@@ -76,6 +76,9 @@ CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "r
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
+# Runs in the page as a decode event starts: draws the decode's handle (the `ref` input, the 5th) and
+# starts reading it at once, before the event reaches the server (page.js `__dvNewRef`).
+NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : args)"
 # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when a
 # tab is shown lets the responsive figures fit their containers again.
 RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }"
@@ -185,8 +188,8 @@ def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
 def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
     """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
     Returns the decode event."""
-    ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, *p.knobs),
-              out=DecodeFirst, request=("session",), **_decode_kw(p, concurrency_limit))
+    ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs),
+              out=DecodeFirst, request=("session",), js=NEW_REF_JS, **_decode_kw(p, concurrency_limit))
     return after_decode(p, pg, ev)
 
 

@@ -176,7 +176,7 @@ class PlayHandlers:
         return last
 
     def decode_stream(self, *, prompt: str, lang: str, model_pick: str | None = None, trace: Shown | None = None,
-                      session: str | None = None, **settings: Any) -> Iterator[DecodeFirst]:
+                      ref: str | None = None, session: str | None = None, **settings: Any) -> Iterator[DecodeFirst]:
         """Decode the prompt with the widget settings (one call to `run`), streamed to the page: the
         canvas names the decode's handle at once, and the page reads its steps as they are computed
         (`traces`); the other views stay as they are until the decode ends, then the finished trace's
@@ -185,7 +185,8 @@ class PlayHandlers:
 
         With a teaching switch on, the correct config decodes in the same batch, and the banner
         says what the switch changed against it (or that alone it changes nothing here). A change of
-        settings that gives the trace on show (`trace`) again says so too.
+        settings that gives the trace on show (`trace`) again says so too. `ref`: the handle the page
+        drew for this decode (it reads the steps from the start, before this answer reaches it).
         """
         shown = trace
         notes = []
@@ -198,7 +199,7 @@ class PlayHandlers:
               if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES]
         run = self.runner_for(model_pick)
         encoder = wire.Encoder(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick))
-        handle, entry = self.traces.live(session, encoder)
+        handle, entry = self.traces.live(session, encoder, ref)
         traces = None
         with self._stop_for(session) as stop:
             steps = stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg], idle=LIVE_SECONDS,

@@ -12,12 +12,15 @@ public ones). What the store holds is bounded: `PER_SESSION` traces per session,
 sessions, `MAX_CHARS` characters of chunks in all; past a bound the least recently used go first.
 A decode in progress is an `Entry` that grows as its steps come (`add`, from the decode's thread);
 a read of it waits (at most `WAIT_SECONDS`) until there is something new, so the page sees each step
-as soon as it is computed.
+as soon as it is computed. The page may name a decode's handle itself, in the event that starts it
+(128 random bits it drew): its read can then wait for the decode before the event reaches the
+server, within its own session (`MAX_EXPECTED` such reads at once).
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -31,7 +34,13 @@ MAX_SESSIONS = 10_000  # as Gradio's default state_session_capacity
 MAX_CHARS = 256 * 2**20  # chunks held in all (a 3 MB trace file is ~1.6 M characters of chunks)
 WAIT_SECONDS = 10.0  # the longest a read of a decode in progress waits for its next step
 HANDLE_BYTES = 16
+HANDLE = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 bytes in URL-safe base64: what `new_handle` and the page make
+MAX_EXPECTED = 4  # reads a session may hold open for a handle its page made and no decode has yet
 STATES = ("live", "done", "stopped", "failed")
+
+
+def new_handle() -> str:
+    return secrets.token_urlsafe(HANDLE_BYTES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +124,9 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+GONE = '{"chunks":[],"state":"gone","next":0}'  # what an unknown handle, or another session's, reads as
+
+
 def finished(trace: Trace) -> Entry:
     """The entry of a stored trace: all its chunks, done."""
     entry = Entry(wire.encoder_for(trace))
@@ -130,12 +142,14 @@ class TraceStore:
         self.per_session, self.max_sessions, self.max_chars = per_session, max_sessions, max_chars
         self._sessions: OrderedDict[str, OrderedDict[str, Entry]] = OrderedDict()
         self._public: dict[str, Entry] = {}
+        # session -> handle -> the reads waiting for a decode to make it (the page named it first)
+        self._expected: dict[str, dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]]] = {}
         self._chars = 0
         self._lock = threading.Lock()
 
     def publish(self, trace: Trace) -> Shown:
         """A trace every session may read (an example shipped with the app)."""
-        handle = secrets.token_urlsafe(HANDLE_BYTES)
+        handle = new_handle()
         self._public[handle] = finished(trace)
         return Shown(handle, trace)
 
@@ -144,20 +158,25 @@ class TraceStore:
         entry = finished(trace)
         return Shown(self._keep(session, entry), trace)
 
-    def live(self, session: str | None, encoder: wire.Encoder) -> tuple[str, Entry]:
-        """A decode in progress for `session`: its handle, and the entry its steps go to."""
+    def live(self, session: str | None, encoder: wire.Encoder, handle: Any = None) -> tuple[str, Entry]:
+        """A decode in progress for `session`: its handle (the page's own `handle`, when it named a
+        well-formed one), and the entry its steps go to."""
         entry = Entry(encoder)
-        return self._keep(session, entry), entry
+        return self._keep(session, entry, handle if isinstance(handle, str) and HANDLE.fullmatch(handle) else None), entry
 
-    def _keep(self, session: str | None, entry: Entry) -> str:
-        handle = secrets.token_urlsafe(HANDLE_BYTES)
+    def _keep(self, session: str | None, entry: Entry, handle: str | None = None) -> str:
+        handle = handle or new_handle()
         with self._lock:
             traces = self._sessions.setdefault(session or "", OrderedDict())
             self._sessions.move_to_end(session or "")
+            traces.pop(handle, None)
             traces[handle] = entry
             self._chars += entry.chars
             entry.counter = self._count
             self._bound(traces)
+            waiters = self._expected.get(session or "", {}).pop(handle, [])
+        for loop, future in waiters:  # reads that came before the decode did
+            loop.call_soon_threadsafe(_resolve, future)
         return handle
 
     def _count(self, entry: Entry, chars: int) -> None:
@@ -198,14 +217,43 @@ class TraceStore:
         with self._lock:
             self._drop(self._sessions.pop(session or "", {}).values())
 
+    async def _expect(self, session: str, handle: str, timeout: float) -> Entry | None:
+        """The entry `handle` will name in `session`, once a decode makes it (None after `timeout`)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            mine = self._expected.setdefault(session, {})
+            if sum(map(len, mine.values())) >= MAX_EXPECTED:
+                return None
+            mine.setdefault(handle, []).append((loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                mine = self._expected.get(session, {})
+                waiting = [w for w in mine.get(handle, []) if w[1] is not future]
+                if waiting:
+                    mine[handle] = waiting
+                else:
+                    mine.pop(handle, None)
+                if not mine:
+                    self._expected.pop(session, None)
+        return self.entry(session, handle)
+
     async def read(self, session: str | None, handle: Any, start: Any = 0, *,
                    timeout: float = WAIT_SECONDS) -> str:
         """What the page reads: `{"chunks": [...], "state": ..., "next": n}` as JSON text, the chunks
         from index `start` on. A decode in progress answers once it has something new (or after
         `timeout` seconds); an unknown handle, or one of another session, reads as "gone"."""
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            return GONE
         entry = self.entry(session, handle)
-        if entry is None or not isinstance(start, int) or isinstance(start, bool) or start < 0:
-            return '{"chunks":[],"state":"gone","next":0}'
+        if entry is None and session is not None and isinstance(handle, str) and HANDLE.fullmatch(handle):
+            entry = await self._expect(session, handle, timeout)  # a decode the page has asked for, not here yet
+        if entry is None:
+            return GONE
         entry.read.set()
         await entry.wait(start, timeout)
         chunks, state = entry.since(start)

@@ -102,6 +102,7 @@ class Page:
     # playground: views
     banner: gr.Markdown
     canvas: gr.HTML  # its value names the trace on show by handle; the page draws it and every figure below
+    ref: gr.Textbox  # hidden: the handle the page draws for a decode it starts (`ui.NEW_REF_JS`)
     stop: gr.Button  # hidden: the live canvas's Stop clicks it (page.js)
     facts: gr.HTML
     heatmap: gr.HTML  # the figures' hosts: the page draws them from the trace (web/figures.js)

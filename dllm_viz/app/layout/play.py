@@ -168,6 +168,7 @@ def build_views_panel(labels: Labels, shown: dict[str, Any], *, read: Callable[.
                               js_on_load=web.PAGE_JS, server_functions=[read], head=web.plotly_head(),
                               elem_id="dv-canvas", **web.options())
         c["stop"] = labels.add(gr.Button(t("stop", labels.lang), size="sm", elem_id="dv-stop"), "stop", "value")
+        c["ref"] = gr.Textbox("", visible=False)  # a decode's handle, drawn by the page when it starts one
     with gr.Column(elem_id="dv-views-facts"):
         c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
     with gr.Column(elem_id="dv-views-task"):  # a task prompt's measured curves (dllm_viz.tasks)

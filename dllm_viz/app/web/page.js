@@ -81,14 +81,23 @@ function dvRead(ref) {
 if (dv.opening === undefined) dv.opening = new URLSearchParams(location.search).has("config");
 
 function load() {
-  const value = props.value;
+  follow(props.value, false);
+}
+
+// Show the trace `value` names; a decode in progress as its steps come. `pending`: a decode the page
+// has just asked for (its handle drawn here: __dvNewRef), shown once its first step arrives, so a
+// request that never runs (Gradio keeps only the last of several) never takes the canvas.
+function follow(value, pending) {
   if (!value || !value.ref) return;
   dv.lang = value.lang || "en";  // the page's language: the views are written in it
   const entry = dvRead(value.ref);
-  dv.asked = value.ref;
-  if (entry.state === "done") return showDone(value, entry);
+  if (!pending) dv.asked = value.ref;
+  if (entry.state === "done") { if (dv.asked === value.ref) showDone(value, entry); return; }
   if (value.live) {  // a decode in progress: each step painted as it comes, with a bar and Stop
-    const paint = () => { if (dv.asked === value.ref && entry.d.n) { entry.d.live = true; dvShow(dv, entry.d); } };
+    const paint = () => {
+      if (pending && dv.pending === value.ref && dv.asked !== value.ref && entry.d.n) dv.asked = value.ref;
+      if (dv.asked === value.ref && entry.d.n) { entry.d.live = true; dvShow(dv, entry.d); }
+    };
     entry.listeners.add(paint);
     paint();
   }
@@ -101,6 +110,20 @@ function load() {
     }
   });
 }
+
+// A decode event starts (ui.NEW_REF_JS, with its inputs `args`): draw the decode's handle into its
+// `ref` input (args[at]) and read it at once; the server makes the decode under this handle, in this
+// page's session only.
+window.__dvNewRef = (args, at) => {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const ref = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  window.__dv.pending = ref;
+  window.__dv.follow({ref, live: true, lang: window.__dv.lang}, true);
+  const out = [...args];
+  out[at] = ref;
+  return out;
+};
+dv.follow = follow;
 
 function showDone(value, entry) {
   const d = entry.d, same = dv.shownRef === value.ref, linked = dv.opening && value.frame !== null && value.frame !== undefined && !value.autoplay;
