@@ -98,19 +98,21 @@ function dvSteps(d, c) {
   for (let i = 0; i < c.k.length; i++) {
     const s = d.n, m = c.ns[i], G = d.G;
     const guess = new Int32Array(G).fill(-1), gconf = new Float64Array(G).fill(NaN);
+    // candidates stay in the chunk's columns: `off` says where each scored position's begin (dvCands)
     const sc = {pos: pos.subarray(at, at + m), conf: new Float64Array(m), arg: arg.subarray(at, at + m),
-                raw: raw ? new Float64Array(m) : null, xc: xc ? new Float64Array(m) : null, cand: [], cp: []};
+                raw: raw ? new Float64Array(m) : null, xc: xc ? new Float64Array(m) : null, cand, cp,
+                off: new Int32Array(m + 1)};
     for (let j = 0; j < m; j++) {
-      const p = pos[at + j], n = nc[at + j];
+      const p = pos[at + j];
       sc.conf[j] = dvM6(conf[at + j]);
       if (raw) sc.raw[j] = dvM6(raw[at + j]);
       if (xc) sc.xc[j] = dvM6(xc[at + j]);
       guess[p] = arg[at + j];
       gconf[p] = sc.conf[j];
-      sc.cand.push(Array.from(cand.subarray(cat, cat + n)));
-      sc.cp.push(Array.from(cp.subarray(cat, cat + n), dvM6));
-      cat += n;
+      sc.off[j] = cat;
+      cat += nc[at + j];
     }
+    sc.off[m] = cat;
     at += m;
     d.k.push(c.k[i]); d.block.push(c.b[i]); d.T.push(c.T[i]); d.fw.push(c.fw[i]);
     d.guess.push(guess); d.gconf.push(gconf); d.scored.push(sc);
@@ -194,7 +196,9 @@ function dvCands(d, s, p) {
   const sc = d.scored[s];
   if (!sc) return [[], []];
   const j = sc.pos.indexOf(p);
-  return j < 0 ? [[], []] : [sc.cand[j], sc.cp[j]];
+  if (j < 0) return [[], []];
+  const a = sc.off[j], b = sc.off[j + 1];
+  return [Array.from(sc.cand.subarray(a, b)), Array.from(sc.cp.subarray(a, b), dvM6)];
 }
 
 // A trace's canvas after record s as piece indices (null: masked): Trace.canvas_at, for tests and exports.
