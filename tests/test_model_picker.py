@@ -5,9 +5,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
-from dllm_viz.app.views import render, wire
+from dllm_viz.app.views import wire
 from dllm_viz.app.handlers.adapters import config_to_settings
-from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
 

@@ -116,7 +116,8 @@ class CompareHandlers:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge: at once
         both sides' handles (the page reads their steps as they come), then the summary and facts."""
         seed, gen_length = integral(seed), integral(gen_length)
-        a, b = (side_config(side, text, gen_length=gen_length, seed=seed) for side, text in (("A", cmp_a), ("B", cmp_b)))
+        a, b = (side_config(side, text, gen_length=gen_length, seed=seed)
+                for side, text in (("A", cmp_a), ("B", cmp_b)))
         if a.gen_length != b.gen_length:
             raise ValueError(f"config B: gen_length={b.gen_length} is invalid: expected A's gen_length={a.gen_length}")
         k = max(0, min(int(neighbours or 0), len(NEIGHBOURS)))
@@ -131,7 +132,8 @@ class CompareHandlers:
                        on_record=lambda i, rec: sides[i][1].add(rec) if i in sides else None,
                        on_done=lambda done: [entry.finish(done[i]) for i, (_, entry) in sides.items()])
         try:
-            live = [wire.side_value(handle, side, lang=lang, live=True) for side, (handle, _) in zip("ab", sides.values())]
+            live = [wire.side_value(handle, side, lang=lang, live=True)
+                    for side, (handle, _) in zip("ab", sides.values())]
             yield CompareShown(cmp_summary=KEEP, cmp_canvas_a=live[0], cmp_canvas_b=live[1], cmp_facts_a=KEEP,
                                cmp_facts_b=KEEP, cmp_traces=KEEP)
             traces = next((item for kind, item in steps if kind == "done"), None)
@@ -163,7 +165,8 @@ class CompareHandlers:
                                   order=d.order_differs)
         return CompareShown(
             cmp_summary=summary, cmp_canvas_a=value(a, "a"), cmp_canvas_b=value(b, "b"),
-            cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
+            cmp_facts_a=render.facts_html(ta, lang, side="side_a"),
+            cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
             cmp_traces=pair,
         )
 

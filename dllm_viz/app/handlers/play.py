@@ -142,7 +142,8 @@ class PlayHandlers:
     `token_text_for(model_pick)` its tokens' text (the live canvas has no trace to read it from yet)."""
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *, traces: TraceStore,
-                 examples: Sequence[tuple[str, Shown]] = (), export_dir: Path, new_seed: Callable[[], int] = random_seed,
+                 examples: Sequence[tuple[str, Shown]] = (), export_dir: Path,
+                 new_seed: Callable[[], int] = random_seed,
                  token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP)) -> None:
         self.runner_for = runner_for
@@ -167,7 +168,8 @@ class PlayHandlers:
         canvas = wire.canvas_value(shown.handle, lang=lang, frame=0 if autoplay else frame, selected=selected,
                                    autoplay=autoplay)
         trace = shown.trace
-        return {"canvas": canvas, "facts": render.facts_html(trace, lang), "preset_badge": preset_badge(trace.config, lang)}
+        return {"canvas": canvas, "facts": render.facts_html(trace, lang),
+                "preset_badge": preset_badge(trace.config, lang)}
 
     # --- decode -----------------------------------------------------------------------------------
     def decode(self, **widgets: Any) -> DecodeFirst:

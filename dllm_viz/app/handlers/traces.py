@@ -162,7 +162,8 @@ class TraceStore:
         """A decode in progress for `session`: its handle (the page's own `handle`, when it named a
         well-formed one), and the entry its steps go to."""
         entry = Entry(encoder)
-        return self._keep(session, entry, handle if isinstance(handle, str) and HANDLE.fullmatch(handle) else None), entry
+        named = handle if isinstance(handle, str) and HANDLE.fullmatch(handle) else None
+        return self._keep(session, entry, named), entry
 
     def _keep(self, session: str | None, entry: Entry, handle: str | None = None) -> str:
         handle = handle or new_handle()

@@ -122,7 +122,8 @@ class Encoder:
             length = len(records[0].confidence) if records else None
             out["head"], self.head_sent = head(self.config, prompt=self.prompt, length=length), True
             # A forked trace's fork points: before record `step`, positions taken back and tokens forced.
-            out["head"]["forks"] = [{"step": f.step, "remask": list(f.remask), "force": [[p, self.ix(i)] for p, i in f.force]}
+            out["head"]["forks"] = [{"step": f.step, "remask": list(f.remask),
+                                     "force": [[p, self.ix(i)] for p, i in f.force]}
                                     for f in self.forks if f.changes_canvas]
         if records:
             out["steps"] = self.steps(records)
@@ -216,7 +217,8 @@ def chunks(trace: Trace) -> list[dict[str, Any]]:
 
 def dumps(items: Iterable[dict[str, Any]]) -> str:
     """Chunks as the JSON text the page reads (a list)."""
-    return "[" + ",".join(json.dumps(c, ensure_ascii=False, separators=(",", ":"), allow_nan=False) for c in items) + "]"
+    text = (json.dumps(c, ensure_ascii=False, separators=(",", ":"), allow_nan=False) for c in items)
+    return "[" + ",".join(text) + "]"
 
 
 def canvas_value(handle: str, *, lang: str, live: bool = False, frame: int | None = None, selected: int | None = None,
