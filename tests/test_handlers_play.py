@@ -287,7 +287,7 @@ def test_insert_delete_on_a_model_that_cannot_edit_lengths_is_a_named_error(pg):
     with pytest.raises(ValueError, match="indel='joint_threshold_indel' is invalid.*cannot edit lengths"):
         pg.play.decode(prompt="the ", lang="en", **config_to_settings(DecodeConfig.preset("llada22_indel", 24)))
     out = pg.play.decode(prompt="the ", lang="en", **widgets())  # the session goes on
-    assert out.trace.config.indel == "none"
+    assert out.trace.trace.config.indel == "none"
 
 
 def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
