@@ -381,6 +381,7 @@ STRINGS: dict[str, str] = {
     "rn_tip_empty": "position {pos} · its canvas has not begun", "rn_tip_final": "position {pos} · final: {tok}",
     "rn_tip_noise": "position {pos} · noise {tok} (what step {f} reads)",
     "rn_tip_accepted": "position {pos} · {tok}, accepted since step {s}", "rn_tip_lost": "renoised at step {s}: lost {old}",
+    "rn_tip_entropy": "entropy at step {s}: {h} nats",
     "rn_stability_title": "Stability (colour = step last changed; number = times changed)",
     "rn_last_changed": "last changed at step", "rn_changes": "times changed",
     "rn_series_title": "Per step: accepted, the entropy bound against the sums, temperature, stop",

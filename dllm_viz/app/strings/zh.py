@@ -279,6 +279,7 @@ STRINGS: dict[str, str] = {
     "rn_tip_empty": "位置 {pos} · 所在画布尚未开始", "rn_tip_final": "位置 {pos} · 最终：{tok}",
     "rn_tip_noise": "位置 {pos} · 噪声 {tok}（第 {f} 步读到的）", "rn_tip_accepted": "位置 {pos} · {tok}，自第 {s} 步起被接受",
     "rn_tip_lost": "第 {s} 步重噪：丢掉了 {old}",
+    "rn_tip_entropy": "第 {s} 步的熵：{h} 奈特",
     "rn_stability_title": "稳定性（颜色 = 最后一次改变的步；数字 = 改变次数）", "rn_last_changed": "最后一次改变在第几步",
     "rn_changes": "改变次数", "rn_series_title": "每一步：接受数、熵上界与熵之和、温度、停止",
     "rn_accepted": "被接受的位置数", "rn_bound": "熵上界", "rn_sum_less_max": "被接受的熵之和减去最大者", "rn_sum": "被接受的熵之和",

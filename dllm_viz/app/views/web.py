@@ -45,7 +45,8 @@ TOUR = (("#dv-canvas .dv-text", "tour_canvas"), ("#dv-canvas .dv-controls", "tou
 STRING_KEYS = ("step_of", "start", "after_step", "finished", "play", "pause", "frame", "stop", "raw", "tempered",
                "threshold", "mean", "confirmed_marker", "schedule_conf", "raw_token_p")
 STRING_PREFIXES = ("tip_", "rule_", "insp_", "rv_", "legend_", "ctl_", "tour_", "live_of", "fig_", "axis_", "heat_",
-                   "task_", "side_")
+                   "task_", "side_", "mv_", "rn_state_", "rn_tip_",
+                   "rn_lost")
 
 
 def _read(names: tuple[str, ...]) -> str:

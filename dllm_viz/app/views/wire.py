@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dllm_viz.app.links import link_fields
-from dllm_viz.app.views import task as task_view, world as world_view
+from dllm_viz.app.views import moves as moves_view, task as task_view, world as world_view
 from dllm_viz.core.analysis import piece, prompt_text
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.lineage import ForkPoint
@@ -119,8 +119,11 @@ class Encoder:
         `done` when the trace is finished."""
         out: dict[str, Any] = {"v": VERSION}
         if not self.head_sent:
-            length = len(records[0].confidence) if records else None
+            section = records[0].renoise if records else None
+            length = len(records[0].confidence) if records and section is None else None
             out["head"], self.head_sent = head(self.config, prompt=self.prompt, length=length), True
+            if section is not None:  # a renoising canvas (never masked): L tokens per canvas, one canvas at a time
+                out["head"] |= {"canvas": "renoise", "bs": len(section.read)}
             # A forked trace's fork points: before record `step`, positions taken back and tokens forced.
             out["head"]["forks"] = [{"step": f.step, "remask": list(f.remask),
                                      "force": [[p, self.ix(i)] for p, i in f.force]}
@@ -136,7 +139,9 @@ class Encoder:
         """Columns of consecutive step records (the chunk's "steps"): per step its block, k, temperature,
         forwards and counts; per position it scored, in `pos` order, the typed columns; per step the
         positions it confirmed (`sel`, their pieces `tok`, raw log-probabilities `lp`), took back (`rm`:
-        position, piece, score) and rewrote (`ed`: position, old piece, new piece, p new, p old)."""
+        position, piece, score) and rewrote (`ed`: position, old piece, new piece, p new, p old); where positions
+        moved, per step (`mv`) its map to the positions before (-1: a new mask) and the positions it deleted,
+        cut and split (`views.moves.Move`), null for a step that kept every position."""
         first, ix = self.sent, self.ix
         self.sent += len(records)
         raw = any(rec.raw_confidence is not None for rec in records)
@@ -175,7 +180,25 @@ class Encoder:
                               for x in (p, ix(old), ix(new), millionths(p_new), millionths(p_old))])
         if not any(out["rm"]) and not any(out["ed"]):
             del out["rm"], out["ed"]  # the usual step takes nothing back
+        if records[0].renoise is not None:
+            out["rn"] = self.renoise_steps(records)
+        moved = [moves_view.step_move(rec) for rec in records]
+        if any(moved):  # positions moved (an insert/delete rule): per step its map, deletes, cuts, splits
+            out["mv"] = [None if m is None else [m.source, m.deleted, m.cut, m.split] for m in moved]
         return out | {name: column(values) for name, values in cols.items()}
+
+
+    def renoise_steps(self, records: Sequence[StepRecord]) -> dict[str, Any]:
+        """A renoising trace's steps (the chunk's "rn", `core.trace_renoise.RenoiseSection`): per step, on its
+        canvas of L positions, the canvas it read and its argmax (pieces; typed columns of L per step), its
+        entropy (millionths), the positions it accepted, its mean entropy and the stop rule's state (bits:
+        1 stable, 2 confident, 4 stopped)."""
+        sections = [rec.renoise for rec in records]
+        return {"read": column([self.ix(i) for s in sections for i in s.read]),
+                "arg": column([self.ix(i) for s in sections for i in s.argmax]),
+                "ent": column(_m6(x for s in sections for x in s.entropy)),
+                "acc": [list(s.accepted) for s in sections], "me": _m6(s.mean_entropy for s in sections),
+                "st": [s.stable + 2 * s.confident + 4 * s.stopped for s in sections]}
 
 
 def _m6(values: Iterable[float]) -> list[int]:
@@ -203,6 +226,9 @@ def done(trace: Trace) -> dict[str, Any]:
         "bad": bad, "rules": rules, "grid": list(cells) if cells is not None else None,
         "checked": world_view.is_checked(trace), "link": link_fields(trace),
         "task": {"family": task.family, "curves": family} if family is not None else None,
+        # positions moved: what the decode deleted and split in all (the notes under the heatmap and order map)
+        "moved": ({"deleted": trace.metrics.get("deleted", 0), "split": trace.metrics.get("split", 0)}
+                  if trace.moved else None),
     }
 
 

@@ -64,7 +64,7 @@ function dvState(d, p, f) {
       why: d.why ? d.why[p] : ""} : null;
   }
   let e = null;
-  for (const x of d.ev[p]) { if (x[0] < f) e = x; else break; }
+  for (const x of dvEv(d, p, f)) { if (x[0] < f) e = x; else break; }
   if (!e) return null;
   if (e[1] === "r") return {taken: {step: e[0], old: e[6], score: e[5]}};
   return {step: e[0], kind: e[1], tok: e[2], tint: e[3], conf: e[4], q: e[5], old: e[6], qOld: e[7], why: e[8]};
@@ -77,12 +77,13 @@ function dvScoreText(d, t, score) {
 
 // A position's decisions before frame f (a revised trace; [] otherwise): the inspector's history.
 function dvEventsBefore(d, p, f) {
-  return d.ev ? d.ev[p].filter((e) => e[0] < f) : [];
+  return d.ev ? dvEv(d, p, f).filter((e) => e[0] < f) : [];
 }
 
 // Draw the canvas `root` at frame `f` with position `sel` selected (-1: none). Returns the number
 // of tokens confirmed at that frame's step (outlined).
 function paintCanvas(root, d, f, sel) {
+  if (d.rn) return paintRenoise(root, d, f, sel);
   const spans = dvSpans(root, d), live = !!d.live;
   const g = live ? d.n - 1 : f;  // the guesses shown at masked positions: the next forward pass's
   const ghost = g >= 0 && g < d.n ? d.guess[g] : null, ghostConf = g >= 0 && g < d.n ? d.gconf[g] : null;
@@ -112,6 +113,8 @@ function paintCanvas(root, d, f, sel) {
         (st ? "\n" + dvFill(d.t.rv_tip_remasked, {s: st.taken.step + 1, old: dvRepr(d.pieces[st.taken.old]),
           score: dvScoreText(d, d.t, st.taken.score)}) : "");
     }
+    const mv = dvMoveAt(d, p, f);
+    if (mv) { cls += mv.cls; title += "\n" + mv.title; }
     if (diff.has(p)) cls += " dv-diff";
     if (p === sel) cls += " dv-sel";
     if (span.className !== cls) span.className = cls;
@@ -128,6 +131,46 @@ function paintCanvas(root, d, f, sel) {
   root.dataset.frame = String(f);
   root.dataset.selected = String(sel);
   if (live) root.dataset.steps = String(d.n);
+  return fresh;
+}
+
+// What frame f's step did to position p where positions move: a new mask it opened (a split's gap, the pad
+// after a delete) or a token it moved; null where it kept the position (or no position ever moved).
+function dvMoveAt(d, p, f) {
+  const mv = d.mvs && f > 0 ? d.mvs[f - 1] : null;
+  if (!mv) return null;
+  const [map, , , split] = mv, from = map[p];
+  if (from < 0) {
+    const gap = p + 1 < map.length && split.includes(map[p + 1]);  // views/moves.py: the mask before a split token
+    return {cls: " dv-opened", title: dvFill(d.t[gap ? "mv_born_split" : "mv_born_pad"], {s: f, p})};
+  }
+  return from !== p ? {cls: " dv-moved", title: dvFill(d.t.mv_moved, {s: f, a: from, b: p})} : null;
+}
+
+// A renoising trace's canvas at frame f (what step f + 1 reads; the last frame is the output): each position
+// noise, an accepted proposal, final or not begun (trace.js `dvRenoiseFrame`), a renoised position marked with
+// the accepted token it lost, the entropy the step before ranked it by on hover. Steps are 1-based here.
+function paintRenoise(root, d, f, sel) {
+  const spans = dvSpans(root, d), fr = dvRenoiseFrame(d, f), t = d.t;
+  let fresh = 0;
+  for (let p = 0; p < d.G; p++) {
+    const span = spans[p], state = fr.state[p], tok = fr.tok[p] >= 0 ? d.pieces[fr.tok[p]] : "▢";
+    const isNew = state === "accepted" && fr.since[p] === f - 1;
+    fresh += isNew;
+    let cls = (state === "noise" || state === "empty" ? "dv-mask" : "dv-tok") + " dv-rn-" + state +
+      (isNew ? " dv-new" : "") + (fr.lost[p] >= 0 ? " dv-rn-lost" : "") + (p === sel ? " dv-sel" : "");
+    let title = dvFill(t["rn_tip_" + state], {pos: p, tok: dvRepr(tok), s: fr.since[p] + 1, f: f + 1});
+    if (fr.lost[p] >= 0) title += "\n" + dvFill(t.rn_tip_lost, {s: f, old: dvRepr(d.pieces[fr.lost[p]])});
+    if (!Number.isNaN(fr.ent[p])) title += "\n" + dvFill(t.rn_tip_entropy, {s: f, h: dvFmt3(fr.ent[p])});
+    if (d.end >= 0 && p >= d.end && state === "final") cls += " dv-pad";
+    if (span.className !== cls) span.className = cls;
+    if (span.textContent !== tok) span.textContent = tok;
+    if (span.title !== title) span.title = title;
+  }
+  const status = root.querySelector(".dv-status");
+  if (status) status.textContent = frameStatus(d, f, fresh);
+  root.dataset.frame = String(f);
+  root.dataset.selected = String(sel);
   return fresh;
 }
 
@@ -155,7 +198,7 @@ function liveStatus(d) {
 function keepInView(root, d, f, sel) {
   const box = root.querySelector(".dv-text"), spans = root.__dvSpans;
   if (!box || !spans || box.scrollHeight <= box.clientHeight + 1) return;
-  const news = spans.filter((_, p) => (d.ev ? d.ev[p].some((e) => e[0] === f - 1) : d.order[p] === f - 1));
+  const news = spans.filter((_, p) => (d.ev ? dvEv(d, p, f).some((e) => e[0] === f - 1) : d.order[p] === f - 1));
   const want = news.length ? news : (spans[sel] ? [spans[sel]] : []);
   const b = box.getBoundingClientRect();
   const seen = (s) => { const r = s.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom; };
@@ -200,6 +243,14 @@ function dvLegendHtml(t, theme, opts) {
     `<span><span class="dv-prompt">${dvEscape(t.legend_prompt_sample)}</span> ${dvEscape(t.legend_prompt)}</span>${extra}</div>`;
 }
 
+function dvRenoiseLegendHtml(t) {  // views/renoise.py's legend: each state, and the mark of a lost token
+  const item = (cls, key) =>
+    `<span><span class="${cls}">&nbsp;${dvEscape(t.legend_tok)}&nbsp;</span> ${dvEscape(t[key])}</span>`;
+  return '<div class="dv-legend">' + item("dv-mask dv-rn-noise", "rn_state_noise") +
+    item("dv-tok dv-rn-accepted", "rn_state_accepted") + item("dv-tok dv-rn-final", "rn_state_final") +
+    item("dv-mask dv-rn-empty", "rn_state_empty") + item("dv-mask dv-rn-noise dv-rn-lost", "rn_lost") + "</div>";
+}
+
 function dvScaleTint(theme, x) {  // palette.scale_tint: a position of the scale, mixed with white
   return dvHex(dvRgb(dvScaleColor(theme.confidence, x)).map((v) => theme.strength * v + (1 - theme.strength) * 255));
 }
@@ -210,6 +261,9 @@ function dvCanvasHtml(kind, d, t, theme, key) {
   const f = Math.min(d.n, Math.max(0, d.frame0 === undefined ? d.n : d.frame0));
   const controls = kind === "player" ? dvControlsHtml(t, theme, d.n, f) : kind === "live" ? dvLiveControlsHtml(t) : "";
   const revised = d.revisedSteps > 0;
+  if (d.canvas === "renoise" && kind !== "static") {
+    return `${controls}<div class="dv-status"></div><div class="dv-text"></div>${dvRenoiseLegendHtml(t)}`;
+  }
   const legend = kind === "static" ? (key ? dvLegendHtml(t, theme, {diff: true, checker: !!d.checked}) : "")
     : dvLegendHtml(t, theme, {endPadding: d.end >= 0, checker: !!d.checked, revised});
   return `${controls}<div class="dv-status"></div><div class="dv-text"></div>${legend}`;

@@ -10,7 +10,8 @@
 //   rm/ed (taken back / rewritten: revision rules);
 //   per position p its last decision: order[p] (step, -1), tok[p] (piece), tint[p], conf[p], q[p],
 //   why[p]; ev[p] (every decision: a revised trace only), and from `done` (the finished trace): end,
-//   bad[p], rules[p], grid, link, task.
+//   bad[p], rules[p], grid, link, task; where positions moved (insert/delete), lin[f][p] (the token's
+//   lineage at frame f), mvs[s] (step s's move) and fev[f][p] (dvMove), and moved (deleted, split).
 // Frames: frame f (0 <= f <= n) is the canvas after f steps; records are 0-based (record s is "step
 // s+1"). Pure data: no DOM here.
 
@@ -79,7 +80,8 @@ function dvTraceAdd(d, chunk) {
 
 function dvHead(d, h) {
   d.forks = h.forks || [];
-  Object.assign(d, {G: h.G, bs: h.bs, prompt: h.prompt, model: h.model, planned: h.planned, schedule: h.schedule,
+  Object.assign(d, {G: h.G, bs: h.bs, canvas: h.canvas || "masked", prompt: h.prompt, model: h.model,
+    planned: h.planned, schedule: h.schedule,
     threshold: h.threshold, strict: h.strict, temperature: h.temperature, src: h.src, revise: h.revise,
     measure: h.confidence + (h.src === "raw" ? "" : ` (${h.src})`), width: h.G <= 96 ? 8 : 16});
   const G = h.G;
@@ -122,7 +124,101 @@ function dvSteps(d, c) {
     d.n += 1;
     dvForks(d, s);
     dvDecide(d, s, gconf);
+    if (c.rn) dvRenoiseStep(d, c.rn, i);
+    if (c.mv && c.mv[i]) dvMove(d, s, c.mv[i]);
+    if (d.fev) {  // a moved trace: this frame's lists, and its lineages (those of the frame before, if none moved)
+      d.fev.push(d.events.slice());
+      if (d.lin.length < d.n + 1) d.lin.push(d.lin[d.lin.length - 1]);
+    }
   }
+}
+
+// Step s moved positions (an insert/delete rule, views/moves.py): mv = [map, deleted, cut, split], map[j] the
+// position before of the token now at j (-1: a new mask). What each position holds moves with its token: its
+// decisions (each token's own list, so the inspector follows the token), its last decision, its lineage. From
+// the first move on, `fev[f]` keeps each frame's lists by position: frame f draws the positions of frame f.
+function dvMove(d, s, mv) {
+  const [map] = mv, G = d.G;
+  if (!d.fev) {  // the frames before: no position had moved, so their lists are the ones held now
+    d.fev = Array.from({length: s + 1}, () => d.events.slice());
+    d.lin = [Array.from({length: G}, (_, p) => p)];
+    d.born = 0;
+    d.mvs = [];
+  }
+  while (d.lin.length <= s) d.lin.push(d.lin[d.lin.length - 1]);
+  const pick = (arr, empty) => map.map((j) => (j >= 0 ? arr[j] : empty()));
+  d.events = pick(d.events, () => []);
+  for (const [key, empty] of [["order", -1], ["tok", -1], ["tint", ""], ["conf", null], ["q", null], ["why", ""]]) {
+    d[key] = pick(d[key], () => empty);
+  }
+  const before = d.lin[s];
+  d.lin.push(map.map((j) => (j >= 0 ? before[j] : G + d.born++)));
+  d.mvs[s] = mv;
+  d.ev = d.events;  // a moved trace replays from its decisions, frame by frame
+}
+
+// ----- a renoising trace (views/wire.py's "rn"; core/trace_renoise.py) ------------------------------------
+// A renoising canvas is never masked: step s reads canvas block[s] (L positions from block[s] * L) as `read`,
+// accepts some proposals by their entropy and renoises the rest; a canvas's last argmax is its output.
+function dvRenoiseStep(d, rn, i) {
+  if (!d.rn) d.rn = {L: d.bs, read: [], arg: [], ent: [], acc: [], me: [], st: [], out: {}, frames: [],
+                     cols: null, colsOf: null};
+  const r = d.rn, L = r.L;
+  if (r.colsOf !== rn) {  // a new chunk: its columns, read once
+    r.colsOf = rn;
+    r.cols = {read: dvColumn(rn.read), arg: dvColumn(rn.arg), ent: dvColumn(rn.ent)};
+    r.at = 0;
+  }
+  const at = r.at, cols = r.cols;
+  r.read.push(cols.read.subarray(at, at + L)); r.arg.push(cols.arg.subarray(at, at + L));
+  r.ent.push(Array.from(cols.ent.subarray(at, at + L), dvM6));
+  r.acc.push(new Set(rn.acc[i])); r.me.push(dvM6(rn.me[i])); r.st.push(rn.st[i]);
+  r.at = at + L;
+  r.out[d.block[d.n - 1]] = r.arg[r.arg.length - 1];  // the canvas's latest argmax: its output once it ends
+  r.frames.length = Math.min(r.frames.length, d.n - 1);  // the last frames change with this step
+}
+
+// Frame f of a renoising trace (views/renoise.py's frames): per position its state ("empty", "noise",
+// "accepted", "final"), its piece (-1 where empty), `since` (accepted: the record that first accepted this
+// token, in a run), `lost` (noise: the accepted piece the step before renoised, else -1) and `ent` (the entropy
+// the step before ranked it by, on the canvas it accepted on; NaN elsewhere). Frames are made in order, once.
+function dvRenoiseFrame(d, f) {
+  const r = d.rn;
+  for (let g = r.frames.length; g <= f; g++) r.frames.push(dvRenoiseNext(d, g, g > 0 ? r.frames[g - 1] : null));
+  return r.frames[f];
+}
+
+function dvRenoiseNext(d, f, prev) {
+  const r = d.rn, L = r.L, G = d.G, b = f < d.n ? d.block[f] : Infinity;
+  const before = f > 0 && d.block[f - 1] === b ? f - 1 : -1;  // the step before, on the same canvas
+  const out = {state: [], tok: new Int32Array(G).fill(-1), since: new Int32Array(G).fill(-1),
+               lost: new Int32Array(G).fill(-1), ent: new Float64Array(G).fill(NaN)};
+  for (let p = 0; p < G; p++) {
+    const c = Math.floor(p / L), i = p - c * L;
+    if (c < b || (b === Infinity && r.out[c])) {
+      out.state.push(r.out[c] ? "final" : "empty");
+      if (r.out[c]) out.tok[p] = r.out[c][i];
+    } else if (c > b || b === Infinity) {
+      out.state.push("empty");
+    } else {
+      out.tok[p] = r.read[f][i];
+      const accepted = before >= 0 && r.acc[before].has(i);
+      out.state.push(accepted ? "accepted" : "noise");
+      if (before >= 0) out.ent[p] = r.ent[before][i];
+      if (accepted) {
+        const held = prev && prev.state[p] === "accepted" && prev.tok[p] === out.tok[p];
+        out.since[p] = held ? prev.since[p] : f - 1;
+      } else if (prev && prev.state[p] === "accepted") {
+        out.lost[p] = prev.tok[p];
+      }
+    }
+  }
+  return out;
+}
+
+// The decision lists by position at frame f: a moved trace's frame (fev), else the trace's own.
+function dvEv(d, p, f) {
+  return d.fev ? d.fev[Math.max(0, Math.min(f, d.fev.length - 1))][p] : d.ev ? d.ev[p] : d.events[p];
 }
 
 // Rank (1 = first) by the confidence the schedule ranked by, among the masked positions of the
@@ -186,7 +282,8 @@ function dvForks(d, s) {
 
 function dvDone(d, done) {
   dvForks(d, d.n);  // a fork after the last record
-  Object.assign(d, {done, end: done.end, grid: done.grid, link: done.link, task: done.task, checked: done.checked});
+  Object.assign(d, {done, end: done.end, grid: done.grid, link: done.link, task: done.task, checked: done.checked,
+                    moved: done.moved || null});
   d.bad = done.bad.length ? done.bad : d.bad;
   d.rules = done.rules.length ? done.rules : d.rules;
 }
@@ -203,9 +300,10 @@ function dvCands(d, s, p) {
 
 // A trace's canvas after record s as piece indices (null: masked): Trace.canvas_at, for tests and exports.
 function dvCanvasAt(d, s) {
+  if (d.rn) return Array.from(dvRenoiseFrame(d, s + 1).tok, (i) => (i >= 0 ? i : null));
   return Array.from({length: d.G}, (_, p) => {
     let e = null;
-    for (const x of d.events[p]) { if (x[0] <= s) e = x; else break; }
+    for (const x of dvEv(d, p, s + 1)) { if (x[0] <= s) e = x; else break; }
     return e && e[1] !== "r" ? e[2] : null;
   });
 }
