@@ -62,3 +62,20 @@ def test_a_moved_trace_read_chunk_by_chunk_replays_the_same_canvases(chromium, t
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_the_heatmap_marks_a_take_back_or_rewrite_where_the_token_stood_at_its_step(chromium, trace):  # noqa: F811
+    steps = list(enumerate(trace.steps, start=1))
+    want = {"x-thin-open": sorted((p, s) for s, rec in steps for p in rec.remasked or ()),
+            "diamond-open": sorted((p, s) for s, rec in steps for p in rec.edited or ())}
+    assert any(want.values()), "the seed must take back or rewrite a token for this test to mean something"
+    page = renderer.open_page(chromium)
+    try:
+        renderer.load(page, trace)
+        fig = renderer.figure(page, "heatmap")
+        got = {tr["marker"]["symbol"]: sorted(zip(tr["x"], tr["y"])) for tr in fig["data"]
+               if tr.get("marker", {}).get("symbol") in want}
+        assert got == {k: v for k, v in want.items() if v}
+        assert page.errors == []
+    finally:
+        page.close()

@@ -83,10 +83,12 @@ function dvHistoryLabel(d, t, events) {
 
 function dvHeatmapMarks(d, t, theme, where) {
   const marks = {r: {x: [], y: [], text: []}, e: {x: [], y: [], text: []}};
-  d.events.forEach((evs, p) => evs.forEach((e) => {
+  // a moved trace: every token's list, those deleted or cut on the way included
+  const lists = d.fev ? [...new Set([...d.fev.flat(), ...d.events])] : d.events;
+  lists.forEach((evs, p) => evs.forEach((e) => {
     if (e[1] === "c" || e[1] === "f" || e[0] < 0) return;  // the marks of the rule's decisions (a fork's: its own)
-    const m = marks[e[1]];
-    m.x.push(p); m.y.push(e[0] + 1); m.text.push(dvEventLabel(d, t, e));
+    const m = marks[e[1]], at = d.fev ? d.fev[e[0]].indexOf(evs) : p;  // moved: where the token stood then
+    m.x.push(at); m.y.push(e[0] + 1); m.text.push(dvEventLabel(d, t, e));
   }));
   const size = Math.max(5, Math.min(12, Math.floor(520 / Math.max(d.G, 1))));
   return [["r", "rv_remasked", "x-thin-open", "remask"], ["e", "rv_edited", "diamond-open", "edit"]]
@@ -133,7 +135,7 @@ function dvHeatmapFig(d, t, opts = {}) {
     hovertemplate: where + t.confirmed_marker + " %{customdata}<extra></extra>"};
   let title = polluted ? dvFill(t.fig_heatmap_polluted, {src: d.src}) : t.fig_heatmap;
   let marks = [];
-  if (d.revise !== "none") {
+  if (d.revise !== "none" || d.fev) {  // a revision rule's decisions, or an insert/delete rule's (a moved trace)
     marks = dvHeatmapMarks(d, t, theme, where);
     title += " · " + t.rv_heatmap_key;
   }
