@@ -114,6 +114,27 @@ def test_export_and_upload_round_trip_without_the_model(pg, runner):
     assert runner.calls == []  # no model call, the file parsed once
 
 
+def test_a_renoising_trace_file_and_a_moved_one_open_without_the_model(pg, runner, tmp_path):
+    import json
+
+    from dllm_viz import decode
+    from tests.renoise_table import TableRenoiser
+    from tests.sglang.indel_script import Events, ReplayedBlocks
+
+    (renoised,) = decode(TableRenoiser(), [[3, 4, 5]], DecodeConfig(gen_length=18, seed=1, max_denoising_steps=6))
+    (moved,) = decode(ReplayedBlocks(8, Events(word=0.1, delete=0.12, split=0.12, mask=0.06), seed=4), [[1] * 8],
+                      DecodeConfig.preset("llada22_indel", 16, block_length=8))
+    assert moved.moved
+    for name, trace, key in (("renoise", renoised, "rn"), ("moved", moved, "mv")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(trace.to_json())
+        loaded = pg.play.upload(upload=str(path), lang="en", session="s")
+        assert loaded.trace.trace.to_json() == trace.to_json() and "<b>" in loaded.facts
+        (chunk,), state = pg.traces.entry("s", loaded.trace.handle).since(0)
+        assert state == "done" and key in json.loads(chunk)["steps"]  # what the page draws it from
+    assert runner.calls == []
+
+
 def test_upload_rejects_bad_files(pg, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')

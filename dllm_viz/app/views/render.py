@@ -88,6 +88,11 @@ def script_html(src: str) -> str:
 def run_facts(trace: Trace) -> list[tuple[str, str]]:
     """(i18n key, formatted value) pairs for the facts panel."""
     m = trace.metrics
+    if trace.canvas == "renoise":  # never masked: no confirmations, so no confidence or log-prob of them
+        return [("f_steps", str(m["steps"])), ("f_wall", f"{1000 * trace.wall_time:.0f} ms"),
+                ("f_tps", f"{m['tokens_per_second']:.0f}"), ("f_tokens_per_step", f"{m['tokens_per_forward']:.2f}"),
+                ("f_repeat", f"{m['repeat_3']:.1%}"), ("f_distinct1", f"{m['distinct_1']:.2f}"),
+                ("f_distinct2", f"{m['distinct_2']:.2f}")]
     return [
         ("f_steps", str(m["steps"])),
         ("f_wall", f"{1000 * trace.wall_time:.0f} ms"),
