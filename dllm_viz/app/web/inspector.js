@@ -37,7 +37,7 @@ function inspectAt(d, pos, frame, T) {
   const lines = [];
   if (confirmed && st.kind === "f") {  // forced by a fork (core.lineage)
     lines.push(dvMarkup(t.insp_forced, {next: st.step + 2, tok: dvRepr(d.pieces[st.tok])}));
-  } else if (confirmed && st.kind === "e") {  // rewritten by the token-editing rule (issue 28)
+  } else if (confirmed && st.kind === "e") {  // rewritten by the token-editing rule
     lines.push(dvMarkup(t.insp_edited, {s: s + 1, old: dvRepr(d.pieces[st.old]), tok: dvRepr(d.pieces[st.tok]),
       p: dvFmt3(st.q), po: dvFmt3(st.qOld)}));
   } else if (confirmed) {
