@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))  # app.py and tests/ from a checkout
 
 from dllm_viz.app import serve as app  # noqa: E402 - sets the offline environment before gradio is imported
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
-from dllm_viz.app.views import figures  # noqa: E402
+from dllm_viz.app.views import wire  # noqa: E402
 from dllm_viz.app.strings import t  # noqa: E402
 from dllm_viz.app.layout.sweep import SWEEP_DECAYS, SWEEP_DIVISORS, SWEEP_TEMPERATURES  # noqa: E402
 from dllm_viz.core.trace import Trace  # noqa: E402
@@ -124,10 +124,10 @@ def upload_attacks(url: str, good: str, big: str) -> None:
     t0 = time.perf_counter()
     trace = Trace.from_json(big)
     parse = time.perf_counter() - t0
-    figs = [figures.confidence_heatmap(trace), figures.order_map(trace), figures.steps_plot(trace)]
-    shipped = sum(len(f.to_json()) for f in figs)
+    shipped = len(wire.dumps(wire.chunks(trace)))  # what the page reads of it, once (it draws the figures itself)
     print(f"  largest real trace: {len(big) / 2**20:.1f} MB ({len(trace.steps)} steps x {trace.config.gen_length}) "
-          f"parsed+checked in {parse:.2f} s, figures {time.perf_counter() - t0 - parse:.2f} s, {shipped / 2**20:.1f} MB of figure JSON")
+          f"parsed+checked in {parse:.2f} s, its chunks {time.perf_counter() - t0 - parse:.2f} s, {shipped / 2**20:.1f} MB "
+          "for the page")
 
 
 class Server:

@@ -3,17 +3,18 @@
 For gen_length 64 with the balanced preset, the median over interleaved rounds of:
   direct    `decode(model, [prompt], config)` in this process;
   engine    the same request through the shared `Engine` (what app.py routes decodes to);
-  handlers  what the server runs for a slider release: `PlayHandlers.decode` + `.rest`,
-            including the figures' JSON (no network);
+  handlers  what the server runs for a slider release: `PlayHandlers.decode`, the decode with its
+            steps encoded for the page as they come (`views.wire`; no network);
   api       `/generate` through the real `gradio_client`, against the app served in this process;
   compare   a direct two-sided compare (`CompareHandlers.run`, the polluted lesson's configs);
   lesson    a lesson click's handler (`CompareHandlers.lesson`: configs, text and its one compare);
   replay    a ~3 MB trace file shown by `PlayHandlers.upload` (parse once, render every view);
   browser   (with --browser) in Debian's chromium, after clicking the balanced preset: slider
-            release to the first step painted (a decode streams: a live canvas after its first
-            step), the finished canvas, the heatmap, and every figure updated; a lesson click to
-            both compare canvases updated, then their heatmaps; a 3 MB trace uploaded to the
-            canvas updated, then its figures; one played frame drawn in the page (no server).
+            release to the first step painted (a decode streams: the page reads each step as it is
+            computed), the finished canvas, the heatmap, and every figure updated; a lesson click to
+            both compare canvases updated, then their heatmaps (the lesson's figures), then every
+            figure of the pair; a 3 MB trace uploaded to the canvas updated, then its figures; one
+            played frame drawn in the page (no server).
             Each round starts once the page is idle (no long task for 0.5 s), so rounds never overlap.
 Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`); the
 browser rows' ratios use `direct` timed again between those browser rounds, once the page is idle,
@@ -40,7 +41,7 @@ from dllm_viz import DecodeConfig, decode  # noqa: E402
 
 PROMPT = "It is a truth universally acknowledged, that"
 PLAYED = """() => { const r = document.querySelector('#dv-canvas .dv-player');
-  return r && r.dataset.frame === r.querySelector('.dv-scrub').max; }"""
+  const s = r && r.querySelector('.dv-scrub'); return !!s && r.dataset.frame === s.max; }"""
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -82,7 +83,7 @@ ARM = """(watched) => { let t0 = performance.now(), acted = false;
   const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
     if (e.classList.contains('js-plotly-plot')) return e.data && e.data.length ? e.data[0] : null;
     if (e.classList.contains('dv-text') && e.closest('.dv-live')) return e.firstChild ? 'live' : null;  // a live canvas, once painted
-    const s = e.getAttribute('data-trace') || e.textContent; return s.length + ':' + s.slice(0, 4000); };
+    const s = e.textContent; return s.length + ':' + s.slice(0, 4000); };
   const old = watched.map(sig), at = watched.map(() => null), start = t0;
   window.__dvWatch = new Promise((done) => { const tick = () => { const now = performance.now();
     watched.forEach((sel, i) => { if (at[i] !== null) return; const s = sig(sel); if (s !== null && s !== old[i]) at[i] = now; });
@@ -120,7 +121,7 @@ def open_page(p: Any, url: str) -> Any:
     page = browser.new_page(viewport={"width": 1500, "height": 1000})
     page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
     page.goto(url)
-    page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
+    page.wait_for_selector("#dv-canvas .dv-player .dv-scrub", timeout=120_000)
     page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
     page.wait_for_selector(HEAT, timeout=120_000)
     settle(page)
@@ -190,8 +191,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {name: [] for name in (
-        "browser: lesson click", "browser: lesson figures", "browser: 3 MB replay", "browser: 3 MB replay figures",
-        "browser: frame step")}
+        "browser: lesson click", "browser: lesson figures", "browser: lesson, every figure", "browser: 3 MB replay",
+        "browser: 3 MB replay figures", "browser: frame step")}
     with sync_playwright() as p:
         page = open_page(p, url)
         # one played frame: seek forward and back inside the page, timed there
@@ -204,7 +205,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
                 out["browser: frame step"].append(ms / 1000)
         keys = ("polluted", "staged")
         cmp_views = ["#dv-cmp-canvas-a .dv-canvas", "#dv-cmp-canvas-b .dv-canvas",
-                     "#dv-cmp-heat-a .js-plotly-plot", "#dv-cmp-heat-b .js-plotly-plot"]
+                     "#dv-cmp-heat-a .js-plotly-plot", "#dv-cmp-heat-b .js-plotly-plot",  # the lesson's figures
+                     "#dv-cmp-orders .js-plotly-plot", "#dv-cmp-steps-a .js-plotly-plot", "#dv-cmp-steps-b .js-plotly-plot"]
 
         def lessons(suffix: str) -> None:
             page.get_by_role("tab", name="Compare").click()
@@ -213,10 +215,12 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
             for i in range(rounds + 1):
                 page.evaluate(ARM, cmp_views)
                 page.locator(f"#dv-lesson-{keys[i % 2]}").click()
-                a, b, *figs = page.evaluate(DONE)
+                a, b, heat_a, heat_b, *rest = page.evaluate(DONE)
                 if i:
                     out.setdefault(f"browser: lesson click{suffix}", []).append(max(a, b) / 1000)
-                    out.setdefault(f"browser: lesson figures{suffix}", []).append(max(a, b, *figs) / 1000)
+                    out.setdefault(f"browser: lesson figures{suffix}", []).append(max(a, b, heat_a, heat_b) / 1000)
+                    out.setdefault(f"browser: lesson, every figure{suffix}", []).append(
+                        max(a, b, heat_a, heat_b, *rest) / 1000)
                 settle(page)
                 if i:
                     key = keys[i % 2]
@@ -281,10 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     config_json = json.dumps({"gen_length": args.gen_length})
 
     def handlers() -> None:
-        first = pg.play.decode(prompt=PROMPT, lang="en", **settings)  # streamed, as the page runs it
-        rest = pg.play.rest(trace=first.trace, lang="en")
-        for value in (first.heatmap, rest.order, rest.steps_fig):  # what Gradio serialises
-            value.to_json()
+        pg.play.decode(prompt=PROMPT, lang="en", session="bench", **settings)  # streamed, as the page runs it
 
     import tempfile
 

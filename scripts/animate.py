@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
             page = browser.new_page(viewport={"width": args.width, "height": 900})
             page.add_init_script("localStorage.setItem('dv-tour', 'done')")
             goto_when_up(page, server, port)
-            page.wait_for_selector("#dv-canvas .dv-player", timeout=120_000)
+            page.wait_for_selector("#dv-canvas .dv-player .dv-scrub", timeout=120_000)
             if args.lang == "zh":
                 page.get_by_text("中文", exact=True).click()
                 page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')")

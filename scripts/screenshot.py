@@ -23,7 +23,7 @@ from playwright import sync_api
 ROOT = Path(__file__).resolve().parents[1]
 READY = "#dv-heatmap .js-plotly-plot"
 PLAYED = """() => { const r = document.querySelector('#dv-canvas .dv-player');
-  return r && r.dataset.frame === r.querySelector('.dv-scrub').max; }"""
+  const s = r && r.querySelector('.dv-scrub'); return !!s && r.dataset.frame === s.max; }"""
 
 
 def free_port() -> int:

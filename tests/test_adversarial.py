@@ -15,7 +15,7 @@ import math
 import pytest
 
 from dllm_viz import DecodeConfig, Engine, decode, load_model
-from dllm_viz.app.views import figures
+from dllm_viz.app.views import wire
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_CELLS, MAX_GEN_LENGTH, MAX_PIECE_CHARS, MAX_TRACE_BYTES
 from dllm_viz.serve.fair import Fairness
@@ -54,10 +54,10 @@ def assert_serves(engine: Engine, model) -> None:
 
 
 def assert_loads(good: str) -> None:
-    """The next normal upload loads, and its figures build."""
+    """The next normal upload loads, and the page's chunks of it are made."""
     trace = Trace.from_json(good)
     assert trace.to_json() == good
-    figures.confidence_heatmap(trace)
+    wire.dumps(wire.chunks(trace))
 
 
 def corrupt(good: str, edit) -> str:
@@ -67,18 +67,17 @@ def corrupt(good: str, edit) -> str:
 
 
 # ----- uploads -----------------------------------------------------------------------------------
-def test_huge_token_text_is_refused_and_figures_clip_long_ones(good):
+def test_huge_token_text_is_refused_and_a_long_one_travels_once(good):
     d = json.loads(good)
     key = next(iter(d["vocab"]))
     with pytest.raises(ValueError, match=rf"vocab\[{key}\] has {10 * MAX_PIECE_CHARS} characters.*at most"):
         Trace.from_json(corrupt(good, lambda d: d["vocab"].__setitem__(key, "x" * (10 * MAX_PIECE_CHARS))))
-    # Within the limit, a long token text is still never copied whole into each figure cell.
+    # Within the limit, a long token text travels to the page once, however often a figure shows it
+    # (the figures clip it in every cell: tests/test_figures_js.py).
     trace = Trace.from_json(good)
     trace.vocab = {i: "y" * MAX_PIECE_CHARS for i in trace.vocab}
-    heat, boxes = figures.confidence_heatmap(trace).to_dict()["data"]
-    labels = [cell for row in heat["customdata"] for cell in row] + list(boxes["customdata"])
-    assert labels and max(map(len, labels)) < 100
-    assert max(len(s) for s in figures.order_map(trace).to_dict()["data"][0]["customdata"][0]) < 150
+    text = wire.dumps(wire.chunks(trace))
+    assert text.count("y" * MAX_PIECE_CHARS) == 1 and len(text) < len(trace.to_json())
     assert_loads(good)
 
 

@@ -23,6 +23,7 @@ import pytest
 from dllm_viz import DecodeConfig, Trace, decode
 from dllm_viz.app import guards
 from dllm_viz.app.guards import MemoryRelease, RateLimit, ServerLimits
+from dllm_viz.app.handlers.traces import Shown
 from tests.raw_http import RawSession, event_index
 from tests.ui_model import launch_tiny_demo, make_text_model
 
@@ -89,9 +90,11 @@ def trace_file(tmp_path_factory):
 
 
 def held_traces(demo, session: RawSession) -> list[Trace]:
-    """The Traces that `session`'s state holds on the server (read from Gradio's state holder)."""
+    """The Traces that `session`'s state holds on the server (read from Gradio's state holder; the
+    page's trace on show is a `traces.Shown`, its handle and trace)."""
     held = demo.state_holder.session_data.get(session.hash)
-    return [] if held is None else [v for v in held.state_data.values() if isinstance(v, Trace)]
+    values = [] if held is None else held.state_data.values()
+    return [v.trace if isinstance(v, Shown) else v for v in values if isinstance(v, (Trace, Shown))]
 
 
 def test_sessions_expire_and_are_capped_by_gradio_itself(tmp_path, trace_file):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz.app.handlers.playground import Playground
+from dllm_viz.core.analysis import divergence
 from tests.ui_model import CountingRunner
 
 
@@ -20,13 +21,12 @@ def pg(runner, tmp_path) -> Playground:
 def test_a_lesson_click_decodes_once(pg, runner):
     for key in ("polluted", "rng"):
         runner.calls.clear()
-        out = pg.compare.lesson(key, prompt="the ", seed=2, gen_length=24, lang="en")
+        out = pg.compare.lesson(key, prompt="the ", seed=2, gen_length=24, lang="en", session="s")
         assert len(runner.calls) == 1, key
         assert out.lesson_key == key and out.compare.cmp_traces is not None and out.lesson_text.startswith("### ")
-        drawn = pg.compare.figures(cmp_traces=out.compare.cmp_traces, lang="en")  # the follow-up: figures, no decode
-        assert len(runner.calls) == 1, key
-        rows = max(len(tr.steps) for tr in out.compare.cmp_traces)  # both heatmaps on one height and scale
-        assert list(drawn.cmp_heat_a.layout.yaxis.range) == list(drawn.cmp_heat_b.layout.yaxis.range) == [rows + 0.5, 0.5]
+        a, b = out.compare.cmp_traces  # each side by its handle, readable by this session's page only
+        assert (out.compare.cmp_canvas_a["ref"], out.compare.cmp_canvas_b["ref"]) == (a.handle, b.handle)
+        assert pg.traces.entry("s", a.handle).since(0)[1] == "done" and pg.traces.entry("t", b.handle) is None
 
 
 def test_compare_decodes_both_sides_in_one_batch(pg, runner):
@@ -35,12 +35,16 @@ def test_compare_decodes_both_sides_in_one_batch(pg, runner):
     (prompts, configs), = runner.calls
     assert prompts == ["the ", "the "] and configs[1] == configs[0].replace(confidence_from="tempered")
     assert out.cmp_summary.startswith("Steps: A ")
-    assert "dv-side-a" in out.cmp_canvas_a and "dv-side-b" in out.cmp_canvas_b
+    assert (out.cmp_canvas_a["side"], out.cmp_canvas_b["side"]) == ("a", "b")
+    ta, tb = (shown.trace for shown in out.cmp_traces)
+    d = divergence(ta, tb)  # what the page marks: tokens that differ (underlined), where the orders part
+    assert out.cmp_canvas_a["diff"] == out.cmp_canvas_b["diff"] == d.token_differs
+    assert out.cmp_canvas_a["cmp"] == {"first": d.first_step, "order": d.order_differs}
 
 
 def test_global_sampling_with_raw_confidence_gives_the_same_trace(pg):
     out = pg.compare.lesson("global", prompt="the ", seed=4, gen_length=24, lang="en")
-    ta, tb = out.compare.cmp_traces
+    ta, tb = (shown.trace for shown in out.compare.cmp_traces)
     assert ta.token_ids == tb.token_ids and ta.order == tb.order
     assert out.compare.cmp_summary.endswith("The two runs confirmed the same positions at every step.")
 
@@ -70,5 +74,5 @@ def test_a_compare_error_says_which_config_is_wrong(pg, runner, side):
 
 def test_a_failed_compare_leaves_no_stale_pair_on_show(pg):
     cleared = pg.compare.cleared()
-    assert cleared.compare.cmp_traces is None and cleared.compare.cmp_canvas_a == cleared.compare.cmp_canvas_b == ""
-    assert cleared.figures.cmp_heat_a is None and cleared.figures.cmp_orders is None
+    assert cleared.compare.cmp_traces is None and cleared.compare.cmp_canvas_a is cleared.compare.cmp_canvas_b is None
+    assert cleared.compare.cmp_summary == cleared.compare.cmp_facts_a == ""  # the page empties both sides and figures

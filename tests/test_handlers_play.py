@@ -26,11 +26,10 @@ def pg(runner, tmp_path) -> Playground:
 def test_a_decode_calls_the_model_once_and_leaves_the_selection_to_the_page(pg, runner):
     out = pg.play.decode(prompt="the cat ", lang="en", **widgets())
     assert runner.calls == [(["the cat "], [settings_to_config(**widgets())])]
-    # The canvas at its end; no position named, so the page keeps the one it has selected.
-    assert f'data-frame="{len(out.trace.steps)}"' in out.canvas and "data-selected" not in out.canvas
+    # The trace by its handle, at its end; no position named, so the page keeps the one it has selected.
+    assert out.canvas == {"ref": out.trace.handle, "lang": "en", "live": False, "frame": None, "selected": None,
+                          "autoplay": False}
     assert out.banner == "" and "active preset: balanced" in out.preset_badge
-    rest = pg.play.rest(trace=out.trace, lang="en")
-    assert rest.order is not None and rest.steps_fig is not None
     assert len(runner.calls) == 1
 
 
@@ -63,7 +62,7 @@ def test_an_as_shipped_rules_banner_links_its_own_lesson(pg, name):
 
 def test_sampled_confidence_is_never_decoded_with_selected_sampling(pg, runner):
     out = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled", sample_scope="selected"))
-    assert out.sample_scope == "all" and out.trace.config.sample_scope == "all"
+    assert out.sample_scope == "all" and out.trace.trace.config.sample_scope == "all"
     assert "sample at” was set to all" in out.banner
     assert runner.calls[0][1][0].sample_scope == "all"
 
@@ -106,13 +105,34 @@ def test_export_and_upload_round_trip_without_the_model(pg, runner):
     path = pg.play.export(trace=trace).download
     assert path.endswith(".json") and pg.play.export(trace=trace).download == path
     runner.calls.clear()
-    loaded = pg.play.upload(upload=path, lang="en")
-    assert loaded.trace.to_json() == trace.to_json()
+    loaded = pg.play.upload(upload=path, lang="en", session="s")
+    assert loaded.trace.trace.to_json() == trace.trace.to_json() and loaded.trace.handle != trace.handle
     assert loaded.knobs.temperature == 0.7 and loaded.knobs.seed == 9 and loaded.prompt == "the "
-    assert 'data-selected="0"' in loaded.canvas  # a trace from a file opens on position 0
-    drawn = pg.play.trace_figures(trace=loaded.trace, lang="en")
-    assert drawn.heatmap.data[0].z and drawn.rest.order.data[0].z
-    assert runner.calls == []  # the canvas and then the figures: no model call, the file parsed once
+    assert loaded.canvas["ref"] == loaded.trace.handle and loaded.canvas["selected"] == 0  # a file opens on position 0
+    chunks, state = pg.traces.entry("s", loaded.trace.handle).since(0)
+    assert state == "done" and len(chunks) == 1  # the page reads it all at once
+    assert runner.calls == []  # no model call, the file parsed once
+
+
+def test_a_renoising_trace_file_and_a_moved_one_open_without_the_model(pg, runner, tmp_path):
+    import json
+
+    from dllm_viz import decode
+    from tests.renoise_table import TableRenoiser
+    from tests.sglang.indel_script import Events, ReplayedBlocks
+
+    (renoised,) = decode(TableRenoiser(), [[3, 4, 5]], DecodeConfig(gen_length=18, seed=1, max_denoising_steps=6))
+    (moved,) = decode(ReplayedBlocks(8, Events(word=0.1, delete=0.12, split=0.12, mask=0.06), seed=4), [[1] * 8],
+                      DecodeConfig.preset("llada22_indel", 16, block_length=8))
+    assert moved.moved
+    for name, trace, key in (("renoise", renoised, "rn"), ("moved", moved, "mv")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(trace.to_json())
+        loaded = pg.play.upload(upload=str(path), lang="en", session="s")
+        assert loaded.trace.trace.to_json() == trace.to_json() and "<b>" in loaded.facts
+        (chunk,), state = pg.traces.entry("s", loaded.trace.handle).since(0)
+        assert state == "done" and key in json.loads(chunk)["steps"]  # what the page draws it from
+    assert runner.calls == []
 
 
 def test_upload_rejects_bad_files(pg, tmp_path):
@@ -129,7 +149,8 @@ def test_examples_load_by_name_and_show_their_own_settings(runner, tmp_path):
     ex = runner(["hi "], [DecodeConfig.preset("creative", 16)])[0]
     pg = Playground(runner, examples=[("creative", ex)], export_dir=tmp_path)
     loaded = pg.play.example(example="creative", lang="en")
-    assert loaded.trace is ex and loaded.knobs.temperature == ex.config.temperature
+    assert loaded.trace.trace is ex and loaded.knobs.temperature == ex.config.temperature
+    assert pg.traces.entry("any session", loaded.trace.handle) is not None  # an example: every page may read it
     assert "example “creative”" in loaded.preset_badge and "its own settings" in loaded.preset_badge
     with pytest.raises(ValueError, match="example='nope'"):
         pg.play.example(example="nope", lang="en")
@@ -156,24 +177,30 @@ def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
 
 
 def test_a_decode_streams_each_step_then_the_finished_view(pg, runner, monkeypatch):
-    import dllm_viz.app.handlers.play as handlers_play
-    from tests.test_render import data_of
+    """The event answers with the decode's handle before its first step; each step reaches the page's
+    reader as it is computed (the chunk is there when the runner goes on), then the finished trace."""
+    from dllm_viz.app.handlers import traces
 
-    monkeypatch.setattr(handlers_play, "LIVE_SECONDS", 1e-6)  # every step shown, to check each one
-    shown = list(pg.play.decode_stream(prompt="the ", lang="en",
-                                       **widgets(schedule="fixed_steps", steps=12, gen_length=24)))
-    *live, final = shown
-    live = [view for view in live if view.canvas is not KEEP]  # the rest: heartbeats while the decode computes
-    assert len(runner.calls) == 1  # one decode, streamed
-    trace = final.trace
-    assert len(live) == len(trace.steps) == 12
-    for s, view in enumerate(live, 1):
-        data = data_of(view.canvas)
-        assert data["live"] == 1 and data["n"] == s and data["planned"] == 12
-        # What a live canvas shows confirmed is what the finished trace confirmed by then.
-        assert data["order"] == [o if o < s else -1 for o in trace.order]
-        assert view.trace is KEEP and view.heatmap is KEEP  # the other views wait for the finished trace
-    assert 'class="dv-canvas dv-player"' in final.canvas and "dv-live" not in final.canvas
+    seen = []  # (step, chunks readable once its on_step returned)
+    original = traces.Entry.add
+
+    def add(entry, record):
+        original(entry, record)
+        seen.append((record.step, len(entry.since(0)[0])))
+
+    monkeypatch.setattr(traces.Entry, "add", add)
+    stream = pg.play.decode_stream(prompt="the ", lang="en", session="s", **widgets(schedule="fixed_steps", steps=12,
+                                                                                     gen_length=24))
+    first = next(stream)
+    assert first.canvas["live"] is True and first.trace is KEEP and first.facts is KEEP
+    *beats, final = list(stream)
+    assert all(view.canvas is KEEP for view in beats)  # heartbeats only: the steps went to the reader
+    assert len(runner.calls) == 1  # one decode
+    assert seen == [(s, s + 1) for s in range(12)]
+    chunks, state = pg.traces.entry("s", first.canvas["ref"]).since(0)
+    assert state == "done" and len(chunks) == 13  # a chunk per step, then what the finished trace says
+    assert final.trace.handle == first.canvas["ref"] and final.canvas["live"] is False
+    assert len(final.trace.trace.steps) == 12
 
 
 def test_closing_a_stream_stops_its_decode_at_the_next_step(pg, runner):
@@ -193,17 +220,17 @@ def test_closing_a_stream_stops_its_decode_at_the_next_step(pg, runner):
     pg.play.runner_for = lambda pick: counting
     live = pg.play.decode_stream(prompt="the ", lang="en", **widgets(schedule="fixed_steps", steps=24, gen_length=24))
     first = next(live)
-    assert "dv-live" in first.canvas
+    assert first.canvas["live"] is True
     threading.Timer(0.2, gate.set).start()  # lets step 1 go on once close() below has begun
     live.close()  # Stop: the worker's next step raises Stopped, and close() waits for it to end
-    assert steps[:2] == [0, 1] and len(steps) <= 3 < 24  # at most one step past the one in progress
+    assert steps[:1] == [0] and len(steps) <= 3 < 24  # at most one step past the one in progress
 
 
 def test_stopped_brings_back_the_trace_on_show(pg):
     shown = pg.play.decode(prompt="ab ", lang="en", **widgets(temperature=0.7))
     out = pg.play.stopped(trace=shown.trace, lang="en")
     assert out.knobs.temperature == 0.7 and "Stopped" in out.banner
-    assert 'class="dv-canvas dv-player"' in out.canvas and "data-selected" not in out.canvas
+    assert out.canvas["ref"] == shown.trace.handle and out.canvas["live"] is False and out.canvas["selected"] is None
 
 
 def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
@@ -221,7 +248,9 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
     pg.play.runner_for = lambda pick: held
     mine = pg.play.decode_stream(prompt="the ", lang="en", session="s1", **widgets(schedule="fixed_steps", steps=24,
                                                                                    gen_length=24))
-    key = live_data(next(mine).canvas)["key"]
+    live = next(mine).canvas
+    assert live["live"] is True
+    key = live["key"]
     assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="other", stop_key=key).banner
     assert not any(stop.is_set() for stop in pg.play._stops["s1"].running)  # another session's Stop: not this one
     later: list = []  # (when, view) of each view the stream gives after its first
@@ -234,12 +263,14 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
     # Stop returns once the stream has ended: nothing of the stopped decode follows its view.
     assert "Stopped" in out.banner and "s1" not in pg.play._stops
     assert [when for when, _ in later if when > returned] == []
-    assert all(view.canvas is KEEP for _, view in later)  # no live view, no finished view
+    assert all(view.canvas is KEEP for _, view in later)  # no finished view
+    assert pg.traces.entry("s1", live["ref"]).since(0)[1] == "stopped"  # the page's reader of it stops too
 
 
 def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg, runner, tmp_path):
     out = pg.play.decode(prompt="the ", lang="en", **widgets(cache="dual", block_length=8))
-    assert {rec.forward_kind for rec in out.trace.steps} <= {"full", "dual"} and out.trace.steps[0].forward_kind == "full"
+    steps = out.trace.trace.steps
+    assert {rec.forward_kind for rec in steps} <= {"full", "dual"} and steps[0].forward_kind == "full"
     assert runner.calls[0][1][0].cache == "dual"
     plain = CountingRunner()
     plain.model = make_text_model(cached=False)  # no cached forward: refused by name (a gr.Error on the page)
@@ -258,7 +289,7 @@ def test_a_revision_preset_decodes_as_shipped_and_the_banner_cites_its_source(pg
     assert runner.calls[-1][1] == [DecodeConfig.preset("rcr", 24)]
     assert "active preset: RCR as shipped" in out.preset_badge
     assert f"`{REVISION_PRESETS['rcr'].source}`" in out.banner
-    m = out.trace.metrics
+    m = out.trace.trace.metrics
     assert f"{m['remasked']} tokens taken back to [MASK] and {m['edited']} rewritten, in {m['steps']} steps" in out.banner
     zh = pg.play.decode(prompt="the cat ", lang="zh", **widgets(**knobs))
     assert "依照" in zh.banner and "被撤回" in zh.banner
@@ -270,7 +301,7 @@ def test_editing_on_a_model_that_cannot_edit_is_a_named_error(pg):
     with pytest.raises(ValueError, match="revise='joint_threshold'.*can_edit"):
         pg.play.decode(prompt="the ", lang="en", **widgets(revise="joint_threshold"))
     out = pg.play.decode(prompt="the ", lang="en", **widgets(revise="remdm"))  # the session goes on
-    assert out.trace.config.revise == "remdm"
+    assert out.trace.trace.config.revise == "remdm"
 
 
 def test_insert_delete_on_a_model_that_cannot_edit_lengths_is_a_named_error(pg):
@@ -278,7 +309,7 @@ def test_insert_delete_on_a_model_that_cannot_edit_lengths_is_a_named_error(pg):
     with pytest.raises(ValueError, match="indel='joint_threshold_indel' is invalid.*cannot edit lengths"):
         pg.play.decode(prompt="the ", lang="en", **config_to_settings(DecodeConfig.preset("llada22_indel", 24)))
     out = pg.play.decode(prompt="the ", lang="en", **widgets())  # the session goes on
-    assert out.trace.config.indel == "none"
+    assert out.trace.trace.config.indel == "none"
 
 
 def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
@@ -287,15 +318,6 @@ def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
     for rule, used in RULE_KNOBS.items():
         states = vars(pg.play.rule_states(revise=rule))
         assert set(states) == set(RULE_SLIDERS) and {k for k, on in states.items() if on} == used
-
-
-def live_data(canvas: str) -> dict:
-    """The data a live canvas carries (what page.js paints, and the key its Stop sends)."""
-    import html
-    import json
-    import re
-
-    return json.loads(html.unescape(re.search(r'data-trace="([^"]*)"', canvas).group(1)))
 
 
 def test_stop_needs_the_key_its_page_received_and_ends_every_decode_of_the_session(pg, runner):
@@ -317,7 +339,7 @@ def test_stop_needs_the_key_its_page_received_and_ends_every_decode_of_the_sessi
     settings = widgets(schedule="fixed_steps", steps=24, gen_length=24)
     first = pg.play.decode_stream(prompt="the ", lang="en", session="s1", **settings)
     second = pg.play.decode_stream(prompt="a dog ", lang="en", session="s1", **settings)
-    keys = {live_data(next(first).canvas)["key"], live_data(next(second).canvas)["key"]}
+    keys = {next(first).canvas["key"], next(second).canvas["key"]}
     assert len(keys) == 1 and len(next(iter(keys))) >= 16  # one key for the session's decodes, not guessable
     key = keys.pop()
     for wrong in ("", "x" * len(key)):  # the session's hash alone, or a guess
@@ -357,8 +379,11 @@ def test_a_link_or_event_asking_past_the_model_is_refused_before_anything_is_bui
 
 
 def test_a_decode_waiting_for_a_slot_shows_where_it_stands(pg, runner):
-    """Before its first step, a decode that waits in the shared engine's queue shows its position and
-    an estimate (what the served runner sets on the call's ticket), in the live canvas's status."""
+    """Before its first step, a decode that waits in the shared engine's queue tells the page its
+    position and an estimate (what the served runner sets on the call's ticket), in its trace's
+    chunks, each change once; its first step follows them."""
+    import json
+
     from dllm_viz.app.handlers import asking
 
     go = threading.Event()
@@ -372,13 +397,26 @@ def test_a_decode_waiting_for_a_slot_shows_where_it_stands(pg, runner):
 
     pg.play.runner_for = lambda pick: queued
     views = pg.play.decode_stream(prompt="the ", lang="en", session="s", **widgets())
-    first, second = (next(views) for _ in range(2))  # only a change is sent (3, 4.2 twice: one view)
-    first, second = first.canvas, second.canvas
-    assert live_data(first)["queue"] == [3, 5] and live_data(first)["n"] == 0
-    assert live_data(second)["queue"] == [1, 2]
-    assert "live_queued_eta" in live_data(first)["t"]
+    entry = pg.traces.entry("s", next(views).canvas["ref"])
+    rest: list = []
+    reader = threading.Thread(target=lambda: rest.extend(views))
+    reader.start()
+    chunks = lambda: [json.loads(c) for c in entry.since(0)[0]]  # noqa: E731
+    deadline = time.monotonic() + 30
+    while sum("queue" in c for c in chunks()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
     go.set()
-    rest = list(views)
-    live = [live_data(v.canvas) for v in rest if v.canvas is not KEEP and "dv-live" in v.canvas]
-    assert live and all(d["queue"] is None for d in live)  # once it steps, the steps are shown
+    reader.join(timeout=60)
+    got = chunks()
+    assert [c["queue"] for c in got if "queue" in c] == [[3, 5], [1, 2], None]  # seconds rounded up
+    assert "head" in got[3] and not any("queue" in c for c in got[3:])  # then its steps
     assert rest[-1].trace is not KEEP
+
+
+def test_a_decode_runs_under_the_handle_its_page_drew(pg):
+    from dllm_viz.app.handlers.traces import new_handle
+
+    name = new_handle()
+    out = pg.play.decode(prompt="the ", lang="en", ref=name, session="s", **widgets())
+    assert out.trace.handle == out.canvas["ref"] == name and pg.traces.entry("s", name) is not None
+    assert pg.play.decode(prompt="the ", lang="en", ref="<script>", session="s", **widgets()).trace.handle != "<script>"

@@ -51,8 +51,8 @@ def test_opening_a_link_decodes_it_once_at_its_step_and_position(trace, tmp_path
     assert list(pg.play.open_link(query={}, lang="en"))[0].trace is KEEP and runner.calls == []
     *live, final = pg.play.open_link(query=query_of(trace, step=2, pos=5), lang="en")
     assert len(runner.calls) == 1
-    assert final.trace.token_ids == trace.token_ids and final.trace.order == trace.order
-    assert 'data-frame="2"' in final.canvas and 'data-selected="5"' in final.canvas
+    assert final.trace.trace.token_ids == trace.token_ids and final.trace.trace.order == trace.order
+    assert (final.canvas["ref"], final.canvas["frame"], final.canvas["selected"]) == (final.trace.handle, 2, 5)
     first = (live or [final])[0]
     assert first.knobs.temperature == trace.config.temperature and first.knobs.stages_on is True
     assert first.prompt == "the cat "

@@ -1,9 +1,9 @@
 """markup.py: strings from a trace reach the page as the characters they hold, never as markup.
 
 A shared trace file's vocabulary is whatever its author wrote (issue 33, item 3): each view that
-shows a piece is checked with a hostile vocabulary: here the figures' labels and the markup
-helpers; the canvas, the inspector and the checker lines, which the page draws from the trace's
-data, in tests/test_page_js.py (`EVIL` there too), the Markdown through a CommonMark renderer with raw HTML on
+shows a piece is checked with a hostile vocabulary: here the markup helpers; the canvas, the
+inspector, the checker lines and the figures' labels, which the page draws from the trace's chunks,
+in tests/test_page_js.py and tests/test_figures_js.py (`EVIL` there too), the Markdown through a CommonMark renderer with raw HTML on
 (what a permissive page would do), so a tag, an image, a link or an autolink cannot form.
 """
 from __future__ import annotations
@@ -15,7 +15,6 @@ import pytest
 from markdown_it import MarkdownIt
 
 from dllm_viz import DecodeConfig, Trace, decode
-from dllm_viz.app.views import figures
 from dllm_viz.app.views.markup import html_literal, html_text, md_literal
 from tests.ui_model import make_text_model
 
@@ -68,18 +67,3 @@ def evil_trace() -> Trace:
     return Trace.from_json(json.dumps(d))
 
 
-def test_figure_labels_escape_plotly_markup(evil_trace):
-    figs = [figures.confidence_heatmap(evil_trace), figures.order_map(evil_trace), figures.steps_plot(evil_trace),
-            figures.compare_orders(evil_trace, evil_trace)]
-    labels = [str(x) for f in figs for trace in f.to_dict()["data"]
-              for key in ("customdata", "text") for x in _flat(trace.get(key))]
-    assert labels and not any("<" in x or ">" in x for x in (x.replace("<br>", "") for x in labels))
-    assert any("&lt;img" in x for x in labels)
-
-
-def _flat(value) -> list:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [y for x in value for y in _flat(x)]
-    return [value]

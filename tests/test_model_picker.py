@@ -5,9 +5,8 @@ import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
-from dllm_viz.app.views import render
+from dllm_viz.app.views import wire
 from dllm_viz.app.handlers.adapters import config_to_settings
-from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
 
@@ -91,13 +90,12 @@ def test_the_shipped_tasks_entry_answers_at_the_tasks_length_with_its_grid_and_c
     settings = config_to_settings(DecodeConfig.preset("balanced", 64, block_length=32))
     latin = EXAMPLE_PROMPTS[6]
     first = pg.play.decode(prompt=latin, lang="zh", model_pick="tasks-mdlm", **settings)
-    assert first.trace.config.gen_length == 16 and first.trace.config.block_length is None
-    grid = render.player_data(first.trace, lang="zh", order_width=8)["grid"]  # page.js draws it as two 4x4 grids
-    assert len(grid) == 16 and main.prompts == []
-    rest = pg.play.rest(trace=first.trace, lang="zh")
-    lines = [d for d in rest.task_curve.data if d.mode == "lines+markers"]  # threshold, then each revision rule's
-    assert [d.name for d in lines][:2] == [t("task_model", "zh"), t("task_oracle", "zh")] and len(lines) == 2 + 2 * 3
-    assert len(rest.task_curve.data) == len(lines) + 2 and "latin" in rest.task_curve.layout.title.text
+    trace = first.trace.trace
+    assert trace.config.gen_length == 16 and trace.config.block_length is None
+    done = wire.done(trace)  # the page draws the grid as two 4x4 grids, and the family's measured curves
+    assert len(done["grid"]) == 16 and main.prompts == []
+    curves = done["task"]["curves"]
+    assert done["task"]["family"] == "latin" and curves["model"] and len(curves["revision"]["model"]) == 3
 
 
 def test_the_page_opens_on_its_first_examples_model_and_an_example_picks_its_model(tmp_path):

@@ -100,11 +100,15 @@ def test_the_inspector_and_the_notes_speak_both_languages(trace):
     assert moves.index_notes(plain, "en") == {} and all(m is None for m in moves.moves(plain))
 
 
-def test_the_player_ships_the_moves_of_a_moved_trace_only(trace):
-    from dllm_viz.app.views import render
+def test_the_wire_ships_the_moves_of_a_moved_trace_only(trace):
+    from dllm_viz.app.views import wire
 
-    data = render.player_data(trace, lang="zh", order_width=16)
-    assert data["moves"]["lineage"] == moves.lineages(trace).ids and len(data["moves"]["steps"]) == len(trace.steps)
-    assert set(data["moves"]["notes"]) == {"heatmap", "order", "ended"}
+    (chunk,) = wire.chunks(trace)
+    mv = chunk["steps"]["mv"]
+    assert len(mv) == len(trace.steps)
+    for m, want in zip(mv, moves.moves(trace)):
+        assert m == (None if want is None else [want.source, want.deleted, want.cut, want.split])
+    assert chunk["done"]["moved"] == {"deleted": trace.metrics["deleted"], "split": trace.metrics["split"]}
     plain = decode(ReplayedBlocks(L, Events(), 0), [[1] * L], DecodeConfig.preset("llada21", 2 * L))[0]
-    assert "moves" not in render.player_data(plain, lang="en", order_width=16)
+    (chunk,) = wire.chunks(plain)
+    assert "mv" not in chunk["steps"] and chunk["done"]["moved"] is None

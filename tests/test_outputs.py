@@ -10,10 +10,10 @@ from dllm_viz.app.handlers.adapters import PLUGIN_KNOBS
 from dllm_viz.app.handlers.outputs import (
     GROUPS,
     KEEP,
+    CompareCleared,
     CompareShown,
-    DecodeRest,
+    LessonShown,
     Relabelled,
-    TraceFigures,
     fields_of,
     keep,
     values_of,
@@ -25,7 +25,7 @@ RECORDS = [c for c in vars(outputs).values()
 
 
 def test_no_record_inherits_from_another():
-    assert len(RECORDS) >= 16
+    assert len(RECORDS) >= 14
     assert {c.__name__: c.__bases__ for c in RECORDS if c.__bases__ != (object,)} == {}
 
 
@@ -37,16 +37,19 @@ def test_every_record_names_page_components_once(record):
 
 
 def test_a_group_reads_as_its_components_in_order():
-    rest = DecodeRest(order="o", steps_fig="s", task_curve="c")
-    drawn = TraceFigures(rest=rest, heatmap="h")
-    assert fields_of(TraceFigures) == ("order", "steps_fig", "task_curve", "heatmap")
-    assert values_of(drawn) == {"order": "o", "steps_fig": "s", "task_curve": "c", "heatmap": "h"}
-    assert values_of(drawn)["order"] is rest.order  # values untouched, not copied
+    side = {"ref": "h"}
+    shown = CompareShown(cmp_summary="s", cmp_canvas_a=side, cmp_canvas_b="b", cmp_facts_a="fa", cmp_facts_b="fb",
+                         cmp_traces=None)
+    lesson = LessonShown(compare=shown, cmp_a="A", cmp_b="B", neighbours=0, lesson_key="k", lesson_text="t")
+    assert fields_of(LessonShown)[:6] == ("cmp_summary", "cmp_canvas_a", "cmp_canvas_b", "cmp_facts_a", "cmp_facts_b",
+                                          "cmp_traces")
+    assert values_of(lesson)["cmp_canvas_a"] is side and values_of(lesson)["lesson_key"] == "k"  # untouched, not copied
+    assert fields_of(CompareCleared) == fields_of(CompareShown)
 
 
 def test_keep_leaves_every_component_of_a_nested_record():
     kept = keep(Relabelled)
-    assert isinstance(kept.compare, CompareShown) and isinstance(kept.figures.rest, DecodeRest)
+    assert isinstance(kept.compare, CompareShown)
     assert list(values_of(kept)) == list(fields_of(Relabelled))
     assert all(v is KEEP for v in values_of(kept).values())
 

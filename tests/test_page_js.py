@@ -1,9 +1,9 @@
-"""page.js and the files before it (layout/play.py's PAGE_JS, from app/web/), in Debian's chromium without a server.
+"""The page's renderer (app/web/, views/web.py) drawing a trace's canvas and inspector, in Debian's chromium.
 
-The page draws every canvas and the inspector from the data render.py writes (one renderer); these
-tests put that HTML on a blank page, run the page's script on it as Gradio would (`element`,
-`trigger`, `watch`) and read what it drew, frame by frame, against the trace. No server, no Gradio:
-seconds, not minutes. The page in the real app: tests/test_browser.py.
+The page draws every view from the chunks the server sends (`views.wire`, one renderer); these tests
+hand a blank page those chunks (tests/renderer.py), put the trace in a player as page.js does, and
+read what it drew, frame by frame, against the trace. No server, no Gradio: seconds, not minutes. The
+figures: tests/test_figures_js.py; the page in the real app: tests/test_browser.py.
 """
 from __future__ import annotations
 
@@ -16,18 +16,16 @@ import pytest
 from playwright import sync_api as playwright
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app.views import render, task as task_view
-from dllm_viz.app.layout.play import PAGE_JS
-from dllm_viz.app.views.palette import PAGE_CSS, tint
+from dllm_viz.app.views import task as task_view, web
+from dllm_viz.app.views.palette import tint
 from dllm_viz.core.analysis import piece, tempered_from_top
 from dllm_viz.core.trace import Trace
+from tests import renderer
 from tests.test_browser import ARGS, CHROMIUM
 from tests.test_world_view import BAD, make_trace
 from tests.ui_model import make_text_model
 
 PROMPT = "the cat "
-RUN = """(code) => { const el = document.getElementById('dv-canvas');
-  window.__triggered = []; new Function('element', 'trigger', 'watch', code)(el, (...a) => window.__triggered.push(a), () => {}); }"""
 SPANS = """(cls) => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')]
   .filter((s) => s.classList.contains(cls)).map((s) => Number(s.dataset.pos))"""
 
@@ -53,17 +51,13 @@ def chromium():
 
 @pytest.fixture()
 def show(chromium):
-    """show(html, temperature=...) -> a page with `html` in the canvas component and the page's script run."""
+    """show(trace, frame=..., selected=..., lang=..., temperature=...) -> a page with `trace` in a player."""
     pages = []
 
-    def open_(canvas: str, *, temperature: float = 1.0, extra: str = ""):
-        page = chromium.new_page(viewport={"width": 1200, "height": 900})
-        page.errors = []
-        page.on("pageerror", lambda err: page.errors.append(str(err)))
-        page.set_content(f"<style>{PAGE_CSS}</style><div id='dv-temperature'><input type='range' min='0' max='2.5' "
-                         f"step='0.05' value='{temperature}'></div><div id='dv-canvas'>{canvas}</div>"
-                         f"<div id='dv-inspector'>{render.inspector_host_html()}</div>{extra}")
-        page.evaluate(RUN, PAGE_JS)
+    def open_(trace: Trace, *, frame: int | None = None, selected: int | None = None, lang: str = "en",
+              temperature: float = 1.0):
+        page = renderer.open_page(chromium, temperature=temperature)
+        renderer.show(page, trace, lang=lang, frame=frame, selected=selected)
         pages.append(page)
         return page
 
@@ -74,7 +68,7 @@ def show(chromium):
 
 
 def at(page, frame: int, pos: int | None = None) -> None:
-    page.evaluate("([f, p]) => window.__dv.lib.select(f, p)", [frame, pos])
+    page.evaluate("([f, p]) => window.__dv.select(f, p)", [frame, pos])
 
 
 def inspector(page) -> str:
@@ -82,7 +76,7 @@ def inspector(page) -> str:
 
 
 def test_the_canvas_follows_the_trace_at_every_frame(show, trace):
-    page = show(render.player_html(trace, frame=0, selected=0))
+    page = show(trace, frame=0, selected=0)
     G = trace.config.gen_length
     for f in range(len(trace.steps) + 1):
         at(page, f)
@@ -104,7 +98,7 @@ def test_the_canvas_follows_the_trace_at_every_frame(show, trace):
 
 
 def test_the_frame_is_clamped_and_the_status_counts_real_steps(show, trace):
-    page = show(render.player_html(trace, frame=0))
+    page = show(trace, frame=0)
     n = len(trace.steps)
     at(page, n + 5)
     assert page.evaluate("() => window.__dv.frame") == n
@@ -116,7 +110,7 @@ def test_the_frame_is_clamped_and_the_status_counts_real_steps(show, trace):
 def test_token_text_is_shown_as_text_never_as_markup(show, trace):
     evil = Trace.from_json(trace.to_json())
     evil.vocab[evil.token_ids[0]] = "<img src=x onerror=window.__pwned=1>"
-    page = show(render.player_html(evil, selected=0))
+    page = show(evil, selected=0)
     assert page.evaluate("() => document.querySelector('#dv-canvas .dv-text img, #dv-inspector img')") is None
     assert page.inner_text('#dv-canvas [data-pos="0"]') == "<img src=x onerror=window.__pwned=1>"
     assert "<img src=x" in inspector(page) and page.evaluate("() => window.__pwned") is None
@@ -124,8 +118,8 @@ def test_token_text_is_shown_as_text_never_as_markup(show, trace):
 
 def test_the_inspector_uses_the_stored_candidates_of_the_confirming_step(show, trace):
     pos = trace.steps[1].selected[0]
-    page = show(render.player_html(trace, frame=2, selected=pos), temperature=0.5)
-    insp = page.evaluate("([p, f, T]) => window.__dv.lib.inspectAt(window.__dv.data, p, f, T)", [pos, 2, 0.5])
+    page = show(trace, frame=2, selected=pos, temperature=0.5)
+    insp = page.evaluate("([p, f, T]) => DV.inspectAt(window.__dv.data, p, f, T)", [pos, 2, 0.5])
     rec = trace.steps[1]
     assert insp["step"] == 1 and insp["candidates"] == [piece(trace, i) for i in rec.candidates[pos]]
     assert insp["raw"] == pytest.approx(rec.candidate_probs[pos], abs=5.01e-6)  # the data holds 5 decimals
@@ -140,7 +134,7 @@ def test_the_inspector_uses_the_stored_candidates_of_the_confirming_step(show, t
 def test_the_inspector_never_tells_the_future(show, trace):
     # A position still masked at frame f shows the next forward pass's prediction and says it is
     # confirmed later, but not at which step nor which token.
-    page = show(render.player_html(trace, frame=0, selected=0))
+    page = show(trace, frame=0, selected=0)
     for f in range(len(trace.steps)):
         for pos in range(trace.config.gen_length):
             if trace.order[pos] < f:
@@ -154,7 +148,7 @@ def test_the_inspector_never_tells_the_future(show, trace):
 def test_an_earlier_confirmation_says_so_and_padding_is_inspected(show, trace):
     ended = copy.deepcopy(trace)
     ended.text_end = 10
-    page = show(render.player_html(ended, selected=trace.steps[0].selected[0]))
+    page = show(ended, selected=trace.steps[0].selected[0])
     assert inspector(page).startswith(f"Top candidates at position {trace.steps[0].selected[0]}, step 1")
     assert "Confirmed earlier, at step 1" in inspector(page)
     at(page, len(trace.steps), 11)  # end padding: dimmed on the canvas, and still inspected
@@ -165,17 +159,17 @@ def test_an_earlier_confirmation_says_so_and_padding_is_inspected(show, trace):
 def test_the_threshold_reason_and_the_confidence_source_note(show, model):
     tr = decode(model, [PROMPT], DecodeConfig(gen_length=16, schedule="threshold", threshold=0.5, seed=1))[0]
     rec = tr.steps[0]
-    page = show(render.player_html(tr, frame=1, selected=rec.selected[0]))
+    page = show(tr, frame=1, selected=rec.selected[0])
     expected = "confidence ≥ threshold 0.5" if rec.confidence[rec.selected[0]] >= 0.5 else "min_k floor"
     assert expected in inspector(page)
     assert "never sees the tempered numbers" in inspector(page)
     polluted = decode(model, [PROMPT], DecodeConfig(gen_length=8, temperature=1.5, confidence_from="tempered"))[0]
-    page = show(render.player_html(polluted, selected=0))
+    page = show(polluted, selected=0)
     assert "never sees" not in inspector(page) and "tempered confidence" in inspector(page)
 
 
 def test_the_inspector_re_tempers_with_the_slider_and_speaks_chinese(show, trace):
-    page = show(render.player_html(trace, lang="zh", selected=0), temperature=1.0)
+    page = show(trace, lang="zh", selected=0, temperature=1.0)
     assert "加温后，T=1" in inspector(page) and "位置 0" in inspector(page)
     page.evaluate("""() => { const s = document.querySelector('#dv-temperature input');
         s.value = '0.3'; s.dispatchEvent(new Event('input', {bubbles: true})); }""")
@@ -186,34 +180,39 @@ def test_the_inspector_re_tempers_with_the_slider_and_speaks_chinese(show, trace
     assert labels == [f"{x}%" for x in shares]
 
 
-def test_a_compare_side_underlines_its_differences_at_its_end(show, trace, model):
+def test_a_compare_side_underlines_its_differences_at_its_end(chromium, trace, model):
     other = decode(model, [PROMPT], trace.config.replace(seed=4, temperature=2.0))[0]
-    diff = {p for p in range(24) if trace.token_ids[p] != other.token_ids[p]}
-    page = show("", extra=f"<div id='dv-cmp-canvas-a'>{render.side_canvas_html(trace, 'side_a', lang='en', diff=diff)}</div>")
-    page.evaluate("() => window.__dv.lib.paintStatic(document)")
+    diff = sorted(p for p in range(24) if trace.token_ids[p] != other.token_ids[p])
+    page = renderer.open_page(chromium)
+    renderer.load(page, trace, "a")
+    page.evaluate("""(diff) => { const box = document.createElement('div'); box.id = 'dv-cmp-canvas-a';
+        box.innerHTML = '<div class="dv-canvas"></div>'; document.body.append(box); window.a.diff = diff;
+        DV.dvShowStatic(box.firstChild, window.a, window.OPTIONS.strings.en, window.OPTIONS.theme, true); }""", diff)
     marked = page.evaluate("""() => [...document.querySelectorAll('#dv-cmp-canvas-a [data-pos]')]
         .filter((s) => s.classList.contains('dv-diff')).map((s) => Number(s.dataset.pos))""")
-    assert marked == sorted(diff) and page.locator("#dv-cmp-canvas-a .dv-mask").count() == 0
+    assert marked == diff and page.locator("#dv-cmp-canvas-a .dv-mask").count() == 0
+    assert "differs from the other side" in page.inner_text("#dv-cmp-canvas-a .dv-legend") and page.errors == []
+    page.close()
 
 
 def test_the_world_checker_marks_and_names_the_broken_rule(show):
     tr = make_trace(BAD)
     ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
-    page = show(render.player_html(tr, selected=ana))
+    page = show(tr, selected=ana)
     assert page.evaluate(SPANS, "dv-bad") == [ana]
     assert "agreement" in inspector(page) and "Ana" in inspector(page)
-    page = show(render.player_html(tr, lang="zh", selected=ana))
+    page = show(tr, lang="zh", selected=ana)
     assert "一致" in inspector(page) and "agreement" not in inspector(page)
     at(page, 1, 0)
     assert "检查器" not in inspector(page)
 
 
 def test_at_temperature_zero_the_first_candidate_takes_every_share(show, trace):
-    # T = 0 is argmax: the first candidate's tempered bar is full (render.BAR_SCALE percent), the
-    # others keep a visible sliver (render.MIN_BAR percent), never a 0-width bar.
-    page = show(render.player_html(trace, selected=0), temperature=0.0)
+    # T = 0 is argmax: the first candidate's tempered bar is full (web.BAR_SCALE percent), the
+    # others keep a visible sliver (web.MIN_BAR percent), never a 0-width bar.
+    page = show(trace, selected=0, temperature=0.0)
     widths = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-line .dv-insp-temp')].map((e) => e.style.width)")
-    assert [float(w.rstrip("%")) for w in widths] == [render.BAR_SCALE] + [render.MIN_BAR] * (len(widths) - 1)
+    assert [float(w.rstrip("%")) for w in widths] == [web.BAR_SCALE] + [web.MIN_BAR] * (len(widths) - 1)
 
 
 def test_a_hostile_vocabulary_is_text_in_the_canvas_and_the_inspector(show):
@@ -225,7 +224,7 @@ def test_a_hostile_vocabulary_is_text_in_the_canvas_and_the_inspector(show):
     d = json.loads(trace.to_json())
     d["vocab"] = {k: EVIL[i % len(EVIL)] for i, k in enumerate(d["vocab"])}
     evil = Trace.from_json(json.dumps(d))
-    page = show(render.player_html(evil, selected=0))
+    page = show(evil, selected=0)
     count = "(sel) => document.querySelectorAll(sel).length"
     seen = set()
     for pos in range(evil.config.gen_length):
@@ -251,7 +250,7 @@ def test_world_checker_lines_quote_the_traces_words_as_text(show):
                      selected=list(range(G)), tokens=ids[2:], logprobs=[-0.5] * G)
     tr = Trace(prompt_ids=ids[:2], token_ids=ids[2:], order=[0] * G, steps=[rec], config=DecodeConfig(gen_length=G),
                model="world-mdlm", vocab=vocab, text="".join(pieces[2:]), prompt_text="".join(pieces[:2]))
-    page = show(render.player_html(tr, selected=0))
+    page = show(tr, selected=0)
     quoted = set()
     for pos, found in enumerate(generated_marks(tr)):
         if not found:
@@ -271,7 +270,7 @@ def test_a_grid_task_is_drawn_as_two_grids_with_its_wrong_cells_marked(show):
 
     wrong = _trace(TaskOracle(), LATIN, schedule="topk_decay", top_k=16, decay=1.0, seed=3)
     verdict = task_view.verdict(wrong)
-    page = show(render.player_html(wrong, selected=verdict.cells[0]))
+    page = show(wrong, selected=verdict.cells[0])
     assert page.locator("#dv-canvas .dv-grid").count() == 2
     given = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-grid')[0].children].map((s) => s.textContent)")
     assert given == ["·" if c == "_" else c for c in parse(LATIN).cells]
@@ -308,7 +307,7 @@ def _taken_back(tr: Trace) -> list[tuple[int, int]]:
 def test_a_revised_canvas_is_the_traces_canvas_at_every_frame_scrubbed_both_ways(show, revised, rule):
     tr = revised[rule]
     n, G = len(tr.steps), tr.config.gen_length
-    page = show(render.player_html(tr, frame=0, selected=0))
+    page = show(tr, frame=0, selected=0)
     frames = [*range(n + 1), *range(n, -1, -1), *range(0, n + 1, 3)]  # forwards, backwards, and in jumps
     for f in frames:
         at(page, f)
@@ -333,7 +332,7 @@ def test_a_rewritten_token_names_its_old_token_on_hover_and_in_the_inspector(sho
     rec = tr.steps[step]
     i = rec.edited.index(pos)
     old, new = piece(tr, rec.edited_from[i]), piece(tr, rec.edited_to[i])
-    page = show(render.player_html(tr, frame=step + 1, selected=pos))
+    page = show(tr, frame=step + 1, selected=pos)
     title = page.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
     assert f"rewritten at step {step + 1}" in title and f"was {old!r}" in title and f"now {new!r}" in title
     text = inspector(page)
@@ -342,7 +341,7 @@ def test_a_rewritten_token_names_its_old_token_on_hover_and_in_the_inspector(sho
     assert f"step {step + 1}: rewritten {old!r} → {new!r}" in text
     at(page, step, pos)  # one step before: the old token, no rewrite known yet
     assert page.inner_text(f'#dv-canvas [data-pos="{pos}"]') == old and "rewritten" not in inspector(page)
-    zh = show(render.player_html(tr, lang="zh", frame=step + 1, selected=pos))
+    zh = show(tr, lang="zh", frame=step + 1, selected=pos)
     assert f"第 {step + 1} 步改写" in inspector(zh) and "改写" in zh.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
 
 
@@ -350,7 +349,7 @@ def test_a_rewritten_token_names_its_old_token_on_hover_and_in_the_inspector(sho
 def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, revised, rule):
     tr = revised[rule]
     pos, f = _taken_back(tr)[0]
-    page = show(render.player_html(tr, frame=f, selected=pos))
+    page = show(tr, frame=f, selected=pos)
     history = [e for e in tr.history[pos]]
     for frame in range(len(tr.steps) + 1):
         at(page, frame, pos)
@@ -360,7 +359,7 @@ def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, re
         for item, (s, k, tok) in zip(items, known):
             assert item.startswith(f"step {s + 1}: "), (frame, item)
             if k == "remask":
-                assert "taken back to [MASK]" in item
+                assert "taken back to [MASK]" in item and {"rcr": "(decided with ", "remdm": "(σ "}[rule] in item
             else:
                 assert f"confirmed {piece(tr, tok)!r}" in item
     at(page, f, pos)
@@ -368,19 +367,59 @@ def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, re
     assert f"taken back at step {f}" in title and "Still masked" in inspector(page)
 
 
-def test_the_live_canvas_paints_a_revised_steps_take_backs(show, revised):
-    from dllm_viz.app.handlers.live import Live
+def test_a_decode_in_progress_is_painted_step_by_step_as_its_chunks_come(show, chromium, revised):
+    """A live decode's chunks (one per step, `wire.Encoder` as the server sends them) painted as they
+    come: the canvas after each step is the trace's canvas then, take-backs included; the last chunk
+    makes it the finished trace, the same data as the stored trace read at once."""
+    from dllm_viz.app.views import wire
 
     tr = revised["remdm"]
-    live = Live(tr.config, prompt=WORLD_PROMPT, token_text=tr.token_text, lang="en")
-    page = show(render.live_html(live.data(), lang="en"))
+    encoder = wire.encoder_for(tr)
+    page = renderer.open_page(chromium)
+    renderer.load(page, tr, "d", chunks=[encoder.chunk(tr.steps[:1])])
+    page.evaluate(renderer.VIEW, ["en"])
     G = tr.config.gen_length
     for rec in tr.steps:
-        live.add(rec)
-        page.evaluate("(h) => { const el = document.querySelector('#dv-canvas'); el.innerHTML = h; "
-                      "const r = el.querySelector('.dv-canvas'); window.__dv.lib.paintCanvas(r, window.__dv.lib.dvData(r), "
-                      "window.__dv.lib.dvData(r).n, -1); }", render.live_html(live.data(), lang="en"))
+        if rec.step:
+            page.evaluate("(c) => DV.dvTraceAdd(window.d, c)", encoder.chunk([rec]))
+        page.evaluate("() => { window.d.live = true; DV.dvShow(window.__dv, window.d); }")
         canvas = tr.canvas_at(rec.step)
         assert page.evaluate(SPANS, "dv-mask") == [p for p in range(G) if canvas[p] is None], rec.step
         texts = page.evaluate(TEXTS)
         assert [texts[p] for p in range(G) if canvas[p] is not None] == [piece(tr, c) for c in canvas if c is not None]
+        assert page.evaluate("() => document.querySelector('#dv-canvas .dv-live').dataset.steps") == str(rec.step + 1)
+    page.evaluate("(c) => DV.dvTraceAdd(window.d, c)", encoder.chunk([], done=wire.done(tr)))
+    renderer.load(page, tr, "whole")
+    same = page.evaluate("""() => ['order', 'tok', 'tint', 'conf', 'q', 'k', 'bad', 'pieces', 'end']
+        .filter((key) => JSON.stringify(window.d[key]) !== JSON.stringify(window.whole[key]))""")
+    assert same == [] and page.errors == []
+    page.close()
+
+
+def test_a_forks_forced_and_taken_back_tokens_replay_as_the_traces_canvas(show):
+    """A fork (core.lineage) forces a token at the start and takes one back later: the page's canvas is
+    `Trace.canvas_at` at every frame, the forced token on show from frame 0; the inspector and the
+    history say what the fork did."""
+    from dllm_viz import fork, load_model
+
+    world = load_model("world")
+    tr = decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
+    pos = next(p for p, tok in enumerate(tr.token_ids) if tok != 7)
+    first = fork(world, tr, 0, force={pos: 7})
+    vis = next(p for p, tok in enumerate(first.canvas_at(3)) if tok is not None and p != pos)
+    out = fork(world, first, 4, remask=[vis])
+    G = out.config.gen_length
+    page = show(out, frame=0, selected=pos)
+    for f in range(len(out.steps) + 1):
+        at(page, f)
+        canvas = out.canvas_at(f - 1)
+        assert page.evaluate(SPANS, "dv-mask") == [p for p in range(G) if canvas[p] is None], f
+        texts = page.evaluate(TEXTS)
+        assert [texts[p] for p in range(G) if canvas[p] is not None] == [piece(out, c) for c in canvas if c is not None]
+    at(page, 0, pos)
+    assert "Forced by a fork" in inspector(page) and piece(out, 7) in inspector(page)
+    at(page, len(out.steps), vis)
+    assert "taken back to [MASK]" in inspector(page)
+    figs = page.evaluate("() => ['heatmap', 'order', 'steps'].map((k) => JSON.stringify("
+                         "DV['dv' + k[0].toUpperCase() + k.slice(1) + 'Fig'](window.d, window.OPTIONS.strings.zh)).length)")
+    assert all(n > 100 for n in figs)

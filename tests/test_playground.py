@@ -26,7 +26,8 @@ def test_relabel_renders_every_view_again_without_decoding(pg, runner):
     runner.calls.clear()
     out = pg.relabel(lang="zh", trace=trace, cmp_traces=None, sweep_state=None, lesson_key="polluted", **widgets())
     # The same trace in 中文: the page sees it is the one on show and keeps its cursor and playback.
-    assert "播放" in out.canvas and "data-selected" not in out.canvas and out.compare.cmp_summary is KEEP
+    assert out.canvas["lang"] == "zh" and out.canvas["ref"] == trace.handle and out.canvas["selected"] is None
+    assert out.compare.cmp_summary is KEEP and "步" in out.facts
     assert runner.calls == []
 
 

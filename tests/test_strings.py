@@ -83,12 +83,19 @@ def test_a_third_language_is_one_new_file(tmp_path, monkeypatch):
 
 
 def test_every_key_is_used_somewhere():
-    # The page's modules, and the studies' tables, whose rows name the page's keys (app/views/lessons.py).
+    # The page's modules, the studies' tables, whose rows name the page's keys (app/views/lessons.py), and
+    # the page's renderer (app/web/*.js: `t.key`, and the views/web.py prefixes it builds keys from).
+    import re
+
+    from dllm_viz.app.views import web
+
     files = [*APP.rglob("*.py"), *(APP.parent / "studies").rglob("*.py")]
     source = "".join(p.read_text(encoding="utf-8") for p in files if p.parent.name != "strings")
+    scripts = web.PAGE_JS
     knobs = set(DecodeConfig.field_names())  # a rule plug-in's knob: its widget's label (layout/revision.knob_widget)
+    in_js = lambda k: re.search(rf"\bt\.{k}\b|[\"'`]{k}[\"'`]", scripts) is not None  # noqa: E731
     unused = [k for k in STRINGS if f'"{k}"' not in source and f"'{k}'" not in source and not k.startswith(DYNAMIC)
-              and k not in knobs]
+              and k not in knobs and not in_js(k)]
     assert unused == []
 
 
@@ -127,23 +134,18 @@ def test_the_chinese_views_have_no_untranslated_english():
 
     pg = Playground(run)
     shown = pg.play.decode(prompt="", lang="zh", **config_to_settings(DecodeConfig.preset("balanced", 16)))
-    texts = [shown.canvas, shown.facts, shown.banner, shown.preset_badge]
-    rest = pg.play.rest(trace=shown.trace, lang="zh")
-    for fig in (shown.heatmap, rest.order, rest.steps_fig):
-        texts += [x for x in (fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) if x]
+    texts = [shown.facts, shown.banner, shown.preset_badge]
     for key in ("polluted", "rng", "threshold"):
         lesson = pg.compare.lesson(key, prompt="", seed=0, gen_length=16, lang="zh")
-        heat_a = pg.compare.figures(cmp_traces=lesson.compare.cmp_traces, lang="zh").cmp_heat_a
-        texts += [lesson.lesson_text, lesson.compare.cmp_summary, lesson.compare.cmp_facts_a, heat_a.layout.title.text]
+        texts += [lesson.lesson_text, lesson.compare.cmp_summary, lesson.compare.cmp_facts_a]
     sweep = pg.sweep.run(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
                      sweep_gen_length=8, lang="zh")
     texts += [sweep.sweep_summary, *sweep.sweep_table["headers"], sweep.sweep_nfe.layout.title.text]
     import html
-    import json
 
-    data = json.loads(html.unescape(re.search(r'data-trace="([^"]*)"', shown.canvas).group(1)))
-    texts = [re.sub(r'data-(trace|tour|tour-ui)="[^"]*"', " ", s) for s in texts]
-    texts += list(data["t"].values())
+    from dllm_viz.app.views import web
+
+    texts += list(web.strings("zh").values())  # what the page writes of a trace: canvas, inspector, figures
     leaks = {w for s in texts for w in english_words(html.unescape(s))}
     assert leaks == set()
 

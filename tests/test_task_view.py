@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app.views import figures, render, task as task_view
-from dllm_viz.app.strings import t
+from dllm_viz.app.views import render, task as task_view, wire
+from dllm_viz.studies.curves import refused
 from dllm_viz.tasks import TaskOracle, parse
 from dllm_viz.tasks.families import EXAMPLE_PROMPTS, FAMILIES
 
@@ -43,7 +44,7 @@ def test_a_wrong_grid_is_marked_cell_by_cell_and_a_right_one_not_at_all(oracle):
     assert "checker" in task_view.inspector_lines(wrong, verdict.cells[0])
     assert task_view.inspector_lines(right, 0) == ""
     assert task_view.grid_cells(wrong) == parse(LATIN).cells
-    data = render.player_data(wrong, lang="en", order_width=8)  # page.js draws the two grids and the marks
+    data = wire.done(wrong)  # what the page draws the two grids and the marks from
     assert data["grid"] == list(parse(LATIN).cells) and sum(bool(b) for b in data["bad"]) == len(verdict.cells)
     assert all(data["rules"][cell][0][0] == verdict.rule for cell in verdict.cells)
     assert ("f_answer", f"✗ {verdict.rule}") in render.run_facts(wrong)
@@ -52,56 +53,31 @@ def test_a_wrong_grid_is_marked_cell_by_cell_and_a_right_one_not_at_all(oracle):
 def test_other_traces_get_no_marks_no_grid_and_no_fact(oracle):
     listed = _trace(oracle, "copy : b e a d =")
     assert task_view.grid_cells(listed) is None and task_view.answer_fact(listed) == "✓"
-    assert render.player_data(listed, lang="en", order_width=8)["grid"] is None
+    assert wire.done(listed)["grid"] is None and wire.done(listed)["task"]["family"] == "copy"
     longer = decode(oracle, ["copy : b e a d ="], DecodeConfig(gen_length=6))[0]  # not the answer's length
     assert task_view.task_of(longer) is None and task_view.token_rules(longer) == [""] * 6
     assert all(key != "f_answer" for key, _ in render.run_facts(longer))
 
 
-CURVES = {"families": {"shuffle": {
-    "model": {"threshold": [{"value": v, "tpf": x, "rate": r, "lo": r - 0.1, "hi": min(1, r + 0.1)}
-                            for v, x, r in ((0.9, 1.0, 0.9), (0.5, 2.0, 0.5), (0.1, 4.0, 0.1))]},
-    "oracle": {"threshold": [{"value": v, "tpf": x, "rate": r, "lo": r - 0.1, "hi": min(1, r + 0.1)}
-                             for v, x, r in ((0.9, 1.0, 1.0), (0.5, 1.5, 0.6), (0.1, 4.0, 0.2))]},
-    "aup": {"model": {"threshold": 90.0}, "oracle": {"threshold": 100.0}}}}}
-
-
 def test_the_marker_follows_the_threshold_along_each_curve():
-    pts = CURVES["families"]["shuffle"]["model"]["threshold"]
+    pts = [{"value": v, "tpf": x, "rate": r} for v, x, r in ((0.9, 1.0, 0.9), (0.5, 2.0, 0.5), (0.1, 4.0, 0.1))]
     assert task_view.on_curve(pts, 0.9) == (1.0, 90.0)
     assert task_view.on_curve(pts, 0.7) == pytest.approx((1.5, 70.0))
     assert task_view.on_curve(pts, 0.05) == (4.0, 10.0) and task_view.on_curve(pts, 1.0) == (1.0, 90.0)
-    fig = figures.task_curve(CURVES, "shuffle", 0.7, lang="zh")
-    markers = [d for d in fig.data if d.mode == "markers"]
-    assert [(m.x[0], round(m.y[0], 6)) for m in markers] == [(1.5, 70.0), (1.25, 80.0)]
-    assert t("fig_task_curve", "zh") in fig.layout.title.text and "AUP 90 / 100" in fig.layout.title.text
-    refused = {"families": {"shuffle": {**CURVES["families"]["shuffle"],
-                                        "aup": {"model": {"threshold": {"refused": "falls 80 points"}},
-                                                "oracle": {"threshold": 100.0}}}}}
-    title = figures.task_curve(refused, "shuffle", 0.7).layout.title.text  # d3LLM's get_aup refused it: no score
-    assert f"AUP {t('aup_refused', 'en')} / 100" in title
-    empty = figures.task_curve(CURVES, None, 0.9)
-    assert not empty.data and t("task_curve_none", "en") == empty.layout.annotations[0].text
 
 
-def test_revision_curves_sit_beside_the_threshold_curves_and_mark_the_traces_rule():
-    """Issue 32 item 5: each revision rule's threshold curve (model shown, oracle a legend click away);
-    the markers follow the slider on the curve of the trace's own rule."""
-    fam = CURVES["families"]["shuffle"]
-    wino = [{"value": v, "tpf": x, "rate": r, "lo": r - 0.1, "hi": min(1, r + 0.1)}
-            for v, x, r in ((0.9, 0.5, 0.95), (0.5, 1.0, 0.7), (0.1, 2.0, 0.3))]
-    curves = {"families": {"shuffle": {**fam, "revision": {"model": {"threshold_wino": wino},
-                                                           "oracle": {"threshold_wino": wino}}}}}
-    plain = figures.task_curve(curves, "shuffle", 0.7)
-    lines = [d for d in plain.data if d.mode == "lines+markers"]
-    assert [d.name for d in lines] == ["tasks model", "exact oracle", "tasks model + WINO", "exact oracle + WINO"]
-    assert lines[2].visible is True and lines[3].visible == "legendonly"
-    assert list(lines[2].x) == [0.5, 1.0, 2.0] and list(lines[2].y) == [95.0, 70.0, 30.0]
-    assert len([d for d in plain.data if d.mode == "markers"]) == 2  # the trace ran no rule: threshold markers only
-    own = figures.task_curve(curves, "shuffle", 0.7, rule="wino")
-    markers = [(m.x[0], round(m.y[0], 6)) for m in own.data if m.mode == "markers"]
-    assert markers[2:] == [pytest.approx((0.75, 82.5)), pytest.approx((0.75, 82.5))]  # halfway from 0.9 to 0.5
-    assert [d for d in own.data if d.name == "exact oracle + WINO"][0].visible is True
+def test_the_page_gets_a_task_familys_measured_curves_and_nothing_else():
+    # The page draws the task curve (web/figures.js, tests/test_figures_js.py) from these.
+    fam = task_view.curves()["families"]["shuffle"]
+    data = task_view.curve_data("shuffle")
+    assert [p["tpf"] for p in data["model"]] == [p["tpf"] for p in fam["model"]["threshold"]]
+    assert set(data["model"][0]) == {"value", "tpf", "rate", "lo", "hi"}
+    assert data["aup"] == [None, None]  # d3LLM's get_aup refuses both curves of shuffle (dllm_viz.studies.curves)
+    assert all(refused(fam["aup"][d]["threshold"]) for d in ("model", "oracle"))
+    copy = task_view.curves()["families"]["copy"]["aup"]
+    assert task_view.curve_data("copy")["aup"] == [copy["model"]["threshold"], copy["oracle"]["threshold"]]
+    assert set(data["revision"]["model"]) == set(fam["revision"]["model"])
+    assert task_view.curve_data("no such family") is None
 
 
 def test_the_curve_lesson_is_shown_in_both_languages_with_its_revision_paragraph():

@@ -12,8 +12,10 @@ import pytest
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
 from dllm_viz.app.handlers.adapters import KNOBS, PRESET_GROUPS, config_to_settings, settings_to_config
+from dllm_viz.app.handlers.traces import Shown
 from dllm_viz.app.strings import t
 from dllm_viz.core import trace as trace_module
+from dllm_viz.core.trace import Trace
 from tests.ui_model import make_text_model
 
 
@@ -109,7 +111,8 @@ def test_every_decode_event_calls_the_model_once(built, name):
     values[page.prompt._id] = "the "
     fire(demo, component, event, values)
     assert runner.calls == 1
-    assert values[page.trace._id].prompt_text == "the "
+    assert values[page.trace._id].trace.prompt_text == "the "
+    assert values[page.canvas._id]["ref"] == values[page.trace._id].handle  # the page reads the trace by it
 
 
 def test_each_lesson_click_runs_exactly_one_compare(built):
@@ -124,19 +127,26 @@ def test_each_lesson_click_runs_exactly_one_compare(built):
         assert values[page.cmp_heat_b._id] is not None, key  # the figures followed the canvases
 
 
-def test_the_compare_figures_start_once_the_canvases_are_painted(built):
-    """Every Compare event's figures wait behind the page's paint of its canvases (ui.AFTER_PAINT_JS):
-    a figures event that started at once would delay that paint (Gradio marks its components pending)."""
+def test_events_carry_handles_and_control_values_never_a_trace(built):
+    """Issue 43: a decode, an upload, a lesson click and a language switch answer with handles and
+    small values; no event updates a figure (the page draws them from the trace it reads once)."""
+    import json
+
     demo, _ = built
-    page, fns = demo.page, demo.fns
-    figures = [fn for fn in fns.values() if page.cmp_heat_a in fn.outputs and fn.trigger_after is not None
-               and not fn.trigger_only_on_failure]
-    assert len(figures) == len(page.lessons) + 1  # one per lesson button and the Compare button
-    for fn in figures:
-        wait = fns[fn.trigger_after]
-        assert wait.fn is None and wait.js == ui.AFTER_PAINT_JS and wait.trigger_only_on_success
-        canvases = fns[wait.trigger_after]
-        assert page.cmp_canvas_a in canvases.outputs and page.cmp_canvas_b in canvases.outputs
+    page = demo.page
+    hosts = [page.heatmap, page.order, page.steps_fig, page.task_curve, page.cmp_orders, page.cmp_heat_a,
+             page.cmp_heat_b, page.cmp_steps_a, page.cmp_steps_b, page.inspector]
+    assert not [fn for fn in demo.fns.values() if any(h in fn.outputs for h in hosts)]
+    views = (page.canvas, page.cmp_canvas_a, page.cmp_canvas_b)
+    for name, (component, event) in {"decode": (page.temperature, "release"), "lesson": (page.lessons["polluted"], "click"),
+                                     "language": (page.lang, "change")}.items():
+        values = start_values(demo)
+        values[page.lang._id] = "zh" if name == "language" else "en"
+        ran = fire(demo, component, event, values)
+        sent = [values[c._id] for fn in ran for c in fn.outputs if not isinstance(c, gr.State)]
+        assert not [v for v in sent if isinstance(v, (Trace, Shown)) or '"pieces"' in json.dumps(v, default=str)], name
+        named = [values[c._id] for fn in ran for c in fn.outputs if c in views and values[c._id] is not None]
+        assert named and all(len(json.dumps(v)) < 400 and "ref" in v for v in named), (name, named)
 
 
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(built):
@@ -180,22 +190,24 @@ def test_every_preset_after_every_other_one_gives_its_own_whole_state(built):
             assert settings_to_config(**knobs) == DecodeConfig.preset(then, 64, seed=5), (first, then)
             label = t(f"preset_{then}", "en")
             assert f"active preset: {label}" in after[page.preset_badge._id], (first, then)
-            assert after[page.trace._id].config == DecodeConfig.preset(then, 64, seed=5)
+            assert after[page.trace._id].trace.config == DecodeConfig.preset(then, 64, seed=5)
 
 
 def test_an_upload_is_parsed_once_and_never_decodes(built, tmp_path, monkeypatch):
     demo, runner = built
     page, values = demo.page, start_values(demo)
     path = tmp_path / "t.json"
-    path.write_text(values[page.trace._id].to_json())
+    path.write_text(values[page.trace._id].trace.to_json())
     parsed = []
     original = trace_module.Trace.from_json.__func__
     monkeypatch.setattr(trace_module.Trace, "from_json", classmethod(lambda cls, s: parsed.append(1) or original(cls, s)))
     values[page.upload._id] = str(path)
-    values[page.heatmap._id] = values[page.order._id] = None
     fire(demo, page.upload, "upload", values)
     assert parsed == [1] and runner.calls == 0
-    assert values[page.heatmap._id] is not None and values[page.order._id] is not None  # drawn after the canvas
+    shown = values[page.trace._id]
+    assert values[page.canvas._id]["ref"] == shown.handle != values[page.trace._id] is not None
+    assert demo.traces.entry("test-session", shown.handle) is not None  # the page of this session can read it
+    assert demo.traces.entry("another-session", shown.handle) is None  # and no other
     assert values[page.download._id].endswith(".json")
 
 
@@ -215,7 +227,8 @@ def test_a_language_switch_relabels_and_rerenders_without_decoding(built):
     fns = [fn for fn in demo.fns.values() if (page.lang._id, "change") in fn.targets]
     assert len(fns) == 1
     out = dict(zip(fns[0].outputs, fns[0].fn(*[values[c._id] for c in fns[0].inputs])))
-    assert out[page.run]["value"] == "运行" and "播放" in out[page.canvas]
+    assert out[page.run]["value"] == "运行"
+    assert out[page.canvas]["lang"] == "zh" and out[page.canvas]["ref"] == values[page.trace._id].handle
     assert out[page.upload]["label"] == "⬆ 回放轨迹 JSON"
     for comp, value in out.items():  # every new value is one its component can show
         if _is_update(value) and "value" in value:
@@ -248,7 +261,7 @@ def test_opening_the_page_decodes_only_for_a_link(built):
     fire(demo, load[0].targets[0][0], "load", values, query=link)
     assert runner.calls == 1
     asked = DecodeConfig(gen_length=16, temperature=0.5, seed=3)  # decoded as the widgets show it (top_k written out)
-    assert values[page.trace._id].config == settings_to_config(**config_to_settings(asked))
+    assert values[page.trace._id].trace.config == settings_to_config(**config_to_settings(asked))
     assert values[page.temperature._id] == 0.5 and values[page.prompt._id] == "hi "
-    assert 'data-frame="1"' in values[page.canvas._id] and 'data-selected="4"' in values[page.canvas._id]
-    assert values[page.order._id] is not None  # the rest of the views followed
+    canvas = values[page.canvas._id]
+    assert (canvas["frame"], canvas["selected"], canvas["ref"]) == (1, 4, values[page.trace._id].handle)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dllm_viz import DecodeConfig, StepRecord, Trace
-from dllm_viz.app.views import render
+from dllm_viz.app.views import render, wire
 from dllm_viz.app.views.world import facts_line, generated_marks, token_rules, verdict
 
 GOOD = "Tom Lopez of San Diego has 3 cats and 1 dog at home, so Tom has 4 pets in all."
@@ -62,7 +62,7 @@ def test_canvas_facts_and_inspector_show_the_checker():
     tr = make_trace(BAD)
     ana = [tr.token_text(i) for i in tr.token_ids].index(" Ana")
     assert token_rules(tr)[ana] == "agreement" and sum(bool(r) for r in token_rules(tr)) == 1
-    data = render.player_data(tr, lang="en", order_width=8)  # what the page marks and the inspector says
+    data = wire.done(tr)  # what the page marks and the inspector says
     assert data["bad"][ana] == "agreement" and sum(bool(b) for b in data["bad"]) == 1
     assert [rule for rule, _, _ in data["rules"][ana]] == ["agreement"] and data["rules"][0] == []
     assert data["rules"][ana][0][2] == "Ana"
@@ -72,8 +72,8 @@ def test_canvas_facts_and_inspector_show_the_checker():
 
 def test_austen_traces_render_without_checker_marks():
     tr = make_trace(BAD, model="austen-mdlm")
-    data = render.player_data(tr, lang="en", order_width=8)
-    assert not any(data["bad"]) and not any(data["rules"])
+    data = wire.done(tr)
+    assert not any(data["bad"]) and not any(data["rules"]) and data["checked"] is False
     assert all(key != "f_valid" for key, _ in render.run_facts(tr))
 
 
@@ -83,7 +83,5 @@ def test_an_unfinished_sentence_is_counted_apart_and_the_underline_is_keyed():
     cut = make_trace(GOOD + " Tom Lopez of")
     assert ("f_unfinished", "1") in render.run_facts(cut) and "f_unfinished" not in dict(render.run_facts(done))
     assert dict(render.run_facts(cut))["f_valid"] == "1/1"
-    # The canvas key explains the checker's solid underline; the Compare sides also the wavy one.
-    assert "dv-bad" in render.player_html(cut) and "dv-bad" not in render.player_html(make_trace(GOOD, model="austen-mdlm"))
-    side = render.side_canvas_html(cut, "side_a", lang="zh", diff={1})
-    assert "检查器" in side and "另一边" in side
+    # The canvas key explains the checker's solid underline (drawn by the page for a checked trace).
+    assert wire.done(cut)["checked"] and not wire.done(make_trace(GOOD, model="austen-mdlm"))["checked"]

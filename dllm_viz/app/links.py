@@ -6,7 +6,7 @@ selected position, the tab, the Compare lesson or configs):
 
     ?model=austen-mdlm&prompt=Elizabeth&config={"gen_length":64,"seed":3}&step=4&pos=17&tab=compare&lesson=polluted
 
-`link_fields(trace)` is what the page needs to write one (render.player_data ships it; page.js
+`link_fields(trace)` is what the page needs to write one (the trace's last chunk carries it: views/wire.py; page.js
 adds the cursor, the tab and the lesson, and copies it); `parse_link(query)` reads one back, and
 raises `ValueError` naming the parameter for anything malformed.
 """

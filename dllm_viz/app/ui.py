@@ -6,10 +6,13 @@ widgets come from its builder (`layout_header`, `layout_play`, `layout_compare`,
 into one `page.Page`; every event goes through one `wiring.wire`, which maps a handler's keyword
 arguments and its result's fields (`outputs`) onto `Page` attributes when the page is built, so a
 misspelt name fails at build time. Handlers (`playground.Playground`: one object per tab) return
-plain values (or `KEEP`); only `wiring` speaks Gradio to them. The canvas, playback, the shared
-step cursor, the inspector and the linked views are drawn in the browser from the trace on show
-(`page.js` and the files before it, the page's one script, served as the canvas's `js_on_load`):
-moving the cursor sends nothing to the server.
+plain values (or `KEEP`); only `wiring` speaks Gradio to them.
+
+Events carry control values and handles, never traces: a trace travels once, as the chunks of
+`views.wire`, read by the page itself from the canvas's server function `dv_read` (`read_traces`:
+a decode in progress step by step, as it is computed). The page draws every view of it (the
+renderer, `views.web`: `app/web/*.js`, run as the canvas's `js_on_load`, plotly.js loaded by the
+canvas's `head`): moving the cursor sends nothing to the server.
 
 Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()`.
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from fastapi import Response
 
 from dllm_viz.app.handlers.adapters import config_to_settings
 from dllm_viz.app.handlers.play import random_seed
@@ -32,10 +36,8 @@ from dllm_viz.app.layout.sweep import build_sweep_tab
 from dllm_viz.studies.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.handlers.outputs import (
     CompareCleared,
-    CompareFigures,
     CompareShown,
     DecodeFirst,
-    DecodeRest,
     DecodeStopped,
     Exported,
     Knobs,
@@ -52,9 +54,10 @@ from dllm_viz.app.handlers.outputs import (
     RuleStates,
     StageStates,
     SweepShown,
-    TraceFigures,
     values_of,
 )
+from dllm_viz.app.handlers.traces import TraceStore
+from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
@@ -74,14 +77,32 @@ CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "r
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
-# Resolves once the page has painted what the event before it returned (the frame after it, or
-# 0.1 s in a tab the browser does not paint). A figures event chained after it starts then: its
-# start marks every component Gradio has tracked pending, a sweep that would delay that paint.
-AFTER_PAINT_JS = ("() => new Promise((done) => { requestAnimationFrame(() => setTimeout(done, 0)); "
-                  "setTimeout(done, 100); })")
+# Runs in the page as a decode event starts: draws the decode's handle (the `ref` input, the 5th) and
+# starts reading it at once, before the event reaches the server (page.js `__dvNewRef`).
+NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : args)"
 # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when a
 # tab is shown lets the responsive figures fit their containers again.
 RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }"
+
+
+def read_traces(store: TraceStore) -> Callable[..., Any]:
+    """The canvas's server function: the page reads a trace by its handle, `dv_read(handle, start)` ->
+    the chunks from `start` on (`TraceStore.read`), as JSON written once. The session is Gradio's:
+    another session's handle reads as gone."""
+
+    async def dv_read(data: Any, request: gr.Request) -> Response:
+        handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
+        # Gradio hands a server function the HTTP request itself; the session is the one its body names
+        # (the page's own, as for every other call it makes: Gradio's `component_server`).
+        session = getattr(request, "session_hash", None)
+        if session is None:
+            body = await request.json()
+            session = body.get("session_hash") if isinstance(body, dict) else None
+        if not isinstance(session, str):
+            session = None
+        return Response(await store.read(session, handle, start), media_type="application/json")
+
+    return dv_read
 
 
 def launch_options() -> dict[str, Any]:
@@ -123,18 +144,17 @@ def build_demo(
     """
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
                     token_text=token_text, budget=Budget(max_length=max_length, max_cells=max_cells))
+    gr.set_static_paths([web.PLOTLY_JS])  # the page loads plotly.js from the app itself
     labels = Labels("en")
-    first = examples[0][1] if examples else None
-    settings = config_to_settings(first.config if first else DecodeConfig.preset("balanced", 64))
+    first = pg.examples[0][1] if pg.examples else None
+    settings = config_to_settings(first.trace.config if first else DecodeConfig.preset("balanced", 64))
     shown: dict[str, Any] = {}
-    if first is not None:  # the first example plays on arrival, its figures in the page from the start
-        loaded = pg.play.load_trace(first, lang=labels.lang, autoplay=True, example=examples[0][0])
-        drawn = pg.play.trace_figures(trace=first, lang=labels.lang)
-        shown = values_of(loaded) | values_of(drawn)
+    if first is not None:  # the first example plays on arrival
+        shown = values_of(pg.play.load_trace(first, lang=labels.lang, autoplay=True, example=examples[0][0]))
     longest = min(256, (max_length or 256) - 16)
     tabs: dict[str, Any] = {}
     # The page opens on the first example's model (the world model's, in app.py: see its examples).
-    pick = pg.pick_of(first.model if first else None) or next(iter(models or {}), None)
+    pick = pg.pick_of(first.trace.model if first else None) or next(iter(models or {}), None)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
         c["trace"] = gr.State(first)
@@ -142,7 +162,7 @@ def build_demo(
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
-                                    longest=longest)
+                                    longest=longest, read=read_traces(pg.traces))
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"), "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)
             with labels.add(gr.Tab(t("tab_sweep", labels.lang)), "tab_sweep") as tabs["sweep"]:
@@ -160,11 +180,13 @@ def build_demo(
         after_decode(page, pg, wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked,
                                     request=("query", "session"), **_decode_kw(page, concurrency_limit)))
         wire_stop(page, pg)
+        demo.unload(release_traces(pg))
         api = concurrency_limit if api_concurrency_limit == "same" else api_concurrency_limit
         gr.api(api_generate(pg), api_name="generate", concurrency_limit=api, concurrency_id="api")
         forks = FORK_CONCURRENCY if api is None else min(FORK_CONCURRENCY, api)
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
     demo.page = page  # for tests and for other front ends that add to the page
+    demo.traces = pg.traces  # the traces the page reads by handle (`read_traces`)
     return demo
 
 
@@ -177,6 +199,15 @@ def state_ttl(page: Page, seconds: float | None) -> None:
         state = getattr(page, name, None)
         if isinstance(state, gr.State):
             state.time_to_live = seconds
+
+
+def release_traces(pg: Playground) -> Callable[[gr.Request], None]:
+    """When a page closes, the traces its session could read by handle go (`traces.TraceStore.release`)."""
+
+    def release(request: gr.Request) -> None:
+        pg.traces.release(getattr(request, "session_hash", None))
+
+    return release
 
 
 def api_generate(pg: Playground) -> Callable[..., Any]:
@@ -204,18 +235,17 @@ def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
 def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
     """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
     Returns the decode event."""
-    ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, *p.knobs),
-              out=DecodeFirst, request=("session",), **_decode_kw(p, concurrency_limit))
+    ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs),
+              out=DecodeFirst, request=("session",), js=NEW_REF_JS, **_decode_kw(p, concurrency_limit))
     return after_decode(p, pg, ev)
 
 
 def after_decode(p: Page, pg: Playground, ev: Any) -> Any:
     """What follows a decode event: on failure the widgets go back to the trace on show; on success
-    the rest of the views, then the download file. Returns `ev`."""
+    the download file. Returns `ev`."""
     play = pg.play
     wire(p, ev.failure, play.revert, ins=(p.trace,), out=Knobs, **QUIET)  # widgets never disagree with the views
-    rest = wire(p, ev.success, play.rest, ins=(p.trace, p.lang), out=DecodeRest, **QUIET)
-    wire(p, rest.then, play.export, ins=(p.trace,), out=Exported, **QUIET)
+    wire(p, ev.success, play.export, ins=(p.trace,), out=Exported, **QUIET)
     return ev
 
 
@@ -255,13 +285,12 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
         wire(p, getattr(p, name).change, play.k_steps, ins=(p.lang, *p.knobs), out=KSteps, trigger_mode="always_last",
              **QUIET)
 
-    # Traces in and out: each file parsed once, no model call.
-    for trigger, fn, source in ((p.example.input, play.example, p.example), (p.upload.upload, play.upload, p.upload)):
-        loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, show_progress="minimal",
+    # Traces in and out: each file parsed once, no model call; the page reads the trace by its handle.
+    for trigger, fn, source, asked in ((p.example.input, play.example, p.example, ()),
+                                       (p.upload.upload, play.upload, p.upload, ("session",))):
+        loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, request=asked, show_progress="minimal",
                       show_progress_on=[p.canvas])
-        drawn = wire(p, loaded.success, play.trace_figures, ins=(p.trace, p.lang), out=TraceFigures,
-                     **QUIET)  # the canvas first, then the figures
-        wire(p, drawn.then, play.export, ins=(p.trace,), out=Exported, **QUIET)
+        wire(p, loaded.success, play.export, ins=(p.trace,), out=Exported, **QUIET)
 
 
 def wire_stop(p: Page, pg: Playground) -> None:
@@ -277,9 +306,9 @@ def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:
 
 
 def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
-    """The Compare tab: a lesson click fills its configs and decodes its compare, in one event; the
-    canvases show first, and the figures follow from the stored pair (no second decode), once the
-    canvases are painted (`AFTER_PAINT_JS`; lesson click to both canvases, ui_bench: 15-20 ms less).
+    """The Compare tab: a lesson click fills its configs and decodes its compare, in one event that
+    names both sides' traces by handle; the page reads them and draws the canvases and the pair's
+    figures (no second event, no second decode).
 
     No Gradio progress: its overlay on a lesson's dozen outputs cost the browser more than the
     compare itself on a small CPU, and even its timer on the two canvases slowed the compare on
@@ -288,20 +317,18 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
     """
     compare, kw = pg.compare, _compare_kw(concurrency_limit)
 
-    def figures_after(event: Any) -> None:
+    def after(event: Any) -> None:
         event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy
-        painted = event.success(None, js=AFTER_PAINT_JS)  # the canvases on screen before the figures start
-        wire(p, painted.success, compare.figures, ins=(p.cmp_traces, p.lang), out=CompareFigures, **QUIET)
         wire(p, event.failure, compare.cleared, out=CompareCleared, **QUIET).then(None, js=IDLE_JS)
 
     # A compare's error names config A or B and stays until closed (the configs are typed by hand).
     for key, button in p.lessons.items():
-        figures_after(wire(p, button.click, functools.partial(compare.lesson, key),
-                           ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
-                           error_seconds=None, request=("session",), **kw))
-    figures_after(wire(p, p.compare_run.click, compare.run,
-                       ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
-                       out=CompareShown, error_seconds=None, request=("session",), **kw))
+        after(wire(p, button.click, functools.partial(compare.lesson_stream, key),
+                   ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
+                   request=("session",), error_seconds=None, **kw))
+    after(wire(p, p.compare_run.click, compare.run_stream,
+               ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
+               out=CompareShown, request=("session",), error_seconds=None, **kw))
 
 
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:

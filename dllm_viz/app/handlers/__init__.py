@@ -1,3 +1,4 @@
 """The page's handlers (no Gradio here): one object per tab, gathered by `playground.Playground`, the records
 they return (`outputs`), widget values <-> `DecodeConfig` (`adapters`), a decode in progress (`live`),
-the Sweep tab's grid (`sweep_grid`) and user errors (`errors`)."""
+each session's traces by handle, which the page reads (`traces`), the Sweep tab's grid (`sweep_grid`)
+and user errors (`errors`)."""

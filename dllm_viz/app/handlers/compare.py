@@ -1,29 +1,38 @@
 """The Compare tab's handlers: a lesson click, a compare of two configs, and their figures.
 
 A lesson (`lessons.LESSONS`) is a pair of configs that differ in one rule; a click fills them in
-and decodes them once, on the same prompt and seed, in one batch. The canvases and the summary
-answer first; the figures follow from the stored pair (`CompareHandlers.figures`), with no second decode.
+and decodes them once, on the same prompt and seed, in one batch. The event answers at once with
+both sides' handles (`traces`): the page reads each side's steps as they are computed and draws their
+canvases and the pair's figures; the summary and the facts follow when the pair is done.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from dllm_viz.app.views import figures as figs
-from dllm_viz.app.views import render
+from dllm_viz.app.views import render, wire
 from dllm_viz.app.handlers.adapters import integral, parse_config_json
 from dllm_viz.app.strings import t
 from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_study_md, study_md, world_table
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
-from dllm_viz.app.handlers.outputs import CompareCleared, CompareFigures, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.live import stream
+from dllm_viz.app.handlers.outputs import KEEP, CompareCleared, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
-from dllm_viz.app.handlers.asking import Ticket, asking
+from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.core.analysis import divergence
 from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
+
+
+# How long a compare's last answer (summary, facts) waits for the page to have read both finished sides:
+# the page draws their canvases and heatmaps first, and Gradio's update of the text after them.
+DELIVERED_SECONDS = 0.25
 
 
 def world_lesson_table(key: str, lang: str = "en") -> str:
@@ -53,23 +62,32 @@ class CompareHandlers:
     bounds its requests."""
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
+                 traces: TraceStore, token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
         self.runner_for = runner_for
+        self.traces = traces
+        self.token_text_for = token_text_for  # the picked model's token text (the sides' steps, before their traces)
         self.is_world = is_world
         self.budget_for = budget_for
         self.measured = load_measured()
         self.measured_model = measured_model()  # the models the lessons' numbers were measured on
         self.world_model = str(load_world_measured_model() or "world-mdlm")
 
-    def lesson(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
-               model_pick: str | None = None, session: str | None = None) -> LessonShown:
-        """One lesson click: fill its configs and text, and decode its compare once."""
+    def lesson(self, key: str, **kw: Any) -> LessonShown:
+        """`lesson_stream` run to its end: the finished view (for callers that want no stream)."""
+        *_, last = self.lesson_stream(key, **kw)
+        return last
+
+    def lesson_stream(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
+                      model_pick: str | None = None, session: str | None = None) -> Iterator[LessonShown]:
+        """One lesson click: fill its configs and text, and decode its compare once (`run_stream`)."""
         lesson = LESSONS[key]
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
-        shown = self.run(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
-                         neighbours=lesson.neighbours, lang=lang, model_pick=model_pick, session=session)
-        return LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
-                           lesson_text=self.lesson_text(key, lang, model_pick=model_pick))
+        text = self.lesson_text(key, lang, model_pick=model_pick)
+        for shown in self.run_stream(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
+                                     neighbours=lesson.neighbours, lang=lang, model_pick=model_pick, session=session):
+            yield LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
+                              lesson_text=text)
 
     def lesson_text(self, key: str | None, lang: str, *, model_pick: str | None = None) -> str:
         """A lesson's title, what to look for, and what was measured, naming the model measured on:
@@ -93,11 +111,18 @@ class CompareHandlers:
             parts.append(renoise_study_md(lang))  # a renoising decoder, counted on the world language too
         return "\n\n".join(p for p in parts if p)
 
-    def run(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
-            lang: str, model_pick: str | None = None, session: str | None = None) -> CompareShown:
-        """Decode A and B on the same prompt and seed (in one batch) and show where they diverge."""
+    def run(self, **kw: Any) -> CompareShown:
+        """`run_stream` run to its end: the finished view."""
+        *_, last = self.run_stream(**kw)
+        return last
+
+    def run_stream(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
+                   lang: str, model_pick: str | None = None, session: str | None = None) -> Iterator[CompareShown]:
+        """Decode A and B on the same prompt and seed (in one batch) and show where they diverge: at once
+        both sides' handles (the page reads their steps as they come), then the summary and facts."""
         seed, gen_length = integral(seed), integral(gen_length)
-        a, b = (side_config(side, text, gen_length=gen_length, seed=seed) for side, text in (("A", cmp_a), ("B", cmp_b)))
+        a, b = (side_config(side, text, gen_length=gen_length, seed=seed)
+                for side, text in (("A", cmp_a), ("B", cmp_b)))
         if a.gen_length != b.gen_length:
             raise ValueError(f"config B: gen_length={b.gen_length} is invalid: expected A's gen_length={a.gen_length}")
         budget = self.budget_for(model_pick)
@@ -110,46 +135,57 @@ class CompareHandlers:
         group = [prompt or "", *NEIGHBOURS[:k]]
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
         solo = [prompt or ""] * 2 if k else []
-        run = self.runner_for(model_pick)
-        with asking(Ticket(client=("page", session))):
-            traces = run(group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []))
+        run, text = self.runner_for(model_pick), self.token_text_for(model_pick)
+        sides = {0: self.traces.live(session, wire.Encoder(a, prompt=prompt or "", token_text=text)),
+                 len(group): self.traces.live(session, wire.Encoder(b, prompt=prompt or "", token_text=text))}
+        traces = None
+        steps = stream(run, group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []),
+                       ticket=Ticket(client=("page", session)),
+                       on_record=lambda i, rec: sides[i][1].add(rec) if i in sides else None,
+                       on_done=lambda done: [entry.finish(done[i]) for i, (_, entry) in sides.items()])
+        try:
+            live = [wire.side_value(handle, side, lang=lang, live=True)
+                    for side, (handle, _) in zip("ab", sides.values())]
+            yield CompareShown(cmp_summary=KEEP, cmp_canvas_a=live[0], cmp_canvas_b=live[1], cmp_facts_a=KEEP,
+                               cmp_facts_b=KEEP, cmp_traces=KEEP)
+            traces = next((item for kind, item in steps if kind == "done"), None)
+        finally:
+            if traces is None:
+                for _, entry in sides.values():
+                    entry.end("failed")
+            steps.close()
+        if traces is None:
+            return
+        for _, entry in sides.values():  # a page reads them: its views first, then the summary and facts
+            if entry.read.is_set():
+                entry.delivered.wait(DELIVERED_SECONDS)
         ta, tb = traces[0], traces[len(group)]
         summary = render.divergence_text(ta, tb, lang)
         if k:
             summary += "\n\n" + t("batch_note", lang, n=k, a=_same(ta, traces[-2], lang), b=_same(tb, traces[-1], lang))
-        return self.view((ta, tb), summary=summary, lang=lang)
+        (ha, _), (hb, _) = sides.values()
+        yield self.view((Shown(ha, ta), Shown(hb, tb)), summary=summary, lang=lang)
 
-    def view(self, pair: tuple[Trace, Trace] | None, *, summary: str, lang: str) -> CompareShown:
-        """The text views of a stored pair (KEEP everywhere without one)."""
+    def view(self, pair: tuple[Shown, Shown] | None, *, summary: str, lang: str) -> CompareShown:
+        """A stored pair on show: the summary, each side's handle (with the positions whose tokens
+        differ and where the orders part) and facts; KEEP everywhere without one."""
         if pair is None:
             return keep(CompareShown)
-        ta, tb = pair
-        diff = set(divergence(ta, tb).token_differs)
+        (a, ta), (b, tb) = ((s.handle, s.trace) for s in pair)
+        d = divergence(ta, tb)
+        value = functools.partial(wire.side_value, lang=lang, diff=d.token_differs, first=d.first_step,
+                                  order=d.order_differs)
         return CompareShown(
-            cmp_summary=summary, cmp_canvas_a=render.side_canvas_html(ta, "side_a", lang=lang, diff=diff),
-            cmp_canvas_b=render.side_canvas_html(tb, "side_b", lang=lang, diff=diff),
-            cmp_facts_a=render.facts_html(ta, lang, side="side_a"), cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
-            cmp_traces=(ta, tb),
+            cmp_summary=summary, cmp_canvas_a=value(a, "a"), cmp_canvas_b=value(b, "b"),
+            cmp_facts_a=render.facts_html(ta, lang, side="side_a"),
+            cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
+            cmp_traces=pair,
         )
 
     @staticmethod
     def cleared() -> CompareCleared:
         """After a failed compare (its error names config A or B): both sides emptied, so the runs of
         another pair of configs never stand beside the error as if they were this one's."""
-        empty = {f.name: None if f.name == "cmp_traces" else "" for f in dataclasses.fields(CompareShown)}
-        return CompareCleared(compare=CompareShown(**empty),
-                              figures=CompareFigures(**{f.name: None for f in dataclasses.fields(CompareFigures)}))
-
-    def figures(self, *, cmp_traces: tuple[Trace, Trace] | None, lang: str) -> CompareFigures:
-        """The stored comparison's figures (after `run` or `lesson`; no model call)."""
-        if cmp_traces is None:
-            return keep(CompareFigures)
-        ta, tb = cmp_traces
-        rows = max(len(ta.steps), len(tb.steps))  # both heatmaps on one height and one scale
-        return CompareFigures(
-            cmp_orders=figs.compare_orders(ta, tb, lang=lang),
-            cmp_heat_a=figs.confidence_heatmap(ta, lang=lang, rows=rows, side="side_a"),
-            cmp_heat_b=figs.confidence_heatmap(tb, lang=lang, rows=rows, side="side_b"),
-            cmp_steps_a=figs.steps_plot(ta, lang=lang, side="side_a"),
-            cmp_steps_b=figs.steps_plot(tb, lang=lang, side="side_b"),
-        )
+        empty = {f.name: None if f.name in ("cmp_traces", "cmp_canvas_a", "cmp_canvas_b") else ""
+                 for f in dataclasses.fields(CompareShown)}
+        return CompareCleared(compare=CompareShown(**empty))

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dllm_viz.app.handlers.sweep_grid import SweepResult
+from dllm_viz.app.handlers.traces import Shown
 from dllm_viz.core import rules
-from dllm_viz.core.trace import Trace
 
 
 class _Keep:
@@ -62,11 +62,11 @@ Knobs = _record("Knobs", "The decode-setting widgets' values (the names in `adap
 
 @dataclass(frozen=True)
 class DecodeFirst:
-    """What a decode shows first: the canvas, the heatmap and the facts (the rest follows)."""
+    """What a decode shows: at once the canvas's handle of the decode in progress (the page reads its
+    steps and draws every view from them), at its end the trace, its facts and the banner."""
 
-    trace: Trace
-    canvas: str  # the player (render.player_html): the page draws the canvas and the inspector from it
-    heatmap: Any
+    trace: Shown
+    canvas: Any  # the trace on show by its handle (`wire.canvas_value`): the page draws every view of it
     facts: str
     banner: str
     preset_badge: str
@@ -83,8 +83,7 @@ class Linked:
     prompt: Any
     model_pick: Any
     trace: Any
-    canvas: str
-    heatmap: Any
+    canvas: Any
     facts: Any
     banner: Any
     preset_badge: Any
@@ -97,28 +96,10 @@ class DecodeStopped:
     """A decode stopped by the visitor: the trace on show again, and the widgets set to its settings."""
 
     knobs: Knobs
-    canvas: str
+    canvas: Any
     facts: str
     banner: str
     preset_badge: str
-
-
-@dataclass(frozen=True)
-class DecodeRest:
-    """The rest of a trace's figures: order map, per-step plot, task curve (the page draws the inspector)."""
-
-    order: Any
-    steps_fig: Any
-    task_curve: Any
-
-
-@dataclass(frozen=True)
-class TraceFigures:
-    """A stored trace's figures, drawn after its canvas (an upload or an example shows
-    its text first: the heatmap of a long trace takes the browser longer than the text)."""
-
-    rest: DecodeRest
-    heatmap: Any
 
 
 RuleStates = _record("RuleStates", "Which revision knobs the chosen rule reads (the others are greyed out).",
@@ -147,8 +128,8 @@ class Loaded:
 
     knobs: Knobs
     prompt: str
-    trace: Trace
-    canvas: str
+    trace: Shown
+    canvas: Any
     facts: str
     banner: str
     preset_badge: str
@@ -177,25 +158,15 @@ class ModelPicked:
 # ----- the compare tab ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CompareShown:
-    """A comparison's text: summary, both canvases and facts (its figures follow, `CompareFigures`)."""
+    """A comparison: the summary, both sides' traces by handle (`wire.side_value`: the page draws their
+    canvases and the pair's figures), and their facts."""
 
     cmp_summary: str
-    cmp_canvas_a: str
-    cmp_canvas_b: str
+    cmp_canvas_a: Any
+    cmp_canvas_b: Any
     cmp_facts_a: str
     cmp_facts_b: str
-    cmp_traces: tuple[Trace, Trace] | None
-
-
-@dataclass(frozen=True)
-class CompareFigures:
-    """A comparison's figures, drawn from the stored pair once its canvases are on the page."""
-
-    cmp_orders: Any
-    cmp_heat_a: Any
-    cmp_heat_b: Any
-    cmp_steps_a: Any
-    cmp_steps_b: Any
+    cmp_traces: tuple[Shown, Shown] | None
 
 
 @dataclass(frozen=True)
@@ -203,7 +174,6 @@ class CompareCleared:
     """A Compare run failed: no stale pair stays on show beside its error."""
 
     compare: CompareShown
-    figures: CompareFigures
 
 
 @dataclass(frozen=True)
@@ -236,20 +206,18 @@ class Relabelled:
     """Everything rendered in the page's language, after a language switch."""
 
     compare: CompareShown
-    compare_figures: CompareFigures
     sweep: SweepShown
-    canvas: str
+    canvas: Any  # the same trace, in the new language (the page redraws every view of it)
     facts: str
     banner: str
     preset_badge: str
-    figures: TraceFigures  # heatmap, order map, per-step plot
     lesson_text: str
     k_steps: str
     model_prompts: Any  # the picked model's example prompts (KEEP without a picker)
 
 
 # Records that other records hold whole, as one field (its components in order).
-GROUPS: tuple[type, ...] = (Knobs, DecodeRest, TraceFigures, CompareShown, CompareFigures, SweepShown)
+GROUPS: tuple[type, ...] = (Knobs, CompareShown, SweepShown)
 
 
 @functools.cache

@@ -2,8 +2,9 @@
 
 Each method takes keyword arguments named after the page's components (`page.Page`) and returns a
 record of `outputs`. Every handler computes once: one call to the runner per decode event, one
-parse per uploaded file; everything else is rendered from the stored `Trace` by `render` and
-`figures`. No Gradio, no HTML here.
+parse per uploaded file. A trace reaches the page by its handle (`traces.TraceStore`): the canvas's
+value names it, and the page reads it and draws every view of it itself (`views.wire`, `app/web/`);
+the handlers send the run facts and the banner. No Gradio, no HTML here.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import torch
 
-from dllm_viz.app.views import figures, render, task as task_view
+from dllm_viz.app.views import render, wire
 from dllm_viz.app.handlers.adapters import (
     KNOBS,
     INDEL_KNOBS,
@@ -38,11 +39,11 @@ from dllm_viz.app.strings import example_label, t
 from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.links import parse_link
-from dllm_viz.app.handlers.live import Live, stream
+from dllm_viz.app.handlers.live import stream
+from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.app.handlers.outputs import (
     KEEP,
     DecodeFirst,
-    DecodeRest,
     Exported,
     Knobs,
     KnobStates,
@@ -53,7 +54,6 @@ from dllm_viz.app.handlers.outputs import (
     RuleStates,
     StageStates,
     DecodeStopped,
-    TraceFigures,
     keep,
 )
 from dllm_viz.core.analysis import divergence, k_sequence, prompt_text
@@ -74,14 +74,17 @@ SWITCH_LESSONS = {("confidence_from", "tempered"): "polluted", ("confidence_from
                   ("sample_scope", "all"): "global", ("rng", "shared"): "rng"}
 LESSON_LINK = "dv-open-lesson-"  # href prefix of a banner link that opens a Compare lesson (page.js)
 EXPORTS_KEPT = 64  # trace files kept in the export directory
-# A live canvas is sent after the first step, then at most this often: each one costs the server a
-# render and the browser a paint, and the decode shares their CPU (a step of a gen-64 decode of the
-# embedded model takes ~30 ms on 2 cores).
+# A decode's steps go to the page by its handle as they are computed (`traces`), not through its event;
+# the event answers at its start (the handle) and its end (the facts), and checks this often meanwhile
+# whether the visitor stopped it or left (Gradio closes a stream that nobody reads at its next answer).
 LIVE_SECONDS = 0.1
 # While nothing new is shown, the stream still yields (an empty update) this often, so that Gradio can
 # close it when the page is gone; each yield costs the server a message, and forty streams that
 # yielded every LIVE_SECONDS made the server's own work outweigh the decodes.
 KEEPALIVE_SECONDS = 5.0
+# How long a decode's last answer (facts, banner) waits for the page to have read the finished trace: the
+# page draws the canvas and the heatmap first, and Gradio's update of the other views after them.
+DELIVERED_SECONDS = 0.25
 # How long Stop waits for the decode it stopped to end its stream (it does within LIVE_SECONDS of
 # the signal, plus one step of the model for its worker), so nothing of that decode follows Stop's view.
 STOP_WAIT_SECONDS = 10.0
@@ -155,12 +158,14 @@ class PlayHandlers:
     `token_text_for(model_pick)` its tokens' text (the live canvas has no trace to read it from yet),
     `budget_for(model_pick)` the bounds its requests are checked against before anything is built."""
 
-    def __init__(self, runner_for: Callable[[str | None], Runner], *, examples: Sequence[tuple[str, Trace]] = (),
-                 export_dir: Path, new_seed: Callable[[], int] = random_seed,
+    def __init__(self, runner_for: Callable[[str | None], Runner], *, traces: TraceStore,
+                 examples: Sequence[tuple[str, Shown]] = (), export_dir: Path,
+                 new_seed: Callable[[], int] = random_seed,
                  token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP),
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
         self.runner_for = runner_for
+        self.traces = traces  # every session's traces by handle: what the page reads
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         self.budget_for = budget_for
@@ -171,33 +176,18 @@ class PlayHandlers:
         self.new_seed = new_seed
 
     # --- views of one trace ---------------------------------------------------------------------
-    def first_views(self, trace: Trace, *, lang: str, autoplay: bool = False, frame: int | None = None,
+    def first_views(self, shown: Shown, *, lang: str, autoplay: bool = False, frame: int | None = None,
                     selected: int | None = None) -> dict[str, Any]:
-        """Canvas (at `frame`: None = the end, or the start when it will play), facts, preset badge.
+        """The canvas (the trace's handle: the page draws it and every figure, at `frame`: None = the
+        end, or the start when it will play), the facts and the preset badge.
 
         `selected`: the position to select (None keeps the page's); the page draws the inspector.
         """
-        frame = 0 if autoplay else frame
-        canvas = render.player_html(trace, lang=lang, frame=frame, selected=selected,
-                                    order_width=figures.order_width(trace.config.gen_length), autoplay=autoplay)
-        return {"canvas": canvas, "facts": render.facts_html(trace, lang), "preset_badge": preset_badge(trace.config, lang)}
-
-    def rest(self, *, trace: Trace | None, lang: str) -> DecodeRest:
-        """The rest of the view after a decode: order map, per-step plot, task curve (the page draws the
-        inspector). The task curve's markers sit at the trace's threshold: a threshold slider release moves them."""
-        if trace is None:
-            return keep(DecodeRest)
-        task = task_view.task_of(trace)
-        curve = figures.task_curve(task_view.curves(), task.family if task else None, trace.config.threshold, lang=lang,
-                                   rule=trace.config.revise)
-        return DecodeRest(order=figures.order_map(trace, lang=lang), steps_fig=figures.steps_plot(trace, lang=lang),
-                          task_curve=curve)
-
-    def trace_figures(self, *, trace: Trace | None, lang: str) -> TraceFigures:
-        """A shown trace's heatmap and the rest of its figures (after `upload` or `example`)."""
-        if trace is None:
-            return keep(TraceFigures)
-        return TraceFigures(rest=self.rest(trace=trace, lang=lang), heatmap=figures.confidence_heatmap(trace, lang=lang))
+        canvas = wire.canvas_value(shown.handle, lang=lang, frame=0 if autoplay else frame, selected=selected,
+                                   autoplay=autoplay)
+        trace = shown.trace
+        return {"canvas": canvas, "facts": render.facts_html(trace, lang),
+                "preset_badge": preset_badge(trace.config, lang)}
 
     # --- decode -----------------------------------------------------------------------------------
     def decode(self, **widgets: Any) -> DecodeFirst:
@@ -205,18 +195,20 @@ class PlayHandlers:
         *_, last = self.decode_stream(**widgets)
         return last
 
-    def decode_stream(self, *, prompt: str, lang: str, model_pick: str | None = None, trace: Trace | None = None,
-                      session: str | None = None, **settings: Any) -> Iterator[DecodeFirst]:
-        """Decode the prompt with the widget settings (one call to `run`), streamed: where the request
-        waits for a slot of the shared engine while it does, a live canvas after the first step and
-        then at most every LIVE_SECONDS (the other views left as they are), then the finished view.
-        Stop (`stopped`, same `session`, the live canvas's key) or closing the stream stops the
-        decode at its next step (or drops it from the queue), and nothing more is shown of it.
+    def decode_stream(self, *, prompt: str, lang: str, model_pick: str | None = None, trace: Shown | None = None,
+                      ref: str | None = None, session: str | None = None, **settings: Any) -> Iterator[DecodeFirst]:
+        """Decode the prompt with the widget settings (one call to `run`), streamed to the page: the
+        canvas names the decode's handle at once, and the page reads its steps as they are computed
+        (`traces`); the other views stay as they are until the decode ends, then the finished trace's
+        facts and banner follow. Stop (`stopped`, same `session`) or closing the stream stops the
+        decode at its next step (or drops it from the queue), and nothing more is shown of it; while
+        the request waits for a slot of the shared engine the page reads where (`traces.Entry.queue`).
 
         The settings are checked against the picked model (`budget_for`) before anything is sized
-        by them. With a teaching switch on, the correct config decodes in the same batch, and the
-        banner says what the switch changed against it (or that alone it changes nothing here). A
-        change of settings that gives the trace on show (`trace`) again says so too.
+        by them. With a teaching switch on, the correct config decodes in the same batch, and the banner
+        says what the switch changed against it (or that alone it changes nothing here). A change of
+        settings that gives the trace on show (`trace`) again says so too. `ref`: the handle the page
+        drew for this decode (it reads the steps from the start, before this answer reaches it).
         """
         shown = trace
         notes = []
@@ -229,50 +221,44 @@ class PlayHandlers:
         on = [name for name, ok in SWITCHES.items()
               if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES]
         run = self.runner_for(model_pick)
-        live = Live(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick), lang=lang)
-        with self._stop_for(session) as (stop, live.key):
-            traces = yield from self._live(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg],
-                                           live, stop, Ticket(client=("page", session)))
+        encoder = wire.Encoder(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick))
+        handle, entry = self.traces.live(session, encoder, ref)
+        traces = None
+        with self._stop_for(session) as (stop, key):
+            steps = stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg], idle=LIVE_SECONDS,
+                           stop=stop, ticket=Ticket(client=("page", session)),
+                           on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
+                           on_done=lambda done: entry.finish(done[0]))  # decoding (or queued) from here on
+            try:
+                yield dataclasses.replace(keep(DecodeFirst), canvas=wire.canvas_value(handle, lang=lang, live=True, key=key))
+                answered = time.monotonic()
+                for kind, item in steps:
+                    if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
+                        return
+                    if kind == "done":
+                        traces = item
+                        break
+                    if kind == "idle" and not encoder.sent:  # no step yet: where it waits, for the page
+                        entry.queue(steps.ticket.waiting())
+                    if time.monotonic() - answered >= KEEPALIVE_SECONDS:
+                        answered = time.monotonic()
+                        yield keep(DecodeFirst)  # nothing new for the event; Gradio may close the stream here
+            finally:
+                if traces is None:
+                    entry.end("stopped" if stop.is_set() else "failed")
+                steps.close()
         if traces is None or stop.is_set():
             return
-        trace = traces[0]
+        if entry.read.is_set():  # a page reads it: its views first, then the facts
+            entry.delivered.wait(DELIVERED_SECONDS)
+        done = Shown(handle, traces[0])
         if on:
-            notes.append(self._banner(trace, traces[1], on, lang))
-        notes += revision_banner(trace, lang)
+            notes.append(self._banner(done.trace, traces[1], on, lang))
+        notes += revision_banner(done.trace, lang)
         if shown is not None:
-            notes.append(unchanged_note(shown, trace, lang))
-        yield DecodeFirst(trace=trace, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
-                          heatmap=figures.confidence_heatmap(trace, lang=lang), **self.first_views(trace, lang=lang))
-
-    @staticmethod
-    def _live(run: Runner, prompts: list[str], configs: list[DecodeConfig], live: Live, stop: threading.Event,
-              ticket: Ticket) -> Iterator[DecodeFirst]:
-        """The live views of one call (`live.stream`); returns its traces (None when it was stopped).
-
-        Before the first step: where the request waits, whenever that changes. Then the first step at
-        once, then at most every LIVE_SECONDS, and the latest step whenever the decode pauses that
-        long (a slow step, a busy engine)."""
-        shown_at = yielded = time.monotonic()
-        fresh = False
-        for kind, item in stream(run, prompts, configs, idle=LIVE_SECONDS, stop=stop, ticket=ticket):
-            if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
-                return None
-            if kind == "done":
-                return item
-            if kind == "step":
-                live.add(item)
-                fresh = True
-            elif not live.steps and live.wait(ticket.waiting()):
-                fresh = True
-            now = time.monotonic()
-            if fresh and (live.steps <= 1 or kind == "idle" or now - shown_at >= LIVE_SECONDS):
-                shown_at = yielded = now
-                fresh = False
-                yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=live.lang))
-            elif kind == "idle" and now - yielded >= KEEPALIVE_SECONDS:
-                yielded = now
-                yield keep(DecodeFirst)  # nothing new; Gradio may close the stream here
-        return None
+            notes.append(unchanged_note(shown.trace, done.trace, lang))
+        yield DecodeFirst(trace=done, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
+                          **self.first_views(done, lang=lang))
 
     def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
         """The page was opened with a link (`links`): its widgets and model set, its trace decoded
@@ -314,7 +300,7 @@ class PlayHandlers:
                     if not mine.running and self._stops.get(session) is mine:
                         del self._stops[session]
 
-    def stopped(self, *, trace: Trace | None, lang: str, stop_key: str = "", session: str | None = None
+    def stopped(self, *, trace: Shown | None, lang: str, stop_key: str = "", session: str | None = None
                 ) -> DecodeStopped:
         """The visitor stopped a decode: every decode of the session ends at its next step (or
         leaves the queue), and the trace on show comes back, with its settings.
@@ -339,7 +325,7 @@ class PlayHandlers:
             ended.wait(timeout=max(0.0, deadline - time.monotonic()))
         if trace is None:
             return keep(DecodeStopped)
-        return DecodeStopped(knobs=knobs_of(trace.config), banner=t("banner_stopped", lang),
+        return DecodeStopped(knobs=knobs_of(trace.trace.config), banner=t("banner_stopped", lang),
                              **self.first_views(trace, lang=lang))
 
     @staticmethod
@@ -354,11 +340,11 @@ class PlayHandlers:
         return t("banner_diff", lang, sw=switches, n=len(d.order_differs), g=trace.config.gen_length,
                  t=len(d.token_differs))
 
-    def revert(self, *, trace: Trace | None) -> Knobs:
+    def revert(self, *, trace: Shown | None) -> Knobs:
         """After a failed decode: the widgets go back to the settings of the trace on show."""
         if trace is None:
             return Knobs(**{name: KEEP for name in KNOBS})
-        return knobs_of(trace.config)
+        return knobs_of(trace.trace.config)
 
     # --- knobs ------------------------------------------------------------------------------------
     def preset(self, name: str, *, gen_length: int) -> Knobs:
@@ -397,14 +383,14 @@ class PlayHandlers:
         return Reseeded(self.new_seed())
 
     # --- traces in and out ------------------------------------------------------------------------
-    def export(self, *, trace: Trace | None) -> Exported:
+    def export(self, *, trace: Shown | None) -> Exported:
         """Write the trace JSON to a file named by its content hash; the path to download.
 
         Gradio copies the file into its own cache, so only the newest EXPORTS_KEPT files are kept here.
         """
         if trace is None:
             return Exported(None)
-        text = trace.to_json()
+        text = trace.trace.to_json()
         path = self.export_dir / f"trace-{hashlib.sha1(text.encode()).hexdigest()[:12]}.json"
         path.write_text(text, encoding="utf-8")
         files = sorted(self.export_dir.glob("trace-*.json"), key=lambda p: p.stat().st_mtime)
@@ -412,18 +398,18 @@ class PlayHandlers:
             old.unlink(missing_ok=True)
         return Exported(str(path))
 
-    def load_trace(self, trace: Trace, *, lang: str, autoplay: bool = False,
+    def load_trace(self, shown: Shown, *, lang: str, autoplay: bool = False,
                    example: str | None = None) -> Loaded:
-        """Show a stored trace (uploaded or example) and set the widgets to its config; its figures
-        follow (`trace_figures`)."""
-        first = self.first_views(trace, lang=lang, autoplay=autoplay, selected=0)
+        """Show a stored trace (uploaded or example: its handle) and set the widgets to its config."""
+        first = self.first_views(shown, lang=lang, autoplay=autoplay, selected=0)
+        trace = shown.trace
         if example is not None:
             first["preset_badge"] = preset_badge(trace.config, lang, example=example)
         pick, prompts = self.pick_for(trace.model, lang)  # its model is picked, when the picker has it
-        return Loaded(knobs=knobs_of(trace.config), prompt=prompt_text(trace), trace=trace, banner="",
+        return Loaded(knobs=knobs_of(trace.config), prompt=prompt_text(trace), trace=shown, banner="",
                       model_pick=pick, model_prompts=prompts, **first)
 
-    def upload(self, *, upload: str | None, lang: str) -> Loaded:
+    def upload(self, *, upload: str | None, lang: str, session: str | None = None) -> Loaded:
         """Replay an uploaded trace file: parsed once, shown without the model."""
         if not upload:
             raise ValueError("trace file: nothing was uploaded")
@@ -434,7 +420,7 @@ class PlayHandlers:
             text = Path(upload).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise ValueError(t("err_trace", lang, e=err)) from err
-        return self.load_trace(Trace.from_json(text), lang=lang)
+        return self.load_trace(self.traces.add(session, Trace.from_json(text)), lang=lang)
 
     def example(self, *, example: str, lang: str) -> Loaded:
         if example not in self.examples:

@@ -25,11 +25,12 @@ from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
-from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled, TraceFigures, keep
+from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled
 from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.core.budget import Budget
+from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
@@ -62,9 +63,13 @@ class Playground:
         self.budget = budget or Budget()  # `run`'s model's context, and the work one request may ask for
         export = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
         export.mkdir(parents=True, exist_ok=True)
-        self.play = PlayHandlers(self.runner_for, examples=examples, export_dir=export, new_seed=new_seed,
-                                 token_text_for=self.token_text_for, pick_for=self.pick_for, budget_for=self.budget_for)
-        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, budget_for=self.budget_for)
+        self.traces = TraceStore()  # every session's traces by handle: what the page reads (`read`)
+        self.examples = [(name, self.traces.publish(trace)) for name, trace in examples]  # everyone may read these
+        self.play = PlayHandlers(self.runner_for, traces=self.traces, examples=self.examples, export_dir=export,
+                                 new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for,
+                                 budget_for=self.budget_for)
+        self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
+                                       token_text_for=self.token_text_for, budget_for=self.budget_for)
         self.sweep = SweepHandlers(run, budget=self.budget)
 
     # --- model picker ---------------------------------------------------------------------------
@@ -118,22 +123,21 @@ class Playground:
                            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP)
 
     # --- language -------------------------------------------------------------------------------
-    def relabel(self, *, lang: str, trace: Trace | None, temperature: float, cmp_traces: tuple[Trace, Trace] | None,
+    def relabel(self, *, lang: str, trace: Shown | None, temperature: float, cmp_traces: tuple[Shown, Shown] | None,
                 sweep_state: SweepResult | None, lesson_key: str | None, model_pick: str | None = None,
                 **settings: Any) -> Relabelled:
-        """Every rendered view again, in `lang`, from the stored traces (no decode)."""
+        """Every rendered view again, in `lang`, from the stored traces (no decode): the page redraws the
+        traces it holds in `lang`, told so by their handles' values."""
         canvas = facts = badge = KEEP
-        drawn = keep(TraceFigures)
         if trace is not None:  # the same trace: the page keeps its cursor and playback
             first = self.play.first_views(trace, lang=lang)
             canvas, facts, badge = first["canvas"], first["facts"], first["preset_badge"]
-            drawn = self.play.trace_figures(trace=trace, lang=lang)
         pair = cmp_traces
+        summary = render.divergence_text(pair[0].trace, pair[1].trace, lang) if pair else ""
         return Relabelled(
-            compare=self.compare.view(pair, summary=render.divergence_text(*pair, lang) if pair else "", lang=lang),
-            compare_figures=self.compare.figures(cmp_traces=pair, lang=lang),
+            compare=self.compare.view(pair, summary=summary, lang=lang),
             sweep=self.sweep.view(sweep_state, lang=lang),
-            canvas=canvas, facts=facts, banner="", preset_badge=badge, figures=drawn,
+            canvas=canvas, facts=facts, banner="", preset_badge=badge,
             lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick),
             model_prompts=render.model_prompts_html(self.models[model_pick].prompts, lang)
             if model_pick in self.models else KEEP,
@@ -150,15 +154,18 @@ class Playground:
         cfg = parse_config_json(config_json)
         self.budget.check(cfg)
         beat = time.monotonic()
-        for kind, item in stream(self.run, [prompt or ""], [cfg], idle=API_HEARTBEAT_SECONDS,
-                                 ticket=Ticket(client=client)):
-            if kind == "done":
-                trace = item[0]
-                yield trace.text or "", trace.to_json()
-                return
-            if time.monotonic() - beat >= API_HEARTBEAT_SECONDS:
-                beat = time.monotonic()
-                yield "", ""
+        steps = stream(self.run, [prompt or ""], [cfg], idle=API_HEARTBEAT_SECONDS, ticket=Ticket(client=client))
+        try:
+            for kind, item in steps:
+                if kind == "done":
+                    trace = item[0]
+                    yield trace.text or "", trace.to_json()
+                    return
+                if time.monotonic() - beat >= API_HEARTBEAT_SECONDS:
+                    beat = time.monotonic()
+                    yield "", ""
+        finally:
+            steps.close()  # the client left (or the decode failed): cancelled, waiting or running
 
     def fork(self, trace_json: str, fork_json: str) -> tuple[str, str, str]:
         """Fork a trace at a step (`core.fork`): `fork_json` is `{"step": s, "force": {position: id},

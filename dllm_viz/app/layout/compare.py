@@ -14,6 +14,12 @@ from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.strings import t
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS
 from dllm_viz.app.layout.page import Labels, bold, small
+from dllm_viz.app.views import render
+
+# A Compare side's script: its value names its trace; the page's script (on the Playground's canvas)
+# reads it and draws the side's canvas and, with the other side, the pair's figures.
+SIDE_JS = """const show = () => (window.__dvSide ? window.__dvSide(element, props, "%s") : setTimeout(show, 50));
+show(); watch("value", show);"""
 
 FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with
 
@@ -44,15 +50,17 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
                                "compare_run", "value")
     c["cmp_summary"] = gr.Markdown("", elem_id="dv-cmp-summary")
     with gr.Row():
-        c["cmp_canvas_a"] = gr.HTML("", js_on_load=None, elem_id="dv-cmp-canvas-a")
-        c["cmp_canvas_b"] = gr.HTML("", js_on_load=None, elem_id="dv-cmp-canvas-b")
-    c["cmp_orders"] = gr.Plot(show_label=False)
+        for side in ("a", "b"):
+            c[f"cmp_canvas_{side}"] = gr.HTML(None, html_template=render.side_template(),
+                                              js_on_load=SIDE_JS % side, elem_id=f"dv-cmp-canvas-{side}")
+    host = lambda elem_id: gr.HTML(render.figure_host_html(), js_on_load=None, elem_id=elem_id)  # noqa: E731
+    c["cmp_orders"] = host("dv-cmp-orders")
     with gr.Row():
-        c["cmp_heat_a"] = gr.Plot(show_label=False, elem_id="dv-cmp-heat-a")
-        c["cmp_heat_b"] = gr.Plot(show_label=False, elem_id="dv-cmp-heat-b")
+        c["cmp_heat_a"] = host("dv-cmp-heat-a")
+        c["cmp_heat_b"] = host("dv-cmp-heat-b")
     with gr.Row():
-        c["cmp_steps_a"] = gr.Plot(show_label=False)
-        c["cmp_steps_b"] = gr.Plot(show_label=False)
+        c["cmp_steps_a"] = host("dv-cmp-steps-a")
+        c["cmp_steps_b"] = host("dv-cmp-steps-b")
     with gr.Row():
         c["cmp_facts_a"] = gr.HTML("", js_on_load=None)
         c["cmp_facts_b"] = gr.HTML("", js_on_load=None)

@@ -101,16 +101,17 @@ class Page:
     upload: gr.UploadButton
     # playground: views
     banner: gr.Markdown
-    canvas: gr.HTML
+    canvas: gr.HTML  # its value names the trace on show by handle; the page draws it and every figure below
+    ref: gr.Textbox  # hidden: the handle the page draws for a decode it starts (`ui.NEW_REF_JS`)
     stop: gr.Button  # hidden: the live canvas's Stop clicks it (page.js)
     stop_key: gr.Textbox  # hidden: the key of the decode to stop, from its live canvas (page.js)
     facts: gr.HTML
-    heatmap: gr.Plot
-    order: gr.Plot
-    steps_fig: gr.Plot
-    task_curve: gr.Plot  # a task prompt's measured accuracy-against-parallelism curves (dllm_viz.tasks)
+    heatmap: gr.HTML  # the figures' hosts: the page draws them from the trace (web/figures.js)
+    order: gr.HTML
+    steps_fig: gr.HTML
+    task_curve: gr.HTML  # a task prompt's measured accuracy-against-parallelism curves (dllm_viz.tasks)
     inspector: gr.HTML  # drawn by page.js for the page's cursor (render.inspector_host_html)
-    trace: gr.State
+    trace: gr.State  # the trace on show (`traces.Shown`: its handle and the trace)
     # compare
     lesson_text: gr.Markdown
     cmp_a: gr.Code
@@ -118,13 +119,13 @@ class Page:
     neighbours: gr.Slider
     compare_run: gr.Button
     cmp_summary: gr.Markdown
-    cmp_canvas_a: gr.HTML
+    cmp_canvas_a: gr.HTML  # a side's trace by handle; the page draws its canvas and the pair's figures
     cmp_canvas_b: gr.HTML
-    cmp_orders: gr.Plot
-    cmp_heat_a: gr.Plot
-    cmp_heat_b: gr.Plot
-    cmp_steps_a: gr.Plot
-    cmp_steps_b: gr.Plot
+    cmp_orders: gr.HTML
+    cmp_heat_a: gr.HTML
+    cmp_heat_b: gr.HTML
+    cmp_steps_a: gr.HTML
+    cmp_steps_b: gr.HTML
     cmp_facts_a: gr.HTML
     cmp_facts_b: gr.HTML
     cmp_traces: gr.State

@@ -5,13 +5,12 @@ per-step plot). Widgets only; `ui` wires their events to `handlers_play`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.views import render, task as task_view
+from dllm_viz.app.views import render, task as task_view, web
 from dllm_viz.app.handlers.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
 from dllm_viz.app.handlers.outputs import SCHEDULE_KNOB_SPECS
 from dllm_viz.app.handlers.play import PlayHandlers
@@ -19,13 +18,11 @@ from dllm_viz.app.strings import STRINGS, example_label, t
 from dllm_viz.app.layout.revision import build_revision_box, build_rule_knobs
 from dllm_viz.app.layout.page import Labels, bold, small
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
-from dllm_viz.core.trace import Trace
+from dllm_viz.app.handlers.traces import Shown
 
-# The page's one script, run as the canvas's `js_on_load`: its files in order, each one job (the
-# canvas renderer, the inspector, the figures' overlays, the walkthrough, the cursor and wiring).
-PAGE_JS_FILES = ("canvas.js", "inspector.js", "views.js", "tour.js", "page.js")
-WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (package data)
-PAGE_JS = "\n".join((WEB / name).read_text(encoding="utf-8") for name in PAGE_JS_FILES)
+# The heights a figure's host keeps before its figure is drawn (the page draws them: web/figures.js),
+# so what is below does not jump when it is.
+FIGURE_HEIGHTS = {"heatmap": 256, "order": 180, "steps_fig": 520, "task_curve": 260}
 
 
 def switch_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
@@ -44,23 +41,25 @@ def example_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
 
 
 def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
-                   first: Trace | None, examples: Sequence[str], default_prompt: str, longest: int) -> dict[str, Any]:
+                   first: Shown | None, examples: Sequence[str], default_prompt: str, longest: int,
+                   read: Callable[..., Any]) -> dict[str, Any]:
     """The tab's components by `Page` name (`presets`: the preset buttons by name).
 
     `settings` are the knobs' start values, `shown` the start views (empty without an example),
-    `first` the trace on show, `examples` the example traces' names, `longest` the longest gen_length.
+    `first` the trace on show, `examples` the example traces' names, `longest` the longest gen_length,
+    `read` the canvas's server function (the page reads traces by handle with it: `ui.read_traces`).
     """
     with gr.Row(elem_id="dv-main"):
         with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):
             c = build_knobs_panel(labels, play, settings=settings, shown=shown, first=first, examples=examples,
                                   default_prompt=default_prompt, longest=longest)
         with gr.Column(scale=8, elem_id="dv-views"):
-            c |= build_views_panel(labels, shown)
+            c |= build_views_panel(labels, shown, read=read)
     return c
 
 
 def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
-                      first: Trace | None, examples: Sequence[str], default_prompt: str,
+                      first: Shown | None, examples: Sequence[str], default_prompt: str,
                       longest: int) -> dict[str, Any]:
     """Prompt and Run, preset buttons, decode settings, teaching switches, and traces in and out."""
     lang, s0, lab = labels.lang, settings, labels.add
@@ -68,7 +67,7 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
     # Your own prompt in one step: Run beside it; Enter runs, Shift+Enter starts a new line (one line
     # that grows: Gradio submits on Enter when `lines` is 1, and Shift+Enter types a newline).
     with gr.Column(elem_id="dv-knobs-top"), gr.Row(elem_id="dv-prompt-row"):
-        c["prompt"] = lab(gr.Textbox(first.prompt_text if first else default_prompt, lines=1, max_lines=6,
+        c["prompt"] = lab(gr.Textbox(first.trace.prompt_text if first else default_prompt, lines=1, max_lines=6,
                                      label=t("prompt", lang), info=t("prompt_info", lang), scale=4, min_width=180,
                                      elem_id="dv-prompt"), "prompt")
         lab(c["prompt"], "prompt_info", "info")
@@ -90,7 +89,7 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
     return c
 
 
-def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], first: Trace | None,
+def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], first: Shown | None,
                      examples: Sequence[str]) -> dict[str, Any]:
     """The schedule, sampling and teaching switches, and traces in and out (below the first knobs)."""
     lang, s0, lab = labels.lang, settings, labels.add
@@ -152,34 +151,44 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
     return c
 
 
-def build_views_panel(labels: Labels, shown: dict[str, Any]) -> dict[str, Any]:
-    """The banner, the canvas with its player (page.js), run facts, and the figures of the trace on show."""
+def figure_host(name: str, elem_id: str) -> gr.HTML:
+    """Where the page draws one figure of the trace on show (no value: the page has the trace)."""
+    return gr.HTML(render.figure_host_html(), js_on_load=None, elem_id=elem_id, min_height=FIGURE_HEIGHTS.get(name))
+
+
+def build_views_panel(labels: Labels, shown: dict[str, Any], *, read: Callable[..., Any]) -> dict[str, Any]:
+    """The banner, the canvas with its player, run facts, and the figures of the trace on show. The
+    canvas's value names the trace on show; its script (`web.PAGE_JS`) reads the trace with `read`
+    and draws the canvas, the inspector and every figure; plotly.js comes with it (`head`)."""
     c: dict[str, Any] = {}
     with gr.Column(elem_id="dv-views-canvas"):
         c["banner"] = gr.Markdown("", elem_id="dv-banner", elem_classes="dv-banner-box")
         labels.help_box("help_canvas")
-        c["canvas"] = gr.HTML(shown.get("canvas", ""), js_on_load=PAGE_JS, elem_id="dv-canvas")
+        c["canvas"] = gr.HTML(shown.get("canvas"), html_template=render.canvas_template(),
+                              js_on_load=web.PAGE_JS, server_functions=[read], head=web.plotly_head(),
+                              elem_id="dv-canvas", **web.options())
         c["stop"] = labels.add(gr.Button(t("stop", labels.lang), size="sm", elem_id="dv-stop"), "stop", "value")
         c["stop_key"] = gr.Textbox("", show_label=False, container=False, elem_id="dv-stop-key")  # page.js fills it
+        c["ref"] = gr.Textbox("", visible=False)  # a decode's handle, drawn by the page when it starts one
     with gr.Column(elem_id="dv-views-facts"):
         c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
     with gr.Column(elem_id="dv-views-task"):  # a task prompt's measured curves (dllm_viz.tasks)
         labels.help_box("help_task_curve")
-        c["task_curve"] = gr.Plot(shown.get("task_curve"), show_label=False, elem_id="dv-task-curve")
+        c["task_curve"] = figure_host("task_curve", "dv-task-curve")
         with labels.add(gr.Accordion(t("curve_lesson_box", labels.lang), open=False, elem_id="dv-curve-lesson"),
                         "curve_lesson_box"):
             labels.markdown(task_view.curve_lesson_md)
     with gr.Column(elem_id="dv-views-figs"):
         labels.help_box("help_heatmap")
-        c["heatmap"] = gr.Plot(shown.get("heatmap"), show_label=False, elem_id="dv-heatmap")
+        c["heatmap"] = figure_host("heatmap", "dv-heatmap")
         with gr.Row():
             with gr.Column():
                 labels.help_box("help_order")
-                c["order"] = gr.Plot(shown.get("order"), show_label=False, elem_id="dv-order")
+                c["order"] = figure_host("order", "dv-order")
                 labels.markdown(functools.partial(bold, "inspector"))
                 labels.help_box("help_inspector")
                 c["inspector"] = gr.HTML(render.inspector_host_html(), js_on_load=None, elem_id="dv-inspector")
             with gr.Column():
                 labels.help_box("help_steps")
-                c["steps_fig"] = gr.Plot(shown.get("steps_fig"), show_label=False, elem_id="dv-steps")
+                c["steps_fig"] = figure_host("steps_fig", "dv-steps")
     return c

@@ -383,6 +383,7 @@ STRINGS: dict[str, str] = {
     "rn_tip_empty": "position {pos} · its canvas has not begun", "rn_tip_final": "position {pos} · final: {tok}",
     "rn_tip_noise": "position {pos} · noise {tok} (what step {f} reads)",
     "rn_tip_accepted": "position {pos} · {tok}, accepted since step {s}", "rn_tip_lost": "renoised at step {s}: lost {old}",
+    "rn_tip_entropy": "entropy at step {s}: {h} nats",
     "rn_stability_title": "Stability (colour = step last changed; number = times changed)",
     "rn_last_changed": "last changed at step", "rn_changes": "times changed",
     "rn_series_title": "Per step: accepted, the entropy bound against the sums, temperature, stop",
@@ -418,13 +419,15 @@ STRINGS: dict[str, str] = {
     "mt_revisions": "tokens taken back or rewritten per request",
     # ----- the rules' names -------------------------------------------------------------------
     "rv_rule_rcr": "RCR", "rv_rule_remdm": "ReMDM", "rv_rule_wino": "WINO", "rv_rule_joint_threshold": "token editing",
-    # ----- the canvas and the inspector (page.js, views/revision.py) ----------------------------------
+    # ----- the canvas and the inspector (app/web/) ----------------------------------
     "rv_tip_edited": "position {pos} · rewritten at step {s}\nwas {old} (raw p {po})\nnow {tok} (raw p {p})",
     "rv_tip_remasked": "taken back at step {s}: was {old} ({score})",
     "rv_history": "History of position {p}, up to step {s}",
     "rv_hist_confirm": "step {s}: confirmed **{tok}** (raw p {p})",
     "rv_hist_edit": "step {s}: rewritten {old} → **{tok}** (raw p {p}, the old token's {po})",
     "rv_hist_remask": "step {s}: {old} taken back to [MASK] ({score})",
+    "rv_hist_force": "step {s}: **{tok}** forced by a fork", "rv_forced": "forced by a fork",
+    "insp_forced": "**Forced by a fork** before step {next}: **{tok}** (a fork's change: no probability decided it).",
     "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
         "The candidates below are that step's."),
     "legend_edited": "rewritten (hover: the old token)",

@@ -295,6 +295,7 @@ STRINGS: dict[str, str] = {
     "rn_tip_empty": "位置 {pos} · 所在画布尚未开始", "rn_tip_final": "位置 {pos} · 最终：{tok}",
     "rn_tip_noise": "位置 {pos} · 噪声 {tok}（第 {f} 步读到的）", "rn_tip_accepted": "位置 {pos} · {tok}，自第 {s} 步起被接受",
     "rn_tip_lost": "第 {s} 步重噪：丢掉了 {old}",
+    "rn_tip_entropy": "第 {s} 步的熵：{h} 奈特",
     "rn_stability_title": "稳定性（颜色 = 最后一次改变的步；数字 = 改变次数）", "rn_last_changed": "最后一次改变在第几步",
     "rn_changes": "改变次数", "rn_series_title": "每一步：接受数、熵上界与熵之和、温度、停止",
     "rn_accepted": "被接受的位置数", "rn_bound": "熵上界", "rn_sum_less_max": "被接受的熵之和减去最大者", "rn_sum": "被接受的熵之和",
@@ -319,12 +320,14 @@ STRINGS: dict[str, str] = {
     "mt_final_logprob": "最终文本中各词的平均原始对数概率（取其最后一次决定时）", "mt_revisions": "每个请求撤回或改写的词数",
     # ----- the rules' names -------------------------------------------------------------------
     "rv_rule_rcr": "RCR", "rv_rule_remdm": "ReMDM", "rv_rule_wino": "WINO", "rv_rule_joint_threshold": "词改写",
-    # ----- the canvas and the inspector (page.js, views/revision.py) ----------------------------------
+    # ----- the canvas and the inspector (app/web/) ----------------------------------
     "rv_tip_edited": "位置 {pos} · 第 {s} 步改写\n原为 {old}（原始 p {po}）\n现为 {tok}（原始 p {p}）",
     "rv_tip_remasked": "第 {s} 步撤回：原为 {old}（{score}）", "rv_history": "位置 {p} 到第 {s} 步为止的经过",
     "rv_hist_confirm": "第 {s} 步：确认 **{tok}**（原始 p {p}）",
     "rv_hist_edit": "第 {s} 步：改写 {old} → **{tok}**（原始 p {p}，原来的词 {po}）",
     "rv_hist_remask": "第 {s} 步：{old} 被撤回为 [MASK]（{score}）",
+    "rv_hist_force": "第 {s} 步：分叉强制为 **{tok}**", "rv_forced": "分叉强制",
+    "insp_forced": "**分叉强制**（第 {next} 步之前）：**{tok}**（分叉的改动：没有概率决定它）。",
     "insp_edited": "**第 {s} 步改写**：{old} → **{tok}**（原始 p = {p}；原来的词在那一步的原始 p = {po}）。下面是那一步的候选。",
     "legend_edited": "被改写（悬停：原来的词）", "legend_remasked": "本步被撤回",
     # ----- figures ----------------------------------------------------------------------------

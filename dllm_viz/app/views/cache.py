@@ -2,7 +2,7 @@
 
 Pure functions of a `Trace` (no model calls), read from the per-step fields a cached decode records
 (`Trace.cache_facts`); an uncached trace gets none, so the playground is unchanged for it. The
-heatmap's drift view is `figures.confidence_heatmap`'s.
+heatmap's drift view is the page's (web/figures.js).
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from dllm_viz.app.strings import t
-from dllm_viz.core.trace import Trace
+from dllm_viz.core.trace import StepRecord, Trace
 
 
 @dataclass(frozen=True)
@@ -73,21 +73,21 @@ class Move:
     source: list[int]  # the frame after's position -> the frame before's (-1: a new mask)
 
 
+def step_move(rec: StepRecord) -> Move | None:
+    """What one step moved (None where nothing did: the step kept every position)."""
+    if rec.indel is None or rec.source is None or rec.source == list(range(len(rec.source))):
+        return None
+    edits = rec.indel["edits"]
+    split = sorted(p for p, kind, _ in edits if kind == "split")
+    gaps = {j - 1 for j, src in enumerate(rec.source) if src in split and j > 0}
+    opened = [(j, "split" if j in gaps else "pad") for j, src in enumerate(rec.source) if src < 0]
+    return Move(step=rec.step, deleted=sorted(p for p, k, _ in edits if k == "delete"),
+                cut=sorted(p for p, k, _ in edits if k == "cut"), split=split, opened=opened, source=list(rec.source))
+
+
 def moves(trace: Trace) -> list[Move | None]:
     """Per step, what moved (None where nothing did: the step kept every position)."""
-    out: list[Move | None] = []
-    for rec in trace.steps:
-        if rec.indel is None or rec.source == list(range(len(rec.source))):
-            out.append(None)
-            continue
-        edits = rec.indel["edits"]
-        split = sorted(p for p, kind, _ in edits if kind == "split")
-        gaps = {j - 1 for j, src in enumerate(rec.source) if src in split and j > 0}
-        opened = [(j, "split" if j in gaps else "pad") for j, src in enumerate(rec.source) if src < 0]
-        out.append(Move(step=rec.step, deleted=sorted(p for p, k, _ in edits if k == "delete"),
-                        cut=sorted(p for p, k, _ in edits if k == "cut"), split=split, opened=opened,
-                        source=list(rec.source)))
-    return out
+    return [step_move(rec) for rec in trace.steps]
 
 
 def cells(trace: Trace, frame: int, lin: Lineages | None = None) -> list[dict]:

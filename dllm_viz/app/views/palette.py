@@ -134,6 +134,13 @@ PAGE_CSS = f"""
 .dv-edited::before {{ content: "◇"; color: {PALETTE['edit']}; font-size: 0.7em; font-style: normal; }}
 .dv-remasked {{ border-color: {PALETTE['remask']}; border-style: solid; }}
 .dv-remasked::before {{ content: "×"; color: {PALETTE['remask']}; font-style: normal; }}
+/* positions that move (insert/delete): a mask a step opened, a token it moved */
+.dv-opened {{ border-color: {PALETTE['edit']}; border-style: dashed; }}
+.dv-moved::before {{ content: "↔"; color: {PALETTE['edit']}; font-size: 0.7em; font-style: normal; }}
+/* a renoising canvas (never masked): noise, an accepted proposal, a renoised position that lost its token */
+.dv-rn-noise {{ font-style: italic; }}
+.dv-rn-accepted {{ background: {PALETTE['mask_bg']}; border: 1px solid {PALETTE['accent']}; border-radius: 4px; }}
+.dv-rn-lost {{ border-color: {PALETTE['remask']}; border-style: solid; }}
 .dv-insp-history {{ margin: 4px 0 0 1.2em; padding: 0; font-size: 13px; }}
 /* a 4x4 task grid (Latin square, sudoku): the puzzle's cells, then the answer's; a gap between 2x2 boxes */
 .dv-grid {{ display: inline-grid; grid-template-columns: repeat(4, 2.2em); gap: 3px; margin: 0 10px;

@@ -20,6 +20,7 @@ from dllm_viz.core.trace import Trace
 from dllm_viz.tasks import Task, Verdict, check, parse
 from dllm_viz.tasks.families import GRID_FAMILIES
 from dllm_viz.studies.curve_lessons import CURVES_PATH, load_curve_lessons
+from dllm_viz.studies.curves import refused
 
 MODEL_NAMES = ("tasks-mdlm",)  # models whose prompts are tasks: the picker fills in their examples
 
@@ -94,6 +95,20 @@ def _curves(path: str) -> dict[str, Any]:
 def curves(path: Path = CURVES_PATH) -> dict[str, Any]:
     """The measured curves (empty when the file is absent), read once."""
     return _curves(str(path))
+
+
+def curve_data(family: str) -> dict[str, Any] | None:
+    """What the page's task curve (web/figures.js) draws of `family`'s measured curves: the threshold
+    curves of the model and the oracle, those with each revision rule, and the two AUPs; None when
+    the family was not measured (an AUP that d3LLM's get_aup refuses is None)."""
+    fam = (curves().get("families") or {}).get(family)
+    if fam is None:
+        return None
+    keep = lambda pts: [{k: p[k] for k in ("value", "tpf", "rate", "lo", "hi")} for p in pts]  # noqa: E731
+    revision = {decoder: {knob: keep(pts) for knob, pts in knobs.items()} for decoder, knobs in (fam.get("revision") or {}).items()}
+    return {"model": keep(fam["model"]["threshold"]), "oracle": keep(fam["oracle"]["threshold"]), "revision": revision,
+            "aup": [None if refused(fam["aup"][d]["threshold"]) is not None else fam["aup"][d]["threshold"]
+                    for d in ("model", "oracle")]}  # None: d3LLM's get_aup refused the curve (`curves.refused`)
 
 
 def on_curve(points: list[dict[str, Any]], threshold: float) -> tuple[float, float]:

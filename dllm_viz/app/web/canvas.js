@@ -1,35 +1,25 @@
-// dllm-viz: the one renderer of a canvas (the first of the page's scripts; see layout_play.PAGE_JS).
+// dllm-viz: the one renderer of a canvas (after trace.js; see views/web.py).
 //
-// Every canvas on the page is drawn here from the data the server wrote into its `data-trace`
-// attribute (render.canvas_data, render.player_data, live.Live.data): the Playground's player at
-// any frame, a decode in progress, and the two Compare sides. The server writes no token markup,
-// so what the page shows at a frame is a function of the data and the cursor alone.
+// Every canvas on the page is drawn here from a trace's data (trace.js): the Playground's player at
+// any frame, a decode in progress (painted after each step it sends), and the two Compare sides. The
+// server writes no token markup, so what the page shows at a frame is a function of the data and the
+// cursor alone. The player's controls and its key are written here too, in the page's language.
 //
 // Frames: frame f (0 <= f <= n) is the canvas after f steps (a revised trace's tokens may be taken
-// back or rewritten on the way: `dvState`); records in the data are 0-based, so
-// record s is "step s+1". A masked position at frame f < n shows record f's argmax (the guess of
-// the next forward pass); a decode in progress shows its latest record's (`ghost`).
+// back or rewritten on the way: `dvState`); records in the data are 0-based, so record s is "step
+// s+1". A masked position at frame f < n shows record f's argmax (the guess of the next forward
+// pass); a decode in progress shows its latest record's.
 
 const dvFill = (tpl, v) => String(tpl).replace(/\{(\w+)\}/g, (m, k) => (k in v ? String(v[k]) : m));
 const dvFmt3 = (x) => (x === null || x === undefined || Number.isNaN(x) ? "–" : Number(x).toFixed(3));
 // Python's repr of a str, as the server would write it (the inspector quotes tokens this way).
 const dvRepr = (s) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`);
-const dvEscape = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
-
-// The data of a canvas element, parsed once per attribute value.
-function dvData(root) {
-  const raw = root.getAttribute("data-trace");
-  if (root.__dvRaw !== raw) {
-    root.__dvRaw = raw;
-    root.__dvData = raw ? JSON.parse(raw) : null;
-    root.__dvSpans = null;
-  }
-  return root.__dvData;
-}
+const dvEscape = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
 
 // One span per position, made once per data; later frames only change classes and text.
 function dvSpans(root, d) {
-  if (root.__dvSpans && root.__dvSpans.length === d.G && root.__dvSpans[0] && root.__dvSpans[0].isConnected) {
+  if (root.__dvSpans && root.__dvFor === d && root.__dvSpans.length === d.G && root.__dvSpans[0] &&
+      root.__dvSpans[0].isConnected) {
     return root.__dvSpans;
   }
   const text = root.querySelector(".dv-text"), frag = document.createDocumentFragment();
@@ -58,14 +48,15 @@ function dvSpans(root, d) {
   }
   text.replaceChildren(frag);
   root.__dvSpans = spans;
+  root.__dvFor = d;
   return spans;
 }
 
 // What position p holds at frame f: null while masked (never decided, or taken back: then `taken`
 // says when and what), else {step, kind "c" confirmed / "e" rewritten, tok, tint, conf, q, old, qOld, why}.
-// A trace without revisions replays from its order; a revised one (render: "ev", issue 28) from the
-// position's last decision before record f (revision_view.canvas_events), so scrubbing either way
-// across a take-back or a rewrite shows the canvas as it stood (Trace.canvas_at).
+// A trace without revisions replays from its order; a revised one (`ev`, trace.js) from the
+// position's last decision before record f, so scrubbing either way across a take-back or a rewrite
+// shows the canvas as it stood (Trace.canvas_at).
 function dvState(d, p, f) {
   if (!d.ev) {
     const o = d.order[p];
@@ -73,23 +64,29 @@ function dvState(d, p, f) {
       why: d.why ? d.why[p] : ""} : null;
   }
   let e = null;
-  for (const x of d.ev[p]) { if (x[0] < f) e = x; else break; }
+  for (const x of dvEv(d, p, f)) { if (x[0] < f) e = x; else break; }
   if (!e) return null;
   if (e[1] === "r") return {taken: {step: e[0], old: e[6], score: e[5]}};
   return {step: e[0], kind: e[1], tok: e[2], tint: e[3], conf: e[4], q: e[5], old: e[6], qOld: e[7], why: e[8]};
 }
 
+// What decided a take-back: the rule's score by its name (ReMDM's sigma, ...), or that a fork did it.
+function dvScoreText(d, t, score) {
+  return Number.isNaN(score) ? t.rv_forced : dvScoreName(d, t) + " " + dvFmt3(score);
+}
+
 // A position's decisions before frame f (a revised trace; [] otherwise): the inspector's history.
 function dvEventsBefore(d, p, f) {
-  return d.ev ? d.ev[p].filter((e) => e[0] < f) : [];
+  return d.ev ? dvEv(d, p, f).filter((e) => e[0] < f) : [];
 }
 
 // Draw the canvas `root` at frame `f` with position `sel` selected (-1: none). Returns the number
 // of tokens confirmed at that frame's step (outlined).
 function paintCanvas(root, d, f, sel) {
+  if (d.rn) return paintRenoise(root, d, f, sel);
   const spans = dvSpans(root, d), live = !!d.live;
-  const ghost = live ? d.ghost : (f < d.n && d.guess ? d.guess[f] : null);
-  const ghostConf = live ? d.ghostConf : (f < d.n && d.gconf ? d.gconf[f] : null);
+  const g = live ? d.n - 1 : f;  // the guesses shown at masked positions: the next forward pass's
+  const ghost = g >= 0 && g < d.n ? d.guess[g] : null, ghostConf = g >= 0 && g < d.n ? d.gconf[g] : null;
   const diff = new Set(d.diff || []);
   let fresh = 0;
   for (let p = 0; p < d.G; p++) {
@@ -114,8 +111,10 @@ function paintCanvas(root, d, f, sel) {
       bg = "";
       title = dvFill(d.t.tip_masked, {p, g: dvRepr(text), c: dvFmt3(ghostConf ? ghostConf[p] : null)}) +
         (st ? "\n" + dvFill(d.t.rv_tip_remasked, {s: st.taken.step + 1, old: dvRepr(d.pieces[st.taken.old]),
-          score: d.rvScore + " " + dvFmt3(st.taken.score)}) : "");
+          score: dvScoreText(d, d.t, st.taken.score)}) : "");
     }
+    const mv = dvMoveAt(d, p, f);
+    if (mv) { cls += mv.cls; title += "\n" + mv.title; }
     if (diff.has(p)) cls += " dv-diff";
     if (p === sel) cls += " dv-sel";
     if (span.className !== cls) span.className = cls;
@@ -129,6 +128,47 @@ function paintCanvas(root, d, f, sel) {
     const bar = root.querySelector(".dv-progress i");
     if (bar) bar.style.width = (100 * liveShare(d)).toFixed(1) + "%";
   }
+  root.dataset.frame = String(f);
+  root.dataset.selected = String(sel);
+  if (live) root.dataset.steps = String(d.n);
+  return fresh;
+}
+
+// What frame f's step did to position p where positions move: a new mask it opened (a split's gap, the pad
+// after a delete) or a token it moved; null where it kept the position (or no position ever moved).
+function dvMoveAt(d, p, f) {
+  const mv = d.mvs && f > 0 ? d.mvs[f - 1] : null;
+  if (!mv) return null;
+  const [map, , , split] = mv, from = map[p];
+  if (from < 0) {
+    const gap = p + 1 < map.length && split.includes(map[p + 1]);  // views/moves.py: the mask before a split token
+    return {cls: " dv-opened", title: dvFill(d.t[gap ? "mv_born_split" : "mv_born_pad"], {s: f, p})};
+  }
+  return from !== p ? {cls: " dv-moved", title: dvFill(d.t.mv_moved, {s: f, a: from, b: p})} : null;
+}
+
+// A renoising trace's canvas at frame f (what step f + 1 reads; the last frame is the output): each position
+// noise, an accepted proposal, final or not begun (trace.js `dvRenoiseFrame`), a renoised position marked with
+// the accepted token it lost, the entropy the step before ranked it by on hover. Steps are 1-based here.
+function paintRenoise(root, d, f, sel) {
+  const spans = dvSpans(root, d), fr = dvRenoiseFrame(d, f), t = d.t;
+  let fresh = 0;
+  for (let p = 0; p < d.G; p++) {
+    const span = spans[p], state = fr.state[p], tok = fr.tok[p] >= 0 ? d.pieces[fr.tok[p]] : "▢";
+    const isNew = state === "accepted" && fr.since[p] === f - 1;
+    fresh += isNew;
+    let cls = (state === "noise" || state === "empty" ? "dv-mask" : "dv-tok") + " dv-rn-" + state +
+      (isNew ? " dv-new" : "") + (fr.lost[p] >= 0 ? " dv-rn-lost" : "") + (p === sel ? " dv-sel" : "");
+    let title = dvFill(t["rn_tip_" + state], {pos: p, tok: dvRepr(tok), s: fr.since[p] + 1, f: f + 1});
+    if (fr.lost[p] >= 0) title += "\n" + dvFill(t.rn_tip_lost, {s: f, old: dvRepr(d.pieces[fr.lost[p]])});
+    if (!Number.isNaN(fr.ent[p])) title += "\n" + dvFill(t.rn_tip_entropy, {s: f, h: dvFmt3(fr.ent[p])});
+    if (d.end >= 0 && p >= d.end && state === "final") cls += " dv-pad";
+    if (span.className !== cls) span.className = cls;
+    if (span.textContent !== tok) span.textContent = tok;
+    if (span.title !== title) span.title = title;
+  }
+  const status = root.querySelector(".dv-status");
+  if (status) status.textContent = frameStatus(d, f, fresh);
   root.dataset.frame = String(f);
   root.dataset.selected = String(sel);
   return fresh;
@@ -162,7 +202,7 @@ function liveStatus(d) {
 function keepInView(root, d, f, sel) {
   const box = root.querySelector(".dv-text"), spans = root.__dvSpans;
   if (!box || !spans || box.scrollHeight <= box.clientHeight + 1) return;
-  const news = spans.filter((_, p) => (d.ev ? d.ev[p].some((e) => e[0] === f - 1) : d.order[p] === f - 1));
+  const news = spans.filter((_, p) => (d.ev ? dvEv(d, p, f).some((e) => e[0] === f - 1) : d.order[p] === f - 1));
   const want = news.length ? news : (spans[sel] ? [spans[sel]] : []);
   const b = box.getBoundingClientRect();
   const seen = (s) => { const r = s.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom; };
@@ -170,13 +210,65 @@ function keepInView(root, d, f, sel) {
   box.scrollTop += want[0].getBoundingClientRect().top - b.top - b.height / 3;
 }
 
-// Every finished canvas that no player owns (the Compare sides): drawn at its last frame.
-function paintStatic(scope) {
-  (scope || document).querySelectorAll(".dv-canvas.dv-static[data-trace]").forEach((root) => {
-    const d = dvData(root);
-    if (d && root.__dvPainted !== root.__dvRaw) {
-      paintCanvas(root, d, d.n, -1);
-      root.__dvPainted = root.__dvRaw;
-    }
-  });
+// ----- the player's own markup ----------------------------------------------------------------------
+// Buttons, scrubber and speed (a player), or the progress bar and Stop (a decode in progress), then the
+// status line, the text and the key, written in the page's language `t` (app/strings/).
+function dvControlsHtml(t, theme, n, f) {
+  const b = (cls, label, key) => `<button type="button" class="${cls}" title="${dvEscape(t[key])}" aria-label="${dvEscape(t[key])}">${label}</button>`;
+  const speeds = theme.speeds.map((s) => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}×</option>`).join("");
+  return '<div class="dv-controls">' + b("dv-first", "«", "ctl_first") + b("dv-prev", "◀", "ctl_prev") +
+    `<button type="button" class="dv-play">${dvEscape(t.play)}</button>` + b("dv-next", "▶", "ctl_next") +
+    b("dv-last", "»", "ctl_last") +
+    `<input type="range" class="dv-scrub" min="0" max="${n}" step="1" value="${f}" aria-label="${dvEscape(t.frame)}">` +
+    `<select class="dv-speed" title="${dvEscape(t.ctl_speed)}">${speeds}</select>` +
+    b("dv-tour-start", dvEscape(t.tour_button), "tour_start") + "</div>";
+}
+
+function dvLiveControlsHtml(t) {
+  return `<div class="dv-controls"><div class="dv-progress"><i></i></div><button type="button" class="dv-stop" ` +
+    `title="${dvEscape(t.stop)}">■ ${dvEscape(t.stop)}</button></div>`;
+}
+
+// The key to the canvas: the confidence scale, a confirmed and a masked sample, the prompt; and what
+// this trace needs besides (end padding, the checker's underline, the marks of a revision rule).
+function dvLegendHtml(t, theme, opts) {
+  const sample = (cls, key) => `<span><span class="${cls}" style="background:${dvTint(theme, 0.9)}">&nbsp;` +
+    `${dvEscape(t.legend_tok)}&nbsp;</span> ${dvEscape(t[key])}</span>`;
+  const stops = theme.confidence.map(([x]) => `${dvScaleTint(theme, x)} ${Math.round(100 * x)}%`).join(", ");
+  const ticks = theme.ticks.map((c) => `<i style="left:${(100 * dvPosition(theme, c)).toFixed(1)}%">${c}</i>`).join("");
+  let extra = opts.endPadding ? sample("dv-tok dv-pad", "legend_pad") : "";
+  extra += opts.checker ? sample("dv-tok dv-bad", "legend_bad") : "";
+  if (opts.revised) extra += sample("dv-tok dv-edited", "legend_edited") + sample("dv-mask dv-remasked", "legend_remasked");
+  if (opts.diff) return `<div class="dv-legend">${sample("dv-tok dv-diff", "legend_diff")}${extra}</div>`;
+  return '<div class="dv-legend">' +
+    `<span>${dvEscape(t.legend_conf)}: ${dvEscape(t.legend_low)}<span class="dv-bar" style="background: linear-gradient(90deg, ${stops})">${ticks}</span>${dvEscape(t.legend_high)}</span>` +
+    `<span><span class="dv-tok dv-new" style="background:${dvTint(theme, 0.9)}">&nbsp;${dvEscape(t.legend_tok)}&nbsp;</span> ${dvEscape(t.legend_new)}</span>` +
+    `<span><span class="dv-mask">&nbsp;${dvEscape(t.legend_guess)}&nbsp;</span> ${dvEscape(t.legend_mask)}</span>` +
+    `<span><span class="dv-prompt">${dvEscape(t.legend_prompt_sample)}</span> ${dvEscape(t.legend_prompt)}</span>${extra}</div>`;
+}
+
+function dvRenoiseLegendHtml(t) {  // views/renoise.py's legend: each state, and the mark of a lost token
+  const item = (cls, key) =>
+    `<span><span class="${cls}">&nbsp;${dvEscape(t.legend_tok)}&nbsp;</span> ${dvEscape(t[key])}</span>`;
+  return '<div class="dv-legend">' + item("dv-mask dv-rn-noise", "rn_state_noise") +
+    item("dv-tok dv-rn-accepted", "rn_state_accepted") + item("dv-tok dv-rn-final", "rn_state_final") +
+    item("dv-mask dv-rn-empty", "rn_state_empty") + item("dv-mask dv-rn-noise dv-rn-lost", "rn_lost") + "</div>";
+}
+
+function dvScaleTint(theme, x) {  // palette.scale_tint: a position of the scale, mixed with white
+  return dvHex(dvRgb(dvScaleColor(theme.confidence, x)).map((v) => theme.strength * v + (1 - theme.strength) * 255));
+}
+
+// The markup of a canvas for trace `d` in language `t`: "player" (controls), "live" (a decode in
+// progress) or "static" (a Compare side, its key to the underlines when `key`).
+function dvCanvasHtml(kind, d, t, theme, key) {
+  const f = Math.min(d.n, Math.max(0, d.frame0 === undefined ? d.n : d.frame0));
+  const controls = kind === "player" ? dvControlsHtml(t, theme, d.n, f) : kind === "live" ? dvLiveControlsHtml(t) : "";
+  const revised = d.revisedSteps > 0;
+  if (d.canvas === "renoise" && kind !== "static") {
+    return `${controls}<div class="dv-status"></div><div class="dv-text"></div>${dvRenoiseLegendHtml(t)}`;
+  }
+  const legend = kind === "static" ? (key ? dvLegendHtml(t, theme, {diff: true, checker: !!d.checked}) : "")
+    : dvLegendHtml(t, theme, {endPadding: d.end >= 0, checker: !!d.checked, revised});
+  return `${controls}<div class="dv-status"></div><div class="dv-text"></div>${legend}`;
 }

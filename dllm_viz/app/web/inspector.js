@@ -1,6 +1,6 @@
-// dllm-viz: the inspector, drawn in the page from the player's data (render.player_data) for the
-// selected position at the shown frame and the temperature slider's value: no server round trip,
-// so a lost request can never leave it behind the canvas.
+// dllm-viz: the inspector, drawn in the page from the trace's data (trace.js) for the selected
+// position at the shown frame and a temperature (the Playground's slider): no server round trip, so a
+// lost request can never leave it behind the canvas.
 //
 // What it may say follows the frame: a position confirmed by then shows the step that confirmed
 // it, its rank there and the token drawn; a position still masked shows the next forward pass's
@@ -32,10 +32,12 @@ function inspectAt(d, pos, frame, T) {
   const f = Math.max(0, Math.min(d.n, frame)), t = d.t;
   if (!d.n || pos < 0 || pos >= d.G) return null;
   const st = dvState(d, pos, f), confirmed = !!st && !st.taken;
-  const s = confirmed ? st.step : Math.min(f, d.n - 1);
+  const s = confirmed ? Math.max(0, st.step) : Math.min(f, d.n - 1);
   const rank = d.rank[s], m = Math.max(0, ...rank), b = d.block[s];
   const lines = [];
-  if (confirmed && st.kind === "e") {  // rewritten by the token-editing rule (issue 28)
+  if (confirmed && st.kind === "f") {  // forced by a fork (core.lineage)
+    lines.push(dvMarkup(t.insp_forced, {next: st.step + 2, tok: dvRepr(d.pieces[st.tok])}));
+  } else if (confirmed && st.kind === "e") {  // rewritten by the token-editing rule
     lines.push(dvMarkup(t.insp_edited, {s: s + 1, old: dvRepr(d.pieces[st.old]), tok: dvRepr(d.pieces[st.tok]),
       p: dvFmt3(st.q), po: dvFmt3(st.qOld)}));
   } else if (confirmed) {
@@ -50,8 +52,7 @@ function inspectAt(d, pos, frame, T) {
     lines.push(pb !== b ? dvMarkup(t.insp_other_block, {p: pos, pb, s: s + 1, b})
       : dvMarkup(t.insp_waiting, {f, s: s + 1, r: rank[pos], m, b, measure: d.measure, c: dvFmt3(d.gconf[s][pos])}));
   }
-  const cands = (d.cand[s] && d.cand[s][pos]) || [], raw = (d.cprob[s] && d.cprob[s][pos]) || [];
-  const floor = d.bars[2];
+  const [cands, raw] = dvCands(d, s, pos), floor = d.theme.bars[2];
   return {
     position: pos, step: s, frame: f, confirmed, temperature: T, lines, history: historyLines(d, pos, f),
     candidates: cands.map((i) => d.pieces[i]), raw,
@@ -69,16 +70,17 @@ function inspectAt(d, pos, frame, T) {
 function historyLines(d, pos, f) {
   const t = d.t, tok = (i) => dvRepr(d.pieces[i]);
   return dvEventsBefore(d, pos, f).map(([step, kind, token, , , p, old, pOld]) =>
-    kind === "c" ? dvMarkup(t.rv_hist_confirm, {s: step + 1, tok: tok(token), p: dvFmt3(p)})
+    kind === "f" ? dvMarkup(t.rv_hist_force, {s: step + 1, tok: tok(token)})
+      : kind === "c" ? dvMarkup(t.rv_hist_confirm, {s: step + 1, tok: tok(token), p: dvFmt3(p)})
       : kind === "e" ? dvMarkup(t.rv_hist_edit, {s: step + 1, old: tok(old), tok: tok(token), p: dvFmt3(p), po: dvFmt3(pOld)})
-        : dvMarkup(t.rv_hist_remask, {s: step + 1, old: tok(old), score: d.rvScore + " " + dvFmt3(p)}));
+        : dvMarkup(t.rv_hist_remask, {s: step + 1, old: tok(old), score: dvScoreText(d, t, p)}));
 }
 
 // The inspector's HTML: raw shares (cool) above tempered ones (warm) per stored candidate, then
 // the schedule's reasoning, the checker's rules (world model) and the small print.
 function inspectorHtml(d, insp) {
   if (!insp) return "";
-  const t = d.t, [scale, minBar] = d.bars;
+  const t = d.t, [scale, minBar] = d.theme.bars;
   const width = (share) => Math.max(minBar, scale * share).toFixed(1) + "%";
   let rows = insp.candidates.map((text, i) =>
     `<div class="dv-insp-row"><span class="dv-insp-tok" title="${dvEscape(dvRepr(text))}">${dvEscape(dvRepr(text))}</span>` +
@@ -98,16 +100,9 @@ function inspectorHtml(d, insp) {
     `<p><small>${dvEscape(insp.note)}</small></p></div>`;
 }
 
-// The temperature slider's value: the inspector's tempered bars follow it while it moves.
-function sliderTemperature(d) {
-  const input = document.querySelector("#dv-temperature input[type=range]");
-  const T = input ? parseFloat(input.value) : NaN;
-  return Number.isFinite(T) && T >= 0 ? T : d.temperature;
-}
-
-function paintInspector(d, pos, frame) {
-  const host = document.querySelector("#dv-inspector .dv-insp-host");
-  if (!host || !d || d.live) return;
-  const html = inspectorHtml(d, inspectAt(d, pos, frame, sliderTemperature(d)));
+// Draw the inspector of `pos` at `frame` into `host` (re-written only when it changed).
+function paintInspector(host, d, pos, frame, T) {
+  if (!host || !d || d.live || !d.n) return;
+  const html = inspectorHtml(d, inspectAt(d, pos, frame, T));
   if (host.__dvHtml !== html) { host.__dvHtml = html; host.innerHTML = html; }
 }

@@ -1,83 +1,225 @@
-// dllm-viz: the page's script (the last of its files, after canvas.js, inspector.js, views.js and
-// tour.js; see layout_play.PAGE_JS). Gradio runs it as the canvas component's `js_on_load`, with
-// `element` (the canvas component), `trigger` and `watch`.
+// dllm-viz: the page's script (the last of its files; see views/web.py). Gradio runs it as the
+// canvas component's `js_on_load`, with `element` (the canvas component), `props` (its value, and the
+// renderer's options: `strings`, `theme`, `tour`), `server` (`dv_read`: a trace's chunks by handle)
+// and `watch`.
 //
-// It keeps ONE step cursor and ONE selected position shared by every view (the canvas, the
-// inspector, the heatmap, the unmasking-order map, the per-step plot) and replays the trace on
-// show in the browser: play, pause, step, scrub, arrow keys, clicks on tokens and figure cells,
-// hover. All of it is drawn from the data the server wrote into the canvas (render.player_data);
-// nothing of it asks the server, so a slow, lost or aborted request can never leave a view behind.
-// A decode in progress arrives as a live canvas (render.live_html), painted after each step.
+// The page's events carry handles, never traces: the canvas's value names the trace on show
+// ({ref, live, frame, selected, autoplay, lang}), the Compare sides' values theirs. The page reads each
+// trace once, by its handle, from the server (`dvRead`: the chunks of views/wire.py; a decode in
+// progress step by step, as they are computed) and draws every view from it (views.js). The
+// Playground's player is `window.__dv` (a `dvView`): ONE step cursor and ONE selected position
+// shared by the canvas, the inspector, the heatmap, the unmasking-order map and the per-step plot;
+// moving it asks the server nothing, so a slow, lost or aborted request never leaves a view behind.
 
-const dv = window.__dv || (window.__dv = {frame: 0, pos: 0, hover: -1, playing: false, timer: null, speed: 1,
-                                          data: null, root: null, down: null, autoplayed: false});
-dv.element = element;
-dv.lib = {paintCanvas, paintStatic, inspectAt, inspectorHtml, temperedShares, dvData, dvState, seek, select};  // tests, other scripts
+(() => {
+const first = !window.__dv;
+const byId = (id, inner) => { const e = document.getElementById(id); return e && (inner ? e.querySelector(inner) : e); };
+const fig = (id) => byId(id, ".dv-fig-host");
+const options = {strings: props.strings, theme: props.theme, lang: (props.value && props.value.lang) || "en",
+  temperature: (d) => {  // the temperature slider's value: the inspector's tempered bars follow it while it moves
+    const input = document.querySelector("#dv-temperature input[type=range]"), T = input ? parseFloat(input.value) : NaN;
+    return Number.isFinite(T) && T >= 0 ? T : d.temperature;
+  },
+  onStop: () => stopDecode(window.__dv.stopKey),
+  onTour: () => tour(true)};
+let root = element.querySelector(".dv-canvas");
+if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
+const hosts = {canvas: root,
+  get inspector() { return byId("dv-inspector", ".dv-insp-host"); }, get heatmap() { return fig("dv-heatmap"); },
+  get order() { return fig("dv-order"); }, get steps() { return fig("dv-steps"); }, get task() { return fig("dv-task-curve"); }};
+const dv = first ? dvView(hosts, options) : window.__dv;
+if (!first) { dv.hosts = hosts; dv.options = options; dv.drawn = {}; }
+window.__dv = dv;
+dv.root = root;
+dv.server = server;
+dv.theme = options.theme;
+dv.traces = dv.traces || new Map();  // handle -> {d, state, promise}: each trace read once
+dv.lib = {paintCanvas, inspectAt, inspectorHtml, temperedShares, dvState, dvTraceNew, dvTraceAdd, dvCanvasAt,
+          dvHeatmapFig, dvOrderFig, dvStepsFig, dvCompareFig, dvTaskFig, dvArea, dvFig, dvCellAt, read: dvRead,
+          seek: (f) => dv.seek(f), select: (f, p) => dv.select(f, p)};
+const TRACES_KEPT = 12;
 
-// ----- the cursor and every view that follows it --------------------------------------------------
-function render() {
-  const d = dv.data, root = dv.root;
-  if (!d || !root || !root.isConnected) return;
-  paintCanvas(root, d, dv.frame, dv.pos);
-  keepInView(root, d, dv.frame, dv.pos);
-  const scrub = root.querySelector(".dv-scrub");
-  if (scrub && Number(scrub.value) !== dv.frame) scrub.value = String(dv.frame);
-  const play = root.querySelector(".dv-play");
-  if (play) play.textContent = dv.playing ? d.t.pause : d.t.play;
-  paintInspector(d, dv.pos, dv.frame);
-  syncViews(true);
+// ----- traces, read once by handle --------------------------------------------------------------------
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+function dvRead(ref) {
+  const known = dv.traces.get(ref);
+  if (known) { dv.traces.delete(ref); dv.traces.set(ref, known); return known; }
+  const entry = {d: dvTraceNew(dv.theme), state: "live", listeners: new Set()};
+  entry.promise = (async () => {
+    let next = 0, fails = 0;
+    for (;;) {
+      let r = null;
+      performance.mark("dv-read");  // timed by bench/ui_bench.py
+      try { r = await dv.server.dv_read(ref, next); } catch (err) { r = null; }
+      performance.mark("dv-read-done");
+      if (!r || !Array.isArray(r.chunks)) {  // a lost request: try again, a little later each time
+        if (++fails > 8) { entry.state = "gone"; break; }
+        await sleep(50 * fails);
+        continue;
+      }
+      fails = 0;
+      for (const chunk of r.chunks) dvTraceAdd(entry.d, chunk);
+      performance.mark("dv-trace-added");
+      next = r.next;
+      entry.state = r.state;
+      if (r.chunks.length) entry.listeners.forEach((f) => f(entry));
+      if (r.state !== "live") break;
+    }
+    entry.listeners.clear();
+    return entry.state;
+  })();
+  dv.traces.set(ref, entry);
+  for (const [old, e] of dv.traces) {  // the oldest finished traces go past TRACES_KEPT
+    if (dv.traces.size <= TRACES_KEPT) break;
+    if (e.state !== "live" && old !== ref) dv.traces.delete(old);
+  }
+  return entry;
 }
 
-function stop() {
-  if (dv.timer) clearInterval(dv.timer);
-  dv.timer = null;
-  dv.playing = false;
+// ----- the Playground's canvas value -----------------------------------------------------------------
+if (dv.opening === undefined) dv.opening = new URLSearchParams(location.search).has("config");
+
+function load() {
+  follow(props.value, false);
 }
 
-function play() {
-  const d = dv.data;
-  if (!d) return;
-  stop();
-  if (dv.frame >= d.n) dv.frame = 0;
-  dv.playing = true;
-  const ms = Math.max(20, Number(dv.root.dataset.frameMs || 450) / dv.speed);
-  dv.timer = setInterval(() => {
-    if (!dv.root || !dv.root.isConnected || dv.frame >= dv.data.n) { stop(); render(); return; }
-    dv.frame += 1;
-    if (dv.frame >= dv.data.n) stop();
-    render();
-  }, ms);
-  render();
+// Show the trace `value` names; a decode in progress as its steps come. `pending`: a decode the page
+// has just asked for (its handle drawn here: __dvNewRef), shown once its first step arrives, so a
+// request that never runs (Gradio keeps only the last of several) never takes the canvas.
+function follow(value, pending) {
+  if (!value || !value.ref) return;
+  dv.lang = value.lang || "en";  // the page's language: the views are written in it
+  const entry = dvRead(value.ref);
+  if (!pending) dv.asked = value.ref;
+  if (entry.state === "done") { if (dv.asked === value.ref) showDone(value, entry); return; }
+  if (value.live) {  // a decode in progress: each step painted as it comes (or where it waits), with a bar and Stop
+    if (value.key) dv.stopKey = value.key;  // what its Stop sends: only this page received it
+    const paint = () => {
+      const shown = entry.d.n || entry.d.queue;
+      if (pending && dv.pending === value.ref && dv.asked !== value.ref && shown) dv.asked = value.ref;
+      if (dv.asked === value.ref && shown) { entry.d.live = true; dvShow(dv, entry.d); }
+    };
+    entry.listeners.add(paint);
+    paint();
+  }
+  entry.promise.then((state) => {
+    if (dv.asked !== value.ref) return;
+    if (state === "done") showDone(value, entry);
+    else if (dv.shownRef && dv.traces.has(dv.shownRef)) {  // stopped or failed: the trace on show before it
+      dv.asked = dv.shownRef;
+      dvShow(dv, dv.traces.get(dv.shownRef).d);
+    }
+  });
 }
 
-function seek(frame) {
-  stop();
-  dv.frame = Math.max(0, Math.min(dv.data.n, frame));
-  render();
+// A decode event starts (ui.NEW_REF_JS, with its inputs `args`): draw the decode's handle into its
+// `ref` input (args[at]) and read it at once; the server makes the decode under this handle, in this
+// page's session only.
+window.__dvNewRef = (args, at) => {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const ref = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  window.__dv.pending = ref;
+  window.__dv.follow({ref, live: true, lang: window.__dv.lang}, true);
+  const out = [...args];
+  out[at] = ref;
+  return out;
+};
+dv.follow = follow;
+
+function showDone(value, entry) {
+  const d = entry.d, same = dv.shownRef === value.ref, linked = dv.opening && value.frame !== null && value.frame !== undefined && !value.autoplay;
+  d.live = false;
+  const at = {};
+  if (!same || linked) { at.frame = value.autoplay ? 0 : value.frame; at.selected = value.selected; }
+  else if (value.selected !== null && value.selected !== undefined) at.selected = value.selected;
+  dv.shownRef = value.ref;
+  dvShow(dv, d, at);
+  if (linked) openLinkedView();
+  if (value.autoplay && !dv.autoplayed && !dv.opening) {
+    dv.autoplayed = true;
+    dv.play();
+    tour(false);  // at once: the page is up and the example plays under it
+  }
 }
 
-function select(frame, pos) {
-  stop();
-  if (frame !== null) dv.frame = Math.max(0, Math.min(dv.data.n, frame));
-  if (pos !== null && pos >= 0 && pos < dv.data.G) dv.pos = pos;
-  render();
+// ----- the Compare sides (their components call window.__dvSide with their value) ----------------------
+// Each side's value names its trace ({ref, side, lang, live, diff, cmp}): a side still decoding is
+// painted as its steps come; when both are done, their heatmaps; with the pair's summary (its value
+// then says where the tokens differ and where the orders part) the underlines and the other figures.
+window.__dvSide = (el, sideProps, side) => {
+  el.dataset.dvSide = side;
+  showSide(el, sideProps.value, side);
+};
+
+function showSide(el, value, side) {
+  let box = el.querySelector(".dv-side-box");
+  if (!box) { box = document.createElement("div"); box.className = "dv-side-box"; el.replaceChildren(box); }
+  el.__dvValue = value;
+  if (!value || !value.ref) {
+    box.replaceChildren();
+    el.__dvRef = null;
+    clearCompareFigures(side);
+    return;
+  }
+  const lang = value.lang || dv.lang, t = options.strings[lang], entry = dvRead(value.ref);
+  if (el.__dvRef !== value.ref) {
+    el.__dvRef = value.ref;
+    box.innerHTML = `<span class="dv-side dv-side-${side}">${dvEscape(t["side_" + side])}</span><div class="dv-canvas dv-static"></div>`;
+  }
+  const paint = () => {
+    if (el.__dvRef !== value.ref || !entry.d.n) return;
+    const d = entry.d, root = box.querySelector(".dv-canvas");
+    d.live = entry.state === "live";
+    d.diff = (el.__dvValue && el.__dvValue.diff) || [];
+    if (!d.live) root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
+    dvShowStatic(root, d, t, dv.theme, side === "a");
+    const busy = document.getElementById("dv-cmp-canvas-" + side);  // its steps show: no longer a busy look
+    if (busy) busy.classList.remove("dv-busy");
+  };
+  if (entry.state === "live") entry.listeners.add(paint);
+  entry.promise.then((state) => {
+    if (el.__dvRef !== value.ref || state !== "done") return;
+    paint();
+    performance.mark("dv-side-" + side);
+    drawCompareFigures(lang);
+  });
 }
 
-// An example prompt clicked: into the prompt box (as if typed), then Run (one decode).
-function runPrompt(text) {
-  const box = document.querySelector("#dv-prompt textarea, #dv-prompt input");
-  const run = document.getElementById("dv-run");
-  if (!box || !run) return;
-  box.value = text;
-  box.dispatchEvent(new Event("input", {bubbles: true}));
-  requestAnimationFrame(() => run.click());
+function clearCompareFigures(side) {
+  const ids = side === "a" ? ["dv-cmp-orders", "dv-cmp-heat-a", "dv-cmp-steps-a"] : ["dv-cmp-heat-b", "dv-cmp-steps-b"];
+  ids.forEach((id) => { const h = fig(id); if (h) h.replaceChildren(); });
+  dv.compared = dv.comparedAll = null;
+}
+
+// The pair's figures: the heatmaps once both sides are done, the rest once the pair's summary came.
+function drawCompareFigures(lang) {
+  const a = document.querySelector('[data-dv-side="a"]'), b = document.querySelector('[data-dv-side="b"]');
+  if (!a || !b || !a.__dvRef || !b.__dvRef) return;
+  const ea = dv.traces.get(a.__dvRef), eb = dv.traces.get(b.__dvRef);
+  if (!ea || !eb || ea.state !== "done" || eb.state !== "done") return;
+  const t = options.strings[lang], rows = Math.max(ea.d.n, eb.d.n);  // both heatmaps on one height and scale
+  const draw = (id, f, kind) => { f.__kind = kind; dvPlot(fig(id), f); };
+  const key = `${a.__dvRef}|${b.__dvRef}|${lang}`;
+  if (dv.compared !== key) {
+    dv.compared = key;
+    draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
+    draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
+  }
+  const cmp = a.__dvValue && a.__dvValue.cmp;
+  if (!cmp || dv.comparedAll === key) return;
+  dv.comparedAll = key;
+  setTimeout(() => {  // a task after the heatmaps
+    if (dv.comparedAll !== key) return;
+    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, cmp), "compare");
+    draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
+    draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
+  }, 0);
 }
 
 // ----- links that reopen this view (links.py) ------------------------------------------------------
 // A link holds what decides the trace on show (model, prompt, settings: its `link` data) and where
 // the visitor is looking: the step, the selected position, the tab, the Compare lesson or configs.
-if (dv.opening === undefined) dv.opening = new URLSearchParams(location.search).has("config");
-
 function compareShown() {
   const tab = document.getElementById("dv-tab-compare-button");
   return !!tab && tab.getAttribute("aria-selected") === "true";
@@ -94,7 +236,7 @@ function linkUrl() {
   if (compareShown()) {
     q.set("tab", "compare");
     if (dv.lesson) q.set("lesson", dv.lesson);
-    else if (dv.compared) { q.set("a", dv.compared[0]); q.set("b", dv.compared[1]); }
+    else if (dv.comparedConfigs) { q.set("a", dv.comparedConfigs[0]); q.set("b", dv.comparedConfigs[1]); }
   }
   return location.origin + location.pathname + "?" + q.toString();
 }
@@ -137,87 +279,23 @@ function pressWhenShown(id, tries = 0) {
   else if (tries < 200) setTimeout(() => pressWhenShown(id, tries + 1), 50);
 }
 
-// ----- a canvas arrives ---------------------------------------------------------------------------
-function load() {
-  const root = element.querySelector(".dv-canvas");
-  const d = root && dvData(root);
-  if (!d) return;
-  if (d.live) {  // a decode in progress: its latest step, a progress bar and Stop
-    stop();
-    paintCanvas(root, d, d.n, -1);
-    keepInView(root, d, d.n, -1);
-    const button = root.querySelector(".dv-stop");
-    if (button) button.onclick = () => stopDecode(d.key);
-    return;
-  }
-  const wasPlaying = dv.playing;
-  stop();
-  dv.root = root;
-  dv.data = d;
-  // The same trace re-rendered (a language switch, a stopped decode): keep the cursor and playback.
-  // A link's trace places its own, even when it is the trace on show.
-  const linked = dv.opening && !root.dataset.autoplay.startsWith("1") && root.dataset.selected !== undefined;
-  const sig = JSON.stringify([d.n, d.G, d.order, d.tok, d.link]);
-  const same = sig === dv.sig && !linked;
-  dv.sig = sig;
-  if (!same) {
-    dv.frame = Number(root.dataset.frame);
-    // A position the server names (an example, a link) is selected; a new decode keeps the page's.
-    const named = root.dataset.selected;
-    dv.pos = Math.max(0, Math.min(d.G - 1, named === undefined ? dv.pos : Number(named)));
-  }
-  dv.hover = -1;
-  const speed = root.querySelector(".dv-speed");
-  speed.value = String(dv.speed);
-  speed.onchange = () => { dv.speed = Number(speed.value); if (dv.playing) play(); };
-  root.querySelector(".dv-play").onclick = () => { if (dv.playing) { stop(); render(); } else play(); };
-  root.querySelector(".dv-first").onclick = () => seek(0);
-  root.querySelector(".dv-prev").onclick = () => seek(dv.frame - 1);
-  root.querySelector(".dv-next").onclick = () => seek(dv.frame + 1);
-  root.querySelector(".dv-last").onclick = () => seek(dv.data.n);
-  root.querySelector(".dv-scrub").oninput = (e) => seek(Number(e.target.value));
-  const tourButton = root.querySelector(".dv-tour-start");
-  if (tourButton) tourButton.onclick = () => tour(true);
-  render();
-  if (same && wasPlaying) play();
-  if (linked) openLinkedView();
-  if (root.dataset.autoplay === "1" && !dv.autoplayed && !dv.opening) {
-    dv.autoplayed = true;
-    play();
-    tour(false);  // at once: the page is up and the example plays under it
-  }
+// An example prompt clicked: into the prompt box (as if typed), then Run (one decode).
+function runPrompt(text) {
+  const box = document.querySelector("#dv-prompt textarea, #dv-prompt input");
+  const run = document.getElementById("dv-run");
+  if (!box || !run) return;
+  box.value = text;
+  box.dispatchEvent(new Event("input", {bubbles: true}));
+  requestAnimationFrame(() => run.click());
 }
 
-// ----- one draw per figure update -------------------------------------------------------------
-// Gradio's gr.Plot remounts its plotly div on every new value (a {#key} block), and the outgoing
-// div still draws the new figure before Svelte removes it: every update was drawn twice, ~40 ms
-// each here. Plotly.react is deferred to a microtask, after Svelte's update has finished, and
-// skipped for a div that has left the page by then. Plotly loads with the first gr.Plot, so the
-// wrap waits for it; nothing else of Plotly is changed.
-function oneDrawPerUpdate() {
-  const P = window.Plotly;
-  if (!P || typeof P.react !== "function") return false;
-  if (P.__dvOneDraw) return true;
-  const react = P.react;
-  P.react = function (gd, ...args) {
-    return Promise.resolve().then(() => {
-      if (gd && gd.isConnected === false) { dv.skippedDraws = (dv.skippedDraws || 0) + 1; return gd; }
-      dv.draws = (dv.draws || 0) + 1;
-      return react.call(P, gd, ...args);
-    });
-  };
-  P.__dvOneDraw = true;
-  return true;
-}
+// The walkthrough's steps, in the page's language (tour.js).
+dv.tourSteps = () => props.tour.map(([target, key]) => ({target, text: dv.t()[key]}));
 
+// ----- listeners, once per page ---------------------------------------------------------------------
 if (!window.__dvListening) {
   window.__dvListening = true;
-  if (!oneDrawPerUpdate()) {
-    const wait = setInterval(() => { if (oneDrawPerUpdate()) clearInterval(wait); }, 50);
-  }
   document.addEventListener("click", (e) => {
-    const tok = e.target.closest && e.target.closest("#dv-canvas .dv-text [data-pos]");
-    if (tok && dv.data) select(null, Number(tok.dataset.pos));
     const chip = e.target.closest && e.target.closest(".dv-chip[data-prompt]");
     if (chip) runPrompt(chip.dataset.prompt);
     const linkButton = e.target.closest && e.target.closest("button.dv-link");
@@ -240,7 +318,7 @@ if (!window.__dvListening) {
     if (!b) return;
     // What a link of the Compare tab names: the lesson clicked, or the configs run.
     dv.lesson = b.id.startsWith("dv-lesson-") ? b.id.slice("dv-lesson-".length) : null;
-    dv.compared = dv.lesson ? null : ["dv-cmp-a", "dv-cmp-b"].map((id) => {
+    dv.comparedConfigs = dv.lesson ? null : ["dv-cmp-a", "dv-cmp-b"].map((id) => {
       const code = document.querySelector(`#${id} .cm-content`);
       return code ? code.innerText.trim() : "{}";
     });
@@ -249,52 +327,47 @@ if (!window.__dvListening) {
       if (box) box.classList.add("dv-busy");
     });
   }, true);
-  document.addEventListener("mouseover", (e) => {
-    const tok = e.target.closest && e.target.closest("#dv-canvas .dv-text [data-pos]");
-    const p = tok ? Number(tok.dataset.pos) : -1;
-    if (p !== dv.hover) { dv.hover = p; syncViews(false); }
-  });
   const onTour = (e) => !!(e.target.closest && e.target.closest(".dv-tour"));  // its clicks are its own
-  document.addEventListener("mousedown", (e) => { dv.down = onTour(e) ? null : [e.clientX, e.clientY, Date.now()]; }, true);
+  document.addEventListener("mousedown", (e) => { window.__dv.down = onTour(e) ? null : [e.clientX, e.clientY, Date.now()]; }, true);
   document.addEventListener("mouseup", (e) => {
-    const down = dv.down;
-    dv.down = null;
+    const v = window.__dv, down = v.down;
+    v.down = null;
     if (onTour(e)) return;
     if (!down || Math.hypot(e.clientX - down[0], e.clientY - down[1]) > 5 || Date.now() - down[2] > 800) return;
-    const hit = cellAt(e.clientX, e.clientY);
-    if (hit) select(hit[0], hit[1]);
+    const hit = dvCellAt(v, e.clientX, e.clientY);
+    if (hit) v.select(hit[0], hit[1]);
   }, true);
   document.addEventListener("keydown", (e) => {
+    const v = window.__dv;
     // A number typed into a slider's box re-runs like a release: Gradio releases on blur.
     if (e.key === "Enter" && e.target instanceof HTMLInputElement && e.target.type === "number" &&
         e.target.closest(".dv-knob")) { e.target.blur(); return; }
-    if (!dv.data || !dv.root || !dv.root.isConnected || dv.root.offsetParent === null) return;
+    if (!v.data || v.data.live || !v.root.isConnected || v.root.offsetParent === null) return;
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "textarea", "select"].includes(tag) || e.target.isContentEditable) return;
-    if (e.key === "ArrowRight") { seek(dv.frame + 1); e.preventDefault(); }
-    else if (e.key === "ArrowLeft") { seek(dv.frame - 1); e.preventDefault(); }
+    if (e.key === "ArrowRight") { v.seek(v.frame + 1); e.preventDefault(); }
+    else if (e.key === "ArrowLeft") { v.seek(v.frame - 1); e.preventDefault(); }
   });
   // The temperature slider moves: the inspector's tempered bars follow (page-side, exact shares).
   document.addEventListener("input", (e) => {
-    if (e.target instanceof HTMLInputElement && e.target.closest("#dv-temperature")) paintInspector(dv.data, dv.pos, dv.frame);
+    if (e.target instanceof HTMLInputElement && e.target.closest("#dv-temperature")) window.__dv.inspect();
   });
-  window.addEventListener("resize", () => { syncViews(false); tourFollow(); });
+  let resizing = null;
+  window.addEventListener("resize", () => {
+    tourFollow();
+    clearTimeout(resizing);
+    resizing = setTimeout(() => {
+      dvResize(window.__dv);
+      const a = document.querySelector('[data-dv-side="a"]');  // Compare's figures fit their columns anew
+      if (a && a.__dvValue) { window.__dv.compared = window.__dv.comparedAll = null; drawCompareFigures(a.__dvValue.lang || "en"); }
+    }, 120);
+  });
   window.addEventListener("scroll", tourFollow, {passive: true});
-  // Figures are redrawn by Gradio after every decode; redraw the overlays when the DOM settles.
-  // Gradio's progress trackers (a ".wrap" in each block) tick while an event runs: not a redraw.
-  // A new Compare canvas or an emptied inspector is drawn from the data on the page.
-  const ours = (r) => r.target.closest && r.target.closest(".dv-overlay, .dv-canvas, .dv-insp-host, .progress-text");
-  const tracker = (r) => r.target.classList && r.target.classList.contains("wrap") &&
-    r.target.parentElement && r.target.parentElement.classList.contains("block");
-  new MutationObserver((records) => {
-    if (!records.some((r) => !ours(r) && !tracker(r))) return;
-    tourFollow();  // a tab switched, a figure drawn: the ring follows (or closes off the Playground)
-    paintStatic(document);
-    const host = document.querySelector("#dv-inspector .dv-insp-host");
-    if (host && !host.firstChild && dv.data) paintInspector(dv.data, dv.pos, dv.frame);
-    syncViews(false);
-  }).observe(document.body, {childList: true, subtree: true});
+  // A tab shown or the page laid out anew: the cursor's overlays follow their figures, the tour its target.
+  new ResizeObserver(() => dvSync(window.__dv, false)).observe(document.body);
+  new MutationObserver(() => tourFollow()).observe(document.body, {childList: true, subtree: true});
 }
 
 watch("value", load);
 load();
+})();

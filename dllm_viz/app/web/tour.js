@@ -6,21 +6,22 @@
 // it (page.js's figure clicks skip `.dv-tour`).
 
 function playgroundShown() {
-  return !!dv.root && dv.root.isConnected && dv.root.offsetParent !== null;
+  const root = window.__dv && window.__dv.root;
+  return !!root && root.isConnected && root.offsetParent !== null;
 }
 
 function closeTour(done) {
   document.querySelectorAll(".dv-tour, .dv-tour-ring").forEach((el) => el.remove());
-  dv.tourPlace = null;
+  if (window.__dv) window.__dv.tourPlace = null;
   if (done) localStorage.setItem("dv-tour", "done");
 }
 
 function tour(force) {
-  const root = dv.root;
-  if (!root || !root.dataset.tour || !playgroundShown()) return;
+  const dv = window.__dv;
+  if (!dv || !dv.tourSteps || !playgroundShown()) return;
   if (!force && localStorage.getItem("dv-tour") === "done") return;
   closeTour(false);
-  const steps = JSON.parse(root.dataset.tour), ui = JSON.parse(root.dataset.tourUi);
+  const steps = dv.tourSteps(), t = dv.t();
   const card = document.createElement("div"), ring = document.createElement("div");
   card.className = "dv-tour"; card.setAttribute("role", "dialog");
   ring.className = "dv-tour-ring";
@@ -41,8 +42,8 @@ function tour(force) {
     const step = steps[i], target = document.querySelector(step.target);
     if (target) target.scrollIntoView({block: "center"});
     const last = i === steps.length - 1;
-    card.innerHTML = `<div class="dv-tour-text"></div><div><button type="button" class="dv-tour-next">${last ? ui.tour_done : ui.tour_next}</button>` +
-      (last ? "" : `<button type="button" class="dv-tour-skip">${ui.tour_skip}</button>`) +
+    card.innerHTML = `<div class="dv-tour-text"></div><div><button type="button" class="dv-tour-next">${last ? t.tour_done : t.tour_next}</button>` +
+      (last ? "" : `<button type="button" class="dv-tour-skip">${t.tour_skip}</button>`) +
       `<span style="float:right;opacity:.7">${i + 1} / ${steps.length}</span></div>`;
     card.querySelector(".dv-tour-text").textContent = step.text;
     place();
@@ -56,7 +57,8 @@ function tour(force) {
 
 // Follow the page: scrolling and resizing move the target, another tab hides the Playground.
 function tourFollow() {
-  if (!dv.tourPlace) return;
+  const dv = window.__dv;
+  if (!dv || !dv.tourPlace) return;
   if (!playgroundShown()) closeTour(false);
   else dv.tourPlace();
 }

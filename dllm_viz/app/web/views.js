@@ -1,16 +1,66 @@
-// dllm-viz: the linked views. The Plotly figures (figures.py, drawn from the server's JSON) get
-// overlays drawn here from the page's one cursor (window.__dv: frame, selected position, hovered
-// position): the current step, the selected column, later steps faded. A click on a figure's
-// cell moves the cursor (`cellAt`). Nothing here asks the server.
+// dllm-viz: a player and its linked views (after trace.js, canvas.js, inspector.js and figures.js; see
+// views/web.py). `dvView(hosts, options)` draws one trace into the elements it is given:
+//   hosts: {canvas, inspector, heatmap, order, steps, task} (any may be missing)
+//   options: {strings: {lang: table}, theme, lang, temperature: () => T}
+// and keeps ONE step cursor and ONE selected position shared by them: play, pause, step, scrub,
+// clicks on tokens and figure cells, hover. Several views on one page never share anything. Nothing
+// here asks a server; nothing here knows Gradio (page.js does).
+//
+// The figures are plotly.js's (`window.Plotly`, loaded before these files run). The cursor is drawn
+// over them in an overlay of our own, placed from each figure's own layout (its margins, height and
+// axis ranges: figures.js states them all and lets no margin grow), so nothing reaches into plotly's
+// elements; a click is mapped back to a cell the same way.
 
-// Each figure states its axis ranges (figures.py), so a data coordinate maps to pixels through
-// the plot area's rectangle alone; nothing reaches into Plotly's internals.
-function plotArea(gd, subplot) {
-  const r = gd.querySelector(`.nsewdrag[data-subplot="${subplot}"]`);
-  return r ? r.getBoundingClientRect() : null;
+const DV_PLOT_CONFIG = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"]};
+
+// Draw `fig` into `host` (a figure div of ours inside it), at most once per new figure.
+function dvPlot(host, fig) {
+  const P = window.Plotly;
+  if (!host || !P) return null;
+  let gd = host.querySelector(":scope > .dv-fig");
+  if (!gd) {
+    gd = document.createElement("div");
+    gd.className = "dv-fig";
+    host.replaceChildren(gd);
+  }
+  fig.layout.margin = {...fig.layout.margin, autoexpand: false};  // the margins stated are the margins drawn
+  gd.__dvFig = fig;
+  dvFit(gd, fig);
+  P.react(gd, fig.data, fig.layout, DV_PLOT_CONFIG);
+  performance.mark("dv-drawn-" + (fig.__kind || "figure"));  // timed by bench/ui_bench.py
+  gd.__dvDraws = (gd.__dvDraws || 0) + 1;  // how often this figure was drawn (tests count: once per trace)
+  return gd;
 }
 
-function overlay(gd) {
+// The plot area of a figure drawn by dvPlot, in viewport pixels, for the y domain `dom` of its height.
+function dvArea(gd, dom) {
+  const fig = gd && gd.__dvFig;
+  if (!fig || !gd.isConnected) return null;
+  const r = gd.getBoundingClientRect(), m = fig.layout.margin, w = r.width - m.l - m.r, h = fig.layout.height - m.t - m.b;
+  if (w <= 0 || h <= 0) return null;
+  const [lo, hi] = dom || [0, 1];
+  const top = r.top + m.t + (1 - hi) * h, bottom = r.top + m.t + (1 - lo) * h;
+  return {left: r.left + m.l, right: r.left + m.l + w, top, bottom, width: w, height: bottom - top};
+}
+
+// A narrow figure (a phone): the heatmap's boxes and the order map's labels shrunk to their cells.
+function dvFit(gd, fig) {
+  const width = gd.clientWidth || (gd.parentElement && gd.parentElement.clientWidth) || 0;
+  if (!width) return;
+  const m = fig.layout.margin, w = width - m.l - m.r, h = fig.layout.height - m.t - m.b;
+  const span = (axis) => Math.abs(axis.range[1] - axis.range[0]) || 1;
+  if (fig.__kind === "heatmap") {
+    const cell = Math.min(w / span(fig.layout.xaxis), h / span(fig.layout.yaxis)), want = Math.max(2, Math.floor(cell * 0.9));
+    fig.data.forEach((tr) => { if (tr.type === "scatter" && tr.marker && tr.marker.size > want) tr.marker.size = want; });
+  } else if (fig.__kind === "order") {
+    const chars = Math.max(1, Math.floor(w / span(fig.layout.xaxis) / 7.5));  // ~7 px a character at 11 px
+    const tr = fig.data[0], full = tr.__full || (tr.__full = tr.text.map((row) => row.slice()));
+    const cut = (s) => { const [first, rest] = s.split("<br>"); const c = first.length <= chars ? first : first.slice(0, Math.max(1, chars - 1)) + "…"; return rest === undefined ? c : c + "<br>" + rest; };
+    tr.text = full.map((row) => row.map(cut));
+  }
+}
+
+function dvOverlay(gd) {
   const host = gd.parentElement;
   if (getComputedStyle(host).position === "static") host.style.position = "relative";
   let ol = host.querySelector(":scope > .dv-overlay");
@@ -20,121 +70,259 @@ function overlay(gd) {
   return [ol, h];
 }
 
-function box(cls, h, x0, y0, x1, y1) {
+function dvBox(cls, h, x0, y0, x1, y1) {
   return `<div class="${cls}" style="left:${(x0 - h.left).toFixed(1)}px;top:${(y0 - h.top).toFixed(1)}px;` +
          `width:${Math.max(1, x1 - x0).toFixed(1)}px;height:${Math.max(1, y1 - y0).toFixed(1)}px"></div>`;
 }
 
-function graph(id) {
-  return document.querySelector(`#${id} .js-plotly-plot`);
+const dvFig = (host) => host && host.querySelector(":scope > .dv-fig");
+
+// ----- one player -----------------------------------------------------------------------------------
+function dvView(hosts, options) {
+  const v = {hosts, options, data: null, frame: 0, pos: 0, hover: -1, playing: false, timer: null, speed: 1,
+             lang: options.lang || "en", drawn: {}};
+  v.t = () => options.strings[v.lang];
+  v.theme = options.theme;
+  v.render = () => dvRender(v);
+  v.seek = (f) => { dvStop(v); v.frame = Math.max(0, Math.min(v.data.n, f)); dvRender(v); };
+  v.select = (f, p) => {
+    dvStop(v);
+    if (f !== null && f !== undefined) v.frame = Math.max(0, Math.min(v.data.n, f));
+    if (p !== null && p !== undefined && p >= 0 && p < v.data.G) v.pos = p;
+    dvRender(v);
+  };
+  v.play = () => dvPlay(v);
+  v.inspect = () => {  // the inspector alone (the temperature slider moves: its tempered bars follow)
+    const d = v.data;
+    if (d && !d.live) paintInspector(v.hosts.inspector, d, v.pos, v.frame, v.options.temperature ? v.options.temperature(d) : d.temperature);
+  };
+  v.stop = () => { dvStop(v); dvRender(v); };
+  return v;
 }
 
-function drawHeatmap(d) {
-  const gd = graph("dv-heatmap"), a = gd && plotArea(gd, "xy");
-  if (!a || !d.n || !d.G) return;
-  const [ol, h] = overlay(gd), cw = a.width / d.G, rh = a.height / d.n, f = dv.frame;
-  let html = "";
-  if (f < d.n) html += box("dv-ol-future", h, a.left, a.top + f * rh, a.right, a.bottom);
-  if (f >= 1) html += box("dv-ol-cursor", h, a.left, a.top + (f - 1) * rh, a.right, a.top + f * rh);
-  html += box("dv-ol-cursor", h, a.left + dv.pos * cw, a.top, a.left + (dv.pos + 1) * cw, a.bottom);
-  if (dv.hover >= 0) html += box("dv-ol-hover", h, a.left + dv.hover * cw, a.top, a.left + (dv.hover + 1) * cw, a.bottom);
-  ol.innerHTML = html;
-}
-
-function drawOrder(d) {
-  const gd = graph("dv-order"), a = gd && plotArea(gd, "xy");
-  if (!a || !d.G) return;
-  const w = d.width, rows = Math.ceil(d.G / w), cw = a.width / w, rh = a.height / rows;
-  const [ol, h] = overlay(gd);
-  const cell = (cls, p) => box(cls, h, a.left + (p % w) * cw, a.top + Math.floor(p / w) * rh,
-                                a.left + (p % w + 1) * cw, a.top + (Math.floor(p / w) + 1) * rh);
-  let html = "";
-  for (let p = 0; p < d.G; p++) { const st = dvState(d, p, dv.frame); if (!st || st.taken) html += cell("dv-ol-future", p); }
-  html += cell("dv-ol-cursor", dv.pos);
-  if (dv.hover >= 0) html += cell("dv-ol-hover", dv.hover);
-  ol.innerHTML = html;
-}
-
-function drawSteps(d) {
-  const gd = graph("dv-steps"), top = gd && plotArea(gd, "xy"), low = gd && plotArea(gd, "x2y3");
-  if (!top || !low || !d.n) return;
-  const [ol, h] = overlay(gd), cw = low.width / d.n, f = dv.frame;
-  let html = "";
-  if (f < d.n) {
-    html += box("dv-ol-future", h, low.left + f * cw, top.top, low.right, top.bottom);
-    html += box("dv-ol-future", h, low.left + f * cw, low.top, low.right, low.bottom);
-  }
-  if (f >= 1) html += box("dv-ol-cursor", h, low.left + (f - 1) * cw, top.top, low.left + f * cw, low.bottom);
-  ol.innerHTML = html;
-}
-
-let syncQueued = false;
-function syncViews(now) {
-  if (!now) {
-    if (syncQueued) return;
-    syncQueued = true;
-    requestAnimationFrame(() => { syncQueued = false; syncViews(true); });
+// Show trace `d` (finished, or `live`: a decode in progress) in view `v`; `at` places the cursor:
+// {frame (null: the end), selected (null: keep the view's)}. The same trace shown again keeps it.
+function dvShow(v, d, at = {}) {
+  const root = v.hosts.canvas, t = v.t();
+  d.t = t;
+  if (d.live) {
+    dvStop(v);
+    const kind = d.n ? "live" : "queued";  // queued: no step yet, so no head (a canvas of unknown kind)
+    if (root.__dvKind !== kind || v.data !== d) {
+      root.className = "dv-canvas dv-player dv-live";
+      root.innerHTML = d.n ? dvCanvasHtml("live", d, t, v.theme)
+        : `${dvLiveControlsHtml(t)}<div class="dv-status"></div>`;
+      root.__dvKind = kind;
+      const stop = root.querySelector(".dv-stop");
+      if (stop) stop.onclick = () => v.options.onStop && v.options.onStop();
+    }
+    v.data = d;
+    if (!d.n) { root.querySelector(".dv-status").textContent = liveStatus(d); return; }
+    paintCanvas(root, d, d.n, -1);
+    keepInView(root, d, d.n, -1);
     return;
   }
-  const d = dv.data;
-  if (!d) return;
-  fitToCells();
-  drawHeatmap(d);
-  drawOrder(d);
-  drawSteps(d);
+  const same = v.data === d && root.__dvKind === "player" && root.__dvLang === v.lang;
+  const wasPlaying = v.playing;
+  dvStop(v);
+  if (v.data !== d || at.frame !== undefined) v.frame = at.frame === null || at.frame === undefined ? d.n : Math.max(0, Math.min(d.n, at.frame));
+  if (at.selected !== null && at.selected !== undefined) v.pos = at.selected;
+  v.pos = Math.max(0, Math.min(d.G - 1, v.pos));
+  v.data = d;
+  if (!same) {
+    d.frame0 = v.frame;
+    root.className = "dv-canvas dv-player";
+    root.innerHTML = dvCanvasHtml("player", d, t, v.theme);
+    root.__dvKind = "player";
+    root.__dvLang = v.lang;
+    dvWire(v);
+    v.drawn = {};
+  }
+  dvRender(v);
+  if (same && wasPlaying) dvPlay(v);
 }
 
-// A click (press and release in place) on a figure's plot area selects its cell.
-function cellAt(x, y) {
-  const d = dv.data;
-  if (!d) return null;
-  const inside = (a) => a && x >= a.left && x <= a.right && y >= a.top && y <= a.bottom;
-  let gd = graph("dv-heatmap"), a = gd && plotArea(gd, "xy");
-  if (inside(a) && d.n) {
-    const pos = Math.floor((x - a.left) / a.width * d.G), step = Math.floor((y - a.top) / a.height * d.n) + 1;
-    return [step, pos];
+// The player's controls (made anew with the canvas's markup).
+function dvWire(v) {
+  const root = v.hosts.canvas, q = (sel) => root.querySelector(sel);
+  const speed = q(".dv-speed");
+  speed.value = String(v.speed);
+  speed.onchange = () => { v.speed = Number(speed.value); if (v.playing) dvPlay(v); };
+  q(".dv-play").onclick = () => { if (v.playing) v.stop(); else dvPlay(v); };
+  q(".dv-first").onclick = () => v.seek(0);
+  q(".dv-prev").onclick = () => v.seek(v.frame - 1);
+  q(".dv-next").onclick = () => v.seek(v.frame + 1);
+  q(".dv-last").onclick = () => v.seek(v.data.n);
+  q(".dv-scrub").oninput = (e) => v.seek(Number(e.target.value));
+  q(".dv-text").onclick = (e) => { const tok = e.target.closest("[data-pos]"); if (tok) v.select(null, Number(tok.dataset.pos)); };
+  q(".dv-text").onmouseover = (e) => {
+    const tok = e.target.closest("[data-pos]"), p = tok ? Number(tok.dataset.pos) : -1;
+    if (p !== v.hover) { v.hover = p; dvSync(v, false); }
+  };
+  q(".dv-text").onmouseleave = () => { if (v.hover !== -1) { v.hover = -1; dvSync(v, false); } };
+  const tour = q(".dv-tour-start");
+  if (tour) tour.onclick = () => v.options.onTour && v.options.onTour();
+}
+
+function dvStop(v) {
+  if (v.timer) clearInterval(v.timer);
+  v.timer = null;
+  v.playing = false;
+}
+
+function dvPlay(v) {
+  const d = v.data;
+  if (!d || d.live) return;
+  dvStop(v);
+  if (v.frame >= d.n) v.frame = 0;
+  v.playing = true;
+  const ms = Math.max(20, v.theme.frameMs / v.speed);
+  v.timer = setInterval(() => {
+    if (!v.hosts.canvas.isConnected || v.frame >= v.data.n) { dvStop(v); dvRender(v); return; }
+    v.frame += 1;
+    if (v.frame >= v.data.n) dvStop(v);
+    dvRender(v);
+  }, ms);
+  dvRender(v);
+}
+
+// Everything that follows the cursor: the canvas, the scrubber, the inspector, the figures' overlays.
+function dvRender(v) {
+  const d = v.data, root = v.hosts.canvas;
+  if (!d || !root || !root.isConnected || d.live) return;
+  d.t = v.t();
+  paintCanvas(root, d, v.frame, v.pos);
+  keepInView(root, d, v.frame, v.pos);
+  performance.mark("dv-canvas");
+  const scrub = root.querySelector(".dv-scrub");
+  if (scrub && Number(scrub.value) !== v.frame) scrub.value = String(v.frame);
+  const play = root.querySelector(".dv-play");
+  if (play) play.textContent = v.playing ? d.t.pause : d.t.play;
+  const T = v.options.temperature ? v.options.temperature(d) : d.temperature;
+  paintInspector(v.hosts.inspector, d, v.pos, v.frame, T);
+  dvDrawFigures(v);
+  dvSync(v, true);
+}
+
+// The figures of the trace on show, drawn once per trace and language: the heatmap with the canvas,
+// the others in the next task, so the browser shows the canvas and the heatmap first.
+function dvDrawFigures(v) {
+  const d = v.data, t = v.t(), key = v.lang;
+  const draw = (name) => {
+    const host = v.hosts[name];
+    if (!host || v.drawn[name] === key || v.data !== d) return;
+    v.drawn[name] = key;
+    if (name === "task") {  // the same curves (or none) as the trace before: nothing to draw again
+      const sig = JSON.stringify([key, d.task, d.task && d.threshold, d.task && d.revise]);
+      if (host.__dvTaskSig === sig) return;
+      host.__dvTaskSig = sig;
+    }
+    const fig = {heatmap: () => dvHeatmapFig(d, t), order: () => dvOrderFig(d, t), steps: () => dvStepsFig(d, t),
+                 task: () => dvTaskFig(d, t, v.theme)}[name]();
+    fig.__kind = name;
+    dvPlot(host, fig);
+  };
+  draw("heatmap");
+  if (["order", "steps", "task"].every((name) => !v.hosts[name] || v.drawn[name] === key)) return;
+  clearTimeout(v.later);
+  v.later = setTimeout(() => { ["order", "steps", "task"].forEach(draw); dvSync(v, true); }, 0);
+}
+
+// Redraw the figures that depend on the host's width (a phone turned, a tab shown).
+function dvResize(v) {
+  if (!v.data || v.data.live) return;
+  v.drawn = {};
+  dvDrawFigures(v);
+  dvSync(v, false);
+}
+
+// ----- the cursor over the figures -------------------------------------------------------------------
+function dvSync(v, now) {
+  if (!now) {
+    if (v.syncQueued) return;
+    v.syncQueued = true;
+    requestAnimationFrame(() => { v.syncQueued = false; dvSync(v, true); });
+    return;
   }
-  gd = graph("dv-order"); a = gd && plotArea(gd, "xy");
+  const d = v.data;
+  if (!d || d.live) return;
+  dvDrawHeatmapCursor(v, d);
+  dvDrawOrderCursor(v, d);
+  dvDrawStepsCursor(v, d);
+}
+
+function dvDrawHeatmapCursor(v, d) {
+  const gd = dvFig(v.hosts.heatmap), a = dvArea(gd);
+  if (!a || !d.n || !d.G) return;
+  const [ol, h] = dvOverlay(gd), cw = a.width / d.G, rh = a.height / d.n, f = v.frame;
+  let html = "";
+  if (f < d.n) html += dvBox("dv-ol-future", h, a.left, a.top + f * rh, a.right, a.bottom);
+  if (f >= 1) html += dvBox("dv-ol-cursor", h, a.left, a.top + (f - 1) * rh, a.right, a.top + f * rh);
+  html += dvBox("dv-ol-cursor", h, a.left + v.pos * cw, a.top, a.left + (v.pos + 1) * cw, a.bottom);
+  if (v.hover >= 0) html += dvBox("dv-ol-hover", h, a.left + v.hover * cw, a.top, a.left + (v.hover + 1) * cw, a.bottom);
+  ol.innerHTML = html;
+}
+
+function dvDrawOrderCursor(v, d) {
+  const gd = dvFig(v.hosts.order), a = dvArea(gd);
+  if (!a || !d.G) return;
+  const w = d.width, rows = Math.ceil(d.G / w), cw = a.width / w, rh = a.height / rows;
+  const [ol, h] = dvOverlay(gd);
+  const cell = (cls, p) => dvBox(cls, h, a.left + (p % w) * cw, a.top + Math.floor(p / w) * rh,
+                                 a.left + (p % w + 1) * cw, a.top + (Math.floor(p / w) + 1) * rh);
+  let html = "";
+  for (let p = 0; p < d.G; p++) { const st = dvState(d, p, v.frame); if (!st || st.taken) html += cell("dv-ol-future", p); }
+  html += cell("dv-ol-cursor", v.pos);
+  if (v.hover >= 0) html += cell("dv-ol-hover", v.hover);
+  ol.innerHTML = html;
+}
+
+function dvDrawStepsCursor(v, d) {
+  const gd = dvFig(v.hosts.steps), top = dvArea(gd, DV_STEPS_DOMAINS.top), low = dvArea(gd, DV_STEPS_DOMAINS.low);
+  if (!top || !low || !d.n) return;
+  const [ol, h] = dvOverlay(gd), cw = low.width / d.n, f = v.frame;
+  let html = "";
+  if (f < d.n) {
+    html += dvBox("dv-ol-future", h, low.left + f * cw, top.top, low.right, top.bottom);
+    html += dvBox("dv-ol-future", h, low.left + f * cw, low.top, low.right, low.bottom);
+  }
+  if (f >= 1) html += dvBox("dv-ol-cursor", h, low.left + (f - 1) * cw, top.top, low.left + f * cw, low.bottom);
+  ol.innerHTML = html;
+}
+
+// A click at (x, y) on a figure's plot area: [frame, position] of the cell there (position null: a
+// step only), or null.
+function dvCellAt(v, x, y) {
+  const d = v.data;
+  if (!d || d.live) return null;
+  const inside = (a) => a && x >= a.left && x <= a.right && y >= a.top && y <= a.bottom;
+  let a = dvArea(dvFig(v.hosts.heatmap));
+  if (inside(a) && d.n) {
+    return [Math.floor((y - a.top) / a.height * d.n) + 1, Math.min(d.G - 1, Math.floor((x - a.left) / a.width * d.G))];
+  }
+  a = dvArea(dvFig(v.hosts.order));
   if (inside(a)) {
     const rows = Math.ceil(d.G / d.width);
     const pos = Math.floor((y - a.top) / a.height * rows) * d.width + Math.floor((x - a.left) / a.width * d.width);
     if (pos >= d.G) return null;  // to the step that last decided it (a revised trace: its last decision)
-    return [d.ev && d.ev[pos].length ? d.ev[pos][d.ev[pos].length - 1][0] + 1 : d.order[pos] + 1, pos];
+    const evs = d.events[pos];
+    return [evs.length ? evs[evs.length - 1][0] + 1 : d.order[pos] + 1, pos];
   }
-  gd = graph("dv-steps");
-  for (const sub of ["xy", "x2y3"]) {
-    a = gd && plotArea(gd, sub);
-    if (inside(a) && d.n) return [Math.floor((x - a.left) / a.width * d.n) + 1, null];
+  const gd = dvFig(v.hosts.steps);
+  for (const dom of [DV_STEPS_DOMAINS.top, DV_STEPS_DOMAINS.low]) {
+    a = dvArea(gd, dom);
+    if (inside(a) && d.n) return [Math.min(d.n, Math.floor((x - a.left) / a.width * d.n) + 1), null];
   }
   return null;
 }
 
-
-// ----- narrow figures (a phone) ---------------------------------------------------------------------
-// figures.py sizes the heatmap's boxes and the order map's labels for a desktop column; in a narrow
-// one they would spill over their cells. Each is shrunk to its cells once per drawn figure.
-function fitToCells() {
-  const P = window.Plotly;
-  if (!P || typeof P.restyle !== "function") return;
-  for (const id of ["dv-heatmap", "dv-cmp-heat-a", "dv-cmp-heat-b"]) {
-    const gd = graph(id), a = gd && plotArea(gd, "xy");
-    if (!a || !gd.data || !gd.data[1] || !gd.layout) continue;
-    const span = (axis) => Math.abs(axis.range[1] - axis.range[0]) || 1;
-    const cell = Math.min(a.width / span(gd.layout.xaxis), a.height / span(gd.layout.yaxis));
-    const want = Math.max(2, Math.floor(cell * 0.9)), now = gd.data[1].marker && gd.data[1].marker.size;
-    if (now > want && gd.__dvFit !== want) { gd.__dvFit = want; P.restyle(gd, {"marker.size": want}, [1]); }
+// A finished Compare side: its canvas at the end, its differences underlined (`diff`).
+function dvShowStatic(root, d, t, theme, key) {
+  d.t = t;
+  if (root.__dvFor !== d || root.__dvLang !== t) {
+    root.className = "dv-canvas dv-static";
+    root.innerHTML = dvCanvasHtml("static", d, t, theme, key);
+    root.__dvLang = t;
   }
-  const gd = graph("dv-order"), a = gd && plotArea(gd, "xy");
-  if (!a || !gd.data || !gd.data[0] || !gd.data[0].text || !gd.layout) return;
-  const columns = Math.abs(gd.layout.xaxis.range[1] - gd.layout.xaxis.range[0]) || 1;
-  const chars = Math.max(1, Math.floor(a.width / columns / 7.5));  // ~7 px a character at the labels' 11 px
-  if (gd.__dvChars === chars) return;
-  gd.__dvChars = chars;
-  const full = gd.__dvText || (gd.__dvText = gd.data[0].text.map((row) => row.slice()));
-  const cut = (s) => (s.length <= chars ? s : s.slice(0, Math.max(1, chars - 1)) + "…");
-  const long = full.some((row) => row.some((s) => s.length > chars));
-  if (long || gd.__dvCut) {  // labels to cut, or cut ones to give back (the figure grew)
-    gd.__dvCut = long;
-    P.restyle(gd, {text: [long ? full.map((row) => row.map(cut)) : full]}, [0]);
-  }
+  paintCanvas(root, d, d.n, -1);
 }

@@ -1,0 +1,281 @@
+"""The traces each visitor's page shows, by handle: what the page reads, and what its events name.
+
+A trace travels to the page once, as the chunks of `views.wire`, read by the page itself (`read`,
+the canvas's server function: `ui.READ`) under a handle; the page's events carry the handle, never
+the trace. A session's `gr.State` holds a `Shown` (the handle, and the trace for the handlers), so a
+loaded 3 MB trace costs no event anything.
+
+The store holds chunks (JSON text) only; the `Trace` objects are the sessions' states'. A handle is
+128 random bits, and it is bound to the session that made it: another session asking
+for it gets nothing, as if it did not exist (the example traces, shown to everyone, are the only
+public ones). What the store holds is bounded: `PER_SESSION` traces per session, `MAX_SESSIONS`
+sessions, `MAX_CHARS` characters of chunks in all; past a bound the least recently used go first.
+A decode in progress is an `Entry` that grows as its steps come (`add`, from the decode's thread);
+a read of it waits (at most `WAIT_SECONDS`) until there is something new, so the page sees each step
+as soon as it is computed. The page may name a decode's handle itself, in the event that starts it
+(128 random bits it drew): its read can then wait for the decode before the event reaches the
+server, within its own session (`MAX_EXPECTED` such reads at once).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import re
+import secrets
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from dllm_viz.app.handlers.asking import Waiting
+from dllm_viz.app.views import wire
+from dllm_viz.core.trace import StepRecord, Trace
+
+PER_SESSION = 8  # the playground's trace, the one before it (Stop brings it back), a live one, a compare pair, ...
+MAX_SESSIONS = 10_000  # as Gradio's default state_session_capacity
+MAX_CHARS = 256 * 2**20  # chunks held in all (a 3 MB trace file is ~1.6 M characters of chunks)
+WAIT_SECONDS = 10.0  # the longest a read of a decode in progress waits for its next step
+HANDLE_BYTES = 16
+HANDLE = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 bytes in URL-safe base64: what `new_handle` and the page make
+MAX_EXPECTED = 4  # reads a session may hold open for a handle its page made and no decode has yet
+STATES = ("live", "done", "stopped", "failed")
+
+
+def new_handle() -> str:
+    return secrets.token_urlsafe(HANDLE_BYTES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """What a session's state holds of a trace on show: its handle (what the page reads it by) and the
+    trace (what the handlers read). Gradio copies a state's first value into every new session:
+    a `Shown` is immutable, so the copy is itself."""
+
+    handle: str
+    trace: Trace
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Shown:
+        return self
+
+
+class Entry:
+    """One trace's chunks (JSON texts), growing while its decode runs; `state` says whether more come."""
+
+    def __init__(self, encoder: wire.Encoder) -> None:
+        self.encoder: wire.Encoder | None = encoder  # None once finished
+        self.chunks: list[str] = []
+        self.chars = 0
+        self.state = "live"
+        self.read = threading.Event()  # a page reads this entry
+        self.delivered = threading.Event()  # ... and has read it to its end
+        self.counter: Any = None  # the store's count of characters held, while it holds this entry
+        self.waiting: list[Any] | None = None  # where it waits for a slot, as last sent (`queue`)
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def _push(self, chunk: dict[str, Any] | None, state: str | None = None) -> None:
+        text = wire.dumps([chunk])[1:-1] if chunk is not None else None
+        with self._lock:
+            if self.state != "live":
+                return
+            if text is not None:
+                self.chunks.append(text)
+            if state is not None:
+                self.state = state
+            waiters, self._waiters = self._waiters, []
+            counter = self.counter
+        if text is not None:
+            (counter or Entry._grow)(self, len(text))
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    def _grow(self, chars: int) -> None:
+        self.chars += chars
+
+    def add(self, record: StepRecord) -> None:
+        """One more step of the decode (its thread calls this)."""
+        encoder = self.encoder
+        if encoder is not None:
+            self._push(encoder.chunk([record]))
+
+    def finish(self, trace: Trace) -> None:
+        """The decode's trace: the steps not sent yet and what only the finished trace says. The entry
+        then holds its chunks only (the encoder's token text would keep the trace alive)."""
+        encoder = self.encoder
+        if encoder is not None:
+            self._push(encoder.chunk(trace.steps[encoder.sent:], done=wire.done(trace)), "done")
+            self.encoder = None
+
+    def queue(self, waiting: Waiting | None) -> None:
+        """Where the decode waits for a slot of the shared engine (`asking.Ticket.waiting`: requests
+        ahead, an estimate in seconds; None: it runs), whenever that changes, before its first step."""
+        shown = None if waiting is None else [waiting[0], None if waiting[1] is None else math.ceil(waiting[1])]
+        if shown != self.waiting:
+            self.waiting = shown
+            self._push({"v": wire.VERSION, "queue": shown})
+
+    def end(self, state: str) -> None:
+        """The decode ended without a trace ("stopped" by the visitor, or "failed")."""
+        self._push(None, state)
+        self.encoder = None
+
+    def since(self, start: int) -> tuple[list[str], str]:
+        with self._lock:
+            return self.chunks[start:], self.state
+
+    async def wait(self, start: int, timeout: float) -> None:
+        """Until there is a chunk past `start` or the decode has ended (or `timeout` seconds)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if len(self.chunks) > start or self.state != "live":
+                return
+            self._waiters.append((loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            pass
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+GONE = '{"chunks":[],"state":"gone","next":0}'  # what an unknown handle, or another session's, reads as
+
+
+def finished(trace: Trace) -> Entry:
+    """The entry of a stored trace: all its chunks, done."""
+    entry = Entry(wire.encoder_for(trace))
+    entry.finish(trace)
+    return entry
+
+
+class TraceStore:
+    """Every session's traces by handle (see the module's docstring); safe from any thread."""
+
+    def __init__(self, *, per_session: int = PER_SESSION, max_sessions: int = MAX_SESSIONS,
+                 max_chars: int = MAX_CHARS) -> None:
+        self.per_session, self.max_sessions, self.max_chars = per_session, max_sessions, max_chars
+        self._sessions: OrderedDict[str, OrderedDict[str, Entry]] = OrderedDict()
+        self._public: dict[str, Entry] = {}
+        # session -> handle -> the reads waiting for a decode to make it (the page named it first)
+        self._expected: dict[str, dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]]] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def publish(self, trace: Trace) -> Shown:
+        """A trace every session may read (an example shipped with the app)."""
+        handle = new_handle()
+        self._public[handle] = finished(trace)
+        return Shown(handle, trace)
+
+    def add(self, session: str | None, trace: Trace) -> Shown:
+        """A finished trace shown to `session` (uploaded, an example, a Compare side)."""
+        entry = finished(trace)
+        return Shown(self._keep(session, entry), trace)
+
+    def live(self, session: str | None, encoder: wire.Encoder, handle: Any = None) -> tuple[str, Entry]:
+        """A decode in progress for `session`: its handle (the page's own `handle`, when it named a
+        well-formed one), and the entry its steps go to."""
+        entry = Entry(encoder)
+        named = handle if isinstance(handle, str) and HANDLE.fullmatch(handle) else None
+        return self._keep(session, entry, named), entry
+
+    def _keep(self, session: str | None, entry: Entry, handle: str | None = None) -> str:
+        handle = handle or new_handle()
+        with self._lock:
+            traces = self._sessions.setdefault(session or "", OrderedDict())
+            self._sessions.move_to_end(session or "")
+            traces.pop(handle, None)
+            traces[handle] = entry
+            self._chars += entry.chars
+            entry.counter = self._count
+            self._bound(traces)
+            waiters = self._expected.get(session or "", {}).pop(handle, [])
+        for loop, future in waiters:  # reads that came before the decode did
+            loop.call_soon_threadsafe(_resolve, future)
+        return handle
+
+    def _count(self, entry: Entry, chars: int) -> None:
+        """A held entry grew by `chars` (a decode's step)."""
+        with self._lock:
+            entry.chars += chars
+            if entry.counter is not None:
+                self._chars += chars
+
+    def _drop(self, entries: Any) -> None:
+        """Stop counting `entries` (the lock is held)."""
+        for entry in entries:
+            entry.counter = None
+            self._chars -= entry.chars
+
+    def _bound(self, newest: OrderedDict[str, Entry]) -> None:
+        """Drop the least recently used traces past the bounds (the lock is held)."""
+        while len(newest) > self.per_session:
+            self._drop([newest.popitem(last=False)[1]])
+        while len(self._sessions) > self.max_sessions or (self._chars > self.max_chars and len(self._sessions) > 1):
+            self._drop(self._sessions.popitem(last=False)[1].values())
+        while len(newest) > 1 and self._chars > self.max_chars:  # one session alone holds too much
+            self._drop([newest.popitem(last=False)[1]])
+
+    def entry(self, session: str | None, handle: str) -> Entry | None:
+        """The trace `handle` names, if `session` may read it."""
+        if not isinstance(handle, str):
+            return None
+        public = self._public.get(handle)
+        if public is not None or session is None:  # a caller without a session reads the public ones only
+            return public
+        with self._lock:
+            traces = self._sessions.get(session)
+            return None if traces is None else traces.get(handle)
+
+    def release(self, session: str | None) -> None:
+        """Forget a session's traces (its state was deleted)."""
+        with self._lock:
+            self._drop(self._sessions.pop(session or "", {}).values())
+
+    async def _expect(self, session: str, handle: str, timeout: float) -> Entry | None:
+        """The entry `handle` will name in `session`, once a decode makes it (None after `timeout`)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            mine = self._expected.setdefault(session, {})
+            if sum(map(len, mine.values())) >= MAX_EXPECTED:
+                return None
+            mine.setdefault(handle, []).append((loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                mine = self._expected.get(session, {})
+                waiting = [w for w in mine.get(handle, []) if w[1] is not future]
+                if waiting:
+                    mine[handle] = waiting
+                else:
+                    mine.pop(handle, None)
+                if not mine:
+                    self._expected.pop(session, None)
+        return self.entry(session, handle)
+
+    async def read(self, session: str | None, handle: Any, start: Any = 0, *,
+                   timeout: float = WAIT_SECONDS) -> str:
+        """What the page reads: `{"chunks": [...], "state": ..., "next": n}` as JSON text, the chunks
+        from index `start` on. A decode in progress answers once it has something new (or after
+        `timeout` seconds); an unknown handle, or one of another session, reads as "gone"."""
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            return GONE
+        entry = self.entry(session, handle)
+        if entry is None and session is not None and isinstance(handle, str) and HANDLE.fullmatch(handle):
+            entry = await self._expect(session, handle, timeout)  # a decode the page has asked for, not here yet
+        if entry is None:
+            return GONE
+        entry.read.set()
+        await entry.wait(start, timeout)
+        chunks, state = entry.since(start)
+        if state != "live":
+            entry.delivered.set()
+        return f'{{"chunks":[{",".join(chunks)}],"state":"{state}","next":{start + len(chunks)}}}'

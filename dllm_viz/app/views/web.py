@@ -1,0 +1,92 @@
+"""The page's renderer: its scripts (`app/web/*.js`) and what it is given once.
+
+The renderer draws every view of a trace (the canvas, the inspector, the heatmap, the order map, the
+per-step figure, Compare's figures, the task curve) from the chunks of `views.wire` and a DOM element
+per view, with plotly.js; it knows nothing of Gradio. `RENDERER_JS` is it alone (what a notebook
+widget or an animation export runs, with `options()` and plotly.js beside it); `PAGE_JS` adds the
+walkthrough and `page.js`, the glue to the Gradio page (run as the canvas's `js_on_load`).
+
+`options()` is what the renderer is given once: the strings it writes, in every language (a language
+switch asks the server for nothing), the theme (`views.palette`: scales, colours, the inspector's
+bars, playback), and the walkthrough's steps. plotly.js comes from the `plotly` package
+(`PLOTLY_JS`), served by the app itself: nothing is fetched from elsewhere.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import plotly
+
+from dllm_viz.app.strings import LANGS, STRINGS, t
+from dllm_viz.app.views import palette, render
+from dllm_viz.core.analysis import P_FLOOR
+
+WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (package data)
+# One job each, in order: the trace from its chunks, the canvas, the inspector, the figures' specs, the
+# player and its linked views; then the page's own: the walkthrough, and the glue to Gradio.
+RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "views.js")
+PAGE_FILES = (*RENDERER_FILES, "tour.js", "page.js")
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+
+# Inspector bars: a share s is drawn BAR_SCALE * s percent wide (the label fits beside it), never
+# narrower than MIN_BAR percent.
+BAR_SCALE = 70.0
+MIN_BAR = 0.5
+SPEEDS = (0.5, 1, 2, 4)  # playback speed choices; 1x = FRAME_MS per frame
+FRAME_MS = 450
+# The walkthrough: what each step rings, and its text (strings).
+TOUR = (("#dv-canvas .dv-text", "tour_canvas"), ("#dv-canvas .dv-controls", "tour_player"),
+        ("#dv-heatmap", "tour_heatmap"), ("#dv-order", "tour_order"), ("#dv-knobs-main", "tour_knobs"),
+        ("#dv-inspector", "tour_inspector"))
+# The strings the renderer writes: these keys, and every key with one of these prefixes.
+STRING_KEYS = ("step_of", "start", "after_step", "finished", "play", "pause", "frame", "stop", "raw", "tempered",
+               "threshold", "mean", "confirmed_marker", "schedule_conf", "raw_token_p", "aup_refused")
+STRING_PREFIXES = ("tip_", "rule_", "insp_", "rv_", "legend_", "ctl_", "tour_", "live_of", "live_queued", "fig_",
+                   "axis_", "heat_", "task_", "side_", "mv_", "rn_state_", "rn_tip_", "rn_lost")
+
+
+def _read(names: tuple[str, ...]) -> str:
+    return "\n".join((WEB / name).read_text(encoding="utf-8") for name in names)
+
+
+RENDERER_JS = _read(RENDERER_FILES)
+PAGE_JS = _read(PAGE_FILES)
+
+
+def string_keys() -> list[str]:
+    return [key for key in STRINGS if key in STRING_KEYS or key.startswith(STRING_PREFIXES)]
+
+
+def strings(lang: str) -> dict[str, str]:
+    """The renderer's strings in `lang` (templates: `{name}` is filled in by the page)."""
+    return {key: t(key, lang) for key in string_keys()}
+
+
+def theme() -> dict[str, Any]:
+    """Colours and constants the renderer draws with (`views.palette`, the inspector's bars, playback)."""
+    scale = lambda s: [[x, c] for x, c in s]  # noqa: E731
+    return {"confidence": scale(palette.CONFIDENCE_SCALE), "order": scale(palette.ORDER_SCALE),
+            "drift": scale(palette.DRIFT_SCALE), "palette": dict(palette.PALETTE), "strength": palette.TINT_STRENGTH,
+            "range": list(palette.CONFIDENCE_RANGE), "ticks": list(palette.CONFIDENCE_TICKS),
+            "bars": [BAR_SCALE, MIN_BAR, P_FLOOR], "frameMs": FRAME_MS, "speeds": list(SPEEDS)}
+
+
+@functools.cache
+def options() -> dict[str, Any]:
+    """Everything the renderer is given once: {strings: {lang: table}, theme, tour}."""
+    return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(), "tour": [list(x) for x in TOUR]}
+
+
+def keys_used() -> set[str]:
+    """The string keys the scripts name literally (`t.key`, `t["key"]`): tests check each is shipped."""
+    text = PAGE_JS
+    return set(re.findall(r"\bt\.([a-z][a-z0-9_]*)", text)) | set(re.findall(r"""\bt\[["']([a-z0-9_]+)["']\]""", text))
+
+
+def plotly_head() -> str:
+    """The script element that loads plotly.js from the app itself (the file is a static path: `ui`);
+    the URL is relative to the page, which also holds behind a proxy's path."""
+    return render.script_html(f"gradio_api/file={PLOTLY_JS.as_posix()}")

@@ -1,0 +1,64 @@
+"""The page's renderer drawing a renoising trace (trace format 3's renoise section, issue 36), in Debian's chromium.
+
+The trace reaches the page as the server sends it (`views.wire`'s "rn": each step's canvas read, argmax,
+entropy, accepted positions); at every frame, scrubbed both ways, the canvas shows the trace's own canvas
+(`Trace.canvas_at`) with each position's state as `views.renoise.frames` says (noise, accepted, final, not
+begun), a renoised position marked with the token it lost, and the entropy on hover; read chunk by chunk (a
+decode in progress) it gives the same canvases.
+"""
+from __future__ import annotations
+
+import pytest
+
+from dllm_viz.app.views import renoise as view, wire
+from dllm_viz.core.analysis import piece
+from tests import renderer
+from tests.test_page_js import SPANS, TEXTS, at, chromium, show  # noqa: F401  (fixtures)
+from tests.test_renoise_view import trace  # noqa: F401  (the fixture: a renoising trace of the table model)
+
+
+def test_a_renoising_canvas_shows_each_frames_states_scrubbed_both_ways(show, trace):  # noqa: F811
+    n, G = len(trace.steps), len(trace.token_ids)
+    frames = view.frames(trace)
+    page = show(trace, frame=0, selected=0)
+    lost = 0
+    for f in [*range(n + 1), *range(n, -1, -1), *range(0, n + 1, 4)]:
+        at(page, f)
+        canvas, frame = trace.canvas_at(f - 1), frames[f]
+        texts = page.evaluate(TEXTS)
+        assert [texts[p] for p in range(G) if canvas[p] is not None] == [
+            piece(trace, tok) for tok in canvas if tok is not None], f
+        for i, state in enumerate(view.STATES):
+            assert page.evaluate(SPANS, f"dv-rn-{state}") == [p for p in range(G) if frame["state"][p] == i], (f, state)
+        assert page.evaluate(SPANS, "dv-rn-lost") == sorted(frame["lost"]), f
+        for p, tok in frame["lost"].items():
+            title = page.get_attribute(f'#dv-canvas [data-pos="{p}"]', "title")
+            assert f"lost {piece(trace, tok)!r}" in title, (f, p)
+        lost += len(frame["lost"])
+        if 0 < f < n:  # the entropy the step before ranked each position of its canvas by
+            span = trace.canvases[trace.steps[f - 1].block]
+            if trace.steps[f].block == span.index:
+                p = span.start
+                title = page.get_attribute(f'#dv-canvas [data-pos="{p}"]', "title")
+                assert f"entropy at step {f}: {trace.steps[f - 1].renoise.entropy[0]:.3f}" in title, f
+    assert lost, "the seed must renoise an accepted token for this test to mean something"
+    assert "accepted proposal" in page.inner_text("#dv-canvas .dv-legend")
+
+
+@pytest.mark.parametrize("parts", [1, 4])
+def test_a_renoising_trace_read_chunk_by_chunk_replays_the_same_canvases(chromium, trace, parts):  # noqa: F811
+    n = len(trace.steps)
+    enc, cut = wire.encoder_for(trace), [round(i * n / parts) for i in range(parts + 1)]
+    chunks = [enc.chunk(trace.steps[a:b], done=wire.done(trace) if b == n else None) for a, b in zip(cut, cut[1:])]
+    assert chunks[0]["head"]["canvas"] == "renoise" and all("rn" in c["steps"] for c in chunks)
+    page = renderer.open_page(chromium)
+    try:
+        renderer.load(page, trace, chunks=chunks)
+        got = page.evaluate("(n) => Array.from({length: n + 1}, (_, s) => DV.dvCanvasAt(window.d, s - 1))", n)
+        pieces = page.evaluate("() => window.d.pieces")
+        for s in range(-1, n):
+            want = [None if tok is None else piece(trace, tok) for tok in trace.canvas_at(s)]
+            assert [None if i is None else pieces[i] for i in got[s + 1]] == want, s
+        assert page.errors == []
+    finally:
+        page.close()

@@ -1,0 +1,158 @@
+"""handlers/traces.py: each session's traces by handle, what the page reads, bounded and private."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+
+import pytest
+
+from dllm_viz import DecodeConfig, decode
+from dllm_viz.app.handlers.traces import TraceStore
+from dllm_viz.app.views import wire
+from tests.ui_model import make_text_model
+
+
+@pytest.fixture(scope="module")
+def traces():
+    model = make_text_model()
+    return [decode(model, ["the cat "], DecodeConfig.preset("balanced", 24, seed=s))[0] for s in range(4)]
+
+
+def read(store: TraceStore, session, handle, start=0, timeout=5.0) -> dict:
+    return json.loads(asyncio.run(store.read(session, handle, start, timeout=timeout)))
+
+
+def test_a_handle_reads_only_in_its_own_session(traces):
+    store = TraceStore()
+    mine = store.add("s1", traces[0])
+    got = read(store, "s1", mine.handle)
+    assert got["state"] == "done" and got["next"] == 1 and got["chunks"] == wire.chunks(traces[0])
+    assert read(store, "s2", mine.handle)["state"] == "gone"  # another session: as if it did not exist
+    assert read(store, None, mine.handle)["state"] == "gone"  # no session at all
+    public = store.publish(traces[1])
+    assert read(store, "anyone", public.handle)["state"] == "done" and read(store, None, public.handle)["state"] == "done"
+    assert len(mine.handle) >= 21 and mine.handle != store.add("s1", traces[0]).handle  # 128 random bits, each new
+
+
+@pytest.mark.parametrize("handle, start", [(None, 0), (["x"], 0), ("nope", 0), ("{h}", -1), ("{h}", "0"), ("{h}", True),
+                                           ("{h}", 1.5)])
+def test_a_malformed_read_is_gone_and_nothing_else(traces, handle, start):
+    store = TraceStore()
+    shown = store.add("s", traces[0])
+    handle = shown.handle if handle == "{h}" else handle
+    assert read(store, "s", handle, start) == {"chunks": [], "state": "gone", "next": 0}
+
+
+def test_what_the_store_holds_is_bounded(traces):
+    store = TraceStore(per_session=2, max_sessions=3)
+    first = store.add("a", traces[0])
+    store.add("a", traces[1])
+    store.add("a", traces[2])  # the least recently made of "a"'s traces goes
+    assert store.entry("a", first.handle) is None
+    for s in ("b", "c", "d"):
+        store.add(s, traces[0])
+    assert store.entry("a", store.add("e", traces[0]).handle) is None and store._sessions.keys() == {"c", "d", "e"}
+    size = len(wire.dumps(wire.chunks(traces[0]))) - 2
+    small = TraceStore(max_chars=3 * size)
+    handles = [small.add(f"s{i}", traces[0]).handle for i in range(5)]
+    assert [small.entry(f"s{i}", h) is not None for i, h in enumerate(handles)] == [False, False, True, True, True]
+    small.release("s4")
+    assert small.entry("s4", handles[4]) is None and small._chars == 2 * size
+
+
+def test_a_read_of_a_decode_in_progress_answers_as_each_step_comes(traces):
+    tr = traces[0]
+    store = TraceStore()
+    handle, entry = store.live("s", wire.encoder_for(tr))
+    answers = []
+
+    def page() -> None:  # the page: reads, waits for what is new, reads on, until the trace is done
+        start = 0
+        while True:
+            got = read(store, "s", handle, start)
+            answers.append((time.monotonic(), len(got["chunks"]), got["state"]))
+            start = got["next"]
+            if got["state"] != "live":
+                return
+
+    reader = threading.Thread(target=page)
+    reader.start()
+    sent = []
+    for rec in tr.steps:
+        time.sleep(0.05)
+        sent.append(time.monotonic())
+        entry.add(rec)
+    time.sleep(0.05)
+    entry.finish(tr)
+    reader.join(timeout=10)
+    assert answers[-1][2] == "done" and sum(n for _, n, _ in answers) == len(tr.steps) + 1
+    # each step answered soon after it was added (not after a timeout): the read waited for it
+    for when in sent:
+        assert min(t for t, n, _ in answers if t >= when and n) - when < 0.04
+    chunks = [json.loads(c) for c in entry.since(0)[0]]
+    assert "head" in chunks[0] and [c["steps"]["from"] for c in chunks[:-1]] == list(range(len(tr.steps)))
+    assert chunks[-1]["done"] == json.loads(wire.dumps([wire.done(tr)]))[0]
+
+
+def test_a_stopped_decode_reads_as_stopped_and_grows_no_more(traces):
+    tr = traces[0]
+    store = TraceStore()
+    handle, entry = store.live("s", wire.encoder_for(tr))
+    entry.add(tr.steps[0])
+    entry.end("stopped")
+    entry.add(tr.steps[1])  # a step computed after Stop is not sent
+    got = read(store, "s", handle)
+    assert got["state"] == "stopped" and len(got["chunks"]) == 1
+    assert read(store, "s", handle, 1, timeout=0.01)["chunks"] == []  # no wait for what will not come
+
+
+def test_a_page_may_name_its_decodes_handle_and_read_it_before_the_decode_starts(traces):
+    """The page draws a decode's handle and reads it at once: the read waits for the decode of its own
+    session (another session's decode under that name is not it), and a malformed name is refused."""
+    from dllm_viz.app.handlers.traces import MAX_EXPECTED, new_handle
+
+    tr = traces[0]
+    store = TraceStore()
+    name = new_handle()
+    got: list[dict] = []
+    reader = threading.Thread(target=lambda: got.append(read(store, "s", name)))
+    reader.start()
+    time.sleep(0.1)
+    assert store.live("t", wire.encoder_for(tr), name)[0] == name  # another session's: the read still waits
+    time.sleep(0.1)
+    assert got == []
+    handle, entry = store.live("s", wire.encoder_for(tr), name)
+    entry.add(tr.steps[0])
+    reader.join(timeout=5)
+    assert handle == name and got[0]["state"] == "live" and len(got[0]["chunks"]) == 1
+    assert store.live("s", wire.encoder_for(tr), "not a handle")[0] != "not a handle"  # drawn anew
+    assert read(store, "s", new_handle(), timeout=0.05)["state"] == "gone"  # nothing came
+
+    async def many() -> list[str]:  # a session holds at most MAX_EXPECTED such reads open
+        reads = [store.read("s", new_handle(), 0, timeout=0.2) for _ in range(MAX_EXPECTED + 2)]
+        return await asyncio.gather(*reads)
+
+    start = time.monotonic()
+    answers = asyncio.run(many())
+    assert all(json.loads(a)["state"] == "gone" for a in answers) and time.monotonic() - start < 1.0
+    assert store._expected == {}  # nothing left waiting
+
+
+def test_a_stored_trace_is_held_as_its_chunks_only_and_a_closed_pages_go():
+    """A finished entry keeps its chunks, not the trace (Gradio's state holds that, and frees it when
+    the session expires); a closed page's traces go with `release`."""
+    import gc
+    import weakref
+
+    store = TraceStore()
+    trace = decode(make_text_model(), ["the "], DecodeConfig.preset("balanced", 8, seed=2))[0]
+    shown = store.add("s", trace)
+    alive = weakref.ref(trace)
+    del trace
+    shown = shown.handle  # what the page holds
+    gc.collect()
+    assert alive() is None and store.entry("s", shown).state == "done"
+    store.release("s")
+    assert store.entry("s", shown) is None
