@@ -1,0 +1,106 @@
+// dllm-viz: the notebook widget's glue (an anywidget ES module; see app/notebook.py, which writes the
+// module: plotly.js's factory `dvPlotlyFactory`, the renderer's files, then this one).
+//
+// A widget is one trace in one player: its canvas, inspector, heatmap and order map, drawn by the same
+// renderer as the playground's page into elements made here, inside the widget's own `el`. Nothing is
+// looked up by id and nothing is installed on the page, so several widgets in one notebook (or one
+// widget shown twice) never share a cursor. The model (anywidget's, or any stand-in with get, set, on,
+// off and save_changes) holds:
+//   chunks   the trace as views/wire.py's chunks, as JSON text
+//   options  {strings: {lang: table}, theme} (views/web.py's options, for the widget's language)
+//   lang     that language
+//   frame, selected   the cursor: the step on show and the selected position. The player writes them
+//            back as it moves; set from Python, they move every view of this widget.
+
+// plotly.js, made once per page and shared by every widget on it; the page's own `window.Plotly` (a
+// notebook's plotly figures load theirs) is left as it was.
+const DV_PLOTLY_KEY = Symbol.for("dllm-viz plotly.js");
+
+function dvWidgetPlotly() {
+  if (globalThis[DV_PLOTLY_KEY]) return globalThis[DV_PLOTLY_KEY];
+  const had = Object.getOwnPropertyDescriptor(window, "Plotly");
+  const made = dvPlotlyFactory();  // plotly.js sets window.Plotly as it starts: put back what was there
+  if (had) Object.defineProperty(window, "Plotly", had); else delete window.Plotly;
+  globalThis[DV_PLOTLY_KEY] = made;
+  return made;
+}
+
+const Plotly = dvWidgetPlotly();
+
+const DV_WIDGET_HTML = '<div class="dv-widget">' +
+  '<div class="dv-w-canvas"><div class="dv-canvas dv-player"></div></div>' +
+  '<div class="dv-w-inspector"><div class="dv-insp-host"></div></div>' +
+  '<div class="dv-w-heatmap"><div class="dv-fig-host"></div></div>' +
+  '<div class="dv-w-order"><div class="dv-fig-host"></div></div></div>';
+
+// The inspector follows the pointer over the text (the token under it), and the selection when it leaves.
+function dvWidgetHover(v, p) {
+  const d = v.data;
+  if (!d || d.live) return;
+  paintInspector(v.hosts.inspector, d, p >= 0 ? p : v.pos, v.frame, d.temperature);
+}
+
+// The cursor written back to the model when the player moved it (not when the model moved the player).
+// A model tells its listeners of each set at once: the first set must not move the player back.
+function dvWidgetReport(model, v) {
+  if (model.get("frame") === v.frame && model.get("selected") === v.pos) return;
+  v.reporting = true;
+  try {
+    model.set("frame", v.frame);
+    model.set("selected", v.pos);
+  } finally {
+    v.reporting = false;
+  }
+  model.save_changes();
+}
+
+// A click on a figure's cell selects that step and position (a short click: a drag zooms nothing here).
+function dvWidgetClicks(root, v) {
+  let down = null;
+  root.addEventListener("mousedown", (e) => { down = [e.clientX, e.clientY, Date.now()]; }, true);
+  root.addEventListener("mouseup", (e) => {
+    const was = down;
+    down = null;
+    if (!was || Math.hypot(e.clientX - was[0], e.clientY - was[1]) > 5 || Date.now() - was[2] > 800) return;
+    const hit = dvCellAt(v, e.clientX, e.clientY);
+    if (hit) v.select(hit[0], hit[1]);
+  }, true);
+}
+
+function render({model, el}) {
+  el.innerHTML = DV_WIDGET_HTML;
+  const root = el.querySelector(".dv-widget"), q = (cls) => root.querySelector(`.${cls} > div`);
+  const hosts = {canvas: q("dv-w-canvas"), inspector: q("dv-w-inspector"), heatmap: q("dv-w-heatmap"),
+                 order: q("dv-w-order")};
+  const opts = model.get("options"), lang = model.get("lang");
+  const v = dvView(hosts, {strings: opts.strings, theme: opts.theme, lang,
+                           onHover: dvWidgetHover, onRender: (view) => dvWidgetReport(model, view)});
+  const d = dvTraceNew(opts.theme);
+  JSON.parse(model.get("chunks")).forEach((c) => dvTraceAdd(d, c));
+  dvShow(v, d, {frame: model.get("frame"), selected: model.get("selected")});
+  root.dataset.steps = String(d.n);
+  dvWidgetClicks(root, v);
+  const follow = () => {
+    const f = model.get("frame"), p = model.get("selected");
+    if (!v.reporting && (f !== v.frame || p !== v.pos)) v.select(f, p);
+  };
+  model.on("change:frame", follow);
+  model.on("change:selected", follow);
+  let later = null, width = root.clientWidth;  // the notebook's column resized: the figures fit it anew
+  const resized = new ResizeObserver(() => {
+    if (root.clientWidth === width) return;
+    width = root.clientWidth;
+    clearTimeout(later);
+    later = setTimeout(() => dvResize(v), 120);
+  });
+  resized.observe(root);
+  return () => {
+    dvStop(v);
+    clearTimeout(later);
+    resized.disconnect();
+    model.off("change:frame", follow);
+    model.off("change:selected", follow);
+  };
+}
+
+export default {render};
