@@ -77,6 +77,11 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_fork.py::test_a_fork_with_nothing_changed_is_the_trace_itself_on_every_kind_of_decode": (),
     "tests/test_animation.py::test_a_64_step_world_model_trace_is_under_2_mb_as_gif": (),
     "tests/test_animation.py::test_a_browser_plays_the_svg_frame_by_frame": ("browser",),
+    # The notebook widget: two widgets on a notebook-like page; a fresh process imports the package.
+    "tests/test_notebook.py::test_two_widgets_draw_their_own_traces_offline": ("browser",),
+    "tests/test_notebook.py::test_scrubbing_one_widget_leaves_the_other_where_it_was": ("browser",),
+    "tests/test_notebook.py::test_hover_shows_the_inspector_of_the_token_under_the_pointer": ("browser",),
+    "tests/test_notebook.py::test_import_dllm_viz_needs_no_anywidget_nor_plotly": (),
 }
 
 
