@@ -55,15 +55,16 @@ function dvWidgetReport(model, v) {
 }
 
 // A click on a figure's cell selects that step and position (a short click: a drag zooms nothing here).
+// The press is the widget's; the release is listened for on the document, once: plotly.js covers the
+// page while a button is down, so the release lands outside the widget.
 function dvWidgetClicks(root, v) {
-  let down = null;
-  root.addEventListener("mousedown", (e) => { down = [e.clientX, e.clientY, Date.now()]; }, true);
-  root.addEventListener("mouseup", (e) => {
-    const was = down;
-    down = null;
-    if (!was || Math.hypot(e.clientX - was[0], e.clientY - was[1]) > 5 || Date.now() - was[2] > 800) return;
-    const hit = dvCellAt(v, e.clientX, e.clientY);
-    if (hit) v.select(hit[0], hit[1]);
+  root.addEventListener("mousedown", (e) => {
+    const x = e.clientX, y = e.clientY, t = Date.now();
+    document.addEventListener("mouseup", (u) => {
+      if (Math.hypot(u.clientX - x, u.clientY - y) > 5 || Date.now() - t > 800) return;
+      const hit = dvCellAt(v, u.clientX, u.clientY);
+      if (hit) v.select(hit[0], hit[1]);
+    }, {capture: true, once: true});
   }, true);
 }
 
