@@ -81,6 +81,8 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_notebook.py::test_two_widgets_draw_their_own_traces_offline": ("browser",),
     "tests/test_notebook.py::test_scrubbing_one_widget_leaves_the_other_where_it_was": ("browser",),
     "tests/test_notebook.py::test_hover_shows_the_inspector_of_the_token_under_the_pointer": ("browser",),
+    "tests/test_notebook.py::test_a_click_on_a_heatmap_cell_selects_its_step_and_position_in_that_widget_only":
+        ("browser",),
     "tests/test_notebook.py::test_import_dllm_viz_needs_no_anywidget_nor_plotly": (),
 }
 

@@ -195,3 +195,21 @@ def test_the_docs_example_runs():
     exec(compile(code, "docs/notebook.md", "exec"), scope)
     widget, trace = scope["widget"], scope["trace"]
     assert isinstance(widget, notebook.widget_class()) and widget.frame == len(trace.steps) > 0
+
+
+HEATMAP_AREA = """(name) => { const gd = document.querySelector(`#out-${name} .dv-w-heatmap .dv-fig`);
+  const r = gd.getBoundingClientRect(), m = gd.__dvFig.layout.margin;
+  return [r.left + m.l, r.top + m.t, r.width - m.l - m.r, gd.__dvFig.layout.height - m.t - m.b]; }"""
+
+
+def test_a_click_on_a_heatmap_cell_selects_its_step_and_position_in_that_widget_only(page, traces):
+    trace = traces[0]
+    before_b = (page.evaluate(FRAME, "b"), page.evaluate(INSPECTED, "b"))
+    page.locator("#out-a .dv-w-heatmap").scroll_into_view_if_needed()
+    left, top, width, height = page.evaluate(HEATMAP_AREA, "a")
+    step, pos = 3, 10  # the cell of step 3 (frame 3), position 10
+    page.mouse.click(left + (pos + 0.5) * width / len(trace.token_ids), top + (step - 0.5) * height / len(trace.steps))
+    assert (page.evaluate(FRAME, "a"), page.evaluate(INSPECTED, "a")) == (step, pos)
+    assert page.evaluate("() => window.models.a.saved")[-1] == {"frame": step, "selected": pos}
+    assert (page.evaluate(FRAME, "b"), page.evaluate(INSPECTED, "b")) == before_b
+    assert page.errors == []
