@@ -1,9 +1,9 @@
 """A trace in a notebook: `dllm_viz.show(trace)` (or `trace.show()`) returns an anywidget.
 
 The widget draws the playground's canvas player, inspector, heatmap and order map with the page's own
-renderer (`views.web.RENDERER_JS`) and plotly.js from the `plotly` package, all inside its ES module
-(`esm`): nothing is fetched, so it works offline, in Jupyter, JupyterLab, VS Code and Colab alike. The
-trace travels as the page reads it (`views.wire`'s chunks). The glue (`web/widget.js`) makes its own
+renderer (`views.web.RENDERER_JS`: its ES module, `esm`) and plotly.js from the `plotly` package (a
+synced text the module imports as a module of its own, `plotly_js`): nothing is fetched, so it works
+offline, in Jupyter, JupyterLab, VS Code and Colab alike. The trace travels as the page reads it (`views.wire`'s chunks). The glue (`web/widget.js`) makes its own
 elements inside the widget's output and looks nothing up on the page, so several widgets never share a
 cursor. `frame` and `selected` are synced both ways: scrub the player and Python reads them; set them
 from Python and the player moves.
@@ -23,10 +23,6 @@ from dllm_viz.app.views.palette import PAGE_CSS
 from dllm_viz.core.trace import Trace
 
 INSTALL_HINT = "pip install dllm-viz[notebook]"
-# plotly.js's bundle as a function of the module: its loader sees a CommonJS `module` (so it defines no
-# global of its own choosing) and widget.js calls it once per page (`dvWidgetPlotly`).
-PLOTLY_HEAD = "function dvPlotlyFactory() {\nconst module = {exports: {}};\n"
-PLOTLY_TAIL = "\nreturn module.exports;\n}\n"
 # The widget's own layout: the canvas and the inspector side by side when there is room, then the
 # figures; the walkthrough belongs to the playground's page.
 WIDGET_CSS = """
@@ -65,10 +61,14 @@ def css() -> str:
 
 @functools.cache
 def esm() -> str:
-    """The widget's ES module: plotly.js's factory, the page's renderer, then the glue (`web/widget.js`)."""
-    plotly = web.PLOTLY_JS.read_text(encoding="utf-8")
-    glue = (web.WEB / "widget.js").read_text(encoding="utf-8")
-    return "\n".join((PLOTLY_HEAD + plotly + PLOTLY_TAIL, web.RENDERER_JS, glue))
+    """The widget's ES module: the page's renderer, then the glue (`web/widget.js`)."""
+    return web.RENDERER_JS + "\n" + (web.WEB / "widget.js").read_text(encoding="utf-8")
+
+
+@functools.cache
+def plotly_js() -> str:
+    """plotly.js, from the `plotly` package: the widget makes it into a module of its own (widget.js)."""
+    return web.PLOTLY_JS.read_text(encoding="utf-8")
 
 
 def state(trace: Trace, *, lang: str = "en", frame: int | None = None, selected: int = 0) -> dict[str, Any]:
@@ -103,6 +103,7 @@ def widget_class() -> type:
 
         _esm = traitlets.Unicode(esm()).tag(sync=True)
         _css = traitlets.Unicode(css()).tag(sync=True)
+        _plotly = traitlets.Unicode(plotly_js()).tag(sync=True)
         chunks = traitlets.Unicode("[]").tag(sync=True)  # views.wire's chunks, as JSON text
         options = traitlets.Dict().tag(sync=True)  # the renderer's strings (one language) and theme
         lang = traitlets.Unicode("en").tag(sync=True)

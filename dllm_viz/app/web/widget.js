@@ -1,31 +1,39 @@
 // dllm-viz: the notebook widget's glue (an anywidget ES module; see app/notebook.py, which writes the
-// module: plotly.js's factory `dvPlotlyFactory`, the renderer's files, then this one).
+// module: the renderer's files, then this one; plotly.js comes as the model's `_plotly`).
 //
 // A widget is one trace in one player: its canvas, inspector, heatmap and order map, drawn by the same
 // renderer as the playground's page into elements made here, inside the widget's own `el`. Nothing is
 // looked up by id and nothing is installed on the page, so several widgets in one notebook (or one
 // widget shown twice) never share a cursor. The model (anywidget's, or any stand-in with get, set, on,
 // off and save_changes) holds:
+//   _plotly  plotly.js's text (the `plotly` package's plotly.min.js)
 //   chunks   the trace as views/wire.py's chunks, as JSON text
 //   options  {strings: {lang: table}, theme} (views/web.py's options, for the widget's language)
 //   lang     that language
 //   frame, selected   the cursor: the step on show and the selected position. The player writes them
 //            back as it moves; set from Python, they move every view of this widget.
 
-// plotly.js, made once per page and shared by every widget on it; the page's own `window.Plotly` (a
-// notebook's plotly figures load theirs) is left as it was.
+// plotly.js, made once per page from the text the model holds (`_plotly`), as a module of its own
+// imported as anywidget imports ours, and shared by every widget on the page; the page's own
+// `window.Plotly` (a notebook's plotly figures load theirs) is left as it was. Not in our module: anywidget
+// gives a module's import two seconds, and plotly.js's 5 MB would take them on a slow machine.
 const DV_PLOTLY_KEY = Symbol.for("dllm-viz plotly.js");
+let Plotly = null;  // the renderer's (views.js reads it), set before the first render draws
 
-function dvWidgetPlotly() {
-  if (globalThis[DV_PLOTLY_KEY]) return globalThis[DV_PLOTLY_KEY];
-  const had = Object.getOwnPropertyDescriptor(window, "Plotly");
-  const made = dvPlotlyFactory();  // plotly.js sets window.Plotly as it starts: put back what was there
-  if (had) Object.defineProperty(window, "Plotly", had); else delete window.Plotly;
-  globalThis[DV_PLOTLY_KEY] = made;
-  return made;
+function dvWidgetPlotly(text) {
+  if (!globalThis[DV_PLOTLY_KEY]) {
+    // plotly.js's loader sees a CommonJS `module` and fills it in; it sets window.Plotly as it starts
+    const src = "const module = {exports: {}};\n" + text + "\nexport default module.exports;\n";
+    const url = URL.createObjectURL(new Blob([src], {type: "text/javascript"}));
+    const had = Object.getOwnPropertyDescriptor(window, "Plotly");
+    globalThis[DV_PLOTLY_KEY] = import(url).then((made) => {
+      if (had) Object.defineProperty(window, "Plotly", had); else delete window.Plotly;
+      URL.revokeObjectURL(url);
+      return made.default;
+    });
+  }
+  return globalThis[DV_PLOTLY_KEY];
 }
-
-const Plotly = dvWidgetPlotly();
 
 const DV_WIDGET_HTML = '<div class="dv-widget">' +
   '<div class="dv-w-canvas"><div class="dv-canvas dv-player"></div></div>' +
@@ -68,7 +76,8 @@ function dvWidgetClicks(root, v) {
   }, true);
 }
 
-function render({model, el}) {
+async function render({model, el}) {
+  Plotly = await dvWidgetPlotly(model.get("_plotly"));
   el.innerHTML = DV_WIDGET_HTML;
   const root = el.querySelector(".dv-widget"), q = (cls) => root.querySelector(`.${cls} > div`);
   const hosts = {canvas: q("dv-w-canvas"), inspector: q("dv-w-inspector"), heatmap: q("dv-w-heatmap"),
