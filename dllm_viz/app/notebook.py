@@ -3,10 +3,10 @@
 The widget draws the playground's canvas player, inspector, heatmap and order map with the page's own
 renderer (`views.web.RENDERER_JS`: its ES module, `esm`) and plotly.js from the `plotly` package (a
 synced text the module imports as a module of its own, `plotly_js`): nothing is fetched, so it works
-offline, in Jupyter, JupyterLab, VS Code and Colab alike. The trace travels as the page reads it (`views.wire`'s chunks). The glue (`web/widget.js`) makes its own
-elements inside the widget's output and looks nothing up on the page, so several widgets never share a
-cursor. `frame` and `selected` are synced both ways: scrub the player and Python reads them; set them
-from Python and the player moves.
+offline, in Jupyter, JupyterLab, VS Code and Colab alike. The trace travels as the page reads it
+(`views.wire`'s chunks). The glue (`web/widget.js`) makes its own elements inside the widget's output
+and looks nothing up on the page, so several widgets never share a cursor. `frame` and `selected` are
+synced both ways: scrub the player and Python reads them; set them from Python and the player moves.
 
 anywidget is the `[notebook]` extra: importing this module needs only what the page's renderer needs
 (plotly); `show` asks for anywidget when it is called, and names the extra when it is missing.
