@@ -84,6 +84,7 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_notebook.py::test_a_click_on_a_heatmap_cell_selects_its_step_and_position_in_that_widget_only":
         ("browser",),
     "tests/test_notebook.py::test_import_dllm_viz_needs_no_anywidget_nor_plotly": (),
+    "tests/test_notebook.py::test_a_moved_and_a_renoising_trace_play_in_widgets_frame_by_frame": ("browser",),
 }
 
 

@@ -122,24 +122,44 @@ INSPECTED = "(name) => Number(document.querySelector(`#out-${name} .dv-insp`).da
 
 
 @pytest.fixture(scope="module")
-def page(traces):
+def browser():
     from playwright import sync_api as playwright
     from tests.test_browser import ARGS, CHROMIUM
 
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1000, "height": 900})
-        page.errors, page.requests = [], []
-        page.on("pageerror", lambda err: page.errors.append(str(err)))
-        page.on("request", lambda req: page.requests.append(req.url))
-        page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
-        page.set_content(PAGE)
-        for name, trace in zip("ab", traces):
-            state = dllm_viz.show(trace, frame=None if name == "a" else 4).get_state()
-            page.evaluate(MOUNT, [name, json.loads(json.dumps(state))])
-        page.wait_for_function("document.querySelectorAll('.dv-fig-host .js-plotly-plot').length === 4")
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture()
+def chromium_page(browser):
+    """The notebook-like page, empty, offline (every request refused), its errors and requests kept."""
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.errors, page.requests = [], []
+    page.on("pageerror", lambda err: page.errors.append(str(err)))
+    page.on("request", lambda req: page.requests.append(req.url))
+    page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
+    page.set_content(PAGE)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser, traces):
+    """Two widgets on the page: `a` at its last step, `b` at step 4."""
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.errors, page.requests = [], []
+    page.on("pageerror", lambda err: page.errors.append(str(err)))
+    page.on("request", lambda req: page.requests.append(req.url))
+    page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
+    page.set_content(PAGE)
+    for name, trace in zip("ab", traces):
+        state = dllm_viz.show(trace, frame=None if name == "a" else 4).get_state()
+        page.evaluate(MOUNT, [name, json.loads(json.dumps(state))])
+    page.wait_for_function("document.querySelectorAll('.dv-fig-host .js-plotly-plot').length === 4")
+    yield page
+    page.close()
 
 
 def test_two_widgets_draw_their_own_traces_offline(page, traces):
@@ -212,4 +232,31 @@ def test_a_click_on_a_heatmap_cell_selects_its_step_and_position_in_that_widget_
     assert (page.evaluate(FRAME, "a"), page.evaluate(INSPECTED, "a")) == (step, pos)
     assert page.evaluate("() => window.models.a.saved")[-1] == {"frame": step, "selected": pos}
     assert (page.evaluate(FRAME, "b"), page.evaluate(INSPECTED, "b")) == before_b
+    assert page.errors == []
+
+
+def _moved_and_renoising() -> list[Trace]:
+    """An insert/delete decode and a renoising one (tests/test_moves_view.py's, test_renoise_view.py's)."""
+    from tests.renoise_table import TableRenoiser
+    from tests.sglang.indel_script import Events, ReplayedBlocks
+
+    model = ReplayedBlocks(8, Events(word=0.1, delete=0.12, split=0.12, mask=0.06), seed=4)
+    (moved,) = decode(model, [[1] * 8], DecodeConfig.preset("llada22_indel", 16, block_length=8), record_candidates=2)
+    (renoised,) = decode(TableRenoiser(), [[3, 4, 5]], DecodeConfig(gen_length=18, seed=1, max_denoising_steps=6,
+                                                                     entropy_bound=0.8, confidence_threshold=2.0))
+    assert moved.moved and renoised.steps
+    return [moved, renoised]
+
+
+def test_a_moved_and_a_renoising_trace_play_in_widgets_frame_by_frame(chromium_page):
+    page = chromium_page
+    traces = _moved_and_renoising()
+    for name, trace in zip("ab", traces):
+        page.evaluate(MOUNT, [name, json.loads(json.dumps(dllm_viz.show(trace, frame=0).get_state()))])
+    page.wait_for_function("document.querySelectorAll('.dv-fig-host .js-plotly-plot').length === 4")
+    for name, trace in zip("ab", traces):
+        for frame in [*range(len(trace.steps) + 1), 0]:
+            page.evaluate("([name, f]) => window.models[name].model.set('frame', f)", [name, frame])
+            assert page.evaluate(FRAME, name) == frame
+    assert page.evaluate(FRAME, "a") == page.evaluate(FRAME, "b") == 0
     assert page.errors == []
