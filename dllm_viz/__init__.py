@@ -5,11 +5,29 @@ from dllm_viz.core.config import PRESETS, DecodeConfig
 from dllm_viz.core.decoder import DecodeBatch, decode
 from dllm_viz.core.diff import TraceDiff, diff
 from dllm_viz.core.fork import fork
-from dllm_viz.core.trace import StepRecord, Trace
+from dllm_viz.core.trace import StepRecord, Trace, register_viewer
 
 __all__ = ["PRESETS", "DecodeBatch", "DecodeConfig", "StepRecord", "Trace", "TraceDiff", "decode", "diff", "fork",
-           "load_model", "Engine", "export_animation"]
+           "load_model", "Engine", "export_animation", "show"]
 __version__ = "0.1.0"
+
+
+def show(trace: Trace, *, lang: str = "en", frame: int | None = None, selected: int = 0):
+    """`trace` in a notebook widget (anywidget): the canvas player, inspector, heatmap and order map,
+    offline; also `trace.show()`. Needs the [notebook] extra: `pip install dllm-viz[notebook]`.
+    See dllm_viz.app.notebook.show for the options."""
+    try:  # plotly (and anywidget, asked for by the widget itself): only when called
+        from dllm_viz.app.notebook import show as notebook_show
+    except ImportError as err:
+        if (err.name or "").startswith("dllm_viz"):
+            raise
+        raise ImportError(f"dllm_viz.show needs {err.name} (the [notebook] extra): "
+                          "pip install dllm-viz[notebook]") from err
+
+    return notebook_show(trace, lang=lang, frame=frame, selected=selected)
+
+
+register_viewer(show)
 
 
 def __getattr__(name: str):

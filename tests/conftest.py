@@ -80,6 +80,14 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_guards.py::test_a_uvicorn_without_the_hooks_is_refused_by_name": (),
     "tests/test_api.py::test_a_client_that_leaves_cancels_its_decode": (),  # a gradio_client process, killed
     "tests/test_budget.py::test_the_shipped_renoising_model_refuses_a_billion_tokens_through_load_model": (),  # transformers
+    # The notebook widget: two widgets on a notebook-like page; a fresh process imports the package.
+    "tests/test_notebook.py::test_two_widgets_draw_their_own_traces_offline": ("browser",),
+    "tests/test_notebook.py::test_scrubbing_one_widget_leaves_the_other_where_it_was": ("browser",),
+    "tests/test_notebook.py::test_hover_shows_the_inspector_of_the_token_under_the_pointer": ("browser",),
+    "tests/test_notebook.py::test_a_click_on_a_heatmap_cell_selects_its_step_and_position_in_that_widget_only":
+        ("browser",),
+    "tests/test_notebook.py::test_import_dllm_viz_needs_no_anywidget_nor_plotly": (),
+    "tests/test_notebook.py::test_a_moved_and_a_renoising_trace_play_in_widgets_frame_by_frame": ("browser",),
 }
 
 

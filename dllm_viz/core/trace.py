@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, ClassVar
 
 from dllm_viz.core import trace_renoise
@@ -201,6 +201,15 @@ def ngram_stats(ids: list[int]) -> dict[str, float]:
     out["repeat_3"] = round(1 - len(set(g3)) / len(g3), 6) if g3 else 0.0
     return out
 
+
+# The notebook widget lives above core (app/notebook.py): the package's entry (dllm_viz/__init__.py)
+# registers `dllm_viz.show` here, so `Trace.show` reaches it without core importing the app.
+_VIEWERS: list[Callable[..., Any]] = []
+
+
+def register_viewer(viewer: Callable[..., Any]) -> None:
+    """Make `viewer(trace, **options)` what `Trace.show` calls."""
+    _VIEWERS.append(viewer)
 
 @dataclass
 class Trace:
@@ -385,6 +394,12 @@ class Trace:
             **({"canvas": self.canvas, "canvases": [span.to_dict() for span in self.canvases or []],
                 "finished_by": self.finished_by} if self.canvas != "masked" else {}),
         }
+
+    def show(self, **options: Any) -> Any:
+        """This trace in a notebook widget: `dllm_viz.show(self, **options)` (the [notebook] extra)."""
+        if not _VIEWERS:
+            raise RuntimeError("no trace viewer registered: import dllm_viz")
+        return _VIEWERS[-1](self, **options)
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=indent)

@@ -1,12 +1,13 @@
 // dllm-viz: a player and its linked views (after trace.js, canvas.js, inspector.js and figures.js; see
 // views/web.py). `dvView(hosts, options)` draws one trace into the elements it is given:
 //   hosts: {canvas, inspector, heatmap, order, steps, task} (any may be missing)
-//   options: {strings: {lang: table}, theme, lang, temperature: () => T}
+//   options: {strings: {lang: table}, theme, lang, temperature: () => T, onRender: (v) => {} after each
+//             render, onHover: (v, p) => {} as the pointer enters a token (-1: leaves the text)}
 // and keeps ONE step cursor and ONE selected position shared by them: play, pause, step, scrub,
 // clicks on tokens and figure cells, hover. Several views on one page never share anything. Nothing
 // here asks a server; nothing here knows Gradio (page.js does).
 //
-// The figures are plotly.js's (`window.Plotly`, loaded before these files run). The cursor is drawn
+// The figures are plotly.js's (`Plotly`, loaded before these files run). The cursor is drawn
 // over them in an overlay of our own, placed from each figure's own layout (its margins, height and
 // axis ranges: figures.js states them all and lets no margin grow), so nothing reaches into plotly's
 // elements; a click is mapped back to a cell the same way.
@@ -15,7 +16,8 @@ const DV_PLOT_CONFIG = {responsive: true, displaylogo: false, modeBarButtonsToRe
 
 // Draw `fig` into `host` (a figure div of ours inside it), at most once per new figure.
 function dvPlot(host, fig) {
-  const P = window.Plotly;
+  // plotly.js: the page's (a global), or the one a module of ours holds in scope (the notebook widget's)
+  const P = typeof Plotly === "undefined" ? null : Plotly;
   if (!host || !P) return null;
   let gd = host.querySelector(":scope > .dv-fig");
   if (!gd) {
@@ -157,9 +159,11 @@ function dvWire(v) {
   q(".dv-text").onclick = (e) => { const tok = e.target.closest("[data-pos]"); if (tok) v.select(null, Number(tok.dataset.pos)); };
   q(".dv-text").onmouseover = (e) => {
     const tok = e.target.closest("[data-pos]"), p = tok ? Number(tok.dataset.pos) : -1;
-    if (p !== v.hover) { v.hover = p; dvSync(v, false); }
+    if (p !== v.hover) { v.hover = p; dvSync(v, false); if (v.options.onHover) v.options.onHover(v, p); }
   };
-  q(".dv-text").onmouseleave = () => { if (v.hover !== -1) { v.hover = -1; dvSync(v, false); } };
+  q(".dv-text").onmouseleave = () => {
+    if (v.hover !== -1) { v.hover = -1; dvSync(v, false); if (v.options.onHover) v.options.onHover(v, -1); }
+  };
   const tour = q(".dv-tour-start");
   if (tour) tour.onclick = () => v.options.onTour && v.options.onTour();
 }
@@ -202,6 +206,7 @@ function dvRender(v) {
   paintInspector(v.hosts.inspector, d, v.pos, v.frame, T);
   dvDrawFigures(v);
   dvSync(v, true);
+  if (v.options.onRender) v.options.onRender(v);
 }
 
 // The figures of the trace on show, drawn once per trace and language: the heatmap with the canvas,
