@@ -15,7 +15,7 @@ Beside the schedule knobs, the threshold knob with each revision rule that takes
 counts as a forward, under each family's ``revision`` and their AUP under ``aup_revision`` (the schedule
 knobs' y_max, raised only where a revision curve beats it, so the schedule knobs' AUP never moves).
 
-Writes ``curves.json`` (every point) and ``curves.png`` (the README's picture: the constant-k knob,
+Writes ``curves.json`` (every point) and ``curves.png`` (docs/tour.md's picture: the constant-k knob,
 every family, model and oracle) into ``dllm_viz/assets/tasks/``, prints the tables, and the wall time of one
 family's whole threshold curve (5 thresholds x 64 prompts) on one thread (the issue's floor: < 60 s).
 
@@ -91,10 +91,10 @@ def revision_aups(y_max: float, revision_points: dict[str, dict[str, list[dict]]
     return aups(revision_points, floor_y_max=y_max)[1]
 
 
-README_KNOB = "constant_k"  # the README's picture: every family on the same tokens-per-forward axis
+FIGURE_KNOB = "constant_k"  # docs/tour.md's picture: every family on the same tokens-per-forward axis
 
 
-def figure(data: dict, knob: str = README_KNOB):
+def figure(data: dict, knob: str = FIGURE_KNOB):
     """One panel per family: right answers (95% Wilson bars) against tokens per forward (log axis), the
     model solid and the oracle dashed, for one knob."""
     import plotly.graph_objects as go
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {args.out}")
-    if not args.no_png and README_KNOB in knobs and set(families) == set(FAMILIES):
+    if not args.no_png and FIGURE_KNOB in knobs and set(families) == set(FAMILIES):
         write_png(figure(data), args.png)
         print(f"wrote {args.png}")
 

@@ -1,10 +1,11 @@
-"""The README's code blocks run as written, from a directory outside the checkout, after the documented install.
+"""The code blocks of the README, CONTRIBUTING.md and docs/*.md run as written, from a directory outside the
+checkout, after the documented install.
 
 Every ```bash / ```python block is either run here or carries a marker on the line before its fence,
-``<!-- readme-test: not run: REASON -->`` (a block that needs a GPU or the Hugging Face Hub, say).
-The quick-start block (install, then ``python app.py``) is started as written and serves the
-playground on its documented address, http://127.0.0.1:7860/, which the API example then calls.
-The test-command block is what ``.ci/run`` runs, so it is checked for equality instead of re-run.
+``<!-- readme-test: not run: REASON -->`` (a block that needs a GPU, SGLang or the Hugging Face Hub, say).
+The README's quick-start block (install, then ``python app.py``) is started as written and serves the
+playground on its documented address, http://127.0.0.1:7860/, which the API example (docs/playground.md)
+then calls. The test-command block is what ``.ci/run`` runs, so it is checked for equality instead of re-run.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.ui_model import wait_for_client
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = (README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")))
 RUNNABLE = ("bash", "sh", "python")
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"<!--\s*readme-test:\s*not run:\s*(\S.*?)\s*-->")
@@ -32,9 +34,14 @@ class Block:
     code: str
     line: int  # 1-based line of the opening fence
     not_run: str | None  # the marker's reason, when the block is documented as not run here
+    doc: str = "README.md"  # the file, relative to the checkout
+
+    @property
+    def where(self) -> str:
+        return f"{self.doc} line {self.line}"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def readme_blocks(text: str, doc: str = "README.md") -> list[Block]:
     lines, blocks, i = text.splitlines(), [], 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -48,12 +55,17 @@ def readme_blocks(text: str) -> list[Block]:
             i += 1
         before = lines[start - 1] if start else ""
         marker = MARKER.search(before)
-        blocks.append(Block(m.group(1), "\n".join(body) + "\n", start + 1, marker.group(1) if marker else None))
+        blocks.append(Block(m.group(1), "\n".join(body) + "\n", start + 1, marker.group(1) if marker else None, doc))
         i += 1
     return blocks
 
 
-BLOCKS = [b for b in readme_blocks(README.read_text(encoding="utf-8")) if b.lang in RUNNABLE]
+def doc_blocks(path: Path) -> list[Block]:
+    blocks = readme_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    return [b for b in blocks if b.lang in RUNNABLE]
+
+
+BLOCKS = [b for path in DOCS for b in doc_blocks(path)]
 
 
 def _is_quick_start(b: Block) -> bool:
@@ -78,23 +90,27 @@ def _run(block: Block, cwd: Path, timeout: float = 600) -> subprocess.CompletedP
 
 
 def test_the_readme_has_the_two_quick_start_commands_and_ci_runs_the_second():
-    assert sum(map(_is_quick_start, BLOCKS)) == 1
-    (test_block,) = [b for b in BLOCKS if _is_test_command(b)]
+    readme = doc_blocks(README)
+    assert sum(map(_is_quick_start, readme)) == 1
+    assert sum(map(_is_quick_start, BLOCKS)) == 1, "only the README's quick start serves the app"
+    assert sum(map(_is_test_command, readme)) == 1
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
-    assert ci[-1] == test_block.code.strip(), ".ci/run must run exactly the README's test command"
+    for block in filter(_is_test_command, BLOCKS):
+        assert ci[-1] == block.code.strip(), f"{block.where}: .ci/run must run exactly the README's test command"
 
 
 def test_every_block_is_run_or_says_why_not():
     for b in BLOCKS:
         if b.not_run is not None:
-            assert len(b.not_run) >= 10, f"README line {b.line}: say why the block is not run"
-    assert STANDALONE, "the README's Python API and CLI examples must be run"
+            assert len(b.not_run) >= 10, f"{b.where}: say why the block is not run"
+    assert [b for b in STANDALONE if b.doc == "README.md"], "the README's Python API example must be run"
+    assert {b.doc for b in STANDALONE} > {"README.md"}, "the docs' examples must be run"
 
 
-@pytest.mark.parametrize("block", STANDALONE, ids=[f"line{b.line}-{b.lang}" for b in STANDALONE])
+@pytest.mark.parametrize("block", STANDALONE, ids=[f"{Path(b.doc).stem}-line{b.line}-{b.lang}" for b in STANDALONE])
 def test_block_runs_outside_the_checkout(block, tmp_path):
     done = _run(block, tmp_path)
-    assert done.returncode == 0, f"README line {block.line} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, f"{block.where} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
 
 
 def test_quick_start_serves_and_the_api_example_calls_it(tmp_path):
@@ -108,7 +124,7 @@ def test_quick_start_serves_and_the_api_example_calls_it(tmp_path):
     try:
         wait_for_client(proc, url, timeout=300)
         done = _run(client_block, tmp_path)
-        assert done.returncode == 0, f"README line {client_block.line} failed:\n{done.stderr[-4000:]}"
+        assert done.returncode == 0, f"{client_block.where} failed:\n{done.stderr[-4000:]}"
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, 15)

@@ -1,5 +1,5 @@
 """studies/revision_lessons.py: the revision rules counted on the world model and its oracle, at matched NFE,
-and the README's table of them (what the study's prose quotes and claims: tests/test_claims.py)."""
+and docs/revision.md's table of them (what the study's prose quotes and claims: tests/test_claims.py)."""
 from __future__ import annotations
 
 import pytest
@@ -75,12 +75,12 @@ def test_the_study_is_shown_in_both_languages(shipped):
     assert "world model" in study_md("en") and "世界模型" in study_md("zh")
 
 
-def test_the_readme_shows_the_measured_study_and_lessons(shipped):
+def test_the_docs_show_the_measured_study_and_lessons(shipped):
     from pathlib import Path
 
     from dllm_viz.studies.lessons import load_measured
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "revision.md").read_text(encoding="utf-8")
     assert rl.readme_table(shipped[0]) in readme
     measured = load_measured()
     for key in ("revise_rcr", "revise_remdm"):

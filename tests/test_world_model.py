@@ -132,14 +132,14 @@ def test_model_card_quotes_the_corpus_stats():
 
 
 def test_readme_and_compare_tab_show_the_measured_lessons():
-    """The README table and the Compare tab's world tables are the numbers in dllm_viz/assets/world/lessons.json."""
+    """The docs' tables and the Compare tab's world tables are the numbers in dllm_viz/assets/world/lessons.json."""
     from dllm_viz.app.handlers.compare import world_lesson_table
     from dllm_viz.studies.world_lessons import load_world_pairs, pairs_table, summary_table, table
 
     data = json.loads((ASSETS / "lessons.json").read_text())
-    readme = (ROOT / "README.md").read_text()
-    assert summary_table(data) in readme
-    assert pairs_table(data, ("shipped_llada", "shipped_dream", "shipped_fast_dllm")) in readme
+    assert summary_table(data) in (ROOT / "docs" / "tour.md").read_text()
+    assert pairs_table(data, ("shipped_llada", "shipped_dream", "shipped_fast_dllm")) in (
+        ROOT / "docs" / "shipped_samplers.md").read_text()
     rows = lambda md: [line for line in md.splitlines() if line.startswith("| ") and "%" in line]  # noqa: E731
     for key, measured in load_world_pairs().items():  # the Compare tab names the pair by its lesson, in both languages
         assert rows(world_lesson_table(key)) == rows(table(measured)) == rows(world_lesson_table(key, "zh"))

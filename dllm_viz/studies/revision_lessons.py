@@ -189,7 +189,7 @@ ENGLISH_HEADER = ("rule", "decoder", "NFE", "valid runs", "broken names", "wrong
 
 
 def readme_table(data: dict[str, Any], decoder: str = "model") -> str:
-    """The README's table: one row per rule, each regime's NFE and valid runs for `decoder`, and the
+    """The table of docs/revision.md: one row per rule, each regime's NFE and valid runs for `decoder`, and the
     monotone decoder's at the same NFE."""
     lines = ["| rule | threshold 0.9: NFE, valid runs | monotone, same NFE | k = 4: NFE, valid runs | monotone, same NFE |",
              "|---|---|---|---|---|"]

@@ -7,7 +7,7 @@ and scores every trace with the world checker. Rates come with 95% Wilson interv
     python -m dllm_viz.studies.world_lessons        # writes dllm_viz/assets/world/lessons.json, prints the tables
     python -m dllm_viz.studies.lessons              # the Austen lessons, then these (with the A/B pairs)
 
-Studies (variant labels are what the UI and README show), each over the quality preset's schedule
+Studies (variant labels are what the UI and docs/tour.md show), each over the quality preset's schedule
 (`STUDY_PRESET`, see below) with one switch changed:
 - polluted: raw vs tempered ("polluted") confidence at T = 1.0, 1.5, 2.0;
 - global: confirmed-only sampling vs global sampling ranked by the sampled token's probability;
@@ -245,7 +245,7 @@ def measure_pairs(pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]], 
 
 
 def pairs_table(data: dict[str, Any], keys: Sequence[str]) -> str:
-    """Compare-tab pairs on the world model, A / B side by side (README: the samplers as shipped)."""
+    """Compare-tab pairs on the world model, A / B side by side (docs/shipped_samplers.md)."""
     lines = ["| pair | steps A / B | valid sentences A / B | broken two-word names A / B | valid runs A / B |",
              "|---|---|---|---|---|"]
     for key in keys:
@@ -258,7 +258,7 @@ def pairs_table(data: dict[str, Any], keys: Sequence[str]) -> str:
 
 
 def summary_table(data: dict[str, Any]) -> str:
-    """One Markdown table of every study (README): steps, valid sentences, broken names, 95% Wilson intervals."""
+    """One Markdown table of every study (docs/tour.md): steps, valid sentences, broken names, 95% Wilson intervals."""
     lines = ["| study | variant | steps | valid sentences | broken two-word names |", "|---|---|---:|---|---|"]
     for key in (*STUDIES, THRESHOLD.key):
         study = data["studies"][key]
