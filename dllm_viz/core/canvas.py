@@ -1,6 +1,6 @@
 """The canvas around the step: what `denoise_step` reads from each request's canvas row, and what it
 writes back. The one copy of the glue, called by both callers of the step:
-`core.decoder.DecodeBatch` (the playground, `decode`, the engine) and `serve.blocks.advance_blocks`
+`core.batch.DecodeBatch` (the playground, `decode`, the engine) and `serve.blocks.advance_blocks`
 (the SGLang plugin's blocks).
 
 A caller holds one canvas row per request, `(A, N + 1)`: the request's ids, then one scratch column

@@ -31,9 +31,10 @@ from typing import Any
 
 import torch
 
+from dllm_viz.core.batch import DecodeBatch
 from dllm_viz.core.budget import bound_work
 from dllm_viz.core.config import DecodeConfig, short
-from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
+from dllm_viz.core.decoder import encode_prompt, request_generator
 from dllm_viz.core.diff import step_differences
 from dllm_viz.core.lineage import ForkPoint
 from dllm_viz.core.trace import StepRecord, Trace

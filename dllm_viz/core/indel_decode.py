@@ -1,6 +1,6 @@
 """One step of the playground decoder's insert/delete rows (`DecodeConfig.indel`, issue 37).
 
-`core.decoder.DecodeBatch.step` hands the rows whose rule moves positions here, and the others to
+`core.batch.DecodeBatch.step` hands the rows whose rule moves positions here, and the others to
 `denoise_step`, so a batch may mix them and the masked path is untouched when no row runs one. Per step,
 in the order of the article's loop:
   (1) one forward for the rows: the logits at every mask of their spans (the record's distribution) and at

@@ -13,7 +13,7 @@ The window's queries attend to keys in canvas order: the cached ones before it, 
 ones, the cached ones after it (Fast-dLLM's ``past_key_values`` cut at the block start, or written
 over at ``replace_position``). A cached key is stale: it was computed when the canvas held what it
 held at the refresh, so the window's logits differ from an exact forward's. That is the
-approximation; `dllm_viz.core.decoder` records it (the forward's kind, the positions it computed, and
+approximation; `dllm_viz.core.batch` records it (the forward's kind, the positions it computed, and
 on request the drift against the exact forward).
 
 The embedded blocks mix each position with its ``conv_kernel // 2`` neighbours on each side before
