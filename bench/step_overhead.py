@@ -10,8 +10,8 @@ round a fresh process, the variants' order rotated round by round) so load on a 
 them alike; each figure is the median over rounds.
 
 Every variant is timed alike: each code path runs once before the rounds (a short decode of every
-config, and LLaDA's loop at each batch size); the interpreter's startup heap is then frozen (`gc.freeze`, as serving processes do after
-warm-up: SGLang's `freeze_gc`, vLLM's `freeze_gc_heap`), and before each timed decode the previous
+config, and LLaDA's loop at each batch size); the interpreter's startup heap is then frozen (`gc.freeze`, as serving
+processes do after warm-up: SGLang's `freeze_gc`, vLLM's `freeze_gc_heap`), and before each timed decode the previous
 variant's traces are dropped and collected. The collector stays on: what it spends walking the
 decode's own objects (its trace's records) is part of the decode's time, but not what it spends
 walking torch's modules or a neighbouring variant's traces, which would depend on the order of the

@@ -176,7 +176,8 @@ class RenoisePosterior(DiffusionGemmaForBlockDiffusion):
         """``(C, V)`` log-posteriors of the clean canvas tokens."""
         L, C, V = context.numel(), canvas.numel(), self.config.text_config.vocab_size
         t = self.T_GRID  # (K,)
-        log_hit, log_miss = torch.log((1 - t) + t / V), torch.log(t / V)  # (K,) a token equal to / other than the clean one
+        # (K,) a token equal to / other than the clean one
+        log_hit, log_miss = torch.log((1 - t) + t / V), torch.log(t / V)
         log_evidence = torch.zeros_like(t)  # (K,) log-likelihood of the canvas at each t
         marginals = []  # (canvas position, (R,) row ids, (R, K) log weights) per group position
         for first in range((L // SENTENCE) * SENTENCE, L + C, SENTENCE):  # sentences that meet the canvas

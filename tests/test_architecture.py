@@ -119,7 +119,8 @@ def test_the_checker_sees_a_planted_cycle():
     # The cycle check itself can fail: two modules that import each other are reported.
     global GRAPH
     saved = GRAPH
-    assert "dllm_viz.core.knobs" in saved["dllm_viz.core.config"]  # config reads its knobs: the edge back closes a cycle
+    # config reads its knobs: the edge back closes a cycle
+    assert "dllm_viz.core.knobs" in saved["dllm_viz.core.config"]
     GRAPH = {**saved, "dllm_viz.core.knobs": saved["dllm_viz.core.knobs"] | {"dllm_viz.core.config"}}
     try:
         with pytest.raises(AssertionError, match="import cycle"):

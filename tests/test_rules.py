@@ -128,7 +128,8 @@ def test_the_step_has_a_column_of_every_plugin_knob_that_declares_one():
             continue
         holder = params.knobs if isinstance(owner, Schedule) else params.revision.knobs  # type: ignore[union-attr]
         assert getattr(holder, knob.name).shape == (2,)
-    assert params.knobs.gamma.tolist() == pytest.approx([0.15, 0.5])  # a row whose schedule does not read it: the default
+    # a row whose schedule does not read it: the default
+    assert params.knobs.gamma.tolist() == pytest.approx([0.15, 0.5])
     assert params.revision.knobs.distinct("remask_sigma") == {"cap"}  # type: ignore[union-attr]
 
 

@@ -90,7 +90,8 @@ def test_unigram_surprisal_ranks_rare_tokens_higher() -> None:
 def test_rare_first_masks_take_the_rarest_tokens_at_rate_t_in_chosen_rows() -> None:
     vocab = 40
     surprisal = torch.arange(vocab, dtype=torch.float32)  # token v is v nats rare: far apart vs the noise
-    x = torch.stack([torch.randperm(vocab, generator=torch.Generator().manual_seed(r)) for r in range(200)])  # (200, 40)
+    # (200, 40)
+    x = torch.stack([torch.randperm(vocab, generator=torch.Generator().manual_seed(r)) for r in range(200)])
     t = torch.full((200,), 0.25)
     uniform = torch.zeros(200, vocab, dtype=torch.bool)
     masked = rare_first_masks(x, t, surprisal, 0.5, uniform, torch.Generator().manual_seed(0))

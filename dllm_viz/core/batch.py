@@ -120,7 +120,8 @@ class DecodeBatch:
         self._row_sets: PerRows[_Rows] = PerRows()
         # The insert/delete rows (`core.indel_decode`): their rule's state; the model's edit tokens.
         self.indel_rows = Carried()
-        self.edit_ids, self.edit_tokens, self.n_indel = declared_edit_ids(model), None, 0  # edit ids: no plain candidate
+        # edit ids: no plain candidate
+        self.edit_ids, self.edit_tokens, self.n_indel = declared_edit_ids(model), None, 0
         self.caches = CacheStore()  # the approximate key-value cache each cached request holds (core.cache)
 
     # ----- slots ----------------------------------------------------------------------------
@@ -241,9 +242,10 @@ class DecodeBatch:
                             for a, s in enumerate(slots)], [s.config.gen_length for s in slots], self.device)
 
         # (2) confidence, (3) the schedule's choice, (3') revisions, (4) the draw: the step core.
+        own_coins = Coins([s.generator if c else None for c, s in zip(coins, slots)]) if coins else None
         result = denoise_step(step_logits(fwd.logits), fwd.scored, params, state, noise,  # the step masks the mask id
-                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen, targets=targets,
-                              coins=Coins([s.generator if c else None for c, s in zip(coins, slots)]) if coins else None)
+                              top=self.record_candidates, current=current, valid=spans.valid, seen=seen,
+                              targets=targets, coins=own_coins)
         keep = _reused_next(result, masked, fwd.logits, idx_list)  # kept once the step succeeds
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 

@@ -41,8 +41,8 @@ from dllm_viz.core.trace import StepRecord, Trace
 from dllm_viz.models.base import check_denoiser, model_max_length, model_name
 
 # Knobs a fork cannot switch: they fix the canvas (its length, its blocks, whether its positions move: an
-# insert/delete rule's block state is its own), the cache's state, or which stream the random numbers come from. Every other DecodeConfig field may change at a fork (seed: the
-# request's generator is seeded again at the fork's step).
+# insert/delete rule's block state is its own), the cache's state, or which stream the random numbers come from. Every
+# other DecodeConfig field may change at a fork (seed: the request's generator is seeded again at the fork's step).
 FIXED = ("gen_length", "block_length", "cache", "cache_refresh", "cache_drift", "rng", "indel")
 
 

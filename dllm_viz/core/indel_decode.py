@@ -69,7 +69,8 @@ def build(batch: Any, idx_list: list[int], slots: list[Any]) -> RowsState:
 
 
 def step_rows(batch: Any, idx_list: list[int], shared: torch.Generator | None,
-              still_step: Callable[[list[int], torch.Generator | None], dict[int, StepRecord]]) -> dict[int, StepRecord]:
+              still_step: Callable[[list[int], torch.Generator | None], dict[int, StepRecord]]
+              ) -> dict[int, StepRecord]:
     """One step of the rows `idx_list` of `batch`: those with an insert/delete rule here, the others by `still_step`
     (`DecodeBatch`'s own step), the insert/delete rows' forward first: a failure there or in the others' step
     leaves every row as it was (the engine retries a failed step on halves of the batch)."""

@@ -197,7 +197,8 @@ def logits_cached(model: Any, input_ids: torch.Tensor, cache: KVCache | None, *,
     holds the positions ``[start, start + W)`` only (the window), `cols` lie inside it, and the
     cache is returned as it was.
     """
-    if not isinstance(cols, torch.Tensor) or cols.dim() != 1 or cols.dtype.is_floating_point or cols.dtype == torch.bool:
+    if (not isinstance(cols, torch.Tensor) or cols.dim() != 1 or cols.dtype.is_floating_point
+            or cols.dtype == torch.bool):
         raise ValueError("cols is invalid: expected a 1-D integer tensor of positions")
     if cache is None and start != 0:
         raise ValueError(f"start={start!r} is invalid without a cache: expected 0 (a full forward)")

@@ -144,8 +144,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     # SGLang's block rows -> the generated span of each request: (A, G), G the most masks of a block,
     # from the block's first masked position; one scratch column past the block (L) pads the others.
     def build() -> RowSet:  # the prompt lengths: the request's text before the span
-        spans = Spans.at(torch.tensor([s.offset for s in st], device=dev), torch.tensor([s.masks for s in st], device=dev),
-                         scratch=L)
+        spans = Spans.at(torch.tensor([s.offset for s in st], device=dev),
+                         torch.tensor([s.masks for s in st], device=dev), scratch=L)
         return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev, mask_id=mask_id,
                             prompt_lengths=[s.start + s.offset for s in st], edit_ids=tuple(edit_ids))
 
@@ -177,7 +177,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
             raise RuntimeError("a verify pass (revise='wino') cannot run inside SGLang's step; Policy refuses it")
         if targets.any:  # joint_threshold reads this forward's logits at the block's decided slots
             where_rows = targets.where.nonzero(as_tuple=True)[0]
-            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id, edit_ids)
+            at_targets = full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]]
+            seen = candidate_logits(at_targets, mask_id, edit_ids)
     result = denoise_step(step_logits(logits), masked, params, state, noise, current=current,
                           valid=spans.valid, seen=seen, targets=targets)
 
@@ -220,7 +221,8 @@ def advance_indel_blocks(forward_batch: Any, full_logits: torch.Tensor, states: 
         return RowsState(members=tuple(st), params=InDelParams.from_configs(configs, tokens, widths=[L] * len(st),
                                                                             device=dev),
                          state=stack([s.indel for s in st], fresh, tokens.mask),
-                         index=torch.zeros(len(st), dtype=torch.long, device=dev), geometry=rules.INDELS[configs[0].indel])
+                         index=torch.zeros(len(st), dtype=torch.long, device=dev),
+                         geometry=rules.INDELS[configs[0].indel])
 
     rs = carried.get(st, build)
     block, logits = ids[act], full_logits.view(B, L, -1)[act].float()  # (A, L), (A, L, V)

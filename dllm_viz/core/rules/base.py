@@ -250,7 +250,8 @@ def select_top(confidence: torch.Tensor, eligible: torch.Tensor, count: torch.Te
     """
     score = confidence.masked_fill(~eligible, float("-inf"))  # (B, L)
     order = torch.sort(score, dim=-1, descending=True, stable=True).indices  # (B, L)
-    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
+    positions = torch.arange(order.shape[-1], device=order.device).expand_as(order)  # (B, L)
+    rank = torch.empty_like(order).scatter_(-1, order, positions)
     return (rank < count.unsqueeze(-1)) & eligible
 
 

@@ -75,7 +75,8 @@ class LengthObjective(Objective):
     @classmethod
     def for_run(cls, cfg: TrainConfig, *, model: EmbeddedDenoiser, train: torch.Tensor | Rows) -> LengthObjective:
         if cfg.pairs:
-            raise ValueError("pairs=True is invalid with length_fraction > 0: the length errors are made in running text")
+            raise ValueError("pairs=True is invalid with length_fraction > 0: the length errors are made in "
+                             "running text")
         specials = [model.mask_token_id, model.pad_token_id, model.eos_token_id, model.delete_token_id,
                     model.split_token_id]
         return cls(cfg, mask_token_id=model.mask_token_id, delete_id=model.delete_token_id,
