@@ -228,7 +228,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--gen-length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=64)
-    parser.add_argument("--vocab", type=int, default=1024, help="small by default: the loop's cost, not the vocabulary's")
+    parser.add_argument("--vocab", type=int, default=1024,
+                        help="small by default: the loop's cost, not the vocabulary's")
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--compare", default=None, help="another checkout to measure side by side")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one round, JSON out
@@ -288,8 +289,8 @@ def main(argv: list[str] | None = None) -> None:
         print("\nThe insert/delete phase (issue 37): host time per step of the llada22_indel decode over the decode "
               f"it extends (llada21) and over the rule-free one, median [min, max] of {args.rounds} rounds (floor: "
               "<= 1.15 over llada21 at batch 8); steps per decode (median): "
-              + ", ".join(f"{name} {statistics.median(per_tree['this checkout'][f'decode preset={name}, B={B} (steps)']):g}"
-                          f" (B={B})" for name in PRESETS for B in batches))
+              + ", ".join(f"{name} {mine[f'decode preset={name}, B={B} (steps)']:g} (B={B})"
+                          for name in PRESETS for B in batches))
         for key, values in indel.items():
             print(f"  {key:44} {statistics.median(values):6.3f} [{min(values):.3f}, {max(values):.3f}]")
     if args.compare:

@@ -157,7 +157,8 @@ class RenoisePosterior(DiffusionGemmaForBlockDiffusion):
                                       for row in rows]))
                        for slots, rows in GROUPS.items()]  # (slot indices, (R, k) BPE ids)
         grouped = {i for idx, _ in self.groups for i in idx}
-        self.fixed = {i: _slot_bpe(tokenizer, i, next(iter(SLOT_WORDS[s]))) for i, s in enumerate(SLOTS) if i not in grouped}
+        self.fixed = {i: _slot_bpe(tokenizer, i, next(iter(SLOT_WORDS[s]))) for i, s in enumerate(SLOTS)
+                      if i not in grouped}
         self.fixed[len(SLOTS)] = _slot_bpe(tokenizer, len(SLOTS), NEWLINE)
         return self
 

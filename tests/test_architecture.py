@@ -94,7 +94,8 @@ def test_imports_point_down(module):
     floor, own = _floor(module), module.split(".")[:2]
     for imported in sorted(GRAPH[module]):
         same_package = imported.split(".")[:2] == own or floor == TOP == _floor(imported)
-        assert same_package or _floor(imported) < floor, f"{module} (floor {floor}) imports {imported} (floor {_floor(imported)})"
+        assert same_package or _floor(imported) < floor, \
+            f"{module} (floor {floor}) imports {imported} (floor {_floor(imported)})"
 
 
 def test_no_import_cycle():

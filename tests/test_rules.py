@@ -57,7 +57,8 @@ def test_a_module_that_defines_rule_is_found_and_one_that_does_not_is_not(tmp_pa
         assert "every_mask" in found["schedule"] and list(found["schedule"])[-1] == "every_mask"
         assert set(found["schedule"]) - {"every_mask"} == set(rules.SCHEDULES)
         (tmp_path / "helpers.py").write_text(
-            "from dllm_viz.core.rules.base import Schedule\nRULE = Schedule(name='eb', order=1, quota=None, summary='')\n")
+            "from dllm_viz.core.rules.base import Schedule\n"
+            "RULE = Schedule(name='eb', order=1, quota=None, summary='')\n")
         sys.modules.pop("dllm_viz.core.rules.helpers", None)
         with pytest.raises(ImportError, match="two schedule plug-ins are named 'eb'"):
             rules._discover()

@@ -106,7 +106,8 @@ def test_rare_first_masks_take_the_rarest_tokens_at_rate_t_in_chosen_rows() -> N
                             torch.Generator().manual_seed(0)).sum(1).eq(1).all()  # at least one token per row
 
 
-def test_fit_scores_its_steps_with_diffusion_loss(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fit_scores_its_steps_with_diffusion_loss(data_dir: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # The estimator fit computed inline before, kept here to show the shared one is bit-identical to it.
     def inline(logits, x, masked, t):
         weight = (1.0 / t)[:, None].expand_as(x)[masked]
