@@ -113,6 +113,15 @@ def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, ma
     return states
 
 
+def _revision_state(st: list[BlockState], G: int, dev: torch.device) -> RevisionState:
+    """What the blocks' revision rules carried from their last step, as the step reads it: `(A,)` counters and holds,
+    `(A, G)` the confidence each decided position was confirmed with (zero where none, and past a block's masks)."""
+    conf = [s.decided_conf if s.decided_conf is not None else torch.zeros(s.masks) for s in st]
+    return RevisionState(counter=torch.tensor([s.counter for s in st], dtype=torch.long, device=dev),
+                         hold=torch.tensor([s.hold for s in st], device=dev),
+                         decided_conf=torch.stack([F.pad(c, (0, G - s.masks)) for c, s in zip(conf, st)]).to(dev))
+
+
 @torch.inference_mode()
 def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
                    block_size: int, mask_id: int, end_of_text_ids: tuple[int, ...] = (),
@@ -162,12 +171,7 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     temperature = rows.temperature_at(configs, [s.block_step for s in st], lambda: masked.sum(-1).tolist())  # (A,)
     long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
     params, G = rows.params, spans.width
-    revision = None
-    if params.revision is not None:
-        revision = RevisionState(
-            counter=long([s.counter for s in st]), hold=torch.tensor([s.hold for s in st], device=dev),
-            decided_conf=torch.stack([F.pad(s.decided_conf if s.decided_conf is not None else torch.zeros(s.masks),
-                                            (0, G - s.masks)) for s in st]).to(dev))
+    revision = _revision_state(st, G, dev) if params.revision is not None else None
     state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
                       block=long([0] * len(st)), temperature=temperature, revision=revision)
     seen, targets = None, None
