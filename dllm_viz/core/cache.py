@@ -1,5 +1,5 @@
-"""The approximate key-value cache in the decoding loop (issue 31): which forward each step runs, the
-caches the requests hold between steps, and the drift of a cached step against the exact one.
+"""The approximate key-value cache in the decoding loop (Fast-dLLM's prefix and dual cache): which forward each step
+runs, the caches the requests hold between steps, and the drift of a cached step against the exact one.
 
 Fast-dLLM's loop (NVlabs/Fast-dLLM, ``llada/generate.py``: ``generate_with_prefix_cache``,
 ``generate_with_dual_cache``), per request and per block:

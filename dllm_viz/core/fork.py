@@ -1,5 +1,5 @@
-"""Fork a trace at a step (issue 39): continue it from the exact state after its first `step` steps, with a
-change: tokens forced at positions, positions taken back to [MASK], knobs switched.
+"""Fork a trace at a step: continue it from the exact state after its first `step` steps, with a change
+(docs/fork_diff_export.md): tokens forced at positions, positions taken back to [MASK], knobs switched.
 
 The state is rebuilt by a deterministic replay: the decoder is a function of the model, the prompt, the
 config and the seed (every random number comes from the request's own generator, `core.decoder`), so the

@@ -1,4 +1,4 @@
-"""One step of the playground decoder's insert/delete rows (`DecodeConfig.indel`, issue 37).
+"""One step of the playground decoder's insert/delete rows (`DecodeConfig.indel`, docs/indel.md).
 
 `core.batch.DecodeBatch.step` hands the rows whose rule moves positions here, and the others to
 `denoise_step`, so a batch may mix them and the masked path is untouched when no row runs one. Per step,

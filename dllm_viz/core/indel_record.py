@@ -1,4 +1,4 @@
-"""The record of an insert/delete step (issue 37): each row's `StepRecord`, its "indel" section included.
+"""The record of an insert/delete step (docs/indel.md): each row's `StepRecord`, its "indel" section included.
 
 A row whose rule moves positions records its step like any other (the same fields, so every view reads
 it), in the coordinates of the span that entered the step: the masks it filled (`selected`, `tokens`), the

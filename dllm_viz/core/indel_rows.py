@@ -1,4 +1,4 @@
-"""The insert/delete phase in a decoder: the rows whose rule moves positions (`DecodeConfig.indel`, issue 37).
+"""The insert/delete phase in a decoder: the rows whose rule moves positions (`DecodeConfig.indel`, docs/indel.md).
 
 A row with an insert/delete rule (`core.rules`, `InDel`: SGLang's JointThresholdInDel) does not go through
 `denoise_step`: its rule decides the whole step of its current block from the logits at every position of

@@ -1,4 +1,4 @@
-"""The renoising decode behind `decode` and the engine: requests in slots, stepped in groups (issue 36).
+"""The renoising decode behind `decode` and the engine: requests in slots, stepped in groups (docs/renoise.md).
 
 `RenoiseBatch` has the slot interface of the masked `DecodeBatch` (`add`, `active`, `step`, `trace`,
 `release`), so `decode` and the continuous-batching `Engine` run a renoising model as they run a masked

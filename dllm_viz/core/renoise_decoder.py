@@ -1,4 +1,4 @@
-"""The renoising decode: canvases one after another, batched over requests (issue 36).
+"""The renoising decode: canvases one after another, batched over requests (docs/renoise.md).
 
 The loop follows `DiffusionGemmaGenerationMixin.generate` (transformers 5.24,
 `generation_diffusion_gemma.py`) step by step; the numbers are generate()'s own comments:

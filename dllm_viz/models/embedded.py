@@ -50,7 +50,7 @@ class EmbeddedConfig:
     # --edit-fraction`), so token-to-token edits may read its logits there (`models.base.can_edit`). A
     # config.json without it (written before the field existed) loads as False: a masked-only model.
     can_edit: bool = False
-    # Its ids of LLaDA 2.2's edit tokens (issue 37): DELETE removes the position it is predicted at, SPLIT
+    # Its ids of LLaDA 2.2's edit tokens (docs/indel.md): DELETE removes the position it is predicted at, SPLIT
     # inserts a mask before it (`core.indel`). Both or neither; a config.json without them loads as None,
     # a model that cannot edit lengths (`train.objectives.lengths`, `models.base.edit_token_ids`).
     delete_token_id: int | None = None
@@ -164,7 +164,8 @@ class Block(nn.Module):
 class EmbeddedDenoiser(nn.Module):
     """Masked-diffusion denoiser: ``input_ids (B, N)`` with some ``mask_token_id`` -> ``logits (B, N, V)``."""
 
-    cache_modes = kv_cache.CACHE_MODES  # the approximate caches it runs (`logits_cached`, issue 31)
+    # the approximate caches it runs (`logits_cached`: Fast-dLLM's prefix and dual cache)
+    cache_modes = kv_cache.CACHE_MODES
 
     def __init__(
         self, cfg: EmbeddedConfig, tokenizer: EmbeddedTokenizer | None = None, *,

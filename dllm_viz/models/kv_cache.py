@@ -1,4 +1,4 @@
-"""Approximate key-value caches for the embedded models: Fast-dLLM's prefix and dual cache (issue 31).
+"""Approximate key-value caches for the embedded models: Fast-dLLM's prefix and dual cache.
 
 A masked-diffusion model re-reads the whole canvas at every step. Fast-dLLM (Wu et al. 2025,
 arXiv:2505.22618; NVlabs/Fast-dLLM, ``llada/generate.py``: ``generate_with_prefix_cache``,

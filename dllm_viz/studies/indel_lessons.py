@@ -1,4 +1,4 @@
-"""Insert and delete, counted (issue 37): the `llada22_indel` floor and the lesson of drafts with a word wrong.
+"""Insert and delete, counted (docs/indel.md): the `llada22_indel` floor and the lesson of drafts with a word wrong.
 
 On the world model fine-tuned to edit lengths (`dllm_viz/assets/world-indel`), whose checker judges every
 run, every decode goes through `dllm_viz.decode` (the step core's insert/delete rule, `core.indel_decode`):

@@ -1,4 +1,4 @@
-"""The article's question on a renoising decoder, counted (issue 36, item 7).
+"""The article's question on a renoising decoder, counted (docs/renoise.md, "Lessons, counted").
 
 DiffusionGemma (transformers, SGLang) ranks acceptance by the entropy of the *tempered* logits: the choice
 the source article warns about for masked models, where confidence for scheduling should come from the raw

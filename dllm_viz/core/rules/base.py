@@ -128,7 +128,7 @@ class Revision(Plugin):
 
 @dataclass(frozen=True, kw_only=True)
 class InDel(Plugin):
-    """A rule that inserts and deletes positions of the current block (issue 37): positions move, so it
+    """A rule that inserts and deletes positions of the current block (docs/indel.md): positions move, so it
     does not fit a `Revision`, whose plan keeps every position in place. It decides its rows' whole step
     (which masks get a token, which tokens are rewritten, DELETE and SPLIT) from the logits at every
     position of the block, as SGLang's JointThresholdInDel is a whole algorithm; the schedule and the

@@ -1,4 +1,4 @@
-"""``renoise``: the renoising canvas of DiffusionGemma (issue 36): its knobs, its presets, where it comes from.
+"""``renoise``: the renoising canvas of DiffusionGemma (docs/renoise.md): its knobs, its presets, where it comes from.
 
 A renoising model never masks. A canvas of `canvas_length` tokens starts uniformly random; each step the
 decoder reads it (with the previous step's logits as self-conditioning), the logits are divided by a

@@ -1,4 +1,4 @@
-"""The length-editing objective (issue 37), on with ``--length-fraction`` > 0: LLaDA 2.1's two streams plus a
+"""The length-editing objective (docs/indel.md), on with ``--length-fraction`` > 0: LLaDA 2.1's two streams plus a
 third whose targets are LLaDA 2.2's edit tokens, DELETE and SPLIT (SGLang's ``JointThresholdInDel`` reads them).
 
 LLaDA 2.2's recipe for the two tokens is not published (its report and SGLang PR #31773 describe the decoding
