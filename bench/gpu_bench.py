@@ -205,8 +205,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(results: dict[str, Any]) -> str:
     m, t = results["model"], results["targets"]
-    machine = results["machine"].get("gpu", results["machine"]["device"])
-    lines = [f"{m['name']}: {m['parameters']:,} parameters, {m['dtype']}, on {machine}"]
+    on = results["machine"].get("gpu", results["machine"]["device"])
+    lines = [f"{m['name']}: {m['parameters']:,} parameters, {m['dtype']}, on {on}"]
     for batch, r in results["decode"].items():
         lines.append(f"  batch {batch:>2}: forward {r['forward_ms']:.2f} ms, decode {r['decode_s']:.3f} s for "
                      f"{r['nfe']} NFE -> decode / (NFE x forward) = {r['ratio']:.3f} (target <= "

@@ -121,8 +121,8 @@ def test_drift_is_the_exact_forward_beside_the_cached_one(world):
         # The largest change, and the set the threshold rule would pick from the exact confidence.
         pairs = [(c, e) for c, e in zip(rec.confidence, rec.exact_confidence) if not math.isnan(e)]
         assert rec.drift == pytest.approx(max(abs(c - e) for c, e in pairs), abs=2e-6)
-        exact = [-1 if math.isnan(e) else e for e in rec.exact_confidence]
-        ranked = sorted(range(len(exact)), key=lambda g: -exact[g])
+        exact_or_low = [-1 if math.isnan(e) else e for e in rec.exact_confidence]  # unscored: last
+        ranked = sorted(range(len(exact_or_low)), key=lambda g: -exact_or_low[g])
         exact_set = {ranked[0]} | {g for g, e in enumerate(rec.exact_confidence) if not math.isnan(e) and e >= 0.9}
         assert rec.drift_selected == (exact_set != set(rec.selected))
         assert rec.drift_tokens is (not all(t == int(logits[cols.tolist().index(P + g)].argmax())
