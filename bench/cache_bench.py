@@ -100,14 +100,16 @@ def world_quality(seeds: int, gen_length: int, block_length: int,
 
 def refresh_quality(seeds: int, report: dict[str, object]) -> None:
     """(d): the dual cache in blocks of 16, refreshed at block starts only and every 2, 3, 4 steps."""
-    rows = {"dual": {"cache": "dual"}, **{f"dual, refresh {r}": {"cache": "dual", "cache_refresh": r} for r in (2, 3, 4)}}
+    rows = {"dual": {"cache": "dual"},
+            **{f"dual, refresh {r}": {"cache": "dual", "cache_refresh": r} for r in (2, 3, 4)}}
     world = world_quality(seeds, 48, 16, rows)
     report["world_blocks_16_refresh"] = world
     print(f"\n(d) world-mdlm, 48 tokens in blocks of 16, one per step at T = 0.7, {4 * seeds} runs per row")
     print("| cache | NFE | valid runs | runs breaking a sum |")
     print("|---|---:|---|---|")
     for name, r in world.items():
-        print(f"| {name} | {r['nfe']:.0f} | {format_rate(r['valid_runs'])} | {format_rate(r['runs_breaking']['sum'])} |")
+        print(f"| {name} | {r['nfe']:.0f} | {format_rate(r['valid_runs'])} | "
+              f"{format_rate(r['runs_breaking']['sum'])} |")
 
 
 def table(title: str, rows: dict[str, dict]) -> None:

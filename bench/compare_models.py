@@ -79,7 +79,8 @@ def word_error_table(old: Record, new: Record) -> str | None:
              and "word_errors" in new["presets"].get(n, {})]
     if not names:
         return None
-    lines = ["| preset | " + " | ".join(title for _, title in WORD_ERRORS) + " |", "|---" * (len(WORD_ERRORS) + 1) + "|"]
+    lines = ["| preset | " + " | ".join(title for _, title in WORD_ERRORS) + " |",
+             "|---" * (len(WORD_ERRORS) + 1) + "|"]
     for name in names:
         a, b = old["presets"][name]["word_errors"], new["presets"][name]["word_errors"]
         cells = [" -> ".join(_cell(100 * c[k] / c["words"] if c.get("words") else None, "{:.1f}") for c in (a, b))

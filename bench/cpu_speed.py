@@ -115,7 +115,8 @@ def shaped(model: EmbeddedDenoiser, shape: str) -> EmbeddedDenoiser:
     cfg = EmbeddedConfig(vocab_size=model.vocab_size, mask_token_id=model.mask_token_id,
                          pad_token_id=model.pad_token_id, eos_token_id=model.eos_token_id, d_model=d, n_layers=n,
                          n_heads=max(1, d // 64), d_ff=64 * round(8 * d / 3 / 64), max_length=model.max_length)
-    return EmbeddedDenoiser(cfg, model.tokenizer, generator=torch.Generator().manual_seed(0)).eval().requires_grad_(False)
+    return EmbeddedDenoiser(cfg, model.tokenizer,
+                            generator=torch.Generator().manual_seed(0)).eval().requires_grad_(False)
 
 
 def time_shapes(model: EmbeddedDenoiser, shapes: list[str], ids: list[int], rounds: int) -> None:
@@ -136,7 +137,8 @@ def time_shapes(model: EmbeddedDenoiser, shapes: list[str], ids: list[int], roun
     for name, m in models.items():
         med = {p: statistics.median(times[name][p]) for p in base}
         print(f"{name:10} {m.num_parameters() / 1e6:8.1f} {1000 * med['balanced']:11.0f} "
-              f"{med['balanced'] / base['balanced']:9.2f} {1000 * med['quality']:10.0f} {med['quality'] / base['quality']:9.2f}")
+              f"{med['balanced'] / base['balanced']:9.2f} {1000 * med['quality']:10.0f} "
+              f"{med['quality'] / base['quality']:9.2f}")
     print(f"{rounds} interleaved rounds, medians, fp32")
 
 
@@ -200,8 +202,9 @@ def main() -> None:
     parser.add_argument("--path", default=None, help="model folder (default: dllm_viz/assets/embedded)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--variants", nargs="+", default=["fp32", "fp32-full-head", "bf16-weights", "fp32+autocast-bf16",
-                                                          "fp32+compile", "bf16-weights+compile"])
+    parser.add_argument("--variants", nargs="+",
+                        default=["fp32", "fp32-full-head", "bf16-weights", "fp32+autocast-bf16",
+                                 "fp32+compile", "bf16-weights+compile"])
     parser.add_argument("--shapes", nargs="*", default=None, help="time untrained WIDTHxDEPTH models instead")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -249,9 +252,11 @@ def main() -> None:
         agree = forward_agreement(runs["fp32"], v, canvases, model.mask_token_id)
         print(f"{name:22} {1000 * med['balanced']:11.0f} {ratio['balanced']:7.2f} {1000 * med['quality']:10.0f} "
               f"{ratio['quality']:7.2f} {warm[name]:13.1f} {f'{differ}/{2 * len(prompts)}':>22} "
-              f"{agree['argmax_differ']:>8}/{agree['positions']} ({agree['within_1_unit']} / {agree['within_4_units']}; "
+              f"{agree['argmax_differ']:>8}/{agree['positions']} "
+              f"({agree['within_1_unit']} / {agree['within_4_units']}; "
               f"max gap {agree['max_gap_units']:.0f}) "
-              f"{agree['choice_differ']:>6}/{agree['rows']} (largest fp32 k-th gap {agree['choice_gap_units']:.1f} units)")
+              f"{agree['choice_differ']:>6}/{agree['rows']} "
+              f"(largest fp32 k-th gap {agree['choice_gap_units']:.1f} units)")
     spread = {n: (min(times[n]['balanced']), max(times[n]['balanced'])) for n in runs}
     print(f"\n{args.rounds} interleaved rounds, medians; balanced min-max per variant (ms): "
           + ", ".join(f"{n} {1000 * lo:.0f}-{1000 * hi:.0f}" for n, (lo, hi) in spread.items()))

@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         rows["decode"].append(t)
         inside.append(timer.seconds / t)
         nfe = traces[0].nfe
-        rows["decode, record_candidates=0"].append(timed(lambda: decode(model, prompts, config, record_candidates=0))[0])
+        rows["decode, record_candidates=0"].append(timed(lambda: decode(model, prompts, config,
+                                                                        record_candidates=0))[0])
 
         def forwards() -> None:
             with torch.inference_mode():
@@ -182,7 +183,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:34}{value:10.3f}{1000 * value / nfe:10.2f}{value / med['NFE x forward']:12.3f}")
     per_round = [d / f for d, f in zip(rows["decode"], rows["NFE x forward"])]
     ratio_a = statistics.median(per_round)
-    print(f"ratio (a) decode / (NFE x forward) = {ratio_a:.3f} (per round: {', '.join(f'{r:.3f}' for r in per_round)}); "
+    each = ", ".join(f"{r:.3f}" for r in per_round)
+    print(f"ratio (a) decode / (NFE x forward) = {ratio_a:.3f} (per round: {each}); "
           f"target <= 1.15: {'met' if ratio_a <= 1.15 else 'NOT met'}")
     split = 1 / statistics.median(inside)
     print(f"same, from inside decode (wall time / time in the model's forwards, immune to load drift "

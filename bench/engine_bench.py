@@ -89,7 +89,8 @@ def throughput(model: Any, rounds: int, n: int = 16, gen_length: int = 64) -> No
     forwards, identical = 0, []
     for _ in range(rounds):
         with Engine(model, max_batch=n, max_queue=n) as engine:
-            w, c, together = cpu_timed(lambda: [f.result() for f in [engine.submit(p, c) for p, c in zip(prompts, configs)]])
+            w, c, together = cpu_timed(lambda: [f.result()
+                                                for f in [engine.submit(p, c) for p, c in zip(prompts, configs)]])
             forwards = engine.forward_calls
         wall[names[0]].append(w)
         cpu[names[0]].append(c)
@@ -154,7 +155,8 @@ class Load:
 
     def __init__(self, model: Any, engine: Engine, clients: int) -> None:
         self.model, self.engine, self.clients = model, engine, clients
-        self.configs = [c.replace(gen_length=g, steps=g // 4) if c.schedule == "fixed_steps" else c.replace(gen_length=g)
+        self.configs = [c.replace(gen_length=g, steps=g // 4) if c.schedule == "fixed_steps"
+                        else c.replace(gen_length=g)
                         for g in (16, 32, 48) for c in mixed_configs(32)]
         self.prompts = make_prompts(model, 17, 24, seed=4)
         limit = getattr(model, "max_length", None) or engine.max_length
@@ -282,7 +284,8 @@ def soak(model: Any, total: int, clients: int, max_batch: int, max_queue: int, w
           f"{len(r['cancel_hits'])}; QueueFull retries {r['queue_full']}")
     print(f"   lost {len(lost)}, duplicated {len(duplicated)}, wrong outcome {len(wrong_outcome)}, "
           f"wrong trace {len(r['wrong_trace'])}")
-    print(f"   engine counts over the soak: {delta}, mean batch {delta['steps_served'] / max(1, delta['forward_calls']):.2f}")
+    mean_batch = delta["steps_served"] / max(1, delta["forward_calls"])
+    print(f"   engine counts over the soak: {delta}, mean batch {mean_batch:.2f}")
     print(f"   resident memory (engine idle): after warm-up {rss_warm:.1f} MB, after soak {rss_end:.1f} MB "
           f"-> growth {growth:+.1f} MB (limit 50)")
     for name, ok in checks.items():
@@ -295,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", choices=("auto", "embedded", "random"), default="auto")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds for the throughput figure")
-    parser.add_argument("--quick", action="store_true", help="one round, 2 latency requests per client, 60-request soak")
+    parser.add_argument("--quick", action="store_true",
+                        help="one round, 2 latency requests per client, 60-request soak")
     parser.add_argument("--soak", type=int, default=300, help="requests in the soak")
     parser.add_argument("--only", choices=("throughput", "latency", "soak"), default=None, help="run one part only")
     args = parser.parse_args(argv)

@@ -78,7 +78,8 @@ def build_llada(size: str, device: torch.device, dtype: torch.dtype) -> Any:
         # The mask id is LLaDA's own: the last reserved id below the rounded-up output rows.
         write_standin(Path(folder), "llada", mask_token_id=fields["vocab_size"] - 1, **fields)
         config = AutoConfig.from_pretrained(folder, trust_remote_code=True, local_files_only=True)
-        cuda = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        cuda = [device.index if device.index is not None
+                else torch.cuda.current_device()] if device.type == "cuda" else []
         with torch.random.fork_rng(devices=cuda):  # the seed below stays inside this build
             torch.manual_seed(0)
             with device:
@@ -193,7 +194,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     del model
     results["embedded_t0"] = embedded_same_tokens(device, args.embedded_gen_length)
     results["met"] = {
-        "decode_over_forwards": all(r["ratio"] <= TARGETS["decode_over_forwards_max"] for r in results["decode"].values()),
+        "decode_over_forwards": all(r["ratio"] <= TARGETS["decode_over_forwards_max"]
+                                    for r in results["decode"].values()),
         "engine_speedup": results["engine"]["speedup"] >= TARGETS["engine_speedup_min"],
         "embedded_same_tokens": results["embedded_t0"]["same_tokens"],
     }
@@ -203,13 +205,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(results: dict[str, Any]) -> str:
     m, t = results["model"], results["targets"]
-    lines = [f"{m['name']}: {m['parameters']:,} parameters, {m['dtype']}, on {results['machine'].get('gpu', results['machine']['device'])}"]
+    on = results["machine"].get("gpu", results["machine"]["device"])
+    lines = [f"{m['name']}: {m['parameters']:,} parameters, {m['dtype']}, on {on}"]
     for batch, r in results["decode"].items():
         lines.append(f"  batch {batch:>2}: forward {r['forward_ms']:.2f} ms, decode {r['decode_s']:.3f} s for "
                      f"{r['nfe']} NFE -> decode / (NFE x forward) = {r['ratio']:.3f} (target <= "
                      f"{t['decode_over_forwards_max']}), host overhead {r['host_overhead_ms_per_step']:.2f} ms/step")
     e = results["engine"]
-    lines.append(f"  engine: {e['requests']} together {e['together_s']:.3f} s ({e['forward_calls_together']} forwards) vs "
+    lines.append(f"  engine: {e['requests']} together {e['together_s']:.3f} s "
+                 f"({e['forward_calls_together']} forwards) vs "
                  f"one after another {e['serial_s']:.3f} s ({e['forward_calls_serial']} forwards) -> "
                  f"{e['speedup']:.2f}x (target >= {t['engine_speedup_min']})")
     x = results["embedded_t0"]

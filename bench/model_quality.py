@@ -235,9 +235,11 @@ def rescore(path: Path, judge: KneserNeyTrigram, heldout: Path, dictionary: set[
         print(f"{name:10} {fig['dict%']:6.1f} {fig['judge_ppl']:9.1f} {fig['fluency']:7.2f} {fig['context_gain']:8.2f} "
               f"{fig['gain']:5.2f} {loops:9.2f}")
         record["presets"][name].update({k: fig[k] for k in ("judge_ppl", "context_gain", "fluency", "gain")})
-    print(f"{'heldout':10} {ref['dict%']:6.1f} {ref['judge_ppl']:9.1f} {1.0:7.2f} {ref['context_gain']:8.2f} {1.0:5.2f}")
+    print(f"{'heldout':10} {ref['dict%']:6.1f} {ref['judge_ppl']:9.1f} {1.0:7.2f} {ref['context_gain']:8.2f} "
+          f"{1.0:5.2f}")
     sh = judge_figures(judge, shuffled(ref_texts), ref)
-    print(f"{'shuffled':10} {'':>6} {sh['judge_ppl']:9.1f} {sh['fluency']:7.2f} {sh['context_gain']:8.2f} {sh['gain']:5.2f}"
+    print(f"{'shuffled':10} {'':>6} {sh['judge_ppl']:9.1f} {sh['fluency']:7.2f} {sh['context_gain']:8.2f} "
+          f"{sh['gain']:5.2f}"
           f"   (held-out words shuffled within each passage)")
     if out is not None:
         ref.update(fluency=1.0, gain=1.0, fluency_shuffled=sh["fluency"], gain_shuffled=sh["gain"])
@@ -368,7 +370,8 @@ def main() -> None:
         line += f" {ref['judge_ppl']:9.1f} {ref['fluency']:7.2f} {ref['gain']:5.2f}" if judge else ""
         print(line)
         if judge is not None:
-            print(f"{'shuffled':10} (held-out words shuffled within each passage) fluency {ref['fluency_shuffled']:.2f}, "
+            print(f"{'shuffled':10} (held-out words shuffled within each passage) "
+                  f"fluency {ref['fluency_shuffled']:.2f}, "
                   f"gain {ref['gain_shuffled']:.2f}")
     if author_words is not None:
         print("\nwords outside the dictionary, in points of all words:")

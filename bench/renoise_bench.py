@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         exact = f"  exact vs generate(): {r['exact']}" if "exact" in r else ""
         print(f"batch {r['batch']}: generate() {r['generate_s'] * 1e3:.1f} ms, ours {r['ours_s'] * 1e3:.1f} ms "
               f"(decode(), traces of {r['recorded_steps']} steps), ratio {r['ratio']:.3f} (floor {FLOOR}), "
-              f"[cpu time {r['cpu_ratio']:.3f}; the loop alone {r['loop_ratio']:.3f}], forwards {r['forwards']} same={r['same_forwards']}{exact}")
+              f"[cpu time {r['cpu_ratio']:.3f}; the loop alone {r['loop_ratio']:.3f}], "
+              f"forwards {r['forwards']} same={r['same_forwards']}{exact}")
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report

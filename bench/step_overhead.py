@@ -10,8 +10,8 @@ round a fresh process, the variants' order rotated round by round) so load on a 
 them alike; each figure is the median over rounds.
 
 Every variant is timed alike: each code path runs once before the rounds (a short decode of every
-config, and LLaDA's loop at each batch size); the interpreter's startup heap is then frozen (`gc.freeze`, as serving processes do after
-warm-up: SGLang's `freeze_gc`, vLLM's `freeze_gc_heap`), and before each timed decode the previous
+config, and LLaDA's loop at each batch size); the interpreter's startup heap is then frozen (`gc.freeze`, as serving
+processes do after warm-up: SGLang's `freeze_gc`, vLLM's `freeze_gc_heap`), and before each timed decode the previous
 variant's traces are dropped and collected. The collector stays on: what it spends walking the
 decode's own objects (its trace's records) is part of the decode's time, but not what it spends
 walking torch's modules or a neighbouring variant's traces, which would depend on the order of the
@@ -228,7 +228,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--gen-length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=64)
-    parser.add_argument("--vocab", type=int, default=1024, help="small by default: the loop's cost, not the vocabulary's")
+    parser.add_argument("--vocab", type=int, default=1024,
+                        help="small by default: the loop's cost, not the vocabulary's")
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--compare", default=None, help="another checkout to measure side by side")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one round, JSON out
@@ -288,8 +289,8 @@ def main(argv: list[str] | None = None) -> None:
         print("\nThe insert/delete phase (issue 37): host time per step of the llada22_indel decode over the decode "
               f"it extends (llada21) and over the rule-free one, median [min, max] of {args.rounds} rounds (floor: "
               "<= 1.15 over llada21 at batch 8); steps per decode (median): "
-              + ", ".join(f"{name} {statistics.median(per_tree['this checkout'][f'decode preset={name}, B={B} (steps)']):g}"
-                          f" (B={B})" for name in PRESETS for B in batches))
+              + ", ".join(f"{name} {mine[f'decode preset={name}, B={B} (steps)']:g} (B={B})"
+                          for name in PRESETS for B in batches))
         for key, values in indel.items():
             print(f"  {key:44} {statistics.median(values):6.3f} [{min(values):.3f}, {max(values):.3f}]")
     if args.compare:

@@ -33,7 +33,8 @@ from dllm_viz.models.base import NEVER_LOGIT  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 
 
-def rows_alone(model: Any, ids: torch.Tensor, lengths: list[int], rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+def rows_alone(model: Any, ids: torch.Tensor, lengths: list[int], rows: torch.Tensor,
+               cols: torch.Tensor) -> torch.Tensor:
     out = model.embed.weight.new_empty(rows.numel(), model.vocab_size)
     for r, n in enumerate(lengths):
         at = rows == r
@@ -42,7 +43,8 @@ def rows_alone(model: Any, ids: torch.Tensor, lengths: list[int], rows: torch.Te
     return out.index_fill_(-1, model.special_ids, NEVER_LOGIT)
 
 
-def padded_batch(model: Any, ids: torch.Tensor, lengths: list[int], rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+def padded_batch(model: Any, ids: torch.Tensor, lengths: list[int], rows: torch.Tensor,
+                 cols: torch.Tensor) -> torch.Tensor:
     mask = torch.arange(ids.shape[1]) < torch.tensor(lengths).unsqueeze(1)
     return model.head(model.features(ids, mask)[rows, cols]).index_fill_(-1, model.special_ids, NEVER_LOGIT)
 

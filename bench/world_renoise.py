@@ -157,7 +157,8 @@ class RenoisePosterior(DiffusionGemmaForBlockDiffusion):
                                       for row in rows]))
                        for slots, rows in GROUPS.items()]  # (slot indices, (R, k) BPE ids)
         grouped = {i for idx, _ in self.groups for i in idx}
-        self.fixed = {i: _slot_bpe(tokenizer, i, next(iter(SLOT_WORDS[s]))) for i, s in enumerate(SLOTS) if i not in grouped}
+        self.fixed = {i: _slot_bpe(tokenizer, i, next(iter(SLOT_WORDS[s]))) for i, s in enumerate(SLOTS)
+                      if i not in grouped}
         self.fixed[len(SLOTS)] = _slot_bpe(tokenizer, len(SLOTS), NEWLINE)
         return self
 
@@ -176,7 +177,8 @@ class RenoisePosterior(DiffusionGemmaForBlockDiffusion):
         """``(C, V)`` log-posteriors of the clean canvas tokens."""
         L, C, V = context.numel(), canvas.numel(), self.config.text_config.vocab_size
         t = self.T_GRID  # (K,)
-        log_hit, log_miss = torch.log((1 - t) + t / V), torch.log(t / V)  # (K,) a token equal to / other than the clean one
+        # (K,) a token equal to / other than the clean one
+        log_hit, log_miss = torch.log((1 - t) + t / V), torch.log(t / V)
         log_evidence = torch.zeros_like(t)  # (K,) log-likelihood of the canvas at each t
         marginals = []  # (canvas position, (R,) row ids, (R, K) log weights) per group position
         for first in range((L // SENTENCE) * SENTENCE, L + C, SENTENCE):  # sentences that meet the canvas

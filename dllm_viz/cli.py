@@ -54,7 +54,8 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace, preset: str | None = None) -> DecodeConfig:
     """The config of the flags given over the preset (`args.preset`, else `preset`, else "balanced")."""
-    overrides = {f: getattr(args, f) for f in DecodeConfig.field_names() if f != "gen_length" and getattr(args, f, None) is not None}
+    overrides = {f: getattr(args, f) for f in DecodeConfig.field_names()
+                 if f != "gen_length" and getattr(args, f, None) is not None}
     return DecodeConfig.preset(args.preset or preset or "balanced", args.gen_length, **overrides)
 
 

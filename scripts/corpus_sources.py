@@ -203,7 +203,8 @@ SOURCES: dict[str, Source] = {
                "letters patent in the UK; debian/copyright)", "scripture",
                lambda root: read_sword(root, "texts/ztext", "engKJV2006eb", "King James Version")),
         Source("mhcc", "sword-comm-mhcc", "public domain (Matthew Henry's Concise Commentary; debian/copyright)",
-               "commentary", lambda root: read_sword(root, "comments/zcom", "mhcc", "Matthew Henry's Concise Commentary")),
+               "commentary",
+               lambda root: read_sword(root, "comments/zcom", "mhcc", "Matthew Henry's Concise Commentary")),
         Source("tdavid", "sword-comm-tdavid", "public domain (Spurgeon's Treasury of David, 1869-1885; "
                "debian/copyright)", "commentary",
                lambda root: read_sword(root, "comments/zcom", "tdavid", "Spurgeon, The Treasury of David")),

@@ -120,7 +120,8 @@ def read_sources(names: list[str], debs: Path, tmp: Path) -> list[tuple[dict, li
         source = SOURCES[name]
         found = sorted(debs.glob(f"{source.package}_*.deb"))
         if not found:
-            raise FileNotFoundError(f"{debs}: no {source.package}_*.deb (cd {debs} && apt-get download {source.package})")
+            raise FileNotFoundError(f"{debs}: no {source.package}_*.deb "
+                                    f"(cd {debs} && apt-get download {source.package})")
         if source.package not in unpacked:
             root = tmp / source.package
             subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(root)], check=True)
@@ -140,9 +141,11 @@ def main() -> None:
     parser.add_argument("--heldout-fraction", type=float, default=0.03)
     parser.add_argument("--sources", nargs="*", default=[],
                         help="extra sources from scripts/corpus_sources.py (or 'all'); none: Austen only, as shipped")
-    parser.add_argument("--debs", type=Path, default=None, help="folder with the sources' .deb files (default: --deb's)")
+    parser.add_argument("--debs", type=Path, default=None,
+                        help="folder with the sources' .deb files (default: --deb's)")
     parser.add_argument("--austen-repeat", type=int, default=1,
-                        help="Austen's training text this many times in train.txt (a sampling weight; held-out unchanged)")
+                        help="Austen's training text this many times in train.txt "
+                             "(a sampling weight; held-out unchanged)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -163,7 +166,8 @@ def main() -> None:
         "deb_sha256": hashlib.sha256(args.deb.read_bytes()).hexdigest(),
         "upstream_version": version,
         "licence": "MIT (package); the novels themselves are public domain",
-        "files": ["usr/lib/R/site-library/janeaustenr/data/Rdata.rdx", "usr/lib/R/site-library/janeaustenr/data/Rdata.rdb"],
+        "files": ["usr/lib/R/site-library/janeaustenr/data/Rdata.rdx",
+                  "usr/lib/R/site-library/janeaustenr/data/Rdata.rdb"],
         "objects": list(BOOKS),
         "heldout": f"one contiguous passage of ~{args.heldout_fraction:.0%} starting at 60% of each novel",
         "books": stats,

@@ -82,7 +82,7 @@ class _XdrReader:
             n = self._int()
             return None if n == -1 else self._bytes(n).decode("utf-8", errors="replace")
         if kind == _ALTREP:
-            info, state, attr = self.read(), self.read(), self.read()
+            info, state, _attr = self.read(), self.read(), self.read()  # the attributes: read past, unused
             return _altrep_value(info, state)
         if kind in (_LGLSXP, _INTSXP):
             n = self._int()

@@ -164,7 +164,8 @@ def groups(G: int, *, can_edit: bool, caches: bool, eos: bool) -> Iterator[Group
     if eos:
         rows = [dict(schedule=s, early_stop=True, early_stop_threshold=th, block_length=b, temperature=0.0, seed=i,
                      **schedule_fields(s, G, b))
-                for i, (s, th, b) in enumerate((s, th, b) for s in SCHEDULES for th in (0.2, 0.9) for b in (None, quarter))]
+                for i, (s, th, b) in enumerate((s, th, b) for s in SCHEDULES for th in (0.2, 0.9)
+                                               for b in (None, quarter))]
         yield from _chunks("early_stop", rows, 20)
     misc = [
         dict(temperature_stages=(1.3, 1.0, 0.5)), dict(temperature_stages=(0.0, 0.5, 1.0), schedule="fixed_steps"),
@@ -175,8 +176,10 @@ def groups(G: int, *, can_edit: bool, caches: bool, eos: bool) -> Iterator[Group
         dict(schedule="threshold", threshold=0.5, threshold_strict=True),
         dict(schedule="threshold", threshold=0.25, threshold_strict=True, temperature=0.0),
         dict(schedule="threshold", threshold=1.0, threshold_strict=True, confidence_from="softmax"),
-        dict(schedule="fixed_steps", steps=G), dict(schedule="linear_time", steps=1), dict(schedule="fixed_steps", steps=1),
-        dict(confidence="random", temperature=0.0), dict(confidence="margin", confidence_from="tempered", temperature=2.0),
+        dict(schedule="fixed_steps", steps=G), dict(schedule="linear_time", steps=1),
+        dict(schedule="fixed_steps", steps=1),
+        dict(confidence="random", temperature=0.0),
+        dict(confidence="margin", confidence_from="tempered", temperature=2.0),
         dict(gen_length=0), dict(gen_length=1), dict(gen_length=3, schedule="linear_time", steps=3),
     ]
     yield "misc", [{"seed": i, **m} for i, m in enumerate(misc)]

@@ -59,7 +59,8 @@ class Visitor:
         self.browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         self.page = self.browser.new_page(viewport={"width": 1400, "height": 900})
         self.page.add_init_script("localStorage.setItem('dv-tour', 'done')")
-        self.page.add_init_script(f"document.addEventListener('DOMContentLoaded', () => ({OPENING})({json.dumps(prompt)}))")
+        self.page.add_init_script(
+            f"document.addEventListener('DOMContentLoaded', () => ({OPENING})({json.dumps(prompt)}))")
         self.page.goto(opened)
         self.page.wait_for_function("() => window.__dvFirstStep !== undefined", timeout=TIMEOUT_MS)
         self.first_step = self.page.evaluate("() => window.__dvFirstStep") / 1000  # from navigation, seconds
@@ -91,7 +92,8 @@ def run_event(url: str, client: httpx.Client, **by_label: Any) -> tuple[int, lis
     for cid in config["dependencies"][fn]["inputs"]:
         props = comps[cid].get("props", {})
         label = props.get("label")
-        values.append(wanted[label] if label in wanted else (None if comps[cid]["type"] == "state" else props.get("value")))
+        values.append(wanted[label] if label in wanted
+                      else (None if comps[cid]["type"] == "state" else props.get("value")))
     return fn, values
 
 

@@ -55,8 +55,8 @@ def guarded_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
     the log its audit hook writes; run the child as ``python tmp_path/guard.py SCRIPT | -c CODE``."""
     log = tmp_path / "net.log"
     env = {k: v for k, v in os.environ.items()
-           if k not in ("GRADIO_ANALYTICS_ENABLED", "HF_HUB_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "TRANSFORMERS_OFFLINE",
-                        "DLLM_VIZ_MODEL")}
+           if k not in ("GRADIO_ANALYTICS_ENABLED", "HF_HUB_OFFLINE", "HF_HUB_DISABLE_TELEMETRY",
+                        "TRANSFORMERS_OFFLINE", "DLLM_VIZ_MODEL")}
     env.update(NET_LOG=str(log), GUARD_CONTROL="1", PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     (tmp_path / "guard.py").write_text(GUARD)
     return env, log

@@ -19,7 +19,8 @@ def event_index(url: str, client: httpx.Client, component: str, event: str, *, v
     for i, dep in enumerate(config["dependencies"]):
         for target, ev in dep.get("targets", []):
             c = comps.get(target, {})
-            if c.get("type") == component and ev == event and (value is None or c.get("props", {}).get("value") == value):
+            if (c.get("type") == component and ev == event
+                    and (value is None or c.get("props", {}).get("value") == value)):
                 return i
     raise LookupError(f"no {event} event on a {component}" + (f" showing {value!r}" if value is not None else ""))
 

@@ -36,7 +36,8 @@ def _best(scores: dict[int, float], n: int, *, largest: bool = True) -> list[int
 
 
 def _record(canvas, P, confirmed, remasked=(), edited=()):
-    return {"canvas": canvas[P:], "confirmed": sorted(confirmed), "remasked": sorted(remasked), "edited": sorted(edited)}
+    return {"canvas": canvas[P:], "confirmed": sorted(confirmed), "remasked": sorted(remasked),
+            "edited": sorted(edited)}
 
 
 def fixed_quota(block_size: int, steps: int, block_step: int) -> int:

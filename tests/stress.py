@@ -136,7 +136,8 @@ def first_difference(a: Trace, b: Trace) -> int | None:
     return None if len(a.steps) == len(b.steps) else min(len(a.steps), len(b.steps))
 
 
-def from_clients(requests: list[Request], clients: int, call: Callable[[Request], Trace]) -> list[Trace | BaseException]:
+def from_clients(requests: list[Request], clients: int,
+                 call: Callable[[Request], Trace]) -> list[Trace | BaseException]:
     """Send the requests from `clients` threads (client c sends every c-th); results in request order."""
     out: list[Trace | BaseException | None] = [None] * len(requests)
 

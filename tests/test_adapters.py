@@ -37,7 +37,8 @@ from tests.ui_model import widgets
 def test_widgets_round_trip_to_the_same_config(cfg):
     used = SCHEDULE_KNOBS[cfg.schedule]
     defaults = DecodeConfig()
-    expected = cfg.replace(**{k: getattr(defaults, k) for k in ("top_k", "decay", "steps", "threshold") if k not in used})
+    expected = cfg.replace(**{k: getattr(defaults, k) for k in ("top_k", "decay", "steps", "threshold")
+                              if k not in used})
     if "top_k" in used:
         expected = expected.replace(top_k=cfg.initial_k)
     assert settings_to_config(**config_to_settings(cfg)) == expected
@@ -65,7 +66,8 @@ def test_gradio_floats_become_ints_and_bad_values_name_the_field():
 def test_every_knob_is_validated_whether_or_not_the_schedule_reads_it(knob, value):
     """A NaN in a slider the schedule ignores (here threshold or steps under topk_decay, the stage
     temperatures with stages off, top_p) was accepted: each is refused naming the knob."""
-    name = {"t_early": "temperature_stages", "t_middle": "temperature_stages", "t_late": "temperature_stages"}.get(knob, knob)
+    name = {"t_early": "temperature_stages", "t_middle": "temperature_stages",
+            "t_late": "temperature_stages"}.get(knob, knob)
     for schedule in ("topk_decay", "threshold", "fixed_steps"):
         with pytest.raises(ValueError, match=name):
             settings_to_config(**widgets(schedule=schedule, **{knob: value}))
@@ -97,7 +99,8 @@ def test_config_json_is_bounded_like_a_trace(text, says):
 
 
 def test_config_json_defaults_to_the_balanced_preset():
-    assert parse_config_json('{"gen_length": 48, "temperature": 0.5}') == DecodeConfig.preset("balanced", 48, temperature=0.5)
+    balanced = DecodeConfig.preset("balanced", 48, temperature=0.5)
+    assert parse_config_json('{"gen_length": 48, "temperature": 0.5}') == balanced
     assert parse_config_json("{}", gen_length=16, seed=3) == DecodeConfig.preset("balanced", 16, seed=3)
     for bad, match in (('{"temprature": 1}', "temprature"), ("{not json", "config_json"), ("[1, 2]", "config_json")):
         with pytest.raises(ValueError, match=match):

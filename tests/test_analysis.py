@@ -57,7 +57,8 @@ def test_divergence_needs_equal_lengths(model, trace):
 
 @pytest.mark.parametrize("cfg", [
     DecodeConfig.preset("balanced", 64), DecodeConfig(gen_length=48, schedule="fixed_steps", steps=12),
-    DecodeConfig(gen_length=32, schedule="adaptive", top_k=6, block_length=16), DecodeConfig.preset("speed", 40, min_k=2),
+    DecodeConfig(gen_length=32, schedule="adaptive", top_k=6, block_length=16),
+    DecodeConfig.preset("speed", 40, min_k=2),
 ])
 def test_k_sequence_sums_to_gen_length_and_matches_a_decode(model, cfg):
     ks = analysis.k_sequence(cfg, limit=10**6)

@@ -14,7 +14,6 @@ from concurrent.futures import CancelledError
 from pathlib import Path
 
 import httpx
-import pytest
 from gradio_client import Client
 
 from dllm_viz.app import serve as app

@@ -94,7 +94,8 @@ def test_imports_point_down(module):
     floor, own = _floor(module), module.split(".")[:2]
     for imported in sorted(GRAPH[module]):
         same_package = imported.split(".")[:2] == own or floor == TOP == _floor(imported)
-        assert same_package or _floor(imported) < floor, f"{module} (floor {floor}) imports {imported} (floor {_floor(imported)})"
+        assert same_package or _floor(imported) < floor, \
+            f"{module} (floor {floor}) imports {imported} (floor {_floor(imported)})"
 
 
 def test_no_import_cycle():
@@ -119,7 +120,8 @@ def test_the_checker_sees_a_planted_cycle():
     # The cycle check itself can fail: two modules that import each other are reported.
     global GRAPH
     saved = GRAPH
-    assert "dllm_viz.core.knobs" in saved["dllm_viz.core.config"]  # config reads its knobs: the edge back closes a cycle
+    # config reads its knobs: the edge back closes a cycle
+    assert "dllm_viz.core.knobs" in saved["dllm_viz.core.config"]
     GRAPH = {**saved, "dllm_viz.core.knobs": saved["dllm_viz.core.knobs"] | {"dllm_viz.core.config"}}
     try:
         with pytest.raises(AssertionError, match="import cycle"):
@@ -172,3 +174,54 @@ def test_the_pages_jobs_import_downwards(job, never):
     found = {m: sorted(i for i in GRAPH[m] if i.split(".")[2:3] and i.split(".")[2] in never)
              for m in GRAPH if m.startswith(f"dllm_viz.app.{job}")}
     assert {m: bad for m, bad in found.items() if bad} == {}
+
+
+# ----- the package's size floors: files, functions, and no tracker numbers in its text ----------------
+MAX_LINES = 450  # a module past this is doing two jobs (docs/architecture.md, STYLE.md)
+MAX_FUNCTION_LINES = 80  # from `def` to the last line, decorators not counted
+TEXT_SUFFIXES = {".py", ".js", ".css", ".html", ".md", ".yaml", ".yml", ".json", ".jsonl", ".txt", ".toml"}
+# The package says what a thing does, not which ticket asked for it: a number in the tracker means nothing to a reader
+# of an installed wheel. Tests and docs may name issues.
+ISSUE_NUMBER = re.compile(r"issue\s*#?\d+", re.IGNORECASE)
+
+
+def _package_files(suffixes: set[str]) -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*"))
+            if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts]
+
+
+def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[int, str, int]]:
+    """(line, name, length) of every function or method of `source` longer than `limit` lines."""
+    return [(node.lineno, node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit]
+
+
+def test_no_module_of_the_package_is_over_450_lines():
+    lines = {str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines())
+             for p in _package_files({".py"})}
+    assert lines and {name: n for name, n in lines.items() if n > MAX_LINES} == {}
+
+
+def test_no_function_of_the_package_is_over_80_lines():
+    found = {f"{p.relative_to(PACKAGE)}:{line} {name}": n for p in _package_files({".py"})
+             for line, name, n in long_functions(p.read_text(encoding="utf-8"))}
+    assert found == {}
+
+
+def test_the_function_check_counts_from_def_to_the_last_line():
+    body = "".join(f"    x{i} = {i}\n" for i in range(79))
+    assert long_functions("@decorator\ndef f():\n" + body) == []  # 80 lines, the decorator not counted
+    assert long_functions("class C:\n    def g(self):\n" + "    " + body.replace("\n    ", "\n        ")
+                          + "        return 0\n") == [(2, "g", 81)]
+
+
+def test_no_issue_number_in_the_package():
+    found = [f"{p.relative_to(PACKAGE)}:{i}: {line.strip()[:100]}" for p in _package_files(TEXT_SUFFIXES)
+             for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if ISSUE_NUMBER.search(line)]
+    assert found == [], "say what it means instead:\n" + "\n".join(found)
+
+
+def test_the_issue_check_sees_a_number():
+    assert all(ISSUE_NUMBER.search(s) for s in ("(issue 39)", "Issue #12:", "issue37", "ISSUE  4"))
+    assert not any(ISSUE_NUMBER.search(s) for s in ("an issue with 3 rows", "issues", "tissue"))

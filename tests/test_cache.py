@@ -121,8 +121,8 @@ def test_drift_is_the_exact_forward_beside_the_cached_one(world):
         # The largest change, and the set the threshold rule would pick from the exact confidence.
         pairs = [(c, e) for c, e in zip(rec.confidence, rec.exact_confidence) if not math.isnan(e)]
         assert rec.drift == pytest.approx(max(abs(c - e) for c, e in pairs), abs=2e-6)
-        ranked = sorted(range(len(rec.exact_confidence)), key=lambda g: -(rec.exact_confidence[g]
-                                                                          if not math.isnan(rec.exact_confidence[g]) else -1))
+        exact_or_low = [-1 if math.isnan(e) else e for e in rec.exact_confidence]  # unscored: last
+        ranked = sorted(range(len(exact_or_low)), key=lambda g: -exact_or_low[g])
         exact_set = {ranked[0]} | {g for g, e in enumerate(rec.exact_confidence) if not math.isnan(e) and e >= 0.9}
         assert rec.drift_selected == (exact_set != set(rec.selected))
         assert rec.drift_tokens is (not all(t == int(logits[cols.tolist().index(P + g)].argmax())
@@ -138,7 +138,8 @@ def test_drift_is_recorded_only_when_asked(world):
 # ----- batching -----------------------------------------------------------------------------------
 def test_cached_and_uncached_requests_batch_together_and_each_gets_its_solo_trace(world):
     prompts = [PROMPT, "Tom Lopez of", "Ana", "Sam Wood of Port Royal has"]
-    configs = [cfg(cache="dual"), cfg(), cfg(cache="prefix", seed=5, temperature=1.0), cfg(cache="dual", cache_drift=True)]
+    configs = [cfg(cache="dual"), cfg(), cfg(cache="prefix", seed=5, temperature=1.0),
+               cfg(cache="dual", cache_drift=True)]
     together = decode(world, prompts, configs)
     for prompt, config, trace in zip(prompts, configs, together):
         (alone,) = decode(world, [prompt], config)

@@ -91,9 +91,11 @@ def test_commit_writes_the_selected_tokens_and_their_step() -> None:
 
 def test_commit_writes_what_a_revision_rule_took_back_and_rewrote() -> None:
     """Issue 28: a confirmation, a rewrite and a re-mask in one step, each in the span and the order."""
-    plan = SimpleNamespace(edited=torch.tensor([[False, True, False, False]]), edit_tokens=torch.tensor([[-1, 8, -1, -1]]),
+    plan = SimpleNamespace(edited=torch.tensor([[False, True, False, False]]),
+                           edit_tokens=torch.tensor([[-1, 8, -1, -1]]),
                            remasked=torch.tensor([[False, False, True, False]]), rewrites=True)
-    result = SimpleNamespace(selected=torch.tensor([[True, False, False, False]]), tokens=torch.tensor([[6, -1, -1, -1]]),
+    result = SimpleNamespace(selected=torch.tensor([[True, False, False, False]]),
+                             tokens=torch.tensor([[6, -1, -1, -1]]),
                              revision=plan)
     span, order = torch.tensor([[0, 5, 4, 3]]), torch.tensor([[-1, 0, 1, 1]])
     done = commit(result, span, order=order, step=torch.tensor([2]), mask_id=0)

@@ -76,7 +76,8 @@ def test_linear_temperature_is_the_processors_bits():
                                            torch.tensor([t_max], dtype=torch.float64))
         assert temperature.dtype == torch.float32
         assert torch.equal(R.temper(scores, temperature), expected)
-    first = R.linear_temperature(torch.tensor([8, 1]), torch.tensor([8, 8]), torch.tensor([0.4, 0.4], dtype=torch.float64),
+    first = R.linear_temperature(torch.tensor([8, 1]), torch.tensor([8, 8]),
+                                 torch.tensor([0.4, 0.4], dtype=torch.float64),
                                  torch.tensor([0.8, 0.8], dtype=torch.float64))
     assert first[0].item() == pytest.approx(0.8) and first[1].item() == pytest.approx(0.45)  # never reaches t_min
 

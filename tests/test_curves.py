@@ -7,7 +7,9 @@ import pytest
 
 from dllm_viz import decode
 from dllm_viz.tasks import TaskOracle, parse, prompts
-from dllm_viz.studies.curves import KNOBS, Point, Refused, aup, aup_label, curve_points, point, refused, scored, verdict_of
+from dllm_viz.studies.curves import (
+    KNOBS, Point, Refused, aup, aup_label, curve_points, point, refused, scored, verdict_of,
+)
 
 
 def test_aup_of_a_flat_curve_is_its_area():
@@ -26,14 +28,16 @@ def test_aup_weights_lost_accuracy_and_cuts_middle_points_below_five_points_unde
     # and a zero-width trapezoid between them.
     assert aup([(2.0, 100.0), (1.0, 100.0), (1.0, 97.0)], 100.0) == pytest.approx(
         100 + 0.5 * (100 + 97 * math.exp(-3 * 0.03)))
-    assert aup([(1.0, 97.0), (1.0, 100.0), (2.0, 100.0)], 100.0) != aup([(1.0, 100.0), (1.0, 97.0), (2.0, 100.0)], 100.0)
+    first_worse, first_better = [(1.0, 97.0), (1.0, 100.0), (2.0, 100.0)], [(1.0, 100.0), (1.0, 97.0), (2.0, 100.0)]
+    assert aup(first_worse, 100.0) != aup(first_better, 100.0)
 
 
 def test_aup_refuses_a_curve_whose_last_point_is_more_than_five_points_below_its_first():
     with pytest.raises(Refused, match="y_min_offset=5"):
         aup([(4.0, 90.0), (1.0, 100.0), (2.0, 97.0)], 100.0)
     assert aup([(4.0, 95.0), (1.0, 100.0)], 100.0) > 0  # exactly 5 below: scored
-    assert scored([(1.0, 100.0), (2.0, 50.0)], 100.0) == {"refused": refused(scored([(1.0, 100.0), (2.0, 50.0)], 100.0))}
+    halved = [(1.0, 100.0), (2.0, 50.0)]
+    assert scored(halved, 100.0) == {"refused": refused(scored(halved, 100.0))}
     assert refused(scored([(1.0, 100.0)], 100.0)) is None and aup_label({"refused": "x"}) == "refused"
 
 
@@ -59,7 +63,8 @@ def test_knobs_make_configs_for_each_task_from_careful_to_parallel():
 def test_points_count_right_runs_tokens_and_forwards():
     oracle, tasks = TaskOracle(), prompts("shuffle", 8, 0)
     make = KNOBS["constant_k"].make
-    traces = decode(oracle, [t.prompt for t in tasks], [make(t, 2, s) for s, t in enumerate(tasks)], record_candidates=0)
+    traces = decode(oracle, [t.prompt for t in tasks], [make(t, 2, s) for s, t in enumerate(tasks)],
+                    record_candidates=0)
     p = point("constant_k", 2, traces)
     assert p.runs == 8 and p.tokens == sum(len(t.cells) for t in tasks)
     assert p.forwards == sum(math.ceil(len(t.cells) / 2) for t in tasks) and p.tpf == p.tokens / p.forwards

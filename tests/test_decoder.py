@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dllm_viz import DecodeConfig, Trace, decode, load_model
-from dllm_viz.core.decoder import unpack
+from dllm_viz.core.step import unpack
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.models.embedded import EmbeddedConfig, EmbeddedDenoiser
 from tests.reference import reference_decode

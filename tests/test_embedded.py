@@ -193,7 +193,8 @@ def test_same_seed_same_weights_different_seed_different(tokenizer: EmbeddedToke
 
 @pytest.mark.parametrize(
     "field, value",
-    [("d_model", 30), ("conv_kernel", 4), ("mask_token_id", 10_000), ("n_layers", 0), ("rope_base", 1.0), ("can_edit", 1)],
+    [("d_model", 30), ("conv_kernel", 4), ("mask_token_id", 10_000), ("n_layers", 0), ("rope_base", 1.0),
+     ("can_edit", 1)],
 )
 def test_config_rejects_bad_values_naming_the_field(field: str, value: object) -> None:
     kwargs = dict(vocab_size=300, mask_token_id=2, pad_token_id=0, eos_token_id=1, n_heads=4)

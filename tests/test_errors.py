@@ -59,9 +59,12 @@ def test_a_localized_error_is_shown_in_its_language_and_logged_in_english(caplog
 
 
 @pytest.mark.parametrize(("english", "zh"), [
-    ("top_k=0 is invalid: expected an integer in [1, 9223372036854775807]", "top_k=0 无效：应为 [1, 9223372036854775807] 内的整数"),
-    ("schedule='x' is invalid: expected one of topk_decay | threshold", "schedule='x' 无效：应为以下之一：topk_decay | threshold"),
-    ("config A: block_length=7 is invalid: expected a divisor of gen_length=16", "配置 A：block_length=7 无效：应为 gen_length=16 的约数"),
+    ("top_k=0 is invalid: expected an integer in [1, 9223372036854775807]",
+     "top_k=0 无效：应为 [1, 9223372036854775807] 内的整数"),
+    ("schedule='x' is invalid: expected one of topk_decay | threshold",
+     "schedule='x' 无效：应为以下之一：topk_decay | threshold"),
+    ("config A: block_length=7 is invalid: expected a divisor of gen_length=16",
+     "配置 A：block_length=7 无效：应为 gen_length=16 的约数"),
     ("trace file: nothing was uploaded", "轨迹文件：没有上传任何文件"),
     ("something new", "出错了：something new"),  # a shape not known yet: still said in 中文 around it
 ])

@@ -93,7 +93,8 @@ def test_the_trace_round_trips_as_version_3_and_its_schema_refuses_altered_secti
 
 
 def test_bad_settings_are_named_and_nothing_else_fails(world_indel):
-    with pytest.raises(ValueError, match=r"indel='joint_threshold_indel' is invalid for 'world-mdlm'.*cannot edit lengths"):
+    with pytest.raises(ValueError,
+                       match=r"indel='joint_threshold_indel' is invalid for 'world-mdlm'.*cannot edit lengths"):
         decode(load_model("world"), ["Tom"], config(32))
     outside = ReplayedBlocks(L, BUSY, 0)
     outside.split_token_id = 999  # past its vocabulary of 32
@@ -132,6 +133,7 @@ def test_a_fork_of_an_insert_delete_trace_replays_it_and_cannot_switch_the_rule(
     model = ReplayedBlocks(L, BUSY, seed=3)
     (trace,) = decode(model, [[1] * L], config(), record_candidates=2)
     again = fork(model, trace, len(trace.steps) // 2)  # nothing changed: the trace itself
-    assert again.token_ids == trace.token_ids and [r.to_dict() for r in again.steps] == [r.to_dict() for r in trace.steps]
+    assert again.token_ids == trace.token_ids
+    assert [r.to_dict() for r in again.steps] == [r.to_dict() for r in trace.steps]
     with pytest.raises(ValueError, match="knobs: indel='none' is invalid at a fork"):
         fork(model, trace, 2, knobs={"indel": "none"})

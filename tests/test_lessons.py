@@ -53,7 +53,8 @@ def test_a_timed_lesson_decodes_each_side_alone_and_measures_the_speed_up():
 
     lesson = LESSONS["cache"]
     assert lesson.timed
-    lesson = type(lesson)(**{**lesson.__dict__, "a": {**lesson.b, "temperature": 0.0}, "b": lesson.b})  # the test model has no cache
+    # the test model has no cache
+    lesson = type(lesson)(**{**lesson.__dict__, "a": {**lesson.b, "temperature": 0.0}, "b": lesson.b})
     m = measure(counting, lesson, ["the ", "a "], range(2), gen_length=16)
     assert calls == [1] * 8  # A then B, one request per call, for each of the 4 runs
     assert m["speedup"] == round(m["b"]["seconds"] / m["a"]["seconds"], 2) and m["a"]["seconds"] > 0

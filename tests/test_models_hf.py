@@ -405,7 +405,8 @@ def test_kind_forces_the_adapter(tmp_path: Path) -> None:
     forced = load_model(tmp_path, device="cpu", kind="dream")
     assert isinstance(forced, DreamDenoiser)
     ids = torch.tensor([ids_of(vocab, ROWS[1])])
-    torch.testing.assert_close(forced(ids), unshift_logits(raw_model(tmp_path, AutoModelForMaskedLM)(input_ids=ids).logits))
+    torch.testing.assert_close(forced(ids),
+                               unshift_logits(raw_model(tmp_path, AutoModelForMaskedLM)(input_ids=ids).logits))
     with pytest.raises(ValueError, match="kind='gpt'"):
         load_model(tmp_path, kind="gpt")
     assert set(ADAPTERS) == {"llada", "dream", "masked_lm"}

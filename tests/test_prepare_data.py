@@ -134,7 +134,8 @@ def test_osis_to_text_keeps_prose_and_paragraphs_only() -> None:
 
 
 def test_strip_gutenberg_keeps_the_body_only() -> None:
-    text = "Header\n*** START OF THIS PROJECT GUTENBERG EBOOK X ***\nCall me Ishmael.\n*** END OF THIS PROJECT GUTENBERG EBOOK X ***\nLicence"
+    text = ("Header\n*** START OF THIS PROJECT GUTENBERG EBOOK X ***\nCall me Ishmael.\n"
+            "*** END OF THIS PROJECT GUTENBERG EBOOK X ***\nLicence")
     assert strip_gutenberg(text).strip() == "Call me Ishmael."
     assert strip_gutenberg("no markers") == "no markers"
 
@@ -148,7 +149,8 @@ def test_read_dictd_skips_database_headers(tmp_path: Path) -> None:
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     def enc(n: int) -> str:
         return alphabet[n // 64] + alphabet[n % 64]
-    (folder / "t.index").write_text(f"00-database-short\tA\t{enc(head)}\nabsurdity\t{enc(head)}\t{enc(len(body) - head)}\n")
+    (folder / "t.index").write_text(f"00-database-short\tA\t{enc(head)}\n"
+                                    f"absurdity\t{enc(head)}\t{enc(len(body) - head)}\n")
     assert _b64(enc(head)) == head
     assert read_dictd(tmp_path, "t") == [("t", "ABSURDITY, n. A statement or belief manifestly inconsistent.")]
 

@@ -169,7 +169,8 @@ def test_the_presets_are_the_shipped_defaults_and_a_link_carries_the_knobs():
     model.generation_defaults = lambda: {"max_denoising_steps": 3, "entropy_bound": 0.6}
     (as_transformers,) = decode(model, [[1, 2]], DecodeConfig.preset("diffusion_gemma", 6, seed=4))
     (as_sglang,) = decode(model, [[1, 2]], DecodeConfig.preset("gemma4_renoise", 6, seed=4))
-    assert (as_transformers.config.max_denoising_steps, as_transformers.config.entropy_bound) == (3, 0.6)  # checkpoint's
+    # checkpoint's
+    assert (as_transformers.config.max_denoising_steps, as_transformers.config.entropy_bound) == (3, 0.6)
     assert (as_sglang.config.max_denoising_steps, as_sglang.config.entropy_bound) == (48, 0.1)  # SGLang's own
     assert as_transformers.config.t_max == 0.8 and as_transformers.config.acceptance_from == "tempered"
     fields = link_fields(as_sglang)
@@ -198,7 +199,8 @@ def test_the_cli_generates_with_a_renoise_checkpoint_and_its_flags(tmp_path, cap
     assert code == 0
     trace = Trace.from_json(out.read_text(encoding="utf-8"))
     assert trace.canvas == "renoise" and trace.config.entropy_bound == 0.5 and trace.config.acceptance_from == "raw"
-    assert (trace.config.max_denoising_steps, trace.config.t_min, trace.config.seed) == (3, 0.3, 2)  # t_min: checkpoint's
+    # t_min: checkpoint's
+    assert (trace.config.max_denoising_steps, trace.config.t_min, trace.config.seed) == (3, 0.3, 2)
     assert trace.text in capsys.readouterr().out
     code = main(["generate", "--model", str(tmp_path / "tiny"), "--device", "cpu", "--prompt", "the cat",
                  "--gen-length", "8", "--temperature", "0.5", "--quiet"])

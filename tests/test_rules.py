@@ -57,7 +57,8 @@ def test_a_module_that_defines_rule_is_found_and_one_that_does_not_is_not(tmp_pa
         assert "every_mask" in found["schedule"] and list(found["schedule"])[-1] == "every_mask"
         assert set(found["schedule"]) - {"every_mask"} == set(rules.SCHEDULES)
         (tmp_path / "helpers.py").write_text(
-            "from dllm_viz.core.rules.base import Schedule\nRULE = Schedule(name='eb', order=1, quota=None, summary='')\n")
+            "from dllm_viz.core.rules.base import Schedule\n"
+            "RULE = Schedule(name='eb', order=1, quota=None, summary='')\n")
         sys.modules.pop("dllm_viz.core.rules.helpers", None)
         with pytest.raises(ImportError, match="two schedule plug-ins are named 'eb'"):
             rules._discover()
@@ -128,7 +129,8 @@ def test_the_step_has_a_column_of_every_plugin_knob_that_declares_one():
             continue
         holder = params.knobs if isinstance(owner, Schedule) else params.revision.knobs  # type: ignore[union-attr]
         assert getattr(holder, knob.name).shape == (2,)
-    assert params.knobs.gamma.tolist() == pytest.approx([0.15, 0.5])  # a row whose schedule does not read it: the default
+    # a row whose schedule does not read it: the default
+    assert params.knobs.gamma.tolist() == pytest.approx([0.15, 0.5])
     assert params.revision.knobs.distinct("remask_sigma") == {"cap"}  # type: ignore[union-attr]
 
 

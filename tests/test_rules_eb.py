@@ -1,4 +1,5 @@
-"""core/rules/eb.py: the EB-sampler, exact against SGLang's EBSampling rewritten from its file (tests/reference_eb.py)."""
+"""core/rules/eb.py: the EB-sampler, exact against SGLang's EBSampling rewritten from its file
+(tests/reference_eb.py)."""
 from __future__ import annotations
 
 import pytest

@@ -42,7 +42,8 @@ def test_draw_temperature_zero_is_argmax_and_reports_its_untempered_probability(
                            vocab_top_k=torch.tensor([0, 0]), top_p=torch.tensor([1.0, 1.0]))
     assert tok[0] == 1 and abs(float(p[0]) - float(torch.softmax(logits[0], -1)[1])) < 1e-6  # untempered
     assert tok[1] == 2 and abs(float(p[1]) - float(torch.softmax(logits[1], -1)[2])) < 1e-6
-    empty = sampling.draw(logits[:0], torch.zeros(0), temperature=torch.zeros(0), vocab_top_k=torch.zeros(0, dtype=torch.long),
+    empty = sampling.draw(logits[:0], torch.zeros(0), temperature=torch.zeros(0),
+                          vocab_top_k=torch.zeros(0, dtype=torch.long),
                           top_p=torch.ones(0))
     assert empty[0].shape == (0,)
 

@@ -55,12 +55,14 @@ def test_adaptive_confirms_a_share_of_what_is_left():
 
 def test_topk_decay_and_next_k():
     assert q("topk_decay", k=5) == 5 and q("topk_decay", k=50, eligible=7) == 7
-    k = torch.tensor([16]); seq = []
+    k, seq = torch.tensor([16]), []
     for _ in range(8):
-        seq.append(int(k)); k = next_k(k, torch.tensor([0.9], dtype=torch.float64), torch.tensor([2]))
+        seq.append(int(k))
+        k = next_k(k, torch.tensor([0.9], dtype=torch.float64), torch.tensor([2]))
     assert seq == [16, 14, 12, 10, 9, 8, 7, 6]
     # floor in float64, as Python computes it
-    assert int(next_k(torch.tensor([20]), torch.tensor([0.95], dtype=torch.float64), torch.tensor([1]))) == int(20 * 0.95)
+    assert int(next_k(torch.tensor([20]), torch.tensor([0.95], dtype=torch.float64),
+                      torch.tensor([1]))) == int(20 * 0.95)
 
 
 def test_mixed_schedules_in_one_batch():

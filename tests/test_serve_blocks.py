@@ -66,7 +66,8 @@ def serve(policy: Policy, script: CausalScript, reqs: list[Request], *, with_sam
         starts = [_block(r)[0] for r in running]
         ids = torch.tensor([i for r in running for i in rows[r.rid]])  # (B * L,)
         info = SimpleNamespace(
-            temperatures=torch.tensor([[r.temperature] for r in running]), top_ps=torch.tensor([r.top_p for r in running]),
+            temperatures=torch.tensor([[r.temperature] for r in running]),
+            top_ps=torch.tensor([r.top_p for r in running]),
             top_ks=torch.tensor([r.top_k for r in running], dtype=torch.int32), sampling_seed=None,
         ) if with_sampling_info else None
         fb = SimpleNamespace(
@@ -118,7 +119,8 @@ POLICIES = {
     "topk_decay_sampled": Policy(block_size=L, top_k=3, decay=0.9, temperature=1.1, top_p=0.9, vocab_top_k=9),
     "fixed_steps_staged": Policy(block_size=L, schedule="fixed_steps", steps_per_block=3,
                                  temperature_stages=(1.3, 1.0, 0.6)),
-    "threshold_entropy": Policy(block_size=L, schedule="threshold", threshold=0.6, temperature=0.8, confidence="entropy"),
+    "threshold_entropy": Policy(block_size=L, schedule="threshold", threshold=0.6, temperature=0.8,
+                                confidence="entropy"),
     "adaptive_random": Policy(block_size=L, schedule="adaptive", top_k=4, temperature=0.9, confidence="random"),
     # The shipped samplers' rules (issue 16), at a temperature that makes their sources differ.
     "llada": Policy.from_decode_config(DecodeConfig.preset("llada", L, temperature=0.9)),
@@ -150,7 +152,8 @@ def test_argmax_output_is_the_multi_block_decode():
     policy, script = POLICIES["topk_decay"], CausalScript(seed=3)
     req = Request("x", [5, 5, 5, 5, 5, 5, 5, 5], 3)
     serve(policy, script, [req], with_sampling_info=False)
-    (trace,) = decode(ScriptedDenoiser(script), [req.prompt], policy.to_decode_config(num_blocks=3), record_candidates=0)
+    (trace,) = decode(ScriptedDenoiser(script), [req.prompt], policy.to_decode_config(num_blocks=3),
+                      record_candidates=0)
     assert req.output == trace.token_ids
     assert [s for block in req.steps for s in block] == [
         sorted((g % L, t) for g, t in zip(rec.selected, rec.tokens)) for rec in trace.steps

@@ -281,7 +281,8 @@ N = 3000  # seeds, decoded in one batch
 
 
 # LLaDA's and Fast-dLLM's softmax and argmax include the mask token (id 0): give it its own logit.
-TABLE_WITH_MASK = TABLE.clone().index_copy(1, torch.tensor([0]), torch.tensor([[-0.3], [0.6], [-0.2]], dtype=torch.float64))
+TABLE_WITH_MASK = TABLE.clone().index_copy(1, torch.tensor([0]),
+                                           torch.tensor([[-0.3], [0.6], [-0.2]], dtype=torch.float64))
 
 
 def _known_model(prompt_length: int, table: torch.Tensor = TABLE) -> ScriptedDenoiser:
@@ -336,7 +337,8 @@ def test_llada_and_fast_dllm_rank_by_the_raw_probability_of_a_tempered_draw(name
 
 def test_dream_ranks_by_the_tempered_filtered_probability_of_its_draw():
     T, top_p = 0.7, 0.9
-    nucleus = torch.stack([torch.softmax(dream_top_p(TABLE[j].index_fill(0, torch.tensor([0]), -math.inf) / T, top_p), -1)
+    no_mask = TABLE.index_fill(1, torch.tensor([0]), -math.inf)  # (G, V): the mask id never drawn
+    nucleus = torch.stack([torch.softmax(dream_top_p(no_mask[j] / T, top_p), -1)
                            for j in range(3)])  # (G, V): zero outside each nucleus
     records = _first_steps("dream", temperature=T, top_p=top_p)
     drawn = [[_token_of(rec.confidence[j], nucleus[j]) for j in range(3)] for rec in records]

@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app.handlers.sweep_grid import MAX_SWEEP_REQUESTS, METRICS, SweepGrid, check_grid_size, run_sweep, total_steps
+from dllm_viz.app.handlers.sweep_grid import (
+    MAX_SWEEP_REQUESTS, METRICS, SweepGrid, check_grid_size, run_sweep, total_steps,
+)
 from tests.ui_model import make_text_model
 
 
@@ -44,7 +46,8 @@ def test_grid_size_is_refused_naming_the_limit_before_any_config_is_built(monkey
 
     monkeypatch.setattr(SweepGrid, "config", built)
     lines = tuple(f"prompt {i} " for i in range(20_000))
-    with pytest.raises(ValueError, match=rf"20000 prompts = 2400000 requests is invalid: expected at most MAX_SWEEP_REQUESTS={MAX_SWEEP_REQUESTS}"):
+    with pytest.raises(ValueError, match=rf"20000 prompts = 2400000 requests is invalid: "
+                                         rf"expected at most MAX_SWEEP_REQUESTS={MAX_SWEEP_REQUESTS}"):
         grid(temperatures=(0.3, 0.6, 0.9, 1.2, 1.5, 2.0), divisors=(8, 6, 4, 3, 2), decays=(0.9, 1.0), prompts=lines)
     assert check_grid_size(temperatures=6, divisors=5, decays=4, seeds=8, prompts=2) == MAX_SWEEP_REQUESTS
     with pytest.raises(ValueError, match="MAX_SWEEP_REQUESTS"):

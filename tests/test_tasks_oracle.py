@@ -9,10 +9,10 @@ import math
 import pytest
 import torch
 
-from dllm_viz import DecodeConfig, decode
+from dllm_viz import decode
 from dllm_viz.tasks import FAMILIES, TOKENS, TaskOracle, answers, check, parse, prompts, total_correlation
 from dllm_viz.studies.curves import KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, point
-from dllm_viz.tasks.vocab import IDS, ITEMS, SYMBOLS
+from dllm_viz.tasks.vocab import IDS, SYMBOLS
 
 
 @pytest.fixture(scope="module")

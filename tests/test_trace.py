@@ -168,22 +168,27 @@ def _corrupt(edit):
 
 
 MALFORMED_V2 = [  # (what, edit, the field the message must name)
-    ("take back a masked position", lambda d: d["steps"][1].__setitem__("remasked", [1]), r"steps\[1\]\.remasked\[0\]=1"),
+    ("take back a masked position", lambda d: d["steps"][1].__setitem__("remasked", [1]),
+     r"steps\[1\]\.remasked\[0\]=1"),
     ("take back the wrong id", lambda d: d["steps"][1].__setitem__("remasked_tokens", [5]),
      r"steps\[1\]\.remasked_tokens\[0\]=5.*expected 4"),
     ("tokens without positions", lambda d: d["steps"][0].__setitem__("remasked_tokens", [4]),
      r"steps\[0\]\.remasked_tokens=.*null when remasked is"),
-    ("remask prob above 1", lambda d: d["steps"][1].__setitem__("remask_probs", [3.0]), r"steps\[1\]\.remask_probs\[0\]=3\.0"),
+    ("remask prob above 1", lambda d: d["steps"][1].__setitem__("remask_probs", [3.0]),
+     r"steps\[1\]\.remask_probs\[0\]=3\.0"),
     ("remask lists of other lengths", lambda d: d["steps"][1].__setitem__("remask_probs", [0.1, 0.2]),
      r"steps\[1\]\.remask_probs=.*1 items"),
     ("rewrite to the same id", lambda d: d["steps"][2].__setitem__("edited_to", [6]), r"steps\[2\]\.edited_to\[0\]=6"),
-    ("rewrite from the wrong id", lambda d: d["steps"][2].__setitem__("edited_from", [5]), r"steps\[2\]\.edited_from\[0\]=5"),
+    ("rewrite from the wrong id", lambda d: d["steps"][2].__setitem__("edited_from", [5]),
+     r"steps\[2\]\.edited_from\[0\]=5"),
     ("rewrite a masked position", lambda d: d["steps"][2].__setitem__("edited", [1]), r"steps\[2\]\.edited\[0\]=1"),
     ("rewrite outside the canvas", lambda d: d["steps"][2].__setitem__("edited", [7]), r"steps\[2\]\.edited\[0\]=7"),
-    ("rewrite to an id outside the vocab", lambda d: d["steps"][2].__setitem__("edited_to", [99]), r"steps\[2\]\.edited_to"),
+    ("rewrite to an id outside the vocab", lambda d: d["steps"][2].__setitem__("edited_to", [99]),
+     r"steps\[2\]\.edited_to"),
     ("edit probs missing", lambda d: d["steps"][2].pop("edit_probs"), r"steps\[2\]\.edit_probs=None"),
     ("three forwards", lambda d: d["steps"][1].__setitem__("forwards", 3), r"steps\[1\]\.forwards=3"),
-    ("confirm a visible position", lambda d: d["steps"][2].__setitem__("selected", [1, 2]), r"steps\[2\]\.selected\[1\]=2"),
+    ("confirm a visible position", lambda d: d["steps"][2].__setitem__("selected", [1, 2]),
+     r"steps\[2\]\.selected\[1\]=2"),
     ("order not the last decision", lambda d: d["order"].__setitem__(2, 0), r"order\[2\]=0.*expected 2"),
     ("result not what the steps leave", lambda d: d["token_ids"].__setitem__(2, 6), r"token_ids\[2\]=6"),
     ("more steps than the rule allows", lambda d: d["steps"].extend(
@@ -216,7 +221,8 @@ def test_cached_fields_round_trip_and_stay_out_of_uncached_traces(cached_json):
     assert window["computed"] == 8 and isinstance(window["drift_selected"], bool)
     assert len(window["exact_confidence"]) == 16 and None in window["exact_confidence"]
     plain = make_trace().to_json()
-    assert not {"forward_kind", "computed", "forward_time", "drift", "exact_confidence"} & set(json.loads(plain)["steps"][0])
+    assert not {"forward_kind", "computed", "forward_time", "drift",
+                "exact_confidence"} & set(json.loads(plain)["steps"][0])
 
 
 def _edited(text: str, edit) -> str:
@@ -230,7 +236,8 @@ def _window(d: dict) -> dict:
 
 
 @pytest.mark.parametrize("edit, field", [
-    (lambda d: d["steps"][0].__setitem__("forward_kind", "half"), r"steps\[0\]\.forward_kind='half'.*full \| prefix \| dual"),
+    (lambda d: d["steps"][0].__setitem__("forward_kind", "half"),
+     r"steps\[0\]\.forward_kind='half'.*full \| prefix \| dual"),
     (lambda d: d["steps"][0].__setitem__("computed", 3), r"steps\[0\]\.computed=3"),  # a full forward computes the row
     (lambda d: _window(d).__setitem__("computed", 0), r"\.computed=0"),
     (lambda d: _window(d).__setitem__("forward_time", -1), r"\.forward_time=-1"),
@@ -268,7 +275,8 @@ def test_cache_facts_add_up(cached_json):
     assert facts["seconds_saved"] == pytest.approx(sum(full) / len(full) * len(windows) - sum(windows), abs=1e-5)
     assert facts["drift_max"] == max(s.drift for s in trace.steps if s.drift is not None)
     changed = [s for s in trace.steps if s.drift_selected or s.drift_tokens]
-    assert facts["drift_changed_steps"] == len(changed) >= max(facts["drift_selected_steps"], facts["drift_tokens_steps"])
+    assert facts["drift_changed_steps"] == len(changed) >= max(facts["drift_selected_steps"],
+                                                               facts["drift_tokens_steps"])
     assert make_trace().cache_facts is None and "positions_computed" not in make_trace().metrics
 
 
@@ -282,7 +290,8 @@ def test_sglang_low_confidence_counts_the_forward_sglang_runs_on_each_finished_b
     model = TinyDenoiser()
     (low,) = decode(model, [[3, 4]], DecodeConfig.preset("sglang_low_confidence", 64))
     marked = [rec.step for rec in low.steps if rec.closing_forward]
-    last_of_block = [rec.step for rec, nxt in zip(low.steps, low.steps[1:] + [None]) if nxt is None or nxt.block != rec.block]
+    last_of_block = [rec.step for rec, nxt in zip(low.steps, low.steps[1:] + [None])
+                     if nxt is None or nxt.block != rec.block]
     assert marked == last_of_block and len(marked) == 2  # two blocks of 32
     assert low.nfe == len(low.steps) + 2 == low.metrics["nfe"]
     again = Trace.from_json(low.to_json())

@@ -69,7 +69,8 @@ def test_the_shared_loop_gives_the_old_trainer_s_losses(tmp_path, monkeypatch):
     (data / "heldout.txt").write_text("\n".join(generate(300, 12)) + "\n")
     losses: list[float] = []
     step = loop.train_step
-    monkeypatch.setattr(loop, "train_step", lambda *a, **k: losses.append(step(*a, **k).item()) or torch.tensor(losses[-1]))
+    monkeypatch.setattr(loop, "train_step", lambda *a, **k: losses.append(step(*a, **k).item())
+                        or torch.tensor(losses[-1]))
     loop.fit(recipe(batch_size=16, steps=3, eval_every=1000, ckpt_every=1000, eval_windows=16), data=data,
              run=tmp_path / "run", init_from=assets.path("world"), threads=1, progress=False)
     assert losses == pytest.approx(OLD_LOSSES, abs=1e-4)

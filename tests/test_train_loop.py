@@ -41,7 +41,8 @@ def test_tiny_run_learns_logs_and_exports(data_dir: Path, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("units", [False, True])
 def test_bf16_on_a_cpu_without_bf16_units_warns(units: bool, data_dir: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(loop, "cpu_has_bf16_units", lambda: units)
     with caplog.at_level(logging.INFO, logger="dllm_viz.train"):
         fit(replace(TINY, steps=1, bf16=True), data=data_dir, run=tmp_path / "run", threads=1, progress=False)

@@ -90,7 +90,8 @@ def test_unigram_surprisal_ranks_rare_tokens_higher() -> None:
 def test_rare_first_masks_take_the_rarest_tokens_at_rate_t_in_chosen_rows() -> None:
     vocab = 40
     surprisal = torch.arange(vocab, dtype=torch.float32)  # token v is v nats rare: far apart vs the noise
-    x = torch.stack([torch.randperm(vocab, generator=torch.Generator().manual_seed(r)) for r in range(200)])  # (200, 40)
+    # (200, 40)
+    x = torch.stack([torch.randperm(vocab, generator=torch.Generator().manual_seed(r)) for r in range(200)])
     t = torch.full((200,), 0.25)
     uniform = torch.zeros(200, vocab, dtype=torch.bool)
     masked = rare_first_masks(x, t, surprisal, 0.5, uniform, torch.Generator().manual_seed(0))
@@ -105,7 +106,8 @@ def test_rare_first_masks_take_the_rarest_tokens_at_rate_t_in_chosen_rows() -> N
                             torch.Generator().manual_seed(0)).sum(1).eq(1).all()  # at least one token per row
 
 
-def test_fit_scores_its_steps_with_diffusion_loss(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fit_scores_its_steps_with_diffusion_loss(data_dir: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # The estimator fit computed inline before, kept here to show the shared one is bit-identical to it.
     def inline(logits, x, masked, t):
         weight = (1.0 / t)[:, None].expand_as(x)[masked]

@@ -74,7 +74,8 @@ def test_a_tiny_pairs_run_learns_the_answers_and_exports_the_fixed_vocabulary(da
     assert result["bits_per_token"] < math.log2(34)
     assert (tmp_path / "run" / "tokenizer.json").read_text() == (data_dir / "tokenizer.json").read_text()
     model = load_embedded(device="cpu", path=export(tmp_path / "run", tmp_path / "assets", name="tasks-tiny"))
-    assert model.name == "tasks-tiny" and model.tokenizer.encode("copy : a b c =") == tokenizer().encode("copy : a b c =")
+    assert model.name == "tasks-tiny"
+    assert model.tokenizer.encode("copy : a b c =") == tokenizer().encode("copy : a b c =")
     cached = torch.load(tmp_path / "run" / "tokens.pt")
     assert isinstance(Rows(**cached["train"]), Rows)
 

@@ -137,7 +137,8 @@ def test_a_tiny_run_learns_logs_resumes_exactly_and_exports(data_dir: Path, tmp_
     out = renoise_fit.export(tmp_path / "a", tmp_path / "export")
     model = DiffusionGemmaForBlockDiffusion.from_pretrained(out).eval()
     gc = model.generation_config
-    assert (gc.max_new_tokens, gc.max_denoising_steps, gc.t_min, gc.t_max, gc.stability_threshold) == (48, 48, 0.4, 0.8, 1)
+    assert (gc.max_new_tokens, gc.max_denoising_steps, gc.t_min, gc.t_max,
+            gc.stability_threshold) == (48, 48, 0.4, 0.8, 1)
     assert gc.sampler_config.entropy_bound == 0.1 and gc.confidence_threshold == 0.005
     assert model.dtype == torch.float32 and (out / "train_log.jsonl").is_file()
     state = model.state_dict()
@@ -179,7 +180,8 @@ def test_renoise_config_rejects_bad_values(field: str, value: object) -> None:
 def test_the_command_line_trains_and_exports(data_dir: Path, tmp_path: Path) -> None:
     run, out = tmp_path / "run", tmp_path / "out"
     renoise_fit.main(["fit", "--data", str(data_dir), "--out", str(run), "--steps", "2", "--eval-every", "2",
-                      "--hidden-size", "32", "--n-layers", "2", "--n-heads", "2", "--n-kv-heads", "1", "--head-dim", "16",
+                      "--hidden-size", "32", "--n-layers", "2", "--n-heads", "2", "--n-kv-heads", "1",
+                      "--head-dim", "16",
                       "--intermediate-size", "64", "--num-experts", "2", "--top-k-experts", "1",
                       "--moe-intermediate-size", "32", "--canvas-length", "4", "--max-context", "8",
                       "--sliding-window", "32", "--batch-size", "4", "--eval-windows", "4"])

@@ -27,7 +27,8 @@ def test_wire_rejects_a_name_the_handler_does_not_take(page):
 
 def test_a_user_error_is_shown_in_the_handlers_language_and_can_stay(page):
     def handler(*, lang: str) -> KSteps:
-        raise ValueError("config B: temperature='hot' is invalid: expected 0 (argmax) or a number in [0.0001, 3.40282e+38]")
+        raise ValueError("config B: temperature='hot' is invalid: expected 0 (argmax) or a number in "
+                         "[0.0001, 3.40282e+38]")
 
     with gr.Blocks():
         event = wire(page, page.run.click, handler, ins=(page.lang,), out=KSteps, error_seconds=None)

@@ -70,7 +70,8 @@ class ServerLimits:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             integral = f.type == "int"
-            ok = (isinstance(value, int) if integral else isinstance(value, (int, float))) and not isinstance(value, bool)
+            number = isinstance(value, int) if integral else isinstance(value, (int, float))
+            ok = number and not isinstance(value, bool)
             if not ok or not 0 < value < 10**9:
                 kind = "an integer" if integral else "a number of seconds"
                 raise ValueError(f"{ENV[f.name]}={value!r} is invalid: expected {kind} in (0, 1e9)")

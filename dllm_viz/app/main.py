@@ -23,14 +23,16 @@ SERVE_FLAGS: tuple[tuple[str, str, str | None, str], ...] = (
      "local checkpoint directory or Hugging Face Hub id org/name (default: the embedded model); only a Hub id "
      "named here is fetched, into the Hugging Face cache"),
     ("--revision", "DLLM_VIZ_REVISION", None, "with a Hub id: branch, tag or commit (default: main)"),
-    ("--trust-remote-code", "DLLM_VIZ_TRUST_REMOTE_CODE", "1", "run the modeling code a checkpoint ships (LLaDA, Dream)"),
+    ("--trust-remote-code", "DLLM_VIZ_TRUST_REMOTE_CODE", "1",
+     "run the modeling code a checkpoint ships (LLaDA, Dream)"),
     ("--chat", "DLLM_VIZ_CHAT", "1", "wrap each prompt in the checkpoint's chat template (instruction-tuned models)"),
-    ("--threads", "DLLM_VIZ_THREADS", None, "torch threads for the decodes (default 1: a core stays free for the server)"),
+    ("--threads", "DLLM_VIZ_THREADS", None,
+     "torch threads for the decodes (default 1: a core stays free for the server)"),
 )
 INTEGER_FLAGS = {"--port": int, "--threads": int}
-EPILOG = ("Each flag sets the environment variable named in its help; the server's bounds come from DLLM_VIZ_MAX_CONNECTIONS, "
-          "DLLM_VIZ_HEADER_TIMEOUT, DLLM_VIZ_KEEP_ALIVE, DLLM_VIZ_MAX_SESSIONS, DLLM_VIZ_SESSION_IDLE and "
-          "DLLM_VIZ_RELEASE_EVERY (dllm_viz/app/guards.py).")
+EPILOG = ("Each flag sets the environment variable named in its help; the server's bounds come from "
+          "DLLM_VIZ_MAX_CONNECTIONS, DLLM_VIZ_HEADER_TIMEOUT, DLLM_VIZ_KEEP_ALIVE, DLLM_VIZ_MAX_SESSIONS, "
+          "DLLM_VIZ_SESSION_IDLE and DLLM_VIZ_RELEASE_EVERY (dllm_viz/app/guards.py).")
 
 
 def add_serve_flags(parser: argparse.ArgumentParser) -> None:

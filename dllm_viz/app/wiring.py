@@ -41,8 +41,8 @@ def wire(page: Page, trigger: Callable[..., Any], fn: Callable[..., Any], *, ins
 
     Names are checked here, when the page is built. `progress=True` passes Gradio's progress bar;
     `request` names what of the visitor's request to pass (`REQUEST_FIELDS`: the page's URL query
-    parameters, the session's id); `as_update` sets that property instead of the value; `also` prepends outputs computed by the
-    page itself from the named inputs (the language switch's labels). A user error (`ValueError`)
+    parameters, the session's id); `as_update` sets that property instead of the value; `also` prepends outputs computed
+    by the page itself from the named inputs (the language switch's labels). A user error (`ValueError`)
     is shown in the language of the handler's `lang` input (`errors.localize`) for `error_seconds`
     (None: until closed).
     """

@@ -2,8 +2,8 @@
 
 What lies here: ``embedded/`` (the default model: weights, config, tokenizer, model card),
 ``world/`` (the checkable-world model and its measured lessons), ``world-renoise/`` (a renoising
-world model in transformers' ``DiffusionGemmaForBlockDiffusion`` format, loaded by transformers), ``tasks/`` (the task-families
-model and its measured accuracy-against-parallelism curves), ``examples/`` (the traces the
+world model in transformers' ``DiffusionGemmaForBlockDiffusion`` format, loaded by transformers), ``tasks/`` (the
+task-families model and its measured accuracy-against-parallelism curves), ``examples/`` (the traces the
 playground shows before any click), ``lessons.yaml`` (the Compare tab's prose, both languages) and
 ``lessons.json`` (its measured numbers). ``pyproject.toml`` ships them in the wheel
 (``[tool.setuptools.package-data]``), so a checkout, an editable install and an installed wheel all

@@ -1,4 +1,4 @@
-"""Positions that move (issue 37): a step's DELETE and SPLIT applied to a block, and the alignment it leaves.
+"""Positions that move (docs/indel.md): a step's DELETE and SPLIT applied to a block, and the alignment it leaves.
 
 Once a decoder can delete and insert, a position is no longer a place on the canvas: the token at
 position 12 now may be the one that stood at 11 a step ago. `apply_edits` writes a step's tokens into its
@@ -69,7 +69,7 @@ class StepEdits:
         return operations_of(self.op[row].tolist(), self.old[row].tolist(), self.cut[row].tolist())
 
     def record(self, row: int) -> dict:
-        """JSON-ready alignment of one row (the trace's per-step record, issue 37 item 4): ``edits``, a list of
+        """JSON-ready alignment of one row (the trace's per-step record, docs/indel.md): ``edits``, a list of
         ``[position, kind, old token]``, and ``source``, the map from this step's positions to the last one's
         (-1 for a new mask)."""
         return {"edits": [list(e) for e in self.operations(row)], "source": self.source[row].tolist()}

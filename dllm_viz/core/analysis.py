@@ -40,7 +40,7 @@ def confirmations(trace: Trace) -> list[Confirmation | None]:
 
 @dataclass(frozen=True)
 class Event:
-    """One decision about one generated position (issue 28: a decision may be taken back or rewritten)."""
+    """One decision about one generated position (a revision rule may take a decision back or rewrite it)."""
 
     step: int  # 0-based record index
     kind: str  # "confirm" (mask -> token), "edit" (token -> token), "remask" (token -> mask), "force" (a fork's token)

@@ -1,5 +1,5 @@
-"""The approximate key-value cache in the decoding loop (issue 31): which forward each step runs, the
-caches the requests hold between steps, and the drift of a cached step against the exact one.
+"""The approximate key-value cache in the decoding loop (Fast-dLLM's prefix and dual cache): which forward each step
+runs, the caches the requests hold between steps, and the drift of a cached step against the exact one.
 
 Fast-dLLM's loop (NVlabs/Fast-dLLM, ``llada/generate.py``: ``generate_with_prefix_cache``,
 ``generate_with_dual_cache``), per request and per block:
@@ -173,7 +173,8 @@ def forward_rows(model: Any, store: CacheStore, slots: Sequence[int], configs: S
     seconds: list[float | None] = [None] * A
     if also is not None and cached and bool(also[cached].any()):
         raise ValueError("also is invalid: a row with a cache reads its window only; expected no position there")
-    if shadow is not None and cached and bool(shadow[1][cached].any() or (shadow[0][cached, 1] > shadow[0][cached, 0]).any()):
+    if shadow is not None and cached and bool(shadow[1][cached].any()
+                                              or (shadow[0][cached, 1] > shadow[0][cached, 0]).any()):
         raise ValueError("shadow is invalid: a row with a cache reads its window only; expected no shadow block there")
     if shadow is not None and not cached:  # WINO's shadow block in the step's forward (no revision with a cache)
         logits, extra, hidden = _shadowed(model, canvas, attention, pos, masked, also, shadow)

@@ -1,4 +1,4 @@
-"""What a cached decode's forwards did (issue 31, `core.cache`), read from its trace's records (`Trace.cache_facts`).
+"""What a cached decode's forwards did (`core.cache`), read from its trace's records (`Trace.cache_facts`).
 
 Plain Python over the step records: what each forward computed against a full forward of the whole row,
 the refreshes and windows, the seconds the windows saved, and the drift diagnostic's counts.
@@ -9,7 +9,7 @@ from typing import Any
 
 
 def cache_facts(trace: Any) -> dict[str, float] | None:
-    """What a cached decode's forwards did (issue 31); None for an uncached decode.
+    """What a cached decode's forwards did (a prefix or dual cache); None for an uncached decode.
 
     `positions_computed` against `positions_full` (a full forward of the whole row at every
     step); `refreshes` (full forwards) and `windows`; `seconds_saved`: the windows' steps timed

@@ -1,6 +1,6 @@
 """The canvas around the step: what `denoise_step` reads from each request's canvas row, and what it
 writes back. The one copy of the glue, called by both callers of the step:
-`core.decoder.DecodeBatch` (the playground, `decode`, the engine) and `serve.blocks.advance_blocks`
+`core.batch.DecodeBatch` (the playground, `decode`, the engine) and `serve.blocks.advance_blocks`
 (the SGLang plugin's blocks).
 
 A caller holds one canvas row per request, `(A, N + 1)`: the request's ids, then one scratch column
@@ -205,7 +205,8 @@ class PerRows(Generic[T]):
 class Committed:
     """A span after one step."""
 
-    span: torch.Tensor  # (A, G) ids: the step's tokens where it decided, the mask id where it took back, the old ids elsewhere
+    # (A, G) ids: the step's tokens where it decided, the mask id where it took back, the old ids elsewhere
+    span: torch.Tensor
     order: torch.Tensor | None  # (A, G) long: the step each position was last decided at (-1: masked)
 
 
@@ -215,8 +216,9 @@ def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None
 
     `span (A, G)` holds the ids entering the step; `result.tokens` replace them where
     `result.selected` (article step 5), and, when a revision rule ran (`result.revision`), its
-    rewrites replace visible ids and the positions it took back return to `mask_id`. With `order (A, G)` and `step (A,)` (each row's step number), the order
-    records `step` where the step decided a token (confirmed or rewrote) and -1 where it took one back.
+    rewrites replace visible ids and the positions it took back return to `mask_id`. With `order (A, G)` and `step (A,)`
+    (each row's step number), the order records `step` where the step decided a token (confirmed or rewrote) and -1
+    where it took one back.
     """
     plan = result.revision
     if plan is not None and mask_id is None:

@@ -1,4 +1,4 @@
-"""Where two traces of the same prompt part (issue 39): the first step and position, labelled, and every
+"""Where two traces of the same prompt part (docs/fork_diff_export.md): the first step and position, labelled, and every
 later difference counted by kind.
 
 Two decoders that should agree (an engine and its reference, a fork and its parent, a setting and its

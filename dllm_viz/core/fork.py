@@ -1,5 +1,5 @@
-"""Fork a trace at a step (issue 39): continue it from the exact state after its first `step` steps, with a
-change: tokens forced at positions, positions taken back to [MASK], knobs switched.
+"""Fork a trace at a step: continue it from the exact state after its first `step` steps, with a change
+(docs/fork_diff_export.md): tokens forced at positions, positions taken back to [MASK], knobs switched.
 
 The state is rebuilt by a deterministic replay: the decoder is a function of the model, the prompt, the
 config and the seed (every random number comes from the request's own generator, `core.decoder`), so the
@@ -31,17 +31,18 @@ from typing import Any
 
 import torch
 
+from dllm_viz.core.batch import DecodeBatch
 from dllm_viz.core.budget import bound_work
 from dllm_viz.core.config import DecodeConfig, short
-from dllm_viz.core.decoder import DecodeBatch, encode_prompt, request_generator
+from dllm_viz.core.decoder import encode_prompt, request_generator
 from dllm_viz.core.diff import step_differences
 from dllm_viz.core.lineage import ForkPoint
 from dllm_viz.core.trace import StepRecord, Trace
 from dllm_viz.models.base import check_denoiser, model_max_length, model_name
 
 # Knobs a fork cannot switch: they fix the canvas (its length, its blocks, whether its positions move: an
-# insert/delete rule's block state is its own), the cache's state, or which stream the random numbers come from. Every other DecodeConfig field may change at a fork (seed: the
-# request's generator is seeded again at the fork's step).
+# insert/delete rule's block state is its own), the cache's state, or which stream the random numbers come from. Every
+# other DecodeConfig field may change at a fork (seed: the request's generator is seeded again at the fork's step).
 FIXED = ("gen_length", "block_length", "cache", "cache_refresh", "cache_drift", "rng", "indel")
 
 

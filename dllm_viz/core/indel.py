@@ -1,4 +1,4 @@
-"""Insert and delete edits (issue 37): SGLang 0.5.23's ``JointThresholdInDel`` as pure, batched tensor functions.
+"""Insert and delete edits (docs/indel.md): SGLang 0.5.23's ``JointThresholdInDel`` as pure, batched tensor functions.
 
 Source: sgl-project/sglang 0.5.23, ``python/sglang/srt/dllm/algorithm/joint_threshold_indel.py``, class
 ``JointThresholdInDel`` (``__init__``, ``init_step_state``, ``step``, ``_apply_edit_operations``), SGLang PR

@@ -1,6 +1,6 @@
-"""One step of the playground decoder's insert/delete rows (`DecodeConfig.indel`, issue 37).
+"""One step of the playground decoder's insert/delete rows (`DecodeConfig.indel`, docs/indel.md).
 
-`core.decoder.DecodeBatch.step` hands the rows whose rule moves positions here, and the others to
+`core.batch.DecodeBatch.step` hands the rows whose rule moves positions here, and the others to
 `denoise_step`, so a batch may mix them and the masked path is untouched when no row runs one. Per step,
 in the order of the article's loop:
   (1) one forward for the rows: the logits at every mask of their spans (the record's distribution) and at
@@ -69,7 +69,8 @@ def build(batch: Any, idx_list: list[int], slots: list[Any]) -> RowsState:
 
 
 def step_rows(batch: Any, idx_list: list[int], shared: torch.Generator | None,
-              still_step: Callable[[list[int], torch.Generator | None], dict[int, StepRecord]]) -> dict[int, StepRecord]:
+              still_step: Callable[[list[int], torch.Generator | None], dict[int, StepRecord]]
+              ) -> dict[int, StepRecord]:
     """One step of the rows `idx_list` of `batch`: those with an insert/delete rule here, the others by `still_step`
     (`DecodeBatch`'s own step), the insert/delete rows' forward first: a failure there or in the others' step
     leaves every row as it was (the engine retries a failed step on halves of the batch)."""

@@ -1,4 +1,4 @@
-"""The record of an insert/delete step (issue 37): each row's `StepRecord`, its "indel" section included.
+"""The record of an insert/delete step (docs/indel.md): each row's `StepRecord`, its "indel" section included.
 
 A row whose rule moves positions records its step like any other (the same fields, so every view reads
 it), in the coordinates of the span that entered the step: the masks it filled (`selected`, `tokens`), the
@@ -47,11 +47,13 @@ def indel_records(slots: list[Any], idx_list: list[int], *, raw: Distribution, m
     old_p = torch.zeros(A, cols.shape[1])
     if bool(rewrite.any()):  # the old token's probability under the same softmax the rule read
         old_p[rewrite] = torch.softmax(logits[rewrite], -1).gather(-1, e.old[rewrite].unsqueeze(-1)).squeeze(-1)
-    host = {"cols": cols, "op": e.op, "cut": e.cut, "fill": fill, "rewrite": rewrite, "remask": remask, "old": e.old, "written": e.written,
-            "p": out.confidence.float(), "lp": lp, "old_p": old_p, "source": source, "conf": conf, "argmax": argmax,
-            "masked": masked, "index": index, "temperature": temperature, "remaining": remaining, "open": open_}
+    host = {"cols": cols, "op": e.op, "cut": e.cut, "fill": fill, "rewrite": rewrite, "remask": remask, "old": e.old,
+            "written": e.written, "p": out.confidence.float(), "lp": lp, "old_p": old_p, "source": source, "conf": conf,
+            "argmax": argmax, "masked": masked, "index": index, "temperature": temperature, "remaining": remaining,
+            "open": open_}
     if candidates:
-        host["cand_p"], host["cand_i"] = _unpack(top_p[:, 0, :candidates], masked), _unpack(top_i[:, 0, :candidates], masked)
+        host["cand_p"] = _unpack(top_p[:, 0, :candidates], masked)
+        host["cand_i"] = _unpack(top_i[:, 0, :candidates], masked)
     host = {k: v.cpu() for k, v in host.items()}
     records = {}
     for a, (index_, s) in enumerate(zip(idx_list, slots)):

@@ -1,9 +1,9 @@
-"""The insert/delete phase in a decoder: the rows whose rule moves positions (`DecodeConfig.indel`, issue 37).
+"""The insert/delete phase in a decoder: the rows whose rule moves positions (`DecodeConfig.indel`, docs/indel.md).
 
 A row with an insert/delete rule (`core.rules`, `InDel`: SGLang's JointThresholdInDel) does not go through
 `denoise_step`: its rule decides the whole step of its current block from the logits at every position of
 the block (`core.indel.indel_step`), and deletes and splits move positions. Its callers share this glue, so
-the playground (`core.decoder.DecodeBatch`) and the SGLang plugin (`serve.blocks`) cannot drift apart:
+the playground (`core.batch.DecodeBatch`) and the SGLang plugin (`serve.blocks`) cannot drift apart:
 
   `RowsState`    what the rows' rule carries within their current blocks (original masks, counters, the
                  anti-loop's blocks), batched while the same rows step together and handed back to each

@@ -89,7 +89,8 @@ class Knob:
     help: str
     optional: bool = False  # None is allowed (`help` says what it means)
     lo: float = 0  # int and float: the smallest value (excluded when lo_open)
-    hi: float | Callable[[Any], float] | None = None  # the largest; None: MAX_COUNT or float32's; a callable: of the config
+    # the largest; None: MAX_COUNT or float32's; a callable: of the config
+    hi: float | Callable[[Any], float] | None = None
     lo_open: bool = False
     below: str | None = None  # the value must also stay below `hi`, for this reason
     choices: tuple[str, ...] = ()  # a choice's values

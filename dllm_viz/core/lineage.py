@@ -1,4 +1,4 @@
-"""Where a forked trace branched off its parent, and what changed there (issue 39): `ForkPoint`.
+"""Where a forked trace branched off its parent, and what changed there (docs/fork_diff_export.md): `ForkPoint`.
 
 A fork (`core.fork`) continues a trace from the state after its first `step` steps, with a change: tokens
 forced at positions, positions taken back to [MASK], knobs switched. The forked trace keeps the parent's

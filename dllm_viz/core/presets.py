@@ -4,8 +4,8 @@
 topk_decay setting), `SHIPPED_PRESETS` (the samplers LLaDA, Dream and Fast-dLLM ship) and
 `REVISION_PRESETS` (the shipped rules that need a revision rule or a strict threshold, and every
 preset a schedule or revision plug-in brings: `core.rules.PRESETS`) and `CANVAS_PRESETS` (those a canvas
-plug-in brings, for its models only: DiffusionGemma's transformers and SGLang defaults). docs/shipped_samplers.md says where each shipped
-one sits in the article's list of mistakes and what is not reproduced.
+plug-in brings, for its models only: DiffusionGemma's transformers and SGLang defaults). docs/shipped_samplers.md says
+where each shipped one sits in the article's list of mistakes and what is not reproduced.
 """
 from __future__ import annotations
 

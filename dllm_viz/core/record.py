@@ -21,7 +21,7 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
                  verified: torch.Tensor | None, remaining: torch.Tensor, fwd: RowsForward,
                  drifts: Drift | None, *, candidates: int, reused: list[int] | None = None) -> dict[int, StepRecord]:
     """Each slot's StepRecord from the step's result (`candidates` raw candidates per position), with one
-    device-to-host transfer per tensor; advances the slots' host-side counters (`core.decoder.Slot`). The
+    device-to-host transfer per tensor; advances the slots' host-side counters (`core.batch.Slot`). The
     rows `reused` ran no forward (their logits were the step before's: `StepRecord.forwards` 0)."""
     nan, r = float("nan"), result
     # Order each row's selected positions by confidence, most confident first.

@@ -1,4 +1,4 @@
-"""The renoising decoder's settings and its step, as pure functions over tensors (issue 36).
+"""The renoising decoder's settings and its step, as pure functions over tensors (docs/renoise.md).
 
 DiffusionGemma (transformers 5.24, `models/diffusion_gemma/generation_diffusion_gemma.py`) never
 masks: a canvas of `L` tokens starts uniformly random, and each step (`_denoising_step`)

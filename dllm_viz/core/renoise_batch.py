@@ -1,4 +1,4 @@
-"""The renoising decode behind `decode` and the engine: requests in slots, stepped in groups (issue 36).
+"""The renoising decode behind `decode` and the engine: requests in slots, stepped in groups (docs/renoise.md).
 
 `RenoiseBatch` has the slot interface of the masked `DecodeBatch` (`add`, `active`, `step`, `trace`,
 `release`), so `decode` and the continuous-batching `Engine` run a renoising model as they run a masked
@@ -158,7 +158,8 @@ class RenoiseBatch:
         settings: list[RenoiseSettings] = [RenoiseSettings() for _ in range(size)]
         generators: list[torch.Generator] = [self.slots[requests[0]].generator] * size
         for i in requests:
-            prompts[i], settings[i], generators[i] = self.slots[i].prompt_ids, self.slots[i].settings, self.slots[i].generator
+            slot = self.slots[i]
+            prompts[i], settings[i], generators[i] = slot.prompt_ids, slot.settings, slot.generator
         group = RenoiseGroup(self.model, prompts, settings, requests, length, generators)
         for i in requests:
             self.slots[i].group = group

@@ -1,4 +1,4 @@
-"""The renoising decode: canvases one after another, batched over requests (issue 36).
+"""The renoising decode: canvases one after another, batched over requests (docs/renoise.md).
 
 The loop follows `DiffusionGemmaGenerationMixin.generate` (transformers 5.24,
 `generation_diffusion_gemma.py`) step by step; the numbers are generate()'s own comments:
@@ -136,7 +136,8 @@ class CanvasState:
         return ~self.stopped & (rows.steps > (self.k if k is None else k))
 
 
-def denoise_step(model: Renoiser, context: RenoiseContext, rows: Rows, state: CanvasState) -> tuple[CanvasState, BatchStep]:
+def denoise_step(model: Renoiser, context: RenoiseContext, rows: Rows, state: CanvasState
+                 ) -> tuple[CanvasState, BatchStep]:
     """Step 1.c once for every active row of a canvas: the state after it and what it did."""
     L, V, device, k = context.canvas_length, model.vocab_size, model.device, state.k
     canvas, active = state.canvas, state.active(rows)  # (B, L), (B,)
@@ -164,7 +165,8 @@ def denoise_step(model: Renoiser, context: RenoiseContext, rows: Rows, state: Ca
                        accepted=accepted, written=written, argmax=new_argmax, entropy=entropy,
                        mean_entropy=stop.mean_entropy, stable=stop.stable, confident=stop.confident, stopped=now)
     frozen = ~active[:, None]
-    after = CanvasState(canvas=torch.where(frozen, canvas, written), argmax=torch.where(frozen, state.argmax, new_argmax),
+    after = CanvasState(canvas=torch.where(frozen, canvas, written),
+                        argmax=torch.where(frozen, state.argmax, new_argmax),
                         self_conditioning=tempered,  # 1.c.v (a frozen row's is never read again)
                         history=stop.history, stopped=state.stopped | now, k=k + 1)
     return after, record
@@ -180,7 +182,8 @@ def denoise_canvas(model: Renoiser, context: RenoiseContext, rows: Rows) -> tupl
     return state.argmax, steps
 
 
-def finalize_canvas(ids: torch.Tensor, settings: Sequence[RenoiseSettings], requests: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+def finalize_canvas(ids: torch.Tensor, settings: Sequence[RenoiseSettings], requests: list[int]
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
     """Step 1.e (`_finalize_canvas`): `ids (B, L)` with every token after a row's first end-of-text
     replaced by its pad id (when it has one), and whether each row met end-of-text `(B,)`."""
     out = ids.clone()
@@ -316,7 +319,8 @@ class RenoiseGroup:
         self.state = CanvasState.start(self.model, rows, self.length)  # 1.b of the next canvas
 
 
-def resolve(model: Renoiser, settings: RenoiseSettings | Sequence[RenoiseSettings], count: int) -> list[RenoiseSettings]:
+def resolve(model: Renoiser, settings: RenoiseSettings | Sequence[RenoiseSettings], count: int
+            ) -> list[RenoiseSettings]:
     """One settings object per prompt, the canvas length resolved against the model."""
     items = [settings] * count if isinstance(settings, RenoiseSettings) else list(settings)
     if len(items) != count or not all(isinstance(s, RenoiseSettings) for s in items):

@@ -1,4 +1,4 @@
-"""What a renoising decode records: a typed record per step, per canvas and per request (issue 36).
+"""What a renoising decode records: a typed record per step, per canvas and per request (docs/renoise.md).
 
 Trace format version 3 is built from these (`core.renoise_trace`: the canvas the decoder read, the
 proposal, the accepted and renoised positions, entropy per position, the temperature, the stop rule's

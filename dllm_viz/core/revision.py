@@ -255,7 +255,8 @@ def revise(inputs: RevisionInputs, rp: RevisionParams, conf: torch.Tensor, eligi
     how many masks the step confirms. `uniform (A, G)` is the step's second uniform; `whole`, what a rule
     that owns the step reads of the whole row (needed when one does, `RevisionParams.owns`)."""
     st = inputs.state
-    if any(p.counts for p in rp.present):  # a counter that restarts with each block (wino's restarts by block_step == 0)
+    # a counter that restarts with each block (wino's restarts by block_step == 0)
+    if any(p.counts for p in rp.present):
         st = RevisionState(counter=torch.where(block != previous_block, 0, st.counter), hold=st.hold,
                            decided_conf=st.decided_conf)
     seen = inputs.seen

@@ -57,8 +57,8 @@ class Seen:
         get a `max` with indices and a softmax.
         Verify rows: the probability of the token, softmax(logits)[token] (`_token_probs`), and nothing
         else; where `wide (K,)` holds, in float64 (WINO's ``softmax(logits.to(torch.float64))``), and then
-        `p_token` is float64 throughout (the other rows' float32 values, widened). Each reads the vocabulary once (twice where a rewrite may happen), never more than its rule
-        needs.
+        `p_token` is float64 throughout (the other rows' float32 values, widened). Each reads the vocabulary once (twice
+        where a rewrite may happen), never more than its rule needs.
         """
         flat = logits[:, 0]  # (K, V)
         if flat.dtype != torch.float32:

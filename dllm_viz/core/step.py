@@ -37,7 +37,8 @@ from dllm_viz.core.end_of_text import end_of_text_rows, fill_end_of_text
 from dllm_viz.core.packed import Packed, draw_chosen, global_draw, pack, unpack
 from dllm_viz.core.references import NONE, Quirks
 from dllm_viz.core.revision import (
-    Plan, RevisionParams, RevisionState, RevisionTargets, Whole, decided_in, revise, revision_inputs, settle, targets_of,
+    Plan, RevisionParams, RevisionState, RevisionTargets, Whole, decided_in, revise, revision_inputs, settle,
+    targets_of,
 )
 from dllm_viz.core.rules.base import Columns, Positions, QuotaInputs, select_top
 from dllm_viz.core.schedules import SCHEDULE_IDS, current_block, next_k, quota, rank, schedule_knobs
@@ -258,7 +259,8 @@ def denoise_step(
     selected = ref.pick(chosen, conf, eligible, count, dtype)  # (a reference row: its code's own torch.topk)
     tokens = draw_chosen(x, selected, drawn)  # (4) (A, G), -1 where not selected
     selected, tokens, count = ref.placed(selected, tokens, count, params.mask_token_id)  # a drawn mask places nothing
-    if plan is not None and plan.owns is not None:  # a rule that owns the step: its choice and tokens, not (3)'s and (4)'s
+    # a rule that owns the step: its choice and tokens, not (3)'s and (4)'s
+    if plan is not None and plan.owns is not None:
         own = plan.owns.unsqueeze(-1)
         selected = torch.where(own, plan.chosen, selected)
         tokens = torch.where(own, plan.chosen_tokens, tokens)

@@ -1,7 +1,7 @@
 """A renoising decode in the trace (format version 3): the per-step section, the canvases, and the frames.
 
 Version 3 keeps every field of version 2 and adds optional sections by canvas kind: a trace whose
-`canvas` is "renoise" (issue 36) has, at each step, a `renoise` section (`RenoiseSection`: the canvas
+`canvas` is "renoise" (docs/renoise.md) has, at each step, a `renoise` section (`RenoiseSection`: the canvas
 the decoder read, the proposal, the accepted positions, the argmax canvas, the entropy acceptance
 ranked by, the stop rule's state) and, per canvas, its boundaries (`CanvasSpan`); the masked fields of
 a step (confidence, argmax, selected, tokens, logprobs) are left out. A masked trace has neither.

@@ -316,7 +316,7 @@ WINDOW_FIELDS = ("drift", "drift_selected", "drift_tokens", "exact_confidence") 
 
 
 def _check_cache_fields(path: str, rec: dict, G: int, length: int, cached: bool) -> None:
-    """A cached decode's per-step forward (issue 31): its kind, the positions it computed (a full
+    """A cached decode's per-step forward (`core.cache`): its kind, the positions it computed (a full
     forward the whole row of `length`, a window at most that), its time; and, with the drift
     diagnostic, at a window's steps only: the largest confidence change, the two flags and the exact
     forward's confidence (`G` values). An uncached decode has none of them."""

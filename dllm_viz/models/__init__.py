@@ -55,8 +55,8 @@ def load_model(
     Args:
         path: None for the embedded model shipped in dllm_viz/assets/ (never touches the network); a name of
             `SHIPPED` ("world": the checkable-world model in dllm_viz/assets/world; "world-indel": the same
-            fine-tuned to edit lengths, LLaDA 2.2's DELETE and SPLIT (issue 37); "world-renoise": a renoising
-            world model in DiffusionGemma's architecture, a `Renoiser` (issue 36); "tasks": the task-families
+            fine-tuned to edit lengths, LLaDA 2.2's DELETE and SPLIT (docs/indel.md); "world-renoise": a renoising
+            world model in DiffusionGemma's architecture, a `Renoiser` (docs/renoise.md); "tasks": the task-families
             model in dllm_viz/assets/tasks, `dllm_viz.tasks`; all offline); a local
             directory: a Hugging Face checkpoint (config.json with a model_type, weights, tokenizer)
             or a model saved in the embedded format by `dllm_viz.train` (its config.json has no

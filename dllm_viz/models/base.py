@@ -59,7 +59,7 @@ class Denoiser(Protocol):
     request's trace independent of its batch; one that does not (the Hugging Face adapters) can
     differ in the last bits (docs/engine.md).
 
-    Optional, an approximate key-value cache (issue 31; `check_cache` below): `cache_modes`, the
+    Optional, an approximate key-value cache (Fast-dLLM's prefix or dual cache; `check_cache` below): `cache_modes`, the
     caches it runs (a subset of ("prefix", "dual")), and
     logits_cached(input_ids, cache, *, start, cols (M,)) -> (logits (M, V), cache): one canvas row
     at a time; with `cache` None, `input_ids (1, N)` is the whole row, computed in full (a refresh),

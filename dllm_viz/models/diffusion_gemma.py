@@ -143,7 +143,8 @@ class DiffusionGemmaRenoiser:
                               canvas_length=context.canvas_length)
 
     def __repr__(self) -> str:
-        return f"DiffusionGemmaRenoiser(name={self.name!r}, canvas_length={self.canvas_length}, vocab={self.vocab_size})"
+        return (f"DiffusionGemmaRenoiser(name={self.name!r}, canvas_length={self.canvas_length}, "
+                f"vocab={self.vocab_size})")
 
 
 def load_diffusion_gemma(
@@ -161,7 +162,8 @@ def load_diffusion_gemma(
     if any((path / file).is_file() for file in TOKENIZER_FILES):
         tokenizer = HFTokenizer(AutoTokenizer.from_pretrained(path, local_files_only=True), chat=chat)
     elif chat:
-        raise ValueError(f"chat=True is invalid for {str(path)!r}: it has no tokenizer files ({', '.join(TOKENIZER_FILES)})")
+        raise ValueError(f"chat=True is invalid for {str(path)!r}: it has no tokenizer files "
+                         f"({', '.join(TOKENIZER_FILES)})")
     placement = {"device_map": device_map} if device_map is not None else {}
     model = DiffusionGemmaForBlockDiffusion.from_pretrained(path, dtype=dtype, local_files_only=True, **placement)
     if device_map is None:

@@ -50,7 +50,7 @@ class EmbeddedConfig:
     # --edit-fraction`), so token-to-token edits may read its logits there (`models.base.can_edit`). A
     # config.json without it (written before the field existed) loads as False: a masked-only model.
     can_edit: bool = False
-    # Its ids of LLaDA 2.2's edit tokens (issue 37): DELETE removes the position it is predicted at, SPLIT
+    # Its ids of LLaDA 2.2's edit tokens (docs/indel.md): DELETE removes the position it is predicted at, SPLIT
     # inserts a mask before it (`core.indel`). Both or neither; a config.json without them loads as None,
     # a model that cannot edit lengths (`train.objectives.lengths`, `models.base.edit_token_ids`).
     delete_token_id: int | None = None
@@ -164,10 +164,12 @@ class Block(nn.Module):
 class EmbeddedDenoiser(nn.Module):
     """Masked-diffusion denoiser: ``input_ids (B, N)`` with some ``mask_token_id`` -> ``logits (B, N, V)``."""
 
-    cache_modes = kv_cache.CACHE_MODES  # the approximate caches it runs (`logits_cached`, issue 31)
+    # the approximate caches it runs (`logits_cached`: Fast-dLLM's prefix and dual cache)
+    cache_modes = kv_cache.CACHE_MODES
 
     def __init__(
-        self, cfg: EmbeddedConfig, tokenizer: EmbeddedTokenizer | None = None, *, generator: torch.Generator | None = None
+        self, cfg: EmbeddedConfig, tokenizer: EmbeddedTokenizer | None = None, *,
+        generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
         self.config = cfg
@@ -184,9 +186,8 @@ class EmbeddedDenoiser(nn.Module):
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.norm_out = nn.RMSNorm(cfg.d_model)
-        self.register_buffer(
-            "special_ids", torch.tensor(sorted({cfg.mask_token_id, cfg.pad_token_id, cfg.eos_token_id})), persistent=False
-        )
+        specials = sorted({cfg.mask_token_id, cfg.pad_token_id, cfg.eos_token_id})
+        self.register_buffer("special_ids", torch.tensor(specials), persistent=False)
         cos, sin = rotary_tables(cfg.max_length, cfg.d_model // cfg.n_heads, cfg.rope_base)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
@@ -207,7 +208,8 @@ class EmbeddedDenoiser(nn.Module):
             elif name.endswith("mix.weight"):  # (D, 1, K): start close to an average of neighbours
                 nn.init.normal_(p, mean=0.0, std=1 / p.shape[-1], generator=generator)
             else:
-                scale = 1 / math.sqrt(2 * self.config.n_layers) if name.endswith(("proj.weight", "down.weight")) else 1.0
+                residual = name.endswith(("proj.weight", "down.weight"))
+                scale = 1 / math.sqrt(2 * self.config.n_layers) if residual else 1.0
                 nn.init.normal_(p, std=std * scale, generator=generator)
 
     @property
@@ -270,7 +272,8 @@ class EmbeddedDenoiser(nn.Module):
         logits = tiled_linear(self.norm_out(h[at]), self.embed.weight)  # (M, V)
         return logits.index_fill_(-1, self.special_ids, NEVER_LOGIT)
 
-    def packed_features(self, ids: torch.Tensor, rows: Rows, shadows: list[shadow.Shadow] | None = None) -> torch.Tensor:
+    def packed_features(self, ids: torch.Tensor, rows: Rows, shadows: list[shadow.Shadow] | None = None
+                        ) -> torch.Tensor:
         """Final hidden states ``(R, D)`` of canvas rows packed one after another, ``ids (R,)``; ``rows``
         the (start, length) of each. Each row's states are those of the row alone (`Block.packed`). With
         `shadows`, ``ids`` end with their shadow rows (masks) and the states with theirs (`logits_shadow`)."""

@@ -1,4 +1,4 @@
-"""Approximate key-value caches for the embedded models: Fast-dLLM's prefix and dual cache (issue 31).
+"""Approximate key-value caches for the embedded models: Fast-dLLM's prefix and dual cache.
 
 A masked-diffusion model re-reads the whole canvas at every step. Fast-dLLM (Wu et al. 2025,
 arXiv:2505.22618; NVlabs/Fast-dLLM, ``llada/generate.py``: ``generate_with_prefix_cache``,
@@ -13,7 +13,7 @@ The window's queries attend to keys in canvas order: the cached ones before it, 
 ones, the cached ones after it (Fast-dLLM's ``past_key_values`` cut at the block start, or written
 over at ``replace_position``). A cached key is stale: it was computed when the canvas held what it
 held at the refresh, so the window's logits differ from an exact forward's. That is the
-approximation; `dllm_viz.core.decoder` records it (the forward's kind, the positions it computed, and
+approximation; `dllm_viz.core.batch` records it (the forward's kind, the positions it computed, and
 on request the drift against the exact forward).
 
 The embedded blocks mix each position with its ``conv_kernel // 2`` neighbours on each side before
@@ -197,7 +197,8 @@ def logits_cached(model: Any, input_ids: torch.Tensor, cache: KVCache | None, *,
     holds the positions ``[start, start + W)`` only (the window), `cols` lie inside it, and the
     cache is returned as it was.
     """
-    if not isinstance(cols, torch.Tensor) or cols.dim() != 1 or cols.dtype.is_floating_point or cols.dtype == torch.bool:
+    if (not isinstance(cols, torch.Tensor) or cols.dim() != 1 or cols.dtype.is_floating_point
+            or cols.dtype == torch.bool):
         raise ValueError("cols is invalid: expected a 1-D integer tensor of positions")
     if cache is None and start != 0:
         raise ValueError(f"start={start!r} is invalid without a cache: expected 0 (a full forward)")

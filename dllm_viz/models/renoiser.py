@@ -1,4 +1,4 @@
-"""The model protocol the renoising decoder relies on (issue 36; `core.renoise_decoder`).
+"""The model protocol the renoising decoder relies on (docs/renoise.md; `core.renoise_decoder`).
 
 A renoising model (DiffusionGemma, block-autoregressive uniform-noise diffusion) is two passes over
 one set of weights: an *encoder* that reads the context (the prompt, then each finished canvas) into

@@ -113,6 +113,15 @@ def init_block_states(forward_batch: Any, policy: Policy, *, block_size: int, ma
     return states
 
 
+def _revision_state(st: list[BlockState], G: int, dev: torch.device) -> RevisionState:
+    """What the blocks' revision rules carried from their last step, as the step reads it: `(A,)` counters and holds,
+    `(A, G)` the confidence each decided position was confirmed with (zero where none, and past a block's masks)."""
+    conf = [s.decided_conf if s.decided_conf is not None else torch.zeros(s.masks) for s in st]
+    return RevisionState(counter=torch.tensor([s.counter for s in st], dtype=torch.long, device=dev),
+                         hold=torch.tensor([s.hold for s in st], device=dev),
+                         decided_conf=torch.stack([F.pad(c, (0, G - s.masks)) for c, s in zip(conf, st)]).to(dev))
+
+
 @torch.inference_mode()
 def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[BlockState], *,
                    block_size: int, mask_id: int, end_of_text_ids: tuple[int, ...] = (),
@@ -144,8 +153,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     # SGLang's block rows -> the generated span of each request: (A, G), G the most masks of a block,
     # from the block's first masked position; one scratch column past the block (L) pads the others.
     def build() -> RowSet:  # the prompt lengths: the request's text before the span
-        spans = Spans.at(torch.tensor([s.offset for s in st], device=dev), torch.tensor([s.masks for s in st], device=dev),
-                         scratch=L)
+        spans = Spans.at(torch.tensor([s.offset for s in st], device=dev),
+                         torch.tensor([s.masks for s in st], device=dev), scratch=L)
         return RowSet.build(configs, spans, end_of_text_ids=tuple(end_of_text_ids), device=dev, mask_id=mask_id,
                             prompt_lengths=[s.start + s.offset for s in st], edit_ids=tuple(edit_ids))
 
@@ -162,12 +171,7 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
     temperature = rows.temperature_at(configs, [s.block_step for s in st], lambda: masked.sum(-1).tolist())  # (A,)
     long = lambda values: torch.tensor(values, dtype=torch.long, device=dev)  # noqa: E731
     params, G = rows.params, spans.width
-    revision = None
-    if params.revision is not None:
-        revision = RevisionState(
-            counter=long([s.counter for s in st]), hold=torch.tensor([s.hold for s in st], device=dev),
-            decided_conf=torch.stack([F.pad(s.decided_conf if s.decided_conf is not None else torch.zeros(s.masks),
-                                            (0, G - s.masks)) for s in st]).to(dev))
+    revision = _revision_state(st, G, dev) if params.revision is not None else None
     state = StepState(k=long([s.k for s in st]), block_step=long([s.block_step for s in st]),
                       block=long([0] * len(st)), temperature=temperature, revision=revision)
     seen, targets = None, None
@@ -177,7 +181,8 @@ def advance_blocks(forward_batch: Any, full_logits: torch.Tensor, states: list[B
             raise RuntimeError("a verify pass (revise='wino') cannot run inside SGLang's step; Policy refuses it")
         if targets.any:  # joint_threshold reads this forward's logits at the block's decided slots
             where_rows = targets.where.nonzero(as_tuple=True)[0]
-            seen = candidate_logits(full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]], mask_id, edit_ids)
+            at_targets = full_logits.view(B, L, -1)[act[where_rows], spans.pos[targets.where]]
+            seen = candidate_logits(at_targets, mask_id, edit_ids)
     result = denoise_step(step_logits(logits), masked, params, state, noise, current=current,
                           valid=spans.valid, seen=seen, targets=targets)
 
@@ -220,7 +225,8 @@ def advance_indel_blocks(forward_batch: Any, full_logits: torch.Tensor, states: 
         return RowsState(members=tuple(st), params=InDelParams.from_configs(configs, tokens, widths=[L] * len(st),
                                                                             device=dev),
                          state=stack([s.indel for s in st], fresh, tokens.mask),
-                         index=torch.zeros(len(st), dtype=torch.long, device=dev), geometry=rules.INDELS[configs[0].indel])
+                         index=torch.zeros(len(st), dtype=torch.long, device=dev),
+                         geometry=rules.INDELS[configs[0].indel])
 
     rs = carried.get(st, build)
     block, logits = ids[act], full_logits.view(B, L, -1)[act].float()  # (A, L), (A, L, V)

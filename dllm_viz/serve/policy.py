@@ -262,7 +262,8 @@ def _edit_token_ids(ids: Any) -> tuple[int, ...]:
         return ()
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or len(ids) not in (0, 2) or \
             not all(_is_int(i) and i >= 0 for i in ids) or (ids and ids[0] == ids[1]):
-        raise _bad("edit_token_ids", ids, "[] or two distinct non-negative token ids: [delete_token_id, split_token_id]")
+        raise _bad("edit_token_ids", ids,
+                   "[] or two distinct non-negative token ids: [delete_token_id, split_token_id]")
     return tuple(ids)
 
 

@@ -127,7 +127,8 @@ def holds(data: Any, claim: str) -> bool:
     """Whether ``"left op right"`` (or ``"left op right + c"``, ``- c``) holds on `data`."""
     parts = claim.split()
     if len(parts) not in (3, 5) or parts[1] not in OPS or (len(parts) == 5 and parts[3] not in "+-"):
-        raise ValueError(f"claim {claim!r} is invalid: expected 'left op right [+|- number]', op one of {' '.join(OPS)}")
+        raise ValueError(f"claim {claim!r} is invalid: expected 'left op right [+|- number]', "
+                         f"op one of {' '.join(OPS)}")
     right = _operand(data, parts[2])
     if len(parts) == 5:
         right += float(parts[4]) if parts[3] == "+" else -float(parts[4])

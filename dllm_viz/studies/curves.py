@@ -85,8 +85,8 @@ KNOBS: dict[str, Knob] = {
         Knob("topk_decay", "top-k decay (decay 0.9, from k0)", (1, 2, 4, 8, 16), _topk(0.9)),
     )
 }
-# The threshold knob with each revision rule that takes back what it confirmed (issue 32 item 5): RCR,
-# ReMDM (sigma cap, eta 0.02: its counts confirm one more mask per token taken back) and WINO (verify
+# The threshold knob with each revision rule that takes back what it confirmed (the lesson "why parallel decoding
+# breaks"): RCR, ReMDM (sigma cap, eta 0.02: its counts confirm one more mask per token taken back) and WINO (verify
 # 0.9; its verify pass is a forward, so it counts in the tokens per forward). Token editing is left
 # out: the tasks model was not trained to edit. Measured beside the schedule knobs, never in their AUP's y_max.
 REVISION_KNOBS: dict[str, Knob] = {

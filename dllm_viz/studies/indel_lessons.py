@@ -1,4 +1,4 @@
-"""Insert and delete, counted (issue 37): the `llada22_indel` floor and the lesson of drafts with a word wrong.
+"""Insert and delete, counted (docs/indel.md): the `llada22_indel` floor and the lesson of drafts with a word wrong.
 
 On the world model fine-tuned to edit lengths (`dllm_viz/assets/world-indel`), whose checker judges every
 run, every decode goes through `dllm_viz.decode` (the step core's insert/delete rule, `core.indel_decode`):
@@ -199,7 +199,8 @@ def report(out: dict[str, Any]) -> str:
     lines = [f"{out['model']}: llada22_indel through decode(), 4 prompts x {out['seeds']} seeds, prompt + "
              f"{out['gen_length']} tokens ({out['seconds']} s)"]
     for label, s in out["floor"].items():
-        lines.append(f"  floor, {label:8} {format_rate(s['valid_runs']):>14}  forwards {s['forwards']:5.2f}  {s['ops']}")
+        lines.append(f"  floor, {label:8} {format_rate(s['valid_runs']):>14}  "
+                     f"forwards {s['forwards']:5.2f}  {s['ops']}")
     for kind, rules in out["lesson"].items():
         for rule, s in rules.items():
             lines.append(f"  lesson, first draft {kind:8} {rule:16} {format_rate(s['valid_runs']):>14}  "

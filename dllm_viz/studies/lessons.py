@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,8 @@ def load_lessons(path: Path = LESSONS_PATH) -> dict[str, Lesson]:
                 timed=bool(entry.get("timed", False)),
             )
         except (KeyError, TypeError) as err:
-            raise ValueError(f"{path.name}: lesson {entry.get('key')!r} is missing or has a malformed field: {err}") from err
+            raise ValueError(f"{path.name}: lesson {entry.get('key')!r} is missing or has a malformed field: "
+                             f"{err}") from err
         for name in ("title", "look_for", "measured"):
             if set(getattr(lesson, name)) != set(LANGS):
                 raise ValueError(f"{path.name}: lesson {lesson.key!r} {name} needs exactly the languages {LANGS}")
@@ -136,7 +137,8 @@ def summarise(traces: Sequence[Trace], *, timed: bool = False, revising: bool = 
     }
 
 
-def measure(run: Runner, lesson: Lesson, prompts: Sequence[str], seeds: Sequence[int], gen_length: int = 64) -> dict[str, Any]:
+def measure(run: Runner, lesson: Lesson, prompts: Sequence[str], seeds: Sequence[int], gen_length: int = 64
+            ) -> dict[str, Any]:
     """Decode the lesson for every (prompt, seed), A and B batched together; return A/B summaries.
 
     `same_text`: share of runs where B's text equals A's. For lessons with neighbours, each run is
@@ -170,7 +172,8 @@ def measure(run: Runner, lesson: Lesson, prompts: Sequence[str], seeds: Sequence
         out = run([p for p, _ in runs] * 2, [a for a, _ in pairs] + [b for _, b in pairs])
         a_traces, b_traces = out[: len(runs)], out[len(runs):]
     same = [float(x.token_ids == y.token_ids and x.order == y.order) for x, y in zip(a_traces, b_traces)]
-    same_order = [sum(p == q for p, q in zip(x.order, y.order)) / max(1, gen_length) for x, y in zip(a_traces, b_traces)]
+    same_order = [sum(p == q for p, q in zip(x.order, y.order)) / max(1, gen_length)
+                  for x, y in zip(a_traces, b_traces)]
     revising = lesson.a.get("revise", "none") != "none" or lesson.b.get("revise", "none") != "none"
     a_sum = summarise(a_traces, timed=lesson.timed, revising=revising)
     b_sum = summarise(b_traces, timed=lesson.timed, revising=revising)
@@ -231,10 +234,12 @@ def table(measured: dict[str, Any], label: Callable[..., str] = field_label) -> 
     lines = [f"| | {label('side_a')} | {label('side_b')} |", "|---|---:|---:|"]
     for key, name, fmt in TABLE_ROWS:
         if name in measured["a"]:
-            lines.append(f"| {label(key, p=LOW_P)} | {fmt.format(measured['a'][name])} | {fmt.format(measured['b'][name])} |")
+            a, b = fmt.format(measured["a"][name]), fmt.format(measured["b"][name])
+            lines.append(f"| {label(key, p=LOW_P)} | {a} | {b} |")
     for key, name, fmt_a, fmt_b in PAIR_ROWS:
         if fmt_b is not None and f"{name}_a" in measured:
-            lines.append(f"| {label(key)} | {fmt_a.format(measured[name + '_a'])} | {fmt_b.format(measured[name + '_b'])} |")
+            a, b = fmt_a.format(measured[name + "_a"]), fmt_b.format(measured[name + "_b"])
+            lines.append(f"| {label(key)} | {a} | {b} |")
         elif fmt_b is None and name in measured:
             lines.append(f"| {label(key)} | {fmt_a.format(measured[name])} | |")
     lines.append("\n*" + label("mt_footer", n=measured["runs"], g=measured["gen_length"]) + "*")
@@ -299,7 +304,8 @@ def measure_only(keys: Sequence[str], *, seeds: int, gen_length: int, world_seed
         fresh.append(m)
         print(f"## {LESSONS[key].text('title', 'en')}\n{table(m)}\n", flush=True)
     order = list(LESSONS)
-    data["lessons"] = sorted(kept + fresh, key=lambda m: order.index(m["lesson"]) if m["lesson"] in order else len(order))
+    data["lessons"] = sorted(kept + fresh,
+                             key=lambda m: order.index(m["lesson"]) if m["lesson"] in order else len(order))
     out.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {out}")
     if world_seeds:

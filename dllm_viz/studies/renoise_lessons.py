@@ -1,4 +1,4 @@
-"""The article's question on a renoising decoder, counted (issue 36, item 7).
+"""The article's question on a renoising decoder, counted (docs/renoise.md, "Lessons, counted").
 
 DiffusionGemma (transformers, SGLang) ranks acceptance by the entropy of the *tempered* logits: the choice
 the source article warns about for masked models, where confidence for scheduling should come from the raw
@@ -99,7 +99,8 @@ def tables(measured: dict[Cell, dict[str, Any]]) -> dict[str, Any]:
     """The three parts from the measured cells: acceptance by schedule and source, the bound curves with their
     AUP (one y_max: the best accuracy of either curve), the stability points."""
     acceptance = {"shipped": {a: measured[cell(acceptance_from=a)] for a in SOURCES},
-                  "flat": [{"value": t, **{a: measured[cell(schedule=f"flat {t:g}", acceptance_from=a)] for a in SOURCES}}
+                  "flat": [{"value": t,
+                            **{a: measured[cell(schedule=f"flat {t:g}", acceptance_from=a)] for a in SOURCES}}
                            for t in FLAT]}
     curves = {a: [{"value": b, **measured[cell(acceptance_from=a, entropy_bound=b)]} for b in BOUNDS] for a in SOURCES}
     y_max = max(100 * p["valid_runs"]["rate"] for points in curves.values() for p in points)
@@ -145,7 +146,8 @@ def table(data: dict[str, Any], words: dict[str, str] | None = None) -> str:
         lines.append(f"| {b:g} | " + " | ".join(f"{format_rate(c['valid_runs'])}, {c['tpf']:g}" for c in cells) + " |")
     lines.append(f"| {w['aup']} | " + " | ".join(f"{data['bound'][a]['aup']:g}" for a in SOURCES) + " |")
     lines += ["", f"| {w['stability']} | {w['valid']} | {w['tpf']} | {w['stops']} |", "|---|---|---|---|"]
-    lines += [f"| {p['value']} | {format_rate(p['valid_runs'])} | {p['tpf']:g} | {p['stops']:g} |" for p in data["stability"]]
+    lines += [f"| {p['value']} | {format_rate(p['valid_runs'])} | {p['tpf']:g} | {p['stops']:g} |"
+              for p in data["stability"]]
     return "\n".join(lines)
 
 
@@ -158,7 +160,8 @@ def load_study_text(path: Path = assets.path("lessons.yaml")) -> dict[str, Any]:
     return entry
 
 
-def measure_and_write(*, seeds: int = 16, out: Path = RENOISE_PATH, model_path: str = "world-renoise") -> dict[str, Any]:
+def measure_and_write(*, seeds: int = 16, out: Path = RENOISE_PATH, model_path: str = "world-renoise"
+                      ) -> dict[str, Any]:
     from dllm_viz.core.decoder import decode
     from dllm_viz.models import load_model
 

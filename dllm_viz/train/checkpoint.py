@@ -74,8 +74,8 @@ def export(run: Path, out: Path, *, name: str | None = None) -> Path:
     model = build_model(cfg, tokenizer)
     model.load_state_dict(state["model"])
     out.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().half().contiguous() for k, v in model.state_dict().items()}, str(out / "model.safetensors"),
-              metadata={"step": str(state["step"])})
+    weights = {k: v.detach().half().contiguous() for k, v in model.state_dict().items()}
+    save_file(weights, str(out / "model.safetensors"), metadata={"step": str(state["step"])})
     config = model.config if name is None else replace(model.config, name=name)
     (out / "config.json").write_text(config.to_json() + "\n")
     tokenizer.save(out / "tokenizer.json")

@@ -21,12 +21,17 @@ class TrainConfig:
     batch_size: int = 32  # windows per step
     short_fraction: float = 0.25  # share of steps trained on a shorter random window (playground canvases)
     prompt_fraction: float = 0.0  # share of rows whose random prefix stays clean, as a prompt does (LLaDA SFT)
-    rare_first_fraction: float = 0.0  # share of rows masked rarest tokens first, as a confidence-first decode leaves them
+    # share of rows masked rarest tokens first, as a confidence-first decode leaves them
+    rare_first_fraction: float = 0.0
     pairs: bool = False  # data lines are prompt<TAB>answer: one example per row, only the answer masked (pairs.py)
-    edit_fraction: float = 0.0  # share of rows whose visible tokens are replaced at random (LLaDA 2.1 T2T stream); > 0: loss at every position
-    edit_rate: float = 0.2  # in those rows, a visible token is replaced by another ordinary token with probability edit_rate * (1 - t)
-    length_fraction: float = 0.0  # share of rows with tokens inserted and removed (DELETE / SPLIT targets, LLaDA 2.2); > 0 needs --init-from
-    length_rate: float = 0.12  # in those rows, an insertion or a removal before each token with probability length_rate * (1 - t)
+    # share of rows whose visible tokens are replaced at random (LLaDA 2.1 T2T stream); > 0: loss at every position
+    edit_fraction: float = 0.0
+    # in those rows, a visible token is replaced by another ordinary token with probability edit_rate * (1 - t)
+    edit_rate: float = 0.2
+    # share of rows with tokens inserted and removed (DELETE / SPLIT targets, LLaDA 2.2); > 0 needs --init-from
+    length_fraction: float = 0.0
+    # in those rows, an insertion or a removal before each token with probability length_rate * (1 - t)
+    length_rate: float = 0.12
     steps: int = 6000  # optimiser steps
     lr: float = 2e-3  # peak AdamW learning rate
     min_lr_ratio: float = 0.1  # cosine floor, as a fraction of lr

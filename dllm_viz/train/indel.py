@@ -1,4 +1,5 @@
-"""The length-editing stream: training rows whose DELETE and SPLIT targets teach a model to edit lengths (issue 37).
+"""The length-editing stream: training rows whose DELETE and SPLIT targets teach a model to edit lengths
+(docs/indel.md).
 
 LLaDA 2.2's decoder (SGLang's ``JointThresholdInDel``, ``core.indel``) reads two edit tokens where the model
 predicts at a position: DELETE removes the position, SPLIT inserts a mask before the token there (which moves

@@ -111,10 +111,12 @@ def model_config(cfg: RenoiseConfig, tokenizer: EmbeddedTokenizer) -> DiffusionG
     defaults, outside the vocabulary: ``generate()`` compares prompts with ``image_token_id``, never matched here.
     """
     layers = ["sliding_attention"] * (cfg.n_layers - 1) + ["full_attention"]
-    text = {"vocab_size": tokenizer.vocab_size, "hidden_size": cfg.hidden_size, "intermediate_size": cfg.intermediate_size,
-            "num_hidden_layers": cfg.n_layers, "num_attention_heads": cfg.n_heads, "num_key_value_heads": cfg.n_kv_heads,
+    text = {"vocab_size": tokenizer.vocab_size, "hidden_size": cfg.hidden_size,
+            "intermediate_size": cfg.intermediate_size, "num_hidden_layers": cfg.n_layers,
+            "num_attention_heads": cfg.n_heads, "num_key_value_heads": cfg.n_kv_heads,
             "head_dim": cfg.head_dim, "global_head_dim": cfg.head_dim, "num_global_key_value_heads": cfg.n_kv_heads,
-            "layer_types": layers, "sliding_window": cfg.sliding_window, "max_position_embeddings": 4 * cfg.sliding_window,
+            "layer_types": layers, "sliding_window": cfg.sliding_window,
+            "max_position_embeddings": 4 * cfg.sliding_window,
             "num_experts": cfg.num_experts, "top_k_experts": cfg.top_k_experts,
             "moe_intermediate_size": cfg.moe_intermediate_size, "pad_token_id": tokenizer.pad_token_id,
             "eos_token_id": tokenizer.eos_token_id, "bos_token_id": None}
@@ -154,7 +156,8 @@ def sample_t(batch: int, t_min: float, generator: torch.Generator) -> torch.Tens
     return t_min + (1.0 - t_min) * t
 
 
-def corrupt(x0: torch.Tensor, t: torch.Tensor, vocab_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def corrupt(x0: torch.Tensor, t: torch.Tensor, vocab_size: int, generator: torch.Generator
+            ) -> tuple[torch.Tensor, torch.Tensor]:
     """Uniform-state forward process: each token of ``x0 (B, C)`` is replaced with probability ``t (B,)`` by an
     id drawn uniformly from ``[0, vocab_size)`` (the draw that starts a canvas in ``generate()``, so now and
     then the token itself). Returns ``(xt, replaced)``, both ``(B, C)``."""

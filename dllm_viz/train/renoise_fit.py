@@ -89,8 +89,10 @@ def evaluate(model, tokens: torch.Tensor, newline_id: int, cfg: RenoiseConfig) -
         for t_value in EVAL_T:
             xt, _ = corrupt(x0, torch.full((per,), t_value), model.config.text_config.vocab_size, gen)
             logits = model(cache=cache, decoder_input_ids=xt).logits  # (W, C, V)
-            sums[f"ce@{t_value:g}"] = sums.get(f"ce@{t_value:g}", 0.0) + F.cross_entropy(logits.transpose(1, 2), x0).item()
-            sums[f"acc@{t_value:g}"] = sums.get(f"acc@{t_value:g}", 0.0) + (logits.argmax(-1) == x0).float().mean().item()
+            ce = F.cross_entropy(logits.transpose(1, 2), x0).item()
+            acc = (logits.argmax(-1) == x0).float().mean().item()
+            sums[f"ce@{t_value:g}"] = sums.get(f"ce@{t_value:g}", 0.0) + ce
+            sums[f"acc@{t_value:g}"] = sums.get(f"acc@{t_value:g}", 0.0) + acc
             if t_value == 1.0:
                 again = model(cache=cache, decoder_input_ids=xt, self_conditioning_logits=logits).logits
                 sums["ce_sc@1"] = sums.get("ce_sc@1", 0.0) + F.cross_entropy(again.transpose(1, 2), x0).item()
@@ -163,7 +165,8 @@ def fit(cfg: RenoiseConfig, *, data: Path, run: Path, resume: bool = False, thre
         done = step == cfg.steps or (time_limit_min is not None and time.time() - t0 > 60 * time_limit_min)
         if step % cfg.eval_every == 0 or done:
             last = evaluate(model, heldout_tokens, newline, cfg)
-            record = {"step": step, "elapsed_s": round(time.time() - t0, 1), "cpu_s": round(time.process_time() - c0, 1),
+            record = {"step": step, "elapsed_s": round(time.time() - t0, 1),
+                      "cpu_s": round(time.process_time() - c0, 1),
                       "train_loss": out.loss.item(),
                       "train_diffusion": out.diffusion.item(), "train_encoder": out.encoder.item(), **last}
             with log_path.open("a") as f:
@@ -215,7 +218,8 @@ def main(argv: list[str] | None = None) -> None:
     p_fit.add_argument("--time-limit", type=float, default=None, help="stop (and checkpoint) after N minutes")
     for f in fields(RenoiseConfig):
         p_fit.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
-    p_exp = sub.add_parser("export", help="write a from_pretrained folder (config, safetensors, generation config, tokenizer)")
+    p_exp = sub.add_parser("export",
+                           help="write a from_pretrained folder (config, safetensors, generation config, tokenizer)")
     p_exp.add_argument("--run", type=Path, required=True)
     p_exp.add_argument("--out", type=Path, required=True)
     p_exp.add_argument("--dtype", choices=("float32", "float16"), default="float32")

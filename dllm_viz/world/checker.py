@@ -100,7 +100,8 @@ def _completions(slot: str, partial: str) -> list[str]:
     return ([partial] if _fits(slot, partial) else []) + grown
 
 
-Script = list[tuple[str, int | None, int | None]]  # ("match", slot, word) | ("extra", None, word) | ("missing", slot, None)
+# ("match", slot, word) | ("extra", None, word) | ("missing", slot, None)
+Script = list[tuple[str, int | None, int | None]]
 MAX_ALIGNMENTS = 64  # equally cheap alignments compared by the rules between slots (more: only the first 64)
 
 
@@ -191,7 +192,8 @@ def _check_sentence(words: list[Word], complete: bool, text: str) -> tuple[list[
         gap, want = text[before.end:w.start], "" if w.text in _TIGHT else " "
         if gap != want:
             said = "no space" if not want else "one space"
-            found.append(_violation(text, "grammar", before, w, f"expected {said} between {before.text!r} and {w.text!r}"))
+            found.append(_violation(text, "grammar", before, w,
+                                    f"expected {said} between {before.text!r} and {w.text!r}"))
     return found, entities, broken
 
 

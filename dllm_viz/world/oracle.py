@@ -77,7 +77,7 @@ class WordTokenizer:
 class WorldOracle:
     """A `Denoiser` whose logits are the log of the language's exact conditional marginals.
 
-    `can_edit=True` makes it the perfect editor of LLaDA 2.1's objective (issue 28): training
+    `can_edit=True` makes it the perfect editor of LLaDA 2.1's objective (token editing, a revision rule): training
     replaces a visible word by a random one with probability `edit_noise`, so the exact prediction at
     a visible word x is the posterior p(v | the others, x seen) ∝ q(v) · ((1 - ε) [v = x] + ε / W),
     q the marginal from every other visible word (x hidden), W the language's word count. A word the

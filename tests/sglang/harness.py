@@ -166,7 +166,8 @@ def sglang_steps(req: Request) -> list[list[Step]]:
     """
     out = []
     for seen in block_forwards(req):
-        diffs = [sorted((j, t) for j, (a, t) in enumerate(zip(prev, ids)) if a != t) for prev, ids in zip(seen, seen[1:])]
+        diffs = [sorted((j, t) for j, (a, t) in enumerate(zip(prev, ids)) if a != t)
+                 for prev, ids in zip(seen, seen[1:])]
         out.append([d for d in diffs if d])
     return out
 

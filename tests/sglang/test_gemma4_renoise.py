@@ -137,9 +137,11 @@ def ours_statistics(logits: torch.Tensor, temperatures: torch.Tensor):
 
 
 CONFIGS = [
-    dict(max_denoising_steps=6, sampler_config={"entropy_bound": 0.5}, temperature_schedule={"t_min": 0.4, "t_max": 0.8},
+    dict(max_denoising_steps=6, sampler_config={"entropy_bound": 0.5},
+         temperature_schedule={"t_min": 0.4, "t_max": 0.8},
          stopping_config={"confidence_threshold": 1.0, "stability_threshold": 1}),
-    dict(max_denoising_steps=9, sampler_config={"entropy_bound": 2.0}, temperature_schedule={"t_min": 0.2, "t_max": 1.5},
+    dict(max_denoising_steps=9, sampler_config={"entropy_bound": 2.0},
+         temperature_schedule={"t_min": 0.2, "t_max": 1.5},
          stopping_config={"confidence_threshold": 2.0, "stability_threshold": 2}),
     dict(max_denoising_steps=4, sampler_config={"entropy_bound": 0.05}, stopping_config={"stability_threshold": 0}),
     dict(max_denoising_steps=12),  # SGLang's defaults, those of transformers' generate()
@@ -177,7 +179,8 @@ def test_the_scripts_exercise_the_stop_and_acceptance():
 def test_sglangs_own_step_gives_our_tokens(config, kind):
     algo, script, rids = algorithm(**config, seed=1234), Script(kind), ["x", "y"]  # one seed for all: SGLang's
     ours = run_ours(algo, script, rids)
-    margin = min(float(((s.entropy.sort().values.cumsum(-1) - s.entropy.sort().values) - algo.entropy_bound).abs().min())
+    margin = min(float(((s.entropy.sort().values.cumsum(-1) - s.entropy.sort().values)
+                        - algo.entropy_bound).abs().min())
                  for r in ours for s in r.canvases[0].steps)
     assert margin > 1e-4  # no accepted set within float rounding of the bound: equality is expected
     assert_same(run_sglang(algo, script, rids), ours)
@@ -198,7 +201,8 @@ def test_the_statistics_agree_to_float_rounding(scale):
     logits = torch.randn(3, L, V, generator=torch.Generator().manual_seed(3)) * scale
     states = [{"step": s} for s in (7, 4, 1)]
     temperatures = algo._temperatures(logits, states)
-    ours_t = R.linear_temperature(torch.tensor([7, 4, 1]), torch.full((3,), 7), torch.full((3,), 0.3, dtype=torch.float64),
+    ours_t = R.linear_temperature(torch.tensor([7, 4, 1]), torch.full((3,), 7),
+                                  torch.full((3,), 0.3, dtype=torch.float64),
                                   torch.full((3,), 1.3, dtype=torch.float64))
     assert torch.allclose(temperatures, ours_t, rtol=2 ** -23, atol=0)  # double then cast vs float32: one ulp at most
     probs, entropy, argmax = g4._denoiser_statistics(logits, temperatures)

@@ -1,4 +1,4 @@
-"""Where the page may write a file for download (issue 39): only inside its export folder.
+"""Where the page may write a file for download (docs/fork_diff_export.md): only inside its export folder.
 
 The page writes trace JSON and animations into one folder (`Playground(export_dir=...)`) and hands Gradio
 the path. A name that comes from a request (an animation's file name, a format) goes through

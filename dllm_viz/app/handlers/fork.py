@@ -1,5 +1,5 @@
-"""The `/fork` API (issue 39): a trace and a fork's change as JSON in; the forked trace out, with the world
-checker's verdict on both when the trace is the world model's. No Gradio here (`ui` makes it an endpoint).
+"""The `/fork` API (docs/fork_diff_export.md): a trace and a fork's change as JSON in; the forked trace out, with the
+world checker's verdict on both when the trace is the world model's. No Gradio here (`ui` makes it an endpoint).
 
 A fork replays the trace on its own model (`core.fork`), so the page's model picker must hold that model:
 `ModelChoice.fork` is how the entry of a model forks (`app.serve` makes it from the model). The request is

@@ -1,4 +1,4 @@
-"""The animation's frames as pictures (Pillow), and the GIF, WebP and MP4 files made of them (issue 39).
+"""The animation's frames as pictures (Pillow), and the GIF, WebP and MP4 files made of them (docs/fork_diff_export.md).
 
 Deterministic: the same scene gives the same bytes (no timestamp, no metadata, one palette for every GIF
 frame: the median cut of a few frames side by side, no dithering; WebP and MP4 encoded single-threaded).

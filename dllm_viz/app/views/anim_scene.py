@@ -1,4 +1,5 @@
-"""The canvas as the page draws it, frame by frame, as shapes (issue 39): what the animation export encodes.
+"""The canvas as the page draws it, frame by frame, as shapes: what the animation export encodes
+(docs/fork_diff_export.md).
 
 A pure function of a `Trace` and `AnimationSpec`: frame f (0 <= f <= steps) is the canvas after f steps,
 as the page's player shows it (`web/canvas.js`): the prompt in grey, each decided token on the tint of the

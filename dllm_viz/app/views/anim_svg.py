@@ -1,4 +1,4 @@
-"""The animation as one SVG file (issue 39): each distinct shape of the scene written once, shown in the
+"""The animation as one SVG file (docs/fork_diff_export.md): each distinct shape of the scene written once, shown in the
 frames that hold it by a discrete `visibility` animation that loops with the whole animation (SMIL, which
 browsers play in an image element too). Text is the file's own (searchable, sharp at any zoom), in the fonts the
 viewer has: the boxes were measured with the raster's (`anim_raster.Fonts`), so another font may spill a

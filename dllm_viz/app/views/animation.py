@@ -1,4 +1,5 @@
-"""A trace's canvas as an animation for slides (issue 39): GIF, WebP, SVG, or MP4 where an encoder exists.
+"""A trace's canvas as an animation for slides: GIF, WebP, SVG, or MP4 where an encoder exists
+(docs/fork_diff_export.md).
 
     from dllm_viz.app.views.animation import export_animation
     export_animation(trace, "decode.gif", lang="zh", step_ms=300, hold_ms=3000)

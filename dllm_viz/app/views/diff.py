@@ -1,4 +1,5 @@
-"""A trace diff in words, in the page's language (issue 39): `summary(d, a, b, lang)` for `core.diff.diff`.
+"""A trace diff in words, in the page's language: `summary(d, a, b, lang)` for `core.diff.diff`
+(docs/fork_diff_export.md).
 
 Pure; the CLI (`python -m dllm_viz diff`) prints it and the page will show it. Steps are said 1-based, as
 the page says them (record i is "step i + 1"); tokens as their text, quoted.

@@ -10,7 +10,8 @@ from typing import Any
 from dllm_viz.app.strings import t
 from dllm_viz.studies import indel_lessons, lessons, renoise_lessons, revision_lessons, world_lessons
 
-REVISION_HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised", "rt_matched")
+REVISION_HEADER_KEYS = ("rt_rule", "rt_decoder", "rt_nfe", "rt_valid", "rt_broken", "rt_sums", "rt_revised",
+                        "rt_matched")
 
 
 def measured_table(measured: dict[str, Any], lang: str = "en") -> str:
@@ -41,7 +42,8 @@ def study_md(lang: str, data: dict[str, Any] | None = None, text: dict[str, Any]
         if regime not in next(iter(data["decoders"].values())):  # measured before the presets as shipped
             continue
         own = {r: t(f"rt_shipped_{r}", lang) for r in revision_lessons.SHIPPED} if regime == "shipped" else {}
-        parts += [f"**{t(f'rt_regime_{regime}', lang)}**", revision_lessons.table(data, regime, header, {**names, **own})]
+        parts += [f"**{t(f'rt_regime_{regime}', lang)}**",
+                  revision_lessons.table(data, regime, header, {**names, **own})]
     parts.append("*" + t("rt_footer", lang, model=data.get("model", "world"), n=len(data["prompts"]) * data["seeds"],
                          g=data["gen_length"]) + "*")
     return "\n\n".join(parts)

@@ -1,4 +1,4 @@
-"""What the page draws for a renoising trace (issue 36, item 6): pure functions of a `Trace`, plain data.
+"""What the page draws for a renoising trace (docs/renoise.md, "Views"): pure functions of a `Trace`, plain data.
 
 A renoising canvas is never masked: at frame f (what step f reads, `Trace.canvas_at(f - 1)`; the last
 frame is the output) every position of the canvas being denoised holds a token, either **noise** (the

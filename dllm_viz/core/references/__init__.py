@@ -10,8 +10,8 @@ follows a reference:
   - `pick`: after (3), the positions picked as that code's own `torch.topk` call picks them;
   - `placed`: after (4), a drawn mask places nothing.
 A row follows a reference when its config is that code's rule (`Reference.follows`): LLaDA's
-`generate` (`llada`), Fast-dLLM's threshold (`fast_dllm`), WINO's `decoding_wino` (`wino`). `sglang` holds SGLang's softmax confidence
-(`confidence_from="softmax"`), a source of its own rather than a row quirk.
+`generate` (`llada`), Fast-dLLM's threshold (`fast_dllm`), WINO's `decoding_wino` (`wino`). `sglang` holds SGLang's
+softmax confidence (`confidence_from="softmax"`), a source of its own rather than a row quirk.
 """
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ of canvas other than the masked one, with its own loop and knobs (the renoise ca
 what it reads, what it may do to a block, the canvases it
 applies to, its citation and a runnable example (`core.rules.base`; docs/rules.md shows how to write
 one). From them this module derives the knob table (`KNOBS`: the step's own knobs of `core.knobs.CORE`,
-each plug-in kind's knobs after the knob that chooses it, the canvases' knobs last), which knobs each config reads (`reads`) and the
-shipped presets the plug-ins bring (`PRESETS`); `DecodeConfig`, the CLI, the serving policy and the page
-read them here.
+each plug-in kind's knobs after the knob that chooses it, the canvases' knobs last), which knobs each config reads
+(`reads`) and the shipped presets the plug-ins bring (`PRESETS`); `DecodeConfig`, the CLI, the serving policy and the
+page read them here.
 """
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ def _discover() -> dict[str, dict[str, Plugin]]:
         if set(rule.canvases) - set(CANVASES):
             raise ImportError(f"{rule.name}: canvases {rule.canvases} are not all in {CANVASES}")
         if kind == "canvas" and (rule.name not in CANVASES or rule.canvases != (rule.name,)):
-            raise ImportError(f"canvas plug-in {rule.name!r}: expected a name in {CANVASES} and canvases=({rule.name!r},)")
+            raise ImportError(f"canvas plug-in {rule.name!r}: expected a name in {CANVASES} and "
+                              f"canvases=({rule.name!r},)")
         found[kind].append(rule)
         MODULES[info.name] = module
     return {kind: {p.name: p for p in sorted(rules, key=lambda p: (p.order, p.name))} for kind, rules in found.items()}
@@ -93,7 +94,8 @@ OWNER: dict[str, Plugin] = {k.name: p for kind in PLUGINS.values() for p in kind
 # The presets the plug-ins bring ("as shipped": `core.config.REVISION_PRESETS` holds them).
 PRESETS: dict[str, ShippedPreset] = {name: preset for kind in PLUGINS.values() for p in kind.values()
                                      for name, preset in p.presets.items()}
-CANVAS_PRESETS: dict[str, ShippedPreset] = {name: preset for p in CANVAS_RULES.values() for name, preset in p.presets.items()}
+CANVAS_PRESETS: dict[str, ShippedPreset] = {name: preset for p in CANVAS_RULES.values()
+                                            for name, preset in p.presets.items()}
 
 
 def plugin(kind: str, name: str) -> Plugin:

@@ -128,7 +128,7 @@ class Revision(Plugin):
 
 @dataclass(frozen=True, kw_only=True)
 class InDel(Plugin):
-    """A rule that inserts and deletes positions of the current block (issue 37): positions move, so it
+    """A rule that inserts and deletes positions of the current block (docs/indel.md): positions move, so it
     does not fit a `Revision`, whose plan keeps every position in place. It decides its rows' whole step
     (which masks get a token, which tokens are rewritten, DELETE and SPLIT) from the logits at every
     position of the block, as SGLang's JointThresholdInDel is a whole algorithm; the schedule and the
@@ -250,7 +250,8 @@ def select_top(confidence: torch.Tensor, eligible: torch.Tensor, count: torch.Te
     """
     score = confidence.masked_fill(~eligible, float("-inf"))  # (B, L)
     order = torch.sort(score, dim=-1, descending=True, stable=True).indices  # (B, L)
-    rank = torch.empty_like(order).scatter_(-1, order, torch.arange(order.shape[-1], device=order.device).expand_as(order))
+    positions = torch.arange(order.shape[-1], device=order.device).expand_as(order)  # (B, L)
+    rank = torch.empty_like(order).scatter_(-1, order, positions)
     return (rank < count.unsqueeze(-1)) & eligible
 
 

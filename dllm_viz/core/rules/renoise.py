@@ -1,4 +1,4 @@
-"""``renoise``: the renoising canvas of DiffusionGemma (issue 36): its knobs, its presets, where it comes from.
+"""``renoise``: the renoising canvas of DiffusionGemma (docs/renoise.md): its knobs, its presets, where it comes from.
 
 A renoising model never masks. A canvas of `canvas_length` tokens starts uniformly random; each step the
 decoder reads it (with the previous step's logits as self-conditioning), the logits are divided by a
@@ -86,7 +86,8 @@ KNOBS: tuple[Knob, ...] = (
          help=f"renoise: the temperature the linear schedule falls towards (>= 0){_FROM} (0.4)"),
     Knob(name="t_max", kind="float", default=None, optional=True, lo_open=True, relation=_at_least_t_min,
          slider=(0.01, 2.0, 0.01),
-         help=f"renoise: the temperature at a canvas's first step (> 0, >= t_min; equal: a flat temperature){_FROM} (0.8)"),
+         help=f"renoise: the temperature at a canvas's first step (> 0, >= t_min; equal: a flat temperature)"
+              f"{_FROM} (0.8)"),
     Knob(name="max_denoising_steps", kind="int", default=None, optional=True, lo=1, hi=MAX_BUDGET,
          slider=(1, 128, 1), help=f"renoise: steps per canvas at most (the stop rule may end it sooner){_FROM} (48)"),
     Knob(name="stability_threshold", kind="int", default=None, optional=True, lo=0, hi=MAX_BUDGET, slider=(0, 8, 1),

@@ -59,8 +59,8 @@ class HFDenoiser(nn.Module):
     # Whether a generated padding token ends the text too (instruction-tuned diffusion models pad the
     # unused tail of the canvas, e.g. Dream with <|endoftext|> beside its <|im_end|>).
     padding_ends_text: ClassVar[bool] = True
-    # No approximate key-value cache (issue 31; `base.check_cache` reads this): the adapters run the
-    # checkpoint's own modeling code, whose forward takes a whole canvas.
+    # No approximate key-value cache (Fast-dLLM's prefix or dual cache; `base.check_cache` reads this): the adapters run
+    # the checkpoint's own modeling code, whose forward takes a whole canvas.
     cache_note: ClassVar[str] = (
         "Hugging Face checkpoints run their own modeling code, which offers no forward over a window of the "
         "canvas against cached keys (Fast-dLLM ships modified modeling files for LLaDA and Dream to get one)"

@@ -150,7 +150,8 @@ class LLaDADenoiser(HFDenoiser):
         tolerance = PROBE_TOLERANCE.get(dtype, max(PROBE_TOLERANCE.values()))
         if error > tolerance:
             log.warning("%s does not honour its attention mask (padding changes a row's logits by %.3g, tolerance "
-                        "%g); padded batches run in split mode (one forward per row length)", self.name, error, tolerance)
+                        "%g); padded batches run in split mode (one forward per row length)",
+                        self.name, error, tolerance)
         return error <= tolerance
 
     def _logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:

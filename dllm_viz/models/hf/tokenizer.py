@@ -41,7 +41,8 @@ class HFTokenizer:
         self.chat = chat
         self.prefix_ids: tuple[int, ...] = _leading_special_ids(hf) if leading_special and not chat else ()
         added = getattr(hf, "added_tokens_decoder", {}) or {}
-        self._special_texts = {*hf.all_special_tokens, *(t.content for t in added.values() if getattr(t, "special", False))}
+        added_special = (t.content for t in added.values() if getattr(t, "special", False))
+        self._special_texts = {*hf.all_special_tokens, *added_special}
 
     def _text_ids(self, text: str) -> list[int]:
         """Ids of what a person typed: special-token names in it ("[CLS]", "<|eot_id|>") stay text."""

@@ -1,4 +1,4 @@
-"""The length-editing objective (issue 37), on with ``--length-fraction`` > 0: LLaDA 2.1's two streams plus a
+"""The length-editing objective (docs/indel.md), on with ``--length-fraction`` > 0: LLaDA 2.1's two streams plus a
 third whose targets are LLaDA 2.2's edit tokens, DELETE and SPLIT (SGLang's ``JointThresholdInDel`` reads them).
 
 LLaDA 2.2's recipe for the two tokens is not published (its report and SGLang PR #31773 describe the decoding
@@ -75,7 +75,8 @@ class LengthObjective(Objective):
     @classmethod
     def for_run(cls, cfg: TrainConfig, *, model: EmbeddedDenoiser, train: torch.Tensor | Rows) -> LengthObjective:
         if cfg.pairs:
-            raise ValueError("pairs=True is invalid with length_fraction > 0: the length errors are made in running text")
+            raise ValueError("pairs=True is invalid with length_fraction > 0: the length errors are made in "
+                             "running text")
         specials = [model.mask_token_id, model.pad_token_id, model.eos_token_id, model.delete_token_id,
                     model.split_token_id]
         return cls(cfg, mask_token_id=model.mask_token_id, delete_id=model.delete_token_id,
