@@ -4,12 +4,12 @@ Floats are kept at 1e-6 resolution (`quantize`), so what is in memory is exactly
 says and `Trace.from_json(s).to_json() == s`. Missing values (NaN confidence at positions that were
 already confirmed) are written as JSON `null`, which every JSON parser, a browser's included, reads.
 
-Format versions: 1 (confirmed tokens are final), 2 (issue 28: a step may also take tokens back
+Format versions: 1 (confirmed tokens are final), 2 (the revision rules: a step may also take tokens back
 to [MASK] and rewrite visible ones; `StepRecord.OPTIONAL` fields, written only when a step has them)
 and 3: optional per-step sections by kind (`StepRecord.SECTIONS`), each a JSON object under its kind's
 name that a kind of step adds to its record and `trace_schema.SECTIONS` checks and replays: "indel"
-(issue 37: the step's insert and delete operations and the map from the last step's positions to this
-one's, `core.indel_record`) and "renoise" (issue 36: a renoising trace, `canvas="renoise"`, whose steps
+(the step's insert and delete operations and the map from the last step's positions to this
+one's, `core.indel_record`) and "renoise" (a renoising trace, `canvas="renoise"`, whose steps
 hold this section instead of the masked fields, and whose canvases' boundaries are `canvases`;
 `core.trace_renoise`). All are read; a trace is written in the lowest version that holds it (3
 only when a step has a section). `order` keeps its meaning, the step at which the token at each
@@ -22,14 +22,15 @@ import json
 import math
 from dataclasses import dataclass, field
 from collections.abc import Callable, Collection
-from typing import Any, ClassVar
+from typing import Any
 
 from dllm_viz.core import trace_renoise
 from dllm_viz.core.cache_facts import cache_facts
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.lineage import ForkPoint, check_forks
 from dllm_viz.core.revision import max_steps
-from dllm_viz.core.trace_renoise import CanvasSpan, RenoiseSection
+from dllm_viz.core.step_record import StepRecord, quantize  # noqa: F401 - both read from here too
+from dllm_viz.core.trace_renoise import CanvasSpan
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, dataclass_fields
 from dllm_viz.core.trace_schema_renoise import check_renoise_trace_dict
 from dllm_viz.core.schedules import planned_steps
@@ -41,139 +42,6 @@ READS = (1, 2, 3)  # versions this dllm-viz reads
 # What only a canvas of that kind has (at the top of a trace, in a step): a trace of another kind refuses it.
 CANVAS_TOP = {"masked": ("forks",), "renoise": ("canvas", "canvases", "finished_by")}
 CANVAS_STEP = {"renoise": ("renoise",)}
-
-
-def quantize(values: Any) -> list:
-    """Round to 6 decimals; NaN stays NaN. Applied once, when a record is made. A float64 tensor (of any
-    shape: nested lists out) is rounded by a few tensor ops to the very numbers Python's `round` gives."""
-    if not isinstance(values, list):
-        return _quantize_tensor(values)
-    return [v if math.isnan(v) else round(v, 6) for v in values]
-
-
-def _quantize_tensor(x: Any) -> list:
-    """`[round(v, 6) for v in x]` as nested lists, for a float64 tensor `x`. ``rint(x * 1e6) / 1e6`` is
-    Python's round wherever ``x * 1e6`` is not within 1e-6 of a half-integer and |x| < 1000 (the product's
-    error is far below that; the division of two exact doubles is correctly rounded, as is `round`'s
-    decimal-to-double step); the other entries, and NaN and infinities, go through `round` itself."""
-    y = x * 1e6
-    out = y.round() / 1e6
-    risky = ~(x.abs() < 1000) | ((y - y.floor() - 0.5).abs() < 1e-6)
-    if bool(risky.any()):
-        out[risky] = out.new_tensor([v if math.isnan(v) else round(v, 6) for v in x[risky].tolist()])
-    return out.tolist()
-
-
-def _nan_to_none(values: list[float]) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values]
-
-
-def _none_to_nan(values: list[float | None]) -> list[float]:
-    return [math.nan if v is None else float(v) for v in values]
-
-
-@dataclass
-class StepRecord:
-    """One denoising step of one request. Positions are relative to the generated span."""
-
-    step: int  # 0-based step index of this request
-    block: int  # block being decoded
-    k: int  # positions confirmed this step
-    temperature: float  # temperature in force for the draws of this step
-    confidence: list[float]  # (gen_length,) confidence the schedule ranked by; NaN where not masked
-    argmax: list[int]  # (gen_length,) raw argmax at masked positions; -1 elsewhere
-    selected: list[int]  # (k,) positions confirmed, most confident first
-    tokens: list[int]  # (k,) ids placed at `selected`
-    logprobs: list[float]  # (k,) raw log-probability of those ids
-    raw_confidence: list[float] | None = None  # (gen_length,) raw confidence, when the schedule used another
-    candidates: list[list[int]] | None = None  # (gen_length, N) top raw candidates; [] where not masked
-    candidate_probs: list[list[float]] | None = None  # (gen_length, N) their raw probabilities
-    # Version 2 (issue 28), each None when the step has none of it (and then left out of the JSON).
-    # Taken back: positions returned to [MASK], the ids they held, and what decided it (the rule's score:
-    # ReMDM the re-masking probability sigma, RCR the confidence the token was decided with, WINO the
-    # probability of the token in the verify pass, where it did not see itself).
-    remasked: list[int] | None = None  # (r,) positions
-    remasked_tokens: list[int] | None = None  # (r,) the ids they held
-    remask_probs: list[float] | None = None  # (r,) the rule's score
-    # Rewritten (token to token): position, old id, new id, and the raw probabilities of both at this step.
-    edited: list[int] | None = None  # (e,) positions
-    edited_from: list[int] | None = None  # (e,) old ids
-    edited_to: list[int] | None = None  # (e,) new ids (the raw argmax)
-    edit_probs: list[float] | None = None  # (e,) raw probability of the new id (what cleared edit_threshold)
-    edit_from_probs: list[float] | None = None  # (e,) raw probability of the old id
-    forwards: int | None = None  # forward passes of this step when not 1 (0: ReMDM reused the step before's
-    #                              p_x0; 2: a verify pass of its own ran, WINO's per-position canvases)
-    # SGLang's LowConfidence loop (`core.references.sglang.closes_blocks`): True at the step that fills a block's
-    # last masks, after which SGLang runs one more forward on the finished block (its `done` is computed
-    # before the step's update) that changes nothing. Counted in `Trace.nfe`; None elsewhere.
-    closing_forward: bool | None = None
-
-    # A decode with an approximate cache (issue 31, `core.cache`), each None otherwise (and then left out):
-    forward_kind: str | None = None  # what the forward was: "full", or a window of the "prefix" / "dual" cache
-    computed: int | None = None  # positions it computed (a full forward: the whole row, prompt included)
-    forward_time: float | None = None  # seconds it took
-    # ... and with cache_drift, at the steps whose forward was a window: the same step on the exact forward.
-    drift: float | None = None  # largest |confidence - exact confidence| over the positions scored
-    drift_selected: bool | None = None  # the exact forward would confirm another set of positions
-    drift_tokens: bool | None = None  # where this step confirmed, the exact forward would draw another token
-    exact_confidence: list[float] | None = None  # (gen_length,) the exact forward's confidence; NaN where not scored
-
-    # Version 3: optional per-step sections by kind, each None when the step has none (and then left out).
-    # An insert/delete rule's step (issue 37, `core.indel_record`): {"edits": [[position, kind, old token], ...],
-    # "source": (gen_length,) this step's position -> the last step's position of its token, -1 for a new mask}.
-    indel: dict[str, Any] | None = None
-    # A renoising step (issue 36, `core.trace_renoise`): its section, and none of the masked fields (confidence ...
-    # logprobs are [] in memory, absent in JSON); `block` is its canvas, `k` the positions it accepted.
-    renoise: RenoiseSection | None = None
-
-    # Written only when not None (a later optional field joins this tuple): the revision fields, the
-    # cache's and the sections. A version-1 trace has none of them, a version-2 trace no section.
-    SECTIONS: ClassVar[tuple[str, ...]] = ("indel", "renoise")
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("remasked", "remasked_tokens", "remask_probs", "edited", "edited_from",
-                                           "edited_to", "edit_probs", "edit_from_probs", "forwards", "closing_forward",
-                                           "forward_kind", "computed", "forward_time", "drift", "drift_selected",
-                                           "drift_tokens", "exact_confidence", *SECTIONS)
-
-    MASKED: ClassVar[tuple[str, ...]] = ("confidence", "argmax", "selected", "tokens", "logprobs")  # a masked step's
-
-    def to_dict(self) -> dict[str, Any]:
-        if self.renoise is not None:  # a renoising step: its section, no masked field
-            return {"step": self.step, "block": self.block, "k": self.k, "temperature": self.temperature,
-                    "renoise": self.renoise.to_dict()}
-        d = {k: v for k, v in self.__dict__.items() if v is not None or k not in self.OPTIONAL}
-        d["confidence"] = _nan_to_none(self.confidence)
-        for key in ("raw_confidence", "exact_confidence"):
-            if getattr(self, key) is not None:
-                d[key] = _nan_to_none(getattr(self, key))
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StepRecord:
-        d = dict(d)
-        if d.get("renoise") is not None:
-            d["renoise"] = RenoiseSection.from_dict(d["renoise"])
-            return cls(**d, **{key: [] for key in cls.MASKED})
-        d["confidence"] = _none_to_nan(d["confidence"])
-        for key in ("raw_confidence", "exact_confidence"):
-            if d.get(key) is not None:
-                d[key] = _none_to_nan(d[key])
-        return cls(**d)
-
-    @property
-    def raw(self) -> list[float]:
-        """Raw confidence whatever the schedule used."""
-        return self.raw_confidence if self.raw_confidence is not None else self.confidence
-
-    @property
-    def revisions(self) -> int:
-        """Tokens taken back or rewritten at this step."""
-        return len(self.remasked or ()) + len(self.edited or ())
-
-    @property
-    def source(self) -> list[int] | None:
-        """This step's position -> the last step's position of its token (-1: a new mask); None when no
-        position moved (a step without an "indel" section)."""
-        return self.indel["source"] if self.indel is not None else None
 
 
 def first_end_of_text(token_ids: list[int], end_ids: int | Collection[int] | None) -> int | None:
@@ -231,7 +99,7 @@ class Trace:
     text_end: int | None = None
     # Step at which the end-of-text early stop filled every remaining mask; None when it did not fire.
     early_stop_step: int | None = None
-    # Where this trace branched off its parents (`core.fork`, issue 39), in step order; () for a decode.
+    # Where this trace branched off its parents (`core.fork`), in step order; () for a decode.
     forks: tuple[ForkPoint, ...] = ()
     # The kind of canvas (`core.rules.CANVASES`); a renoising trace's canvases (their boundaries in token_ids and
     # their steps: `core.trace_renoise`) and why its request ended ("end_of_text" | "max_new_tokens"). Written only
@@ -261,7 +129,7 @@ class Trace:
 
     @property
     def cache_facts(self) -> dict[str, float] | None:
-        """What a cached decode's forwards did (issue 31; `core.cache_facts`); None for an uncached decode."""
+        """What a cached decode's forwards did (`core.cache_facts`); None for an uncached decode."""
         return cache_facts(self)
 
     @property

@@ -1,4 +1,4 @@
-"""What the page shows when positions move (issue 37): pure functions of an insert/delete trace.
+"""What the page shows when positions move (docs/indel.md): pure functions of an insert/delete trace.
 
 Once a decoder deletes and splits, a position is no longer a place on the canvas: the token at position 12
 may be the one that stood at 11 a step ago. A token here is a *lineage*: a position of the canvas where it
