@@ -44,8 +44,8 @@ from dllm_viz.studies.stats import format_rate  # noqa: E402
 from dllm_viz.models.embedded import load_embedded  # noqa: E402
 from dllm_viz.tasks import FAMILIES, TaskOracle, prompts  # noqa: E402
 from dllm_viz.studies.curves import (  # noqa: E402
-    ALL_KNOBS, KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, REVISION_KNOBS, TEMPERATURE, aup_label, bound_bits, curve_points,
-    point, refused, scored,
+    ALL_KNOBS, KNOBS, PROMPT_SEED, PROMPTS_PER_FAMILY, REVISION_KNOBS, TEMPERATURE, aup_label, bound_bits, point,
+    refused, scored,
 )
 
 ASSETS = assets.path("tasks")
@@ -85,7 +85,8 @@ def aups(family_points: dict[str, dict[str, list[dict]]], floor_y_max: float = 1
     return y_max, table
 
 
-def revision_aups(y_max: float, revision_points: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, float | dict]]:
+def revision_aups(y_max: float,
+                  revision_points: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, float | dict]]:
     """AUP of each revision curve (`REVISION_KNOBS`) per decoder, with the schedule knobs' y_max, raised
     only where a revision curve beats it (so adding them never changes the schedule knobs' AUP)."""
     return aups(revision_points, floor_y_max=y_max)[1]
@@ -211,10 +212,12 @@ def floor(model) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", type=Path, default=ASSETS, help="an exported model folder (default: the shipped one)")
+    parser.add_argument("--model", type=Path, default=ASSETS,
+                        help="an exported model folder (default: the shipped one)")
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--knobs", default=",".join(ALL_KNOBS),
-                        help="schedule knobs and revision curves to measure (default: all of " + ", ".join(ALL_KNOBS) + ")")
+                        help="schedule knobs and revision curves to measure (default: all of "
+                             + ", ".join(ALL_KNOBS) + ")")
     parser.add_argument("--update", action="store_true",
                         help="merge the measured knobs into the existing --out file instead of starting it anew "
                              "(e.g. --knobs " + ",".join(REVISION_KNOBS) + " --update: only the revision curves)")

@@ -126,8 +126,8 @@ def upload_attacks(url: str, good: str, big: str) -> None:
     parse = time.perf_counter() - t0
     shipped = len(wire.dumps(wire.chunks(trace)))  # what the page reads of it, once (it draws the figures itself)
     print(f"  largest real trace: {len(big) / 2**20:.1f} MB ({len(trace.steps)} steps x {trace.config.gen_length}) "
-          f"parsed+checked in {parse:.2f} s, its chunks {time.perf_counter() - t0 - parse:.2f} s, {shipped / 2**20:.1f} MB "
-          "for the page")
+          f"parsed+checked in {parse:.2f} s, its chunks {time.perf_counter() - t0 - parse:.2f} s, "
+          f"{shipped / 2**20:.1f} MB for the page")
 
 
 class Server:
@@ -314,8 +314,9 @@ def streaming_crowd(server: Server, visitor: crowd.Visitor, playwright, users: i
     newcomer = crowd.Visitor(playwright, crowd.link(server.url, "austen-mdlm", PAGE_PROMPT, PAGE_CONFIG.to_dict()),
                              PAGE_PROMPT)
     first, done, queued = visitor.decode()
-    print(f"  {users} streaming users (Austen, 64 steps): a new visitor's first painted step {newcomer.first_step:.1f} s "
-          f"after it opened a link ({'within' if newcomer.first_step <= FIRST_STEP_FLOOR else 'OVER'} "
+    print(f"  {users} streaming users (Austen, 64 steps): a new visitor's first painted step "
+          f"{newcomer.first_step:.1f} s after it opened a link "
+          f"({'within' if newcomer.first_step <= FIRST_STEP_FLOOR else 'OVER'} "
           f"{FIRST_STEP_FLOOR:g} s; the page itself loaded meanwhile); a visitor's Run: first step {first:.1f} s, "
           f"finished {done:.1f} s, the queue status it showed: {queued!r}", flush=True)
     newcomer.close()
@@ -330,7 +331,8 @@ def crowds(server: Server, model, rounds: int, users: int) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        visitor = crowd.Visitor(p, crowd.link(server.url, "austen-mdlm", PAGE_PROMPT, PAGE_CONFIG.to_dict()), PAGE_PROMPT)
+        visitor = crowd.Visitor(p, crowd.link(server.url, "austen-mdlm", PAGE_PROMPT, PAGE_CONFIG.to_dict()),
+                                PAGE_PROMPT)
         try:
             budget_attack(server, visitor, model, rounds)
             streaming_crowd(server, visitor, p, users)
@@ -431,10 +433,12 @@ def main() -> None:
     big_path.write_text(big, encoding="utf-8")
     server = Server(work / "app.log")
     try:
-        _, good = server.client.predict("It is a truth ", json.dumps(DecodeConfig.preset("balanced", 64, seed=1).to_dict()),
+        _, good = server.client.predict("It is a truth ",
+                                        json.dumps(DecodeConfig.preset("balanced", 64, seed=1).to_dict()),
                                         api_name="/generate")
         rss = {"after the first decode": server.rss()}
-        print(f"server pid {server.proc.pid}, RSS {rss['after the first decode']:.0f} MB after its first decode", flush=True)
+        print(f"server pid {server.proc.pid}, RSS {rss['after the first decode']:.0f} MB after its first decode",
+              flush=True)
         print("upload attacks:", flush=True)
         upload_attacks(server.url, good, big)
         session_uploads(server, big_path, args.sessions, at_once=8)
@@ -465,8 +469,9 @@ def main() -> None:
     for name, mb in rss.items():
         print(f"RSS {name:26} {mb:7.1f} MB  ({mb - base:+.1f})")
     end = rss["at the end"] - base
-    print(f"RSS at the end {end:+.1f} MB: {'within' if end <= RSS_BUDGET_MB else 'OVER'} the {RSS_BUDGET_MB} MB budget; "
-          f"the next request answered in {took:.2f} s ({'under' if took < NEXT_REQUEST_S else 'OVER'} {NEXT_REQUEST_S:g} s)")
+    print(f"RSS at the end {end:+.1f} MB: {'within' if end <= RSS_BUDGET_MB else 'OVER'} the {RSS_BUDGET_MB} MB "
+          f"budget; the next request answered in {took:.2f} s "
+          f"({'under' if took < NEXT_REQUEST_S else 'OVER'} {NEXT_REQUEST_S:g} s)")
     log_report(work / "app.log", socket_log)
     print(f"load average (1, 5, 15 min) at the end {os.getloadavg()}", flush=True)
 

@@ -82,12 +82,15 @@ ARM = """(watched) => { let t0 = performance.now(), acted = false;
   kinds.forEach((k) => document.addEventListener(k, act, true));
   const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
     if (e.classList.contains('js-plotly-plot')) return e.data && e.data.length ? e.data[0] : null;
-    if (e.classList.contains('dv-text') && e.closest('.dv-live')) return e.firstChild ? 'live' : null;  // a live canvas, once painted
+    // a live canvas, once painted
+    if (e.classList.contains('dv-text') && e.closest('.dv-live')) return e.firstChild ? 'live' : null;
     const s = e.textContent; return s.length + ':' + s.slice(0, 4000); };
   const old = watched.map(sig), at = watched.map(() => null), start = t0;
   window.__dvWatch = new Promise((done) => { const tick = () => { const now = performance.now();
-    watched.forEach((sel, i) => { if (at[i] !== null) return; const s = sig(sel); if (s !== null && s !== old[i]) at[i] = now; });
-    const finish = (xs) => { kinds.forEach((k) => document.removeEventListener(k, act, true)); done(xs.map((x) => x - t0)); };
+    watched.forEach((sel, i) => { if (at[i] !== null) return; const s = sig(sel);
+      if (s !== null && s !== old[i]) at[i] = now; });
+    const finish = (xs) => { kinds.forEach((k) => document.removeEventListener(k, act, true));
+      done(xs.map((x) => x - t0)); };
     if (at.every((x) => x !== null)) finish(at);
     else if (now - start > 120000) finish(at.map((x) => (x === null ? NaN : x)));
     else setTimeout(tick, 5); }; tick(); }); }"""
@@ -99,7 +102,8 @@ SETTLE = """(quiet) => new Promise((done) => {
   if (!window.__dvLong) { window.__dvLong = {end: performance.now()};
     new PerformanceObserver((list) => { for (const e of list.getEntries())
       window.__dvLong.end = Math.max(window.__dvLong.end, e.startTime + e.duration); }).observe({type: 'longtask'}); }
-  const tick = () => (performance.now() - window.__dvLong.end > quiet ? done(true) : setTimeout(tick, 50)); tick(); })"""
+  const tick = () => (performance.now() - window.__dvLong.end > quiet ? done(true) : setTimeout(tick, 50));
+  tick(); })"""
 
 
 # The in-process references, timed again between browser rounds (named rows of the report).
@@ -206,7 +210,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
         keys = ("polluted", "staged")
         cmp_views = ["#dv-cmp-canvas-a .dv-canvas", "#dv-cmp-canvas-b .dv-canvas",
                      "#dv-cmp-heat-a .js-plotly-plot", "#dv-cmp-heat-b .js-plotly-plot",  # the lesson's figures
-                     "#dv-cmp-orders .js-plotly-plot", "#dv-cmp-steps-a .js-plotly-plot", "#dv-cmp-steps-b .js-plotly-plot"]
+                     "#dv-cmp-orders .js-plotly-plot", "#dv-cmp-steps-a .js-plotly-plot",
+                     "#dv-cmp-steps-b .js-plotly-plot"]
 
         def lessons(suffix: str) -> None:
             page.get_by_role("tab", name="Compare").click()
@@ -231,7 +236,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
         settle(page)
         for i in range(rounds + 1):
             page.evaluate(ARM, ["#dv-canvas .dv-player", *FIGURES])
-            page.set_input_files("#dv-knobs input[type=file]", str(bigs[i % 2]))  # alternate: each upload changes the page
+            # alternate: each upload changes the page
+            page.set_input_files("#dv-knobs input[type=file]", str(bigs[i % 2]))
             canvas, *figs = page.evaluate(DONE)
             if i:
                 out["browser: 3 MB replay"].append(canvas / 1000)
@@ -299,8 +305,8 @@ def main(argv: list[str] | None = None) -> None:
         "engine": lambda: engine.submit(PROMPT, cfg).result(),
         "handlers": handlers,
         "api": lambda: client.predict(PROMPT, config_json, api_name="/generate"),
-        "compare": lambda: pg.compare.run(prompt=PROMPT, seed=0, gen_length=args.gen_length, cmp_a=lesson_a, cmp_b=lesson_b,
-                                          neighbours=0, lang="en"),
+        "compare": lambda: pg.compare.run(prompt=PROMPT, seed=0, gen_length=args.gen_length, cmp_a=lesson_a,
+                                          cmp_b=lesson_b, neighbours=0, lang="en"),
         "lesson": lambda: pg.compare.lesson("polluted", prompt=PROMPT, seed=0, gen_length=args.gen_length, lang="en"),
         "replay": lambda: pg.play.upload(upload=str(big), lang="en"),
     }

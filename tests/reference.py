@@ -1,6 +1,7 @@
 """An independent, deliberately plain reference of the decoding semantics: one request, Python loops.
 
-It follows the rules of docs/python_api.md (One step), not decoder.py's code, so the decoder is checked against the spec.
+It follows the rules of docs/python_api.md (One step), not decoder.py's code, so the decoder is checked against the
+spec.
 """
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ HOSTS = ("<div id='dv-temperature'><input type='range' min='0' max='2.5' step='0
 # A player over the hosts above, as page.js makes the Playground's: window.__dv.
 VIEW = """([lang]) => {
   const q = (id) => document.querySelector(`#${id} .dv-fig-host`);
-  const hosts = {canvas: document.querySelector('#dv-canvas .dv-canvas'), inspector: document.querySelector('#dv-inspector .dv-insp-host'),
+  const hosts = {canvas: document.querySelector('#dv-canvas .dv-canvas'),
+                 inspector: document.querySelector('#dv-inspector .dv-insp-host'),
                  heatmap: q('dv-heatmap'), order: q('dv-order'), steps: q('dv-steps'), task: q('dv-task-curve')};
   const temperature = (d) => { const T = parseFloat(document.querySelector('#dv-temperature input').value);
                                return Number.isFinite(T) ? T : d.temperature; };
@@ -69,7 +70,8 @@ def figure(page: Any, kind: str, lang: str = "en", *, names: tuple[str, ...] = (
     return page.evaluate("""([kind, names, lang, opts]) => {
         const t = window.OPTIONS.strings[lang], ds = names.map((n) => window[n]);
         const make = {heatmap: () => DV.dvHeatmapFig(ds[0], t, opts), order: () => DV.dvOrderFig(ds[0], t),
-                      steps: () => DV.dvStepsFig(ds[0], t, opts), task: () => DV.dvTaskFig(ds[0], t, window.OPTIONS.theme),
+                      steps: () => DV.dvStepsFig(ds[0], t, opts),
+                      task: () => DV.dvTaskFig(ds[0], t, window.OPTIONS.theme),
                       compare: () => DV.dvCompareFig(ds[0], ds[1], t, opts.cmp)}[kind];
         return JSON.parse(JSON.stringify(make()));
     }""", [kind, list(names), lang, opts])

@@ -31,7 +31,8 @@ def test_a_changed_measurement_is_found_and_rewritten(tmp_path, monkeypatch):
     monkeypatch.setattr(tables, "TABLES", {"t": lambda: "| a |\n|---|\n| 2 |"})
     assert tables.main([str(page), "--check"]) == 1 and "| 1 |" in page.read_text(encoding="utf-8")
     assert tables.main([str(page)]) == 0
-    assert page.read_text(encoding="utf-8") == "before\n<!-- table: t -->\n| a |\n|---|\n| 2 |\n<!-- /table -->\nafter\n"
+    assert page.read_text(encoding="utf-8") == ("before\n<!-- table: t -->\n| a |\n|---|\n| 2 |\n"
+                                                "<!-- /table -->\nafter\n")
     assert tables.main([str(page), "--check"]) == 0
     page.write_text("<!-- table: nope -->\n<!-- /table -->\n", encoding="utf-8")
     with pytest.raises(ValueError, match="nope"):

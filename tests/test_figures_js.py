@@ -78,7 +78,8 @@ def valid(spec: dict) -> dict:
 def data_of(page, name: str = "d", keys: tuple[str, ...] = ()) -> dict:
     """Fields of the renderer's trace data `window[name]` (typed arrays as lists)."""
     return page.evaluate("""([n, keys]) => { const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v)
-        : Array.isArray(v) ? v.map(plain) : v); return Object.fromEntries(keys.map((k) => [k, plain(window[n][k])])); }""",
+        : Array.isArray(v) ? v.map(plain) : v);
+        return Object.fromEntries(keys.map((k) => [k, plain(window[n][k])])); }""",
                          [name, list(keys)])
 
 
@@ -176,7 +177,8 @@ def test_compare_heatmaps_share_height_and_scale(page, model, trace):
     renderer.load(page, other, "b")
     a = valid(renderer.figure(page, "heatmap", names=("a",), rows=rows, side="side_a"))
     b = valid(renderer.figure(page, "heatmap", names=("b",), rows=rows, side="side_b"))
-    assert a["layout"]["height"] == b["layout"]["height"] and a["layout"]["yaxis"]["range"] == b["layout"]["yaxis"]["range"]
+    assert a["layout"]["height"] == b["layout"]["height"]
+    assert a["layout"]["yaxis"]["range"] == b["layout"]["yaxis"]["range"]
     assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
     assert a["layout"]["title"]["text"].startswith("A · ") and b["layout"]["title"]["text"].startswith("B · ")
 
@@ -287,7 +289,8 @@ def test_compare_orders_shades_each_differing_position(page, model, trace):
     d = divergence(trace, other)
     renderer.load(page, trace, "a")
     renderer.load(page, other, "b")
-    spec = valid(renderer.figure(page, "compare", names=("a", "b"), cmp={"first": d.first_step, "order": d.order_differs}))
+    spec = valid(renderer.figure(page, "compare", names=("a", "b"),
+                                 cmp={"first": d.first_step, "order": d.order_differs}))
     rects = [s for s in spec["layout"]["shapes"] if s["type"] == "rect"]
     assert sorted(int(s["x0"] + 0.5) for s in rects) == d.order_differs and d.order_differs
     assert spec["data"][0]["y"] == [o + 1 for o in trace.order] and spec["data"][1]["y"] == [o + 1 for o in other.order]
@@ -352,7 +355,8 @@ def test_figures_are_pure_state_their_ranges_and_speak_the_pages_language(page, 
     # The page maps a click to (step, position) and draws the cursor from these ranges and margins alone.
     renderer.load(page, trace, "a")
     renderer.load(page, Trace.from_json(trace.to_json()), "b")
-    en, again, zh = (renderer.figure(page, kind, lang, names=(n,)) for n, lang in (("a", "en"), ("b", "en"), ("a", "zh")))
+    en, again, zh = (renderer.figure(page, kind, lang, names=(n,))
+                     for n, lang in (("a", "en"), ("b", "en"), ("a", "zh")))
     assert en == again and en["layout"]["title"]["text"] != zh["layout"]["title"]["text"]
     n, G = len(trace.steps), trace.config.gen_length
     layout = en["layout"]
@@ -384,5 +388,6 @@ def test_a_hostile_vocabulary_is_text_in_every_figure(page, model):
     renderer.load(page, evil, "b")
     specs = [renderer.figure(page, k, names=("a",)) for k in ("heatmap", "order", "steps")]
     specs.append(renderer.figure(page, "compare", names=("a", "b"), cmp={"first": None, "order": []}))
-    text = json.dumps([[t.get("customdata"), t.get("text")] for spec in specs for t in spec["data"]], ensure_ascii=False)
+    text = json.dumps([[t.get("customdata"), t.get("text")] for spec in specs for t in spec["data"]],
+                      ensure_ascii=False)
     assert "<img" not in text and "<a " not in text and "<script" not in text.lower() and "&lt;" in text

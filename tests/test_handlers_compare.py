@@ -57,7 +57,8 @@ def test_shared_rng_changes_a_request_when_batched(pg, runner):
 
 def test_compare_errors_name_the_field(pg):
     with pytest.raises(ValueError, match="^config B: gen_length=8 is invalid"):
-        pg.compare.run(prompt="x", seed=0, gen_length=16, cmp_a="{}", cmp_b='{"gen_length": 8}', neighbours=0, lang="en")
+        pg.compare.run(prompt="x", seed=0, gen_length=16, cmp_a="{}", cmp_b='{"gen_length": 8}', neighbours=0,
+                       lang="en")
 
 
 @pytest.mark.parametrize("side", ["A", "B"])

@@ -3,8 +3,9 @@
 A shared trace file's vocabulary is whatever its author wrote (issue 33, item 3): each view that
 shows a piece is checked with a hostile vocabulary: here the markup helpers; the canvas, the
 inspector, the checker lines and the figures' labels, which the page draws from the trace's chunks,
-in tests/test_page_js.py and tests/test_figures_js.py (`EVIL` there too), the Markdown through a CommonMark renderer with raw HTML on
-(what a permissive page would do), so a tag, an image, a link or an autolink cannot form.
+in tests/test_page_js.py and tests/test_figures_js.py (`EVIL` there too), the Markdown through a
+CommonMark renderer with raw HTML on (what a permissive page would do), so a tag, an image, a link or
+an autolink cannot form.
 """
 from __future__ import annotations
 

@@ -91,7 +91,8 @@ def test_the_heatmap_by_token_and_a_link_name_the_token_not_the_slot(trace):
 
 
 def test_the_inspector_and_the_notes_speak_both_languages(trace):
-    moved = next(p for p in range(2 * L) if len(set(moves.lineages(trace).track(moves.lineages(trace).ids[-1][p])) - {None}) > 1)
+    moved = next(p for p in range(2 * L)
+                 if len(set(moves.lineages(trace).track(moves.lineages(trace).ids[-1][p])) - {None}) > 1)
     for lang in LANGS:
         lines = moves.describe(trace, moved, lang)
         assert len(lines) >= 2 and all(lines)

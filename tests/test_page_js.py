@@ -84,14 +84,15 @@ def test_the_canvas_follows_the_trace_at_every_frame(show, trace):
         assert page.evaluate(SPANS, "dv-tok") == confirmed
         assert page.evaluate(SPANS, "dv-mask") == sorted(set(range(G)) - set(confirmed))
         assert page.evaluate(SPANS, "dv-new") == (sorted(trace.steps[f - 1].selected) if f else [])
-        texts = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')].map((s) => s.textContent)")
+        texts = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')]"
+                              ".map((s) => s.textContent)")
         for p in range(G):
             if p in confirmed:
                 assert texts[p] == piece(trace, trace.token_ids[p])
             elif f < len(trace.steps):  # a masked position shows the next forward pass's argmax
                 guess = trace.steps[f].argmax[p]
                 assert texts[p] == (piece(trace, guess) if guess >= 0 else "▢")
-    assert page.inner_text("#dv-canvas .dv-prompt") == PROMPT.strip() or page.inner_text("#dv-canvas .dv-prompt") == PROMPT
+    assert page.inner_text("#dv-canvas .dv-prompt") in (PROMPT.strip(), PROMPT)
     # Tints are the confidence each token was confirmed with (palette.tint), as the key says.
     bgs = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')].map((s) => s.__dvBg)")
     assert bgs == [tint(trace.steps[trace.order[p]].confidence[p]) for p in range(G)]
@@ -102,7 +103,8 @@ def test_the_frame_is_clamped_and_the_status_counts_real_steps(show, trace):
     n = len(trace.steps)
     at(page, n + 5)
     assert page.evaluate("() => window.__dv.frame") == n
-    assert page.inner_text("#dv-canvas .dv-status").startswith(f"step {n} of {n}") and "finished" in page.inner_text("#dv-canvas .dv-status")
+    status = page.inner_text("#dv-canvas .dv-status")
+    assert status.startswith(f"step {n} of {n}") and "finished" in status
     at(page, -3)
     assert page.evaluate("() => window.__dv.frame") == 0
 
@@ -176,7 +178,8 @@ def test_the_inspector_re_tempers_with_the_slider_and_speaks_chinese(show, trace
     assert "加温后，T=0.3" in inspector(page)
     rec = trace.steps[trace.order[0]]
     shares = [round(100 * x) for x in tempered_from_top(rec.candidate_probs[0], 0.3)]
-    labels = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-tlab')].map((e) => e.textContent)")
+    labels = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-tlab')]"
+                           ".map((e) => e.textContent)")
     assert labels == [f"{x}%" for x in shares]
 
 
@@ -211,7 +214,8 @@ def test_at_temperature_zero_the_first_candidate_takes_every_share(show, trace):
     # T = 0 is argmax: the first candidate's tempered bar is full (web.BAR_SCALE percent), the
     # others keep a visible sliver (web.MIN_BAR percent), never a 0-width bar.
     page = show(trace, selected=0, temperature=0.0)
-    widths = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-line .dv-insp-temp')].map((e) => e.style.width)")
+    widths = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-line .dv-insp-temp')]"
+                           ".map((e) => e.style.width)")
     assert [float(w.rstrip("%")) for w in widths] == [web.BAR_SCALE] + [web.MIN_BAR] * (len(widths) - 1)
 
 
@@ -257,7 +261,8 @@ def test_world_checker_lines_quote_the_traces_words_as_text(show):
             continue
         at(page, 1, pos)
         lines = page.evaluate("""() => [...document.querySelectorAll('#dv-inspector .dv-insp-rules li')].map((li) =>
-            [li.querySelector('b').textContent, li.querySelector('code').textContent, li.querySelectorAll('a, em, img').length])""")
+            [li.querySelector('b').textContent, li.querySelector('code').textContent,
+             li.querySelectorAll('a, em, img').length])""")
         assert [(rule, text, tags) for rule, text, tags in lines] == [(v.rule, v.text, 0) for v in found]
         quoted |= {v.text for v in found}
     assert quoted & {"[", "*", "`", "(", "[x](http://h/)", "*a*", "`b`"}  # markup characters were among them
@@ -272,7 +277,8 @@ def test_a_grid_task_is_drawn_as_two_grids_with_its_wrong_cells_marked(show):
     verdict = task_view.verdict(wrong)
     page = show(wrong, selected=verdict.cells[0])
     assert page.locator("#dv-canvas .dv-grid").count() == 2
-    given = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-grid')[0].children].map((s) => s.textContent)")
+    given = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-grid')[0].children]"
+                          ".map((s) => s.textContent)")
     assert given == ["·" if c == "_" else c for c in parse(LATIN).cells]
     assert page.evaluate(SPANS, "dv-bad") == sorted(verdict.cells)  # the answer's grid: one span per position
     assert verdict.rule in inspector(page)
@@ -342,7 +348,8 @@ def test_a_rewritten_token_names_its_old_token_on_hover_and_in_the_inspector(sho
     at(page, step, pos)  # one step before: the old token, no rewrite known yet
     assert page.inner_text(f'#dv-canvas [data-pos="{pos}"]') == old and "rewritten" not in inspector(page)
     zh = show(tr, lang="zh", frame=step + 1, selected=pos)
-    assert f"第 {step + 1} 步改写" in inspector(zh) and "改写" in zh.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
+    assert f"第 {step + 1} 步改写" in inspector(zh)
+    assert "改写" in zh.get_attribute(f'#dv-canvas [data-pos="{pos}"]', "title")
 
 
 @pytest.mark.parametrize("rule", ["rcr", "remdm"])
@@ -353,7 +360,8 @@ def test_the_inspector_lists_a_positions_history_up_to_the_step_on_show(show, re
     history = [e for e in tr.history[pos]]
     for frame in range(len(tr.steps) + 1):
         at(page, frame, pos)
-        items = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-history li')].map((e) => e.textContent)")
+        items = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-history li')]"
+                              ".map((e) => e.textContent)")
         known = [(s, k, tok) for s, k, tok in history if s < frame]
         assert len(items) == len(known), frame  # what was decided by then, nothing later
         for item, (s, k, tok) in zip(items, known):
@@ -421,5 +429,6 @@ def test_a_forks_forced_and_taken_back_tokens_replay_as_the_traces_canvas(show):
     at(page, len(out.steps), vis)
     assert "taken back to [MASK]" in inspector(page)
     figs = page.evaluate("() => ['heatmap', 'order', 'steps'].map((k) => JSON.stringify("
-                         "DV['dv' + k[0].toUpperCase() + k.slice(1) + 'Fig'](window.d, window.OPTIONS.strings.zh)).length)")
+                         "DV['dv' + k[0].toUpperCase() + k.slice(1) + 'Fig']"
+                         "(window.d, window.OPTIONS.strings.zh)).length)")
     assert all(n > 100 for n in figs)

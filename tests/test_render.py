@@ -28,7 +28,8 @@ def trace(model) -> Trace:
 
 def test_facts_are_pure_and_survive_the_json_round_trip(trace):
     copy_ = Trace.from_json(trace.to_json())
-    assert render.facts_html(copy_) == render.facts_html(trace) and render.facts_html(trace, "zh") != render.facts_html(trace)
+    assert render.facts_html(copy_) == render.facts_html(trace)
+    assert render.facts_html(trace, "zh") != render.facts_html(trace)
 
 
 def test_run_facts_match_metrics(trace):

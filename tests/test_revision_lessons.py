@@ -48,7 +48,8 @@ def test_every_rule_is_measured_and_a_rule_that_adds_forwards_gets_a_matched_mon
 
 def test_the_configs_are_the_regime_with_the_rule_on_top():
     cfg = rl.config("threshold", "wino", 3)
-    assert (cfg.schedule, cfg.threshold, cfg.revise, cfg.verify_threshold, cfg.seed) == ("threshold", 0.9, "wino", 0.9, 3)
+    assert ((cfg.schedule, cfg.threshold, cfg.revise, cfg.verify_threshold, cfg.seed)
+            == ("threshold", 0.9, "wino", 0.9, 3))
     k4 = rl.config("k4", "editing", 0)
     assert (k4.schedule, k4.top_k, k4.decay, k4.revise) == ("topk_decay", 4, 1.0, "joint_threshold")
     assert rl.config("k4", "monotone", 0).revise == "none"

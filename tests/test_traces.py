@@ -32,7 +32,8 @@ def test_a_handle_reads_only_in_its_own_session(traces):
     assert read(store, "s2", mine.handle)["state"] == "gone"  # another session: as if it did not exist
     assert read(store, None, mine.handle)["state"] == "gone"  # no session at all
     public = store.publish(traces[1])
-    assert read(store, "anyone", public.handle)["state"] == "done" and read(store, None, public.handle)["state"] == "done"
+    assert read(store, "anyone", public.handle)["state"] == "done"
+    assert read(store, None, public.handle)["state"] == "done"
     assert len(mine.handle) >= 21 and mine.handle != store.add("s1", traces[0]).handle  # 128 random bits, each new
 
 

@@ -138,7 +138,8 @@ def test_events_carry_handles_and_control_values_never_a_trace(built):
              page.cmp_heat_b, page.cmp_steps_a, page.cmp_steps_b, page.inspector]
     assert not [fn for fn in demo.fns.values() if any(h in fn.outputs for h in hosts)]
     views = (page.canvas, page.cmp_canvas_a, page.cmp_canvas_b)
-    for name, (component, event) in {"decode": (page.temperature, "release"), "lesson": (page.lessons["polluted"], "click"),
+    for name, (component, event) in {"decode": (page.temperature, "release"),
+                                     "lesson": (page.lessons["polluted"], "click"),
                                      "language": (page.lang, "change")}.items():
         values = start_values(demo)
         values[page.lang._id] = "zh" if name == "language" else "en"
@@ -173,7 +174,8 @@ def test_every_preset_after_every_other_one_gives_its_own_whole_state(built):
     # test_handlers_play); every other preset, the revision rules' included, runs here.
     # LLaDA 2.2's insert/delete likewise needs a model that writes DELETE and SPLIT (world-indel).
     edits = [name for group in PRESET_GROUPS.values() for name in group
-             if DecodeConfig.preset(name, 64).revise == "joint_threshold" or DecodeConfig.preset(name, 64).indel != "none"]
+             if DecodeConfig.preset(name, 64).revise == "joint_threshold"
+             or DecodeConfig.preset(name, 64).indel != "none"]
     names = [name for group in PRESET_GROUPS.values() for name in group if name not in edits]
     assert len(edits) == 2 and len(names) == sum(map(len, PRESET_GROUPS.values())) - 2
     for first in names:
@@ -200,7 +202,8 @@ def test_an_upload_is_parsed_once_and_never_decodes(built, tmp_path, monkeypatch
     path.write_text(values[page.trace._id].trace.to_json())
     parsed = []
     original = trace_module.Trace.from_json.__func__
-    monkeypatch.setattr(trace_module.Trace, "from_json", classmethod(lambda cls, s: parsed.append(1) or original(cls, s)))
+    monkeypatch.setattr(trace_module.Trace, "from_json",
+                        classmethod(lambda cls, s: parsed.append(1) or original(cls, s)))
     values[page.upload._id] = str(path)
     fire(demo, page.upload, "upload", values)
     assert parsed == [1] and runner.calls == 0

@@ -43,7 +43,8 @@ def read(chunks: list[dict]) -> dict:
         if "steps" in chunk:
             c = chunk["steps"]
             assert c["from"] == len(out["steps"])
-            cols = {k: wire.read_column(c[k]) for k in ("pos", "conf", "arg", "nc", "cand", "cp", "raw", "xc") if k in c}
+            cols = {k: wire.read_column(c[k])
+                    for k in ("pos", "conf", "arg", "nc", "cand", "cp", "raw", "xc") if k in c}
             at = cat = 0
             for i, n in enumerate(c["ns"]):
                 pos = cols["pos"][at:at + n]
@@ -54,8 +55,9 @@ def read(chunks: list[dict]) -> dict:
                     probs.append([m6(v) for v in cols["cp"][cat:cat + k]])
                     cat += k
                 out["steps"].append({
-                    "b": c["b"][i], "k": c["k"][i], "T": c["T"][i], "pos": pos, "conf": [m6(v) for v in cols["conf"][at:at + n]],
-                    "arg": cols["arg"][at:at + n], "cands": cands, "probs": probs, "sel": c["sel"][i], "tok": c["tok"][i],
+                    "b": c["b"][i], "k": c["k"][i], "T": c["T"][i], "pos": pos,
+                    "conf": [m6(v) for v in cols["conf"][at:at + n]], "arg": cols["arg"][at:at + n],
+                    "cands": cands, "probs": probs, "sel": c["sel"][i], "tok": c["tok"][i],
                     "lp": [m6(v) for v in c["lp"][i]], "rm": c.get("rm", [[]] * len(c["k"]))[i],
                     "ed": c.get("ed", [[]] * len(c["k"]))[i],
                     "raw": [m6(v) for v in cols["raw"][at:at + n]] if "raw" in cols else None})
@@ -78,8 +80,10 @@ def check(trace: Trace, got: dict) -> None:
         scored = [p for p in range(len(rec.confidence)) if rec.argmax[p] >= 0 or not math.isnan(rec.confidence[p])]
         assert s["pos"] == scored and (s["b"], s["k"], s["T"]) == (rec.block, rec.k, rec.temperature)
         assert all(same_float(c, rec.confidence[p]) for c, p in zip(s["conf"], scored))
-        assert [text(a) for a in s["arg"]] == [piece(trace, rec.argmax[p]) if rec.argmax[p] >= 0 else None for p in scored]
-        assert [[text(i) for i in row] for row in s["cands"]] == [[piece(trace, i) for i in rec.candidates[p]] for p in scored]
+        assert [text(a) for a in s["arg"]] == [piece(trace, rec.argmax[p]) if rec.argmax[p] >= 0 else None
+                                               for p in scored]
+        assert [[text(i) for i in row] for row in s["cands"]] == [[piece(trace, i) for i in rec.candidates[p]]
+                                                                 for p in scored]
         assert s["probs"] == [rec.candidate_probs[p] for p in scored]  # exact, not rounded further
         assert s["sel"] == rec.selected and [text(i) for i in s["tok"]] == [piece(trace, i) for i in rec.tokens]
         assert s["lp"] == rec.logprobs

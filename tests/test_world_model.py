@@ -100,7 +100,8 @@ def test_the_llada21_preset_runs_on_the_world_model_and_writes_valid_runs(world)
     from dllm_viz import Trace
 
     prompts = [p for p in WORLD_PROMPTS for _ in range(2)]
-    traces = decode(world, prompts, [DecodeConfig.preset("llada21", 48, seed=s) for _ in WORLD_PROMPTS for s in range(2)],
+    traces = decode(world, prompts,
+                    [DecodeConfig.preset("llada21", 48, seed=s) for _ in WORLD_PROMPTS for s in range(2)],
                     record_candidates=0)
     assert correctness(traces)["valid_runs"]["k"] >= 7
     assert Trace.from_json(traces[0].to_json()).to_json() == traces[0].to_json()

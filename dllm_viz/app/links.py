@@ -68,7 +68,8 @@ def parse_link(query: Mapping[str, str]) -> Link:
         try:
             fields = json.loads(query["config"])
         except json.JSONDecodeError as err:
-            raise ValueError(f"link config={short(query['config'])} is invalid: expected a JSON object ({err})") from None
+            raise ValueError(f"link config={short(query['config'])} is invalid: "
+                             f"expected a JSON object ({err})") from None
         if not isinstance(fields, dict):
             raise ValueError(f"link config={short(query['config'])} is invalid: expected a JSON object")
         config = DecodeConfig.from_dict(fields)  # ValueError names the field
@@ -82,4 +83,5 @@ def parse_link(query: Mapping[str, str]) -> Link:
     if lesson is not None and lesson not in LESSONS:
         raise ValueError(f"link lesson={short(lesson)} is invalid: expected one of {' | '.join(LESSONS)}")
     return Link(model=query.get("model") or None, prompt=prompt, config=config, step=_int(query, "step"),
-                pos=_int(query, "pos"), tab=tab, lesson=lesson, cmp_a=query.get("a") or None, cmp_b=query.get("b") or None)
+                pos=_int(query, "pos"), tab=tab, lesson=lesson, cmp_a=query.get("a") or None,
+                cmp_b=query.get("b") or None)

@@ -1,4 +1,4 @@
-"""Confirmations taken back, counted (issue 28 item 7): does a revision rule repair what confirming breaks?
+"""Confirmations taken back, counted: does a revision rule repair what confirming breaks?
 
 On the world model (`dllm_viz.world`), whose checker judges every run, and on its exact oracle
 (`WorldOracle(can_edit=True)`: the perfect model, and the perfect editor of LLaDA 2.1's objective),
@@ -20,7 +20,7 @@ confirm one more mask per token taken back; ReMDM-loop: eta 0.02 once 90% is vis
 (verify 0.9, WINO's shadow block in the step's one forward) and token editing (JointThreshold:
 edit_threshold 0, 16 edit-only steps; only on a model that can edit, `models.base.can_edit`, the row says
 so otherwise).
-- shipped (issue 40): the "as shipped" presets, each the original's own loop, beside our count-based
+- shipped: the "as shipped" presets, each the original's own loop, beside our count-based
   variants (`SHIPPED`): `rcr` (MDPO's RCR: MaskGIT's split, one running confidence over the sequence) and
   `rcr_counted`, `remdm` (ReMDM's sampler: a coin per position by time, then noise removal) and
   `remdm_counted`, `wino` (the shadow block) and `wino_canvases` (a verify pass of its own); the
@@ -71,9 +71,10 @@ SHIPPED: dict[str, str | None] = {"monotone": None, "rcr": "rcr", "rcr_counted":
                                   "remdm_counted": "remdm_counted", "wino": "wino", "wino_canvases": "wino_canvases"}
 LABELS = {"monotone": "monotone", "rcr": "+ RCR (ours, in counts)", "remdm_cap": "+ ReMDM (ours, cap)",
           "remdm_loop": "+ ReMDM-loop (ours)", "wino": "+ WINO", "editing": "+ editing (JointThreshold)"}
-SHIPPED_LABELS = {"monotone": "monotone (fixed steps)", "rcr": "RCR as shipped (MDPO)", "rcr_counted": "RCR in counts (ours)",
-                  "remdm": "ReMDM as shipped", "remdm_counted": "ReMDM in counts (ours)",
-                  "wino": "WINO as shipped (shadow block)", "wino_canvases": "WINO, verify by canvases (ours)"}
+SHIPPED_LABELS = {"monotone": "monotone (fixed steps)", "rcr": "RCR as shipped (MDPO)",
+                  "rcr_counted": "RCR in counts (ours)", "remdm": "ReMDM as shipped",
+                  "remdm_counted": "ReMDM in counts (ours)", "wino": "WINO as shipped (shadow block)",
+                  "wino_canvases": "WINO, verify by canvases (ours)"}
 NFE_SLACK = 0.5  # a rule within this many forwards of the monotone decode needs no matched row
 
 
@@ -141,7 +142,8 @@ def measure_all(decoders: dict[str, tuple[Runner, bool]], prompts: Sequence[str]
     return {"gen_length": GEN_LENGTH, "temperature": TEMPERATURE, "prompts": list(prompts), "seeds": len(seeds),
             "regimes": {k: dict(v) for k, v in REGIMES.items()}, "rules": {k: dict(v) for k, v in RULES.items()},
             "shipped": dict(SHIPPED),
-            "decoders": {name: measure_decoder(run, edit, prompts, seeds, log) for name, (run, edit) in decoders.items()}}
+            "decoders": {name: measure_decoder(run, edit, prompts, seeds, log)
+                         for name, (run, edit) in decoders.items()}}
 
 
 # ----- reading ------------------------------------------------------------------------------------
@@ -184,14 +186,15 @@ def table(data: dict[str, Any], regime: str, header: Sequence[str], names: dict[
     return "\n".join(lines)
 
 
-ENGLISH_HEADER = ("rule", "decoder", "NFE", "valid runs", "broken names", "wrong sums", "taken back / rewritten per run",
-                  "monotone at the same NFE: NFE, valid runs")
+ENGLISH_HEADER = ("rule", "decoder", "NFE", "valid runs", "broken names", "wrong sums",
+                  "taken back / rewritten per run", "monotone at the same NFE: NFE, valid runs")
 
 
 def readme_table(data: dict[str, Any], decoder: str = "model") -> str:
     """The table of docs/revision.md: one row per rule, each regime's NFE and valid runs for `decoder`, and the
     monotone decoder's at the same NFE."""
-    lines = ["| rule | threshold 0.9: NFE, valid runs | monotone, same NFE | k = 4: NFE, valid runs | monotone, same NFE |",
+    lines = ["| rule | threshold 0.9: NFE, valid runs | monotone, same NFE "
+             "| k = 4: NFE, valid runs | monotone, same NFE |",
              "|---|---|---|---|---|"]
     for rule in RULES:
         cells = []

@@ -153,8 +153,8 @@ def measure_all(run: Runner, prompts: Sequence[str] = WORLD_PROMPTS, seeds: Sequ
         measured_pairs[key] = {"title": title, "claim": "A vs B as in the Compare tab",
                                "variants": _run_variants(run, variants, prompts, seeds)}
         log(table(measured_pairs[key]))
-    return {"pairs": measured_pairs, "model": "world", "gen_length": GEN_LENGTH, "prompts": list(prompts), "seeds": len(seeds),
-            "studies": results}
+    return {"pairs": measured_pairs, "model": "world", "gen_length": GEN_LENGTH, "prompts": list(prompts),
+            "seeds": len(seeds), "studies": results}
 
 
 MEANING_RULES = tuple(r for r in RULES if r not in ("grammar", "entity"))  # the rules the last column counts
@@ -174,8 +174,8 @@ def table(result: dict[str, Any], *, head: Sequence[str] = HEAD, claim_line: str
              "| " + " | ".join(head) + " |", "|---|---:|---|---|---|---|"]
     for label, v in result["variants"].items():
         breaking = " / ".join(f"{v['runs_breaking'][r]['rate']:.0%}" for r in MEANING_RULES)
-        lines.append(f"| {label} | {v['steps']:g} | {format_rate(v['valid_runs'])} | {format_rate(v['valid_sentences'])} "
-                     f"| {format_rate(v['broken_entities'])} | {breaking} |")
+        lines.append(f"| {label} | {v['steps']:g} | {format_rate(v['valid_runs'])} "
+                     f"| {format_rate(v['valid_sentences'])} | {format_rate(v['broken_entities'])} | {breaking} |")
     return "\n".join(lines) + "\n"
 
 
@@ -233,7 +233,8 @@ def measure_pairs(pairs: dict[str, tuple[str, dict[str, Any], dict[str, Any]]], 
 
     data = json.loads(out.read_text())
     if data.get("seeds") != seeds:
-        raise ValueError(f"seeds={seeds} is invalid: expected {data.get('seeds')}, the seeds of {out.name}'s other entries")
+        raise ValueError(f"seeds={seeds} is invalid: expected {data.get('seeds')}, "
+                         f"the seeds of {out.name}'s other entries")
     for key, (title, a, b) in pairs.items():
         variants = {"A": _preset(PAIR_PRESET, **a), "B": _preset(PAIR_PRESET, **b)}
         data["pairs"][key] = {"title": title, "claim": "A vs B as in the Compare tab",
@@ -273,8 +274,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=8, help="seeds per prompt (the shipped lessons.json: 8)")
     parser.add_argument("--out", type=Path, default=WORLD_MEASURED_PATH)
     parser.add_argument("--model", default="world",
-                        help="'world' (dllm_viz/assets/world), an exported run folder, or 'oracle' (the language's exact "
-                             "marginals: what a perfect model reaches)")
+                        help="'world' (dllm_viz/assets/world), an exported run folder, or 'oracle' "
+                             "(the language's exact marginals: what a perfect model reaches)")
     args = parser.parse_args(argv)
     measure_and_write(seeds=args.seeds, out=args.out, model_path=args.model)
 

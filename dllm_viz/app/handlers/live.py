@@ -4,8 +4,8 @@
 `StepRecord`s of its first request as the steps happen (the runner's `on_step`), then the traces;
 closing the iterator (the visitor pressed Stop, or left) stops the decode at its next step.
 `on_record`, when given, also receives each record of every request `(index, record)` in the decode's
-own thread, at once, and `on_done` the traces: the page's reader of a decode in progress (`traces.Entry`) sees a step, and the end,
-without waiting for the handler.
+own thread, at once, and `on_done` the traces: the page's reader of a decode in progress (`traces.Entry`) sees a
+step, and the end, without waiting for the handler.
 """
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
         for key, lesson in LESSONS.items():
             c["lessons"][key] = lab(gr.Button(lesson.text("title", lang), size="sm", elem_id=f"dv-lesson-{key}"),
                                     functools.partial(lesson.text, "title"), "value")
-    c["lesson_text"] = gr.Markdown(compare.lesson_text(FIRST_LESSON, lang, model_pick=model_pick), elem_id="dv-lesson-text")
+    c["lesson_text"] = gr.Markdown(compare.lesson_text(FIRST_LESSON, lang, model_pick=model_pick),
+                                   elem_id="dv-lesson-text")
     labels.markdown(functools.partial(small, "compare_note"))
     with gr.Row():
         c["cmp_a"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].a), language="json", label=t("config_a", lang),

@@ -105,7 +105,8 @@ def curve_data(family: str) -> dict[str, Any] | None:
     if fam is None:
         return None
     keep = lambda pts: [{k: p[k] for k in ("value", "tpf", "rate", "lo", "hi")} for p in pts]  # noqa: E731
-    revision = {decoder: {knob: keep(pts) for knob, pts in knobs.items()} for decoder, knobs in (fam.get("revision") or {}).items()}
+    revision = {decoder: {knob: keep(pts) for knob, pts in knobs.items()}
+                for decoder, knobs in (fam.get("revision") or {}).items()}
     return {"model": keep(fam["model"]["threshold"]), "oracle": keep(fam["oracle"]["threshold"]), "revision": revision,
             "aup": [None if refused(fam["aup"][d]["threshold"]) is not None else fam["aup"][d]["threshold"]
                     for d in ("model", "oracle")]}  # None: d3LLM's get_aup refused the curve (`curves.refused`)
@@ -128,7 +129,7 @@ CURVE_LESSON = "why_parallel_breaks"  # the lesson shown under the curve view (a
 
 
 def curve_lesson_md(lang: str) -> str:
-    """The lesson "why parallel decoding breaks" in `lang` (issue 32 item 5): its paragraph on the bound
+    """The lesson "why parallel decoding breaks" in `lang`: its paragraph on the bound
     and the measured rates, then its paragraph on the revision rules' curves; "" when the file has none."""
     lesson = _curve_lessons().get(CURVE_LESSON)
     if lesson is None:

@@ -153,8 +153,8 @@ class Encoder:
         for rec in records:
             conf, arg = rec.confidence, rec.argmax
             scored = [p for p, (c, a) in enumerate(zip(conf, arg)) if a >= 0 or c == c]  # c == c: not NaN
-            for key, value in (("b", rec.block), ("k", rec.k), ("T", rec.temperature), ("fw", 1 if rec.forwards is None else rec.forwards),
-                               ("ns", len(scored))):
+            for key, value in (("b", rec.block), ("k", rec.k), ("T", rec.temperature),
+                               ("fw", 1 if rec.forwards is None else rec.forwards), ("ns", len(scored))):
                 out[key].append(value)
             cols["pos"] += scored
             cols["conf"] += _m6([conf[p] for p in scored])
