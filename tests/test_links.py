@@ -60,6 +60,9 @@ def test_opening_a_link_decodes_it_once_at_its_step_and_position(trace, tmp_path
     runner = CountingRunner()
     pg = Playground(runner, export_dir=tmp_path)
     assert list(pg.play.open_link(query={}, lang="en"))[0].trace is KEEP and runner.calls == []
+    with pytest.raises(ValueError, match="link cmp_step="):  # refused before anything decodes
+        list(pg.play.open_link(query=query_of(trace, tab="compare", cmp_step=-1), lang="en"))
+    assert runner.calls == []
     *live, final = pg.play.open_link(query=query_of(trace, step=2, pos=5), lang="en")
     assert len(runner.calls) == 1
     assert final.trace.trace.token_ids == trace.token_ids and final.trace.trace.order == trace.order
