@@ -204,7 +204,7 @@ STRINGS: dict[str, str] = {
     "f_valid": "valid sentences (of the finished ones)", "f_answer": "answer (task checker)",
     # ----- checker, live canvas, notes --------------------
     "legend_bad": "the world checker rejects it (hover: which rule)",
-    "legend_diff": "differs from the other side's token",
+    "legend_diff": "differs from the other side's token at the step on show",
     "insp_note_sampled_raw": ("This run's schedule ranks by the raw probability of the token drawn (raw p(sampled "
         "token)): the number is raw; only which token it belongs to was drawn at the temperature."),
     "insp_checker": "checker: **{rule}** broken: {msg} (`{text}`)",

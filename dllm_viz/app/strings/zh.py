@@ -152,7 +152,7 @@ STRINGS: dict[str, str] = {
     "f_verify_canvases_fallback": "验证计算的画布数（该模型不接受影子块）",
     "f_drift": "置信度的最大缓存偏差", "f_drift_steps": "精确前向会改变的缓存步", "f_valid": "有效句子（已写完的句子中）", "f_answer": "答案（任务检查器）",
     # ----- checker, live canvas, notes --------------------
-    "legend_bad": "世界语言检查器判为错误（悬停可见违反的规则）", "legend_diff": "与另一边的词不同",
+    "legend_bad": "世界语言检查器判为错误（悬停可见违反的规则）", "legend_diff": "与另一边在当前步的词不同",
     "insp_note_sampled_raw": "本次运行的调度按抽中词的原始概率排序（抽中词的原始概率）：这个数是原始的，只有它属于哪个词是按温度抽出来的。",
     "insp_checker": "检查器：违反**{rule}**规则（`{text}`）",
     "rule_grammar": "语法", "rule_entity": "实体", "rule_agreement": "一致", "rule_sum": "求和",
