@@ -275,10 +275,10 @@ function openLinkedView() {
   const q = new URLSearchParams(location.search);
   dv.opening = false;
   if (q.get("tab") !== "compare") return;
-  if (q.get("cmp_step")) dv.cmpStep = Number(q.get("cmp_step"));  // showPair's first frame (links.py checked it)
   const tab = document.getElementById("dv-tab-compare-button");
   if (tab) tab.click();
   const id = q.get("lesson") ? "dv-lesson-" + q.get("lesson") : (q.get("a") || q.get("b")) ? "dv-compare-run" : null;
+  if (id && q.get("cmp_step")) dv.cmpStep = Number(q.get("cmp_step"));  // showPair's first frame (links.py checked it)
   if (id) pressWhenShown(id);
 }
 

@@ -14,21 +14,18 @@ function dvPairCanvases(da, db, f) {
   return [at(da), at(db)];
 }
 
+// The positions where two canvases (dvPairCanvases) differ.
+const dvDiffer = (a, b) => a.map((_, p) => p).filter((p) => p < b.length && a[p] !== b[p]);
+
 // The positions whose token differs between A and B at frame f.
 function dvPairDiff(da, db, f) {
-  const [a, b] = dvPairCanvases(da, db, f), out = [];
-  for (let p = 0; p < Math.min(a.length, b.length); p++) if (a[p] !== b[p]) out.push(p);
-  return out;
+  return dvDiffer(...dvPairCanvases(da, db, f));
 }
 
 // The marks at frame f: position -> its hover text (both sides' tokens there), in language `t`.
 function dvPairMarks(da, db, f, t) {
-  const [a, b] = dvPairCanvases(da, db, f), marks = new Map();
-  const shown = (x) => (x === null ? t.side_masked : dvRepr(x));
-  for (let p = 0; p < Math.min(a.length, b.length); p++) {
-    if (a[p] !== b[p]) marks.set(p, dvFill(t.side_tip_step, {f, a: shown(a[p]), b: shown(b[p])}));
-  }
-  return marks;
+  const [a, b] = dvPairCanvases(da, db, f), shown = (x) => (x === null ? t.side_masked : dvRepr(x));
+  return new Map(dvDiffer(a, b).map((p) => [p, dvFill(t.side_tip_step, {f, a: shown(a[p]), b: shown(b[p])})]));
 }
 
 function dvPair(host, options) {
