@@ -570,21 +570,35 @@ def test_a_copied_link_reopens_the_same_trace_and_view(page, url, served):
         other.close()
 
 
-def test_a_link_of_a_lesson_reopens_it(page, served):
+# The step of Compare's player and of its two side canvases.
+PAIR_AT = """() => ['#dv-cmp-player .dv-pair', '#dv-cmp-canvas-a .dv-canvas', '#dv-cmp-canvas-b .dv-canvas']
+  .map((sel) => { const el = document.querySelector(sel); return el ? el.dataset.frame || null : null; })"""
+
+
+def test_a_link_of_a_lesson_reopens_it_at_its_step(page, served):
     wait_played_out(page)
     page.get_by_role("tab", name="Compare").click()
     page.locator("#dv-lesson-rng").click()
     page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.startsWith('Steps:')",
                            timeout=TIMEOUT_MS)  # the summary itself, not a progress note in its place
     summary = page.locator("#dv-cmp-summary").inner_text()
+    # Compare in step: one player moves both sides; the link carries its step (cmp_step) and reopens there.
+    page.wait_for_selector("#dv-cmp-player .dv-first", timeout=TIMEOUT_MS)
+    page.locator("#dv-cmp-player .dv-first").click()
+    page.locator("#dv-cmp-player .dv-next").click()
+    page.locator("#dv-cmp-player .dv-next").click()
+    assert page.evaluate(PAIR_AT) == ["2", "2", "2"]
+    marked = page.evaluate("() => document.querySelector('#dv-cmp-player .dv-pair').dataset.marked")
     page.locator("#dv-link-box button.dv-link").click()
     link = page.evaluate("() => window.__dv.lastLink")
-    assert "tab=compare" in link and "lesson=rng" in link
+    assert "tab=compare" in link and "lesson=rng" in link and "cmp_step=2" in link
     other = new_page(page.context.browser, link)  # a new tab
     try:
         other.wait_for_function("(s) => document.querySelector('#dv-cmp-summary').innerText === s", arg=summary,
                                 timeout=TIMEOUT_MS)
         assert other.locator("#dv-lesson-text").is_visible()  # the Compare tab is the one on show
+        other.wait_for_function(f"() => ({PAIR_AT})().join() === '2,2,2'", timeout=TIMEOUT_MS)
+        assert other.evaluate("() => document.querySelector('#dv-cmp-player .dv-pair').dataset.marked") == marked
         assert other.errors == []
     finally:
         other.close()

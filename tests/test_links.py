@@ -34,11 +34,22 @@ def test_a_link_holds_the_config_in_short_and_reads_back_the_same(trace):
     assert parse_link({}).config is None  # no link: nothing to open
 
 
+def test_a_compare_link_carries_the_step_both_sides_show(trace):
+    # page.js's copyLink writes cmp_step (the pair player's frame) beside the lesson; reading it back gives it.
+    link = parse_link(query_of(trace, tab="compare", lesson="rng", cmp_step=4))
+    assert (link.tab, link.lesson, link.cmp_step) == ("compare", "rng", 4)
+    assert parse_link(query_of(trace, tab="compare", lesson="rng")).cmp_step is None  # none: both at their ends
+    assert parse_link(query_of(trace, tab="compare", cmp_step=0)).cmp_step == 0
+
+
 @pytest.mark.parametrize(("query", "named"), [
     ({"config": "{oops"}, "link config="), ({"config": "[1]"}, "link config="),
     ({"config": '{"temperature": "hot"}'}, "temperature="), ({"config": "{}", "step": "-1"}, "link step="),
     ({"config": "{}", "pos": "x"}, "link pos="), ({"config": "{}", "tab": "sweep"}, "link tab="),
     ({"config": "{}", "lesson": "nope"}, "link lesson="), ({"config": "{}", "prompt": "x" * 5000}, "link prompt"),
+    ({"tab": "compare", "cmp_step": "-2"}, "link cmp_step='-2' is invalid: expected an integer >= 0"),
+    ({"tab": "compare", "cmp_step": "two"}, "link cmp_step='two' is invalid: expected an integer >= 0"),
+    ({"tab": "compare", "cmp_step": "1.5"}, "link cmp_step="), ({"cmp_step": "3"}, "link cmp_step=3 .*tab=compare"),
 ])
 def test_a_malformed_link_names_its_parameter(query, named):
     with pytest.raises(ValueError, match=named):
@@ -49,6 +60,9 @@ def test_opening_a_link_decodes_it_once_at_its_step_and_position(trace, tmp_path
     runner = CountingRunner()
     pg = Playground(runner, export_dir=tmp_path)
     assert list(pg.play.open_link(query={}, lang="en"))[0].trace is KEEP and runner.calls == []
+    with pytest.raises(ValueError, match="link cmp_step="):  # refused before anything decodes
+        list(pg.play.open_link(query=query_of(trace, tab="compare", cmp_step=-1), lang="en"))
+    assert runner.calls == []
     *live, final = pg.play.open_link(query=query_of(trace, step=2, pos=5), lang="en")
     assert len(runner.calls) == 1
     assert final.trace.trace.token_ids == trace.token_ids and final.trace.trace.order == trace.order

@@ -2,9 +2,10 @@
 
 A link names what decides a trace (model, prompt, the decode settings: decoding is deterministic,
 so the same model gives the same trace) and where the visitor was looking (the step on show, the
-selected position, the tab, the Compare lesson or configs):
+selected position, the tab, the Compare lesson or configs, and the step both Compare sides show):
 
     ?model=austen-mdlm&prompt=Elizabeth&config={"gen_length":64,"seed":3}&step=4&pos=17&tab=compare&lesson=polluted
+     &cmp_step=5
 
 `link_fields(trace)` is what the page needs to write one (the trace's last chunk carries it: views/wire.py; page.js
 adds the cursor, the tab and the lesson, and copies it); `parse_link(query)` reads one back, and
@@ -47,6 +48,7 @@ class Link:
     lesson: str | None
     cmp_a: str | None  # Compare configs (JSON), when no lesson names them
     cmp_b: str | None
+    cmp_step: int | None = None  # the step both Compare sides show (None: their ends; past a side's end: its end)
 
 
 def _int(query: Mapping[str, str], name: str) -> int | None:
@@ -82,6 +84,9 @@ def parse_link(query: Mapping[str, str]) -> Link:
     lesson = query.get("lesson") or None
     if lesson is not None and lesson not in LESSONS:
         raise ValueError(f"link lesson={short(lesson)} is invalid: expected one of {' | '.join(LESSONS)}")
+    cmp_step = _int(query, "cmp_step")
+    if cmp_step is not None and tab != "compare":
+        raise ValueError(f"link cmp_step={cmp_step} is invalid: a step of the Compare tab, expected tab=compare")
     return Link(model=query.get("model") or None, prompt=prompt, config=config, step=_int(query, "step"),
                 pos=_int(query, "pos"), tab=tab, lesson=lesson, cmp_a=query.get("a") or None,
-                cmp_b=query.get("b") or None)
+                cmp_b=query.get("b") or None, cmp_step=cmp_step)

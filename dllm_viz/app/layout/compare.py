@@ -50,6 +50,7 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
         c["compare_run"] = lab(gr.Button(t("compare_run", lang), variant="primary", scale=1, elem_id="dv-compare-run"),
                                "compare_run", "value")
     c["cmp_summary"] = gr.Markdown("", elem_id="dv-cmp-summary")
+    c["cmp_player"] = gr.HTML(render.pair_template(), js_on_load=None, elem_id="dv-cmp-player")
     with gr.Row():
         for side in ("a", "b"):
             c[f"cmp_canvas_{side}"] = gr.HTML(None, html_template=render.side_template(),

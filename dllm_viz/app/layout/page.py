@@ -119,6 +119,7 @@ class Page:
     neighbours: gr.Slider
     compare_run: gr.Button
     cmp_summary: gr.Markdown
+    cmp_player: gr.HTML  # one player over both sides, drawn by the page once both are done (web/pair.js)
     cmp_canvas_a: gr.HTML  # a side's trace by handle; the page draws its canvas and the pair's figures
     cmp_canvas_b: gr.HTML
     cmp_orders: gr.HTML

@@ -204,7 +204,7 @@ STRINGS: dict[str, str] = {
     "f_valid": "valid sentences (of the finished ones)", "f_answer": "answer (task checker)",
     # ----- checker, live canvas, notes --------------------
     "legend_bad": "the world checker rejects it (hover: which rule)",
-    "legend_diff": "differs from the other side's token",
+    "legend_diff": "differs from the other side's token at the step on show",
     "insp_note_sampled_raw": ("This run's schedule ranks by the raw probability of the token drawn (raw p(sampled "
         "token)): the number is raw; only which token it belongs to was drawn at the temperature."),
     "insp_checker": "checker: **{rule}** broken: {msg} (`{text}`)",
@@ -218,12 +218,12 @@ STRINGS: dict[str, str] = {
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "One-click lessons",
     "compare_note": ("Both sides decode the Playground's prompt with its seed and gen length, in one batch. "
-        "Positions whose final token differs are underlined in red."),
+        "One player moves both to the same step; positions whose token differs there are underlined in red."),
     "config_a": "Config A (JSON: DecodeConfig fields over the balanced preset)", "config_b": "Config B",
-    "compare_run": "Compare",
-    "side_a": "A", "side_b": "B",
-    "look_for": "What to look for",
-    "measured": "What we measured on `{model}`",
+    "compare_run": "Compare", "side_a": "A", "side_b": "B", "side_masked": "a mask",
+    "side_tip_step": "differs at step {f}: A shows {a}, B shows {b}",
+    "side_step_of": "both at step {f} of {n} · {k} positions differ",
+    "look_for": "What to look for", "measured": "What we measured on `{model}`",
     "diverge_none": "The two runs confirmed the same positions at every step.",
     "diverge_at": ("The orders agree for {a} step(s) and diverge at step {s}; {n} of {g} positions were confirmed at "
         "a different step, and {t} positions hold a different token."),

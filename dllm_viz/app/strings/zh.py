@@ -152,7 +152,7 @@ STRINGS: dict[str, str] = {
     "f_verify_canvases_fallback": "验证计算的画布数（该模型不接受影子块）",
     "f_drift": "置信度的最大缓存偏差", "f_drift_steps": "精确前向会改变的缓存步", "f_valid": "有效句子（已写完的句子中）", "f_answer": "答案（任务检查器）",
     # ----- checker, live canvas, notes --------------------
-    "legend_bad": "世界语言检查器判为错误（悬停可见违反的规则）", "legend_diff": "与另一边的词不同",
+    "legend_bad": "世界语言检查器判为错误（悬停可见违反的规则）", "legend_diff": "与另一边在当前步的词不同",
     "insp_note_sampled_raw": "本次运行的调度按抽中词的原始概率排序（抽中词的原始概率）：这个数是原始的，只有它属于哪个词是按温度抽出来的。",
     "insp_checker": "检查器：违反**{rule}**规则（`{text}`）",
     "rule_grammar": "语法", "rule_entity": "实体", "rule_agreement": "一致", "rule_sum": "求和",
@@ -164,10 +164,11 @@ STRINGS: dict[str, str] = {
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "一键对比",
-    "compare_note": "两边都用演练场的提示词、随机种子和生成长度，在同一批里解码。最终词不同的位置用红色波浪线标出。",
+    "compare_note": "两边都用演练场的提示词、随机种子和生成长度，在同一批里解码。同一个播放器让两边停在同一步；该步词不同的位置用红色波浪线标出。",
     "config_a": "配置 A（JSON：覆盖均衡预设的 DecodeConfig 字段）", "config_b": "配置 B",
     "compare_run": "对比",
-    "side_a": "A", "side_b": "B",
+    "side_a": "A", "side_b": "B", "side_masked": "掩码",
+    "side_tip_step": "第 {f} 步时不同：A 为 {a}，B 为 {b}", "side_step_of": "两边都在第 {f} / {n} 步 · {k} 处不同",
     "look_for": "看什么",
     "measured": "在 `{model}` 上实测",
     "diverge_none": "两次运行每一步确认的位置完全相同。",

@@ -127,7 +127,9 @@ PAGE_CSS = f"""
 .dv-mask {{ background: {PALETTE['mask_bg']}; border: 1px dashed {PALETTE['mask_border']};
   color: {PALETTE['ghost']}; opacity: 0.75; font-style: italic; border-radius: 4px; padding: 1px 0;
   cursor: pointer; }}
-.dv-diff {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
+/* Compare: a token that differs from the other side's at the end (dv-diff), at the step on show (dv-diff-step) */
+.dv-diff, .dv-diff-step {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
+.dv-pair {{ margin: 4px 0 2px; }}
 .dv-bad {{ box-shadow: inset 0 -3px 0 {PALETTE['diverge']}; }}
 /* a revised trace (issue 28): a rewritten token, a token taken back at the shown step (the heatmap's marks) */
 .dv-edited {{ text-decoration: underline double {PALETTE['edit']}; }}

@@ -80,6 +80,11 @@ def side_template() -> str:
     return '<div class="dv-side-box"></div>'
 
 
+def pair_template() -> str:
+    """Where the page draws the player that moves both Compare sides in step (web/pair.js)."""
+    return '<div class="dv-pair"></div>'
+
+
 def script_html(src: str) -> str:
     """A script the page loads from the app itself (plotly.js: `web.plotly_head`)."""
     return f'<script src="{html.escape(src)}"></script>'

@@ -26,8 +26,9 @@ from dllm_viz.core.analysis import P_FLOOR
 
 WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (package data)
 # One job each, in order: the trace from its chunks, the canvas, the inspector, the figures' specs, the
-# player and its linked views; then the page's own: the walkthrough, and the glue to Gradio.
-RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "views.js")
+# player and its linked views, Compare's pair in step; then the page's own: the walkthrough, and the glue to
+# Gradio.
+RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "views.js", "pair.js")
 PAGE_FILES = (*RENDERER_FILES, "tour.js", "page.js")
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 

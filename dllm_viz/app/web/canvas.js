@@ -81,13 +81,15 @@ function dvEventsBefore(d, p, f) {
 }
 
 // Draw the canvas `root` at frame `f` with position `sel` selected (-1: none). Returns the number
-// of tokens confirmed at that frame's step (outlined).
-function paintCanvas(root, d, f, sel) {
-  if (d.rn) return paintRenoise(root, d, f, sel);
+// of tokens confirmed at that frame's step (outlined). `marks` (a Compare side in step, pair.js): a Map of
+// the positions that differ from the other side at this frame to their hover text; without it, the
+// positions of `d.diff` (those that differ at the end) are underlined.
+function paintCanvas(root, d, f, sel, marks) {
+  if (d.rn) return paintRenoise(root, d, f, sel, marks);
   const spans = dvSpans(root, d), live = !!d.live;
   const g = live ? d.n - 1 : f;  // the guesses shown at masked positions: the next forward pass's
   const ghost = g >= 0 && g < d.n ? d.guess[g] : null, ghostConf = g >= 0 && g < d.n ? d.gconf[g] : null;
-  const diff = new Set(d.diff || []);
+  const diff = new Set(marks ? [] : d.diff || []);
   let fresh = 0;
   for (let p = 0; p < d.G; p++) {
     const span = spans[p], st = dvState(d, p, f);
@@ -116,6 +118,7 @@ function paintCanvas(root, d, f, sel) {
     const mv = dvMoveAt(d, p, f);
     if (mv) { cls += mv.cls; title += "\n" + mv.title; }
     if (diff.has(p)) cls += " dv-diff";
+    if (marks && marks.has(p)) { cls += " dv-diff-step"; title += "\n" + marks.get(p); }
     if (p === sel) cls += " dv-sel";
     if (span.className !== cls) span.className = cls;
     if (span.textContent !== text) span.textContent = text;
@@ -150,7 +153,7 @@ function dvMoveAt(d, p, f) {
 // A renoising trace's canvas at frame f (what step f + 1 reads; the last frame is the output): each position
 // noise, an accepted proposal, final or not begun (trace.js `dvRenoiseFrame`), a renoised position marked with
 // the accepted token it lost, the entropy the step before ranked it by on hover. Steps are 1-based here.
-function paintRenoise(root, d, f, sel) {
+function paintRenoise(root, d, f, sel, marks) {
   const spans = dvSpans(root, d), fr = dvRenoiseFrame(d, f), t = d.t;
   let fresh = 0;
   for (let p = 0; p < d.G; p++) {
@@ -163,6 +166,7 @@ function paintRenoise(root, d, f, sel) {
     if (fr.lost[p] >= 0) title += "\n" + dvFill(t.rn_tip_lost, {s: f, old: dvRepr(d.pieces[fr.lost[p]])});
     if (!Number.isNaN(fr.ent[p])) title += "\n" + dvFill(t.rn_tip_entropy, {s: f, h: dvFmt3(fr.ent[p])});
     if (d.end >= 0 && p >= d.end && state === "final") cls += " dv-pad";
+    if (marks && marks.has(p)) { cls += " dv-diff-step"; title += "\n" + marks.get(p); }
     if (span.className !== cls) span.className = cls;
     if (span.textContent !== tok) span.textContent = tok;
     if (span.title !== title) span.title = title;
@@ -213,7 +217,7 @@ function keepInView(root, d, f, sel) {
 // ----- the player's own markup ----------------------------------------------------------------------
 // Buttons, scrubber and speed (a player), or the progress bar and Stop (a decode in progress), then the
 // status line, the text and the key, written in the page's language `t` (app/strings/).
-function dvControlsHtml(t, theme, n, f) {
+function dvControlsHtml(t, theme, n, f, opts = {tour: true}) {
   const b = (cls, label, key) => `<button type="button" class="${cls}" title="${dvEscape(t[key])}" aria-label="${dvEscape(t[key])}">${label}</button>`;
   const speeds = theme.speeds.map((s) => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}×</option>`).join("");
   return '<div class="dv-controls">' + b("dv-first", "«", "ctl_first") + b("dv-prev", "◀", "ctl_prev") +
@@ -221,7 +225,7 @@ function dvControlsHtml(t, theme, n, f) {
     b("dv-last", "»", "ctl_last") +
     `<input type="range" class="dv-scrub" min="0" max="${n}" step="1" value="${f}" aria-label="${dvEscape(t.frame)}">` +
     `<select class="dv-speed" title="${dvEscape(t.ctl_speed)}">${speeds}</select>` +
-    b("dv-tour-start", dvEscape(t.tour_button), "tour_start") + "</div>";
+    (opts.tour ? b("dv-tour-start", dvEscape(t.tour_button), "tour_start") : "") + "</div>";
 }
 
 function dvLiveControlsHtml(t) {

@@ -165,6 +165,7 @@ function showSide(el, value, side) {
   const lang = value.lang || dv.lang, t = options.strings[lang], entry = dvRead(value.ref);
   if (el.__dvRef !== value.ref) {
     el.__dvRef = value.ref;
+    if (dv.pair) dvPairClear(dv.pair);  // a new compare: the player comes back once both sides are done
     box.innerHTML = `<span class="dv-side dv-side-${side}">${dvEscape(t["side_" + side])}</span><div class="dv-canvas dv-static"></div>`;
   }
   const paint = () => {
@@ -173,7 +174,9 @@ function showSide(el, value, side) {
     d.live = entry.state === "live";
     d.diff = (el.__dvValue && el.__dvValue.diff) || [];
     if (!d.live) root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
-    dvShowStatic(root, d, t, dv.theme, side === "a");
+    const pair = dv.pair && dv.pair.data;
+    if (pair && (pair.a === d || pair.b === d)) dv.pair.render();  // in step with the other side
+    else dvShowStatic(root, d, t, dv.theme, side === "a");
     const busy = document.getElementById("dv-cmp-canvas-" + side);  // its steps show: no longer a busy look
     if (busy) busy.classList.remove("dv-busy");
   };
@@ -183,13 +186,29 @@ function showSide(el, value, side) {
     paint();
     performance.mark("dv-side-" + side);
     drawCompareFigures(lang);
+    showPair(lang);
   });
+}
+
+// Both sides done: one player moves them in step (pair.js), at the step a link asked for (`cmp_step`) the
+// first time, else where it was for the same pair, else at the end.
+function showPair(lang) {
+  const els = ["a", "b"].map((side) => document.querySelector(`[data-dv-side="${side}"]`));
+  if (els.some((el) => !el || !el.__dvRef)) return;
+  const entries = els.map((el) => dv.traces.get(el.__dvRef)), host = byId("dv-cmp-player", ".dv-pair");
+  if (!host || entries.some((e) => !e || e.state !== "done")) return;
+  if (!dv.pair || dv.pair.hosts.canvas !== host) dv.pair = dvPair(host, options);
+  const roots = els.map((el) => el.querySelector(".dv-side-box .dv-canvas"));
+  const at = dv.cmpStep === null || dv.cmpStep === undefined ? {} : {frame: dv.cmpStep};
+  dv.cmpStep = null;
+  dvPairShow(dv.pair, {a: entries[0].d, b: entries[1].d, roots}, at, lang);
 }
 
 function clearCompareFigures(side) {
   const ids = side === "a" ? ["dv-cmp-orders", "dv-cmp-heat-a", "dv-cmp-steps-a"] : ["dv-cmp-heat-b", "dv-cmp-steps-b"];
   ids.forEach((id) => { const h = fig(id); if (h) h.replaceChildren(); });
   dv.compared = dv.comparedAll = null;
+  if (dv.pair) dvPairClear(dv.pair);
 }
 
 // The pair's figures: the heatmaps once both sides are done, the rest once the pair's summary came.
@@ -219,7 +238,7 @@ function drawCompareFigures(lang) {
 
 // ----- links that reopen this view (links.py) ------------------------------------------------------
 // A link holds what decides the trace on show (model, prompt, settings: its `link` data) and where
-// the visitor is looking: the step, the selected position, the tab, the Compare lesson or configs.
+// the visitor is looking: the step, the selected position, the tab, the Compare lesson or configs and step.
 function compareShown() {
   const tab = document.getElementById("dv-tab-compare-button");
   return !!tab && tab.getAttribute("aria-selected") === "true";
@@ -237,6 +256,7 @@ function linkUrl() {
     q.set("tab", "compare");
     if (dv.lesson) q.set("lesson", dv.lesson);
     else if (dv.comparedConfigs) { q.set("a", dv.comparedConfigs[0]); q.set("b", dv.comparedConfigs[1]); }
+    if (dv.pair && dv.pair.data) q.set("cmp_step", String(dv.pair.frame));  // the step both sides are on
   }
   return location.origin + location.pathname + "?" + q.toString();
 }
@@ -258,6 +278,7 @@ function openLinkedView() {
   const tab = document.getElementById("dv-tab-compare-button");
   if (tab) tab.click();
   const id = q.get("lesson") ? "dv-lesson-" + q.get("lesson") : (q.get("a") || q.get("b")) ? "dv-compare-run" : null;
+  if (id && q.get("cmp_step")) dv.cmpStep = Number(q.get("cmp_step"));  // showPair's first frame (links.py checked it)
   if (id) pressWhenShown(id);
 }
 

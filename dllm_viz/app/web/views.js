@@ -147,15 +147,7 @@ function dvShow(v, d, at = {}) {
 // The player's controls (made anew with the canvas's markup).
 function dvWire(v) {
   const root = v.hosts.canvas, q = (sel) => root.querySelector(sel);
-  const speed = q(".dv-speed");
-  speed.value = String(v.speed);
-  speed.onchange = () => { v.speed = Number(speed.value); if (v.playing) dvPlay(v); };
-  q(".dv-play").onclick = () => { if (v.playing) v.stop(); else dvPlay(v); };
-  q(".dv-first").onclick = () => v.seek(0);
-  q(".dv-prev").onclick = () => v.seek(v.frame - 1);
-  q(".dv-next").onclick = () => v.seek(v.frame + 1);
-  q(".dv-last").onclick = () => v.seek(v.data.n);
-  q(".dv-scrub").oninput = (e) => v.seek(Number(e.target.value));
+  dvWireControls(v);
   q(".dv-text").onclick = (e) => { const tok = e.target.closest("[data-pos]"); if (tok) v.select(null, Number(tok.dataset.pos)); };
   q(".dv-text").onmouseover = (e) => {
     const tok = e.target.closest("[data-pos]"), p = tok ? Number(tok.dataset.pos) : -1;
@@ -166,6 +158,21 @@ function dvWire(v) {
   };
   const tour = q(".dv-tour-start");
   if (tour) tour.onclick = () => v.options.onTour && v.options.onTour();
+}
+
+// The buttons, scrubber and speed of dvControlsHtml in `v.hosts.canvas`, driving any player `v` (one with
+// frame, speed, playing, data.n, seek, stop, render: a dvView, or Compare's pair: pair.js).
+function dvWireControls(v) {
+  const q = (sel) => v.hosts.canvas.querySelector(sel);
+  const speed = q(".dv-speed");
+  speed.value = String(v.speed);
+  speed.onchange = () => { v.speed = Number(speed.value); if (v.playing) dvPlay(v); };
+  q(".dv-play").onclick = () => { if (v.playing) v.stop(); else dvPlay(v); };
+  q(".dv-first").onclick = () => v.seek(0);
+  q(".dv-prev").onclick = () => v.seek(v.frame - 1);
+  q(".dv-next").onclick = () => v.seek(v.frame + 1);
+  q(".dv-last").onclick = () => v.seek(v.data.n);
+  q(".dv-scrub").oninput = (e) => v.seek(Number(e.target.value));
 }
 
 function dvStop(v) {
@@ -182,12 +189,12 @@ function dvPlay(v) {
   v.playing = true;
   const ms = Math.max(20, v.theme.frameMs / v.speed);
   v.timer = setInterval(() => {
-    if (!v.hosts.canvas.isConnected || v.frame >= v.data.n) { dvStop(v); dvRender(v); return; }
+    if (!v.hosts.canvas.isConnected || v.frame >= v.data.n) { dvStop(v); v.render(); return; }
     v.frame += 1;
     if (v.frame >= v.data.n) dvStop(v);
-    dvRender(v);
+    v.render();
   }, ms);
-  dvRender(v);
+  v.render();
 }
 
 // Everything that follows the cursor: the canvas, the scrubber, the inspector, the figures' overlays.
@@ -321,13 +328,15 @@ function dvCellAt(v, x, y) {
   return null;
 }
 
-// A finished Compare side: its canvas at the end, its differences underlined (`diff`).
-function dvShowStatic(root, d, t, theme, key) {
+// A Compare side: its canvas at frame `at.frame` (null: the end), with the positions that differ from the
+// other side there marked (`at.marks`: pair.js), else its differences at the end underlined (`diff`).
+function dvShowStatic(root, d, t, theme, key, at = {}) {
   d.t = t;
   if (root.__dvFor !== d || root.__dvLang !== t) {
     root.className = "dv-canvas dv-static";
     root.innerHTML = dvCanvasHtml("static", d, t, theme, key);
     root.__dvLang = t;
   }
-  paintCanvas(root, d, d.n, -1);
+  const f = at.frame === null || at.frame === undefined ? d.n : Math.max(0, Math.min(d.n, at.frame));
+  paintCanvas(root, d, f, -1, at.marks);
 }
