@@ -54,7 +54,7 @@ def test_an_as_shipped_rules_banner_links_its_own_lesson(pg, name):
     # on this prompt, and the banner sends to that rule's lesson, not the polluted-confidence one.
     settings = config_to_settings(DecodeConfig.preset(name, 16))
     out = pg.play.decode(prompt="the ", lang="en", **settings)
-    assert "alone it changes nothing here" in out.banner
+    assert "decodes exactly what the article's rule does" in out.banner and "Teaching switch" not in out.banner
     assert f"](#dv-open-lesson-shipped_{name})" in out.banner and "polluted" not in out.banner
     tempered = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled_raw", sample_scope="all",
                                                                   temperature=0.0))
@@ -63,15 +63,15 @@ def test_an_as_shipped_rules_banner_links_its_own_lesson(pg, name):
 
 def test_sampled_confidence_is_never_decoded_with_selected_sampling(pg, runner):
     out = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled", sample_scope="selected"))
-    assert out.sample_scope == "all" and out.trace.config.sample_scope == "all"
+    assert out.knobs.sample_scope == "all" and out.trace.config.sample_scope == "all"
     assert "sample at” was set to all" in out.banner
     assert runner.calls[0][1][0].sample_scope == "all"
 
 
 def test_a_failed_decode_reverts_the_widgets_to_the_trace_on_show(pg):
     shown = pg.play.decode(prompt="the ", lang="en", **widgets(temperature=0.7)).trace
-    with pytest.raises(ValueError, match="block_length=16"):
-        pg.play.decode(prompt="x", lang="en", **widgets(block_length=16))
+    with pytest.raises(ValueError, match="temperature=nan"):
+        pg.play.decode(prompt="x", lang="en", **widgets(temperature=float("nan")))
     back = pg.play.revert(trace=shown)
     assert back.temperature == 0.7 and back.block_length == 0
     assert all(getattr(pg.play.revert(trace=None), k) is KEEP for k in KNOBS)
@@ -261,7 +261,7 @@ def test_a_revision_preset_decodes_as_shipped_and_the_banner_cites_its_source(pg
     m = out.trace.metrics
     assert f"{m['remasked']} tokens taken back to [MASK] and {m['edited']} rewritten, in {m['steps']} steps" in out.banner
     zh = pg.play.decode(prompt="the cat ", lang="zh", **widgets(**knobs))
-    assert "依照" in zh.banner and "被撤回" in zh.banner
+    assert "最弱的被重新掩码" in zh.banner and "被撤回" in zh.banner
     plain = pg.play.decode(prompt="the cat ", lang="en", **widgets())
     assert plain.banner == ""  # no rule, no preset as shipped: nothing to say
 

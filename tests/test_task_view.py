@@ -74,7 +74,7 @@ def test_the_marker_follows_the_threshold_along_each_curve():
     fig = figures.task_curve(CURVES, "shuffle", 0.7, lang="zh")
     markers = [d for d in fig.data if d.mode == "markers"]
     assert [(m.x[0], round(m.y[0], 6)) for m in markers] == [(1.5, 70.0), (1.25, 80.0)]
-    assert t("fig_task_curve", "zh") in fig.layout.title.text and "AUP 90 / 100" in fig.layout.title.text
+    assert t("fig_task_curve", "zh") in fig.layout.title.text and t("fig_task_aup", "zh", m="90", o="100") in fig.layout.title.text
     empty = figures.task_curve(CURVES, None, 0.9)
     assert not empty.data and t("task_curve_none", "en") == empty.layout.annotations[0].text
 

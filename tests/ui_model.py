@@ -70,6 +70,9 @@ def free_port() -> int:
 def launch_tiny_demo(tmp_dir: str):
     """Serve the playground around the tiny model in this process; returns (demo, url). Close with demo.close().
 
+    The picker also holds a second tiny model and the shipped world model (the scenes, the ranges
+    and the Sweep of a checkable model are the world model's).
+
     `demo.decode_calls` lists the batch size of every call to the model, so a test can count decodes;
     `demo.decode_steps` the step of every record the decodes made (a stopped decode makes fewer);
     `demo.hold[0] = s` with `demo.gate` cleared makes each decode wait after its step s until the gate
@@ -98,14 +101,21 @@ def launch_tiny_demo(tmp_dir: str):
             return decode(model, prompts, configs, on_step=hook, record_candidates=record_candidates)
         return run
 
+    from dllm_viz import load_model
+    from dllm_viz.app.serve import limits_of
+    from dllm_viz.studies.world_score import WORLD_PROMPTS
+
     main, other = make_text_model(), make_text_model(seed=1)
     other.name = "tiny-other"
     run = runner(main)
     text = main.tokenizer.decode  # both tiny models read characters the same way
+    world = load_model("world")  # the shipped world model (0.95M parameters): its context holds 96 tokens
     models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i]),
                                         fork=make_forker(main)),
               "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
-                                        token_text=lambda i: text([i]))}
+                                        token_text=lambda i: text([i])),
+              "world-mdlm": ModelChoice(run=runner(world), prompts=WORLD_PROMPTS, name="world-mdlm",
+                                        token_text=lambda i: world.tokenizer.decode([i]), **limits_of(world))}
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
     calls.clear()
     demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir, models=models,

@@ -172,6 +172,11 @@ def token_text(model: Any) -> Callable[[int], str] | None:
     return None if tok is None else (lambda token_id: tok.decode([token_id]))
 
 
+def limits_of(model: Any) -> dict[str, Any]:
+    """What the page's controls may offer for `model`: its context (`max_length`) and its caches."""
+    return {"max_length": getattr(model, "max_length", None), "cache_modes": tuple(getattr(model, "cache_modes", ()))}
+
+
 def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     """The model picker: the served model first, then the shipped ones it is not (Austen, world, tasks).
 
@@ -182,13 +187,14 @@ def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:
     prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
     fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
     choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name,
-                                 token_text=token_text(model), fork=make_forker(model))}
+                                 token_text=token_text(model), fork=make_forker(model), **limits_of(model))}
     for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
         choices[other.name] = ModelChoice(run=fit(other.name, make_runner(other, None)), prompts=tuple(prompts[shipped]),
-                                          name=other.name, token_text=token_text(other), fork=make_forker(other))
+                                          name=other.name, token_text=token_text(other), fork=make_forker(other),
+                                          **limits_of(other))
     return choices
 
 

@@ -35,6 +35,7 @@ from dllm_viz.app.handlers.adapters import config_to_settings, settings_to_confi
 from dllm_viz.app.strings import example_label, t
 from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.app.links import parse_link
+from dllm_viz.app.handlers.fit import fit_settings, fitted_knobs
 from dllm_viz.app.handlers.live import Live, stream
 from dllm_viz.app.handlers.outputs import (
     KEEP,
@@ -53,8 +54,9 @@ from dllm_viz.app.handlers.outputs import (
     TraceFigures,
     keep,
 )
+from dllm_viz.core import rules
 from dllm_viz.core.analysis import divergence, k_sequence, prompt_text
-from dllm_viz.core.config import DRAWN_SOURCES, REVISION_PRESETS, DecodeConfig
+from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
@@ -118,14 +120,29 @@ def preset_badge(cfg: DecodeConfig, lang: str, *, example: str | None = None) ->
     return render.badge_html(text)
 
 
-def revision_banner(trace: Trace, lang: str) -> list[str]:
-    """What the banner says of a revision rule: the source a preset "as shipped" follows, and what the
-    rule took back and rewrote in this decode (nothing for a decode without either)."""
-    notes = []
+def shipped_banner(trace: Trace, correct: Trace | None, on: list[str], lang: str) -> str:
+    """What the banner says of a preset "as shipped" (`trace` decoded with it): what the shipped rule
+    does and the code it follows, then, when its ranking is not the article's (`on`: the switches it
+    sets), how the article's rule decoded the same request (`correct`, in the same batch); "" for any
+    other config. A preset is no teaching switch the visitor turned on, so the banner never says so."""
     preset = active_preset(trace.config)
-    if preset in REVISION_PRESETS:
-        shipped = REVISION_PRESETS[preset]
-        notes.append(t("rv_banner_source", lang, p=t(f"preset_{preset}", lang), src=shipped.source))
+    shipped = {**SHIPPED_PRESETS, **REVISION_PRESETS}.get(preset or "")
+    if shipped is None:
+        return ""
+    text = t("shipped_head", lang, p=t(f"preset_{preset}", lang), what=t(f"sb_{preset}", lang), src=shipped.source)
+    if not on or correct is None:
+        return text
+    d = divergence(trace, correct)
+    if d.first_step is None and trace.token_ids == correct.token_ids:
+        key = switch_lesson(trace.config, on)
+        return text + " " + t("shipped_same", lang, lesson=LESSONS[key].text("title", lang), href=f"#{LESSON_LINK}{key}")
+    return text + " " + t("shipped_diff", lang, n=len(d.order_differs), g=trace.config.gen_length, t=len(d.token_differs))
+
+
+def revision_banner(trace: Trace, lang: str) -> list[str]:
+    """What the banner says of a revision rule: what it took back and rewrote in this decode (nothing
+    for a decode without one)."""
+    notes = []
     if trace.config.revise != "none":
         m = trace.metrics
         notes.append(t("rv_banner_counts", lang, rule=trace.config.revise, r=m["remasked"], e=m["edited"],
@@ -140,8 +157,10 @@ class PlayHandlers:
     def __init__(self, runner_for: Callable[[str | None], Runner], *, examples: Sequence[tuple[str, Trace]] = (),
                  export_dir: Path, new_seed: Callable[[], int] = random_seed,
                  token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
-                 pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP)) -> None:
+                 pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP),
+                 cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None) -> None:
         self.runner_for = runner_for
+        self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         # session -> (the Stop signal, set when its stream has ended) of its decode in progress
@@ -198,17 +217,18 @@ class PlayHandlers:
         settings that gives the trace on show (`trace`) again says so too.
         """
         shown = trace
-        notes = []
-        if settings.get("confidence_from") in DRAWN_SOURCES and settings.get("sample_scope") != "all":
-            settings = {**settings, "sample_scope": "all"}  # the invalid pairs are never decoded
-            notes.append(t("banner_fixed", lang, src=settings["confidence_from"]))
+        # The knob just moved wins; the others follow it (fit.py), and the widgets show what is decoded.
+        fitted, fixes = fit_settings(settings, shown=shown.config if shown is not None else None,
+                                     cache_modes=self.cache_modes_for(model_pick))
+        knobs = dataclasses.replace(keep(Knobs), **fitted_knobs(settings, fitted))
+        settings, notes = fitted, [t(note.key, lang, **note.values) for note in fixes]
         cfg = settings_to_config(**settings)
         correct = cfg.replace(**SWITCHES)
         on = [name for name, ok in SWITCHES.items()
               if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES]
         run = self.runner_for(model_pick)
         live = Live(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick), lang=lang)
-        shown_at, fresh, traces = 0.0, False, None
+        shown_at, fresh, traces, knobs_sent = 0.0, False, None, False
         with self._stop_for(session) as stop:
             # The first step at once; then at most every LIVE_SECONDS, and the latest step whenever
             # the decode pauses that long (a slow step, a busy engine).
@@ -224,18 +244,23 @@ class PlayHandlers:
                     fresh = True
                 if fresh and (live.steps == 1 or kind == "idle" or time.monotonic() - shown_at >= LIVE_SECONDS):
                     shown_at, fresh = time.monotonic(), False
-                    yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=lang))
+                    yield dataclasses.replace(keep(DecodeFirst), canvas=render.live_html(live.data(), lang=lang),
+                                              knobs=keep(Knobs) if knobs_sent else knobs)
+                    knobs_sent = True  # the fitted widgets show with the first live canvas
                 elif kind == "idle":
                     yield keep(DecodeFirst)  # nothing new; Gradio may close the stream here
         if traces is None or stop.is_set():
             return
         trace = traces[0]
-        if on:
+        shipped = shipped_banner(trace, traces[1] if on else None, on, lang)
+        if shipped:
+            notes.append(shipped)
+        elif on:
             notes.append(self._banner(trace, traces[1], on, lang))
         notes += revision_banner(trace, lang)
         if shown is not None:
             notes.append(unchanged_note(shown, trace, lang))
-        yield DecodeFirst(trace=trace, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
+        yield DecodeFirst(trace=trace, banner="\n\n".join(n for n in notes if n), knobs=knobs,
                           heatmap=figures.confidence_heatmap(trace, lang=lang), **self.first_views(trace, lang=lang))
 
     def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
@@ -253,7 +278,7 @@ class PlayHandlers:
                 view = dataclasses.replace(view, **self.first_views(view.trace, lang=lang, frame=link.step,
                                                                     selected=link.pos or 0))
                 compare = {"cmp_a": link.cmp_a or KEEP, "cmp_b": link.cmp_b or KEEP}
-            shown = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "sample_scope"}
+            shown = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "knobs"}
             yield Linked(knobs=knobs, prompt=prompt, model_pick=pick, **shown, **compare)
             knobs, prompt, pick = keep(Knobs), KEEP, KEEP  # the widgets are set with the first view
 
@@ -338,12 +363,15 @@ class PlayHandlers:
             cfg = settings_to_config(**settings)
         except ValueError:
             return KSteps(KEEP)
-        ks = k_sequence(cfg, limit=24)
-        if ks is None:
+        if not rules.SCHEDULES[cfg.schedule].planned:  # the model decides each step's count (threshold, eb)
             return KSteps(render.k_steps_html(t("k_threshold", lang, schedule=cfg.schedule)))
-        total = len(k_sequence(cfg, limit=10**6) or [])
+        # A revision rule that adds steps of its own (WINO, token editing, ReMDM's loop): the schedule's
+        # plan, then the steps the rule adds as it runs.
+        plan = cfg.replace(revise="none") if cfg.revision_adds_steps else cfg
+        ks, total = k_sequence(plan, limit=24) or [], len(k_sequence(plan, limit=10**6) or [])
         shown = ", ".join(map(str, ks)) + (", …" if total > len(ks) else "")
-        return KSteps(render.k_steps_html(t("k_sequence", lang, ks=shown, n=total)))
+        key = "k_sequence_revised" if cfg.revision_adds_steps else "k_sequence"
+        return KSteps(render.k_steps_html(t(key, lang, ks=shown, n=total, rule=cfg.revise)))
 
     def reseed(self) -> Reseeded:
         return Reseeded(self.new_seed())

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from dllm_viz.app.views import figures
+from dllm_viz.app.views import figures, task as task_view, world as world_view
 from dllm_viz.app.handlers.adapters import integral
 from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.outputs import SweepShown, keep
@@ -22,6 +22,7 @@ from dllm_viz.app.handlers.sweep_grid import (
 )
 from dllm_viz.core.config import short
 from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import Trace
 
 PROGRESS_EVERY = 0.25  # seconds between progress-bar updates during a sweep
 # Colour range per sweep metric, fixed so that small differences look small: (low, high) or a
@@ -49,16 +50,28 @@ def _divisor(value: Any) -> int:
     return int(text)
 
 
-class SweepHandlers:
-    """The Sweep tab's events; `run` decodes (always the page's own model)."""
+def checked_scores(trace: Trace) -> dict[str, float]:
+    """A checkable model's columns for one run: the share of its complete sentences the world checker
+    accepts, or whether a task prompt's answer is right; nothing for a model no checker reads."""
+    if world_view.is_checked(trace):
+        v = world_view.verdict(trace)
+        return {"valid_sentences": v.valid_sentences / v.sentences if v.sentences else 0.0}
+    v = task_view.verdict(trace)
+    return {} if v is None else {"right_answers": float(v.ok)}
 
-    def __init__(self, run: Runner) -> None:
-        self.runner = run
+
+class SweepHandlers:
+    """The Sweep tab's events; `runner_for(model_pick)` decodes with the model on show."""
+
+    def __init__(self, runner_for: Callable[[str | None], Runner]) -> None:
+        self.runner_for = runner_for
 
     def run(self, *, sweep_temps: list[float], sweep_divisors: list[str], sweep_decays: list[float], sweep_seeds: int,
-            sweep_prompts: str, sweep_gen_length: int, lang: str,
+            sweep_prompts: str, sweep_gen_length: int, lang: str, model_pick: str | None = None,
             progress: Callable[..., Any] | None = None) -> SweepShown:
-        """Run the grid as one batched decode, reporting progress per batched step."""
+        """Run the grid as one batched decode of the picked model, reporting progress per batched step;
+        a checkable model's runs are scored by its checker (`checked_scores`)."""
+        runner = self.runner_for(model_pick)
         lines = tuple(p for p in (sweep_prompts or "").splitlines() if p.strip())
         for name, values in (("sweep_temps", sweep_temps), ("sweep_topk", sweep_divisors),
                              ("sweep_decays", sweep_decays), ("sweep_prompts", lines)):
@@ -85,11 +98,11 @@ class SweepHandlers:
             finished[0] = next(done)
 
         if progress is None:
-            return self.view(run_sweep(self.runner, grid, on_step=on_step), lang=lang)
+            return self.view(run_sweep(runner, grid, on_step=on_step, score=checked_scores), lang=lang)
         # Gradio's progress bar can only be updated from the handler's own thread, so the decode
         # runs in a helper thread and this one reports until it finishes.
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="dllm-viz-sweep") as pool:
-            future = pool.submit(run_sweep, self.runner, grid, on_step=on_step)
+            future = pool.submit(run_sweep, runner, grid, on_step=on_step, score=checked_scores)
             while True:
                 progress(min(1.0, finished[0] / total), desc=f"{finished[0]}/{total}")
                 try:
@@ -109,9 +122,13 @@ class SweepHandlers:
                                           lang=lang, reverse=lower_better, zrange=SWEEP_RANGES[metric](g.gen_length))
             for metric, lower_better in METRICS.items()
         }
-        columns = [*TABLE_COLUMNS, *METRICS]
-        headers = [t(f"col_{c}", lang) if c in TABLE_COLUMNS else t(f"m_{c}", lang) for c in columns]
+        columns = [*TABLE_COLUMNS, *METRICS, *result.checks]
+        headers = [t(f"m_{c}", lang) if c in METRICS else t(f"col_{c}", lang) for c in columns]
         table = {"headers": headers, "data": [[r[c] for c in columns] for r in result.rows]}
+        summary = t("sweep_done", lang, n=g.size, s=result.wall_time, model=result.model)
+        for name in result.checks:  # a checkable model: its checker's verdict over the whole grid
+            values = [r[name] for r in result.rows if r[name] is not None]
+            summary += " " + t(f"sweep_mean_{name}", lang, v=sum(values) / len(values) if values else 0.0)
         return SweepShown(sweep_state=result, sweep_nfe=figs["nfe"], sweep_repeat_3=figs["repeat_3"],
                           sweep_distinct_2=figs["distinct_2"], sweep_mean_logprob=figs["mean_logprob"],
-                          sweep_table=table, sweep_summary=t("sweep_done", lang, n=g.size, s=result.wall_time))
+                          sweep_table=table, sweep_summary=summary)

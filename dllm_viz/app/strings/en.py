@@ -32,9 +32,9 @@ STRINGS: dict[str, str] = {
     "early_stop": "stop at end of text",
     "early_stop_threshold": "end-of-text confidence to stop",
     "cache": "key-value cache (Fast-dLLM)",
-    "choice_cache_none": "every step reads the whole canvas (exact)",
-    "choice_cache_prefix": "reuse the prompt and finished blocks",
-    "choice_cache_dual": "reuse everything but the current block",
+    "choice_cache_none": "exact, each step reads all",
+    "choice_cache_prefix": "reuse prompt, done blocks",
+    "choice_cache_dual": "reuse all but this block",
     "cache_drift": "measure the drift",
     "cache_note": ("A cache reuses keys computed at the block's first step: faster, and an approximation, since the "
         "canvas changed since. Cached steps score their block only. 'measure the drift' runs the exact forward "
@@ -207,8 +207,8 @@ STRINGS: dict[str, str] = {
     "f_logprob": "mean log-prob of drawn tokens", "f_repeat": "repeated 3-grams", "f_distinct1": "distinct-1",
     "f_distinct2": "distinct-2",
     "f_nfe_saved": "NFE saved by the early stop",
-    "f_computed": "positions computed, of full forwards'",
-    "f_cache_saved": "forward time saved (vs this run's full forwards)",
+    "f_computed": "positions computed / by a full forward at every step",
+    "f_cache_time": "forward time / if every step were a full forward (estimate)",
     "f_drift": "largest cache drift of a confidence",
     "f_drift_steps": "cached steps the exact forward would change",
     "f_valid": "valid sentences (of the finished ones)", "f_answer": "answer (task checker)",
@@ -245,7 +245,7 @@ STRINGS: dict[str, str] = {
     "sweep_temps": "temperatures", "sweep_topk": "initial top_k = L / d", "sweep_decays": "decays",
     "sweep_seeds": "seeds per cell", "sweep_prompts": "prompts (one per line)", "sweep_run": "Run sweep",
     "sweep_table": "All cells",
-    "sweep_done": "{n} requests in one batched decode, {s:.1f} s.",
+    "sweep_done": "{n} requests of `{model}` in one batched decode, {s:.1f} s.",
     "m_nfe": "steps / NFE", "m_repeat_3": "repeated 3-gram share", "m_distinct_2": "distinct-2",
     "m_mean_logprob": "mean log-prob of drawn tokens",
     # ----- about ------------------------------------------------------------------------------
@@ -348,7 +348,6 @@ STRINGS: dict[str, str] = {
         "forward of its own that counts in NFE, takes back drafts that fall below its threshold; **LLaDA 2.1's** "
         "token editing (SGLang's `JointThreshold`) rewrites visible tokens whose argmax differs, which needs a model "
         "trained to predict at visible positions. The presets “as shipped” set each rule as its code ships it."),
-    "rv_banner_source": "{p} follows: `{src}`",
     "rv_banner_counts": ("Revision rule `{rule}`: {r} tokens taken back to [MASK] and {e} rewritten, in {s} steps "
         "({n} forward passes; a verify pass counts)."),
     # ----- the presets as shipped -----------------------------------------------------------------
@@ -421,7 +420,7 @@ STRINGS: dict[str, str] = {
     "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
         "The candidates below are that step's."),
     "legend_edited": "rewritten (hover: the old token)",
-    "legend_remasked": "taken back at this step",
+    "legend_remasked": "taken back at this step (the old token, struck through)",
     # ----- figures ----------------------------------------------------------------------------
     "rv_confirmed": "confirmed", "rv_remasked": "taken back", "rv_edited": "rewritten", "rv_was": "was",
     "rv_score": "score", "rv_score_remdm": "σ", "rv_score_rcr": "decided with", "rv_score_wino": "verify p",
@@ -441,4 +440,51 @@ STRINGS: dict[str, str] = {
     "diff_kind_forced": "a fork's change", "diff_kind_another_selection": "another selection",
     "diff_kind_another_token": "another token", "diff_kind_taken_back": "a taken-back token",
     "diff_kind_another_rewrite": "another rewrite", "diff_kind_another_stop": "another stop",
+    # ===== knobs that decode together (handlers/fit.py): what the page set for the visitor ==========================
+    "fit_dual_block": ("The dual cache keeps the keys of the blocks after the current one, so it needs blocks: "
+        "block length set to {b}."),
+    "fit_block": "Block length {a} does not divide gen length {g}: set to {b}, the nearest that does.",
+    "fit_steps": "{a} steps cannot be shared evenly by {n} block(s) of a gen length of {g}: set to {b}.",
+    "fit_cache_model": "This model runs no {c} cache (its own modeling code computes whole canvases): cache set to none.",
+    "fit_cache_revise": ("A cached step scores only the current block's masks, and a revision rule scores decided "
+        "tokens: with the {c} cache chosen, the revision rule ({r}) was set to none."),
+    "fit_revise_cache": ("A revision rule scores decided tokens, and a cached step scores only the current block's "
+        "masks: with the revision rule {r} chosen, the cache ({c}) was set to none."),
+    "fit_cache_stop": ("The early stop fills every later mask with what it predicts there, which a cached step does "
+        "not compute: with the {c} cache chosen, the early stop was turned off."),
+    "fit_stop_cache": ("The early stop fills every later mask with what it predicts there, which a cached step does "
+        "not compute: with the early stop on, the cache ({c}) was set to none."),
+    # ===== a revised trace on the canvas: the status line (canvas.js) =============================================
+    "rv_status": " · {r} taken back, {e} rewritten",
+    # ===== the banner of a preset "as shipped": what the shipped rule does (handlers/play.shipped_banner) ==========
+    "shipped_head": "**{p}**: {what} (`{src}`).",
+    "shipped_diff": ("Against the article's rule (rank by raw confidence, draw only where it confirms) on the same "
+        "seed: {n} of {g} positions were confirmed at a different step and {t} hold a different token."),
+    "shipped_same": ("Here it decodes exactly what the article's rule does; the Compare lesson “{lesson}” shows "
+        "where they part: [open it]({href})."),
+    "sb_llada": "draws a token at every masked position, then confirms the ones whose drawn token has the highest raw probability",
+    "sb_dream": ("draws a token at every masked position after temperature and top-p, then confirms the ones whose "
+        "drawn token has the highest tempered, filtered probability"),
+    "sb_fast_dllm": "draws a token at every masked position, then confirms every one whose raw probability reaches 0.9 (at least one)",
+    "sb_llada21": ("confirms the masks above 0.5 (at least one) and rewrites every visible token whose argmax differs, "
+        "up to 16 edit-only steps per block; needs a model that can edit"),
+    "sb_sglang_low_confidence": "takes the argmax and confirms every mask of the block above 0.95, else the likeliest one",
+    "sb_wino": ("drafts every mask above 0.6, then a verify pass (a forward of its own) takes back the drafts whose "
+        "probability falls below 0.9"),
+    "sb_remdm": "unmasks at random positions; once 90% of the block is visible, a loop re-masks each token with probability 0.02",
+    "sb_rcr": "lets decided tokens compete with the masks by the confidence they were decided with; the weakest are re-masked",
+    # ===== the Sweep of a checkable model: its checker's columns (handlers/sweep.checked_scores) ===================
+    "col_valid_sentences": "valid sentences (world checker)", "col_right_answers": "right answers (task checker)",
+    "sweep_mean_valid_sentences": "Valid sentences over the grid: {v:.0%}.",
+    "sweep_mean_right_answers": "Right answers over the grid: {v:.0%}.",
+    # ===== scenes: each revision rule where it visibly acts (handlers/scenes.py) =================================
+    "scenes": "Each rule where it takes back or rewrites (the world model, a prompt and seed where it does):",
+    "scene_wino": "WINO takes back", "scene_remdm": "ReMDM takes back", "scene_rcr": "RCR takes back",
+    "scene_llada21": "LLaDA 2.1 rewrites",
+    # ===== the k line under a revision rule that adds steps (handlers/play.k_steps) ================================
+    "k_sequence_revised": "k per step, the schedule's plan: {ks} → {n} steps, and the steps `{rule}` adds as it runs",
+    # ===== the task curve's title: d3LLM's score, named (views/figures.task_curve) ================================
+    "fig_task_aup": "AUP (d3LLM's area under right answers vs tokens per forward): model {m}, oracle {o}",
+    # ===== the page's footer (layout/header.build_footer; Gradio's own is hidden) =================================
+    "footer": "Use via API: /generate ({api}) · built with Gradio", "footer_api": "the API page",
 }

@@ -160,6 +160,7 @@ def player_data(trace: Trace, *, lang: str, order_width: int) -> dict[str, Any]:
         "measure": cfg.confidence + ("" if cfg.confidence_from == "raw" else f" ({cfg.confidence_from})"),
         "src": cfg.confidence_from, "threshold": cfg.threshold, "temperature": cfg.temperature,
         "rules": _checker_lines(trace),
+        "task": task_view.task_of(trace) is not None,  # a task prompt: page.js shows its family's curves
         "link": link_fields(trace),  # what page.js writes into a link that reopens this view
         "bars": [BAR_SCALE, MIN_BAR, P_FLOOR],
         "t": _strings((*PLAYER_STRINGS, *(revision_view.STRINGS if "ev" in data else ())), lang),
@@ -309,6 +310,12 @@ def link_button_html(lang: str = "en") -> str:
     return (f'<button type="button" class="dv-link" title="{html.escape(t("copy_link", lang))}">'
             f'↗ {html.escape(t("link", lang))}</button><span class="dv-link-done" hidden>'
             f'{html.escape(t("link_copied", lang))}</span>')
+
+
+def footer_html(lang: str = "en") -> str:
+    """The page's footer: the API, and its page (Gradio's `?view=api`)."""
+    link = f'<a href="?view=api">{html.escape(t("footer_api", lang))}</a>'
+    return f'<div class="dv-footer-text">{html.escape(t("footer", lang, api=chr(0))).replace(chr(0), link)}</div>'
 
 
 def inspector_host_html() -> str:

@@ -24,7 +24,7 @@ from dllm_viz.core.trace import Trace
 KINDS = {"confirm": "c", "edit": "e", "remask": "r", "force": "f"}  # an event's kind, one letter in the page's data
 # The strings canvas.js and inspector.js read for revisions (render ships them with a revised trace's data).
 STRINGS = ("rv_tip_edited", "rv_tip_remasked", "rv_history", "rv_hist_confirm", "rv_hist_edit", "rv_hist_remask",
-           "insp_edited")
+           "insp_edited", "rv_status")
 
 
 def _r(x: float | None, digits: int) -> float | None:

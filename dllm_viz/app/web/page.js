@@ -73,6 +73,27 @@ function runPrompt(text) {
   requestAnimationFrame(() => run.click());
 }
 
+// A slider's number box: its typed value clamped to the slider's range and rounded to its step (an
+// empty or unreadable box goes back to the value it had), handed to Gradio as one input event.
+function takeNumber(box) {
+  const lo = Number(box.min), hi = Number(box.max), step = Number(box.step) || 0;
+  let v = box.value.trim() === "" ? NaN : Number(box.value);
+  if (!Number.isFinite(v)) v = Number(box.__dvOld);
+  if (Number.isFinite(lo)) v = Math.max(lo, v);
+  if (Number.isFinite(hi)) v = Math.min(hi, v);
+  if (step > 0) {
+    const digits = (String(box.step).split(".")[1] || "").length;
+    v = Number(((Number.isFinite(lo) ? lo : 0) + Math.round((v - (Number.isFinite(lo) ? lo : 0)) / step) * step).toFixed(digits));
+    if (Number.isFinite(hi) && v > hi) v -= step;
+  }
+  const text = String(v);
+  if (box.value !== text) box.value = text;
+  box.__dvTaking = true;
+  box.dispatchEvent(new Event("input", {bubbles: true}));
+  box.__dvTaking = false;
+  return text;
+}
+
 // ----- links that reopen this view (links.py) ------------------------------------------------------
 // A link holds what decides the trace on show (model, prompt, settings: its `link` data) and where
 // the visitor is looking: the step, the selected position, the tab, the Compare lesson or configs.
@@ -143,6 +164,9 @@ function load() {
   stop();
   dv.root = root;
   dv.data = d;
+  // The task curves are a task prompt's: for any other trace their box stays out of the way.
+  const taskBox = document.getElementById("dv-views-task");
+  if (taskBox) taskBox.style.display = d.task ? "" : "none";
   // The same trace re-rendered (a language switch, a stopped decode): keep the cursor and playback.
   // A link's trace places its own, even when it is the trace on show.
   const linked = dv.opening && !root.dataset.autoplay.startsWith("1") && root.dataset.selected !== undefined;
@@ -253,10 +277,22 @@ if (!window.__dvListening) {
     const hit = cellAt(e.clientX, e.clientY);
     if (hit) select(hit[0], hit[1]);
   }, true);
+  // A number typed into a slider's box is taken once, on Enter or when the box loses focus: Gradio
+  // would send every keystroke ("2", "24", "240") as a change, and a click into the box as a release.
+  // The typed value is brought inside the slider's range and onto its step first.
+  const knobBox = (el) => el instanceof HTMLInputElement && el.type === "number" && !!el.closest(".dv-knob");
+  document.addEventListener("focus", (e) => { if (knobBox(e.target)) e.target.__dvOld = e.target.value; }, true);
+  document.addEventListener("input", (e) => { if (knobBox(e.target) && !e.target.__dvTaking) e.stopPropagation(); }, true);
+  document.addEventListener("pointerup", (e) => { if (knobBox(e.target)) e.stopPropagation(); }, true);
+  document.addEventListener("blur", (e) => {
+    const box = e.target;
+    if (!knobBox(box)) return;
+    const value = takeNumber(box);
+    if (value === box.__dvOld) { e.stopPropagation(); return; }  // nothing typed: no release, no decode
+    box.__dvOld = value;
+  }, true);
   document.addEventListener("keydown", (e) => {
-    // A number typed into a slider's box re-runs like a release: Gradio releases on blur.
-    if (e.key === "Enter" && e.target instanceof HTMLInputElement && e.target.type === "number" &&
-        e.target.closest(".dv-knob")) { e.target.blur(); return; }
+    if (e.key === "Enter" && knobBox(e.target)) { e.target.blur(); return; }  // Gradio releases on blur
     if (!dv.data || !dv.root || !dv.root.isConnected || dv.root.offsetParent === null) return;
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "textarea", "select"].includes(tag) || e.target.isContentEditable) return;
