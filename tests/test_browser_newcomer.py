@@ -211,7 +211,7 @@ def test_the_smaller_things(page):
     settled(page, "d.G === 48")
     page.wait_for_timeout(500)
     badge = page.locator("#dv-preset-badge").inner_text().strip()
-    top_k = page.locator("#dv-knobs-more input[type=number]").first.input_value()  # initial top_k: the first
+    top_k = page.locator("#dv-knob-top-k input[type=number]").input_value()
     if badge != "active preset: balanced" or top_k != "12":  # the preset's L // 4 at the new length
         problems.append(f"gen length 48 under balanced: {badge!r}, top_k {top_k}")
     assert problems == []
