@@ -197,8 +197,12 @@ def test_the_smaller_things(page):
         problems.append(f"forward time beyond the wall time, or not said: {facts!r}")
     page.get_by_role("button", name=t("preset_remdm", "en"), exact=True).click()
     settled(page, "d.link.config.revise === 'remdm'")
-    page.wait_for_timeout(500)
-    k_line = page.locator("#dv-ksteps").inner_text()
+    try:  # the k line follows the knobs in an event of its own
+        page.wait_for_function("() => document.querySelector('#dv-ksteps .dv-ksteps').innerText.includes('remdm')",
+                               timeout=20_000)
+    except playwright.TimeoutError:
+        pass
+    k_line = page.locator("#dv-ksteps .dv-ksteps").inner_text()
     if "threshold" in k_line or "remdm" not in k_line:
         problems.append(f"the k line after ReMDM: {k_line!r}")
     page.get_by_role("button", name="balanced", exact=True).click()
