@@ -10,6 +10,8 @@ from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.adapters import KNOBS, SCHEDULE_KNOBS, config_to_settings, settings_to_config
 from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import Playground
+from dllm_viz.app.strings import t
+from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS
 from tests.ui_model import CountingRunner, make_text_model, widgets
 
 
@@ -287,3 +289,16 @@ def test_the_rule_greys_out_the_knobs_it_does_not_read(pg):
     for rule, used in RULE_KNOBS.items():
         states = vars(pg.play.rule_states(revise=rule))
         assert set(states) == set(RULE_SLIDERS) and {k for k, on in states.items() if on} == used
+
+
+@pytest.mark.parametrize("name", [*SHIPPED_PRESETS, *REVISION_PRESETS])
+def test_every_preset_as_shipped_says_what_its_rule_does(pg, name):
+    """Issue 41 item 5: a preset as shipped is no teaching switch; its banner says what the rule does,
+    in both languages, whatever preset a plug-in adds."""
+    config = DecodeConfig.preset(name, 16)
+    if config.revise == "joint_threshold":
+        pytest.skip("the tiny model cannot edit (the browser's scene decodes LLaDA 2.1 on the world model)")
+    settings = config_to_settings(config)
+    for lang in ("en", "zh"):
+        out = pg.play.decode(prompt="the ", lang=lang, **settings)
+        assert t(f"sb_{name}", lang) in out.banner and "Teaching switch" not in out.banner, (name, lang)

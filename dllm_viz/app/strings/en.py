@@ -472,6 +472,7 @@ STRINGS: dict[str, str] = {
     "sb_wino": ("drafts every mask above 0.6, then a verify pass (a forward of its own) takes back the drafts whose "
         "probability falls below 0.9"),
     "sb_remdm": "unmasks at random positions; once 90% of the block is visible, a loop re-masks each token with probability 0.02",
+    "sb_eb_sampler": "takes the argmax and confirms the lowest-entropy masks while their entropies sum to at most 0.15 (at least one)",
     "sb_rcr": "lets decided tokens compete with the masks by the confidence they were decided with; the weakest are re-masked",
     # ===== the Sweep of a checkable model: its checker's columns (handlers/sweep.checked_scores) ===================
     "col_valid_sentences": "valid sentences (world checker)", "col_right_answers": "right answers (task checker)",

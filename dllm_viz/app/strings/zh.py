@@ -346,6 +346,7 @@ STRINGS: dict[str, str] = {
     "sb_sglang_low_confidence": "取最可能的词（argmax），确认块内概率高于 0.95 的所有掩码，否则确认最可能的一个",
     "sb_wino": "先草拟所有高于 0.6 的掩码，再用一次验证（单独的一次前向）撤回概率低于 0.9 的草稿",
     "sb_remdm": "在随机位置去掩码；块内 90% 可见后，进入一个循环，以 0.02 的概率把每个词重新掩码",
+    "sb_eb_sampler": "取最可能的词（argmax），按熵从低到高确认掩码，只要它们的熵之和不超过 0.15（至少一个）",
     "sb_rcr": "已决定的词按决定时的置信度与掩码竞争，最弱的被重新掩码",
     # ===== the Sweep of a checkable model: its checker's columns (handlers/sweep.checked_scores) ===================
     "col_valid_sentences": "有效句子（世界检查器）", "col_right_answers": "答对（任务检查器）",
