@@ -300,7 +300,9 @@ def test_every_preset_as_shipped_says_what_its_rule_does(pg, name):
 
     config = DecodeConfig.preset(name, 16)
     for lang in ("en", "zh"):
-        if config.revise == "joint_threshold":  # the tiny model cannot edit: the world model can
+        if config.indel != "none":  # nor edit lengths: world-indel can
+            banner = shipped_banner(decode(load_model("world-indel"), ["Ana"], [config])[0], None, [], lang)
+        elif config.revise == "joint_threshold":  # the tiny model cannot edit: the world model can
             banner = shipped_banner(decode(load_model("world"), ["Ana"], [config])[0], None, [], lang)
         else:
             banner = pg.play.decode(prompt="the ", lang=lang, **config_to_settings(config)).banner

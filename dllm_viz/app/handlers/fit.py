@@ -106,7 +106,8 @@ def fit_settings(settings: dict[str, Any], *, shown: DecodeConfig | None = None,
     if cache != "none" and (s["revise"] or "none") != "none":
         off = "revise" if "cache" in changed and "revise" not in changed else "cache"
         s["revise" if off == "revise" else "cache"] = "none"
-        notes.append(Note("fit_cache_revise" if off == "revise" else "fit_revise_cache", {"c": cache, "r": settings["revise"]}))
+        key = "fit_cache_revise" if off == "revise" else "fit_revise_cache"
+        notes.append(Note(key, {"c": cache, "r": settings["revise"]}))
         cache = s["cache"] or "none"
     if cache != "none" and s["early_stop"]:
         off = "early_stop" if "cache" in changed and "early_stop" not in changed else "cache"

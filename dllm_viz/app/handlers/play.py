@@ -135,8 +135,10 @@ def shipped_banner(trace: Trace, correct: Trace | None, on: list[str], lang: str
     d = divergence(trace, correct)
     if d.first_step is None and trace.token_ids == correct.token_ids:
         key = switch_lesson(trace.config, on)
-        return text + " " + t("shipped_same", lang, lesson=LESSONS[key].text("title", lang), href=f"#{LESSON_LINK}{key}")
-    return text + " " + t("shipped_diff", lang, n=len(d.order_differs), g=trace.config.gen_length, t=len(d.token_differs))
+        lesson = LESSONS[key].text("title", lang)
+        return text + " " + t("shipped_same", lang, lesson=lesson, href=f"#{LESSON_LINK}{key}")
+    return text + " " + t("shipped_diff", lang, n=len(d.order_differs), g=trace.config.gen_length,
+                          t=len(d.token_differs))
 
 
 def revision_banner(trace: Trace, lang: str) -> list[str]:

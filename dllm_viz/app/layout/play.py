@@ -124,8 +124,8 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
             c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
                                          elem_id="dv-cache"), "cache")
             lab(c["cache"], cache_choices, "choices")
-            c["cache_drift"] = lab(gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), elem_id="dv-cache-drift"),
-                                   "cache_drift")
+            drift = gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), elem_id="dv-cache-drift")
+            c["cache_drift"] = lab(drift, "cache_drift")
             labels.markdown(functools.partial(small, "cache_note"))
         with lab(gr.Accordion(t("sampling_box", lang), open=True), "sampling_box"):
             c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"], label=t("confidence", lang)),

@@ -430,7 +430,8 @@ def task_curve(curves: dict[str, Any], family: str | None, threshold: float, *, 
                 name = t(f"task_{decoder}", lang) + " + " + t(f"rv_rule_{knob.removeprefix('threshold_')}", lang)
                 curve(revision[decoder][knob], name, {"color": colour, "dash": dash, "width": 1.5}, own,
                       visible=True if own else shown)
-    aups = t("fig_task_aup", lang, m=f"{fam['aup']['model']['threshold']:.0f}", o=f"{fam['aup']['oracle']['threshold']:.0f}")
+    aup = fam["aup"]
+    aups = t("fig_task_aup", lang, m=f"{aup['model']['threshold']:.0f}", o=f"{aup['oracle']['threshold']:.0f}")
     return _figure(data, f"{t('fig_task_curve', lang)} · {family}<br>{aups}", height=380 if revision else 340,
                    margin={"l": 56, "r": 20, "t": 64, "b": 136 if revision else 96},
                    xaxis=_axis(t("axis_tpf", lang), rangemode="tozero"),

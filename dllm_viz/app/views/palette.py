@@ -155,7 +155,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   padding: 2px 10px; font-size: 14px; min-width: 34px; cursor: pointer; color: {PALETTE['text']}; }}
 .dv-controls button.dv-play {{ background: {PALETTE['accent']}; color: white; min-width: 86px; }}
 .dv-controls input[type=range] {{ flex: 1 1 160px; min-width: 120px; accent-color: {PALETTE['accent']}; }}
-.dv-controls select {{ font-size: 13px; border-radius: 6px; height: 30px; padding: 2px 24px 2px 8px !important; width: auto; }}
+.dv-controls select {{ font-size: 13px; border-radius: 6px; height: 30px; padding: 2px 24px 2px 8px !important;
+  width: auto; }}
 .dv-legend {{ display: flex; flex-wrap: wrap; gap: 14px; align-items: center; font-size: 12px;
   color: {PALETTE['muted']}; margin-top: 10px; }}
 .dv-legend .dv-bar {{ display: inline-block; position: relative; width: 220px; height: 12px; border-radius: 3px;
@@ -184,7 +185,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 .dv-side-b {{ background: {PALETTE['side_b']}; }}
 .dv-banner {{ background: {PALETTE['banner']}; border-left: 4px solid {PALETTE['temperature']}; padding: 6px 10px;
   border-radius: 6px; font-size: 14px; }}
-#dv-banner code {{ display: inline; white-space: normal; padding: 0 3px; font-size: 12px; }}  /* a source, in the line */
+/* a source, in the line */
+#dv-banner code {{ display: inline; white-space: normal; padding: 0 3px; font-size: 12px; }}
 .dv-badge {{ display: inline-block; border-radius: 10px; padding: 1px 10px; font-size: 13px;
   background: {PALETTE['mask_bg']}; color: {PALETTE['text']}; }}
 .dv-help summary {{ cursor: pointer; display: inline-block; width: 22px; height: 22px; border-radius: 11px;
