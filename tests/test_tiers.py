@@ -53,3 +53,21 @@ def test_the_default_tier_leaves_out_long_and_sglang_and_the_readme_says_how_to_
     assert 'python -m pytest -m "long or sglang"' in readme and 'python -m pytest -m "not slow"' in readme
     rest = (ROOT / ".ci" / "run-rest").read_text(encoding="utf-8").strip().splitlines()
     assert rest[-1].endswith('python -m pytest -m "long or sglang"')
+
+
+def test_ci_runs_every_test_once_the_default_tier_then_the_rest():
+    """Nothing leaves CI silently: .ci/run runs the README's command (the default tier), then .ci/run-rest;
+    whatever marks a test carries, exactly one of the two tiers' expressions selects it."""
+    import itertools
+    import re
+    import shlex
+
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == "bash .ci/run-rest" and ci[-2].endswith("&& python -m pytest")
+    addopts = shlex.split(re.search(r'^addopts = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.M)[1])
+    default = addopts[addopts.index("-m") + 1]
+    rest = shlex.split((ROOT / ".ci" / "run-rest").read_text(encoding="utf-8").strip().splitlines()[-1])[-1]
+    names = ("slow", "long", "browser", "sglang")
+    for marks in itertools.chain.from_iterable(itertools.combinations(names, n) for n in range(len(names) + 1)):
+        chosen = [eval(expr, {}, {m: m in marks for m in names}) for expr in (default, rest)]  # noqa: S307
+        assert sum(chosen) == 1, (marks, default, rest)
