@@ -8,6 +8,7 @@ import pytest
 from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.adapters import active_preset, config_to_settings, settings_to_config
 from dllm_viz.app.handlers.fit import block_divisor, fit_settings, fitted_knobs, gen_length_max
+from dllm_viz.core import rules
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, REVISIONS, SCHEDULES
 
 
@@ -81,11 +82,26 @@ def test_what_the_widgets_offer_always_decodes():
         s = dict(base, gen_length=rng.randrange(8, 241, 8), block_length=rng.randrange(0, 129, 8),
                  schedule=rng.choice(SCHEDULES), steps=rng.randint(1, 256), cache=rng.choice(CACHES),
                  revise=rng.choice(REVISIONS), early_stop=rng.random() < 0.3, confidence_from=rng.choice(CONFIDENCE_FROM),
-                 sample_scope=rng.choice(("selected", "all")))
+                 sample_scope=rng.choice(("selected", "all")), indel=rng.choice(list(rules.INDELS)))
         shown = rng.choice([None, DecodeConfig.preset("balanced", 64)])
         fitted, _ = fit_settings(s, shown=shown)
         settings_to_config(**fitted)  # raises on any combination the page would still refuse
         assert fitted["gen_length"] == s["gen_length"]  # the length the visitor chose stays
+
+
+def test_an_insert_delete_rule_just_chosen_sets_the_rest_as_its_preset_and_leaves_when_they_move():
+    """The page as it opens (balanced, no blocks) with the insert/delete rule picked: its preset's knobs
+    follow; a knob then moved away from what the rule needs turns the rule off."""
+    shown = DecodeConfig.preset("balanced", 64)
+    fitted, notes = fit_settings(settings(indel="joint_threshold_indel"), shown=shown)
+    cfg = settings_to_config(**fitted)
+    assert keys(notes) == ["fit_indel_preset"] and notes[0].values == {"r": "joint_threshold_indel", "p": "llada22_indel"}
+    assert cfg == DecodeConfig.preset("llada22_indel", 64).replace(seed=shown.seed)
+    after, notes = fit_settings(dict(fitted, schedule="topk_decay"), shown=cfg)
+    assert keys(notes) == ["fit_indel_off"] and after["indel"] == "none" and after["schedule"] == "topk_decay"
+    assert settings_to_config(**after).indel == "none"
+    again, notes = fit_settings(dict(fitted, threshold=0.7), shown=cfg)  # a knob it reads: it stays
+    assert notes == [] and settings_to_config(**again).indel == "joint_threshold_indel"
 
 
 def test_only_the_changed_widgets_are_sent_back():

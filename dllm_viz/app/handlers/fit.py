@@ -4,7 +4,9 @@ A control never offers a value that fails with the others as they stand (issue 4
 dual cache on a canvas without blocks sets a block length; a block length that does not divide the
 gen length, or a step count the blocks cannot share, moves to the nearest one that does; a cache
 beside a revision rule or the end-of-text early stop turns off whichever of the two was not just
-chosen; a gen length moved under an active preset keeps that preset (its top_k and steps scale
+chosen; an insert/delete rule that decides each step itself, just chosen, sets the other knobs as its
+preset ships them, and is turned off when another knob moves away from what it needs; a gen length
+moved under an active preset keeps that preset (its top_k and steps scale
 with the length, as the preset's own table says). `fit_settings` returns the fitted widget values
 and, for each change it made, a note for the banner (i18n key and values); the decode then runs
 with what the widgets show. Pure: no Gradio, no model.
@@ -12,9 +14,11 @@ with what the widgets show. Pure: no Gradio, no model.
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from typing import Any
 
 from dllm_viz.app.handlers.adapters import active_preset, config_to_settings, integral, preset_config, preset_knobs
+from dllm_viz.core import rules
 from dllm_viz.core.config import DRAWN_SOURCES, DecodeConfig
 
 BLOCK_STEP = 8  # the block length slider's step (layout/play.py); a fitted block length is one of its values
@@ -73,6 +77,26 @@ def _keep_preset(s: dict[str, Any], shown: DecodeConfig | None, changed: set[str
     return {**s, **knobs}
 
 
+def _fit_indel(s: dict[str, Any], changed: set[str], g: int) -> list[Note]:
+    """An insert/delete rule with needs (`requires`) the other knobs do not meet: just chosen, the
+    other knobs as its preset ships them (gen length and seed kept); else the rule turned off."""
+    name = s["indel"] or "none"
+    rule = rules.INDELS.get(name)
+    if rule is None or rule.requires is None:
+        return []
+    probe = SimpleNamespace(**{**s, "revise": s["revise"] or "none", "cache": s["cache"] or "none",
+                               "early_stop": bool(s["early_stop"]), "threshold_strict": bool(s["threshold_strict"]),
+                               "min_k": integral(s["min_k"])})
+    if rule.requires(probe) is None:
+        return []
+    if "indel" not in changed or not rule.presets:
+        s["indel"] = "none"
+        return [Note("fit_indel_off", {"r": name})]
+    preset = next(iter(rule.presets))
+    s.update({k: v for k, v in config_to_settings(preset_config(preset, g)).items() if k not in ("gen_length", "seed")})
+    return [Note("fit_indel_preset", {"r": name, "p": preset})]
+
+
 def fit_settings(settings: dict[str, Any], *, shown: DecodeConfig | None = None,
                  cache_modes: tuple[str, ...] | None = None) -> tuple[dict[str, Any], list[Note]]:
     """Widget values (names in `adapters.KNOBS`) that decode together, and a note per change.
@@ -88,6 +112,7 @@ def fit_settings(settings: dict[str, Any], *, shown: DecodeConfig | None = None,
     g = integral(s["gen_length"])
     if not isinstance(g, int) or isinstance(g, bool) or g < 1:
         return s, notes
+    notes += _fit_indel(s, changed, g)
     if s["confidence_from"] in DRAWN_SOURCES and s["sample_scope"] != "all":
         s["sample_scope"] = "all"  # the confidence of a drawn token exists only where one was drawn
         notes.append(Note("banner_fixed", {"src": s["confidence_from"]}))

@@ -402,6 +402,9 @@ STRINGS: dict[str, str] = {
         "not compute: with the {c} cache chosen, the early stop was turned off."),
     "fit_stop_cache": ("The early stop fills every later mask with what it predicts there, which a cached step does "
         "not compute: with the early stop on, the cache ({c}) was set to none."),
+    "fit_indel_preset": ("The insert/delete rule {r} decides each step itself: the other knobs set as its preset "
+        "`{p}` ships them."),
+    "fit_indel_off": "The insert/delete rule {r} needs the other knobs as its preset sets them: it was turned off.",
     # ===== a revised trace on the canvas: the status line (canvas.js) =============================================
     "rv_status": " · {r} taken back, {e} rewritten",
     # ===== the banner of a preset "as shipped": what the shipped rule does (handlers/play.shipped_banner) ==========
