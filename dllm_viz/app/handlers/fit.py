@@ -1,6 +1,6 @@
 """Widget values that decode together: the knob just moved wins, and the others follow it.
 
-A control never offers a value that fails with the others as they stand (issue 41): picking the
+A control never offers a value that fails with the others as they stand: picking the
 dual cache on a canvas without blocks sets a block length; a block length that does not divide the
 gen length, or a step count the blocks cannot share, moves to the nearest one that does; a cache
 beside a revision rule or the end-of-text early stop turns off whichever of the two was not just
