@@ -104,6 +104,22 @@ def test_an_insert_delete_rule_just_chosen_sets_the_rest_as_its_preset_and_leave
     assert notes == [] and settings_to_config(**again).indel == "joint_threshold_indel"
 
 
+def test_an_insert_delete_rule_on_a_model_that_cannot_edit_lengths_is_turned_off():
+    """The page's limits say which models write DELETE and SPLIT (serve.limits_of); on the others the
+    rule is turned off, with a line, and what the widgets show decodes there."""
+    from dllm_viz import load_model
+    from dllm_viz.app.serve import limits_of
+
+    assert limits_of(load_model("world-indel"))["edits_lengths"] is True
+    assert limits_of(load_model("world"))["edits_lengths"] is False
+    shown = DecodeConfig.preset("balanced", 64)
+    fitted, notes = fit_settings(settings(indel="joint_threshold_indel"), shown=shown, edits_lengths=False)
+    assert keys(notes) == ["fit_indel_model"] and fitted["indel"] == "none"
+    assert settings_to_config(**fitted) == shown
+    fitted, notes = fit_settings(settings(indel="joint_threshold_indel"), shown=shown, edits_lengths=True)
+    assert keys(notes) == ["fit_indel_preset"]
+
+
 def test_only_the_changed_widgets_are_sent_back():
     before = settings(cache="dual")
     after, _ = fit_settings(before, shown=DecodeConfig.preset("balanced", 64))

@@ -37,6 +37,7 @@ from dllm_viz import assets  # noqa: E402 - after the environment above
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
 from dllm_viz.core.decoder import decode  # noqa: E402
 from dllm_viz.core.fork import fork  # noqa: E402
+from dllm_viz.core.indel_rows import declared_edit_ids  # noqa: E402
 from dllm_viz.serve.engine import Engine, QueueFull  # noqa: E402
 from dllm_viz.models import load_model  # noqa: E402
 from dllm_viz.core.decoder import Runner  # noqa: E402
@@ -173,8 +174,10 @@ def token_text(model: Any) -> Callable[[int], str] | None:
 
 
 def limits_of(model: Any) -> dict[str, Any]:
-    """What the page's controls may offer for `model`: its context (`max_length`) and its caches."""
-    return {"max_length": getattr(model, "max_length", None), "cache_modes": tuple(getattr(model, "cache_modes", ()))}
+    """What the page's controls may offer for `model`: its context (`max_length`), its caches and whether
+    it edits lengths (its DELETE and SPLIT tokens)."""
+    return {"max_length": getattr(model, "max_length", None), "cache_modes": tuple(getattr(model, "cache_modes", ())),
+            "edits_lengths": bool(declared_edit_ids(model))}
 
 
 def model_choices(model: Any, run: Runner) -> dict[str, ModelChoice]:

@@ -77,11 +77,15 @@ def _keep_preset(s: dict[str, Any], shown: DecodeConfig | None, changed: set[str
     return {**s, **knobs}
 
 
-def _fit_indel(s: dict[str, Any], changed: set[str], g: int) -> list[Note]:
-    """An insert/delete rule with needs (`requires`) the other knobs do not meet: just chosen, the
-    other knobs as its preset ships them (gen length and seed kept); else the rule turned off."""
+def _fit_indel(s: dict[str, Any], changed: set[str], g: int, edits_lengths: bool | None) -> list[Note]:
+    """An insert/delete rule on a model that cannot edit lengths: turned off. One with needs
+    (`requires`) the other knobs do not meet: just chosen, the other knobs as its preset ships them
+    (gen length and seed kept); else the rule turned off."""
     name = s["indel"] or "none"
     rule = rules.INDELS.get(name)
+    if rule is not None and rule.step is not None and edits_lengths is False:
+        s["indel"] = "none"
+        return [Note("fit_indel_model", {"r": name})]
     if rule is None or rule.requires is None:
         return []
     probe = SimpleNamespace(**{**s, "revise": s["revise"] or "none", "cache": s["cache"] or "none",
@@ -98,11 +102,13 @@ def _fit_indel(s: dict[str, Any], changed: set[str], g: int) -> list[Note]:
 
 
 def fit_settings(settings: dict[str, Any], *, shown: DecodeConfig | None = None,
-                 cache_modes: tuple[str, ...] | None = None) -> tuple[dict[str, Any], list[Note]]:
+                 cache_modes: tuple[str, ...] | None = None,
+                 edits_lengths: bool | None = None) -> tuple[dict[str, Any], list[Note]]:
     """Widget values (names in `adapters.KNOBS`) that decode together, and a note per change.
 
     `shown` is the config of the trace on show (what the widgets held before this change: the knob
-    that moved is the one that differs); `cache_modes` the caches the picked model runs (None: any).
+    that moved is the one that differs); `cache_modes` the caches the picked model runs (None: any);
+    `edits_lengths` whether it writes DELETE and SPLIT (None: not known).
     Values that are wrong on their own (a NaN, a negative count) are left for `settings_to_config` to
     refuse by name.
     """
@@ -112,7 +118,7 @@ def fit_settings(settings: dict[str, Any], *, shown: DecodeConfig | None = None,
     g = integral(s["gen_length"])
     if not isinstance(g, int) or isinstance(g, bool) or g < 1:
         return s, notes
-    notes += _fit_indel(s, changed, g)
+    notes += _fit_indel(s, changed, g, edits_lengths)
     if s["confidence_from"] in DRAWN_SOURCES and s["sample_scope"] != "all":
         s["sample_scope"] = "all"  # the confidence of a drawn token exists only where one was drawn
         notes.append(Note("banner_fixed", {"src": s["confidence_from"]}))

@@ -160,9 +160,11 @@ class PlayHandlers:
                  export_dir: Path, new_seed: Callable[[], int] = random_seed,
                  token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP),
-                 cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None) -> None:
+                 cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
+                 edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None) -> None:
         self.runner_for = runner_for
         self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
+        self.edits_lengths_for = edits_lengths_for  # whether it can edit lengths (None: not known)
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         # session -> (the Stop signal, set when its stream has ended) of its decode in progress
@@ -221,7 +223,8 @@ class PlayHandlers:
         shown = trace
         # The knob just moved wins; the others follow it (fit.py), and the widgets show what is decoded.
         fitted, fixes = fit_settings(settings, shown=shown.config if shown is not None else None,
-                                     cache_modes=self.cache_modes_for(model_pick))
+                                     cache_modes=self.cache_modes_for(model_pick),
+                                     edits_lengths=self.edits_lengths_for(model_pick))
         knobs = dataclasses.replace(keep(Knobs), **fitted_knobs(settings, fitted))
         settings, notes = fitted, [t(note.key, lang, **note.values) for note in fixes]
         cfg = settings_to_config(**settings)

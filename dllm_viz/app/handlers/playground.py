@@ -43,6 +43,7 @@ class ModelChoice:
     fork: Forker | None = None  # how a trace of this model forks (`/fork`); None: it does not here
     max_length: int | None = None  # the tokens its context holds (the gen length slider ends before it); None: any
     cache_modes: tuple[str, ...] | None = None  # the key-value caches it runs besides none; None: any
+    edits_lengths: bool | None = None  # whether it writes DELETE and SPLIT (an insert/delete rule's); None: not known
 
 
 class Playground:
@@ -58,7 +59,7 @@ class Playground:
         export.mkdir(parents=True, exist_ok=True)
         self.play = PlayHandlers(self.runner_for, examples=examples, export_dir=export, new_seed=new_seed,
                                  token_text_for=self.token_text_for, pick_for=self.pick_for,
-                                 cache_modes_for=self.cache_modes_for)
+                                 cache_modes_for=self.cache_modes_for, edits_lengths_for=self.edits_lengths_for)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world)
         self.sweep = SweepHandlers(self.runner_for)
 
@@ -94,6 +95,11 @@ class Playground:
         """The caches the picked model runs (None: not known, any may be asked)."""
         choice = self.models.get(model_pick or "") if self.models else None
         return None if choice is None or choice.cache_modes is None else ("none", *choice.cache_modes)
+
+    def edits_lengths_for(self, model_pick: str | None) -> bool | None:
+        """Whether the picked model can edit lengths (None: not known, an insert/delete rule may be asked)."""
+        choice = self.models.get(model_pick or "") if self.models else None
+        return None if choice is None else choice.edits_lengths
 
     def ranges(self, *, model_pick: str | None) -> Ranges:
         """The gen length sliders' end for the model on show (its context, less room for a prompt)."""

@@ -190,15 +190,13 @@ STRINGS: dict[str, str] = {
     "compare_note": ("Both sides decode the Playground's prompt with its seed and gen length, in one batch. "
         "Positions whose final token differs are underlined in red."),
     "config_a": "Config A (JSON: DecodeConfig fields over the balanced preset)", "config_b": "Config B",
-    "compare_run": "Compare",
-    "side_a": "A", "side_b": "B",
+    "compare_run": "Compare", "side_a": "A", "side_b": "B",
     "look_for": "What to look for", "measured": "What we measured on `{model}`",
     "diverge_none": "The two runs confirmed the same positions at every step.",
     "diverge_at": ("The orders agree for {a} step(s) and diverge at step {s}; {n} of {g} positions were confirmed at "
         "a different step, and {t} positions hold a different token."),
     "batch_note": "Decoded in one batch with {n} neighbour prompt(s). Same text as when decoded alone: A {a}, B {b}.",
-    "neighbours": "neighbour prompts in the same batch", "yes": "yes",
-    "no": "no",
+    "neighbours": "neighbour prompts in the same batch", "yes": "yes", "no": "no",
     # ----- sweep ------------------------------------------------------------------------------
     "sweep_intro": ("Regenerate the article's tuning table from measurement: every cell is decoded for every seed "
         "and prompt, all in **one batched decode**. Numbers are means over seeds and prompts."),
@@ -405,6 +403,7 @@ STRINGS: dict[str, str] = {
     "fit_indel_preset": ("The insert/delete rule {r} decides each step itself: the other knobs set as its preset "
         "`{p}` ships them."),
     "fit_indel_off": "The insert/delete rule {r} needs the other knobs as its preset sets them: it was turned off.",
+    "fit_indel_model": "This model cannot edit lengths (it has no DELETE and SPLIT tokens): the rule {r} was turned off.",
     # ===== a revised trace on the canvas: the status line (canvas.js) =============================================
     "rv_status": " · {r} taken back, {e} rewritten",
     # ===== the banner of a preset "as shipped": what the shipped rule does (handlers/play.shipped_banner) ==========

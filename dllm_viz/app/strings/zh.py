@@ -335,6 +335,7 @@ STRINGS: dict[str, str] = {
     "fit_stop_cache": "提前结束会用预测值填满后面所有掩码，而带缓存的一步不计算那些预测：提前结束已打开，所以缓存（{c}）已设为 `none`。",
     "fit_indel_preset": "插入/删除规则 {r} 自己决定每一步：其他旋钮已按其预设 `{p}` 的出厂设置设好。",
     "fit_indel_off": "插入/删除规则 {r} 需要其他旋钮保持其预设的设置：它已被关闭。",
+    "fit_indel_model": "这个模型不能编辑长度（没有 DELETE 与 SPLIT 词元）：规则 {r} 已被关闭。",
     # ===== a revised trace on the canvas: the status line (canvas.js) =============================================
     "rv_status": " · 撤回 {r} 个，改写 {e} 个",
     # ===== the banner of a preset "as shipped": what the shipped rule does (handlers/play.shipped_banner) ==========
