@@ -4,7 +4,7 @@ The page serves the tiny models and the shipped world model (`tests/ui_model.lau
 controls that never offer a value that fails with the others (the dual cache sets a block length),
 ranges that follow the model on show and numbers typed into a box taken once, a token taken back
 shown struck through at its step, a scene per revision rule, the banners of the presets as shipped,
-the Sweep of the model on show, and the smaller things (item 8). The phone layout and the 中文 page
+the Sweep of the model on show, and the smaller things (item 8); the insert/delete rule on a model that cannot edit lengths. The phone layout and the 中文 page
 are tests/test_browser.py's (their tests cover items 7's chips, canvas top, tabs and footer).
 """
 from __future__ import annotations
@@ -68,6 +68,19 @@ def test_choosing_the_dual_cache_sets_a_block_length_and_decodes(page):
                            timeout=TIMEOUT_MS)
     assert "block length set to 16" in page.evaluate(BANNER)
     assert toasts(page) == [] and "dual" in page.locator("#dv-cache input").input_value()
+
+
+def test_the_insert_delete_rule_on_a_model_that_cannot_edit_lengths_is_turned_off_with_a_line(page):
+    """Item 1 for the insert/delete rule: on the page's tiny model (no DELETE or SPLIT tokens) choosing it
+    decodes without it and says why; no error."""
+    wait_played_out(page)
+    page.locator("#dv-revise-box .label-wrap").click()
+    page.locator("#dv-indel input").click()
+    page.get_by_role("option").filter(has_text="LLaDA 2.2").click()
+    page.wait_for_function("(s) => document.querySelector('#dv-banner').innerText.includes(s)",
+                           arg="cannot edit lengths", timeout=TIMEOUT_MS)
+    settled(page, "!d.link.config.indel")
+    assert toasts(page) == [] and "positions stay" in page.locator("#dv-indel input").input_value()
 
 
 def test_ranges_follow_the_model_and_a_typed_number_is_taken_once(page, served):

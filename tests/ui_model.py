@@ -110,10 +110,11 @@ def launch_tiny_demo(tmp_dir: str):
     run = runner(main)
     text = main.tokenizer.decode  # both tiny models read characters the same way
     world = load_model("world")  # the shipped world model (0.95M parameters): its context holds 96 tokens
+    # The tiny models run any cache (no limits of their own but one: they write no DELETE or SPLIT).
     models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i]),
-                                        fork=make_forker(main)),
+                                        fork=make_forker(main), edits_lengths=limits_of(main)["edits_lengths"]),
               "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
-                                        token_text=lambda i: text([i])),
+                                        token_text=lambda i: text([i]), edits_lengths=limits_of(other)["edits_lengths"]),
               "world-mdlm": ModelChoice(run=runner(world), prompts=WORLD_PROMPTS, name="world-mdlm",
                                         token_text=lambda i: world.tokenizer.decode([i]), **limits_of(world))}
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
