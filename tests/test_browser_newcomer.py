@@ -4,8 +4,9 @@ The page serves the tiny models and the shipped world model (`tests/ui_model.lau
 controls that never offer a value that fails with the others (the dual cache sets a block length),
 ranges that follow the model on show and numbers typed into a box taken once, a token taken back
 shown struck through at its step, a scene per revision rule, the banners of the presets as shipped,
-the Sweep of the model on show, and the smaller things (item 8); the insert/delete rule on a model that cannot edit lengths. The phone layout and the 中文 page
-are tests/test_browser.py's (their tests cover items 7's chips, canvas top, tabs and footer).
+the Sweep of the model on show, and the smaller things (item 8); the insert/delete rule on a model that
+cannot edit lengths. The phone layout and the 中文 page are tests/test_browser.py's (their tests cover
+items 7's chips, canvas top, tabs and footer).
 """
 from __future__ import annotations
 
