@@ -4,11 +4,15 @@ Settings: one torch thread (the suite's models are tiny; thread start-up costs m
 on a 2-core machine), and no network for Hugging Face code.
 
 Tiers (markers registered in pyproject.toml): `browser` (drives Chromium), `sglang` (builds or
-uses the separate SGLang environment), `slow` (everything that boots a server, starts a Python
-process that imports the heavy libraries, trains, builds a wheel, or decodes hundreds of runs;
-browser and sglang tests are slow too). `python -m pytest -m "not slow"` is the development
-loop; `python -m pytest` runs everything. Marks are given here by file or test name (`MARKS`),
-so a test file stays a plain list of tests; tests/test_tiers.py checks every name still exists.
+uses the separate SGLang environment), `long` (tens of seconds each, repeating at scale what a
+faster test checks: floors over 64 seeded runs, grids, stress, training end to end), `slow`
+(everything that boots a server, starts a Python process that imports the heavy libraries,
+trains, builds a wheel, or decodes hundreds of runs; browser, sglang and long tests are slow too).
+`python -m pytest` runs the default tier, everything but `long` and `sglang` (pyproject.toml's
+addopts: minutes, see the README); `python -m pytest -m "long or sglang"` the rest;
+`python -m pytest -m "not slow"` is the development loop; `-m ""` runs everything. Marks are given
+here by file or test name (`MARKS`), so a test file stays a plain list of tests;
+tests/test_tiers.py checks every name still exists.
 """
 from __future__ import annotations
 
@@ -33,43 +37,44 @@ ROOT = Path(__file__).resolve().parents[1]
 # unit tests and drops what costs seconds each.
 MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_browser.py": ("browser",),
+    "tests/test_browser_newcomer.py": ("browser",),  # issue 41's floors: a test per item
     "tests/test_page_js.py": ("browser",),  # the page's script in Chromium, on a blank page (no server)
     "tests/test_sglang_env.py": ("sglang",),
     "tests/sglang": ("sglang",),  # inside the SGLang environment (test_sglang_env.py runs them)
     "tests/test_readme.py": (),  # installs requirements.txt, serves the README's app.py on port 7860
     "tests/test_wheel.py": (),  # builds the wheel, installs it into a venv
-    "tests/test_train_gpu.py": (),  # runs scripts/train_gpu.sh end to end
+    "tests/test_train_gpu.py": ("long",),  # runs scripts/train_gpu.sh end to end
     "tests/test_offline.py": (),  # python processes under a network audit (one is the shared app.py)
     "tests/test_api.py::test_app_py_serves_the_embedded_model": (),
-    "tests/test_adversarial.py::test_random_requests_from_concurrent_clients_match_each_request_alone": (),
+    "tests/test_adversarial.py::test_random_requests_from_concurrent_clients_match_each_request_alone": ("long",),
     "tests/test_ui.py::test_ui_module_loads_no_model_on_import": (),  # a fresh process imports gradio
-    "tests/test_ui.py::test_every_preset_after_every_other_one_gives_its_own_whole_state": (),  # 49 decodes
-    "tests/test_world_model.py::test_quality_preset_meets_the_floor_over_64_seeded_runs": (),
-    "tests/test_world_model.py::test_the_model_breaks_names_where_the_perfect_one_does": (),
-    "tests/test_world_indel.py::test_llada22_indel_meets_the_floor_over_64_seeded_runs": (),  # 128 decodes
-    "tests/test_world_indel.py::test_the_counted_lesson_insert_and_delete_fix_what_rewriting_cannot": (),  # 256
-    "tests/test_world_model.py::test_parallel_decoding_breaks_names": (),
+    "tests/test_ui.py::test_every_preset_after_every_other_one_gives_its_own_whole_state": ("long",),  # 49 decodes
+    "tests/test_world_model.py::test_quality_preset_meets_the_floor_over_64_seeded_runs": ("long",),
+    "tests/test_world_model.py::test_the_model_breaks_names_where_the_perfect_one_does": ("long",),
+    "tests/test_world_indel.py::test_llada22_indel_meets_the_floor_over_64_seeded_runs": ("long",),  # 128 decodes
+    "tests/test_world_indel.py::test_the_counted_lesson_insert_and_delete_fix_what_rewriting_cannot": ("long",),  # 256
+    "tests/test_world_model.py::test_parallel_decoding_breaks_names": ("long",),
     "tests/test_shipped_presets.py::test_presets_reach_the_cli": (),  # CLI processes
     "tests/test_train_cli.py::test_the_command_line_prints_progress_and_warnings_as_plain_lines": (),
     "tests/test_world_renoise_model.py::test_generate_writes_valid_sentences_at_the_shipped_settings": (),  # 17 runs
     "tests/test_train_renoise.py::test_a_tiny_run_learns_logs_resumes_exactly_and_exports": (),  # three runs, an export
     "tests/test_train_renoise.py::test_the_command_line_trains_and_exports": (),
-    "tests/test_compare_models.py::test_rescore_json_adds_the_gain_figures": (),
+    "tests/test_compare_models.py::test_rescore_json_adds_the_gain_figures": ("long",),
     "tests/test_policy.py::test_seeds_are_stable_across_processes_and_distinct": (),
     "tests/test_embedded.py::test_the_shipped_model_decodes_a_request_the_same_in_any_batch": (),
     "tests/test_revision.py::test_wino_on_the_world_model_counts_its_verify_passes": (),  # one verify canvas per token
     # Fast-dLLM's own loops beside ours, over the grid of block lengths and step counts (issue 31).
-    "tests/test_cache_fast_dllm.py::test_world_model_cached_decode_is_fast_dllm_token_for_token": (),
-    "tests/test_cache_fast_dllm.py::test_austen_model_cached_decode_is_fast_dllm_token_for_token": (),
+    "tests/test_cache_fast_dllm.py::test_world_model_cached_decode_is_fast_dllm_token_for_token": ("long",),
+    "tests/test_cache_fast_dllm.py::test_austen_model_cached_decode_is_fast_dllm_token_for_token": ("long",),
     # The originals beside the presets (issue 40): a few cases of each named difference stay in the fast tier.
     "tests/test_as_shipped_remdm.py::test_remdm_preset_is_remdm_step_by_step_over_the_grid": (),
     "tests/test_as_shipped_remdm.py::test_remdm_preset_follows_remdm_s_distribution_step_by_step": (),  # 400 runs
     "tests/test_as_shipped_rcr.py::test_rcr_preset_is_mdpo_step_by_step_over_the_grid": (),
     "tests/test_as_shipped_wino.py::test_wino_preset_is_wino_step_by_step_over_the_grid": (),
     "tests/test_cache.py::test_the_cache_changes_what_a_stale_window_sees": (),
-    "tests/test_app_serve.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": (),  # 1,920 decodes
+    "tests/test_app_serve.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": ("long",),  # 1,920 decodes
     "tests/test_app_main.py::test_app_py_help_is_help_not_a_server": (),  # a fresh process imports torch
-    "tests/test_app_serve.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": (),  # its own app.py
+    "tests/test_app_serve.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": ("long",),  # its own app.py
     "tests/test_guards.py::test_sessions_expire_and_are_capped_by_gradio_itself": (),  # a served demo
     "tests/test_guards.py::test_silent_and_slow_connections_are_bounded": (),
     "tests/test_guards.py::test_install_bounds_a_launched_demo": (),
@@ -88,6 +93,7 @@ MARKS: dict[str, tuple[str, ...]] = {
         ("browser",),
     "tests/test_notebook.py::test_import_dllm_viz_needs_no_anywidget_nor_plotly": (),
     "tests/test_notebook.py::test_a_moved_and_a_renoising_trace_play_in_widgets_frame_by_frame": ("browser",),
+    "tests/test_scenes.py::test_each_scene_takes_back_or_rewrites": (),  # world decodes (WINO's verify canvases)
 }
 
 
@@ -96,7 +102,7 @@ def marks_for(nodeid: str) -> set[str]:
     path, _, name = nodeid.partition("::")
     keys = {path, f"{path}::{name.split('[')[0]}", *(str(p) for p in Path(path).parents if str(p) != ".")}
     found = {mark for key in keys if key in MARKS for mark in (*MARKS[key], "slow")}
-    return found | ({"slow"} if found & {"browser", "sglang"} else set())
+    return found | ({"slow"} if found & {"browser", "sglang", "long"} else set())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

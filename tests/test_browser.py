@@ -18,7 +18,8 @@ from urllib.parse import urlparse
 import pytest
 from playwright import sync_api as playwright
 
-from tests.test_strings import english_words
+from dllm_viz.app.strings import t
+from tests.test_strings import english_words, unglossed
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -295,16 +296,24 @@ def test_the_chinese_page_shows_no_untranslated_english(page, tmp_path):
     page.get_by_text("中文", exact=True).click()
     page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')", timeout=TIMEOUT_MS)
     page.wait_for_timeout(500)
-    text = page.evaluate("""() => { const c = document.querySelector('.gradio-container').cloneNode(true);
-        c.querySelectorAll('footer').forEach((f) => f.remove());  // Gradio's own footer, not the page's strings
-        document.body.appendChild(c); const s = c.innerText; c.remove(); return s; }""")
+    # The whole page as a visitor sees it, the footer included (Gradio's own, in English, is hidden).
+    text = page.evaluate("() => document.body.innerText")
     text = text.replace(page.evaluate(CANVAS_TEXT), " ")  # the model's own text
     leaks = english_words(text) - {"tiny", "the", "cat", "dog", "big", "chars", "other"}  # the models' names and prompts
     assert leaks == set()
+    assert unglossed(text) == []  # Shift, argmax, logits, distinct, 3-gram: each with a gloss in Chinese
+    assert page.locator("#dv-footer").is_visible() and "API" in page.locator("#dv-footer").inner_text()
+    assert page.evaluate(CACHE_FITS)  # the cache choice reads whole (issue 41 item 8)
     page.screenshot(path=str(tmp_path / "zh.png"), full_page=True)
 
 
 TOP = "(sel) => Math.round(document.querySelector(sel).getBoundingClientRect().top + window.scrollY)"
+CACHE_FITS = "() => { const i = document.querySelector('#dv-cache input'); return i.scrollWidth <= i.clientWidth + 1; }"
+# Tokens of the canvas that its text box cuts: partly above its top or below its bottom edge.
+CUT_LINES = """() => { const box = document.querySelector('#dv-canvas .dv-text'), b = box.getBoundingClientRect();
+  return [...box.querySelectorAll('[data-pos]')].map((s) => [s.dataset.pos, s.getBoundingClientRect()])
+    .filter(([, r]) => (r.top < b.top - 1 && r.bottom > b.top + 1) || (r.top < b.bottom - 1 && r.bottom > b.bottom + 1))
+    .map(([p, r]) => [p, Math.round(r.top - b.top), Math.round(r.bottom - b.top), Math.round(b.height)]); }"""
 # Each of the figure's parts inside what holds it: the title in the figure, the boxes in their cells,
 # the order map's labels in theirs (cells placed from the figures' own layouts: views.js).
 FITS = """() => { const heat = document.querySelector('#dv-heatmap .dv-fig'), fig = heat.getBoundingClientRect();
@@ -330,6 +339,11 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
                 page.get_by_text("中文", exact=True).click()
                 page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')",
                                        timeout=TIMEOUT_MS)
+            # Issue 41 item 7: every tab shows (none behind Gradio's "..." menu).
+            tabs = page.evaluate("() => [...document.querySelectorAll('[role=tab]')].filter((b) => b.offsetParent)"
+                                 ".map((b) => b.innerText.trim())")
+            assert len(tabs) == 4 and t("tab_about", lang) in tabs, tabs
+            assert page.evaluate(CACHE_FITS)  # the cache choice reads whole (issue 41 item 8)
             top = {name: page.evaluate(TOP, sel) for name, sel in (
                 ("prompt", "#dv-prompt"), ("canvas", "#dv-canvas"), ("presets", "#dv-presets-article"),
                 ("temperature", "#dv-temperature"), ("heatmap", "#dv-heatmap"))}
@@ -341,6 +355,28 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
             page.wait_for_timeout(500)
             assert page.evaluate(FITS) == {"title": True, "marker": True, "labels": True}
             page.screenshot(path=str(tmp_path / f"phone-{lang}.png"), full_page=False)
+            # The canvas on a long run: at every frame its box shows whole lines, none cut at its top or bottom.
+            box = page.locator("#dv-gen-length input[type=number]")
+            box.fill("240")
+            box.press("Enter")
+            page.wait_for_function("() => window.__dv.data && window.__dv.data.G === 240 && "
+                                   "!document.querySelector('#dv-canvas .dv-live')", timeout=TIMEOUT_MS)
+            page.locator("#dv-canvas .dv-text").scroll_into_view_if_needed()
+            cut = []
+            for frame in range(page.evaluate("() => window.__dv.data.n"), -1, -1):
+                page.evaluate("(f) => window.__dv.lib.seek(f)", frame)
+                cut += page.evaluate(CUT_LINES)
+            assert cut == [], cut[:5]
+            page.screenshot(path=str(tmp_path / f"phone-canvas-{lang}.png"), full_page=False)
+            # The world model's example prompts (the longest) wrap inside the screen: none cut at its edge.
+            page.locator("#dv-model input").click()
+            page.get_by_role("option", name="world-mdlm", exact=True).click()
+            page.wait_for_function("() => document.querySelectorAll('#dv-model-prompts .dv-chip').length === 4",
+                                   timeout=TIMEOUT_MS)
+            chips = page.evaluate("() => [...document.querySelectorAll('#dv-model-prompts .dv-chip')]"
+                                  ".map((c) => { const r = c.getBoundingClientRect(); return [c.innerText, r.left, r.right, "
+                                  "c.scrollWidth <= c.clientWidth + 1]; })")
+            assert all(0 <= left and right <= 390 and whole for _, left, right, whole in chips), chips
             assert page.errors == []
         finally:
             browser.close()

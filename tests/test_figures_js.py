@@ -323,9 +323,11 @@ def test_the_task_curve_marks_where_the_threshold_puts_the_trace(page, trace):
     zh = valid(renderer.figure(page, "task", "zh"))
     markers = [d for d in zh["data"] if d["mode"] == "markers"]
     assert [(m["x"][0], round(m["y"][0], 6)) for m in markers] == [(1.5, 70.0), (1.25, 80.0)]
-    assert "正确" in zh["layout"]["yaxis"]["title"]["text"] and "AUP 90 / 100" in zh["layout"]["title"]["text"]
+    assert "正确" in zh["layout"]["yaxis"]["title"]["text"]
+    assert t("fig_task_aup", "zh", m="90", o="100") in zh["layout"]["title"]["text"]
     _task(page, trace, {**CURVES, "aup": [None, 100.0]})  # d3LLM's get_aup refused the model's curve: no score
-    assert f"AUP {t('aup_refused', 'en')} / 100" in valid(renderer.figure(page, "task"))["layout"]["title"]["text"]
+    title = valid(renderer.figure(page, "task"))["layout"]["title"]["text"]
+    assert t("fig_task_aup", "en", m=t("aup_refused", "en"), o="100") in title and "<br>" in title  # a line of its own
     _task(page, trace, None)
     empty = valid(renderer.figure(page, "task"))
     assert empty["data"] == [] and "tasks model" in empty["layout"]["annotations"][0]["text"]

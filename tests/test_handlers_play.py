@@ -10,6 +10,8 @@ from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.adapters import KNOBS, SCHEDULE_KNOBS, config_to_settings, settings_to_config
 from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import Playground
+from dllm_viz.app.strings import t
+from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS
 from tests.ui_model import CountingRunner, make_text_model, widgets
 
 
@@ -53,7 +55,7 @@ def test_an_as_shipped_rules_banner_links_its_own_lesson(pg, name):
     # on this prompt, and the banner sends to that rule's lesson, not the polluted-confidence one.
     settings = config_to_settings(DecodeConfig.preset(name, 16))
     out = pg.play.decode(prompt="the ", lang="en", **settings)
-    assert "alone it changes nothing here" in out.banner
+    assert "decodes exactly what the article's rule does" in out.banner and "Teaching switch" not in out.banner
     assert f"](#dv-open-lesson-shipped_{name})" in out.banner and "polluted" not in out.banner
     tempered = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled_raw", sample_scope="all",
                                                                   temperature=0.0))
@@ -62,15 +64,15 @@ def test_an_as_shipped_rules_banner_links_its_own_lesson(pg, name):
 
 def test_sampled_confidence_is_never_decoded_with_selected_sampling(pg, runner):
     out = pg.play.decode(prompt="the ", lang="en", **widgets(confidence_from="sampled", sample_scope="selected"))
-    assert out.sample_scope == "all" and out.trace.trace.config.sample_scope == "all"
+    assert out.knobs.sample_scope == "all" and out.trace.trace.config.sample_scope == "all"
     assert "sample at” was set to all" in out.banner
     assert runner.calls[0][1][0].sample_scope == "all"
 
 
 def test_a_failed_decode_reverts_the_widgets_to_the_trace_on_show(pg):
     shown = pg.play.decode(prompt="the ", lang="en", **widgets(temperature=0.7)).trace
-    with pytest.raises(ValueError, match="block_length=16"):
-        pg.play.decode(prompt="x", lang="en", **widgets(block_length=16))
+    with pytest.raises(ValueError, match="temperature=nan"):
+        pg.play.decode(prompt="x", lang="en", **widgets(temperature=float("nan")))
     back = pg.play.revert(trace=shown)
     assert back.temperature == 0.7 and back.block_length == 0
     assert all(getattr(pg.play.revert(trace=None), k) is KEEP for k in KNOBS)
@@ -292,7 +294,7 @@ def test_a_revision_preset_decodes_as_shipped_and_the_banner_cites_its_source(pg
     m = out.trace.trace.metrics
     assert f"{m['remasked']} tokens taken back to [MASK] and {m['edited']} rewritten, in {m['steps']} steps" in out.banner
     zh = pg.play.decode(prompt="the cat ", lang="zh", **widgets(**knobs))
-    assert "依照" in zh.banner and "被撤回" in zh.banner
+    assert t("sb_rcr", "zh") in zh.banner and "被撤回" in zh.banner
     plain = pg.play.decode(prompt="the cat ", lang="en", **widgets())
     assert plain.banner == ""  # no rule, no preset as shipped: nothing to say
 
@@ -420,3 +422,21 @@ def test_a_decode_runs_under_the_handle_its_page_drew(pg):
     out = pg.play.decode(prompt="the ", lang="en", ref=name, session="s", **widgets())
     assert out.trace.handle == out.canvas["ref"] == name and pg.traces.entry("s", name) is not None
     assert pg.play.decode(prompt="the ", lang="en", ref="<script>", session="s", **widgets()).trace.handle != "<script>"
+
+
+@pytest.mark.parametrize("name", [*SHIPPED_PRESETS, *REVISION_PRESETS])
+def test_every_preset_as_shipped_says_what_its_rule_does(pg, name):
+    """Issue 41 item 5: a preset as shipped is no teaching switch; its banner says what the rule does,
+    in both languages, whatever preset a plug-in adds."""
+    from dllm_viz import decode, load_model
+    from dllm_viz.app.handlers.banners import shipped_banner
+
+    config = DecodeConfig.preset(name, 16)
+    for lang in ("en", "zh"):
+        if config.indel != "none":  # nor edit lengths: world-indel can
+            banner = shipped_banner(decode(load_model("world-indel"), ["Ana"], [config])[0], None, [], lang)
+        elif config.revise == "joint_threshold":  # the tiny model cannot edit: the world model can
+            banner = shipped_banner(decode(load_model("world"), ["Ana"], [config])[0], None, [], lang)
+        else:
+            banner = pg.play.decode(prompt="the ", lang=lang, **config_to_settings(config)).banner
+        assert t(f"sb_{name}", lang) in banner and "Teaching switch" not in banner, (name, lang)

@@ -332,6 +332,32 @@ def test_a_revised_canvas_is_the_traces_canvas_at_every_frame_scrubbed_both_ways
         assert _taken_back(tr), "the seed must take a token back for this test to mean something"
 
 
+@pytest.mark.parametrize("rule", ["rcr", "remdm"])
+def test_a_token_taken_back_shows_struck_through_at_its_step(show, revised, rule):
+    """At the step that takes a token back its position shows that token struck through (not the model's
+    next guess), and the status line counts what the step took back and rewrote; the frame after, a mask
+    with the model's guess. (tests/test_browser_newcomer.py: the same on the served page.)"""
+    from dllm_viz.app.strings import t
+
+    tr = revised[rule]
+    page = show(tr, frame=0, selected=0)
+    for f in sorted({g for _, g in _taken_back(tr)}):
+        at(page, f)
+        taken = [p for p, g in _taken_back(tr) if g == f]
+        texts = page.evaluate(TEXTS)
+        assert [texts[p] for p in taken] == [piece(tr, tr.canvas_at(f - 2)[p]) for p in taken], f
+        struck = page.evaluate("""(ps) => ps.map((p) => getComputedStyle(
+            document.querySelector(`#dv-canvas [data-pos="${p}"]`)).textDecorationLine)""", taken)
+        assert all("line-through" in s for s in struck), (f, struck)
+        rec = tr.steps[f - 1]
+        counts = t("rv_status", "en", r=len(rec.remasked or ()), e=len(rec.edited or ()))
+        assert counts in page.inner_text("#dv-canvas .dv-status"), f
+    untouched = next(f for f in range(1, len(tr.steps) + 1) if not tr.steps[f - 1].revisions)
+    at(page, untouched)
+    assert "taken back" not in page.inner_text("#dv-canvas .dv-status")
+    assert "struck through" in page.inner_text("#dv-canvas .dv-legend")
+
+
 def test_a_rewritten_token_names_its_old_token_on_hover_and_in_the_inspector(show, revised):
     tr = revised["llada21"]
     step, pos = next((rec.step, p) for rec in tr.steps for p in (rec.edited or ()))

@@ -83,6 +83,7 @@ def test_the_shipped_measurement_on_the_world_model_is_whole():
 
 def test_the_compare_tab_shows_the_study_beside_the_tempered_confidence_lesson_in_both_languages():
     from dllm_viz.app.handlers.compare import CompareHandlers
+    from dllm_viz.app.handlers.traces import TraceStore
     from dllm_viz.app.views.lessons import renoise_study_md
     from dllm_viz.studies.renoise_lessons import load_study_text
 
@@ -92,7 +93,7 @@ def test_the_compare_tab_shows_the_study_beside_the_tempered_confidence_lesson_i
         assert md.startswith(f"### {text['title'][lang]}") and text["text"][lang] in md
         assert "| 0.3 | 97% [89, 99], 2.755 | 97% [89, 99], 1.935 |" in md  # the bound table, measured
     assert renoise_study_md("en", data={}) == ""
-    handlers = CompareHandlers(lambda *a, **k: [], is_world=lambda pick: pick == "world")
+    handlers = CompareHandlers(lambda *a, **k: [], is_world=lambda pick: pick == "world", traces=TraceStore())
     # the article's question on a renoising decoder, where the page counts correctness (a world model picked)
     assert text["title"]["en"] in handlers.lesson_text("polluted", "en", model_pick="world")
     assert text["title"]["en"] not in handlers.lesson_text("polluted", "en", model_pick="austen")

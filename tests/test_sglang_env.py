@@ -42,6 +42,7 @@ def test_plugin_tests_pass_inside_the_sglang_environment():
     env["COLUMNS"] = "1000"  # the summary's XFAIL lines whole, with their reasons
     run = subprocess.run(
         [str(VENV / "bin" / "python"), "-m", "pytest", "tests/sglang", "-q", "-p", "no:cacheprovider",
+         "-m", "sglang",  # the default tier (pyproject.toml's addopts) leaves these out
          "-W", "ignore::DeprecationWarning", "-W", "ignore::UserWarning"],
         cwd=REPO, capture_output=True, text=True, timeout=TEST_TIMEOUT_S, env=env,
     )

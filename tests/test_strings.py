@@ -19,20 +19,21 @@ from tests.ui_model import make_text_model
 APP = Path(strings.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_",
-           "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_",
-           "rt_shipped_")
+           "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_", "sb_", "sweep_mean_",
+           "scene_", "rt_shipped_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
     "top_k", "top_p", "min_k", "max_prob", "margin", "entropy", "random", "topk_decay", "fixed_steps", "threshold", "adaptive",
     "raw", "tempered", "sampled", "selected", "all", "per_request", "shared", "confidence_from", "sample_scope",
-    "rng", "gen_length", "block_length", "temperature_stages", "logits", "softmax", "argmax", "NFE", "JSON", "MASK",
-    "distinct", "gram", "SGLang", "README", "dllm", "viz", "DecodeConfig", "English", "Abc", "log", "prob", "decay",
-    "steps", "temperature", "seed", "sample", "at", "model", "tiny", "chars", "api", "Gradio", "Use", "via",
-    "Built", "with", "Settings", "tok", "L", "T", "k", "p", "A", "B", "x", "Top", "top", "max", "min",
+    "rng", "gen_length", "block_length", "temperature_stages", "softmax", "NFE", "JSON", "MASK",
+    "SGLang", "README", "dllm", "viz", "DecodeConfig", "English", "Abc", "log", "prob", "decay",
+    "steps", "temperature", "seed", "sample", "at", "model", "tiny", "chars", "api", "API", "Gradio",
+    "tok", "L", "T", "k", "p", "A", "B", "x", "Top", "top", "max", "min", "AUP", "LLM",
     "ms", "vs",
     "LLaDA", "Dream", "Fast", "dLLM", "linear_time", "sampled_raw", "filtered",  # the shipped samplers' names
-    "True", "False", "None", "format", "config_json", "Shift", "Enter",  # Python values, field names, keys
+    "True", "False", "None", "format", "config_json",  # Python values, field names
+    "generate",  # the API's endpoint, /generate
     "early_stop", "early_stop_threshold", "block_schedule", "vocab_top_k", "confidence", "max_prob", "restart",
     "continue", "temperature_stages", "early", "middle", "late", "schedule",  # DecodeConfig's field names and values
     "RCR", "ReMDM", "WINO", "JointThreshold", "LowConfidence", "MDPO", "MaskGIT",  # the revision rules' names
@@ -110,8 +111,35 @@ def test_a_bad_language_names_the_parameter():
         t("run", "fr")
 
 
+# Terms the 中文 page may keep in English, each time with a gloss in Chinese beside it (issue 41): a
+# fullwidth bracket with Chinese after it ("Shift（上档键）"), or the term in brackets after Chinese
+# ("最可能的词（argmax）") or inside Chinese brackets ("（取最可能的词，argmax）").
+GLOSSED_TERMS = ("Shift", "Enter", "argmax", "logits", "distinct", "gram")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_TERM = re.compile(r"(?<![A-Za-z_])(?:\d+-)?(" + "|".join(GLOSSED_TERMS) + r")(?:-\d+)?(?![A-Za-z_])")
+
+
+def _glossed(text: str, m: re.Match) -> bool:
+    before, after = text[:m.start()], text[m.end():]
+    if after.startswith("（") and "）" in after and _CJK.search(after[:after.index("）")]):
+        return True  # "Shift（上档键）"
+    opened = before.rfind("（")
+    if opened < before.rfind("）") or opened < 0 or "）" not in after:
+        return False
+    group = before[opened:] + after[:after.index("）")]
+    return bool(_CJK.search(group) or _CJK.search(before[opened - 1:opened]))  # "（取…，argmax）", "词（argmax）"
+
+
+def unglossed(text: str) -> list[str]:
+    """The glossed terms in `text` (code spans aside) that stand without a Chinese gloss beside them."""
+    text = re.sub(r"`[^`]*`", " ", text)
+    return [m.group(0) for m in _TERM.finditer(text) if not _glossed(text, m)]
+
+
 def english_words(text: str) -> set[str]:
+    """English words of a 中文 text that are neither code words nor glossed terms."""
     text = re.sub(r"`[^`]*`", " ", text)  # code spans
+    text = _TERM.sub(lambda m: " " if _glossed(m.string, m) else m.group(0), text)
     text = re.sub(r"<[^>]+>", " ", text)  # tags
     text = re.sub(r"\{[^}]*\}", " ", text)  # placeholders
     return {w for w in re.findall(r"[A-Za-z][A-Za-z_]*", text) if w not in CODE_WORDS and len(w) > 1}

@@ -1,8 +1,9 @@
 """The package as a user installs it: a wheel built from the checkout, in a fresh venv, used from elsewhere.
 
 The wheel is built from a copy of the working tree (`pip wheel`, no build isolation: offline) and
-installed into `python -m venv --system-site-packages` (torch, gradio and the rest come from this
-environment instead of a download), with its extras resolved against what is installed and no
+installed into a fresh venv that sees this environment's packages (torch, gradio and the rest come
+from here instead of a download: `outer_site_dirs`, listed in a .pth file, whether this interpreter
+is the system's or itself a venv's), with its extras resolved against what is installed and no
 index: a range in pyproject.toml that the pinned versions in requirements.txt do not satisfy fails
 the install. Every command then runs from a directory outside the checkout, without PYTHONPATH,
 and first proves that `dllm_viz` is the wheel's copy in the venv's site-packages (this machine
@@ -36,6 +37,24 @@ def _run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
     return done
 
 
+def outer_site_dirs() -> list[str]:
+    """The site-packages folders this interpreter imports from. `venv --system-site-packages` would
+    give the new venv the *base* interpreter's, which inside a venv (how most people install) lack
+    the project's packages; these are the running environment's, whichever it is."""
+    return [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+
+
+def make_venv(path: Path) -> Path:
+    """A venv at `path` without pip, its own site-packages first, then `outer_site_dirs()` (a .pth
+    file lists them as plain paths: their own .pth files, such as an editable install's, are not
+    run). Returns its python."""
+    _run([sys.executable, "-m", "venv", "--without-pip", str(path)], cwd=path.parent)
+    python = path / "bin" / "python"
+    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=path.parent)
+    (Path(site.stdout.strip()) / "outer-environment.pth").write_text("\n".join(outer_site_dirs()) + "\n")
+    return python
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> tuple[Path, Path]:
     """(the venv's python, a working directory outside the checkout) with the wheel installed."""
@@ -47,8 +66,7 @@ def venv(tmp_path_factory) -> tuple[Path, Path]:
     (wheel,) = (tmp / "dist").glob("dllm_viz-*.whl")
     # Without the venv's own pip and setuptools, which would hide newer ones that torch requires;
     # this environment's pip installs into the venv instead (--python).
-    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(tmp / "venv")], cwd=tmp)
-    python = tmp / "venv" / "bin" / "python"
+    python = make_venv(tmp / "venv")
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index"]
     # The wheel itself into the venv (a dllm-viz of the same version is installed outside it), then its
     # dependencies and extras, resolved against the installed packages: nothing may need fetching.

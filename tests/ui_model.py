@@ -72,6 +72,8 @@ def launch_tiny_demo(tmp_dir: str, *, session_ttl: float | None = None, capacity
 
     `session_ttl`, `capacity`: Gradio's bounds on sessions (`build_demo(session_ttl=...)`, `launch`'s
     `state_session_capacity`), as app.py sets them.
+    The picker also holds a second tiny model and the shipped world model (the scenes, the ranges
+    and the Sweep of a checkable model are the world model's).
 
     `demo.decode_calls` lists the batch size of every call to the model, so a test can count decodes;
     `demo.decode_steps` the step of every record the decodes made (a stopped decode makes fewer);
@@ -101,14 +103,24 @@ def launch_tiny_demo(tmp_dir: str, *, session_ttl: float | None = None, capacity
             return decode(model, prompts, configs, on_step=hook, record_candidates=record_candidates)
         return run
 
+    from dllm_viz import load_model
+    from dllm_viz.app.serve import limits_of
+    from dllm_viz.studies.world_score import WORLD_PROMPTS
+
     main, other = make_text_model(), make_text_model(seed=1)
     other.name = "tiny-other"
     run = runner(main)
     text = main.tokenizer.decode  # both tiny models read characters the same way
+    world = load_model("world")  # the shipped world model (0.95M parameters): its context holds 96 tokens
+    # The tiny models run any cache (no limits of their own but one: they write no DELETE or SPLIT).
     models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i]),
-                                        max_length=main.max_length, fork=make_forker(main)),
+                                        max_length=main.max_length, fork=make_forker(main),
+                                        edits_lengths=limits_of(main)["edits_lengths"]),
               "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
-                                        token_text=lambda i: text([i]), max_length=other.max_length)}
+                                        token_text=lambda i: text([i]), max_length=other.max_length,
+                                        edits_lengths=limits_of(other)["edits_lengths"]),
+              "world-mdlm": ModelChoice(run=runner(world), prompts=WORLD_PROMPTS, name="world-mdlm",
+                                        token_text=lambda i: world.tokenizer.decode([i]), **limits_of(world))}
     example = run(["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
     calls.clear()
     demo = build_demo(run, examples=[("tiny", example)], model_name="tiny-chars", export_dir=tmp_dir, models=models,

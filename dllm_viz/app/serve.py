@@ -39,6 +39,7 @@ from dllm_viz.core.budget import Budget  # noqa: E402
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
 from dllm_viz.core.decoder import decode  # noqa: E402
 from dllm_viz.core.fork import fork  # noqa: E402
+from dllm_viz.core.indel_rows import declared_edit_ids  # noqa: E402
 from dllm_viz.serve.engine import Engine, Fairness, QueueFull  # noqa: E402
 from dllm_viz.models import load_model  # noqa: E402
 from dllm_viz.models.base import model_device  # noqa: E402
@@ -204,6 +205,13 @@ def token_text(model: Any) -> Callable[[int], str] | None:
     return None if tok is None else (lambda token_id: tok.decode([token_id]))
 
 
+def limits_of(model: Any) -> dict[str, Any]:
+    """What the page's controls may offer for `model`: its context (`max_length`), its caches and whether
+    it edits lengths (its DELETE and SPLIT tokens)."""
+    return {"max_length": getattr(model, "max_length", None), "cache_modes": tuple(getattr(model, "cache_modes", ())),
+            "edits_lengths": bool(declared_edit_ids(model))}
+
+
 def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str, ModelChoice]:
     """The model picker: the served model first, then the shipped ones it is not (Austen, world, tasks).
 
@@ -219,16 +227,16 @@ def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str
     # own decode checks the fitted canvas).
     context = lambda n, m: None if n in task_view.MODEL_NAMES else getattr(m, "max_length", None)  # noqa: E731
     choices = {name: ModelChoice(run=fit(name, run), prompts=tuple(prompts.get(name, CHECKPOINT_PROMPTS)), name=name,
-                                 token_text=token_text(model), max_length=context(name, model),
-                                 fork=make_forker(model))}
+                                 token_text=token_text(model), fork=make_forker(model),
+                                 **(limits_of(model) | {"max_length": context(name, model)}))}
     for shipped, path in (("austen-mdlm", None), ("world-mdlm", SHIPPED["world"]), ("tasks-mdlm", SHIPPED["tasks"])):
         if shipped in choices or (path is not None and not path.is_dir()):
             continue
         other = load_model(path, device="cpu")
         served = make_runner(other, make_engine(other) if engines else None)
         choices[other.name] = ModelChoice(run=fit(other.name, served), prompts=tuple(prompts[shipped]),
-                                          name=other.name, token_text=token_text(other),
-                                          max_length=context(other.name, other), fork=make_forker(other))
+                                          name=other.name, token_text=token_text(other), fork=make_forker(other),
+                                          **(limits_of(other) | {"max_length": context(other.name, other)}))
     return choices
 
 

@@ -27,10 +27,11 @@ import gradio as gr
 from fastapi import Response
 
 from dllm_viz.app.handlers.adapters import config_to_settings
+from dllm_viz.app.handlers.fit import gen_length_max
 from dllm_viz.app.handlers.play import random_seed
 from dllm_viz.app.strings import t
 from dllm_viz.app.layout.compare import build_compare_tab
-from dllm_viz.app.layout.header import build_about_tab, build_header
+from dllm_viz.app.layout.header import build_about_tab, build_footer, build_header
 from dllm_viz.app.layout.play import build_play_tab
 from dllm_viz.app.layout.sweep import build_sweep_tab
 from dllm_viz.studies.lessons import DEFAULT_PROMPTS
@@ -49,9 +50,11 @@ from dllm_viz.app.handlers.outputs import (
     Linked,
     Loaded,
     ModelPicked,
+    Ranges,
     Relabelled,
     Reseeded,
     RuleStates,
+    SceneSet,
     StageStates,
     SweepShown,
     values_of,
@@ -151,24 +154,26 @@ def build_demo(
     shown: dict[str, Any] = {}
     if first is not None:  # the first example plays on arrival
         shown = values_of(pg.play.load_trace(first, lang=labels.lang, autoplay=True, example=examples[0][0]))
-    longest = min(256, (max_length or 256) - 16)
     tabs: dict[str, Any] = {}
     # The page opens on the first example's model (the world model's, in app.py: see its examples).
     pick = pg.pick_of(first.trace.model if first else None) or next(iter(models or {}), None)
+    longest = pg.ranges(model_pick=pick).gen_length if pick else gen_length_max(max_length)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
         c["trace"] = gr.State(first)
-        with gr.Tabs():
+        with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
-                                    longest=longest, read=read_traces(pg.traces))
+                                    longest=longest, read=read_traces(pg.traces), scenes=pg.scene_keys())
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"), "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)
             with labels.add(gr.Tab(t("tab_sweep", labels.lang)), "tab_sweep") as tabs["sweep"]:
-                c |= build_sweep_tab(labels, longest=longest)
+                c |= build_sweep_tab(labels, longest=longest,
+                                     prompts=models[pick].prompts if models and pick in models else DEFAULT_PROMPTS)
             with labels.add(gr.Tab(t("tab_about", labels.lang)), "tab_about") as tabs["about"]:
                 build_about_tab(labels)
+        build_footer(labels)
 
         page = Page(**c, tabs=tabs, labels=labels.items)
         state_ttl(page, session_ttl)
@@ -177,8 +182,10 @@ def build_demo(
         wire_sweep(page, pg, concurrency_limit)
         wire_page(page, pg, concurrency_limit)
         # A link opened (`links`): its settings, its trace decoded at its step and position.
-        after_decode(page, pg, wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked,
-                                    request=("query", "session"), **_decode_kw(page, concurrency_limit)))
+        linked = wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked, request=("query", "session"),
+                      **_decode_kw(page, concurrency_limit))
+        after_decode(page, pg, linked)
+        ranges_after(page, pg, linked.success)  # a link of another model: the sliders' ends follow it
         wire_stop(page, pg)
         demo.unload(release_traces(pg))
         api = concurrency_limit if api_concurrency_limit == "same" else api_concurrency_limit
@@ -250,7 +257,7 @@ def after_decode(p: Page, pg: Playground, ev: Any) -> Any:
 
 
 def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
-    """The Playground tab: every decode trigger, presets, the k line, traces in and out. (The cursor
+    """The Playground tab: every decode trigger, presets and scenes, the k line, traces in and out. (The cursor
     and everything that follows it live in the page: page.js.)"""
     play = pg.play
 
@@ -273,6 +280,9 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
         filled = wire(p, button.click, functools.partial(play.preset, name), ins=(p.gen_length,), out=Knobs,
                       **QUIET)
         decode(filled.then)
+    for key, button in p.scenes.items():  # a scene: its model, prompt and settings, then one decode
+        scene = wire(p, button.click, functools.partial(pg.scene, key), ins=(p.lang,), out=SceneSet, **QUIET)
+        decode(ranges_after(p, pg, scene.then))
     # Whatever sets the schedule (the dropdown, a preset, an example), its sliders follow; so do the
     # stage sliders the staged-temperature switch.
     wire(p, p.schedule.change, play.knob_states, ins=(p.schedule,), out=KnobStates, as_update="interactive", **QUIET)
@@ -290,7 +300,13 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
                                        (p.upload.upload, play.upload, p.upload, ("session",))):
         loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, request=asked, show_progress="minimal",
                       show_progress_on=[p.canvas])
-        wire(p, loaded.success, play.export, ins=(p.trace,), out=Exported, **QUIET)
+        wire(p, ranges_after(p, pg, loaded.success), play.export, ins=(p.trace,), out=Exported, **QUIET)
+
+
+def ranges_after(p: Page, pg: Playground, trigger: Callable[..., Any]) -> Any:
+    """After `trigger` (anything that may put another model on show: the picker, a scene, a trace or a
+    link of another model), the sliders' ends follow the model on show. Returns the event's `.then`."""
+    return wire(p, trigger, pg.ranges, ins=(p.model_pick,), out=Ranges, as_update="maximum", **QUIET).then
 
 
 def wire_stop(p: Page, pg: Playground) -> None:
@@ -334,7 +350,7 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """The Sweep tab: one batched decode with a progress bar."""
     wire(p, p.sweep_run.click, pg.sweep.run, ins=(p.sweep_temps, p.sweep_divisors, p.sweep_decays, p.sweep_seeds,
-                                                  p.sweep_prompts, p.sweep_gen_length, p.lang),
+                                                  p.sweep_prompts, p.sweep_gen_length, p.lang, p.model_pick),
          out=SweepShown, progress=True,
          **{**_compare_kw(concurrency_limit), "show_progress": "full", "show_progress_on": None})  # its progress bar
 
@@ -342,9 +358,11 @@ def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
 def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """Events of the whole page: the model picker, tabs shown, and the language switch."""
     # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
-    picked = wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick, p.lang, p.lesson_key), out=ModelPicked,
-                  **QUIET)
-    decode_on(p, pg, picked.then, concurrency_limit)
+    # The gen length comes within the model's context first, then the sliders' ends follow the model
+    # (one after the other: a value beyond the new end would be refused by the next event's inputs).
+    picked = wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick, p.lang, p.lesson_key, p.gen_length),
+                  out=ModelPicked, **QUIET)
+    decode_on(p, pg, ranges_after(p, pg, picked.then), concurrency_limit)
     for tab in p.tabs.values():
         tab.select(None, js=RESIZE_JS)  # browser-only
 

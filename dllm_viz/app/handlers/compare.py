@@ -35,12 +35,13 @@ from dllm_viz.core.trace import Trace
 DELIVERED_SECONDS = 0.25
 
 
-def world_lesson_table(key: str, lang: str = "en") -> str:
-    """Correctness of a Compare-tab pair on the world model (dllm_viz/assets/world/lessons.json) in `lang`, or ""."""
+def world_lesson_table(key: str, lang: str = "en", *, title: str | None = None) -> str:
+    """Correctness of a Compare-tab pair on the world model (dllm_viz/assets/world/lessons.json) in `lang`, or "";
+    headed by `title` (default: the lesson's)."""
     measured = load_world_pairs().get(key)
     if not measured:
         return ""
-    return world_table(measured, lang, title=LESSONS[key].text("title", lang), claim=t("wt_pair_claim", lang))
+    return world_table(measured, lang, title=title or LESSONS[key].text("title", lang), claim=t("wt_pair_claim", lang))
 
 
 def side_config(side: str, text: str, *, gen_length: int, seed: int) -> DecodeConfig:
@@ -99,9 +100,10 @@ class CompareHandlers:
         lesson = LESSONS[key]
         parts = [f"### {lesson.text('title', lang)}", f"**{t('look_for', lang)}.** {lesson.text('look_for', lang)}"]
         if self.is_world(model_pick):  # the same pair measured as correctness on the world model
-            table = world_lesson_table(key, lang)
+            # Headed by what was measured where (the lesson's title is the text's own heading, once).
+            table = world_lesson_table(key, lang, title=t("measured", lang, model=self.world_model))
             if table:
-                parts += [f"**{t('measured', lang, model=self.world_model)}.**", table]
+                parts.append(table)
         elif numbers := self.measured.get(key):
             parts.append(f"**{t('measured', lang, model=self.measured_model)}.** {lesson.text('measured', lang)}")
             parts.append(measured_table(numbers, lang))

@@ -70,7 +70,7 @@ class DecodeFirst:
     facts: str
     banner: str
     preset_badge: str
-    sample_scope: str  # set to "all" when confidence_from="sampled" needs it
+    knobs: Knobs  # the widgets the decode set so that its settings decode together (handlers/fit.py), else KEEP
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,16 @@ class Loaded:
 
 
 @dataclass(frozen=True)
+class SceneSet:
+    """A scene button (`handlers/scenes.py`): its model picked, its prompt, its whole settings; a decode follows."""
+
+    knobs: Knobs
+    prompt: str
+    model_pick: Any
+    model_prompts: Any
+
+
+@dataclass(frozen=True)
 class Reseeded:
     seed: int
 
@@ -153,6 +163,16 @@ class ModelPicked:
     prompt: Any
     model_prompts: str
     lesson_text: Any  # the lesson on show, measured on the picked model (KEEP without one)
+    gen_length: Any  # within the picked model's context (KEEP when it is)
+    sweep_prompts: Any  # the Sweep runs the picked model on its own example prompts
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """The sliders' ends that follow the model on show (set as their `maximum`)."""
+
+    gen_length: int
+    sweep_gen_length: int
 
 
 # ----- the compare tab ----------------------------------------------------------------------------

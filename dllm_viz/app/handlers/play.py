@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import hashlib
 import hmac
-import math
 import secrets
 import threading
 import time
@@ -36,9 +35,17 @@ from dllm_viz.app.handlers.adapters import (
 )
 from dllm_viz.app.handlers.adapters import config_to_settings, settings_to_config
 from dllm_viz.app.strings import example_label, t
-from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.links import parse_link
+from dllm_viz.app.handlers.banners import (
+    NOT_SWITCHES,
+    SWITCHES,
+    revision_banner,
+    shipped_banner,
+    switch_banner,
+    unchanged_note,
+)
+from dllm_viz.app.handlers.fit import fit_settings, fitted_knobs
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.app.handlers.outputs import (
@@ -56,23 +63,14 @@ from dllm_viz.app.handlers.outputs import (
     DecodeStopped,
     keep,
 )
-from dllm_viz.core.analysis import divergence, k_sequence, prompt_text
+from dllm_viz.core import rules
+from dllm_viz.core.analysis import k_sequence, prompt_text
 from dllm_viz.core.budget import Budget
-from dllm_viz.core.config import DRAWN_SOURCES, REVISION_PRESETS, DecodeConfig
+from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
 
-# Teaching switches: config field -> its correct value.
-SWITCHES = {"confidence_from": "raw", "sample_scope": "selected", "rng": "per_request"}
-# Values that are no teaching switch: raw's measure computed with SGLang's float ops (its LowConfidence
-# and JointThreshold presets ship it), so no "correct" twin is decoded beside them.
-NOT_SWITCHES = {("confidence_from", "softmax")}
-# The Compare lesson that shows a switch's wrong value against the correct one.
-SWITCH_LESSONS = {("confidence_from", "tempered"): "polluted", ("confidence_from", "filtered"): "polluted",
-                  ("confidence_from", "sampled"): "lock_in", ("confidence_from", "sampled_raw"): "shipped_llada",
-                  ("sample_scope", "all"): "global", ("rng", "shared"): "rng"}
-LESSON_LINK = "dv-open-lesson-"  # href prefix of a banner link that opens a Compare lesson (page.js)
 EXPORTS_KEPT = 64  # trace files kept in the export directory
 # A decode's steps go to the page by its handle as they are computed (`traces`), not through its event;
 # the event answers at its start (the handle) and its end (the facts), and checks this often meanwhile
@@ -90,30 +88,6 @@ DELIVERED_SECONDS = 0.25
 STOP_WAIT_SECONDS = 10.0
 
 
-def switch_lesson(cfg: DecodeConfig, on: list[str]) -> str:
-    """The Compare lesson that shows what the switches `on` do: an as-shipped rule's own lesson when
-    `cfg` is that preset (LLaDA's, Fast-dLLM's), else the lesson of the first switch on."""
-    preset = active_preset(cfg)
-    if preset is not None and f"shipped_{preset}" in LESSONS:
-        return f"shipped_{preset}"
-    return SWITCH_LESSONS[(on[0], getattr(cfg, on[0]))]
-
-
-def unchanged_note(shown: Trace, trace: Trace, lang: str) -> str:
-    """A hint when new settings gave the run on show again, step for step ("" otherwise): a
-    threshold moved where no confidence lay between its old and new value changes nothing."""
-    old, new = shown.config, trace.config
-    changed = [name for name in old.field_names() if getattr(old, name) != getattr(new, name)]
-    same = shown.token_ids == trace.token_ids and shown.order == trace.order and shown.prompt_ids == trace.prompt_ids
-    if not changed or not same or shown.model != trace.model:
-        return ""
-    if changed == ["threshold"] and new.schedule == "threshold":
-        lo, hi = sorted((old.threshold, new.threshold))
-        if not any(lo <= c < hi for rec in trace.steps for c in rec.confidence if not math.isnan(c)):
-            return t("banner_unchanged_threshold", lang, a=old.threshold, b=new.threshold)
-    return t("banner_unchanged", lang, what=", ".join(f"{name} = {getattr(new, name)}" for name in changed))
-
-
 def random_seed() -> int:
     """A fresh seed for the "new seed" button, from a non-deterministically seeded torch.Generator."""
     return torch.Generator().seed() % (2**31)
@@ -127,21 +101,6 @@ def preset_badge(cfg: DecodeConfig, lang: str, *, example: str | None = None) ->
     if example is not None:
         text = t("preset_example", lang, e=example_label(example, lang), p=text)
     return render.badge_html(text)
-
-
-def revision_banner(trace: Trace, lang: str) -> list[str]:
-    """What the banner says of a revision rule: the source a preset "as shipped" follows, and what the
-    rule took back and rewrote in this decode (nothing for a decode without either)."""
-    notes = []
-    preset = active_preset(trace.config)
-    if preset in REVISION_PRESETS:
-        shipped = REVISION_PRESETS[preset]
-        notes.append(t("rv_banner_source", lang, p=t(f"preset_{preset}", lang), src=shipped.source))
-    if trace.config.revise != "none":
-        m = trace.metrics
-        notes.append(t("rv_banner_counts", lang, rule=trace.config.revise, r=m["remasked"], e=m["edited"],
-                       s=m["steps"], n=m["nfe"]))
-    return notes
 
 
 @dataclasses.dataclass
@@ -163,9 +122,13 @@ class PlayHandlers:
                  new_seed: Callable[[], int] = random_seed,
                  token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP),
-                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
+                 cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
+                 edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None) -> None:
         self.runner_for = runner_for
         self.traces = traces  # every session's traces by handle: what the page reads
+        self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
+        self.edits_lengths_for = edits_lengths_for  # whether it can edit lengths (None: not known)
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         self.budget_for = budget_for
@@ -211,10 +174,12 @@ class PlayHandlers:
         drew for this decode (it reads the steps from the start, before this answer reaches it).
         """
         shown = trace
-        notes = []
-        if settings.get("confidence_from") in DRAWN_SOURCES and settings.get("sample_scope") != "all":
-            settings = {**settings, "sample_scope": "all"}  # the invalid pairs are never decoded
-            notes.append(t("banner_fixed", lang, src=settings["confidence_from"]))
+        # The knob just moved wins; the others follow it (fit.py), and the widgets show what is decoded.
+        fitted, fixes = fit_settings(settings, shown=shown.trace.config if shown is not None else None,
+                                     cache_modes=self.cache_modes_for(model_pick),
+                                     edits_lengths=self.edits_lengths_for(model_pick))
+        knobs = dataclasses.replace(keep(Knobs), **fitted_knobs(settings, fitted))
+        settings, notes = fitted, [t(note.key, lang, **note.values) for note in fixes]
         cfg = settings_to_config(**settings)
         self.budget_for(model_pick).check(cfg)  # its canvas and work, before the live canvas is sized by them
         correct = cfg.replace(**SWITCHES)
@@ -230,7 +195,8 @@ class PlayHandlers:
                            on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
                            on_done=lambda done: entry.finish(done[0]))  # decoding (or queued) from here on
             try:
-                yield dataclasses.replace(keep(DecodeFirst), canvas=wire.canvas_value(handle, lang=lang, live=True, key=key))
+                canvas = wire.canvas_value(handle, lang=lang, live=True, key=key)
+                yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets with it
                 answered = time.monotonic()
                 for kind, item in steps:
                     if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
@@ -252,12 +218,15 @@ class PlayHandlers:
         if entry.read.is_set():  # a page reads it: its views first, then the facts
             entry.delivered.wait(DELIVERED_SECONDS)
         done = Shown(handle, traces[0])
-        if on:
-            notes.append(self._banner(done.trace, traces[1], on, lang))
+        shipped = shipped_banner(done.trace, traces[1] if on else None, on, lang)
+        if shipped:
+            notes.append(shipped)
+        elif on:
+            notes.append(switch_banner(done.trace, traces[1], on, lang))
         notes += revision_banner(done.trace, lang)
         if shown is not None:
             notes.append(unchanged_note(shown.trace, done.trace, lang))
-        yield DecodeFirst(trace=done, banner="\n\n".join(n for n in notes if n), sample_scope=cfg.sample_scope,
+        yield DecodeFirst(trace=done, banner="\n\n".join(n for n in notes if n), knobs=knobs,
                           **self.first_views(done, lang=lang))
 
     def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
@@ -275,7 +244,7 @@ class PlayHandlers:
                 view = dataclasses.replace(view, **self.first_views(view.trace, lang=lang, frame=link.step,
                                                                     selected=link.pos or 0))
                 compare = {"cmp_a": link.cmp_a or KEEP, "cmp_b": link.cmp_b or KEEP}
-            shown = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "sample_scope"}
+            shown = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "knobs"}
             yield Linked(knobs=knobs, prompt=prompt, model_pick=pick, **shown, **compare)
             knobs, prompt, pick = keep(Knobs), KEEP, KEEP  # the widgets are set with the first view
 
@@ -328,18 +297,6 @@ class PlayHandlers:
         return DecodeStopped(knobs=knobs_of(trace.trace.config), banner=t("banner_stopped", lang),
                              **self.first_views(trace, lang=lang))
 
-    @staticmethod
-    def _banner(trace: Trace, correct: Trace, on: list[str], lang: str) -> str:
-        switches = ", ".join(f"{name} = {getattr(trace.config, name)}" for name in on)
-        d = divergence(trace, correct)
-        if d.first_step is None and trace.token_ids == correct.token_ids:
-            key = switch_lesson(trace.config, on)
-            # page.js turns a click on this link into: the Compare tab, then that lesson's button.
-            return t("banner_same", lang, sw=switches, lesson=LESSONS[key].text("title", lang),
-                     href=f"#{LESSON_LINK}{key}")
-        return t("banner_diff", lang, sw=switches, n=len(d.order_differs), g=trace.config.gen_length,
-                 t=len(d.token_differs))
-
     def revert(self, *, trace: Shown | None) -> Knobs:
         """After a failed decode: the widgets go back to the settings of the trace on show."""
         if trace is None:
@@ -372,12 +329,15 @@ class PlayHandlers:
             self.budget_for(model_pick).check(cfg)  # the schedule is simulated step by step below
         except ValueError:
             return KSteps(KEEP)
-        ks = k_sequence(cfg, limit=24)
-        if ks is None:
+        if not rules.SCHEDULES[cfg.schedule].planned:  # the model decides each step's count (threshold, eb)
             return KSteps(render.k_steps_html(t("k_threshold", lang, schedule=cfg.schedule)))
-        total = len(k_sequence(cfg, limit=10**6) or [])
+        # A revision rule that adds steps of its own (WINO, token editing, ReMDM's loop): the schedule's
+        # plan, then the steps the rule adds as it runs.
+        plan = cfg.replace(revise="none") if cfg.revision_adds_steps else cfg
+        ks, total = k_sequence(plan, limit=24) or [], len(k_sequence(plan, limit=10**6) or [])
         shown = ", ".join(map(str, ks)) + (", …" if total > len(ks) else "")
-        return KSteps(render.k_steps_html(t("k_sequence", lang, ks=shown, n=total)))
+        key = "k_sequence_revised" if cfg.revision_adds_steps else "k_sequence"
+        return KSteps(render.k_steps_html(t(key, lang, ks=shown, n=total, rule=cfg.revise)))
 
     def reseed(self) -> Reseeded:
         return Reseeded(self.new_seed())

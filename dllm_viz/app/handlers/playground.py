@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from dllm_viz.app.views import render, world as world_view
-from dllm_viz.app.handlers.adapters import parse_config_json
+from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
-from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Relabelled
+from dllm_viz.app.handlers.fit import gen_length_max
+from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Ranges, Relabelled, SceneSet
+from dllm_viz.app.handlers.scenes import SCENES
 from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.handlers.live import stream
@@ -48,7 +50,9 @@ class ModelChoice:
     name: str  # the model's name (what traces record)
     token_text: Callable[[int], str] | None = None  # a token's text (the live canvas shows tokens before the trace)
     fork: Forker | None = None  # how a trace of this model forks (`/fork`); None: it does not here
-    max_length: int | None = None  # the model's context (prompt + gen_length); None: the trace format's bounds
+    max_length: int | None = None  # the model's context (prompt + gen_length; the gen length slider ends before it)
+    cache_modes: tuple[str, ...] | None = None  # the key-value caches it runs besides none; None: any
+    edits_lengths: bool | None = None  # whether it writes DELETE and SPLIT (an insert/delete rule's); None: not known
 
 
 class Playground:
@@ -67,10 +71,11 @@ class Playground:
         self.examples = [(name, self.traces.publish(trace)) for name, trace in examples]  # everyone may read these
         self.play = PlayHandlers(self.runner_for, traces=self.traces, examples=self.examples, export_dir=export,
                                  new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for,
-                                 budget_for=self.budget_for)
+                                 budget_for=self.budget_for, cache_modes_for=self.cache_modes_for,
+                                 edits_lengths_for=self.edits_lengths_for)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for)
-        self.sweep = SweepHandlers(run, budget=self.budget)
+        self.sweep = SweepHandlers(self.runner_for, budget_for=self.budget_for)
 
     # --- model picker ---------------------------------------------------------------------------
     def runner_for(self, model_pick: str | None) -> Runner:
@@ -109,18 +114,56 @@ class Playground:
         text = choice.token_text if choice is not None else self.token_text
         return text or (lambda i: f"<{i}>")
 
+    def cache_modes_for(self, model_pick: str | None) -> tuple[str, ...] | None:
+        """The caches the picked model runs (None: not known, any may be asked)."""
+        choice = self.models.get(model_pick or "") if self.models else None
+        return None if choice is None or choice.cache_modes is None else ("none", *choice.cache_modes)
+
+    def edits_lengths_for(self, model_pick: str | None) -> bool | None:
+        """Whether the picked model can edit lengths (None: not known, an insert/delete rule may be asked)."""
+        choice = self.models.get(model_pick or "") if self.models else None
+        return None if choice is None else choice.edits_lengths
+
+    def ranges(self, *, model_pick: str | None) -> Ranges:
+        """The gen length sliders' end for the model on show (its context, less room for a prompt)."""
+        choice = self.models.get(model_pick or "") if self.models else None
+        longest = gen_length_max(choice.max_length if choice is not None else None)
+        return Ranges(gen_length=longest, sweep_gen_length=longest)
+
     def is_world(self, model_pick: str | None) -> bool:
         """Whether the picked model writes the world language (its runs can be checked)."""
         choice = self.models.get(model_pick or "")
         return choice is not None and choice.name in world_view.CHECKED_MODELS
 
-    def pick_model(self, *, model_pick: str, lang: str = "en", lesson_key: str | None = None) -> ModelPicked:
-        """A model was picked: its first example prompt goes in the prompt box, the others are listed,
-        and the lesson on show names what was measured on this model."""
+    def pick_model(self, *, model_pick: str, lang: str = "en", lesson_key: str | None = None,
+                   gen_length: int | None = None) -> ModelPicked:
+        """A model was picked: its first example prompt goes in the prompt box, the others are listed
+        (and fill the Sweep's prompts), the gen length comes within its context, and the lesson on
+        show names what was measured on this model."""
         self.runner_for(model_pick)  # ValueError for an unknown label
         prompts = self.models[model_pick].prompts
+        longest = self.ranges(model_pick=model_pick).gen_length
+        fits = gen_length is None or not isinstance(gen_length, (int, float)) or gen_length <= longest
         return ModelPicked(prompt=prompts[0] if prompts else KEEP, model_prompts=render.model_prompts_html(prompts, lang),
-                           lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP)
+                           lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP,
+                           gen_length=KEEP if fits else longest,
+                           sweep_prompts="\n".join(prompts[:2]) if prompts else KEEP)
+
+    # --- scenes ---------------------------------------------------------------------------------
+    def scene_keys(self) -> tuple[str, ...]:
+        """The scenes whose model the picker has (the page shows a button for each)."""
+        return tuple(key for key, scene in SCENES.items() if self.pick_of(scene.model) is not None)
+
+    def scene(self, key: str, *, lang: str = "en") -> SceneSet:
+        """A scene button: its model picked, its prompt, its whole settings (the decode follows)."""
+        if key not in SCENES:
+            raise ValueError(f"scene={key!r} is invalid: expected one of {' | '.join(SCENES)}")
+        scene = SCENES[key]
+        pick = self.pick_of(scene.model)
+        if pick is None:
+            raise ValueError(f"scene={key!r} needs the model {scene.model}, which this page does not serve")
+        return SceneSet(knobs=knobs_of(scene.config()), prompt=scene.prompt, model_pick=pick,
+                        model_prompts=render.model_prompts_html(self.models[pick].prompts, lang))
 
     # --- language -------------------------------------------------------------------------------
     def relabel(self, *, lang: str, trace: Shown | None, temperature: float, cmp_traces: tuple[Shown, Shown] | None,

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from dllm_viz.app.views import figures
+from dllm_viz.app.views import figures, task as task_view, world as world_view
 from dllm_viz.app.handlers.adapters import integral
 from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.outputs import SweepShown, keep
@@ -24,6 +24,7 @@ from dllm_viz.app.handlers.sweep_grid import (
 from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import short
 from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import Trace
 
 PROGRESS_EVERY = 0.25  # seconds between progress-bar updates during a sweep
 # Colour range per sweep metric, fixed so that small differences look small: (low, high) or a
@@ -51,17 +52,31 @@ def _divisor(value: Any) -> int:
     return int(text)
 
 
-class SweepHandlers:
-    """The Sweep tab's events; `run` decodes (always the page's own model), within `budget`."""
+def checked_scores(trace: Trace) -> dict[str, float]:
+    """A checkable model's columns for one run: the share of its complete sentences the world checker
+    accepts, or whether a task prompt's answer is right; nothing for a model no checker reads."""
+    if world_view.is_checked(trace):
+        v = world_view.verdict(trace)
+        return {"valid_sentences": v.valid_sentences / v.sentences if v.sentences else 0.0}
+    v = task_view.verdict(trace)
+    return {} if v is None else {"right_answers": float(v.ok)}
 
-    def __init__(self, run: Runner, *, budget: Budget | None = None) -> None:
-        self.runner = run
-        self.budget = budget or Budget()
+
+class SweepHandlers:
+    """The Sweep tab's events; `runner_for(model_pick)` decodes with the model on show, within
+    `budget_for(model_pick)`."""
+
+    def __init__(self, runner_for: Callable[[str | None], Runner], *,
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
+        self.runner_for = runner_for
+        self.budget_for = budget_for
 
     def run(self, *, sweep_temps: list[float], sweep_divisors: list[str], sweep_decays: list[float], sweep_seeds: int,
-            sweep_prompts: str, sweep_gen_length: int, lang: str,
+            sweep_prompts: str, sweep_gen_length: int, lang: str, model_pick: str | None = None,
             progress: Callable[..., Any] | None = None) -> SweepShown:
-        """Run the grid as one batched decode, reporting progress per batched step."""
+        """Run the grid as one batched decode of the picked model, reporting progress per batched step;
+        a checkable model's runs are scored by its checker (`checked_scores`)."""
+        runner = self.runner_for(model_pick)
         lines = tuple(p for p in (sweep_prompts or "").splitlines() if p.strip())
         for name, values in (("sweep_temps", sweep_temps), ("sweep_topk", sweep_divisors),
                              ("sweep_decays", sweep_decays), ("sweep_prompts", lines)):
@@ -79,7 +94,8 @@ class SweepHandlers:
             decays=tuple(sorted(_number("sweep_decays", x) for x in sweep_decays)), seeds=tuple(range(seeds)),
             prompts=lines, gen_length=integral(sweep_gen_length),
         )
-        self.budget.check(grid.config(grid.temperatures[0], grid.divisors[0], grid.decays[0], 0))  # one gen_length
+        first = grid.config(grid.temperatures[0], grid.divisors[0], grid.decays[0], 0)
+        self.budget_for(model_pick).check(first)  # one gen_length for the whole grid
         _, configs, _ = grid.requests()
         total = max(1, total_steps(configs))  # (each config's schedule simulated: bounded above)
         done = itertools.count(1)  # request-steps finished; next() is atomic under the GIL
@@ -90,7 +106,7 @@ class SweepHandlers:
 
         def sweep() -> SweepResult:  # every sweep is one client of the engine: sweeps wait for each other, not decodes
             with asking(Ticket(client=("sweep", None))):
-                return run_sweep(self.runner, grid, on_step=on_step)
+                return run_sweep(runner, grid, on_step=on_step, score=checked_scores)
 
         if progress is None:
             return self.view(sweep(), lang=lang)
@@ -117,9 +133,13 @@ class SweepHandlers:
                                           lang=lang, reverse=lower_better, zrange=SWEEP_RANGES[metric](g.gen_length))
             for metric, lower_better in METRICS.items()
         }
-        columns = [*TABLE_COLUMNS, *METRICS]
-        headers = [t(f"col_{c}", lang) if c in TABLE_COLUMNS else t(f"m_{c}", lang) for c in columns]
+        columns = [*TABLE_COLUMNS, *METRICS, *result.checks]
+        headers = [t(f"m_{c}", lang) if c in METRICS else t(f"col_{c}", lang) for c in columns]
         table = {"headers": headers, "data": [[r[c] for c in columns] for r in result.rows]}
+        summary = t("sweep_done", lang, n=g.size, s=result.wall_time, model=result.model)
+        for name in result.checks:  # a checkable model: its checker's verdict over the whole grid
+            values = [r[name] for r in result.rows if r[name] is not None]
+            summary += " " + t(f"sweep_mean_{name}", lang, v=sum(values) / len(values) if values else 0.0)
         return SweepShown(sweep_state=result, sweep_nfe=figs["nfe"], sweep_repeat_3=figs["repeat_3"],
                           sweep_distinct_2=figs["distinct_2"], sweep_mean_logprob=figs["mean_logprob"],
-                          sweep_table=table, sweep_summary=t("sweep_done", lang, n=g.size, s=result.wall_time))
+                          sweep_table=table, sweep_summary=summary)

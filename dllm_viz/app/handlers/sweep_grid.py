@@ -103,8 +103,10 @@ class SweepGrid:
 @dataclass
 class SweepResult:
     grid: SweepGrid
-    rows: list[dict[str, Any]]  # one per cell: temperature, divisor, top_k, decay, runs, metric means
+    rows: list[dict[str, Any]]  # one per cell: temperature, divisor, top_k, decay, runs, metric and check means
     wall_time: float  # seconds for the decodes (every call to the runner)
+    model: str = ""  # the model the traces name (the one on show when the sweep ran)
+    checks: tuple[str, ...] = ()  # checker columns of a checkable model (`score`'s names), after the metrics
 
     def table(self, metric: str) -> dict[float, list[list[float]]]:
         """`{decay: [[value at (temperature i, divisor j)]]}` for a heatmap."""
@@ -125,18 +127,22 @@ def total_steps(configs: Sequence[DecodeConfig]) -> int:
 
 def run_sweep(
     run: Runner, grid: SweepGrid, *, on_step: Callable[[int, StepRecord], None] | None = None,
-    chunk: int = SWEEP_CHUNK,
+    chunk: int = SWEEP_CHUNK, score: Callable[[Trace], dict[str, float]] | None = None,
 ) -> SweepResult:
     """Decode the grid in calls of at most `chunk` requests to `run`, then average each cell's metrics.
 
     `on_step(i, record)` numbers requests across the whole grid (`i` indexes `grid.requests()`).
     Each call's traces are reduced to their metrics before the next call, so memory does not grow
     with the grid, and a shared engine's queue holds at most `chunk` of this sweep's requests.
+    `score(trace)` adds a checkable model's columns (a share per run: valid sentences, a right
+    answer), averaged per cell like the metrics; a trace it cannot judge adds nothing.
     """
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk={short(chunk)} is invalid: expected an integer >= 1")
     prompts, configs, cell_of = grid.requests()
     per_cell: list[list[dict[str, float]]] = [[] for _ in grid.cells]
+    checked: list[list[dict[str, float]]] = [[] for _ in grid.cells]
+    model = ""
     start = time.perf_counter()
     for lo in range(0, len(configs), chunk):
         hi = min(len(configs), lo + chunk)
@@ -146,15 +152,21 @@ def run_sweep(
             raise RuntimeError(f"runner returned {len(traces)} traces for {hi - lo} requests")
         for c, trace in zip(cell_of[lo:hi], traces):
             per_cell[c].append({name: trace.metrics[name] for name in METRICS})
+            checked[c].append(score(trace) if score is not None else {})
+            model = model or trace.model
         del traces
     wall = time.perf_counter() - start
+    checks = tuple(dict.fromkeys(name for cell in checked for scores in cell for name in scores))
     rows = []
-    for (temp, d, decay), metrics in zip(grid.cells, per_cell):
+    for (temp, d, decay), metrics, scores in zip(grid.cells, per_cell, checked):
         row: dict[str, Any] = {
             "temperature": temp, "divisor": d, "top_k": max(1, grid.gen_length // d), "decay": decay,
             "runs": len(metrics),
         }
         for name in METRICS:
             row[name] = round(math.fsum(m[name] for m in metrics) / len(metrics), 4)
+        for name in checks:
+            values = [x[name] for x in scores if name in x]
+            row[name] = round(math.fsum(values) / len(values), 4) if values else None
         rows.append(row)
-    return SweepResult(grid=grid, rows=rows, wall_time=wall)
+    return SweepResult(grid=grid, rows=rows, wall_time=wall, model=model, checks=checks)

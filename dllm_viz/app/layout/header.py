@@ -50,3 +50,8 @@ def build_header(labels: Labels, *, model_name: str, models: dict[str, ModelChoi
 def build_about_tab(labels: Labels) -> None:
     """The About tab: how to read the page (i18n `about_md`)."""
     labels.markdown(functools.partial(t, "about_md"))
+
+
+def build_footer(labels: Labels) -> None:
+    """The page's footer in the page's language (Gradio's own, in English only, is hidden: palette.PAGE_CSS)."""
+    labels.add(gr.HTML(render.footer_html(labels.lang), elem_id="dv-footer"), render.footer_html, "value")

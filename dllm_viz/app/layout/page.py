@@ -151,6 +151,7 @@ class Page:
     presets: dict[str, gr.Button] = field(default_factory=dict)  # by preset name (adapters.PRESET_GROUPS)
     # The rule plug-ins' knobs (adapters.PLUGIN_KNOBS), made from their specs: read as attributes too (`page.gamma`).
     rule_knobs: dict[str, Any] = field(default_factory=dict)
+    scenes: dict[str, gr.Button] = field(default_factory=dict)  # by scene key (handlers/scenes.py)
     lessons: dict[str, gr.Button] = field(default_factory=dict)  # by lesson key
     labels: list[Label] = field(default_factory=list)  # what a language switch re-renders
 

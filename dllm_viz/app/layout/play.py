@@ -42,8 +42,9 @@ def example_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
 
 def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
                    first: Shown | None, examples: Sequence[str], default_prompt: str, longest: int,
-                   read: Callable[..., Any]) -> dict[str, Any]:
-    """The tab's components by `Page` name (`presets`: the preset buttons by name).
+                   read: Callable[..., Any], scenes: Sequence[str] = ()) -> dict[str, Any]:
+    """The tab's components by `Page` name (`presets`: the preset buttons by name; `scenes`: a button per
+    scene key given).
 
     `settings` are the knobs' start values, `shown` the start views (empty without an example),
     `first` the trace on show, `examples` the example traces' names, `longest` the longest gen_length,
@@ -52,7 +53,7 @@ def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, An
     with gr.Row(elem_id="dv-main"):
         with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):
             c = build_knobs_panel(labels, play, settings=settings, shown=shown, first=first, examples=examples,
-                                  default_prompt=default_prompt, longest=longest)
+                                  default_prompt=default_prompt, longest=longest, scenes=scenes)
         with gr.Column(scale=8, elem_id="dv-views"):
             c |= build_views_panel(labels, shown, read=read)
     return c
@@ -60,7 +61,7 @@ def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, An
 
 def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
                       first: Shown | None, examples: Sequence[str], default_prompt: str,
-                      longest: int) -> dict[str, Any]:
+                      longest: int, scenes: Sequence[str] = ()) -> dict[str, Any]:
     """Prompt and Run, preset buttons, decode settings, teaching switches, and traces in and out."""
     lang, s0, lab = labels.lang, settings, labels.add
     c: dict[str, Any] = {"presets": {}}
@@ -80,6 +81,13 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
                 for name in names:
                     c["presets"][name] = lab(gr.Button(t(f"preset_{name}", lang), size="sm", min_width=60),
                                              f"preset_{name}", "value")
+        if scenes:  # each revision rule where it visibly takes back or rewrites (handlers/scenes.py)
+            c["scenes"] = {}
+            labels.markdown(functools.partial(small, "scenes"), elem_id="dv-scenes-label")
+            with gr.Row(elem_id="dv-scenes", elem_classes="dv-presets"):
+                for key in scenes:
+                    c["scenes"][key] = lab(gr.Button(t(f"scene_{key}", lang), size="sm", min_width=60,
+                                                     elem_id=f"dv-scene-{key}"), f"scene_{key}", "value")
         c["preset_badge"] = gr.HTML(shown.get("preset_badge", ""), elem_id="dv-preset-badge")
         c["gen_length"] = lab(gr.Slider(8, longest, s0["gen_length"], step=8, label=t("gen_length", lang),
                                         elem_id="dv-gen-length", elem_classes="dv-knob"), "gen_length")
@@ -103,19 +111,19 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
             c["rule_knobs"] = build_rule_knobs(labels, s0, SCHEDULE_KNOB_SPECS, SCHEDULE_KNOBS.get(s0["schedule"], set()))
             c["k_steps"] = gr.HTML(play.k_steps(lang=lang, **s0).k_steps, elem_id="dv-ksteps")
             c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
-                                              elem_classes="dv-knob"), "block_length")
+                                              elem_id="dv-block-length", elem_classes="dv-knob"), "block_length")
             with gr.Row(equal_height=True):  # the end-of-text early stop (off by default)
                 c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang), elem_id="dv-early-stop"),
                                       "early_stop")
                 c["early_stop_threshold"] = lab(gr.Slider(0.5, 1.0, s0["early_stop_threshold"], step=0.01,
                                                           label=t("early_stop_threshold", lang), elem_classes="dv-knob"),
                                                 "early_stop_threshold")
-            with gr.Row(equal_height=True):  # the approximate key-value cache (off by default)
-                c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
-                                             elem_id="dv-cache", scale=2), "cache")
-                lab(c["cache"], cache_choices, "choices")
-                c["cache_drift"] = lab(gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), scale=1),
-                                       "cache_drift")
+            # The approximate key-value cache (off by default): its own row, so that its choices read whole.
+            c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
+                                         elem_id="dv-cache"), "cache")
+            lab(c["cache"], cache_choices, "choices")
+            drift = gr.Checkbox(s0["cache_drift"], label=t("cache_drift", lang), elem_id="dv-cache-drift")
+            c["cache_drift"] = lab(drift, "cache_drift")
             labels.markdown(functools.partial(small, "cache_note"))
         with lab(gr.Accordion(t("sampling_box", lang), open=True), "sampling_box"):
             c["confidence"] = lab(gr.Dropdown(list(CONFIDENCES), value=s0["confidence"], label=t("confidence", lang)),

@@ -5,6 +5,7 @@ button to `handlers_sweep`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
@@ -19,8 +20,9 @@ SWEEP_DIVISORS = (8, 6, 4, 3, 2)
 SWEEP_DECAYS = (0.85, 0.9, 0.95, 1.0)
 
 
-def build_sweep_tab(labels: Labels, *, longest: int) -> dict[str, Any]:
-    """The tab's components by `Page` name; `longest` is the longest gen_length offered."""
+def build_sweep_tab(labels: Labels, *, longest: int, prompts: Sequence[str] = DEFAULT_PROMPTS) -> dict[str, Any]:
+    """The tab's components by `Page` name; `longest` is the longest gen_length offered, `prompts`
+    the example prompts of the model on show (the first two fill the prompts box)."""
     lang, lab = labels.lang, labels.add
     c: dict[str, Any] = {}
     labels.markdown(functools.partial(t, "sweep_intro"))
@@ -33,7 +35,7 @@ def build_sweep_tab(labels: Labels, *, longest: int) -> dict[str, Any]:
         c["sweep_decays"] = lab(gr.CheckboxGroup(list(SWEEP_DECAYS), value=[0.9], label=t("sweep_decays", lang)),
                                 "sweep_decays")
     with gr.Row():
-        c["sweep_prompts"] = lab(gr.Textbox("\n".join(DEFAULT_PROMPTS[:2]), lines=2, label=t("sweep_prompts", lang),
+        c["sweep_prompts"] = lab(gr.Textbox("\n".join(prompts[:2]), lines=2, label=t("sweep_prompts", lang),
                                             scale=3), "sweep_prompts")
         with gr.Column(scale=2):
             c["sweep_seeds"] = lab(gr.Slider(1, MAX_SWEEP_SEEDS, 2, step=1, label=t("sweep_seeds", lang)), "sweep_seeds")

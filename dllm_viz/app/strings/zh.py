@@ -7,7 +7,7 @@ STRINGS: dict[str, str] = {
     # ===== the page and the playground's widgets (labels, choices, help notes) =====================================
     # ----- page ----------------------------------------------------------------------------
     "title": "dllm-viz · 看扩散语言模型先写哪个词",
-    "subtitle": "掩码扩散语言模型从一整块 [MASK] 画布开始，每一步确认几个位置，最有把握的先确认。置信度来自**原始** logits；温度只影响被确认位置上抽取的词。拖动滑块，解码会立即重跑。",
+    "subtitle": "掩码扩散语言模型从一整块 [MASK] 画布开始，每一步确认几个位置，最有把握的先确认。置信度来自**原始** logits（模型输出的未归一化分数）；温度只影响被确认位置上抽取的词。拖动滑块，解码会立即重跑。",
     "language": "语言",
     "model": "模型",
     "tab_play": "演练场", "tab_compare": "对比", "tab_sweep": "参数扫描", "tab_about": "怎么看",
@@ -67,7 +67,7 @@ STRINGS: dict[str, str] = {
     "tour_order": "去掩码顺序：把文本按行排开，每个词按确认它的那一步着色。",
     "tour_knobs": "调节区：文章表 4.2 的预设、温度和确认调度。松开滑块，解码会立即重跑。",
     "tour_inspector": "位置查看器：所选位置的候选词，原始概率与按温度滑块加温后的概率，以及调度为什么确认（或还没确认）它。点击任意词即可选中。",
-    "help_canvas": ("底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = 有把握）。描边 = 本步确认。灰色虚线框 = 仍是掩码，淡色字是模型当前的 argmax "
+    "help_canvas": ("底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = 有把握）。描边 = 本步确认。灰色虚线框 = 仍是掩码，淡色字是模型当前最可能的词（argmax） "
         "猜测。鼠标悬停在词上会在热力图中标出它的列；点击即可查看。"),
     "help_heatmap": "行是步（最上面是第一步），列是位置。颜色 = 该步调度排序所用的置信度；空格表示已被确认；□ = 在该步确认。深色框是当前步和所选位置；之后的步被淡化。点击格子即可选中那一步和那个位置。",
     "help_order": "生成的文本按行排成格子，每格按确认它的那一步着色并标出它的词。当前步尚未确认的格子被淡化。点击格子可跳到它被确认的那一步。",
@@ -78,7 +78,7 @@ STRINGS: dict[str, str] = {
     "help_inspector": "所选位置在当前步保存下来的候选词：上为原始份额，下为按温度滑块加温后的份额（拖动时在页面内重算）。文字只说明这一步已知的内容。",
     "mt_steps": "步数（NFE）", "mt_mean_confidence": "所确认词的平均原始置信度", "mt_early": "……其中前四分之一的步",
     "mt_first_mean": "第 1 步调度置信度的平均（热力图第一行）", "mt_spread": "第 1 步调度置信度的极差（最大 − 最小）", "mt_logprob": "抽取词的平均原始对数概率",
-    "mt_repeat": "重复 3-gram 比例", "mt_distinct": "distinct-2", "mt_low_p": "原始 p < {p:g} 的抽取词", "mt_draws": "每个请求抽取的词数",
+    "mt_repeat": "重复三元组（3-gram）比例", "mt_distinct": "不同二元组占比（distinct-2）", "mt_low_p": "原始 p < {p:g} 的抽取词", "mt_draws": "每个请求抽取的词数",
     "mt_same_trace": "轨迹完全相同（A = B）的运行比例", "mt_same_step": "A 与 B 在同一步确认的位置比例", "mt_solo": "与单独解码时文本相同",
     "mt_seconds": "每个请求单独解码的秒数", "mt_tokens_differ": "每次运行中 A 与 B 不同的词数", "mt_speedup": "B 的时间 / A 的时间",
     "mt_footer": "{n} 次运行（提示词 × 种子），gen_length {g}。",
@@ -86,14 +86,14 @@ STRINGS: dict[str, str] = {
     "ex_quality preset": "质量预设", "ex_balanced preset": "均衡预设",
     "ex_polluted confidence at T1.5": "T=1.5 下被污染的置信度", "ex_staged temperature": "分阶段温度",
     "ex_semi autoregressive blocks": "半自回归分块",
-    "choice_raw": "原始 logits（正确）", "choice_tempered": "加温后的概率（被污染）", "choice_sampled": "p(抽中词)，需要采样范围 = all",
+    "choice_raw": "原始分数（logits），正确", "choice_tempered": "加温后的概率（被污染）", "choice_sampled": "p(抽中词)，需要采样范围 = all",
     "choice_sampled_raw": "抽中词的原始概率，需要采样范围 = all", "choice_filtered": "在加温并过滤后的分布上计算的度量",
     "choice_selected": "只在确认的位置（正确）", "choice_all": "所有掩码位置（浪费算力）", "choice_per_request": "每请求一个生成器（正确）",
     "choice_shared": "整批共用一个生成器",
     "col_temperature": "温度", "col_top_k": "初始 top_k", "col_decay": "衰减", "col_runs": "运行次数",
     "legend_tok": "词", "legend_guess": "猜测", "legend_prompt_sample": "文字",
     # ----- prompt, links, a live decode, banners --------------------
-    "prompt_info": "回车运行 · Shift+回车换行",
+    "prompt_info": "回车（Enter）运行 · Shift（上档键）+回车换行",
     "try_prompt": "试一个（点击即运行）：",
     "banner_stopped": "已停止。显示的是上一次完成的运行及其设置。",
     "banner_unchanged": "与之前完全相同的运行：虽然改了 {what}，每一步确认的位置和词都没有变。",
@@ -110,9 +110,9 @@ STRINGS: dict[str, str] = {
     "after_step": "第 {s} 步后：确认了 {k} 个（{new} 个高亮）",
     "finished": "完成",
     "legend_conf": "确认时的置信度", "legend_low": "低", "legend_high": "高", "legend_new": "本步确认",
-    "legend_mask": "仍是掩码；淡色字 = 当前 argmax 猜测", "legend_prompt": "提示词", "legend_pad": "结束填充（第一个结束符之后；不属于文本）",
+    "legend_mask": "仍是掩码；淡色字 = 当前最可能的词（argmax）", "legend_prompt": "提示词", "legend_pad": "结束填充（第一个结束符之后；不属于文本）",
     "tip_confirmed": "位置 {p} · 第 {s} 步确认\n置信度 {c}\n原始 p(词) {q}",
-    "tip_masked": "位置 {p} · 掩码\nargmax 猜测 {g}（置信度 {c}）",
+    "tip_masked": "位置 {p} · 掩码\n最可能的词（argmax）{g}（置信度 {c}）",
     # ----- figures ----------------------------------------------------------------------------
     "fig_heatmap": "每步每个位置的置信度\n（□ = 在此确认）",
     "fig_heatmap_polluted": "调度所用的置信度：{src}\n（□ = 在此确认）", "fig_order": "去掩码顺序（颜色 = 确认的步）", "fig_steps": "每步：k、温度、置信度",
@@ -134,7 +134,7 @@ STRINGS: dict[str, str] = {
     "confirmed_marker": "确认",
     # ----- inspector --------------------------------------------------------------------------
     "insp_confirmed": ("**第 {s} 步确认**：在第 {b} 块的 {m} 个掩码位置中按 {measure} = {c} 排第 {r}；本步调度确认 k = {k} 个{why}。抽到 "
-        "**{tok}**（原始 p = {q}）；argmax 是 **{g}**。"),
+        "**{tok}**（原始 p = {q}）；最可能的词（argmax）是 **{g}**。"),
     "insp_waiting": ("**第 {f} 步后仍是掩码**：在下一次前向（第 {s} 步）中，它在第 {b} 块的 {m} 个掩码位置里按 {measure} = {c} 排第 "
         "{r}。它会在之后的某一步被确认；会得到哪个词现在还不知道。"),
     "insp_other_block": "**等待所在块**：位置 {p} 在第 {pb} 块；第 {s} 步在解码第 {b} 块。", "insp_before": "更早已在第 {s} 步确认；下面是那一步的候选。",
@@ -145,8 +145,8 @@ STRINGS: dict[str, str] = {
     "insp_note_polluted": "本次运行的调度按 {src} 置信度排序（教学开关）：这里它确实看到了加温后的数字，这正是文章指出的错误。", "insp_no_candidates": "这条轨迹没有记录候选词。",
     # ----- facts ------------------------------------------------------------------------------
     "f_steps": "步数 = 前向次数（NFE）", "f_wall": "耗时", "f_tps": "词 / 秒", "f_tokens_per_step": "词 / 步", "f_conf": "平均置信度（确认时）",
-    "f_logprob": "抽取词的平均对数概率", "f_repeat": "重复 3-gram 比例", "f_distinct1": "distinct-1", "f_distinct2": "distinct-2",
-    "f_nfe_saved": "提前结束节省的 NFE", "f_computed": "实际计算的位置数 / 全量前向", "f_cache_saved": "节省的前向时间（对比本次的全量前向）",
+    "f_logprob": "抽取词的平均对数概率", "f_repeat": "重复三元组（3-gram）比例", "f_distinct1": "不同词占比（distinct-1）", "f_distinct2": "不同二元组占比（distinct-2）",
+    "f_nfe_saved": "提前结束节省的 NFE", "f_computed": "实际计算的位置数 / 每步都做全量前向时的位置数", "f_cache_time": "前向用时 / 每步都做全量前向时的用时（按本次的全量前向估计）",
     "f_nfe": "按引擎计数的前向次数（NFE）", "f_verify_shadow": "携带 WINO 影子块的前向（验证在本步前向中）",
     "f_verify_canvases": "验证计算的画布数（本项目：每个已确认位置一张）",
     "f_verify_canvases_fallback": "验证计算的画布数（该模型不接受影子块）",
@@ -181,16 +181,16 @@ STRINGS: dict[str, str] = {
     "sweep_intro": "用实测重建文章的调参表：每个格子对每个种子和提示词都解码一次，全部放在**一次批量解码**里。数值为各种子与提示词的平均。", "sweep_temps": "温度",
     "sweep_topk": "初始 top_k = L / d", "sweep_decays": "衰减", "sweep_seeds": "每格种子数", "sweep_prompts": "提示词（每行一个）",
     "sweep_run": "开始扫描", "sweep_table": "所有格子",
-    "sweep_done": "{n} 个请求，一次批量解码，耗时 {s:.1f} 秒。",
-    "m_nfe": "步数 / NFE", "m_repeat_3": "重复 3-gram 比例", "m_distinct_2": "distinct-2", "m_mean_logprob": "抽取词平均对数概率",
+    "sweep_done": "`{model}` 的 {n} 个请求，一次批量解码，耗时 {s:.1f} 秒。",
+    "m_nfe": "步数 / NFE", "m_repeat_3": "重复三元组（3-gram）比例", "m_distinct_2": "不同二元组占比（distinct-2）", "m_mean_logprob": "抽取词平均对数概率",
     # ----- about ------------------------------------------------------------------------------
     "about_md": ("### 解码循环\n掩码扩散语言模型要填满画布 `提示词 + [MASK] × L`。每一**步**对整块画布做一次前向，在每个掩码位置预测一个分布。然后：\n\n1. **置信度**来自*原始* "
-        "logits：`p = softmax(logits)`，置信度 = `max p`（或 margin / 熵）。\n2. **调度**决定确认哪些位置：带衰减的 top-k（`topk_decay`：`k ← "
+        "logits（模型输出的未归一化分数）：`p = softmax(logits)`，置信度 = `max p`（或 margin / 熵）。\n2. **调度**决定确认哪些位置：带衰减的 top-k（`topk_decay`：`k ← "
         "⌊k · decay⌋`，不低于 `min_k`）、固定步数（`fixed_steps`）、\n   置信度阈值（`threshold`）、自适应（`adaptive`）、Dream "
         "的线性时间（`linear_time`：每步确认剩余掩码中、线性噪声调度在两个时刻之间\n   去掉的那一份），或熵上界采样（`eb`：按熵从低到高确认掩码，只要它之前的熵之和不超过 "
         "`gamma`）。\n3. 只在这些位置从 `softmax(logits / T)` **抽取**词；`T = 0` "
-        "即 argmax。\n4. 已确认的词不再改变。没有掩码时结束；NFE = 前向次数。\n\n### 怎么看演练场\n- **画布**：所选步之后的文本。底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = "
-        "有把握）；描边 = 本步确认；\n  灰色虚线框 = 仍是掩码，淡色字是模型当前的 argmax 猜测。点击一个词即可查看它。\n- **热力图**：行是步，列是位置；颜色 = 调度排序所用的置信度；□ = "
+        "即取最可能的词（argmax）。\n4. 已确认的词不再改变。没有掩码时结束；NFE = 前向次数。\n\n### 怎么看演练场\n- **画布**：所选步之后的文本。底色 = 该词被确认时的置信度（暖色 = 没把握，冷色 = "
+        "有把握）；描边 = 本步确认；\n  灰色虚线框 = 仍是掩码，淡色字是模型当前最可能的词（argmax）。点击一个词即可查看它。\n- **热力图**：行是步，列是位置；颜色 = 调度排序所用的置信度；□ = "
         "在此确认。\n- **去掩码顺序**：把生成段按行排开，每格按其被确认的步着色。\n- **每步图**：每步确认了多少位置（k）以及当时的温度；下方是每个被确认词在调度眼中的置信度（圆点）和实际抽到的词的原始概率（叉"
         "）。\n- **查看位置**：某个位置保存下来的候选词；原始概率旁边是按温度滑块加温后的概率，直接由保存的数字算出，不调用模型。\n\n### 文章的建议\n均衡：`T ≈ 1.0`，`k₀ = L/4`，衰减 "
         "0.9。出现重复 → 降低 `k₀`（L/6）并保持 `T ≥ 0.6`；语句不通 → 降低 T 或增大 k。\n先调调度，再调温度。**对比**页把每个错误做法与正确做法并排展示，并附上在内置模型上的实测；**参数"
@@ -204,7 +204,7 @@ STRINGS: dict[str, str] = {
     # ===== user errors (`handlers.errors.localize` renders the checks' English messages with these) ================
     "err_invalid": "{name}={value} 无效：应为{range}", "err_int_in": " [{lo}, {hi}] 内的整数",
     "err_number_in": "区间 {l}{lo}, {hi}] 内的有限数",
-    "err_temperature_in": " 0（argmax）或 [{lo}, {hi}] 内的数", "err_one_of": "以下之一：{names}",
+    "err_temperature_in": " 0（取最可能的词，argmax）或 [{lo}, {hi}] 内的数", "err_one_of": "以下之一：{names}",
     "err_divisor": " gen_length={g} 的约数", "err_multiple": "块数（{n}）的倍数", "err_stages": " None 或三个温度（前期、中期、后期）",
     "err_bool": " True 或 False", "err_no_field": "已知字段之一（没有这个字段）：{names}",
     "err_json_object": "由 DecodeConfig 字段组成的 JSON 对象", "err_same_length": "与 A 相同的 gen_length={g}",
@@ -266,8 +266,7 @@ STRINGS: dict[str, str] = {
     "info_threshold_strict": "SGLang 和 WINO 的比较方式；只有阈值调度读取",
     "revise_note": ("修订规则让一步可以撤回之前确认的词。**ReMDM**（`kuleshov-group/remdm`）随机把已确认的词重新掩码，再多确认同样多个；**RCR**（`autonomousvisi"
         "on/mdpo`）把确认时置信度最低的词重新掩码；**WINO**（`Feng-Hong/WINO-DLLM`）先起草，再用一次单独的验证前向（计入 NFE）撤回低于阈值的草稿；**LLaDA 2.1** "
-        "的词改写（SGLang 的 `JointThreshold`）把 argmax 不同的可见词改写掉，这需要在可见位置上也训练过预测的模型。“原版规则”预设按各自代码发布时的设置使用这些规则。"),
-    "rv_banner_source": "{p} 依照：`{src}`",
+        "的词改写（SGLang 的 `JointThreshold`）把最可能的词（argmax）与之不同的可见词改写掉，这需要在可见位置上也训练过预测的模型。“原版规则”预设按各自代码发布时的设置使用这些规则。"),
     "rv_banner_counts": "修订规则 `{rule}`：{r} 个词被撤回为 [MASK]，{e} 个被改写，共 {s} 步（{n} 次前向，验证前向也计入）。",
     # ----- the presets as shipped -----------------------------------------------------------------
     "preset_llada21": "LLaDA 2.1 原版规则", "preset_llada22_indel": "LLaDA 2.2 插入/删除 原版规则",
@@ -281,11 +280,11 @@ STRINGS: dict[str, str] = {
     "t_min": "末温度 t_min", "info_t_min": "温度从 t_max 线性降向此值",
     "t_max": "初温度 t_max", "info_t_max": "每块画布第一步的温度（等于 t_min：恒定温度）",
     "max_denoising_steps": "每块画布的步数", "info_max_denoising_steps": "至多这么多步；停止规则可以更早结束一块画布",
-    "stability_threshold": "稳定次数 S", "info_stability_threshold": "argmax 画布与前 S 次相同（且足够自信）时停止",
+    "stability_threshold": "稳定次数 S", "info_stability_threshold": "最可能的词（argmax）组成的画布与前 S 次相同（且足够自信）时停止",
     "confidence_threshold": "置信阈值（奈特）", "info_confidence_threshold": "……并且带温度的平均熵低于此值（0：从不）",
     "canvas_length": "画布长度", "info_canvas_length": "每块画布的词数（默认取检查点的设置）",
     "acceptance_from": "接受所用的熵", "info_acceptance_from": "tempered：原版做法；raw：文章的规则",
-    "choice_acceptance_from_tempered": "带温度的 logits（transformers、SGLang）",
+    "choice_acceptance_from_tempered": "带温度的 logits（transformers 与 SGLang 的做法）",
     "choice_acceptance_from_raw": "原始 logits（文章的规则）",
     "rs_temperature": "温度", "rs_shipped": "原版", "rs_flat": "恒定", "rs_tempered": "带温度（原版）", "rs_raw": "原始（文章的规则）",
     "rs_valid_tpf": "有效运行、每次前向的词数", "rs_bound": "熵上界", "rs_aup": "AUP", "rs_stability": "稳定次数",
@@ -330,7 +329,7 @@ STRINGS: dict[str, str] = {
     "rv_hist_force": "第 {s} 步：分叉强制为 **{tok}**", "rv_forced": "分叉强制",
     "insp_forced": "**分叉强制**（第 {next} 步之前）：**{tok}**（分叉的改动：没有概率决定它）。",
     "insp_edited": "**第 {s} 步改写**：{old} → **{tok}**（原始 p = {p}；原来的词在那一步的原始 p = {po}）。下面是那一步的候选。",
-    "legend_edited": "被改写（悬停：原来的词）", "legend_remasked": "本步被撤回",
+    "legend_edited": "被改写（悬停：原来的词）", "legend_remasked": "本步被撤回（划掉的是原来的词）",
     # ----- figures ----------------------------------------------------------------------------
     "rv_confirmed": "确认", "rv_remasked": "撤回", "rv_edited": "改写", "rv_was": "原为", "rv_score": "分数",
     "rv_score_remdm": "σ", "rv_score_rcr": "确认时置信度", "rv_score_wino": "验证 p", "rv_earlier": "……更早 {n} 次",
@@ -349,4 +348,48 @@ STRINGS: dict[str, str] = {
     "diff_kind_forced": "分叉时的改动", "diff_kind_another_selection": "选了别的位置",
     "diff_kind_another_token": "换了词", "diff_kind_taken_back": "撤回了词",
     "diff_kind_another_rewrite": "改写不同", "diff_kind_another_stop": "停止不同",
+    # ===== knobs that decode together (handlers/fit.py): what the page set for the visitor ==========================
+    "fit_dual_block": "双向缓存要保存当前块之后各块的键值，所以需要分块：块长度已设为 {b}。",
+    "fit_block": "块长度 {a} 不能整除生成长度 {g}：已设为能整除它的最近值 {b}。",
+    "fit_steps": "{a} 步不能平均分给生成长度 {g} 的 {n} 个块：已设为 {b}。",
+    "fit_cache_model": "这个模型不支持 {c} 缓存（它自带的建模代码每次都计算整块画布）：缓存已设为 `none`。",
+    "fit_cache_revise": "带缓存的一步只给当前块的掩码打分，而撤回规则要给已决定的词打分：选了 {c} 缓存，所以撤回规则（{r}）已设为 `none`。",
+    "fit_revise_cache": "撤回规则要给已决定的词打分，而带缓存的一步只给当前块的掩码打分：选了撤回规则 {r}，所以缓存（{c}）已设为 `none`。",
+    "fit_cache_stop": "提前结束会用预测值填满后面所有掩码，而带缓存的一步不计算那些预测：选了 {c} 缓存，所以提前结束已关闭。",
+    "fit_stop_cache": "提前结束会用预测值填满后面所有掩码，而带缓存的一步不计算那些预测：提前结束已打开，所以缓存（{c}）已设为 `none`。",
+    "fit_indel_preset": "插入/删除规则 {r} 自己决定每一步：其他旋钮已按其预设 `{p}` 的出厂设置设好。",
+    "fit_indel_off": "插入/删除规则 {r} 需要其他旋钮保持其预设的设置：它已被关闭。",
+    "fit_indel_model": "这个模型不能编辑长度（没有 DELETE 与 SPLIT 词元）：规则 {r} 已被关闭。",
+    # ===== a revised trace on the canvas: the status line (canvas.js) =============================================
+    "rv_status": " · 撤回 {r} 个，改写 {e} 个",
+    # ===== the banner of a preset "as shipped": what the shipped rule does (handlers/play.shipped_banner) ==========
+    "shipped_head": "**{p}**：{what}（`{src}`）。",
+    "shipped_diff": "与文章的规则（按原始置信度排序，只在确认处抽词）在同一种子下相比：{g} 个位置中有 {n} 个在不同的步被确认，{t} 个位置的词不同。",
+    "shipped_same": "在这里它解码出的结果与文章的规则完全相同；对比页的「{lesson}」一课展示了两者在什么情况下分开：[打开这一课]({href})。",
+    "sb_llada": "在每个掩码位置都抽一个词，再确认抽中词原始概率最高的那些",
+    "sb_dream": "先做温度和 top-p 过滤，在每个掩码位置都抽一个词，再确认抽中词在加温、过滤后概率最高的那些",
+    "sb_fast_dllm": "在每个掩码位置都抽一个词，再确认原始概率达到 0.9 的所有位置（至少一个）",
+    "sb_llada21": "确认概率高于 0.5 的掩码（至少一个），并改写最可能的词（argmax）与之不同的每个可见词，每块最多 16 个只改写的步；需要会改写的模型",
+    "sb_sglang_low_confidence": "取最可能的词（argmax），确认块内概率高于 0.95 的所有掩码，否则确认最可能的一个",
+    "sb_wino": "先草拟所有高于 0.6 的掩码，再撤回低于 0.9 的草稿；验证读自本步唯一一次前向里的影子块",
+    "sb_wino_canvases": "本项目的版本：像 WINO 一样草拟，再用单独的验证（每个已决定位置一张画布）撤回低于 0.9 的草稿",
+    "sb_remdm": "每个位置按时间掷一枚硬币：t = 0.55 之前按掩码扩散模型的方式去掩码，之后直到 0.05 进入循环，以 0.02 的概率把每个词重新掩码，最后去噪",
+    "sb_remdm_counted": "本项目的计数版本：在随机位置去掩码；块内 90% 可见后，进入一个循环，以 0.02 的概率把每个词重新掩码",
+    "sb_eb_sampler": "取最可能的词（argmax），按熵从低到高确认掩码，只要它们的熵之和不超过 0.15（至少一个）",
+    "sb_rcr": "整个序列共用一个累计置信度：每步填入最有把握的掩码，并把最弱的重新掩码（MaskGIT 的划分）",
+    "sb_rcr_counted": "本项目的计数版本：已决定的词按决定时的置信度与掩码竞争，最弱的被重新掩码",
+    "sb_llada22_indel": "像 LLaDA 2.1 一样确认并改写，还可以删除一个位置或把一个位置拆成两个；需要训练过编辑长度的模型",
+    # ===== the Sweep of a checkable model: its checker's columns (handlers/sweep.checked_scores) ===================
+    "col_valid_sentences": "有效句子（世界检查器）", "col_right_answers": "答对（任务检查器）",
+    "sweep_mean_valid_sentences": "整个网格的有效句子：{v:.0%}。",
+    "sweep_mean_right_answers": "整个网格的答对率：{v:.0%}。",
+    # ===== scenes: each revision rule where it visibly acts (handlers/scenes.py) =================================
+    "scenes": "看各规则撤回或改写（在世界模型上它确实会这样做的提示词和种子）：",
+    "scene_wino": "WINO 撤回", "scene_remdm": "ReMDM 撤回", "scene_rcr": "RCR 撤回", "scene_llada21": "LLaDA 2.1 改写",
+    # ===== the k line under a revision rule that adds steps (handlers/play.k_steps) ================================
+    "k_sequence_revised": "每步 k，按调度的计划：{ks} → 共 {n} 步，再加上 `{rule}` 运行中添加的步",
+    # ===== the task curve's title: d3LLM's score, named (views/figures.task_curve) ================================
+    "fig_task_aup": "AUP（d3LLM 的评分：答对率对每次前向词数曲线下的面积）：模型 {m}，精确模型 {o}",
+    # ===== the page's footer (layout/header.build_footer; Gradio's own is hidden) =================================
+    "footer": "通过 API 使用：/generate（{api}）· 基于 Gradio 构建", "footer_api": "API 页面",
 }

@@ -103,13 +103,19 @@ def plotly_scale(scale: tuple[tuple[float, str], ...]) -> list[list[float | str]
     return [[x, c] for x, c in scale]
 
 
-CANVAS_HEIGHT_PX = 230  # fixed height of the canvas text: playing never moves what is below it
+# The canvas text's lines are LINE_PX high and its box a whole number of them (7; 5 on a phone), and
+# page.js scrolls it by whole lines: no line is ever cut at the box's top or bottom.
+LINE_PX = 32
+CANVAS_LINES, PHONE_LINES = 7, 5
+CANVAS_HEIGHT_PX = CANVAS_LINES * LINE_PX  # fixed height of the canvas text: playing never moves what is below it
 MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
 
 # The whole page's CSS (Gradio 6 takes it in `launch()`): the canvas, the player, the inspector,
 # facts, the views' cursor overlays, the walkthrough, and the narrow-screen layout.
 PAGE_CSS = f"""
 .gradio-container {{ max-width: 1500px !important; }}
+footer {{ display: none !important; }}  /* Gradio's own, in English: the page draws its own (#dv-footer) */
+#dv-footer {{ font-size: 12px; color: {PALETTE['muted']}; text-align: center; }}
 #dv-header h1 {{ margin-bottom: 0.2em; }}
 #dv-presets button {{ min-width: 0; }}
 .dv-lesson-buttons button {{ min-width: 0; }}
@@ -118,7 +124,7 @@ PAGE_CSS = f"""
 /* a Compare run in flight (page.js): dim once, after 0.3 s; no animation (it would cost the CPU the decode needs) */
 .dv-busy .dv-canvas {{ opacity: 0.45; transition: opacity 0s linear 0.3s; }}
 .dv-status {{ font-size: 13px; color: {PALETTE['muted']}; margin-bottom: 8px; min-height: 1.4em; }}
-.dv-text {{ font-family: {MONO}; line-height: 2.1; white-space: pre-wrap; word-break: break-word; }}
+.dv-text {{ font-family: {MONO}; line-height: {LINE_PX}px; white-space: pre-wrap; word-break: break-word; }}
 .dv-player .dv-text {{ height: {CANVAS_HEIGHT_PX}px; overflow-y: auto; }}
 .dv-prompt {{ color: {PALETTE['muted']}; }}
 .dv-tok {{ border-radius: 4px; padding: 2px 0; cursor: pointer; }}
@@ -134,7 +140,8 @@ PAGE_CSS = f"""
 /* a revised trace (issue 28): a rewritten token, a token taken back at the shown step (the heatmap's marks) */
 .dv-edited {{ text-decoration: underline double {PALETTE['edit']}; }}
 .dv-edited::before {{ content: "◇"; color: {PALETTE['edit']}; font-size: 0.7em; font-style: normal; }}
-.dv-remasked {{ border-color: {PALETTE['remask']}; border-style: solid; }}
+.dv-remasked {{ border-color: {PALETTE['remask']}; border-style: solid; opacity: 1; color: {PALETTE['text']};
+  text-decoration: line-through 2px {PALETTE['remask']}; }}  /* the token taken back, struck through */
 .dv-remasked::before {{ content: "×"; color: {PALETTE['remask']}; font-style: normal; }}
 /* positions that move (insert/delete): a mask a step opened, a token it moved */
 .dv-opened {{ border-color: {PALETTE['edit']}; border-style: dashed; }}
@@ -157,7 +164,8 @@ PAGE_CSS = f"""
   padding: 2px 10px; font-size: 14px; min-width: 34px; cursor: pointer; color: {PALETTE['text']}; }}
 .dv-controls button.dv-play {{ background: {PALETTE['accent']}; color: white; min-width: 86px; }}
 .dv-controls input[type=range] {{ flex: 1 1 160px; min-width: 120px; accent-color: {PALETTE['accent']}; }}
-.dv-controls select {{ font-size: 13px; border-radius: 6px; }}
+.dv-controls select {{ font-size: 13px; border-radius: 6px; height: 30px; padding: 2px 24px 2px 8px !important;
+  width: auto; }}
 .dv-legend {{ display: flex; flex-wrap: wrap; gap: 14px; align-items: center; font-size: 12px;
   color: {PALETTE['muted']}; margin-top: 10px; }}
 .dv-legend .dv-bar {{ display: inline-block; position: relative; width: 220px; height: 12px; border-radius: 3px;
@@ -186,6 +194,8 @@ PAGE_CSS = f"""
 .dv-side-b {{ background: {PALETTE['side_b']}; }}
 .dv-banner {{ background: {PALETTE['banner']}; border-left: 4px solid {PALETTE['temperature']}; padding: 6px 10px;
   border-radius: 6px; font-size: 14px; }}
+/* a source, in the line */
+#dv-banner code {{ display: inline; white-space: normal; padding: 0 3px; font-size: 12px; }}
 .dv-badge {{ display: inline-block; border-radius: 10px; padding: 1px 10px; font-size: 13px;
   background: {PALETTE['mask_bg']}; color: {PALETTE['text']}; }}
 .dv-help summary {{ cursor: pointer; display: inline-block; width: 22px; height: 22px; border-radius: 11px;
@@ -231,19 +241,24 @@ PAGE_CSS = f"""
   #dv-knobs-more {{ order: 7; }}
   #dv-main > * {{ min-width: 0 !important; width: 100% !important; }}
   #dv-header h1 {{ font-size: 1.45em; }}
-  .dv-chips {{ flex-wrap: nowrap; overflow-x: auto; }}  /* one row that scrolls sideways */
-  .dv-chips > * {{ flex: 0 0 auto; }}
+  .dv-chips > * {{ max-width: 100%; overflow-wrap: anywhere; }}  /* they wrap: none is cut at the edge */
+  /* the four tabs side by side, none in Gradio's "..." menu */
+  #dv-root-tabs [role=tab] {{ padding: 4px 5px !important; font-size: 12px !important; min-width: 0 !important; }}
+  /* the scenes after the first knobs to try (gen length, temperature) */
+  #dv-scenes-label, #dv-scenes {{ order: 2; }}
   /* A preset group is one row that scrolls sideways, however many presets the rule plug-ins bring. */
   .dv-presets {{ flex-wrap: nowrap !important; overflow-x: auto; }}
   .dv-presets > * {{ flex: 0 0 auto !important; }}
   #dv-header-side {{ flex-direction: row !important; flex-wrap: wrap; align-items: center; gap: 6px; }}
   #dv-header-side > * {{ flex: 1 1 auto; min-width: 0 !important; }}
   .dv-legend .dv-bar i {{ display: none; }}  /* the ticks overlap at this width; low / high remain */
-  .dv-controls .dv-scrub, .dv-controls .dv-speed {{ order: 2; }}  /* the buttons on one row, the scrubber below */
+  /* the buttons on one row, the scrubber, the speed and the tour below */
+  .dv-controls .dv-scrub, .dv-controls .dv-speed, .dv-controls .dv-tour-start {{ order: 2; }}
+  .dv-controls input[type=range] {{ flex: 1 1 90px; min-width: 80px; }}
   .dv-legend .dv-bar {{ margin-bottom: 0; }}
   .dv-help-box {{ margin: -6px 0 !important; }}
   #dv-header p {{ font-size: 13px; line-height: 1.45; }}
-  .dv-player .dv-text {{ height: {CANVAS_HEIGHT_PX * 2 // 3}px; }}
+  .dv-player .dv-text {{ height: {PHONE_LINES * LINE_PX}px; }}
   .dv-legend {{ gap: 8px; font-size: 11px; }}
   .modebar-container {{ display: none !important; }}
   .dv-legend .dv-bar {{ width: 140px; }}

@@ -60,6 +60,12 @@ def link_button_html(lang: str = "en") -> str:
             f'{html.escape(t("link_copied", lang))}</span>')
 
 
+def footer_html(lang: str = "en") -> str:
+    """The page's footer: the API, and its page (Gradio's `?view=api`)."""
+    link = f'<a href="?view=api">{html.escape(t("footer_api", lang))}</a>'
+    return f'<div class="dv-footer-text">{html.escape(t("footer", lang, api=chr(0))).replace(chr(0), link)}</div>'
+
+
 def inspector_host_html() -> str:
     """Where the page draws the inspector of the selected position at the shown step."""
     return '<div class="dv-insp-host"></div>'

@@ -107,9 +107,11 @@ function paintCanvas(root, d, f, sel, marks) {
         : dvFill(d.t.tip_confirmed, {p, s: st.step + 1, c: dvFmt3(st.conf), q: dvFmt3(st.q)})) +
         (bad ? "\n✗ " + bad.split(", ").map((r) => d.t["rule_" + r] || r).join(", ") : "");
     } else {
-      const g = ghost ? ghost[p] : -1;
-      cls = "dv-mask" + (st && st.taken.step === f - 1 ? " dv-remasked" : "");
-      text = g >= 0 ? d.pieces[g] : "▢";
+      // Taken back at this frame's step: the token taken back, struck through (the next frame shows
+      // the mask with the model's new guess); else the guess, or an empty box.
+      const g = ghost ? ghost[p] : -1, takenNow = !!st && st.taken.step === f - 1;
+      cls = "dv-mask" + (takenNow ? " dv-remasked" : "");
+      text = takenNow && st.taken.old >= 0 ? d.pieces[st.taken.old] : (g >= 0 ? d.pieces[g] : "▢");
       bg = "";
       title = dvFill(d.t.tip_masked, {p, g: dvRepr(text), c: dvFmt3(ghostConf ? ghostConf[p] : null)}) +
         (st ? "\n" + dvFill(d.t.rv_tip_remasked, {s: st.taken.step + 1, old: dvRepr(d.pieces[st.taken.old]),
@@ -180,6 +182,11 @@ function paintRenoise(root, d, f, sel, marks) {
 
 function frameStatus(d, f, fresh) {
   let status = f === 0 ? d.t.start : dvFill(d.t.after_step, {s: f, k: d.k[f - 1], new: fresh});
+  if (f > 0 && d.ev) {  // a revised trace: what this step took back and rewrote, beside what it confirmed
+    const at = d.ev.flat().filter((e) => e[0] === f - 1);
+    const r = at.filter((e) => e[1] === "r").length, e = at.filter((x) => x[1] === "e").length;
+    if (r || e) status += dvFill(d.t.rv_status, {r, e});
+  }
   if (f === d.n && d.n > 0) status += " · " + d.t.finished;
   return dvFill(d.t.step_of, {f, n: d.n}) + " · " + status;
 }
@@ -211,7 +218,10 @@ function keepInView(root, d, f, sel) {
   const b = box.getBoundingClientRect();
   const seen = (s) => { const r = s.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom; };
   if (!want.length || want.some(seen)) return;
-  box.scrollTop += want[0].getBoundingClientRect().top - b.top - b.height / 3;
+  // By whole lines (palette.LINE_PX): the box's first line is never cut at its top.
+  const line = parseFloat(getComputedStyle(box).lineHeight) || 32;
+  const goal = box.scrollTop + want[0].getBoundingClientRect().top - b.top - b.height / 3;
+  box.scrollTop = Math.max(0, Math.round(goal / line) * line);
 }
 
 // ----- the player's own markup ----------------------------------------------------------------------

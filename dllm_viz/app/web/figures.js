@@ -357,9 +357,11 @@ function dvTaskFig(d, t, theme) {
     }
   });
   // null: d3LLM's get_aup refused the curve (it ends more than 5 points below its start)
-  const aups = "AUP " + fam.aup.map((a) => (a === null ? t.aup_refused : a.toFixed(0))).join(" / ");
+  const [m, o] = fam.aup.map((a) => (a === null ? t.aup_refused : a.toFixed(0)));
   const revised = Object.keys(revision).length > 0;
-  return dvFigure(theme, data, `${t.fig_task_curve} · ${task.family} · ${aups}`, revised ? 360 : 320, {
-    margin: {l: 56, r: 20, t: 44, b: revised ? 136 : 96},
+  // The AUPs on a line of their own, named (a phone's width cuts a one-line title)
+  return dvFigure(theme, data, `${t.fig_task_curve} · ${task.family}<br>${dvFill(t.fig_task_aup, {m, o})}`,
+    revised ? 380 : 340, {
+    margin: {l: 56, r: 20, t: 64, b: revised ? 136 : 96},
     xaxis: dvAxis(t.axis_tpf, {rangemode: "tozero"}), yaxis: dvAxis(t.axis_right, {range: [-5, 105]})});
 }

@@ -134,6 +134,9 @@ function showDone(value, entry) {
   if (!same || linked) { at.frame = value.autoplay ? 0 : value.frame; at.selected = value.selected; }
   else if (value.selected !== null && value.selected !== undefined) at.selected = value.selected;
   dv.shownRef = value.ref;
+  // The task curves are a task prompt's: for any other trace their box stays out of the way.
+  const taskBox = document.getElementById("dv-views-task");
+  if (taskBox) taskBox.style.display = d.task ? "" : "none";
   dvShow(dv, d, at);
   if (linked) openLinkedView();
   if (value.autoplay && !dv.autoplayed && !dv.opening) {
@@ -234,6 +237,27 @@ function drawCompareFigures(lang) {
     draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
     draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
   }, 0);
+}
+
+// A slider's number box: its typed value clamped to the slider's range and rounded to its step (an
+// empty or unreadable box goes back to the value it had), handed to Gradio as one input event.
+function takeNumber(box) {
+  const lo = Number(box.min), hi = Number(box.max), step = Number(box.step) || 0;
+  let v = box.value.trim() === "" ? NaN : Number(box.value);
+  if (!Number.isFinite(v)) v = Number(box.__dvOld);
+  if (Number.isFinite(lo)) v = Math.max(lo, v);
+  if (Number.isFinite(hi)) v = Math.min(hi, v);
+  if (step > 0) {
+    const digits = (String(box.step).split(".")[1] || "").length, base = Number.isFinite(lo) ? lo : 0;
+    v = Number((base + Math.round((v - base) / step) * step).toFixed(digits));
+    if (Number.isFinite(hi) && v > hi) v -= step;
+  }
+  const text = String(v);
+  if (box.value !== text) box.value = text;
+  box.__dvTaking = true;
+  box.dispatchEvent(new Event("input", {bubbles: true}));
+  box.__dvTaking = false;
+  return text;
 }
 
 // ----- links that reopen this view (links.py) ------------------------------------------------------
@@ -358,11 +382,25 @@ if (!window.__dvListening) {
     const hit = dvCellAt(v, e.clientX, e.clientY);
     if (hit) v.select(hit[0], hit[1]);
   }, true);
+  // A number typed into a slider's box is taken once, on Enter or when the box loses focus: Gradio
+  // would send every keystroke ("2", "24", "240") as a change, and a click into the box as a release.
+  // The typed value is brought inside the slider's range and onto its step first.
+  const knobBox = (el) => el instanceof HTMLInputElement && el.type === "number" && !!el.closest(".dv-knob");
+  document.addEventListener("focus", (e) => { if (knobBox(e.target)) e.target.__dvOld = e.target.value; }, true);
+  document.addEventListener("input", (e) => {
+    if (knobBox(e.target) && !e.target.__dvTaking) e.stopPropagation();
+  }, true);
+  document.addEventListener("pointerup", (e) => { if (knobBox(e.target)) e.stopPropagation(); }, true);
+  document.addEventListener("blur", (e) => {
+    const box = e.target;
+    if (!knobBox(box)) return;
+    const value = takeNumber(box);
+    if (value === box.__dvOld) { e.stopPropagation(); return; }  // nothing typed: no release, no decode
+    box.__dvOld = value;
+  }, true);
   document.addEventListener("keydown", (e) => {
     const v = window.__dv;
-    // A number typed into a slider's box re-runs like a release: Gradio releases on blur.
-    if (e.key === "Enter" && e.target instanceof HTMLInputElement && e.target.type === "number" &&
-        e.target.closest(".dv-knob")) { e.target.blur(); return; }
+    if (e.key === "Enter" && knobBox(e.target)) { e.target.blur(); return; }  // Gradio releases on blur
     if (!v.data || v.data.live || !v.root.isConnected || v.root.offsetParent === null) return;
     const tag = (e.target.tagName || "").toLowerCase();
     if (["input", "textarea", "select"].includes(tag) || e.target.isContentEditable) return;

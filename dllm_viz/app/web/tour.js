@@ -40,7 +40,10 @@ function tour(force) {
   };
   const show = () => {
     const step = steps[i], target = document.querySelector(step.target);
-    if (target) target.scrollIntoView({block: "center"});
+    if (target) {  // into view only when it is not: the page (its title) stays where the visitor left it
+      const r = target.getBoundingClientRect();
+      if (r.top < 0 || r.bottom > window.innerHeight) target.scrollIntoView({block: "nearest"});
+    }
     const last = i === steps.length - 1;
     card.innerHTML = `<div class="dv-tour-text"></div><div><button type="button" class="dv-tour-next">${last ? t.tour_done : t.tour_next}</button>` +
       (last ? "" : `<button type="button" class="dv-tour-skip">${t.tour_skip}</button>`) +
