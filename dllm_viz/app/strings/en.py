@@ -375,7 +375,7 @@ STRINGS: dict[str, str] = {
     "rv_earlier": "… {n} earlier", "rv_decided": "decided {n}×", "rv_step": "{r} taken back · {e} rewritten",
     "rv_forwards": "{n} forwards (verify pass)", "rv_reused": "no forward (p_x0 reused)", "rv_per_step": "taken back + rewritten",
     "rv_heatmap_key": "× taken back, ◇ rewritten", "fig_order_revised": "Order (colour = step last decided;\n×n = decided n times)",
-    # ----- trace diff (issue 39: core.diff, app/views/diff.py) --------------------------------
+    # ----- trace diff (core.diff, app/views/diff.py) ------------------------------------------
     "diff_same": "A and B made the same decisions at every step ({n} steps).",
     "diff_first": "They part at step {s}{where}: {what} (A: {a}; B: {b}).", "diff_at": ", position {p}",
     "diff_all": "Every difference: {counts}, at {k} of {n} steps.", "diff_settings": "Settings that differ: {changes}.",

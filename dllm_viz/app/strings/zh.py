@@ -336,7 +336,7 @@ STRINGS: dict[str, str] = {
     "rv_decided": "决定 {n} 次", "rv_step": "撤回 {r} 个 · 改写 {e} 个", "rv_forwards": "{n} 次前向（验证）", "rv_reused": "无前向（沿用上一步的分布）", "rv_per_step": "撤回 + 改写",
     "rv_heatmap_key": "× 撤回，◇ 改写",
     "fig_order_revised": "顺序（颜色 = 最后一次决定的步；\n×n = 决定了 n 次）",
-    # ----- trace diff (issue 39: core.diff, app/views/diff.py) --------------------------------
+    # ----- trace diff (core.diff, app/views/diff.py) ------------------------------------------
     "diff_same": "A 和 B 每一步的决定都相同（{n} 步）。",
     "diff_first": "二者在第 {s} 步{where}分开：{what}（A：{a}；B：{b}）。",
     "diff_at": "、位置 {p} ",
