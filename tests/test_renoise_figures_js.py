@@ -134,10 +134,12 @@ CURSORS = """(id) => { const host = document.querySelector(`#${id} .dv-fig-host`
           low: DV.dvArea(gd, [0.0, 0.44]), top: DV.dvArea(gd, [0.56, 1.0])}; }"""
 
 
-def test_the_one_cursor_follows_the_step_over_a_renoising_traces_figures(show, world):  # noqa: F811
-    n, G = len(world.steps), len(world.token_ids)
-    settled = view.stability(world)["settled"]
-    page = show(world, frame=0, selected=3)
+@pytest.mark.parametrize("which", ["world", "table"])  # table: a last row of the stability map part empty
+def test_the_one_cursor_follows_the_step_over_a_renoising_traces_figures(show, request, which):  # noqa: F811
+    trace = request.getfixturevalue(which)
+    n, G = len(trace.steps), len(trace.token_ids)
+    settled = view.stability(trace)["settled"]
+    page = show(trace, frame=0, selected=3)
     page.wait_for_function("() => ['dv-heatmap', 'dv-order', 'dv-steps'].every((id) => "
                            "document.querySelector(`#${id} .dv-fig-host .dv-fig .main-svg`))")
     for f in (1, 5, n // 2, n, 2):

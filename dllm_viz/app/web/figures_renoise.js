@@ -106,8 +106,8 @@ function dvRenoiseHeatFig(d, t, opts = {}) {
 function dvRenoiseOrderFig(d, t) {
   const theme = d.theme, G = d.G, w = d.width, rows = Math.max(1, Math.ceil(G / w));
   const stab = dvRenoiseStability(d), out = stab.frames[d.n];
-  const grid = () => Array.from({length: rows}, () => new Array(w).fill(null));
-  const z = grid(), text = grid(), hover = grid();
+  const grid = (fill) => Array.from({length: rows}, () => new Array(w).fill(fill));
+  const z = grid(null), text = grid(""), hover = grid("");
   for (let p = 0; p < G; p++) {
     if (stab.settled[p] < 0 || out.tok[p] < 0) continue;
     const r = Math.floor(p / w), c = p % w, tok = dvLabel(d.pieces[out.tok[p]]);
