@@ -96,7 +96,7 @@ function dvRenoiseHeatFig(d, t, opts = {}) {
     marks(changed, t.rn_changed, {symbol: "circle", size: Math.max(3, Math.floor(size / 2)), color: P.text}),
     marks(last, t.rn_last_changed, {symbol: "square-open", size: size + 2, color: P.edit, line: {width: 2}})];
   return dvFigure(theme, data, dvTitled(t, t.rn_heat_title, opts.side), Math.max(256, Math.min(476, 106 + 16 * rows)), {
-    margin: {l: 50, r: 108, t: 60, b: 44},  // as the masked heatmap's, so both place the cursor alike
+    margin: {l: 50, r: 20, t: 60, b: 44},  // no colour bar: the title names the three colours
     xaxis: dvAxis(t.axis_position, {range: [-0.5, G - 0.5], showgrid: false}),
     yaxis: dvAxis(t.axis_step, {range: [rows + 0.5, 0.5], dtick: Math.max(1, Math.floor(rows / 8))}),
   });
