@@ -28,7 +28,7 @@ WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (packa
 # One job each, in order: the trace from its chunks, the canvas, the inspector, the figures' specs, the
 # player and its linked views, Compare's pair in step; then the page's own: the walkthrough, and the glue to
 # Gradio.
-RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "views.js", "pair.js")
+RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "figures_renoise.js", "views.js", "pair.js")
 PAGE_FILES = (*RENDERER_FILES, "tour.js", "page.js")
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
@@ -46,7 +46,7 @@ TOUR = (("#dv-canvas .dv-text", "tour_canvas"), ("#dv-canvas .dv-controls", "tou
 STRING_KEYS = ("step_of", "start", "after_step", "finished", "play", "pause", "frame", "stop", "raw", "tempered",
                "threshold", "mean", "confirmed_marker", "schedule_conf", "raw_token_p", "aup_refused")
 STRING_PREFIXES = ("tip_", "rule_", "insp_", "rv_", "legend_", "ctl_", "tour_", "live_of", "live_queued", "fig_",
-                   "axis_", "heat_", "task_", "side_", "mv_", "rn_state_", "rn_tip_", "rn_lost")
+                   "axis_", "heat_", "task_", "side_", "mv_", "rn_")
 
 
 def _read(names: tuple[str, ...]) -> str:

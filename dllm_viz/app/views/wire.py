@@ -33,6 +33,7 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.lineage import ForkPoint
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import StepRecord, Trace
+from dllm_viz.core.trace_renoise import changes
 
 VERSION = 1
 NAN_CODE = -(2**31)  # a NaN among millionths
@@ -209,7 +210,7 @@ def _m6(values: Iterable[float]) -> list[int]:
 def done(trace: Trace) -> dict[str, Any]:
     """What only the finished trace says: where its text ends, the world or task checker's rules
     broken per position (and each violation, for the inspector), a task's 4x4 puzzle, the link that
-    reopens it, and the task curve it sits on."""
+    reopens it, and the task curve it sits on; a renoising trace's bound and stop threshold (`rn`)."""
     task = task_view.task_of(trace)
     if task is not None:
         verdict = task_view.verdict(trace)
@@ -229,7 +230,16 @@ def done(trace: Trace) -> dict[str, Any]:
         # positions moved: what the decode deleted and split in all (the notes under the heatmap and order map)
         "moved": ({"deleted": trace.metrics.get("deleted", 0), "split": trace.metrics.get("split", 0)}
                   if trace.moved else None),
-    }
+    } | ({"rn": renoise_done(trace)} if trace.canvas == "renoise" else {})
+
+
+def renoise_done(trace: Trace) -> dict[str, Any]:
+    """What a renoising trace's figures read beside its steps: the entropy bound (`bound`) and the stop's
+    confidence threshold (`ct`) that ran, and per position the steps that changed its token (`changes`,
+    `core.trace_renoise.changes`: by token id, which the page cannot tell apart where two ids share a piece)."""
+    sections = [rec.renoise for rec in trace.steps]
+    return {"bound": trace.config.entropy_bound, "ct": trace.config.confidence_threshold,
+            "changes": changes(trace.token_ids, trace.canvases or [], sections)}  # type: ignore[arg-type]
 
 
 def encoder_for(trace: Trace) -> Encoder:

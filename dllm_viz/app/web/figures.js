@@ -105,6 +105,7 @@ function dvHeatmapMarks(d, t, theme, where) {
 // revision rule × where a token was taken back and ◇ where one was rewritten. `rows` (>= the steps)
 // gives two Compare heatmaps one height and scale; `side` labels one.
 function dvHeatmapFig(d, t, opts = {}) {
+  if (d.rn) return dvRenoiseHeatFig(d, t, opts);  // a canvas never masked: figures_renoise.js
   const theme = d.theme, G = d.G, n = d.n, rows = Math.max(n, opts.rows || 0, 1), polluted = d.src !== "raw";
   const where = `${t.axis_step} %{y} · ${t.axis_position} %{x}<br>`;
   const z = [], hover = [];
@@ -185,6 +186,7 @@ function dvDriftLayer(d, t, where) {
 // labelled with its token. Under a revision rule a cell decided n > 1 times says ×n, and its hover
 // lists the position's history.
 function dvOrderFig(d, t) {
+  if (d.rn) return dvRenoiseOrderFig(d, t);
   const theme = d.theme, G = d.G, n = Math.max(1, d.n), w = d.width, rows = Math.max(1, Math.ceil(G / w));
   const z = Array.from({length: rows}, () => new Array(w).fill(null));
   const text = Array.from({length: rows}, () => new Array(w).fill(""));
@@ -223,6 +225,7 @@ function dvOrderFig(d, t) {
 const DV_STEPS_DOMAINS = {top: [0.56, 1.0], low: [0.0, 0.44]};
 
 function dvStepsFig(d, t, opts = {}) {
+  if (d.rn) return dvRenoiseStepsFig(d, t, opts);
   const theme = d.theme, P = theme.palette, step = t.axis_step, steps = d.k.map((_, s) => s + 1);
   const xs = [], conf = [], rawp = [], labels = [], means = [];
   for (let s = 0; s < d.n; s++) {

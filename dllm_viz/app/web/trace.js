@@ -285,6 +285,7 @@ function dvDone(d, done) {
   dvForks(d, d.n);  // a fork after the last record
   Object.assign(d, {done, end: done.end, grid: done.grid, link: done.link, task: done.task, checked: done.checked,
                     moved: done.moved || null});
+  if (done.rn) Object.assign(d, {bound: done.rn.bound, ct: done.rn.ct, rnChanges: done.rn.changes});  // renoise figures
   d.bad = done.bad.length ? done.bad : d.bad;
   d.rules = done.rules.length ? done.rules : d.rules;
 }

@@ -282,8 +282,11 @@ function dvDrawOrderCursor(v, d) {
   const [ol, h] = dvOverlay(gd);
   const cell = (cls, p) => dvBox(cls, h, a.left + (p % w) * cw, a.top + Math.floor(p / w) * rh,
                                  a.left + (p % w + 1) * cw, a.top + (Math.floor(p / w) + 1) * rh);
+  // not decided yet at this frame (a renoising trace: not yet holding its final token)
+  const open = d.rn ? (p) => dvRenoiseStability(d).settled[p] >= v.frame
+    : (p) => { const st = dvState(d, p, v.frame); return !st || st.taken; };
   let html = "";
-  for (let p = 0; p < d.G; p++) { const st = dvState(d, p, v.frame); if (!st || st.taken) html += cell("dv-ol-future", p); }
+  for (let p = 0; p < d.G; p++) { if (open(p)) html += cell("dv-ol-future", p); }
   html += cell("dv-ol-cursor", v.pos);
   if (v.hover >= 0) html += cell("dv-ol-hover", v.hover);
   ol.innerHTML = html;
@@ -317,6 +320,7 @@ function dvCellAt(v, x, y) {
     const rows = Math.ceil(d.G / d.width);
     const pos = Math.floor((y - a.top) / a.height * rows) * d.width + Math.floor((x - a.left) / a.width * d.width);
     if (pos >= d.G) return null;  // to the step that last decided it (a revised trace: its last decision)
+    if (d.rn) return [dvRenoiseStability(d).settled[pos] + 1, pos];  // a renoising trace: the step it settled at
     const evs = d.events[pos];
     return [evs.length ? evs[evs.length - 1][0] + 1 : d.order[pos] + 1, pos];
   }
