@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from dllm_viz import DecodeConfig, decode, load_model  # noqa: E402
 
-SETTINGS = {"none": dict(cache="none"), "dual": dict(cache="dual"), "dual + drift": dict(cache="dual", cache_drift=True)}
+SETTINGS = {"none": dict(cache="none"), "dual": dict(cache="dual"),
+            "dual + drift": dict(cache="dual", cache_drift=True)}
 
 
 def config(gen_length: int, **cache: object) -> DecodeConfig:
@@ -52,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
             wall[name].append(time.perf_counter() - w0)
             cpu[name].append(time.process_time() - c0)
     base_w, base_c = statistics.median(wall["none"]), statistics.median(cpu["none"])
-    print(f"{'decode':>14} {'wall s':>8} {'none / it':>10} {'CPU s':>8} {'CPU none / it':>14} {'NFE':>5} {'tokens unlike none':>19}")
+    print(f"{'decode':>14} {'wall s':>8} {'none / it':>10} {'CPU s':>8} {'CPU none / it':>14} {'NFE':>5} "
+          f"{'tokens unlike none':>19}")
     for name in SETTINGS:
         w, c = statistics.median(wall[name]), statistics.median(cpu[name])
         differ = sum(a != b for a, b in zip(traces[name].token_ids, traces["none"].token_ids))

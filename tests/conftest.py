@@ -72,9 +72,11 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_as_shipped_rcr.py::test_rcr_preset_is_mdpo_step_by_step_over_the_grid": (),
     "tests/test_as_shipped_wino.py::test_wino_preset_is_wino_step_by_step_over_the_grid": (),
     "tests/test_cache.py::test_the_cache_changes_what_a_stale_window_sees": (),
-    "tests/test_app_serve.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": ("long",),  # 1,920 decodes
+    # 1,920 decodes
+    "tests/test_app_serve.py::test_the_widgets_largest_sweep_runs_through_the_shared_engine": ("long",),
     "tests/test_app_main.py::test_app_py_help_is_help_not_a_server": (),  # a fresh process imports torch
-    "tests/test_app_serve.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": ("long",),  # its own app.py
+    # its own app.py
+    "tests/test_app_serve.py::test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing": ("long",),
     "tests/test_guards.py::test_sessions_expire_and_are_capped_by_gradio_itself": (),  # a served demo
     "tests/test_guards.py::test_silent_and_slow_connections_are_bounded": (),
     "tests/test_guards.py::test_install_bounds_a_launched_demo": (),
@@ -84,7 +86,8 @@ MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_animation.py::test_a_browser_plays_the_svg_frame_by_frame": ("browser",),
     "tests/test_guards.py::test_a_uvicorn_without_the_hooks_is_refused_by_name": (),
     "tests/test_api.py::test_a_client_that_leaves_cancels_its_decode": (),  # a gradio_client process, killed
-    "tests/test_budget.py::test_the_shipped_renoising_model_refuses_a_billion_tokens_through_load_model": (),  # transformers
+    # transformers
+    "tests/test_budget.py::test_the_shipped_renoising_model_refuses_a_billion_tokens_through_load_model": (),
     # The notebook widget: two widgets on a notebook-like page; a fresh process imports the package.
     "tests/test_notebook.py::test_two_widgets_draw_their_own_traces_offline": ("browser",),
     "tests/test_notebook.py::test_scrubbing_one_widget_leaves_the_other_where_it_was": ("browser",),

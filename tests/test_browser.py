@@ -34,7 +34,8 @@ DRAWS = """() => ['dv-heatmap', 'dv-order', 'dv-steps'].map((id) => {
   const gd = document.querySelector(`#${id} .dv-fig`); return gd ? gd.__dvDraws || 0 : 0; })"""
 AREA = """(id) => { const a = window.__dv.lib.dvArea(document.querySelector(`#${id} .dv-fig`));
   return a && {x: a.left, y: a.top, width: a.width, height: a.height}; }"""
-ORDER_DATA = "() => { const e = document.querySelector('#dv-order .js-plotly-plot'); return e && e.data ? e.data[0] : null; }"
+ORDER_DATA = ("() => { const e = document.querySelector('#dv-order .js-plotly-plot'); "
+              "return e && e.data ? e.data[0] : null; }")
 TIMEOUT_MS = 60_000  # generous: the CI machine is shared; nothing here measures speed
 
 
@@ -69,7 +70,8 @@ def new_page(browser, url, *, width=1440, height=900, tour=False):
     if not tour:
         page.add_init_script("localStorage.setItem('dv-tour', 'done')")
     page.goto(url)
-    page.wait_for_selector("#dv-heatmap .js-plotly-plot", state="attached", timeout=TIMEOUT_MS)  # a link may open Compare
+    # a link may open Compare
+    page.wait_for_selector("#dv-heatmap .js-plotly-plot", state="attached", timeout=TIMEOUT_MS)
     page.wait_for_function("() => document.querySelector('#dv-canvas .dv-player') !== null", timeout=TIMEOUT_MS)
     return page
 
@@ -114,8 +116,9 @@ def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     # figures.js): no text of a figure lies outside it.
     outside = page.evaluate("""() => [...document.querySelectorAll('.dv-fig')].filter((e) => e.offsetParent)
         .flatMap((e) => { const r = e.getBoundingClientRect();
-          return [...e.querySelectorAll('text')].filter((t) => t.textContent.trim()).map((t) => [e.parentElement.closest('[id]').id,
-            t.textContent, t.getBoundingClientRect()]).filter(([, , b]) => b.width && (b.left < r.left - 1 || b.right > r.right + 1
+          return [...e.querySelectorAll('text')].filter((t) => t.textContent.trim())
+            .map((t) => [e.parentElement.closest('[id]').id, t.textContent, t.getBoundingClientRect()])
+            .filter(([, , b]) => b.width && (b.left < r.left - 1 || b.right > r.right + 1
               || b.top < r.top - 1 || b.bottom > r.bottom + 1)).map(([id, text]) => `${id}: ${text}`); })""")
     assert page.locator("#dv-heatmap .js-plotly-plot").count() == 1 and outside == []
 
@@ -221,7 +224,8 @@ def test_during_playback_the_inspector_says_what_the_canvas_shows(page):
     page.locator("#dv-canvas .dv-play").click()
     seen = set()
     for _ in range(60):
-        shown = page.evaluate("""() => [document.querySelector('#dv-canvas [data-pos="0"]').classList.contains('dv-tok'),
+        shown = page.evaluate("""() => [
+            document.querySelector('#dv-canvas [data-pos="0"]').classList.contains('dv-tok'),
             document.querySelector('#dv-inspector').innerText.includes('Still masked'),
             Number(document.querySelector('#dv-canvas .dv-player').dataset.frame)]""")
         written, masked_says, frame = shown
@@ -264,7 +268,8 @@ def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
     wait_played_out(page)
     page.wait_for_timeout(500)  # the settled cursor's one inspector request, before counting
     page.get_by_role("tab", name="Compare").click()
-    heat_b = "() => { const e = document.querySelector('#dv-cmp-heat-b .js-plotly-plot'); return e && e.data ? e.data[0] : null; }"
+    heat_b = ("() => { const e = document.querySelector('#dv-cmp-heat-b .js-plotly-plot'); "
+              "return e && e.data ? e.data[0] : null; }")
     for key in ("global", "lock_in", "rng", "staged", "threshold", "polluted"):
         before = len(calls)
         page.evaluate(f"() => {{ window.__heat = ({heat_b})(); }}")
@@ -287,9 +292,11 @@ def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):
     wait_played_out(page)
     page.locator("#dv-schedule input").click()
     page.get_by_role("option", name="threshold", exact=True).click()
-    page.wait_for_function("() => document.querySelector('#dv-knob-decay input[type=range]').disabled", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('#dv-knob-decay input[type=range]').disabled",
+                           timeout=TIMEOUT_MS)
     page.get_by_role("button", name="balanced", exact=True).click()
-    page.wait_for_function("() => !document.querySelector('#dv-knob-decay input[type=range]').disabled", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => !document.querySelector('#dv-knob-decay input[type=range]').disabled",
+                           timeout=TIMEOUT_MS)
 
 
 def test_the_chinese_page_shows_no_untranslated_english(page, tmp_path):
@@ -299,7 +306,8 @@ def test_the_chinese_page_shows_no_untranslated_english(page, tmp_path):
     # The whole page as a visitor sees it, the footer included (Gradio's own, in English, is hidden).
     text = page.evaluate("() => document.body.innerText")
     text = text.replace(page.evaluate(CANVAS_TEXT), " ")  # the model's own text
-    leaks = english_words(text) - {"tiny", "the", "cat", "dog", "big", "chars", "other"}  # the models' names and prompts
+    # the models' names and prompts
+    leaks = english_words(text) - {"tiny", "the", "cat", "dog", "big", "chars", "other"}
     assert leaks == set()
     assert unglossed(text) == []  # Shift, argmax, logits, distinct, 3-gram: each with a gloss in Chinese
     assert page.locator("#dv-footer").is_visible() and "API" in page.locator("#dv-footer").inner_text()
@@ -318,10 +326,12 @@ CUT_LINES = """() => { const box = document.querySelector('#dv-canvas .dv-text')
 # the order map's labels in theirs (cells placed from the figures' own layouts: views.js).
 FITS = """() => { const heat = document.querySelector('#dv-heatmap .dv-fig'), fig = heat.getBoundingClientRect();
   const a = window.__dv.lib.dvArea(heat), L = heat.__dvFig.layout;
-  const cell = Math.min(a.width / Math.abs(L.xaxis.range[1] - L.xaxis.range[0]), a.height / Math.abs(L.yaxis.range[0] - L.yaxis.range[1]));
+  const cell = Math.min(a.width / Math.abs(L.xaxis.range[1] - L.xaxis.range[0]),
+    a.height / Math.abs(L.yaxis.range[0] - L.yaxis.range[1]));
   const title = [...heat.querySelectorAll('text')].find((t) => t.textContent && t.getBoundingClientRect().top < a.top);
   const tb = title.getBoundingClientRect();
-  const order = document.querySelector('#dv-order .dv-fig'), o = window.__dv.lib.dvArea(order), O = order.__dvFig.layout;
+  const order = document.querySelector('#dv-order .dv-fig'), o = window.__dv.lib.dvArea(order),
+    O = order.__dvFig.layout;
   const width = o.width / Math.abs(O.xaxis.range[1] - O.xaxis.range[0]);
   const inside = [...order.querySelectorAll('text')].map((t) => t.getBoundingClientRect())
     .filter((b) => b.width && b.left >= o.left && b.right <= o.right + 8 && b.top >= o.top && b.bottom <= o.bottom);
@@ -347,8 +357,8 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
             top = {name: page.evaluate(TOP, sel) for name, sel in (
                 ("prompt", "#dv-prompt"), ("canvas", "#dv-canvas"), ("presets", "#dv-presets-article"),
                 ("temperature", "#dv-temperature"), ("heatmap", "#dv-heatmap"))}
-            bottom = page.evaluate("() => { const r = document.querySelector('#dv-temperature').getBoundingClientRect();"
-                                   " return Math.round(r.bottom + window.scrollY); }")
+            bottom = page.evaluate("() => { const r = document.querySelector('#dv-temperature')"
+                                   ".getBoundingClientRect(); return Math.round(r.bottom + window.scrollY); }")
             assert top["prompt"] < top["canvas"] < top["presets"] < top["temperature"] < top["heatmap"], top
             assert bottom <= 1700 and top["heatmap"] <= 2000, top  # two screens; the first figure soon after
             assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
@@ -374,8 +384,8 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
             page.wait_for_function("() => document.querySelectorAll('#dv-model-prompts .dv-chip').length === 4",
                                    timeout=TIMEOUT_MS)
             chips = page.evaluate("() => [...document.querySelectorAll('#dv-model-prompts .dv-chip')]"
-                                  ".map((c) => { const r = c.getBoundingClientRect(); return [c.innerText, r.left, r.right, "
-                                  "c.scrollWidth <= c.clientWidth + 1]; })")
+                                  ".map((c) => { const r = c.getBoundingClientRect(); "
+                                  "return [c.innerText, r.left, r.right, c.scrollWidth <= c.clientWidth + 1]; })")
             assert all(0 <= left and right <= 390 and whole for _, left, right, whole in chips), chips
             assert page.errors == []
         finally:
@@ -424,7 +434,8 @@ def test_a_shared_trace_with_markup_in_its_vocabulary_makes_no_request(page, tmp
     page.wait_for_function(f"(s) => ({CANVAS_TEXT})().includes(s)", arg=evil[0], timeout=TIMEOUT_MS)
     for pos in (0, 1, 2):  # the inspector (Markdown explanation, candidate bars) of several pieces
         page.locator(f'#dv-canvas [data-pos="{pos}"]').click()
-        page.wait_for_function(f"() => document.querySelector('#dv-inspector h4').textContent.includes('position {pos}')",
+        page.wait_for_function("() => document.querySelector('#dv-inspector h4')"
+                               f".textContent.includes('position {pos}')",
                                timeout=TIMEOUT_MS)
     page.wait_for_timeout(1000)  # let any image the page would load start loading
     # A malformed trace whose message echoes the markup: the error toast shows it as text.
@@ -432,10 +443,12 @@ def test_a_shared_trace_with_markup_in_its_vocabulary_makes_no_request(page, tmp
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(d), encoding="utf-8")
     page.locator("input[type=file]").first.set_input_files(str(bad))
-    page.wait_for_function("(s) => [...document.querySelectorAll('[data-testid=toast-text]')].some((e) => e.textContent.includes(s))",
+    page.wait_for_function("(s) => [...document.querySelectorAll('[data-testid=toast-text]')]"
+                           ".some((e) => e.textContent.includes(s))",
                            arg="schedule=", timeout=TIMEOUT_MS)
     page.wait_for_timeout(1000)
-    images = page.evaluate("() => [...document.querySelectorAll('img, image, a[href]')].map((e) => e.src || e.href || e.getAttribute('href'))")
+    images = page.evaluate("() => [...document.querySelectorAll('img, image, a[href]')]"
+                           ".map((e) => e.src || e.href || e.getAttribute('href'))")
     assert not [u for u in page.requests if host in u], [u for u in page.requests if host in u]
     assert not [u for u in images if u and host in str(u)]
 
@@ -503,7 +516,8 @@ HAS_GLYPH = """(ch) => { const c = document.createElement('canvas'); c.width = 4
 
 def test_every_symbol_of_the_player_is_drawn_by_a_font(page):
     symbols = set(page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-controls button')]"
-                                ".map((b) => b.textContent).join('') + window.__dv.data.t.pause + window.__dv.data.t.play"))
+                                ".map((b) => b.textContent).join('') "
+                                "+ window.__dv.data.t.pause + window.__dv.data.t.play"))
     symbols = {ch for ch in symbols if ord(ch) > 0x2000}
     assert symbols and {ch for ch in symbols if not page.evaluate(HAS_GLYPH, ch)} == set()
     assert not page.evaluate(HAS_GLYPH, "\u23f8")  # the check sees a missing glyph: the old pause sign
@@ -527,8 +541,10 @@ def test_the_newest_tokens_stay_in_view_on_a_long_canvas(page):
     hidden = []
     for f in range(1, n + 1):
         page.locator("#dv-canvas .dv-next").click()
-        seen = page.evaluate("""() => { const box = document.querySelector('#dv-canvas .dv-text').getBoundingClientRect();
-            return [...document.querySelectorAll('#dv-canvas .dv-new')].some((s) => { const r = s.getBoundingClientRect();
+        seen = page.evaluate("""() => {
+            const box = document.querySelector('#dv-canvas .dv-text').getBoundingClientRect();
+            return [...document.querySelectorAll('#dv-canvas .dv-new')].some((s) => {
+              const r = s.getBoundingClientRect();
               return r.top >= box.top - 1 && r.bottom <= box.bottom + 1; }); }""")
         if not seen:
             hidden.append(f)
@@ -575,9 +591,11 @@ INSPECTOR = "() => document.querySelector('#dv-inspector').innerText"
 
 
 def view_of(page) -> dict:
-    """What a visitor sees of the trace on show: its text at the step on show, the step, the selection, the inspector."""
+    """What a visitor sees of the trace on show: its text at the step on show, the step, the selection,
+    the inspector."""
     return {"text": page.evaluate(CANVAS_TEXT), "frame": page.evaluate(FRAME), "pos": page.evaluate(SELECTED),
-            "inspector": page.evaluate(INSPECTOR), "temperature": page.locator("#dv-temperature input[type=number]").input_value(),
+            "inspector": page.evaluate(INSPECTOR),
+            "temperature": page.locator("#dv-temperature input[type=number]").input_value(),
             "model": page.locator("#dv-model input").input_value(), "n": page.evaluate("() => window.__dv.data.n")}
 
 
@@ -685,7 +703,8 @@ def test_scrubbing_across_a_take_back_brings_the_mask_back_and_forth(page, tmp_p
     wait_played_out(page)
     tr = decode(load_model("world"), ["Tom Lopez of"], DecodeConfig.preset("remdm", 32, seed=1))[0]
     pos, f = next((p, g) for g in range(2, len(tr.steps) + 1)
-                  for p, (a, b) in enumerate(zip(tr.canvas_at(g - 2), tr.canvas_at(g - 1))) if a is not None and b is None)
+                  for p, (a, b) in enumerate(zip(tr.canvas_at(g - 2), tr.canvas_at(g - 1)))
+                  if a is not None and b is None)
     path = tmp_path / "remdm.json"
     path.write_text(tr.to_json(), encoding="utf-8")
     page.locator("input[type=file]").first.set_input_files(str(path))
@@ -704,7 +723,8 @@ def test_scrubbing_across_a_take_back_brings_the_mask_back_and_forth(page, tmp_p
         if frame == f - 1:
             assert "dv-tok" in cls and span.inner_text() == token
         else:
-            assert "dv-mask" in cls and "dv-remasked" in cls and f"taken back at step {f}" in span.get_attribute("title")
+            assert ("dv-mask" in cls and "dv-remasked" in cls
+                    and f"taken back at step {f}" in span.get_attribute("title"))
         shown = page.evaluate("() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')]"
                               ".map((s) => s.classList.contains('dv-tok') ? s.textContent : null)")
         assert shown == [None if c is None else piece(tr, c) for c in tr.canvas_at(frame - 1)]

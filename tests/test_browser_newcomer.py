@@ -214,7 +214,8 @@ def test_the_smaller_things(page):
     page.get_by_role("option").filter(has_text="prefix").click()
     settled(page, "d.link.config.cache === 'prefix'")
     try:  # the facts come with the decode's last answer, after the page has read the trace by its handle
-        page.wait_for_function("() => document.querySelector('#dv-views-facts').innerText.includes('positions computed')",
+        page.wait_for_function("() => document.querySelector('#dv-views-facts').innerText"
+                               ".includes('positions computed')",
                                timeout=20_000)
     except playwright.TimeoutError:
         pass
@@ -262,7 +263,8 @@ def test_a_lesson_on_the_world_model_prints_its_title_once(page):
     page.locator("#dv-lesson-polluted").click()
     title = LESSONS["polluted"].text("title", "en")
     page.wait_for_function("(t) => document.querySelector('#dv-lesson-text').innerText.includes(t) && "
-                           "document.querySelector('#dv-cmp-summary').innerText.length > 0", arg=title, timeout=TIMEOUT_MS)
+                           "document.querySelector('#dv-cmp-summary').innerText.length > 0",
+                           arg=title, timeout=TIMEOUT_MS)
     text = page.locator("#dv-lesson-text").inner_text()
     assert text.count(title) == 1 and "What we measured on world-mdlm" in text
 

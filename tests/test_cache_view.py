@@ -17,7 +17,8 @@ def test_facts_of_a_cached_decode_show_positions_computed_time_saved_and_drift()
     assert facts["f_cache_time"] == f"{1000 * spent:,.0f} / {1000 * as_full:,.0f} ms"
     # Forward time only: never more than the run's wall time (issue 41: "648 ms saved" beside a 630 ms run).
     assert 0 < spent <= trace.wall_time and as_full > 0
-    assert facts["f_drift"] == f"{f['drift_max']:.3f}" and facts["f_drift_steps"] == f"{f['drift_changed_steps']} / {f['windows']}"
+    assert facts["f_drift"] == f"{f['drift_max']:.3f}"
+    assert facts["f_drift_steps"] == f"{f['drift_changed_steps']} / {f['windows']}"
     assert "前向用时" in render.facts_html(trace, "zh")
     (plain,) = decode(load_model("world"), ["Tom Lopez of"], config.replace(cache="none"))
     assert not {"f_computed", "f_cache_time", "f_drift"} & set(dict(render.run_facts(plain)))

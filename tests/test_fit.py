@@ -81,8 +81,9 @@ def test_what_the_widgets_offer_always_decodes():
     for _ in range(400):
         s = dict(base, gen_length=rng.randrange(8, 241, 8), block_length=rng.randrange(0, 129, 8),
                  schedule=rng.choice(SCHEDULES), steps=rng.randint(1, 256), cache=rng.choice(CACHES),
-                 revise=rng.choice(REVISIONS), early_stop=rng.random() < 0.3, confidence_from=rng.choice(CONFIDENCE_FROM),
-                 sample_scope=rng.choice(("selected", "all")), indel=rng.choice(list(rules.INDELS)))
+                 revise=rng.choice(REVISIONS), early_stop=rng.random() < 0.3,
+                 confidence_from=rng.choice(CONFIDENCE_FROM), sample_scope=rng.choice(("selected", "all")),
+                 indel=rng.choice(list(rules.INDELS)))
         shown = rng.choice([None, DecodeConfig.preset("balanced", 64)])
         fitted, _ = fit_settings(s, shown=shown)
         settings_to_config(**fitted)  # raises on any combination the page would still refuse
@@ -95,7 +96,8 @@ def test_an_insert_delete_rule_just_chosen_sets_the_rest_as_its_preset_and_leave
     shown = DecodeConfig.preset("balanced", 64)
     fitted, notes = fit_settings(settings(indel="joint_threshold_indel"), shown=shown)
     cfg = settings_to_config(**fitted)
-    assert keys(notes) == ["fit_indel_preset"] and notes[0].values == {"r": "joint_threshold_indel", "p": "llada22_indel"}
+    assert keys(notes) == ["fit_indel_preset"]
+    assert notes[0].values == {"r": "joint_threshold_indel", "p": "llada22_indel"}
     assert cfg == DecodeConfig.preset("llada22_indel", 64).replace(seed=shown.seed)
     after, notes = fit_settings(dict(fitted, schedule="topk_decay"), shown=cfg)
     assert keys(notes) == ["fit_indel_off"] and after["indel"] == "none" and after["schedule"] == "topk_decay"

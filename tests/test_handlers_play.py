@@ -292,7 +292,8 @@ def test_a_revision_preset_decodes_as_shipped_and_the_banner_cites_its_source(pg
     assert "active preset: RCR as shipped" in out.preset_badge
     assert f"`{REVISION_PRESETS['rcr'].source}`" in out.banner
     m = out.trace.trace.metrics
-    assert f"{m['remasked']} tokens taken back to [MASK] and {m['edited']} rewritten, in {m['steps']} steps" in out.banner
+    assert (f"{m['remasked']} tokens taken back to [MASK] and {m['edited']} rewritten, in {m['steps']} steps"
+            in out.banner)
     zh = pg.play.decode(prompt="the cat ", lang="zh", **widgets(**knobs))
     assert t("sb_rcr", "zh") in zh.banner and "被撤回" in zh.banner
     plain = pg.play.decode(prompt="the cat ", lang="en", **widgets())

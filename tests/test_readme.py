@@ -80,11 +80,13 @@ def _is_client(b: Block) -> bool:
     return b.lang == "python" and "gradio_client" in b.code
 
 
-STANDALONE = [b for b in BLOCKS if b.not_run is None and not (_is_quick_start(b) or _is_test_command(b) or _is_client(b))]
+STANDALONE = [b for b in BLOCKS
+              if b.not_run is None and not (_is_quick_start(b) or _is_test_command(b) or _is_client(b))]
 
 
 def _run(block: Block, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-c", block.code] if block.lang == "python" else ["bash", "-euo", "pipefail", "-c", block.code]
+    argv = ([sys.executable, "-c", block.code] if block.lang == "python"
+            else ["bash", "-euo", "pipefail", "-c", block.code])
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONPATH": ""}  # nothing but the install
     # One torch thread, as the whole suite runs (conftest.py): on a busy 2-core machine two threads per
     # process spin against each other (the cache example took 34 s of CPU with two, 2 s with one).

@@ -24,7 +24,8 @@ DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
-    "top_k", "top_p", "min_k", "max_prob", "margin", "entropy", "random", "topk_decay", "fixed_steps", "threshold", "adaptive",
+    "top_k", "top_p", "min_k", "max_prob", "margin", "entropy", "random", "topk_decay", "fixed_steps", "threshold",
+    "adaptive",
     "raw", "tempered", "sampled", "selected", "all", "per_request", "shared", "confidence_from", "sample_scope",
     "rng", "gen_length", "block_length", "temperature_stages", "softmax", "NFE", "JSON", "MASK",
     "SGLang", "README", "dllm", "viz", "DecodeConfig", "English", "Abc", "log", "prob", "decay",
@@ -166,8 +167,8 @@ def test_the_chinese_views_have_no_untranslated_english():
     for key in ("polluted", "rng", "threshold"):
         lesson = pg.compare.lesson(key, prompt="", seed=0, gen_length=16, lang="zh")
         texts += [lesson.lesson_text, lesson.compare.cmp_summary, lesson.compare.cmp_facts_a]
-    sweep = pg.sweep.run(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="a",
-                     sweep_gen_length=8, lang="zh")
+    sweep = pg.sweep.run(sweep_temps=[1.0], sweep_divisors=["L/4"], sweep_decays=[0.9], sweep_seeds=1,
+                         sweep_prompts="a", sweep_gen_length=8, lang="zh")
     texts += [sweep.sweep_summary, *sweep.sweep_table["headers"], sweep.sweep_nfe.layout.title.text]
     import html
 

@@ -85,7 +85,8 @@ def test_the_wheel_ships_the_assets_page_js_and_yaml(venv):
             "from importlib.resources import files\n"
             "site = Path(sysconfig.get_paths()['purelib']).resolve()\n"
             "print(json.dumps({'site': str(site), 'package': str(Path(dllm_viz.__file__).resolve()),\n"
-            "                  'assets': str(assets.path().resolve()), 'page_js': {f.name: len(f.read_text()) for f in files('dllm_viz.app').joinpath('web').iterdir() if f.name.endswith('.js')},\n"
+            "                  'assets': str(assets.path().resolve()), 'page_js': {f.name: len(f.read_text()) "
+            "for f in files('dllm_viz.app').joinpath('web').iterdir() if f.name.endswith('.js')},\n"
             "                  'files': sorted(str(p.relative_to(assets.path())) for p in assets.path().rglob('*')\n"
             "                                  if p.is_file() and '__pycache__' not in p.parts)}))\n")
     found = json.loads(_run([str(python), "-c", code], cwd=work).stdout)

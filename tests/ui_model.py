@@ -113,9 +113,9 @@ def launch_tiny_demo(tmp_dir: str, *, session_ttl: float | None = None, capacity
     text = main.tokenizer.decode  # both tiny models read characters the same way
     world = load_model("world")  # the shipped world model (0.95M parameters): its context holds 96 tokens
     # The tiny models run any cache (no limits of their own but one: they write no DELETE or SPLIT).
-    models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars", token_text=lambda i: text([i]),
-                                        max_length=main.max_length, fork=make_forker(main),
-                                        edits_lengths=limits_of(main)["edits_lengths"]),
+    models = {"tiny-chars": ModelChoice(run=run, prompts=TINY_PROMPTS, name="tiny-chars",
+                                        token_text=lambda i: text([i]), max_length=main.max_length,
+                                        fork=make_forker(main), edits_lengths=limits_of(main)["edits_lengths"]),
               "tiny-other": ModelChoice(run=runner(other), prompts=("a dog ", "the cat "), name="tiny-other",
                                         token_text=lambda i: text([i]), max_length=other.max_length,
                                         edits_lengths=limits_of(other)["edits_lengths"]),

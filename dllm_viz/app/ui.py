@@ -75,8 +75,8 @@ from dllm_viz.core.trace import Trace
 _PLUGIN_SPECS = (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS)
 RELEASE_KNOBS = ("gen_length", "temperature", "block_length", "top_p", "t_early", "t_middle", "t_late",
                  "early_stop_threshold", *(k.name for k in _PLUGIN_SPECS if k.kind not in ("choice", "bool")))
-CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache", "cache_drift",
-                "revise", "indel", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")))
+CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache",
+                "cache_drift", "revise", "indel", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")))
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
@@ -110,8 +110,8 @@ def read_traces(store: TraceStore) -> Callable[..., Any]:
 
 def launch_options() -> dict[str, Any]:
     """Theme and CSS; Gradio 6 takes them in `launch()`, so app.py and the tests pass these."""
-    theme = gr.themes.Soft(primary_hue="violet", secondary_hue="sky", neutral_hue="slate",
-                           font=[gr.themes.Font(f) for f in ("Inter", "ui-sans-serif", "system-ui", "sans-serif")])  # no web fonts
+    theme = gr.themes.Soft(primary_hue="violet", secondary_hue="sky", neutral_hue="slate",  # fonts: no web fonts
+                           font=[gr.themes.Font(f) for f in ("Inter", "ui-sans-serif", "system-ui", "sans-serif")])
     return {"theme": theme, "css": PAGE_CSS}
 
 
@@ -166,7 +166,8 @@ def build_demo(
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
                                     longest=longest, read=read_traces(pg.traces), scenes=pg.scene_keys())
-            with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"), "tab_compare") as tabs["compare"]:
+            with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
+                            "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)
             with labels.add(gr.Tab(t("tab_sweep", labels.lang)), "tab_sweep") as tabs["sweep"]:
                 c |= build_sweep_tab(labels, longest=longest,

@@ -144,7 +144,8 @@ class Playground:
         prompts = self.models[model_pick].prompts
         longest = self.ranges(model_pick=model_pick).gen_length
         fits = gen_length is None or not isinstance(gen_length, (int, float)) or gen_length <= longest
-        return ModelPicked(prompt=prompts[0] if prompts else KEEP, model_prompts=render.model_prompts_html(prompts, lang),
+        return ModelPicked(prompt=prompts[0] if prompts else KEEP,
+                           model_prompts=render.model_prompts_html(prompts, lang),
                            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP,
                            gen_length=KEEP if fits else longest,
                            sweep_prompts="\n".join(prompts[:2]) if prompts else KEEP)

@@ -129,8 +129,9 @@ class SweepHandlers:
             return keep(SweepShown)
         g = result.grid
         figs = {
-            metric: figures.sweep_heatmap(result.table(metric), g.temperatures, g.divisors, title=t(f"m_{metric}", lang),
-                                          lang=lang, reverse=lower_better, zrange=SWEEP_RANGES[metric](g.gen_length))
+            metric: figures.sweep_heatmap(result.table(metric), g.temperatures, g.divisors,
+                                          title=t(f"m_{metric}", lang), lang=lang, reverse=lower_better,
+                                          zrange=SWEEP_RANGES[metric](g.gen_length))
             for metric, lower_better in METRICS.items()
         }
         columns = [*TABLE_COLUMNS, *METRICS, *result.checks]

@@ -108,16 +108,17 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
         with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box"):
             c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang),
                                             elem_id="dv-schedule"), "schedule")
-            c["rule_knobs"] = build_rule_knobs(labels, s0, SCHEDULE_KNOB_SPECS, SCHEDULE_KNOBS.get(s0["schedule"], set()))
+            c["rule_knobs"] = build_rule_knobs(labels, s0, SCHEDULE_KNOB_SPECS,
+                                               SCHEDULE_KNOBS.get(s0["schedule"], set()))
             c["k_steps"] = gr.HTML(play.k_steps(lang=lang, **s0).k_steps, elem_id="dv-ksteps")
             c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
                                               elem_id="dv-block-length", elem_classes="dv-knob"), "block_length")
             with gr.Row(equal_height=True):  # the end-of-text early stop (off by default)
-                c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang), elem_id="dv-early-stop"),
-                                      "early_stop")
+                c["early_stop"] = lab(gr.Checkbox(s0["early_stop"], label=t("early_stop", lang),
+                                                  elem_id="dv-early-stop"), "early_stop")
                 c["early_stop_threshold"] = lab(gr.Slider(0.5, 1.0, s0["early_stop_threshold"], step=0.01,
-                                                          label=t("early_stop_threshold", lang), elem_classes="dv-knob"),
-                                                "early_stop_threshold")
+                                                          label=t("early_stop_threshold", lang),
+                                                          elem_classes="dv-knob"), "early_stop_threshold")
             # The approximate key-value cache (off by default): its own row, so that its choices read whole.
             c["cache"] = lab(gr.Dropdown(cache_choices(lang), value=s0["cache"], label=t("cache", lang),
                                          elem_id="dv-cache"), "cache")
@@ -133,23 +134,25 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
             c["stages_on"] = lab(gr.Checkbox(s0["stages_on"], label=t("stages_on", lang)), "stages_on")
             with gr.Row():
                 for k in ("t_early", "t_middle", "t_late"):
-                    c[k] = lab(gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang), min_width=90, elem_classes="dv-knob",
-                                         interactive=bool(s0["stages_on"]), elem_id=f"dv-{k.replace('_', '-')}"), k)
+                    c[k] = lab(gr.Slider(0, 2.5, s0[k], step=0.05, label=t(k, lang), min_width=90,
+                                         elem_classes="dv-knob", interactive=bool(s0["stages_on"]),
+                                         elem_id=f"dv-{k.replace('_', '-')}"), k)
             with gr.Row(equal_height=True):
                 # No precision: Gradio would round 1.5 to 2; the handlers refuse it (seeds are integers).
-                c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED, label=t("seed", lang),
-                                          scale=2), "seed")
+                c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED,
+                                          label=t("seed", lang), scale=2), "seed")
                 c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
         revision = build_revision_box(labels, s0)
         c |= {**revision, "rule_knobs": {**c["rule_knobs"], **revision["rule_knobs"]}}
         with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):
-            for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES), ("rng", RNG_MODES)):
+            for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES),
+                                ("rng", RNG_MODES)):
                 c[name] = lab(gr.Radio(switch_choices(names, lang), value=s0[name], label=t(name, lang)), name)
                 lab(c[name], functools.partial(switch_choices, names), "choices")
         with lab(gr.Accordion(t("trace_io", lang), open=True), "trace_io"):
             choices = functools.partial(example_choices, tuple(examples))
-            c["example"] = lab(gr.Dropdown(choices(lang), value=examples[0] if examples else None, label=t("examples", lang)),
-                               "examples")
+            c["example"] = lab(gr.Dropdown(choices(lang), value=examples[0] if examples else None,
+                                           label=t("examples", lang)), "examples")
             lab(c["example"], choices, "choices")
             with gr.Row():
                 c["download"] = lab(gr.DownloadButton(t("download", lang), value=play.export(trace=first).download,

@@ -38,7 +38,8 @@ def build_sweep_tab(labels: Labels, *, longest: int, prompts: Sequence[str] = DE
         c["sweep_prompts"] = lab(gr.Textbox("\n".join(prompts[:2]), lines=2, label=t("sweep_prompts", lang),
                                             scale=3), "sweep_prompts")
         with gr.Column(scale=2):
-            c["sweep_seeds"] = lab(gr.Slider(1, MAX_SWEEP_SEEDS, 2, step=1, label=t("sweep_seeds", lang)), "sweep_seeds")
+            c["sweep_seeds"] = lab(gr.Slider(1, MAX_SWEEP_SEEDS, 2, step=1, label=t("sweep_seeds", lang)),
+                                   "sweep_seeds")
             c["sweep_gen_length"] = lab(gr.Slider(8, longest, 32, step=8, label=t("gen_length", lang)), "gen_length")
     c["sweep_run"] = lab(gr.Button(t("sweep_run", lang), variant="primary"), "sweep_run", "value")
     c["sweep_summary"] = gr.Markdown("")

@@ -1,4 +1,5 @@
-"""What the playground shows for a decode with an approximate key-value cache (issue 31): its run facts.
+"""What the playground shows for a decode with an approximate key-value cache (Fast-dLLM's prefix or dual
+cache): its run facts.
 
 Pure functions of a `Trace` (no model calls), read from the per-step fields a cached decode records
 (`Trace.cache_facts`); an uncached trace gets none, so the playground is unchanged for it. The
@@ -10,7 +11,7 @@ from dllm_viz.core.trace import Trace
 
 
 def facts(trace: Trace) -> list[tuple[str, str]]:
-    """A cached decode's facts (issue 31): positions computed against full forwards at every step,
+    """A cached decode's facts (prefix or dual key-value cache): positions computed against full forwards at every step,
     the forward time the windows saved, and with the drift diagnostic how far it moved and how often
     the exact forward would have confirmed otherwise, as (i18n key, formatted value) pairs; none for
     an uncached decode."""

@@ -44,7 +44,7 @@ PALETTE: dict[str, str] = {
     "cursor": "#111827",  # the shared step cursor and selected position in every view
     "hover": "#7c3aed",  # the column of the canvas token under the mouse
     "banner": "#fff7ed",  # teaching-switch banner background
-    "remask": "#be123c",  # a decided token taken back to [MASK] (a revision rule, issue 28)
+    "remask": "#be123c",  # a decided token taken back to [MASK] (a revision rule: remasking, token editing)
     "edit": "#0f766e",  # a decided token rewritten to another (token editing)
 }
 TINT_STRENGTH = 0.6  # share of the scale colour in a token's background (the rest is white)
@@ -137,7 +137,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 .dv-diff, .dv-diff-step {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
 .dv-pair {{ margin: 4px 0 2px; }}
 .dv-bad {{ box-shadow: inset 0 -3px 0 {PALETTE['diverge']}; }}
-/* a revised trace (issue 28): a rewritten token, a token taken back at the shown step (the heatmap's marks) */
+/* a revised trace (confirmations taken back or rewritten): a rewritten token, a token taken back at the shown step
+   (the heatmap's marks) */
 .dv-edited {{ text-decoration: underline double {PALETTE['edit']}; }}
 .dv-edited::before {{ content: "◇"; color: {PALETTE['edit']}; font-size: 0.7em; font-style: normal; }}
 .dv-remasked {{ border-color: {PALETTE['remask']}; border-style: solid; opacity: 1; color: {PALETTE['text']};
@@ -172,7 +173,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   vertical-align: middle; margin: 0 6px 12px 6px; }}
 .dv-legend .dv-bar i {{ position: absolute; top: 13px; transform: translateX(-50%); font-style: normal;
   font-size: 10px; color: {PALETTE['muted']}; }}
-.dv-insp {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 10px; padding: 10px 14px; }}
+.dv-insp {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 10px;
+  padding: 10px 14px; }}
 .dv-insp h4 {{ margin: 0 0 8px 0; font-size: 14px; color: {PALETTE['text']}; }}
 .dv-insp-row {{ display: grid; grid-template-columns: 90px 1fr; gap: 8px; align-items: center; margin: 4px 0; }}
 .dv-insp-tok {{ font-family: {MONO}; font-size: 13px;
@@ -186,10 +188,12 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 .dv-insp-key i {{ display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin: 0 4px 0 10px;
   vertical-align: middle; }}
 .dv-facts {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(118px, 1fr)); gap: 8px; }}
-.dv-fact {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 8px; padding: 6px 10px; }}
+.dv-fact {{ background: {PALETTE['card']}; border: 1px solid {PALETTE['border']}; border-radius: 8px;
+  padding: 6px 10px; }}
 .dv-fact b {{ display: block; font-size: 18px; color: {PALETTE['text']}; }}
 .dv-fact span {{ font-size: 12px; color: {PALETTE['muted']}; }}
-.dv-side {{ display: inline-block; font-weight: 700; color: white; border-radius: 4px; padding: 0 6px; margin-right: 6px; }}
+.dv-side {{ display: inline-block; font-weight: 700; color: white; border-radius: 4px; padding: 0 6px;
+  margin-right: 6px; }}
 .dv-side-a {{ background: {PALETTE['side_a']}; }}
 .dv-side-b {{ background: {PALETTE['side_b']}; }}
 .dv-banner {{ background: {PALETTE['banner']}; border-left: 4px solid {PALETTE['temperature']}; padding: 6px 10px;
@@ -209,7 +213,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 .dv-link {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['card']}; color: {PALETTE['accent']};
   border-radius: 6px; padding: 2px 10px; font-size: 13px; cursor: pointer; white-space: nowrap; }}
 .dv-link-done {{ font-size: 11px; color: {PALETTE['muted']}; }}
-.dv-chips {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 13px; color: {PALETTE['muted']}; }}
+.dv-chips {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 13px;
+  color: {PALETTE['muted']}; }}
 .dv-chip {{ border: 1px solid {PALETTE['border']}; background: {PALETTE['mask_bg']}; color: {PALETTE['text']};
   border-radius: 12px; padding: 1px 10px; font-family: {MONO}; font-size: 12px; cursor: pointer; }}
 .dv-chip:hover {{ border-color: {PALETTE['accent']}; color: {PALETTE['accent']}; }}
