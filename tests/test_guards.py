@@ -101,7 +101,7 @@ def test_sessions_expire_and_are_capped_by_gradio_itself(tmp_path, trace_file):
     """Issue 38 item 7: a session's traces go `session_ttl` seconds after they were set (Gradio's
     `gr.State(time_to_live)`), and beyond `state_session_capacity` the least recently used session
     goes: no guard edits Gradio's state holder."""
-    demo, url = launch_tiny_demo(str(tmp_path), session_ttl=2, capacity=2)
+    demo, url = launch_tiny_demo(str(tmp_path), session_ttl=8, capacity=2)  # 8 s: three uploads fit on a loaded machine
     try:
         with httpx.Client(timeout=TIMEOUT) as client:
             upload = event_index(url, client, "uploadbutton", "upload")

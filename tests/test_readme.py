@@ -99,7 +99,7 @@ def test_the_readme_has_the_two_quick_start_commands_and_ci_runs_the_second():
     assert sum(map(_is_quick_start, readme)) == 1
     assert sum(map(_is_quick_start, BLOCKS)) == 1, "only the README's quick start serves the app"
     assert sum(map(_is_test_command, readme)) == 1
-    (test_block,) = [b for b in BLOCKS if _is_test_command(b)]
+    (test_block,) = [b for b in readme if _is_test_command(b)]
     ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
           if line.strip() and not line.startswith(("#", "set ", "cd "))]
     assert ci[0] == test_block.code.strip(), ".ci/run must first run exactly the README's test command"
