@@ -110,6 +110,7 @@ def test_diff_errors_are_named(pg, tmp_path):
     path.write_text("{", encoding="utf-8")
     with pytest.raises(ValueError, match="trace JSON does not parse"):
         pg.takeout.diff(diff_upload=str(path), trace=a, lang="en")
+    assert pg.takeout.cleared().diff_summary == ""  # what the page shows after a failed diff
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (takeout.MAX_TRACE_BYTES + 1))
     with pytest.raises(ValueError, match="this viewer reads at most"):

@@ -312,8 +312,8 @@ def wire_takeout(p: Page, pg: Playground) -> None:
     no model call; an error names what is wrong and leaves the page as it was."""
     wire(p, p.anim_make.click, pg.takeout.animation, ins=(p.trace, p.anim_format, p.lang), out=Animated,
          show_progress="minimal", show_progress_on=[p.anim_file])
-    wire(p, p.diff_upload.upload, pg.takeout.diff, ins=(p.diff_upload, p.trace, p.lang), out=Diffed,
-         show_progress="minimal", show_progress_on=[p.diff_summary])
+    diffed = wire(p, p.diff_upload.upload, pg.takeout.diff, ins=(p.diff_upload, p.trace, p.lang), out=Diffed, **QUIET)
+    wire(p, diffed.failure, pg.takeout.cleared, out=Diffed, **QUIET)  # no summary of another file stays on show
 
 
 def ranges_after(p: Page, pg: Playground, trigger: Callable[..., Any]) -> Any:

@@ -85,3 +85,7 @@ class TakeoutHandlers:
         other = read_trace_file(diff_upload, lang)
         said = diff_view.summary(diff(trace.trace, other), trace.trace, other, lang)
         return Diffed("\n\n".join([t("diff_ab", lang), *said.splitlines()]))  # a paragraph a sentence
+
+    def cleared(self) -> Diffed:
+        """After a failed diff: no summary (the one on show was of another file)."""
+        return Diffed("")
