@@ -802,3 +802,46 @@ def test_a_trace_is_read_by_its_handle_and_only_by_its_own_session(page, served,
     assert read_as("another-visitor", mine) == {"chunks": [], "state": "gone", "next": 0}
     assert read_as("another-visitor", example)["state"] == "done"  # an example: shown to everyone
     assert read_as("another-visitor", "guessed" + mine[7:]) == {"chunks": [], "state": "gone", "next": 0}
+
+
+def test_the_trace_on_show_downloads_as_an_animation_and_diffs_against_an_uploaded_trace(page, tmp_path):
+    """Issue 39 items 2 and 5 in the page: the animation button writes the trace on show as a GIF to
+    download; a trace file uploaded to diff says where it parts from the trace on show; a trace of another
+    prompt is a named error and the page goes on."""
+    from dllm_viz import DecodeConfig, decode
+    from dllm_viz.app.views.diff import summary
+    from dllm_viz.core.diff import diff
+    from tests.ui_model import make_text_model
+
+    wait_played_out(page)
+    page.locator("#dv-anim-make").click()
+    link = page.locator("#dv-anim-file a[download]")
+    link.wait_for(timeout=TIMEOUT_MS)
+    with page.expect_download(timeout=TIMEOUT_MS) as got:
+        link.click()
+    data = Path(got.value.path()).read_bytes()
+    assert data[:6] == b"GIF89a" and got.value.suggested_filename.endswith(".gif")
+
+    model = make_text_model()  # the example on show: "the cat ", balanced, 32 positions, seed 1 (ui_model)
+    shown = decode(model, ["the cat "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
+    other = decode(model, ["the cat "], [DecodeConfig.preset("speed", 32, seed=1)])[0]
+    first = summary(diff(shown, other), shown, other, "en").splitlines()[0]
+    path = tmp_path / "other.json"
+    path.write_text(other.to_json(), encoding="utf-8")
+    upload = page.locator("input[type=file]").nth(1)  # the replay upload, then the diff's
+    upload.set_input_files(str(path))
+    page.wait_for_function("(s) => document.querySelector('#dv-diff-summary').innerText.includes(s)",
+                           arg=first.split(" (A:")[0], timeout=TIMEOUT_MS)
+    elsewhere = decode(model, ["a dog "], [DecodeConfig.preset("balanced", 32, seed=1)])[0]
+    path = tmp_path / "elsewhere.json"  # another name: the same one again is not a new upload
+    path.write_text(elsewhere.to_json(), encoding="utf-8")
+    upload.set_input_files(str(path))
+    page.wait_for_function("(s) => [...document.querySelectorAll('[data-testid=toast-text]')]"
+                           ".some((e) => e.textContent.includes(s))", arg="same prompt", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => !document.querySelector('#dv-diff-summary').innerText.includes('part at')",
+                           timeout=TIMEOUT_MS)  # the other file's summary is gone
+    again = tmp_path / "again.json"  # the session goes on: the first file diffs again
+    again.write_text(other.to_json(), encoding="utf-8")
+    upload.set_input_files(str(again))
+    page.wait_for_function("(s) => document.querySelector('#dv-diff-summary').innerText.includes(s)",
+                           arg=first.split(" (A:")[0], timeout=TIMEOUT_MS)

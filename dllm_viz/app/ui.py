@@ -36,10 +36,12 @@ from dllm_viz.app.layout.play import build_play_tab
 from dllm_viz.app.layout.sweep import build_sweep_tab
 from dllm_viz.studies.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.handlers.outputs import (
+    Animated,
     CompareCleared,
     CompareShown,
     DecodeFirst,
     DecodeStopped,
+    Diffed,
     Exported,
     Knobs,
     RULE_KNOB_SPECS,
@@ -302,6 +304,16 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
         loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, request=asked, show_progress="minimal",
                       show_progress_on=[p.canvas])
         wire(p, ranges_after(p, pg, loaded.success), play.export, ins=(p.trace,), out=Exported, **QUIET)
+    wire_takeout(p, pg)
+
+
+def wire_takeout(p: Page, pg: Playground) -> None:
+    """The trace on show as an animation file, and diffed against an uploaded trace file (`handlers.takeout`):
+    no model call; an error names what is wrong and leaves the page as it was."""
+    wire(p, p.anim_make.click, pg.takeout.animation, ins=(p.trace, p.anim_format, p.lang), out=Animated,
+         show_progress="minimal", show_progress_on=[p.anim_file])
+    diffed = wire(p, p.diff_upload.upload, pg.takeout.diff, ins=(p.diff_upload, p.trace, p.lang), out=Diffed, **QUIET)
+    wire(p, diffed.failure, pg.takeout.cleared, out=Diffed, **QUIET)  # no summary of another file stays on show
 
 
 def ranges_after(p: Page, pg: Playground, trigger: Callable[..., Any]) -> Any:

@@ -157,6 +157,16 @@ class Exported:
     download: str | None
 
 
+@dataclass(frozen=True)
+class Animated:
+    anim_file: str | None  # the trace on show as an animation file (handlers/takeout.py)
+
+
+@dataclass(frozen=True)
+class Diffed:
+    diff_summary: str  # the trace on show against an uploaded one, in words (views/diff.py)
+
+
 # ----- the header -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelPicked:

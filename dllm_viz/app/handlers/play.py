@@ -47,6 +47,7 @@ from dllm_viz.app.handlers.banners import (
 )
 from dllm_viz.app.handlers.fit import fit_settings, fitted_knobs
 from dllm_viz.app.handlers.live import stream
+from dllm_viz.app.handlers.takeout import read_trace_file
 from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.app.handlers.outputs import (
     KEEP,
@@ -68,8 +69,6 @@ from dllm_viz.core.analysis import k_sequence, prompt_text
 from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
-from dllm_viz.core.trace import Trace
-from dllm_viz.core.trace_schema import MAX_TRACE_BYTES
 
 EXPORTS_KEPT = 64  # trace files kept in the export directory
 # A decode's steps go to the page by its handle as they are computed (`traces`), not through its event;
@@ -371,16 +370,7 @@ class PlayHandlers:
 
     def upload(self, *, upload: str | None, lang: str, session: str | None = None) -> Loaded:
         """Replay an uploaded trace file: parsed once, shown without the model."""
-        if not upload:
-            raise ValueError("trace file: nothing was uploaded")
-        try:
-            size = Path(upload).stat().st_size
-            if size > MAX_TRACE_BYTES:  # refused before it is read (app.py also caps uploads at this size)
-                raise ValueError(f"trace file has {size} bytes: this viewer reads at most {MAX_TRACE_BYTES}")
-            text = Path(upload).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise ValueError(t("err_trace", lang, e=err)) from err
-        return self.load_trace(self.traces.add(session, Trace.from_json(text)), lang=lang)
+        return self.load_trace(self.traces.add(session, read_trace_file(upload, lang)), lang=lang)
 
     def example(self, *, example: str, lang: str) -> Loaded:
         if example not in self.examples:

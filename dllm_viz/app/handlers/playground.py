@@ -32,6 +32,7 @@ from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.core.budget import Budget
+from dllm_viz.app.handlers.takeout import TakeoutHandlers
 from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
@@ -75,6 +76,7 @@ class Playground:
                                  edits_lengths_for=self.edits_lengths_for)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for)
+        self.takeout = TakeoutHandlers(export_dir=export)  # the animation download and the trace diff
         self.sweep = SweepHandlers(self.runner_for, budget_for=self.budget_for)
 
     # --- model picker ---------------------------------------------------------------------------

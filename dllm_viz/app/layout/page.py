@@ -99,6 +99,11 @@ class Page:
     example: gr.Dropdown
     download: gr.DownloadButton
     upload: gr.UploadButton
+    anim_format: gr.Dropdown  # the animation's format (handlers/takeout.py: mp4 only with ffmpeg)
+    anim_make: gr.Button  # writes the trace on show as an animation into anim_file
+    anim_file: gr.File  # the animation to download
+    diff_upload: gr.UploadButton  # a trace file to diff against the trace on show
+    diff_summary: gr.Markdown  # where they part, in words
     # playground: views
     banner: gr.Markdown
     canvas: gr.HTML  # its value names the trace on show by handle; the page draws it and every figure below

@@ -18,6 +18,7 @@ from dllm_viz.app.strings import STRINGS, example_label, t
 from dllm_viz.app.layout.revision import build_revision_box, build_rule_knobs
 from dllm_viz.app.layout.page import Labels, bold, small
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
+from dllm_viz.app.handlers.takeout import animation_formats
 from dllm_viz.app.handlers.traces import Shown
 
 # The heights a figure's host keeps before its figure is drawn (the page draws them: web/figures.js),
@@ -159,6 +160,26 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
                                                       size="sm"), "download")
                 c["upload"] = lab(gr.UploadButton(t("upload", lang), file_types=[".json"], type="filepath", size="sm"),
                                   "upload")
+            c |= build_takeout(labels)
+    return c
+
+
+def build_takeout(labels: Labels) -> dict[str, Any]:
+    """The trace on show taken out of the page (handlers/takeout.py): an animation file in a format offered,
+    and a trace file diffed against it, in words."""
+    lang, lab = labels.lang, labels.add
+    c: dict[str, Any] = {}
+    with gr.Row(equal_height=True, elem_id="dv-anim-row"):
+        formats = animation_formats()
+        c["anim_format"] = lab(gr.Dropdown(formats, value=formats[0], label=t("anim_format", lang), min_width=90,
+                                           scale=1, elem_id="dv-anim-format"), "anim_format")
+        c["anim_make"] = lab(gr.Button(t("anim_make", lang), size="sm", scale=2, elem_id="dv-anim-make"), "anim_make",
+                             "value")
+    c["anim_file"] = lab(gr.File(label=t("anim_file", lang), interactive=False, height=80, elem_id="dv-anim-file"),
+                         "anim_file")
+    c["diff_upload"] = lab(gr.UploadButton(t("diff_upload", lang), file_types=[".json"], type="filepath", size="sm",
+                                           elem_id="dv-diff-upload"), "diff_upload")
+    c["diff_summary"] = gr.Markdown("", elem_id="dv-diff-summary")
     return c
 
 
