@@ -55,10 +55,14 @@ def indel_records(slots: list[Any], idx_list: list[int], *, raw: Distribution, m
         host["cand_p"] = _unpack(top_p[:, 0, :candidates], masked)
         host["cand_i"] = _unpack(top_i[:, 0, :candidates], masked)
     host = {k: v.cpu() for k, v in host.items()}
+    # Every row's floats rounded at once (`quantize` of a tensor: the numbers Python's round gives).
+    rounded = {"conf": quantize(host["conf"].double())}
+    if candidates:
+        rounded["cand_p"] = quantize(host["cand_p"].double())
     records = {}
     for a, (index_, s) in enumerate(zip(idx_list, slots)):
         ops = operations_of(host["op"][a].tolist(), host["old"][a].tolist(), host["cut"][a].tolist())
-        records[index_] = _record(a, s, host, ops, candidates)
+        records[index_] = _record(a, s, host, rounded, ops, candidates)
     return records
 
 
@@ -76,8 +80,8 @@ def _unpack(packed: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
     return out.masked_scatter(where.unsqueeze(-1).expand(A, G, n), packed)
 
 
-def _record(a: int, s: Any, h: dict[str, torch.Tensor], ops: list[tuple[int, str, int]], candidates: int
-            ) -> StepRecord:
+def _record(a: int, s: Any, h: dict[str, torch.Tensor], rounded: dict[str, list], ops: list[tuple[int, str, int]],
+            candidates: int) -> StepRecord:
     G = s.config.gen_length
     cols = h["cols"][a].tolist()
     fill = [j for j, f in enumerate(h["fill"][a].tolist()) if f]
@@ -86,15 +90,15 @@ def _record(a: int, s: Any, h: dict[str, torch.Tensor], ops: list[tuple[int, str
     written, old = h["written"][a].tolist(), h["old"][a].tolist()
     rec = StepRecord(
         step=s.step, block=int(h["index"][a]), k=len(fill), temperature=round(float(h["temperature"][a]), 6),
-        confidence=quantize(h["conf"][a, :G].double().tolist()), argmax=h["argmax"][a, :G].tolist(),
+        confidence=rounded["conf"][a][:G], argmax=h["argmax"][a, :G].tolist(),
         selected=[cols[j] for j in fill], tokens=[written[j] for j in fill],
         logprobs=quantize([float(h["lp"][a, j]) for j in fill]),
     )
     if candidates:
         masked = h["masked"][a, :G].tolist()
-        ids, ps = h["cand_i"][a, :G].tolist(), h["cand_p"][a, :G].double().tolist()
+        ids, ps = h["cand_i"][a, :G].tolist(), rounded["cand_p"][a][:G]
         rec.candidates = [c if m else [] for c, m in zip(ids, masked)]
-        rec.candidate_probs = [quantize(q) if m else [] for q, m in zip(ps, masked)]
+        rec.candidate_probs = [q if m else [] for q, m in zip(ps, masked)]
     remask = [j for j, f in enumerate(h["remask"][a].tolist()) if f]
     if remask:
         rec.remasked, rec.remasked_tokens = [cols[j] for j in remask], [old[j] for j in remask]
