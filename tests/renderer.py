@@ -57,6 +57,25 @@ def load(page: Any, trace: Trace, name: str = "d", chunks: list[dict] | None = N
         chunks.forEach((c) => DV.dvTraceAdd(d, c)); window[name] = d; }""", [name, json.loads(wire.dumps(chunks))])
 
 
+def chunked(trace: Trace, parts: int) -> list[dict]:
+    """A finished trace's chunks as a decode in progress sends them: its steps cut into `parts` chunks."""
+    n = len(trace.steps)
+    enc, cut = wire.encoder_for(trace), [round(i * n / parts) for i in range(parts + 1)]
+    return [enc.chunk(trace.steps[a:b], done=wire.done(trace) if b == n else None) for a, b in zip(cut, cut[1:])]
+
+
+def assert_canvases(page: Any, trace: Trace) -> None:
+    """The page's canvas at every frame of the trace loaded as `d` is `Trace.canvas_at` (tokens by text)."""
+    from dllm_viz.core.analysis import piece
+
+    n = len(trace.steps)
+    got = page.evaluate("(n) => Array.from({length: n + 1}, (_, s) => DV.dvCanvasAt(window.d, s - 1))", n)
+    pieces = page.evaluate("() => window.d.pieces")
+    for s in range(-1, n):
+        want = [None if tok is None else piece(trace, tok) for tok in trace.canvas_at(s)]
+        assert [None if i is None else pieces[i] for i in got[s + 1]] == want, s
+
+
 def show(page: Any, trace: Trace, *, lang: str = "en", frame: int | None = None, selected: int | None = None) -> None:
     """`trace` in a player over the page's hosts (window.__dv), at `frame` (None: the end)."""
     load(page, trace)

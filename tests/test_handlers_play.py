@@ -235,16 +235,21 @@ def test_stopped_brings_back_the_trace_on_show(pg):
     assert out.canvas["ref"] == shown.trace.handle and out.canvas["live"] is False and out.canvas["selected"] is None
 
 
-def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
-    gate = threading.Event()
-    original = runner.__call__
-
+def held_after_first_step(runner, gate: threading.Event):
+    """`runner`, its decodes held after their first step until `gate` is set."""
     def held(prompts, configs, *, on_step=None, record_candidates=5):
         def hook(i, rec):
             if rec.step >= 1:
                 gate.wait(timeout=60)
             on_step(i, rec)
-        return original(prompts, configs, on_step=hook, record_candidates=record_candidates)
+        return runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    return held
+
+
+def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
+    gate = threading.Event()
+    held = held_after_first_step(runner, gate)
 
     shown = pg.play.decode(prompt="ab ", lang="en", **widgets())
     pg.play.runner_for = lambda pick: held
@@ -328,14 +333,7 @@ def test_stop_needs_the_key_its_page_received_and_ends_every_decode_of_the_sessi
     canvas carried. With it, Stop ends every decode the session has in progress, not only the
     latest, and nothing of either follows Stop's view (issue 42)."""
     gate = threading.Event()
-    original = runner.__call__
-
-    def held(prompts, configs, *, on_step=None, record_candidates=5):
-        def hook(i, rec):
-            if rec.step >= 1:
-                gate.wait(timeout=60)
-            on_step(i, rec)
-        return original(prompts, configs, on_step=hook, record_candidates=record_candidates)
+    held = held_after_first_step(runner, gate)
 
     shown = pg.play.decode(prompt="ab ", lang="en", **widgets())
     pg.play.runner_for = lambda pick: held

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from dllm_viz.app.views import moves, wire
+from dllm_viz.app.views import moves
 from dllm_viz.core.analysis import piece
 from tests import renderer
 from tests.test_moves_view import trace  # noqa: F401  (the fixture: an insert/delete trace of the replayed model)
@@ -43,17 +43,12 @@ def test_a_moved_canvas_is_the_traces_canvas_at_every_frame_scrubbed_both_ways(s
 @pytest.mark.parametrize("parts", [1, 3])
 def test_a_moved_trace_read_chunk_by_chunk_replays_the_same_canvases(chromium, trace, parts):  # noqa: F811
     n = len(trace.steps)
-    enc, cut = wire.encoder_for(trace), [round(i * n / parts) for i in range(parts + 1)]
-    chunks = [enc.chunk(trace.steps[a:b], done=wire.done(trace) if b == n else None) for a, b in zip(cut, cut[1:])]
+    chunks = renderer.chunked(trace, parts)
     assert any("mv" in c.get("steps", {}) for c in chunks)
     page = renderer.open_page(chromium)
     try:
         renderer.load(page, trace, chunks=chunks)
-        got = page.evaluate("(n) => Array.from({length: n + 1}, (_, s) => DV.dvCanvasAt(window.d, s - 1))", n)
-        pieces = page.evaluate("() => window.d.pieces")
-        for s in range(-1, n):
-            want = [None if tok is None else piece(trace, tok) for tok in trace.canvas_at(s)]
-            assert [None if i is None else pieces[i] for i in got[s + 1]] == want, s
+        renderer.assert_canvases(page, trace)
         lin = moves.lineages(trace)
         assert page.evaluate("() => window.d.lin.length") == n + 1
         same = page.evaluate("() => window.d.lin.map((row) => row.join(','))")

@@ -132,8 +132,7 @@ def browser():
         browser.close()
 
 
-@pytest.fixture()
-def chromium_page(browser):
+def offline_page(browser):
     """The notebook-like page, empty, offline (every request refused), its errors and requests kept."""
     page = browser.new_page(viewport={"width": 1000, "height": 900})
     page.errors, page.requests = [], []
@@ -141,6 +140,12 @@ def chromium_page(browser):
     page.on("request", lambda req: page.requests.append(req.url))
     page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
     page.set_content(PAGE)
+    return page
+
+
+@pytest.fixture()
+def chromium_page(browser):
+    page = offline_page(browser)
     yield page
     page.close()
 
@@ -148,12 +153,7 @@ def chromium_page(browser):
 @pytest.fixture(scope="module")
 def page(browser, traces):
     """Two widgets on the page: `a` at its last step, `b` at step 4."""
-    page = browser.new_page(viewport={"width": 1000, "height": 900})
-    page.errors, page.requests = [], []
-    page.on("pageerror", lambda err: page.errors.append(str(err)))
-    page.on("request", lambda req: page.requests.append(req.url))
-    page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
-    page.set_content(PAGE)
+    page = offline_page(browser)
     for name, trace in zip("ab", traces):
         state = dllm_viz.show(trace, frame=None if name == "a" else 4).get_state()
         page.evaluate(MOUNT, [name, json.loads(json.dumps(state))])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dllm_viz.app.views import renoise as view, wire
+from dllm_viz.app.views import renoise as view
 from dllm_viz.core.analysis import piece
 from tests import renderer
 from tests.test_page_js import SPANS, TEXTS, at, chromium, show  # noqa: F401  (fixtures)
@@ -47,18 +47,12 @@ def test_a_renoising_canvas_shows_each_frames_states_scrubbed_both_ways(show, tr
 
 @pytest.mark.parametrize("parts", [1, 4])
 def test_a_renoising_trace_read_chunk_by_chunk_replays_the_same_canvases(chromium, trace, parts):  # noqa: F811
-    n = len(trace.steps)
-    enc, cut = wire.encoder_for(trace), [round(i * n / parts) for i in range(parts + 1)]
-    chunks = [enc.chunk(trace.steps[a:b], done=wire.done(trace) if b == n else None) for a, b in zip(cut, cut[1:])]
+    chunks = renderer.chunked(trace, parts)
     assert chunks[0]["head"]["canvas"] == "renoise" and all("rn" in c["steps"] for c in chunks)
     page = renderer.open_page(chromium)
     try:
         renderer.load(page, trace, chunks=chunks)
-        got = page.evaluate("(n) => Array.from({length: n + 1}, (_, s) => DV.dvCanvasAt(window.d, s - 1))", n)
-        pieces = page.evaluate("() => window.d.pieces")
-        for s in range(-1, n):
-            want = [None if tok is None else piece(trace, tok) for tok in trace.canvas_at(s)]
-            assert [None if i is None else pieces[i] for i in got[s + 1]] == want, s
+        renderer.assert_canvases(page, trace)
         assert page.errors == []
     finally:
         page.close()

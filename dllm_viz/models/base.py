@@ -176,6 +176,19 @@ def logits_shadow(
                    input_ids, attention_mask, rows, cols, blocks, hidden_rows, hidden_cols)
 
 
+def exact_shadow(
+    model: Denoiser, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+    cols: torch.Tensor, hidden_rows: torch.Tensor, hidden_cols: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`logits_shadow` for an exact model (the world and tasks oracles): the logits at `(rows, cols)`, and
+    at each hidden position its shadow row's: the marginal with that position hidden, since the other
+    shadow rows are masks, which tell an exact model nothing (`logits_hidden` computes it)."""
+    logits = model(input_ids, attention_mask)[rows, cols]  # (M, V)
+    if hidden_rows.numel() == 0:
+        return logits, logits.new_empty(0, logits.shape[-1])
+    return logits, logits_hidden(model, input_ids, attention_mask, hidden_rows, hidden_cols)
+
+
 def _vocab_guess(model: Any) -> int:
     """A model's vocabulary size when it states one (`vocab_size`), else a large guess, for chunking."""
     size = getattr(model, "vocab_size", None)

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import torch
 
-from dllm_viz.models.base import NEVER_LOGIT, logits_hidden
+from dllm_viz.models.base import NEVER_LOGIT, exact_shadow
 from dllm_viz.tasks.families import GRID_FAMILIES, UNITS, Task, parse, right_answer
 from dllm_viz.tasks.grids import completions
 from dllm_viz.tasks.vocab import EQUALS, IDS, SPECIALS, TOKENS, tokenizer
@@ -130,10 +130,5 @@ class TaskOracle:
     def logits_shadow(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
                       cols: torch.Tensor, blocks: torch.Tensor, hidden_rows: torch.Tensor,
                       hidden_cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """WINO's shadow forward (`models.base.logits_shadow`) for the exact oracle: the logits at `(rows, cols)`,
-        and at each hidden position its shadow row's: the marginal with that position hidden, since the other
-        shadow rows are masks, which tell an exact model nothing (`logits_hidden` computes it). One forward."""
-        logits = self(input_ids, attention_mask)[rows, cols]  # (M, V)
-        if hidden_rows.numel() == 0:
-            return logits, logits.new_empty(0, logits.shape[-1])
-        return logits, logits_hidden(self, input_ids, attention_mask, hidden_rows, hidden_cols)
+        """WINO's shadow forward (`models.base.logits_shadow`) for the exact oracle (`models.base.exact_shadow`)."""
+        return exact_shadow(self, input_ids, attention_mask, rows, cols, hidden_rows, hidden_cols)

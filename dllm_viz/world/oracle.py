@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import torch
 
-from dllm_viz.models.base import NEVER_LOGIT
+from dllm_viz.models.base import NEVER_LOGIT, exact_shadow
 from dllm_viz.world.language import CITIES, MAX_COUNT, PEOPLE, SLOT_WORDS, SLOTS, VOCABULARY, Facts
 
 SPECIALS = ("<pad>", "<eos>", "<mask>")
@@ -133,13 +133,8 @@ class WorldOracle:
     def logits_shadow(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
                       cols: torch.Tensor, blocks: torch.Tensor, hidden_rows: torch.Tensor,
                       hidden_cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """WINO's shadow forward (`models.base.logits_shadow`) for the exact oracle: the logits at `(rows, cols)`,
-        and at each hidden position its shadow row's: the marginal with that position hidden, since the other
-        shadow rows are masks, which tell an exact model nothing (`logits_hidden` computes it). One forward."""
-        logits = self(input_ids, attention_mask)[rows, cols]  # (M, V)
-        if hidden_rows.numel() == 0:
-            return logits, logits.new_empty(0, logits.shape[-1])
-        return logits, self.logits_hidden(input_ids, attention_mask, hidden_rows, hidden_cols)
+        """WINO's shadow forward (`models.base.logits_shadow`) for the exact oracle (`models.base.exact_shadow`)."""
+        return exact_shadow(self, input_ids, attention_mask, rows, cols, hidden_rows, hidden_cols)
 
     def _sentence(self, words: torch.Tensor, out: torch.Tensor) -> None:
         """Fill ``out`` (n, V) with the marginals of one sentence's n <= SENTENCE positions."""
