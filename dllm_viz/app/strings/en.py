@@ -35,7 +35,7 @@ STRINGS: dict[str, str] = {
     "confidence_from": "confidence computed from", "sample_scope": "sample at",
     "rng": "random numbers", "frame": "step", "play": "▶ Play", "pause": "❚❚ Pause",
     "inspector": "Inspect a position", "trace_io": "Traces in and out",
-    "download": "⬇ Download trace JSON", "upload": "⬆ Replay a trace JSON", "examples": "Example traces", "anim_format": "Animation format", "anim_make": "🎞 Download animation of the trace on show", "anim_file": "Animation file (click to save)", "diff_upload": "⇄ Diff a trace JSON against the trace on show",
+    "download": "⬇ Download trace JSON", "upload": "⬆ Replay a trace JSON", "examples": "Example traces", "anim_format": "Animation format", "anim_make": "⬇ Download animation of the trace on show", "anim_file": "Animation file (click to save)", "diff_upload": "⇄ Diff a trace JSON against the trace on show",
     "preset_custom": "active: custom settings", "preset_active": "active preset: {p}",
     "preset_example": "example “{e}”, its own settings ({p})", "k_sequence": "k per step: {ks} → {n} steps",
     "k_threshold": "k per step: set by what the model predicts (schedule {schedule})",

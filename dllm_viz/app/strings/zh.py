@@ -50,7 +50,7 @@ STRINGS: dict[str, str] = {
     "trace_io": "轨迹导入导出",
     "download": "⬇ 下载轨迹 JSON",
     "upload": "⬆ 回放轨迹 JSON",
-    "anim_format": "动画格式", "anim_make": "🎞 下载当前轨迹的动画", "anim_file": "动画文件（点击保存）",
+    "anim_format": "动画格式", "anim_make": "⬇ 下载当前轨迹的动画", "anim_file": "动画文件（点击保存）",
     "diff_upload": "⇄ 上传轨迹 JSON，与当前轨迹比较",
     "examples": "示例轨迹",
     "preset_custom": "当前：自定义设置", "preset_active": "当前预设：{p}", "preset_example": "示例「{e}」，沿用它自己的设置（{p}）",

@@ -136,6 +136,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 /* Compare: a token that differs from the other side's at the end (dv-diff), at the step on show (dv-diff-step) */
 .dv-diff, .dv-diff-step {{ text-decoration: underline wavy {PALETTE['diverge']}; }}
 .dv-pair {{ margin: 4px 0 2px; }}
+/* the animation's file box shows once there is a file to save (an empty File is a tall drop area) */
+#dv-anim-file:not(:has(a)) {{ display: none; }}
 .dv-bad {{ box-shadow: inset 0 -3px 0 {PALETTE['diverge']}; }}
 /* a revised trace (confirmations taken back or rewritten): a rewritten token, a token taken back at the shown step
    (the heatmap's marks) */
