@@ -14,6 +14,7 @@ from dllm_viz.core.cache import Drift, RowsForward
 from dllm_viz.core.references.sglang import closes_blocks
 from dllm_viz.core.revision import Plan
 from dllm_viz.core.step import StepResult
+from dllm_viz.core.step_record import quantize_many
 from dllm_viz.core.trace import StepRecord, quantize
 
 
@@ -48,7 +49,8 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     revisions: dict[int, dict[str, Any]] = {}
     if plan is not None:
         revisions = revision_fields(plan, current, verified)
-    host = {k: v.cpu() for k, v in host.items()}
+    if r.masked.device.type != "cpu":
+        host = {k: v.cpu() for k, v in host.items()}
     lists = _as_lists(host)
     if candidates:
         first = [0] + host["masked"].sum(-1).cumsum(0).tolist()  # each row's first packed position
@@ -103,12 +105,13 @@ def _closed(r: StepResult, block_sizes: list[int]) -> torch.Tensor:
 
 
 def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
-    """Every row's fields at once: one rounding pass and one conversion to lists per field (`quantize` of a
-    tensor); the candidates packed at the masked positions, `(M, n)`."""
-    floats = {"conf", "logp", "raw_conf", "cand_p"}
-    keys = ("masked", "argmax", "tokens", "conf", "logp", "sel_order", "count", "block", "temperature", "raw_conf",
-            "cand_i", "cand_p")
-    return {k: quantize(host[k].double()) if k in floats else host[k].tolist() for k in keys if k in host}
+    """Every row's fields at once: one rounding pass over all the float fields (`quantize_many`) and one
+    conversion to lists per field; the candidates packed at the masked positions, `(M, n)`."""
+    floats = [k for k in ("conf", "logp", "raw_conf", "cand_p") if k in host]
+    keys = ("masked", "argmax", "tokens", "sel_order", "count", "block", "temperature", "cand_i")
+    out = {k: host[k].tolist() for k in keys if k in host}
+    out.update(zip(floats, quantize_many([host[k] for k in floats])))
+    return out
 
 
 def revision_fields(plan: Plan, current: torch.Tensor, verified: torch.Tensor | None) -> dict[int, dict[str, Any]]:

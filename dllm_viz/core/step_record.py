@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
+
+import torch
 
 from dllm_viz.core.trace_renoise import RenoiseSection
 
@@ -21,16 +23,29 @@ def quantize(values: Any) -> list:
 
 
 def _quantize_tensor(x: Any) -> list:
-    """`[round(v, 6) for v in x]` as nested lists, for a float64 tensor `x`. ``rint(x * 1e6) / 1e6`` is
+    """`[round(v, 6) for v in x]` as nested lists, for a float64 tensor `x` (`rounded`)."""
+    return rounded(x).tolist()
+
+
+def quantize_many(tensors: Sequence[torch.Tensor]) -> list[list]:
+    """`quantize` of each float tensor (any float dtype, any shape; nested lists out), rounded in one pass."""
+    flat = torch.cat([t.reshape(-1) for t in tensors]).double() if len(tensors) > 1 else tensors[0].reshape(-1).double()
+    out = rounded(flat).split([t.numel() for t in tensors])
+    return [o.view(t.shape).tolist() for o, t in zip(out, tensors)]
+
+
+def rounded(x: torch.Tensor) -> torch.Tensor:
+    """`x` (float64) rounded to 6 decimals as Python's `round` does, as a new tensor. ``rint(x * 1e6) / 1e6`` is
     Python's round wherever ``x * 1e6`` is not within 1e-6 of a half-integer and |x| < 1000 (the product's
     error is far below that; the division of two exact doubles is correctly rounded, as is `round`'s
-    decimal-to-double step); the other entries, and NaN and infinities, go through `round` itself."""
+    decimal-to-double step); the other entries, infinities included, go through `round` itself (NaN stays NaN)."""
     y = x * 1e6
-    out = y.round() / 1e6
-    risky = ~(x.abs() < 1000) | ((y - y.floor() - 0.5).abs() < 1e-6)
+    r = y.round()
+    out = r / 1e6
+    risky = (x.abs() >= 1000) | ((y - r).abs() > 0.5 - 1e-6)  # (NaN: neither)
     if bool(risky.any()):
-        out[risky] = out.new_tensor([v if math.isnan(v) else round(v, 6) for v in x[risky].tolist()])
-    return out.tolist()
+        out[risky] = out.new_tensor([round(v, 6) for v in x[risky].tolist()])
+    return out
 
 
 def _nan_to_none(values: list[float]) -> list[float | None]:
