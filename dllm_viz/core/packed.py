@@ -29,6 +29,7 @@ class Packed:
     top_p: torch.Tensor  # (M,) float32
     measure_id: torch.Tensor  # (M,) long
     dtype: torch.dtype = torch.float32  # the dtype the model gave its logits in
+    greedy: bool = False  # every row's temperature is 0 (known on the host: no draw needs more than the argmax)
 
     def unpack(self, values: torch.Tensor, fill: float = 0) -> torch.Tensor:
         """`values (M, 1, ...)` back to `(A, G, ...)`."""
@@ -36,6 +37,8 @@ class Packed:
 
     def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
+        if not with_prob and self.greedy:  # every row at temperature 0: the argmax, nothing else read
+            return sampling.greedy_ids(self.logits[where, 0]), None
         if bool(where.all()):  # every position: the packed logits themselves, no copy
             return sampling.draw(self.logits[:, 0], self.noise[0], temperature=self.temperature,
                                  vocab_top_k=self.vocab_top_k, top_p=self.top_p, with_prob=with_prob)
@@ -51,7 +54,7 @@ def pack(logits: torch.Tensor, masked: torch.Tensor, params: Any, state: Any, no
     return Packed(
         logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked],
         temperature=state.temperature[rows], vocab_top_k=params.vocab_top_k[rows], top_p=params.top_p[rows],
-        measure_id=params.measure_id[rows], dtype=dtype,
+        measure_id=params.measure_id[rows], dtype=dtype, greedy=params.greedy,
     )
 
 

@@ -82,6 +82,7 @@ class StepParams:
     edit_token_ids: tuple[int, ...] = ()
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
+    greedy: bool = False  # every row draws at temperature 0 throughout (host-side: the draws are argmaxes)
     revision: RevisionParams | None = None  # the rows' revision rules; None: no row revises
 
     @classmethod
@@ -119,6 +120,7 @@ class StepParams:
             edit_token_ids=tuple(edit_token_ids),
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
+            greedy=all(c.temperature == 0 and c.temperature_stages is None for c in cs),
             revision=RevisionParams.from_configs(cs, device=device, prompt_lengths=prompt_lengths)
             if any(c.revise != "none" for c in cs) else None,
         )
@@ -270,11 +272,12 @@ def denoise_step(
     if plan is not None:
         may_stop = params.any_early_stop and bool(params.end_of_text_ids)  # else `early_stop` stopped no row
         plan, next_revision = settle(plan, plan_in, selected, conf, stopped if may_stop else None, rp)
-    pause = plan.pause if plan is not None else torch.zeros_like(stopped)
+    later, after = next_k(k, params.knobs.decay, params.knobs.min_k), block_step + 1
+    if plan is not None:  # a rule that pauses a row keeps its schedule where it was
+        later, after = torch.where(plan.pause, k, later), torch.where(plan.pause, block_step, after)
     return StepResult(  # (5) is the caller's commit; (6) the record reads this
         confidence=conf, raw_confidence=raw_conf, selected=selected, tokens=tokens, count=count, block=block,
-        next_k=torch.where(pause, k, next_k(k, params.knobs.decay, params.knobs.min_k)),
-        next_block_step=torch.where(pause, block_step, block_step + 1),
+        next_k=later, next_block_step=after,
         temperature=state.temperature, masked=masked, raw=raw, stopped=stopped,
         revision=plan, next_revision=next_revision,
     )
