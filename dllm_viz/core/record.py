@@ -54,9 +54,7 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     lists = _as_lists(host)
     if candidates:
         first = [0] + host["masked"].sum(-1).cumsum(0).tolist()  # each row's first packed position
-        # One empty list stands for every position without candidates (a visible one) in this step's records:
-        # hundreds fewer objects per step for the collector to walk, the same values (records are not edited).
-        none: list = []
+        none: list = []  # one empty list for every visible position of the step's records: fewer objects to collect
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
         G = s.config.gen_length
