@@ -33,7 +33,7 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.forward import step_forward
 from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
-from dllm_viz.core.record import step_records
+from dllm_viz.core.record import Later, step_records
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.step import StepResult, StepState, denoise_step, revision_targets
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
@@ -89,6 +89,7 @@ class DecodeBatch:
         max_length: int,
         record_candidates: int = 5,
         device: torch.device | str | None = None,
+        records_later: bool = False,
     ) -> None:
         if not isinstance(record_candidates, int) or record_candidates < 0:
             raise ValueError(f"record_candidates={record_candidates!r}: expected an integer >= 0")
@@ -99,6 +100,9 @@ class DecodeBatch:
         self.device = torch.device(device) if device is not None else model_device(model)
         self.capacity, self.max_length = capacity, max_length
         self.record_candidates = record_candidates
+        # `records_later`: the caller reads no record as the steps go (`step` returns none), so a plain step's
+        # records are made later, with all the others (`core.record.Later`): at `trace`, or before any other.
+        self.later = Later(record_candidates) if records_later else None
         S, dev, long = capacity, self.device, torch.long
         # One scratch column past max_length receives writes for positions a row does not have.
         self.canvas = torch.zeros(S, max_length + 1, dtype=long, device=dev)  # (S, N+1)
@@ -167,11 +171,13 @@ class DecodeBatch:
     def reconfigure(self, index: int, config: DecodeConfig) -> None:
         """Decode slot `index` under `config` from its next step on, in the state it is in (canvas, generator,
         step count, schedule state): a fork's switch of a knob (`core.fork`, which checks `config` first)."""
+        self.flush()
         self.slots[index].config = config
         self._row_sets.clear()  # the rows' parameters are built again at the next step
 
     def release(self, index: int) -> Slot:
         """Free slot `index`; returns what it held."""
+        self.flush()
         self.caches.drop(index)
         self.reused.pop(index, None)
         self.n_indel -= self.slots[index].config.indel != "none"
@@ -265,9 +271,14 @@ class DecodeBatch:
 
         # (6) record, with one device-to-host transfer per tensor. A window scored only part of the masks:
         # the ones it left unscored are still to do.
-        remaining = result.remaining + (masked & ~fwd.scored).sum(-1)  # (A,)
-        records = step_records(slots, idx_list, result, current, verified, remaining, fwd, drifts,
-                               candidates=self.record_candidates, reused=reused)
+        remaining = result.remaining if fwd.scored is masked else result.remaining + (masked & ~fwd.scored).sum(-1)
+        if self.later is not None and Later.keeps(result, fwd, drifts, slots, reused):
+            self.later.add(slots, result, remaining)
+            records = {}
+        else:
+            self.flush()
+            records = step_records(slots, idx_list, result, current, verified, remaining, fwd, drifts,
+                                   candidates=self.record_candidates, reused=reused)
         self.caches.commit()
         for i in idx_list:
             self.reused.pop(i, None)
@@ -304,8 +315,14 @@ class DecodeBatch:
         return self._row_sets.get(slots, build)
 
     # ----- results --------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Make the records of the steps kept for later (`records_later`) into their slots' `records`."""
+        if self.later:
+            self.later.flush()
+
     def trace(self, index: int) -> Trace:
         """The finished trace of slot `index` (call before `release`)."""
+        self.flush()
         s = self.slots[index]
         P, G = len(s.prompt_ids), s.config.gen_length
         token_ids = self.canvas[index, P : P + G].tolist()

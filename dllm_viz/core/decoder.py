@@ -90,7 +90,8 @@ def decode(
     ids = [encode_prompt(model, p) for p in prompts]
     limit = model_max_length(model)
     longest = max(bound_work(c, prompt_length=len(p), max_length=limit).positions for p, c in zip(ids, configs))
-    batch = DecodeBatch(model, capacity=len(ids), max_length=max(1, longest), record_candidates=record_candidates)
+    batch = DecodeBatch(model, capacity=len(ids), max_length=max(1, longest), record_candidates=record_candidates,
+                        records_later=on_step is None)  # no record read as it goes: made at the end, at once
     shared = None
     for i, (p, c, raw_prompt) in enumerate(zip(ids, configs, prompts)):
         batch.add(i, p, c, request_generator(c), raw_prompt if isinstance(raw_prompt, str) else None)

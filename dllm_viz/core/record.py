@@ -6,13 +6,16 @@ touches each row once and each value only to round it.
 from __future__ import annotations
 
 import bisect
+import itertools
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from dllm_viz.core.cache import Drift, RowsForward
 from dllm_viz.core.references.sglang import closes_blocks
 from dllm_viz.core.revision import Plan
+from dllm_viz.core.packed import unpack
 from dllm_viz.core.step import StepResult
 from dllm_viz.core.step_record import quantize_many
 from dllm_viz.core.trace import StepRecord, quantize
@@ -150,4 +153,106 @@ def revision_fields(plan: Plan, current: torch.Tensor, verified: torch.Tensor | 
             for name, values in zip(names[len(ids):], probs):
                 fields[name] = [round(v, 6) for v in values[lo:hi]]
             lo = hi
+    return out
+
+
+class Later:
+    """The records of steps made later, all at once (`flush`), for a caller that reads no record as it goes
+    (`decode` without `on_step`): each step keeps its few tensors (`add`), and `flush` makes the StepRecords of
+    every kept step together, the same records `step_records` makes step by step, with a handful of tensor ops
+    and one conversion to lists per field for all of them instead of per step (per step, the ops of the record
+    cost as much as the step's own at batch 1). Only steps with no revision plan, no cache, no drift and no
+    closing forward are kept (`keeps`); the caller flushes before any record is read or made another way."""
+
+    def __init__(self, candidates: int) -> None:
+        self.candidates = candidates
+        self.steps: list[tuple[list[Any], list[int], dict[str, torch.Tensor]]] = []  # (slots, step numbers, tensors)
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    @staticmethod
+    def keeps(result: StepResult, fwd: RowsForward, drifts: Drift | None, slots: list[Any],
+              reused: list[int] | None) -> bool:
+        """Whether a step's records can be made later: the fields of a plain step only."""
+        return (result.revision is None and drifts is None and not reused and fwd.scored is result.masked
+                and all(f is None for f in fwd.forwards) and not any(closes_blocks(s.config) for s in slots))
+
+    def add(self, slots: list[Any], result: StepResult, remaining: torch.Tensor) -> None:
+        """Keep the step's tensors; advance the slots' host-side counters as `step_records` does."""
+        r = result
+        top_p, top_i = r.raw.top  # (M, 1, N) each
+        ids = r.tokens[r.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1): what was drawn (0 where nothing was)
+        kept = {"masked": r.masked, "conf": r.confidence, "selected": r.selected, "tokens": r.tokens,
+                "count": r.count, "block": r.block, "temperature": r.temperature, "stopped": r.stopped,
+                "argmax": top_i[:, 0, 0], "logp": r.raw.logp.gather(-1, ids).view(-1)}
+        if any(s.config.confidence_from != "raw" for s in slots):
+            kept["raw_conf"] = r.raw_confidence
+        if self.candidates:
+            kept["cand_p"], kept["cand_i"] = top_p[:, 0, :self.candidates], top_i[:, 0, :self.candidates]
+        self.steps.append((slots, [s.step for s in slots], kept))
+        for s, left in zip(slots, remaining.tolist()):
+            s.step += 1
+            s.remaining = left
+
+    def flush(self) -> None:
+        """Make the kept steps' records, in order, into their slots' `records`."""
+        if not self.steps:
+            return
+        steps, self.steps = self.steps, []
+        lists = _later_lists([kept for _, _, kept in steps], bool(self.candidates))
+        first = list(itertools.accumulate([0] + lists["n_masked"]))  # each row's first packed position
+        none: list = []  # one empty list for every visible position: fewer objects to collect
+        row = 0
+        for slots, numbers, kept in steps:
+            wrong_from = "raw_conf" in kept
+            for s, number in zip(slots, numbers):
+                G, n_sel = s.config.gen_length, lists["count"][row]
+                sel = lists["sel_order"][row][:n_sel]
+                masked_row = lists["masked"][row][:G]
+                tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
+                rec = StepRecord(
+                    step=number, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
+                    confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
+                    selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel])
+                if wrong_from and s.config.confidence_from != "raw":
+                    rec.raw_confidence = lists["raw_conf"][row][:G]
+                if self.candidates:
+                    ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), \
+                        iter(lists["cand_p"][first[row]:first[row + 1]])
+                    rec.candidates = [next(ids) if m else none for m in masked_row]
+                    rec.candidate_probs = [next(ps) if m else none for m in masked_row]
+                if lists["stopped"][row]:
+                    s.early_stop_step = number
+                s.records.append(rec)
+                row += 1
+
+
+def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: bool) -> dict[str, list]:
+    """The fields of every row of every kept step (`Later`), rows in step order then row order, as lists: the
+    `(A, G)` fields padded to the widest G and stacked, the packed ones concatenated (step by step, row-major:
+    the order of the stacked `masked`), each computed and converted once."""
+    G = max(k["masked"].shape[1] for k in steps)
+
+    def rows(key: str, fill: float | bool) -> torch.Tensor:  # (R, G)
+        return torch.cat([F.pad(k[key], (0, G - k[key].shape[1]), value=fill) if k[key].shape[1] < G else k[key]
+                          for k in steps])
+
+    def flat(key: str) -> torch.Tensor:
+        return torch.cat([k[key] for k in steps])
+
+    masked, conf, selected = rows("masked", False), rows("conf", 0.0), rows("selected", False)
+    sel_order = torch.sort(conf.masked_fill(~selected, float("-inf")), dim=-1, descending=True, stable=True).indices
+    floats = {"conf": conf.masked_fill(~masked, float("nan")), "logp": unpack(flat("logp"), masked)}
+    if any("raw_conf" in k for k in steps):
+        raw = [F.pad(k["raw_conf"] if "raw_conf" in k else k["conf"], (0, G - k["conf"].shape[1])) for k in steps]
+        floats["raw_conf"] = torch.cat(raw).masked_fill(~masked, float("nan"))
+    if candidates:
+        floats["cand_p"] = flat("cand_p")
+    out = dict(zip(floats, quantize_many(list(floats.values()))))
+    out.update(masked=masked.tolist(), sel_order=sel_order.tolist(), tokens=rows("tokens", -1).tolist(),
+               argmax=unpack(flat("argmax"), masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
+               **{key: flat(key).tolist() for key in ("count", "block", "temperature", "stopped")})
+    if candidates:
+        out["cand_i"] = flat("cand_i").tolist()
     return out
