@@ -70,6 +70,7 @@ class _Rows:
     """The slots of a run of steps: where they lie in the buffers, and their `RowSet`."""
 
     idx: torch.Tensor  # (A,) slot indices, in row order, on the device
+    at: torch.Tensor | slice  # the same as an index of the state buffers: a slice (views, no gather) when 0..A-1
     n: int  # longest prompt + gen_length: the forward's width
     set: RowSet  # spans in the canvas, StepParams, constant temperature
     shadow: torch.Tensor | None = None  # (A,) bool: rows whose verify reads WINO's shadow block (None: no row)
@@ -215,7 +216,7 @@ class DecodeBatch:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""
         slots = [self.slots[i] for i in idx_list]
         r = self._rows(idx_list, slots)
-        spans, idx = r.set.spans, r.idx
+        spans, idx, at = r.set.spans, r.idx, r.at
 
         # (1) one forward pass for every stepping request, right-padded to the longest. Only masked
         # positions need a distribution: their logits come packed, M rows in row-major order (the
@@ -228,10 +229,10 @@ class DecodeBatch:
         revision = None
         if params.revision is not None:  # what no row's rule reads stays the plan's constant (no gather)
             rp, c = params.revision, params.revision.constants(G, self.device)
-            revision = RevisionState(counter=self.rev_counter[idx],
-                                     hold=self.rev_hold[idx] if rp.holds else c.no,
-                                     decided_conf=self.decided_conf[idx, :G] if rp.keeps_conf else c.zero)
-        state = StepState(k=self.k[idx], block_step=self.block_step[idx], block=self.block[idx],
+            revision = RevisionState(counter=self.rev_counter[at],
+                                     hold=self.rev_hold[at] if rp.holds else c.no,
+                                     decided_conf=self.decided_conf[at, :G] if rp.keeps_conf else c.zero)
+        state = StepState(k=self.k[at], block_step=self.block_step[at], block=self.block[at],
                           temperature=r.set.temperature_at([s.config for s in slots], [s.step for s in slots],
                                                            lambda: [s.remaining for s in slots]),
                           revision=revision)
@@ -257,17 +258,17 @@ class DecodeBatch:
 
         # (5) commit, and keep the schedule state.
         steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
-        done = commit(result, current, order=self.order[idx, :G], step=steps_now, mask_id=self.mask_id)
+        done = commit(result, current, order=self.order[at, :G], step=steps_now, mask_id=self.mask_id)
         self.canvas[idx] = spans.write(canvas, done.span)
-        self.order[idx, :G] = done.order
-        self.k[idx], self.block_step[idx], self.block[idx] = result.next_k, result.next_block_step, result.block
+        self.order[at, :G] = done.order
+        self.k[at], self.block_step[at], self.block[at] = result.next_k, result.next_block_step, result.block
         if result.next_revision is not None:
             nr = result.next_revision
-            self.rev_counter[idx] = nr.counter
+            self.rev_counter[at] = nr.counter
             if result.revision.holds:  # type: ignore[union-attr]  # (else False throughout, as it was)
-                self.rev_hold[idx] = nr.hold
+                self.rev_hold[at] = nr.hold
             if nr.decided_conf is not revision.decided_conf:  # type: ignore[union-attr]  # (else unchanged)
-                self.decided_conf[idx, :G] = nr.decided_conf
+                self.decided_conf[at, :G] = nr.decided_conf
 
         # (6) record, with one device-to-host transfer per tensor. A window scored only part of the masks:
         # the ones it left unscored are still to do.
@@ -305,7 +306,8 @@ class DecodeBatch:
             spans = Spans.at(self.gen_start[idx], self.gen_len[idx], scratch=self.max_length)
             shadowed = [self.shadow is not None and rules.REVISIONS[s.config.revise].shadow(s.config) for s in slots]
             coins = [rules.REVISIONS[s.config.revise].coins(s.config) for s in slots]
-            return _Rows(idx=idx, n=max(s.length for s in slots),
+            at = slice(0, len(idx_list)) if idx_list == list(range(len(idx_list))) else idx
+            return _Rows(idx=idx, at=at, n=max(s.length for s in slots),
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
                                           device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]),

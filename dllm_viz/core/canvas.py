@@ -104,11 +104,11 @@ def draw_noise(generators: Sequence[torch.Generator | None], lengths: Sequence[i
     generator, section 5.4). Drawn on the CPU: a seed means the same tokens on every device.
     """
     G = max(lengths, default=0)
-    rows = [F.pad(torch.rand(2, n, generator=gen), (0, G - n)) if gen is not None else torch.zeros(2, G)
-            for gen, n in zip(generators, lengths)]
+    rows = [(torch.rand(2, n, generator=gen) if n == G else F.pad(torch.rand(2, n, generator=gen), (0, G - n)))
+            if gen is not None else torch.zeros(2, G) for gen, n in zip(generators, lengths)]
     if not rows:
         return torch.zeros(0, 2, 0, device=device)
-    return torch.stack(rows).to(device, non_blocking=True)
+    return (rows[0].unsqueeze(0) if len(rows) == 1 else torch.stack(rows)).to(device, non_blocking=True)
 
 
 class Coins:

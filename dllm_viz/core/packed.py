@@ -9,6 +9,7 @@ at the confirmed ones only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -18,18 +19,33 @@ from dllm_viz.core import sampling
 
 @dataclass(frozen=True)
 class Packed:
-    """The masked positions of one step, packed row-major: M rows."""
+    """The masked positions of one step, packed row-major: M rows. Each position's row parameters are
+    gathered when first read (a greedy step reads none of the draw's)."""
 
     logits: torch.Tensor  # (M, 1, V) float32 raw logits; the mask token is -inf (but in young reference rows)
     masked: torch.Tensor  # (A, G) bool: where the packed rows come from
     rows: torch.Tensor  # (M,) long: request row of each packed position
     noise: torch.Tensor  # (2, M): [0] inverse-CDF uniform, [1] the `random` score
-    temperature: torch.Tensor  # (M,) float32
-    vocab_top_k: torch.Tensor  # (M,) long
-    top_p: torch.Tensor  # (M,) float32
-    measure_id: torch.Tensor  # (M,) long
+    params: Any  # the rows' `StepParams`, `(A,)` each
+    row_temperature: torch.Tensor  # (A,) float32: the step's temperature of each row
     dtype: torch.dtype = torch.float32  # the dtype the model gave its logits in
     greedy: bool = False  # every row's temperature is 0 (known on the host: no draw needs more than the argmax)
+
+    @cached_property
+    def temperature(self) -> torch.Tensor:  # (M,) float32
+        return self.row_temperature[self.rows]
+
+    @cached_property
+    def vocab_top_k(self) -> torch.Tensor:  # (M,) long
+        return self.params.vocab_top_k[self.rows]
+
+    @cached_property
+    def top_p(self) -> torch.Tensor:  # (M,) float32
+        return self.params.top_p[self.rows]
+
+    @cached_property
+    def measure_id(self) -> torch.Tensor:  # (M,) long
+        return self.params.measure_id[self.rows]
 
     def unpack(self, values: torch.Tensor, fill: float = 0) -> torch.Tensor:
         """`values (M, 1, ...)` back to `(A, G, ...)`."""
@@ -51,11 +67,8 @@ def pack(logits: torch.Tensor, masked: torch.Tensor, params: Any, state: Any, no
     """Gather each masked position's row parameters (`StepParams`) and uniforms beside its logits
     (`dtype`: the model's); `state.temperature (A,)` is the step's temperature."""
     rows = masked.nonzero(as_tuple=True)[0]  # (M,)
-    return Packed(
-        logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked],
-        temperature=state.temperature[rows], vocab_top_k=params.vocab_top_k[rows], top_p=params.top_p[rows],
-        measure_id=params.measure_id[rows], dtype=dtype, greedy=params.greedy,
-    )
+    return Packed(logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked], params=params,
+                  row_temperature=state.temperature, dtype=dtype, greedy=params.greedy)
 
 
 def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:

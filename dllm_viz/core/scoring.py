@@ -80,8 +80,14 @@ if tuple(SCORERS) != CONFIDENCES:
 CONFIDENCE_IDS = {name: i for i, name in enumerate(CONFIDENCES)}
 
 
-def score(dist: Distribution, measure_id: torch.Tensor, noise: torch.Tensor, present: set[str]) -> torch.Tensor:
-    """Confidence `(B, L)`: row b uses measure CONFIDENCES[measure_id[b]]; only `present` are computed."""
+def score(dist: Distribution, measure_id: torch.Tensor | Callable[[], torch.Tensor], noise: torch.Tensor,
+          present: set[str]) -> torch.Tensor:
+    """Confidence `(B, L)`: row b uses measure CONFIDENCES[measure_id[b]]; only `present` are computed.
+    `measure_id` may be a callable giving it: it is read only when more than one measure is present."""
+    if len(present) == 1:  # every row's measure
+        (name,) = present
+        return SCORERS[name](dist, noise).float().expand(noise.shape)
+    measure_id = measure_id() if callable(measure_id) else measure_id
     out = torch.zeros(noise.shape, dtype=torch.float32, device=noise.device)
     for name in present:
         value = SCORERS[name](dist, noise).float()

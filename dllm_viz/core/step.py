@@ -242,7 +242,7 @@ def denoise_step(
     x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params.draw_all, with_prob="sampled" in params.sources) if params.any_draw_all else None
-    raw_conf = x.unpack(score(raw, x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
+    raw_conf = x.unpack(score(raw, lambda: x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
     k = torch.where((block != state.block) & params.restart, params.top_k, state.k)
@@ -294,8 +294,10 @@ def mask_out(logits: torch.Tensor, mask_token_id: int | None, keep: torch.Tensor
         logits[..., list(edit_token_ids)] = float("-inf")
     if mask_token_id is None:
         return logits
-    column = logits[..., mask_token_id]  # (M, 1)
-    logits[..., mask_token_id] = float("-inf") if keep is None else torch.where(keep, column, float("-inf"))
+    if keep is None:
+        logits[..., mask_token_id] = float("-inf")
+    else:
+        logits[..., mask_token_id] = torch.where(keep, logits[..., mask_token_id], float("-inf"))  # (M, 1)
     return logits
 
 
