@@ -53,9 +53,10 @@ class Packed:
 
     def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
+        every = bool(where.all())  # every position: the packed logits themselves, no copy
         if not with_prob and self.greedy:  # every row at temperature 0: the argmax, nothing else read
-            return sampling.greedy_ids(self.logits[where, 0]), None
-        if bool(where.all()):  # every position: the packed logits themselves, no copy
+            return sampling.greedy_ids(self.logits[:, 0] if every else self.logits[where, 0]), None
+        if every:
             return sampling.draw(self.logits[:, 0], self.noise[0], temperature=self.temperature,
                                  vocab_top_k=self.vocab_top_k, top_p=self.top_p, with_prob=with_prob)
         return sampling.draw(self.logits[where, 0], self.noise[0][where], temperature=self.temperature[where],

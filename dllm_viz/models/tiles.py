@@ -34,7 +34,8 @@ ROW_TILE = 32  # rows of every product of the embedded model's batched path (doc
 # The row counts a one-shot product is checked at, against the tiles (a dense run, then around the powers of 2).
 ONE_SHOT_ROWS = (*range(4, 41), 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1023, 1024)
 ONE_SHOT_MAX = 1024  # rows of one product at most; more go in pieces of this many
-PROBE_MAX_OUT = 4096  # weights with more output columns (an output head) keep the tiles: their probe costs seconds
+PROBE_MAX_OUT = 4096  # weights with more output columns (an output head): no probe of every count (it costs seconds)
+WIDE_MAX = 256  # ... but each count up to this many rows is checked the first time a product of that count is asked
 
 
 def tiled_linear(x: torch.Tensor, weight: torch.Tensor, tile: int | None = None) -> torch.Tensor:
@@ -53,6 +54,8 @@ def tiled_linear(x: torch.Tensor, weight: torch.Tensor, tile: int | None = None)
             if tile == 32 else None  # (proven against 32-row tiles)
         if floor is not None:
             return _pieces(x, weight, floor)
+        if tile == 32 and weight.shape[0] > PROBE_MAX_OUT:  # (checked against 32-row tiles)
+            return _checked(x, weight)
     return _tiles(x, weight, tile)
 
 
@@ -86,6 +89,31 @@ def _pieces(x: torch.Tensor, weight: torch.Tensor, floor: int) -> torch.Tensor:
             padded[: piece.shape[0]] = piece
             out[i : i + piece.shape[0]] = torch.mm(padded, w)[: piece.shape[0]]
     return out
+
+
+def _checked(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """A wide weight's product (an output head: `one_shot_floor` probes no such weight): the rows in pieces of up
+    to `WIDE_MAX` rows, each piece one product where a product of that many rows was checked to give the tiles'
+    bits (`one_shot_at`), else its tiles. A decode step asks for the head at its masked positions only, a count
+    that changes every step: checked once per count, the check costs about two products of that count."""
+    R = x.shape[0]
+    if R <= WIDE_MAX:
+        return torch.mm(x, weight.t()) if one_shot_at(R, weight) else _tiles(x, weight, 32)
+    return torch.cat([_checked(x[i : i + WIDE_MAX], weight) for i in range(0, R, WIDE_MAX)])
+
+
+_ONE_SHOT: dict[tuple, bool] = {}  # (rows, weight shape, dtype, device) -> one product has the tiles' bits
+
+
+def one_shot_at(rows: int, weight: torch.Tensor) -> bool:
+    """Whether one product of `rows` rows gives every row the bits of 32-row tiles, for a weight of this shape,
+    dtype and device: checked on random rows against `weight`, the first time the count is asked (per process)."""
+    key = (rows, tuple(weight.shape), weight.dtype, str(weight.device))
+    if key not in _ONE_SHOT:
+        g = torch.Generator().manual_seed(rows)
+        x = torch.randn(rows, weight.shape[1], generator=g).to(dtype=weight.dtype, device=weight.device)
+        _ONE_SHOT[key] = bool(torch.equal(torch.mm(x, weight.t()), _tiles(x, weight, 32)))
+    return _ONE_SHOT[key]
 
 
 @lru_cache(maxsize=None)
