@@ -53,3 +53,16 @@ def test_the_default_path_gives_the_tiles_bits_whatever_the_probe_decided(d_in: 
         assert torch.equal(tiled_linear(x[:rows], weight), tiled_linear(x[:rows], weight, tile=32)), rows
     floor = tiles.one_shot_floor(d_out, d_in, torch.float32, "cpu")
     assert floor in (None, 4, 8, 16, 32) and (floor is None) == (d_out > tiles.PROBE_MAX_OUT or floor is None)
+
+
+def test_a_wide_weight_runs_one_product_only_at_counts_checked_against_the_tiles() -> None:
+    """An output head (wider than PROBE_MAX_OUT) is not probed at every count up front; each count it is asked
+    at is checked once (`one_shot_at`), and every row has the tiles' bits whichever way it went."""
+    g = torch.Generator().manual_seed(7)
+    weight = torch.randn(tiles.PROBE_MAX_OUT + 100, 48, generator=g) * 0.05
+    x = torch.randn(tiles.WIDE_MAX + 40, 48, generator=g)
+    for rows in (1, 3, 4, 9, 32, 33, 70, tiles.WIDE_MAX, tiles.WIDE_MAX + 40):
+        assert torch.equal(tiled_linear(x[:rows], weight), tiled_linear(x[:rows], weight, tile=32)), rows
+    checked = {key[0] for key in tiles._ONE_SHOT if key[1] == tuple(weight.shape)}
+    assert {1, 3, 4, 9, 32, 33, 70, tiles.WIDE_MAX, 40} <= checked  # the last count in pieces: 256 + 40
+    assert all(isinstance(tiles.one_shot_at(n, weight), bool) for n in checked)
