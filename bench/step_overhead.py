@@ -44,6 +44,7 @@ batch 8).
     python bench/step_overhead.py                       # this checkout
     python bench/step_overhead.py --compare /tmp/old    # and another checkout, side by side
     python bench/step_overhead.py --threads 1 --rounds 5
+    python bench/step_overhead.py --threads 1 --rounds 3 --quick   # the floors' rows alone
 """
 from __future__ import annotations
 
@@ -117,8 +118,9 @@ def llada_loop(model, prompts: list[list[int]], gen_length: int, steps: int) -> 
 
 
 def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab: int,
-            offset: int = 0) -> dict[str, float]:
-    """ms per step for each variant and batch size (median of rounds); `offset` rotates their order."""
+            offset: int = 0, quick: bool = False) -> dict[str, float]:
+    """ms per step for each variant and batch size (median of rounds); `offset` rotates their order; `quick`:
+    the rule-free decodes and LLaDA's loop only (the floors' rows)."""
     import gc
 
     import torch
@@ -130,13 +132,13 @@ def measure(rounds: int, batches: list[int], gen_length: int, steps: int, vocab:
     config = DecodeConfig(gen_length=gen_length, schedule="fixed_steps", steps=steps, temperature=0.0)
     sampled = config.replace(temperature=1.0)
     rules = {}
-    if "revise" in DecodeConfig.field_names():  # a checkout with the revision phase (issue 28)
+    if "revise" in DecodeConfig.field_names() and not quick:  # a checkout with the revision phase (issue 28)
         rules = {"rcr": config.replace(revise="rcr"),
                  "remdm": config.replace(revise="remdm", remask_sigma="rescale", remask_eta=0.5),
                  "wino": config.replace(revise="wino"),
                  "joint_threshold": config.replace(revise="joint_threshold")}
     presets = {}
-    if "indel" in DecodeConfig.field_names():  # a checkout with the insert/delete phase (issue 37)
+    if "indel" in DecodeConfig.field_names() and not quick:  # a checkout with the insert/delete phase (issue 37)
         presets = {name: DecodeConfig.preset(name, gen_length) for name in PRESETS}
     decode(model, [[1] * P], config.replace(gen_length=8, steps=4))  # warm-up: every code path once
     for c in rules.values():
@@ -232,6 +234,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="small by default: the loop's cost, not the vocabulary's")
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--compare", default=None, help="another checkout to measure side by side")
+    parser.add_argument("--quick", action="store_true",
+                        help="the floors' rows only: the rule-free decodes and LLaDA's loop (no revision rule, preset)")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # child mode: one round, JSON out
     parser.add_argument("--offset", type=int, default=0, help=argparse.SUPPRESS)  # child mode: rotate the variants
     args = parser.parse_args(argv)
@@ -240,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     batches = [int(b) for b in args.batches.split(",")]
     if args.json:
-        print(json.dumps(measure(1, batches, args.gen_length, args.steps, args.vocab, args.offset)))
+        print(json.dumps(measure(1, batches, args.gen_length, args.steps, args.vocab, args.offset, args.quick)))
         return
     trees = {"this checkout": ROOT}
     if args.compare:
@@ -248,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     per_tree: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
     child = [sys.executable, str(Path(__file__).resolve()), "--json", "--threads", str(args.threads),
              "--gen-length", str(args.gen_length), "--steps", str(args.steps), "--vocab", str(args.vocab),
-             "--batches", args.batches]
+             "--batches", args.batches] + (["--quick"] if args.quick else [])
     for r in range(args.rounds):  # alternate the checkouts round by round, each in a fresh process
         for name, tree in trees.items():
             env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(args.threads)}
