@@ -90,7 +90,6 @@ class DecodeBatch:
         max_length: int,
         record_candidates: int = 5,
         device: torch.device | str | None = None,
-        records_later: bool = False,
     ) -> None:
         if not isinstance(record_candidates, int) or record_candidates < 0:
             raise ValueError(f"record_candidates={record_candidates!r}: expected an integer >= 0")
@@ -101,9 +100,10 @@ class DecodeBatch:
         self.device = torch.device(device) if device is not None else model_device(model)
         self.capacity, self.max_length = capacity, max_length
         self.record_candidates = record_candidates
-        # `records_later`: the caller reads no record as the steps go (`step` returns none), so a plain step's
-        # records are made later, with all the others (`core.record.Later`): at `trace`, or before any other.
-        self.later = Later(record_candidates) if records_later else None
+        # A step whose caller reads no record (`step(records=False)`): a plain step's records are made later,
+        # with all the others (`core.record.Later`): at `trace`, or before a record is made another way.
+        self.later = Later(record_candidates)
+        self._later_ok = False  # the step in progress may leave its records for later
         S, dev, long = capacity, self.device, torch.long
         # One scratch column past max_length receives writes for positions a row does not have.
         self.canvas = torch.zeros(S, max_length + 1, dtype=long, device=dev)  # (S, N+1)
@@ -193,10 +193,12 @@ class DecodeBatch:
 
     # ----- the step -------------------------------------------------------------------------
     @torch.inference_mode()
-    def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None
-             ) -> dict[int, StepRecord]:
+    def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None,
+             records: bool = True) -> dict[int, StepRecord]:
         """One denoising step for every unfinished slot, or for the slots `rows` only (the others
-        wait: their state, generators included, is untouched); returns each slot's new record."""
+        wait: their state, generators included, is untouched); returns each slot's new record. With
+        `records=False` the caller reads none: a plain step returns none, and its records are made later
+        (at `trace`), all at once with the other steps' (`core.record.Later`)."""
         idx_list = self.active()
         if rows is not None:
             wanted = sorted(set(rows))
@@ -207,6 +209,7 @@ class DecodeBatch:
             idx_list = wanted
         if not idx_list:
             return {}
+        self._later_ok = not records
         with self.caches.attempt():  # a step that raises keeps none of its caches: a retry plans the same forwards
             if self.n_indel:  # rows whose rule moves positions step apart, beside the others (core.indel_decode)
                 return indel_decode.step_rows(self, idx_list, shared, self._step)
@@ -273,7 +276,7 @@ class DecodeBatch:
         # (6) record, with one device-to-host transfer per tensor. A window scored only part of the masks:
         # the ones it left unscored are still to do.
         remaining = result.remaining if fwd.scored is masked else result.remaining + (masked & ~fwd.scored).sum(-1)
-        if self.later is not None and Later.keeps(result, fwd, drifts, slots, reused):
+        if self._later_ok and Later.keeps(result, fwd, drifts, slots, reused):
             self.later.add(slots, result, remaining)
             records = {}
         else:
@@ -319,8 +322,7 @@ class DecodeBatch:
     # ----- results --------------------------------------------------------------------------
     def flush(self) -> None:
         """Make the records of the steps kept for later (`records_later`) into their slots' `records`."""
-        if self.later:
-            self.later.flush()
+        self.later.flush()
 
     def trace(self, index: int) -> Trace:
         """The finished trace of slot `index` (call before `release`)."""

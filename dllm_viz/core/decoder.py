@@ -90,8 +90,7 @@ def decode(
     ids = [encode_prompt(model, p) for p in prompts]
     limit = model_max_length(model)
     longest = max(bound_work(c, prompt_length=len(p), max_length=limit).positions for p, c in zip(ids, configs))
-    batch = DecodeBatch(model, capacity=len(ids), max_length=max(1, longest), record_candidates=record_candidates,
-                        records_later=on_step is None)  # no record read as it goes: made at the end, at once
+    batch = DecodeBatch(model, capacity=len(ids), max_length=max(1, longest), record_candidates=record_candidates)
     shared = None
     for i, (p, c, raw_prompt) in enumerate(zip(ids, configs, prompts)):
         batch.add(i, p, c, request_generator(c), raw_prompt if isinstance(raw_prompt, str) else None)
@@ -104,7 +103,7 @@ def decode(
         planned = [planned_steps(c) for c in configs]
         bar = tqdm(total=None if None in planned else max(planned), desc="decode", unit="step")
     while batch.active():
-        records = batch.step(shared)
+        records = batch.step(shared, records=on_step is not None)  # none read: made at the end, all at once
         if on_step is not None:
             for i, rec in records.items():
                 on_step(i, rec)

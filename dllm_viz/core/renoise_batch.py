@@ -124,11 +124,12 @@ class RenoiseBatch:
 
     # ----- the step -------------------------------------------------------------------------
     @torch.inference_mode()
-    def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None
+    def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None, records: bool = True
              ) -> dict[int, StepRecord]:
         """One step of every group that holds one of the active slots `rows` (default: all); the slots of `rows`
         that have not stepped yet form their groups first (the encoder reads their prompts). Each slot's new
-        record. `shared` is ignored (a renoising request always draws from its own generator)."""
+        record. `shared` is ignored (a renoising request always draws from its own generator), and so is `records`
+        (its records are made as it goes)."""
         wanted = self.active() if rows is None else sorted(set(rows))
         stray = [i for i in wanted if i not in self.slots or self.slots[i].done]
         if stray:

@@ -371,8 +371,9 @@ class Engine:
         states = self._generator_states(indices)
         with self._cond:
             self._counts["forward_calls"] += 1
+        wanted = any(self._running[i].on_step is not None for i in indices)  # else made at the end, all at once
         try:
-            records = self._batch.step(self._shared, rows=indices)
+            records = self._batch.step(self._shared, rows=indices, records=wanted)
         except Exception as err:  # noqa: BLE001 - isolated below; the engine goes on
             self._restore_generators(states)
             if len(indices) == 1 or self._batch.atomic:  # (a renoising group's rows share one cache: all fail)
@@ -383,15 +384,14 @@ class Engine:
             self._step_rows(indices[:half])
             self._step_rows(indices[half:])
             return
-        self._deliver(records)
-        for index in indices:  # a renoising request whose canvas a neighbour's step ended is done without a record
+        self._deliver(records, served=len(records) or (0 if wanted else len(indices)))
+        for index in indices:  # done without a record: a step whose records come later, or a renoising request whose
+            # canvas a neighbour's step ended
             if index in self._running and index not in records and self._batch.slots[index].done:
                 self._leave(index)
 
     def _generator_states(self, indices: list[int]) -> list[tuple[torch.Generator, torch.Tensor]]:
-        gens = [self._batch.slots[i].generator for i in indices]
-        if self._shared is not None:
-            gens.append(self._shared)
+        gens = [self._batch.slots[i].generator for i in indices] + ([self._shared] if self._shared is not None else [])
         return [(g, g.get_state()) for g in gens]
 
     @staticmethod
@@ -399,10 +399,10 @@ class Engine:
         for gen, state in states:
             gen.set_state(state)
 
-    def _deliver(self, records: dict[int, StepRecord]) -> None:
-        """Stream each new record to its request; resolve the requests that are done."""
+    def _deliver(self, records: dict[int, StepRecord], served: int) -> None:
+        """Stream each new record to its request; resolve the requests that are done (`served`: rows stepped)."""
         with self._cond:
-            self._counts["steps_served"] += len(records)
+            self._counts["steps_served"] += served
         for index, record in records.items():
             request = self._running[index]
             if request.future.cancelled():
