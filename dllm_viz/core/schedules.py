@@ -75,7 +75,7 @@ def current_block(masked: torch.Tensor, params: Any, state: Any) -> tuple[torch.
     """
     G = masked.shape[1]
     blocks = block_of(torch.arange(G, device=masked.device), params.block_size)  # (A, G)
-    block = torch.where(masked, blocks, G).min(-1).values  # (A,)
+    block = torch.where(masked, blocks, G).amin(-1)  # (A,)
     if state.revision is not None and params.revision is not None and params.revision.holds:
         block = torch.where(state.revision.hold, state.block, block)
     return block, blocks
