@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright import sync_api as playwright
 
+from dllm_viz.app.handlers.traces import WAIT_SECONDS
 from dllm_viz.app.strings import t
 from tests.test_strings import english_words, unglossed
 
@@ -799,9 +800,15 @@ def test_a_trace_is_read_by_its_handle_and_only_by_its_own_session(page, served,
         body = {"data": [ref, 0], "component_id": demo.page.canvas._id, "fn_name": "dv_read", "session_hash": session}
         return httpx.post(url + "gradio_api/component_server/", json=body, timeout=30).json()
 
-    assert read_as("another-visitor", mine) == {"chunks": [], "state": "gone", "next": 0}
-    assert read_as("another-visitor", example)["state"] == "done"  # an example: shown to everyone
-    assert read_as("another-visitor", "guessed" + mine[7:]) == {"chunks": [], "state": "gone", "next": 0}
+    # A well-formed handle no decode of the session has made yet is waited for, `wait_seconds` (10 s as
+    # served): a second here, so that the two reads below that come to nothing do not sit out 20 s.
+    demo.traces.wait_seconds = 1.0
+    try:
+        assert read_as("another-visitor", mine) == {"chunks": [], "state": "gone", "next": 0}
+        assert read_as("another-visitor", example)["state"] == "done"  # an example: shown to everyone
+        assert read_as("another-visitor", "guessed" + mine[7:]) == {"chunks": [], "state": "gone", "next": 0}
+    finally:
+        demo.traces.wait_seconds = WAIT_SECONDS
 
 
 def test_the_trace_on_show_downloads_as_an_animation_and_diffs_against_an_uploaded_trace(page, tmp_path):

@@ -29,7 +29,8 @@ def test_a_handle_reads_only_in_its_own_session(traces):
     mine = store.add("s1", traces[0])
     got = read(store, "s1", mine.handle)
     assert got["state"] == "done" and got["next"] == 1 and got["chunks"] == wire.chunks(traces[0])
-    assert read(store, "s2", mine.handle)["state"] == "gone"  # another session: as if it did not exist
+    # another session: as if it did not exist (a well-formed handle is waited for: a decode may yet make it)
+    assert read(store, "s2", mine.handle, timeout=0.2)["state"] == "gone"
     assert read(store, None, mine.handle)["state"] == "gone"  # no session at all
     public = store.publish(traces[1])
     assert read(store, "anyone", public.handle)["state"] == "done"
@@ -112,7 +113,7 @@ def test_a_stopped_decode_reads_as_stopped_and_grows_no_more(traces):
 def test_a_page_may_name_its_decodes_handle_and_read_it_before_the_decode_starts(traces):
     """The page draws a decode's handle and reads it at once: the read waits for the decode of its own
     session (another session's decode under that name is not it), and a malformed name is refused."""
-    from dllm_viz.app.handlers.traces import MAX_EXPECTED, new_handle
+    from dllm_viz.app.handlers.traces import MAX_EXPECTED, WAIT_SECONDS, new_handle
 
     tr = traces[0]
     store = TraceStore()
@@ -130,6 +131,10 @@ def test_a_page_may_name_its_decodes_handle_and_read_it_before_the_decode_starts
     assert handle == name and got[0]["state"] == "live" and len(got[0]["chunks"]) == 1
     assert store.live("s", wire.encoder_for(tr), "not a handle")[0] != "not a handle"  # drawn anew
     assert read(store, "s", new_handle(), timeout=0.05)["state"] == "gone"  # nothing came
+    waiting = TraceStore(wait_seconds=0.05)  # without a timeout a read waits the store's `wait_seconds`
+    start = time.monotonic()
+    assert json.loads(asyncio.run(waiting.read("s", new_handle())))["state"] == "gone"
+    assert 0.05 <= time.monotonic() - start < 1.0 and TraceStore().wait_seconds == WAIT_SECONDS
 
     async def many() -> list[str]:  # a session holds at most MAX_EXPECTED such reads open
         reads = [store.read("s", new_handle(), 0, timeout=0.2) for _ in range(MAX_EXPECTED + 2)]

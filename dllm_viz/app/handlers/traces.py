@@ -156,8 +156,9 @@ class TraceStore:
     """Every session's traces by handle (see the module's docstring); safe from any thread."""
 
     def __init__(self, *, per_session: int = PER_SESSION, max_sessions: int = MAX_SESSIONS,
-                 max_chars: int = MAX_CHARS) -> None:
+                 max_chars: int = MAX_CHARS, wait_seconds: float = WAIT_SECONDS) -> None:
         self.per_session, self.max_sessions, self.max_chars = per_session, max_sessions, max_chars
+        self.wait_seconds = wait_seconds  # how long a read waits for a step (or a decode) to come, unless told
         self._sessions: OrderedDict[str, OrderedDict[str, Entry]] = OrderedDict()
         self._public: dict[str, Entry] = {}
         # session -> handle -> the reads waiting for a decode to make it (the page named it first)
@@ -262,10 +263,12 @@ class TraceStore:
         return self.entry(session, handle)
 
     async def read(self, session: str | None, handle: Any, start: Any = 0, *,
-                   timeout: float = WAIT_SECONDS) -> str:
+                   timeout: float | None = None) -> str:
         """What the page reads: `{"chunks": [...], "state": ..., "next": n}` as JSON text, the chunks
         from index `start` on. A decode in progress answers once it has something new (or after
-        `timeout` seconds); an unknown handle, or one of another session, reads as "gone"."""
+        `timeout` seconds, `wait_seconds` unless given); an unknown handle, or one of another session,
+        reads as "gone"."""
+        timeout = self.wait_seconds if timeout is None else timeout
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
             return GONE
         entry = self.entry(session, handle)
