@@ -63,7 +63,7 @@ def test_ci_runs_every_test_once_the_default_tier_then_the_rest():
     import shlex
 
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
-    assert ci[-1] == "bash .ci/run-rest" and ci[-2].endswith("&& python -m pytest")
+    assert ci[-1] == "bash .ci/run-rest" and ci[-2].endswith("&& python -m pytest -n 2 --dist loadfile")
     addopts = shlex.split(re.search(r'^addopts = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.M)[1])
     default = addopts[addopts.index("-m") + 1]
     rest = shlex.split((ROOT / ".ci" / "run-rest").read_text(encoding="utf-8").strip().splitlines()[-1])[-1]
