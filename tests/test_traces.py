@@ -86,13 +86,14 @@ def test_a_read_of_a_decode_in_progress_answers_as_each_step_comes(traces):
         time.sleep(0.05)
         sent.append(time.monotonic())
         entry.add(rec)
-    time.sleep(0.05)
+    time.sleep(0.6)  # a read that no step woke answers at the end, 0.6 s or more after the last step
     entry.finish(tr)
     reader.join(timeout=10)
     assert answers[-1][2] == "done" and sum(n for _, n, _ in answers) == len(tr.steps) + 1
-    # each step answered soon after it was added (not after a timeout): the read waited for it
+    # each step answered soon after it was added (not at the end, nor after a timeout): the read waited for
+    # it. 0.5 s leaves room for a busy machine's scheduling (0.19 s seen at load 11 on 2 cores).
     for when in sent:
-        assert min(t for t, n, _ in answers if t >= when and n) - when < 0.04
+        assert min(t for t, n, _ in answers if t >= when and n) - when < 0.5
     chunks = [json.loads(c) for c in entry.since(0)[0]]
     assert "head" in chunks[0] and [c["steps"]["from"] for c in chunks[:-1]] == list(range(len(tr.steps)))
     assert chunks[-1]["done"] == json.loads(wire.dumps([wire.done(tr)]))[0]
