@@ -42,8 +42,9 @@ def test_every_test_of_the_shared_server_is_slow():
 
 
 def test_the_default_tier_leaves_out_long_and_sglang_and_the_readme_says_how_to_run_them():
-    """`python -m pytest` (the README's test command, .ci/run) runs the default tier: pyproject.toml's
-    addopts deselect `long` and `sglang`; the README gives the command for the rest and each tier's time."""
+    """`python -m pytest` (the README's test command, .ci/run; there on two processes) runs the default tier:
+    pyproject.toml's addopts deselect `long` and `sglang`; the README gives the command for the rest and each
+    tier's time."""
     import re
     import shlex
 
