@@ -16,10 +16,14 @@ tests/test_tiers.py checks every name still exists.
 """
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,3 +178,33 @@ def served_app(tmp_path_factory: pytest.TempPathFactory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=30)
+
+
+@contextmanager
+def _environment_lock(exclusive: bool):
+    """The README's quick start reinstalls this checkout into the running environment (`-e .`); a Python
+    process started outside the checkout meanwhile, by another process of `pytest -n 2`, could then find
+    no `dllm_viz`. The installer holds this lock alone, the tests whose processes import it together
+    (one lock file per environment, so two checkouts sharing one environment wait for each other too)."""
+    digest = hashlib.sha1(sys.prefix.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"dllm-viz-environment-{digest}.lock"
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def installs_the_package():
+    """For a test that reinstalls the package into the running environment (the quick start)."""
+    with _environment_lock(exclusive=True):
+        yield
+
+
+@pytest.fixture
+def imports_the_installed_package():
+    """For a test whose Python process imports the installed package from outside the checkout."""
+    with _environment_lock(exclusive=False):
+        yield

@@ -15,7 +15,7 @@ from dllm_viz.core.trace import Trace
 from tests.netguard import guarded_env, outside_connections
 
 
-def test_load_model_and_a_decode_open_no_connection(tmp_path):
+def test_load_model_and_a_decode_open_no_connection(tmp_path, imports_the_installed_package):
     env, log = guarded_env(tmp_path)
     code = ("from dllm_viz import DecodeConfig, decode, load_model\n"
             "model = load_model()\n"

@@ -119,7 +119,7 @@ def test_block_runs_outside_the_checkout(block, tmp_path):
     assert done.returncode == 0, f"{block.where} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
 
 
-def test_quick_start_serves_and_the_api_example_calls_it(tmp_path):
+def test_quick_start_serves_and_the_api_example_calls_it(tmp_path, installs_the_package):
     (start,) = [b for b in BLOCKS if _is_quick_start(b)]
     (client_block,) = [b for b in BLOCKS if _is_client(b)]
     url = re.search(r"Client\(\"(http://[^\"]+)\"\)", client_block.code).group(1)
