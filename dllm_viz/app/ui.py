@@ -19,6 +19,7 @@ Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()`.
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -90,24 +91,33 @@ NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : arg
 RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }"
 
 
-def read_traces(store: TraceStore) -> Callable[..., Any]:
-    """The canvas's server function: the page reads a trace by its handle, `dv_read(handle, start)` ->
-    the chunks from `start` on (`TraceStore.read`), as JSON written once. The session is Gradio's:
-    another session's handle reads as gone."""
+async def _session_of(request: gr.Request) -> str | None:
+    """The session a server function's call comes from. Gradio hands a server function the HTTP request
+    itself; the session is the one its body names (the page's own, as for every other call it makes:
+    Gradio's `component_server`)."""
+    session = getattr(request, "session_hash", None)
+    if session is None:
+        body = await request.json()
+        session = body.get("session_hash") if isinstance(body, dict) else None
+    return session if isinstance(session, str) else None
+
+
+def read_traces(store: TraceStore) -> list[Callable[..., Any]]:
+    """The canvas's server functions. `dv_read(handle, start)`: the page reads a trace by its handle,
+    the chunks from `start` on (`TraceStore.read`), as JSON written once. `dv_shown(handles)`: the
+    page has drawn every view of those traces (`TraceStore.drawn`). The session is Gradio's: another
+    session's handle reads as gone."""
 
     async def dv_read(data: Any, request: gr.Request) -> Response:
         handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
-        # Gradio hands a server function the HTTP request itself; the session is the one its body names
-        # (the page's own, as for every other call it makes: Gradio's `component_server`).
-        session = getattr(request, "session_hash", None)
-        if session is None:
-            body = await request.json()
-            session = body.get("session_hash") if isinstance(body, dict) else None
-        if not isinstance(session, str):
-            session = None
-        return Response(await store.read(session, handle, start), media_type="application/json")
+        return Response(await store.read(await _session_of(request), handle, start), media_type="application/json")
 
-    return dv_read
+    async def dv_shown(data: Any, request: gr.Request) -> bool:
+        handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data
+        store.drawn(await _session_of(request), handles)
+        return True
+
+    return [dv_read, dv_shown]
 
 
 def launch_options() -> dict[str, Any]:
@@ -167,7 +177,7 @@ def build_demo(
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
-                                    longest=longest, read=read_traces(pg.traces), scenes=pg.scene_keys())
+                                    longest=longest, server=read_traces(pg.traces), scenes=pg.scene_keys())
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
                             "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)
@@ -197,6 +207,7 @@ def build_demo(
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
     demo.page = page  # for tests and for other front ends that add to the page
     demo.traces = pg.traces  # the traces the page reads by handle (`read_traces`)
+    gc.freeze()  # the model, Gradio, this page live as long as the server: no full collection walks them again
     return demo
 
 

@@ -21,6 +21,7 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
     return Number.isFinite(T) && T >= 0 ? T : d.temperature;
   },
   onStop: () => stopDecode(window.__dv.stopKey),
+  onDrawn: () => shown([window.__dv.shownRef]),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
@@ -75,6 +76,12 @@ function dvRead(ref) {
     if (e.state !== "live" && old !== ref) dv.traces.delete(old);
   }
   return entry;
+}
+
+// The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
+// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them.
+function shown(refs) {
+  if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
 }
 
 // ----- the Playground's canvas value -----------------------------------------------------------------
@@ -227,6 +234,7 @@ function drawCompareFigures(lang) {
     dv.compared = key;
     draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
     draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
+    shown([a.__dvRef, b.__dvRef]);
   }
   const cmp = a.__dvValue && a.__dvValue.cmp;
   if (!cmp || dv.comparedAll === key) return;
