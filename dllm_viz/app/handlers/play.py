@@ -191,13 +191,17 @@ class PlayHandlers:
         handle, entry = self.traces.live(session, encoder, ref)
         traces = None
         with self._stop_for(session) as (stop, key):
+            entry.stop_key(key)  # first of its chunks: the page may read it before this event answers
             steps = stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg], idle=LIVE_SECONDS,
                            stop=stop, ticket=Ticket(client=("page", session)),
                            on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
                            on_done=lambda done: entry.finish(done[0]))  # decoding (or queued) from here on
             try:
-                canvas = wire.canvas_value(handle, lang=lang, live=True, key=key)
-                yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets with it
+                # A page that named the handle reads it already (and Stop's key with it): no first answer
+                # unless the widgets were fitted (each answer costs the page a long task while it decodes).
+                if handle != ref or any(getattr(knobs, f.name) is not KEEP for f in dataclasses.fields(knobs)):
+                    canvas = wire.canvas_value(handle, lang=lang, live=True, key=key)
+                    yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets
                 answered = time.monotonic()
                 for kind, item in steps:
                     if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it

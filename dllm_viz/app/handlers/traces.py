@@ -115,6 +115,12 @@ class Entry:
             self.waiting = shown
             self._push({"v": wire.VERSION, "queue": shown})
 
+    def stop_key(self, key: str) -> None:
+        """The key the decode's Stop must send (`PlayHandlers.stopped`), for the page that reads it (a
+        session's own entry: no other page reads it)."""
+        if key:
+            self._push({"v": wire.VERSION, "key": key})
+
     def end(self, state: str) -> None:
         """The decode ended without a trace ("stopped" by the visitor, or "failed")."""
         self._push(None, state)

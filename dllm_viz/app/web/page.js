@@ -105,7 +105,11 @@ function follow(value, pending) {
     const paint = () => {
       const shown = entry.d.n || entry.d.queue;
       if (pending && dv.pending === value.ref && dv.asked !== value.ref && shown) dv.asked = value.ref;
-      if (dv.asked === value.ref && shown) { entry.d.live = true; dvShow(dv, entry.d); }
+      if (dv.asked === value.ref && shown) {
+        if (entry.d.key) dv.stopKey = entry.d.key;  // the decode's own key (its chunks): what its Stop sends
+        entry.d.live = true;
+        dvShow(dv, entry.d);
+      }
     };
     entry.listeners.add(paint);
     paint();
