@@ -19,7 +19,6 @@ Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()`.
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -207,7 +206,6 @@ def build_demo(
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
     demo.page = page  # for tests and for other front ends that add to the page
     demo.traces = pg.traces  # the traces the page reads by handle (`read_traces`)
-    gc.freeze()  # the model, Gradio, this page live as long as the server: no full collection walks them again
     return demo
 
 
