@@ -21,7 +21,7 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
     return Number.isFinite(T) && T >= 0 ? T : d.temperature;
   },
   onStop: () => stopDecode(window.__dv.stopKey),
-  onDrawn: () => shown([window.__dv.shownRef]),
+  onDrawn: () => tellDrawn([window.__dv.shownRef]),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
@@ -80,7 +80,7 @@ function dvRead(ref) {
 
 // The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
 // banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them.
-function shown(refs) {
+function tellDrawn(refs) {
   if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
 }
 
@@ -238,7 +238,7 @@ function drawCompareFigures(lang) {
     dv.compared = key;
     draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
     draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
-    shown([a.__dvRef, b.__dvRef]);
+    tellDrawn([a.__dvRef, b.__dvRef]);
   }
   const cmp = a.__dvValue && a.__dvValue.cmp;
   if (!cmp || dv.comparedAll === key) return;
