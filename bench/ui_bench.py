@@ -286,6 +286,7 @@ def main(argv: list[str] | None = None) -> None:
                       max_length=getattr(model, "max_length", None), concurrency_limit=app.MAX_BATCH)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    app.freeze_heap()  # as app.py serves
     url = f"http://127.0.0.1:{port}/"
     client = Client(url, verbose=False)
     config_json = json.dumps({"gen_length": args.gen_length})

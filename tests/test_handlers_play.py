@@ -1,6 +1,7 @@
 """app/handlers/play.py called directly (no server): decode, presets, the k line, traces in and out."""
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -198,9 +199,10 @@ def test_a_decode_streams_each_step_then_the_finished_view(pg, runner, monkeypat
     *beats, final = list(stream)
     assert all(view.canvas is KEEP for view in beats)  # heartbeats only: the steps went to the reader
     assert len(runner.calls) == 1  # one decode
-    assert seen == [(s, s + 1) for s in range(12)]
+    assert seen == [(s, s + 2) for s in range(12)]  # after Stop's key (the session's page reads it there)
     chunks, state = pg.traces.entry("s", first.canvas["ref"]).since(0)
-    assert state == "done" and len(chunks) == 13  # a chunk per step, then what the finished trace says
+    assert state == "done" and len(chunks) == 14  # the key, a chunk per step, then what the finished trace says
+    assert json.loads(chunks[0])["key"] == first.canvas["key"]
     assert final.trace.handle == first.canvas["ref"] and final.canvas["live"] is False
     assert len(final.trace.trace.steps) == 12
 
@@ -410,7 +412,7 @@ def test_a_decode_waiting_for_a_slot_shows_where_it_stands(pg, runner):
     reader.join(timeout=60)
     got = chunks()
     assert [c["queue"] for c in got if "queue" in c] == [[3, 5], [1, 2], None]  # seconds rounded up
-    assert "head" in got[3] and not any("queue" in c for c in got[3:])  # then its steps
+    assert got[0]["key"] and "head" in got[4] and not any("queue" in c for c in got[4:])  # Stop's key; then its steps
     assert rest[-1].trace is not KEEP
 
 
@@ -418,8 +420,11 @@ def test_a_decode_runs_under_the_handle_its_page_drew(pg):
     from dllm_viz.app.handlers.traces import new_handle
 
     name = new_handle()
-    out = pg.play.decode(prompt="the ", lang="en", ref=name, session="s", **widgets())
+    views = list(pg.play.decode_stream(prompt="the ", lang="en", ref=name, session="s", **widgets()))
+    out = views[-1]
     assert out.trace.handle == out.canvas["ref"] == name and pg.traces.entry("s", name) is not None
+    # the page that named it reads it already, Stop's key with it: the event's only answer is the finished view
+    assert len(views) == 1 and '"key"' in pg.traces.entry("s", name).since(0)[0][0]
     assert pg.play.decode(prompt="the ", lang="en", ref="<script>", session="s", **widgets()).trace.handle != "<script>"
 
 

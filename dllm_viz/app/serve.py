@@ -11,6 +11,7 @@ elsewhere the wrapper is a no-op.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -264,4 +265,14 @@ def serve() -> None:
         prevent_thread_lock=True, **launch_options(),
     )
     guards.install(demo, limits)  # connections, memory, the log: installed on the running server
+    freeze_heap()
     demo.block_thread()
+
+
+def freeze_heap() -> None:
+    """Collect once, then leave what the server holds now (the model, Gradio, the page: a few hundred
+    thousand objects that live as long as it) out of every later full collection of Python's cyclic
+    collector: after a large trace was loaded, each such collection walked them all again (hundreds of
+    ms inside a visitor's event)."""
+    gc.collect()
+    gc.freeze()

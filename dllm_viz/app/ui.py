@@ -90,24 +90,33 @@ NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : arg
 RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }"
 
 
-def read_traces(store: TraceStore) -> Callable[..., Any]:
-    """The canvas's server function: the page reads a trace by its handle, `dv_read(handle, start)` ->
-    the chunks from `start` on (`TraceStore.read`), as JSON written once. The session is Gradio's:
-    another session's handle reads as gone."""
+async def _session_of(request: gr.Request) -> str | None:
+    """The session a server function's call comes from. Gradio hands a server function the HTTP request
+    itself; the session is the one its body names (the page's own, as for every other call it makes:
+    Gradio's `component_server`)."""
+    session = getattr(request, "session_hash", None)
+    if session is None:
+        body = await request.json()
+        session = body.get("session_hash") if isinstance(body, dict) else None
+    return session if isinstance(session, str) else None
+
+
+def read_traces(store: TraceStore) -> list[Callable[..., Any]]:
+    """The canvas's server functions. `dv_read(handle, start)`: the page reads a trace by its handle,
+    the chunks from `start` on (`TraceStore.read`), as JSON written once. `dv_shown(handles)`: the
+    page has drawn every view of those traces (`TraceStore.drawn`). The session is Gradio's: another
+    session's handle reads as gone."""
 
     async def dv_read(data: Any, request: gr.Request) -> Response:
         handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
-        # Gradio hands a server function the HTTP request itself; the session is the one its body names
-        # (the page's own, as for every other call it makes: Gradio's `component_server`).
-        session = getattr(request, "session_hash", None)
-        if session is None:
-            body = await request.json()
-            session = body.get("session_hash") if isinstance(body, dict) else None
-        if not isinstance(session, str):
-            session = None
-        return Response(await store.read(session, handle, start), media_type="application/json")
+        return Response(await store.read(await _session_of(request), handle, start), media_type="application/json")
 
-    return dv_read
+    async def dv_shown(data: Any, request: gr.Request) -> bool:
+        handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data
+        store.drawn(await _session_of(request), handles)
+        return True
+
+    return [dv_read, dv_shown]
 
 
 def launch_options() -> dict[str, Any]:
@@ -167,7 +176,7 @@ def build_demo(
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
-                                    longest=longest, read=read_traces(pg.traces), scenes=pg.scene_keys())
+                                    longest=longest, server=read_traces(pg.traces), scenes=pg.scene_keys())
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
                             "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)

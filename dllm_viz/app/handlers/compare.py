@@ -20,7 +20,7 @@ from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_s
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.app.handlers.outputs import KEEP, CompareCleared, CompareShown, LessonShown, keep
-from dllm_viz.app.handlers.traces import Shown, TraceStore
+from dllm_viz.app.handlers.traces import Shown, TraceStore, settle
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.core.analysis import divergence
@@ -33,6 +33,7 @@ from dllm_viz.core.trace import Trace
 # How long a compare's last answer (summary, facts) waits for the page to have read both finished sides:
 # the page draws their canvases and heatmaps first, and Gradio's update of the text after them.
 DELIVERED_SECONDS = 0.25
+DRAWN_SECONDS = 0.5  # ... and then for it to have drawn their canvases and heatmaps (`traces.settle`)
 
 
 def world_lesson_table(key: str, lang: str = "en", *, title: str | None = None) -> str:
@@ -158,9 +159,8 @@ class CompareHandlers:
             steps.close()
         if traces is None:
             return
-        for _, entry in sides.values():  # a page reads them: its views first, then the summary and facts
-            if entry.read.is_set():
-                entry.delivered.wait(DELIVERED_SECONDS)
+        # a page reads them: its views first, then the summary and facts
+        settle([entry for _, entry in sides.values()], DELIVERED_SECONDS, DRAWN_SECONDS)
         ta, tb = traces[0], traces[len(group)]
         summary = render.divergence_text(ta, tb, lang)
         if k:

@@ -48,7 +48,7 @@ from dllm_viz.app.handlers.banners import (
 from dllm_viz.app.handlers.fit import fit_settings, fitted_knobs
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.app.handlers.takeout import read_trace_file
-from dllm_viz.app.handlers.traces import Shown, TraceStore
+from dllm_viz.app.handlers.traces import Shown, TraceStore, settle
 from dllm_viz.app.handlers.outputs import (
     KEEP,
     DecodeFirst,
@@ -82,6 +82,8 @@ KEEPALIVE_SECONDS = 5.0
 # How long a decode's last answer (facts, banner) waits for the page to have read the finished trace: the
 # page draws the canvas and the heatmap first, and Gradio's update of the other views after them.
 DELIVERED_SECONDS = 0.25
+# ... and then for the page to have drawn them (it says so: `traces.TraceStore.drawn`).
+DRAWN_SECONDS = 0.5
 # How long Stop waits for the decode it stopped to end its stream (it does within LIVE_SECONDS of
 # the signal, plus one step of the model for its worker), so nothing of that decode follows Stop's view.
 STOP_WAIT_SECONDS = 10.0
@@ -189,13 +191,17 @@ class PlayHandlers:
         handle, entry = self.traces.live(session, encoder, ref)
         traces = None
         with self._stop_for(session) as (stop, key):
+            entry.stop_key(key)  # first of its chunks: the page may read it before this event answers
             steps = stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg], idle=LIVE_SECONDS,
                            stop=stop, ticket=Ticket(client=("page", session)),
                            on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
                            on_done=lambda done: entry.finish(done[0]))  # decoding (or queued) from here on
             try:
-                canvas = wire.canvas_value(handle, lang=lang, live=True, key=key)
-                yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets with it
+                # A page that named the handle reads it already (and Stop's key with it): no first answer
+                # unless the widgets were fitted (each answer costs the page a long task while it decodes).
+                if handle != ref or any(getattr(knobs, f.name) is not KEEP for f in dataclasses.fields(knobs)):
+                    canvas = wire.canvas_value(handle, lang=lang, live=True, key=key)
+                    yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets
                 answered = time.monotonic()
                 for kind, item in steps:
                     if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
@@ -214,8 +220,7 @@ class PlayHandlers:
                 steps.close()
         if traces is None or stop.is_set():
             return
-        if entry.read.is_set():  # a page reads it: its views first, then the facts
-            entry.delivered.wait(DELIVERED_SECONDS)
+        settle([entry], DELIVERED_SECONDS, DRAWN_SECONDS)  # a page reads it: its views first, then the facts
         done = Shown(handle, traces[0])
         shipped = shipped_banner(done.trace, traces[1] if on else None, on, lang)
         if shipped:

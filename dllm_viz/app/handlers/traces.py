@@ -68,6 +68,7 @@ class Entry:
         self.state = "live"
         self.read = threading.Event()  # a page reads this entry
         self.delivered = threading.Event()  # ... and has read it to its end
+        self.drawn = threading.Event()  # ... and has drawn every view of it (`TraceStore.drawn`)
         self.counter: Any = None  # the store's count of characters held, while it holds this entry
         self.waiting: list[Any] | None = None  # where it waits for a slot, as last sent (`queue`)
         self._lock = threading.Lock()
@@ -114,6 +115,12 @@ class Entry:
             self.waiting = shown
             self._push({"v": wire.VERSION, "queue": shown})
 
+    def stop_key(self, key: str) -> None:
+        """The key the decode's Stop must send (`PlayHandlers.stopped`), for the page that reads it (a
+        session's own entry: no other page reads it)."""
+        if key:
+            self._push({"v": wire.VERSION, "key": key})
+
     def end(self, state: str) -> None:
         """The decode ended without a trace ("stopped" by the visitor, or "failed")."""
         self._push(None, state)
@@ -140,6 +147,18 @@ class Entry:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def settle(entries: Any, delivered: float, drawn: float) -> None:
+    """Wait until a page that reads `entries` has read them to their ends (at most `delivered` seconds)
+    and drawn them (at most `drawn` seconds more): a decode's last answer (its facts and banner, which
+    Gradio's page applies in one long task) then never takes the page's time from drawing the views.
+    Entries no page reads are not waited for."""
+    read = [entry for entry in entries if entry.read.is_set()]
+    for entry in read:
+        entry.delivered.wait(delivered)
+    for entry in read:
+        entry.drawn.wait(drawn)
 
 
 GONE = '{"chunks":[],"state":"gone","next":0}'  # what an unknown handle, or another session's, reads as
@@ -231,6 +250,14 @@ class TraceStore:
         with self._lock:
             traces = self._sessions.get(session)
             return None if traces is None else traces.get(handle)
+
+    def drawn(self, session: str | None, handles: Any) -> None:
+        """The page of `session` has drawn every view of the traces `handles` (what a decode's last
+        answer waits for: `settle`)."""
+        for handle in handles if isinstance(handles, list) else []:
+            entry = self.entry(session, handle)
+            if entry is not None:
+                entry.drawn.set()
 
     def release(self, session: str | None) -> None:
         """Forget a session's traces (its state was deleted)."""

@@ -21,6 +21,7 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
     return Number.isFinite(T) && T >= 0 ? T : d.temperature;
   },
   onStop: () => stopDecode(window.__dv.stopKey),
+  onDrawn: () => tellDrawn([window.__dv.shownRef]),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
@@ -77,6 +78,12 @@ function dvRead(ref) {
   return entry;
 }
 
+// The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
+// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them.
+function tellDrawn(refs) {
+  if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
+}
+
 // ----- the Playground's canvas value -----------------------------------------------------------------
 if (dv.opening === undefined) dv.opening = new URLSearchParams(location.search).has("config");
 
@@ -98,7 +105,11 @@ function follow(value, pending) {
     const paint = () => {
       const shown = entry.d.n || entry.d.queue;
       if (pending && dv.pending === value.ref && dv.asked !== value.ref && shown) dv.asked = value.ref;
-      if (dv.asked === value.ref && shown) { entry.d.live = true; dvShow(dv, entry.d); }
+      if (dv.asked === value.ref && shown) {
+        if (entry.d.key) dv.stopKey = entry.d.key;  // the decode's own key (its chunks): what its Stop sends
+        entry.d.live = true;
+        dvShow(dv, entry.d);
+      }
     };
     entry.listeners.add(paint);
     paint();
@@ -227,6 +238,7 @@ function drawCompareFigures(lang) {
     dv.compared = key;
     draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
     draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
+    tellDrawn([a.__dvRef, b.__dvRef]);
   }
   const cmp = a.__dvValue && a.__dvValue.cmp;
   if (!cmp || dv.comparedAll === key) return;

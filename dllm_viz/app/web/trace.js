@@ -75,7 +75,8 @@ function dvTraceAdd(d, chunk) {
   for (const text of chunk.pieces || []) d.pieces.push(text);
   if (chunk.steps) dvSteps(d, chunk.steps);
   if (chunk.done) dvDone(d, chunk.done);
-  if ("queue" in chunk) d.queue = chunk.queue;  // before its first step: where the decode waits for a slot
+  if ("queue" in chunk) d.queue = chunk.queue;
+  if (chunk.key) d.key = chunk.key;  // a decode in progress of this page's own: what its Stop sends  // before its first step: where the decode waits for a slot
   return d;
 }
 

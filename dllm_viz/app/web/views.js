@@ -1,7 +1,8 @@
 // dllm-viz: a player and its linked views (after trace.js, canvas.js, inspector.js and figures.js; see
 // views/web.py). `dvView(hosts, options)` draws one trace into the elements it is given:
 //   hosts: {canvas, inspector, heatmap, order, steps, task} (any may be missing)
-//   options: {strings: {lang: table}, theme, lang, temperature: () => T, onRender: (v) => {} after each
+//   options: {strings: {lang: table}, theme, lang, temperature: () => T, onDrawn: (v) => {} once a trace's
+//             figures are all drawn, onRender: (v) => {} after each
 //             render, onHover: (v, p) => {} as the pointer enters a token (-1: leaves the text)}
 // and keeps ONE step cursor and ONE selected position shared by them: play, pause, step, scrub,
 // clicks on tokens and figure cells, hover. Several views on one page never share anything. Nothing
@@ -216,10 +217,12 @@ function dvRender(v) {
   if (v.options.onRender) v.options.onRender(v);
 }
 
-// The figures of the trace on show, drawn once per trace and language: the heatmap with the canvas,
-// the others in the next task, so the browser shows the canvas and the heatmap first.
+// The figures of the trace on show, drawn once per trace and language, each in a task of its own after
+// the canvas's (the heatmap first), so the browser shows the canvas, then each figure, as it is drawn;
+// `options.onDrawn(v)` once the trace's figures are all drawn. `v.later` is set while some are to come.
 function dvDrawFigures(v) {
-  const d = v.data, t = v.t(), key = v.lang;
+  const d = v.data, t = v.t(), key = v.lang, names = ["heatmap", "order", "steps", "task"];
+  const todo = () => names.filter((name) => v.hosts[name] && v.drawn[name] !== key);
   const draw = (name) => {
     const host = v.hosts[name];
     if (!host || v.drawn[name] === key || v.data !== d) return;
@@ -234,10 +237,18 @@ function dvDrawFigures(v) {
     fig.__kind = name;
     dvPlot(host, fig);
   };
-  draw("heatmap");
-  if (["order", "steps", "task"].every((name) => !v.hosts[name] || v.drawn[name] === key)) return;
+  if (!todo().length) return;
   clearTimeout(v.later);
-  v.later = setTimeout(() => { ["order", "steps", "task"].forEach(draw); dvSync(v, true); }, 0);
+  const next = () => {
+    v.later = null;
+    if (v.data !== d || v.lang !== key) return;  // another trace or language: its own call draws it
+    const left = todo();
+    if (left.length) draw(left[0]);
+    dvSync(v, true);
+    if (left.length > 1) v.later = setTimeout(next, 0);
+    else if (v.options.onDrawn) v.options.onDrawn(v);
+  };
+  v.later = setTimeout(next, 0);
 }
 
 // Redraw the figures that depend on the host's width (a phone turned, a tab shown).
