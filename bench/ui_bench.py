@@ -21,6 +21,8 @@ browser rows' ratios use `direct` timed again between those browser rounds, once
 since this VM's speed drifts between the phases of one run, and for a lesson click the same lesson's
 handler timed between clicks on what the click sends (the page's prompt, seed and gen_length, which
 are not `compare`'s: the page's prompt is another length, and the clicks alternate two lessons).
+With a 3 MB trace loaded the page's gen_length is the trace's (240), so those clicks decode more; the
+last lines compare each click with its own handler, loaded over not loaded.
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
@@ -340,6 +342,15 @@ def main(argv: list[str] | None = None) -> None:
         cmp_base = median_of(BETWEEN["compare"] + suffix if browser else "compare", "compare")
         vs_cmp = f"{med / cmp_base:10.2f}" if "lesson" in name else ""
         print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {med / base:9.2f} {vs_cmp}")
+    loaded = ", 3 MB trace loaded"
+    if times.get("browser: lesson figures" + loaded):
+        # A loaded trace sets the page's gen_length to its own (240), so the clicks after it decode 240 positions,
+        # not 64: the like-for-like figure is each click's time over its own handler's (the same lesson, on what
+        # that click sent), loaded over not loaded.
+        for row in ("browser: lesson figures", "browser: lesson, every figure"):
+            with_trace = median_of(row + loaded, row) / median_of(BETWEEN["compare"] + loaded, "compare")
+            without = median_of(row, row) / median_of(BETWEEN["compare"], "compare")
+            print(f"{row[9:]}, 3 MB trace loaded / not, each x its handler: {with_trace / without:.2f}")
 
 
 if __name__ == "__main__":
