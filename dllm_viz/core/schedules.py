@@ -38,6 +38,8 @@ def quota(q: QuotaInputs, schedule_id: torch.Tensor, present: set[str] | None = 
 
     `schedule_id` `(B,)` indexes SCHEDULES; `present` (names in the batch) skips absent schedules.
     """
+    if present is not None and len(present) == 1:  # one schedule: every row's (no per-row pick)
+        return torch.minimum(rules.SCHEDULES[next(iter(present))].quota(q), q.eligible)
     out = torch.zeros_like(q.eligible)
     for name, schedule in rules.SCHEDULES.items():
         if present is not None and name not in present:

@@ -27,7 +27,7 @@ generator, so a request's result never depends on its neighbours.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 import torch
@@ -231,7 +231,8 @@ def denoise_step(
     ref, dtype, rp = params.quirks, logits.dtype, params.revision  # ref: the reference quirks (core.references)
     where = targets.block if targets is not None and targets.block is not None else current_block(masked, params, state)
     block, blocks = where  # (A,) each row's current block, (A, G) each position's
-    block_step = torch.where(block != state.block, 0, state.block_step)  # (A,) a new block starts at 0
+    moved = block != state.block  # (A,) bool: a new block
+    block_step = torch.where(moved, 0, state.block_step)  # (A,) a new block starts at 0
     keep = ref.keeps_mask(masked, lambda: block_step < params.block_size)  # a young reference row's mask stays
     logits = mask_out(logits.float(), params.mask_token_id, keep, params.edit_token_ids)  # (1) no mask, no edit token
     plan_in = None
@@ -245,7 +246,7 @@ def denoise_step(
     raw_conf = x.unpack(score(raw, lambda: x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
     eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
-    k = torch.where((block != state.block) & params.restart, params.top_k, state.k)
+    k = torch.where(moved & params.restart, params.top_k, state.k)
     q = QuotaInputs(k=k, top_k=params.top_k, block_step=block_step, block_size=params.block_size,
                     steps_per_block=params.steps_per_block, eligible=eligible.sum(-1), knobs=params.knobs,
                     positions=Positions(eligible=eligible, conf=conf, wide=ref.wide(dtype),
@@ -290,15 +291,20 @@ def mask_out(logits: torch.Tensor, mask_token_id: int | None, keep: torch.Tensor
     holds it stays (a reference row whose code keeps it, `core.references.llada`). Unchanged when
     `mask_token_id` is None (the caller masked it). The `edit_token_ids` (DELETE and SPLIT of a model that
     edits lengths) leave the candidates everywhere: a rule whose positions stay cannot write them."""
+    if keep is None or mask_token_id is None:  # one fill of every id that leaves (no per-row exception)
+        out = (*edit_token_ids, *(() if mask_token_id is None else (mask_token_id,)))
+        return logits.index_fill_(-1, _ids(out, logits.device), float("-inf")) if out else logits
     if edit_token_ids:
-        logits[..., list(edit_token_ids)] = float("-inf")
-    if mask_token_id is None:
-        return logits
-    if keep is None:
-        logits[..., mask_token_id] = float("-inf")
-    else:
-        logits[..., mask_token_id] = torch.where(keep, logits[..., mask_token_id], float("-inf"))  # (M, 1)
+        logits.index_fill_(-1, _ids(edit_token_ids, logits.device), float("-inf"))
+    logits[..., mask_token_id] = torch.where(keep, logits[..., mask_token_id], float("-inf"))  # (M, 1)
     return logits
+
+
+@lru_cache(maxsize=64)
+def _ids(ids: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """`ids` as a long tensor on `device`, made once (`mask_out` fills them every step)."""
+    with torch.inference_mode(False):  # a plain tensor, whichever mode first asks for it
+        return torch.tensor(ids, dtype=torch.long, device=device)
 
 
 def revision_targets(masked: torch.Tensor, valid: torch.Tensor | None, params: StepParams,
