@@ -76,7 +76,7 @@ def current_block(masked: torch.Tensor, params: Any, state: Any) -> tuple[torch.
     previous step's block open (joint_threshold's edit-only steps).
     """
     G = masked.shape[1]
-    blocks = block_of(torch.arange(G, device=masked.device), params.block_size)  # (A, G)
+    blocks = params.position_blocks(G)  # (A, G) each position's block
     block = torch.where(masked, blocks, G).amin(-1)  # (A,)
     if state.revision is not None and params.revision is not None and params.revision.holds:
         block = torch.where(state.revision.hold, state.block, block)

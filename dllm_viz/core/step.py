@@ -41,7 +41,7 @@ from dllm_viz.core.revision import (
     targets_of,
 )
 from dllm_viz.core.rules.base import Columns, Positions, QuotaInputs, select_top
-from dllm_viz.core.schedules import SCHEDULE_IDS, current_block, next_k, quota, rank, schedule_knobs
+from dllm_viz.core.schedules import SCHEDULE_IDS, block_of, current_block, next_k, quota, rank, schedule_knobs
 from dllm_viz.core.scoring import CONFIDENCE_IDS, Distribution, entropy_nats, score
 from dllm_viz.core.sources import SOURCE_IDS, confidence_for
 
@@ -124,6 +124,14 @@ class StepParams:
             revision=RevisionParams.from_configs(cs, device=device, prompt_lengths=prompt_lengths)
             if any(c.revise != "none" for c in cs) else None,
         )
+
+    def position_blocks(self, G: int) -> torch.Tensor:
+        """`(A, G)` long: the block of each of the first G generated positions of each row (`block_of`), made once
+        per width and read by every step of these rows (never written)."""
+        made = self.__dict__.setdefault("_position_blocks", {})  # beside the frozen fields, as cached_property does
+        if G not in made:
+            made[G] = block_of(torch.arange(G, device=self.block_size.device), self.block_size)
+        return made[G]
 
 
 @dataclass(frozen=True)
