@@ -76,6 +76,16 @@ def test_mixed_schedules_in_one_batch():
     assert {name: got[name] for name in expected} == expected
 
 
+def test_a_batch_of_one_schedule_counts_as_the_mixed_pick_does():
+    n = len(SCHEDULES)
+    qi = batch(k=[4] * n, top_k=[8] * n, min_k=[1] * n, block_step=[0, 1, 2, 3, 4, 0][:n], block_size=[16] * n,
+               steps_per_block=[5] * n, eligible=[16, 3, 9, 1, 12, 7][:n], above=[2] * n)
+    for name in SCHEDULES:  # every row under `name`: the one-schedule shortcut, and the per-row pick among all
+        ids = torch.full((n,), SCHEDULE_IDS[name])
+        one, mixed = quota(qi, ids, {name}), quota(qi, ids, set(SCHEDULES))
+        assert one.dtype == mixed.dtype and one.tolist() == mixed.tolist(), name
+
+
 def test_select_top_rank_mask():
     conf = torch.tensor([[0.1, 0.9, 0.5, 0.9, 0.3], [0.2, 0.1, 0.8, 0.7, 0.6]])
     eligible = torch.tensor([[True, True, True, False, True], [True, True, True, True, True]])
