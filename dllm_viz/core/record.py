@@ -55,27 +55,13 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     if r.masked.device.type != "cpu":
         host = {k: v.cpu() for k, v in host.items()}
     lists = _as_lists(host)
-    if candidates:
-        first = [0] + host["masked"].sum(-1).cumsum(0).tolist()  # each row's first packed position
-        none: list = []  # one empty list for every visible position of the step's records: fewer objects to collect
+    # each row's first packed position (with candidates), and one empty list for every visible position of the
+    # step's records: fewer objects to collect
+    first = [0] + host["masked"].sum(-1).cumsum(0).tolist() if candidates else None
+    none: list = []
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
-        G = s.config.gen_length
-        n_sel = lists["count"][row]
-        sel = lists["sel_order"][row][:n_sel]
-        masked_row = lists["masked"][row][:G]
-        tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
-        rec = StepRecord(
-            step=s.step, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
-            confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
-            selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel],
-        )
-        if wrong_from and s.config.confidence_from != "raw":
-            rec.raw_confidence = lists["raw_conf"][row][:G]
-        if candidates:
-            ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), iter(lists["cand_p"][first[row]:first[row + 1]])
-            rec.candidates = [next(ids) if m else none for m in masked_row]
-            rec.candidate_probs = [next(ps) if m else none for m in masked_row]
+        rec = _record(lists, row, s.step, s.config, first, none)
         if plan is not None:
             for key, values in revisions.get(row, {}).items():
                 setattr(rec, key, values)
@@ -89,7 +75,7 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
                 rec.drift = round(float(host["drift"][row]), 6)
                 rec.drift_selected = bool(host["drift_sel"][row])
                 rec.drift_tokens = bool(host["drift_tok"][row])
-                rec.exact_confidence = quantize(host["exact_conf"][row, :G].double().tolist())
+                rec.exact_confidence = quantize(host["exact_conf"][row, :s.config.gen_length].double().tolist())
         if reused and row in reused:
             rec.forwards = 0  # ReMDM reused the step before's p_x0: no forward, as ReMDM counts
         if closing[row] and bool(host["closed"][row]):
@@ -106,6 +92,29 @@ def _closed(r: StepResult, block_sizes: list[int]) -> torch.Tensor:
     blocks = torch.arange(r.masked.shape[1], device=r.masked.device).unsqueeze(0) // \
         torch.tensor([max(1, b) for b in block_sizes], device=r.masked.device).unsqueeze(-1)
     return ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)
+
+
+def _record(lists: dict[str, list], row: int, step: int, config: Any, first: list[int] | None,
+            none: list) -> StepRecord:
+    """Row `row` of the fields `lists` (`_as_lists`, `_later_lists`) as the StepRecord of step `step`: its
+    selections most confident first, the raw confidence where the row ranks by another, and with `first` (each
+    row's first packed position) the candidates, `none` standing for every visible position's."""
+    G, n_sel = config.gen_length, lists["count"][row]
+    sel = lists["sel_order"][row][:n_sel]
+    tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
+    rec = StepRecord(
+        step=step, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
+        confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
+        selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel],
+    )
+    if config.confidence_from != "raw" and "raw_conf" in lists:
+        rec.raw_confidence = lists["raw_conf"][row][:G]
+    if first is not None:
+        masked_row = lists["masked"][row][:G]
+        ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), iter(lists["cand_p"][first[row]:first[row + 1]])
+        rec.candidates = [next(ids) if m else none for m in masked_row]
+        rec.candidate_probs = [next(ps) if m else none for m in masked_row]
+    return rec
 
 
 def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
@@ -204,24 +213,9 @@ class Later:
         first = list(itertools.accumulate([0] + lists["n_masked"]))  # each row's first packed position
         none: list = []  # one empty list for every visible position: fewer objects to collect
         row = 0
-        for slots, numbers, kept in steps:
-            wrong_from = "raw_conf" in kept
+        for slots, numbers, _ in steps:
             for s, number in zip(slots, numbers):
-                G, n_sel = s.config.gen_length, lists["count"][row]
-                sel = lists["sel_order"][row][:n_sel]
-                masked_row = lists["masked"][row][:G]
-                tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
-                rec = StepRecord(
-                    step=number, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
-                    confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
-                    selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel])
-                if wrong_from and s.config.confidence_from != "raw":
-                    rec.raw_confidence = lists["raw_conf"][row][:G]
-                if self.candidates:
-                    ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), \
-                        iter(lists["cand_p"][first[row]:first[row + 1]])
-                    rec.candidates = [next(ids) if m else none for m in masked_row]
-                    rec.candidate_probs = [next(ps) if m else none for m in masked_row]
+                rec = _record(lists, row, number, s.config, first if self.candidates else None, none)
                 if lists["stopped"][row]:
                     s.early_stop_step = number
                 s.records.append(rec)

@@ -30,12 +30,6 @@ from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
 
-# How long a compare's last answer (summary, facts) waits for the page to have read both finished sides:
-# the page draws their canvases and heatmaps first, and Gradio's update of the text after them.
-DELIVERED_SECONDS = 0.25
-DRAWN_SECONDS = 0.5  # ... and then for it to have drawn their canvases and heatmaps (`traces.settle`)
-
-
 def world_lesson_table(key: str, lang: str = "en", *, title: str | None = None) -> str:
     """Correctness of a Compare-tab pair on the world model (dllm_viz/assets/world/lessons.json) in `lang`, or "";
     headed by `title` (default: the lesson's)."""
@@ -160,7 +154,7 @@ class CompareHandlers:
         if traces is None:
             return
         # a page reads them: its views first, then the summary and facts
-        settle([entry for _, entry in sides.values()], DELIVERED_SECONDS, DRAWN_SECONDS)
+        settle([entry for _, entry in sides.values()])
         ta, tb = traces[0], traces[len(group)]
         summary = render.divergence_text(ta, tb, lang)
         if k:

@@ -79,11 +79,6 @@ LIVE_SECONDS = 0.1
 # close it when the page is gone; each yield costs the server a message, and forty streams that
 # yielded every LIVE_SECONDS made the server's own work outweigh the decodes.
 KEEPALIVE_SECONDS = 5.0
-# How long a decode's last answer (facts, banner) waits for the page to have read the finished trace: the
-# page draws the canvas and the heatmap first, and Gradio's update of the other views after them.
-DELIVERED_SECONDS = 0.25
-# ... and then for the page to have drawn them (it says so: `traces.TraceStore.drawn`).
-DRAWN_SECONDS = 0.5
 # How long Stop waits for the decode it stopped to end its stream (it does within LIVE_SECONDS of
 # the signal, plus one step of the model for its worker), so nothing of that decode follows Stop's view.
 STOP_WAIT_SECONDS = 10.0
@@ -220,7 +215,7 @@ class PlayHandlers:
                 steps.close()
         if traces is None or stop.is_set():
             return
-        settle([entry], DELIVERED_SECONDS, DRAWN_SECONDS)  # a page reads it: its views first, then the facts
+        settle([entry])  # a page reads it: its views first, then the facts
         done = Shown(handle, traces[0])
         shipped = shipped_banner(done.trace, traces[1] if on else None, on, lang)
         if shipped:

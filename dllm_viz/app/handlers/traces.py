@@ -149,7 +149,14 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def settle(entries: Any, delivered: float, drawn: float) -> None:
+# How long a decode's last answer (facts, banner, a compare's summary) waits for the page to have read the
+# finished traces (the page draws their canvases and heatmaps first, Gradio's update of the text after them),
+# and then for it to have drawn them (it says so: `TraceStore.drawn`).
+DELIVERED_SECONDS = 0.25
+DRAWN_SECONDS = 0.5
+
+
+def settle(entries: Any, delivered: float = DELIVERED_SECONDS, drawn: float = DRAWN_SECONDS) -> None:
     """Wait until a page that reads `entries` has read them to their ends (at most `delivered` seconds)
     and drawn them (at most `drawn` seconds more): a decode's last answer (its facts and banner, which
     Gradio's page applies in one long task) then never takes the page's time from drawing the views.
