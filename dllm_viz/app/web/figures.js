@@ -291,7 +291,9 @@ function dvRevisionsSeries(d, t) {
 
 // ----- Compare: where the two orders diverge ------------------------------------------------------------
 // Each side's step per position; the positions decided at another step shaded (`cmp.order`), a line at
-// the first step whose confirmed set differs (`cmp.first`): analysis.divergence, sent with the pair.
+// the first step whose confirmed set differs (`cmp.first`): analysis.divergence, as the page finds it
+// (pair.js's dvDivergence). A run of neighbouring positions is shaded by one rectangle (plotly draws each
+// shape on its own).
 function dvCompareFig(a, b, t, cmp) {
   const theme = a.theme, G = a.G;
   const where = `${t.axis_position} %{x} · ${t.axis_step} %{y} · %{customdata}`;
@@ -300,7 +302,12 @@ function dvCompareFig(a, b, t, cmp) {
     customdata: d.tok.map((i) => (i >= 0 ? dvLabel(d.pieces[i]) : "")),
     marker: {color: theme.palette[side], symbol, size: 8, opacity: 0.85},
     hovertemplate: where + "<extra>%{fullData.name}</extra>"}));
-  const shapes = (cmp.order || []).map((p) => ({type: "rect", xref: "x", yref: "paper", x0: p - 0.5, x1: p + 0.5,
+  const runs = [];
+  for (const p of cmp.order || []) {
+    const last = runs[runs.length - 1];
+    if (last && last[1] === p - 1) last[1] = p; else runs.push([p, p]);
+  }
+  const shapes = runs.map(([p, q]) => ({type: "rect", xref: "x", yref: "paper", x0: p - 0.5, x1: q + 0.5,
     y0: 0, y1: 1, fillcolor: theme.palette.diverge, opacity: 0.10, line: {width: 0}, layer: "below"}));
   const annotations = [];
   if (cmp.first !== null && cmp.first !== undefined) {
