@@ -81,7 +81,7 @@ def show(page: Any, trace: Trace, *, lang: str = "en", frame: int | None = None,
     load(page, trace)
     page.evaluate(VIEW, [lang])
     page.evaluate("([f, p]) => DV.dvShow(window.__dv, window.d, {frame: f, selected: p})", [frame, selected])
-    page.wait_for_function("() => !window.__dv.later")  # the figures: each in a task of its own after the canvas
+    page.wait_for_function("() => !window.__dv.later")  # the figures: in tasks of their own after the canvas
 
 
 def figure(page: Any, kind: str, lang: str = "en", *, names: tuple[str, ...] = ("d",), **opts: Any) -> dict:

@@ -225,7 +225,7 @@ function clearCompareFigures(side) {
   if (dv.pair) dvPairClear(dv.pair);
 }
 
-// The pair's figures once both sides are done: the heatmaps, then in a task of its own the rest, from
+// The pair's figures once both sides are done: the heatmaps, then once they are painted the rest, from
 // where the two traces part as the page finds it (pair.js's dvDivergence: no wait for the server's summary).
 function drawCompareFigures(lang) {
   const a = document.querySelector('[data-dv-side="a"]'), b = document.querySelector('[data-dv-side="b"]');
@@ -243,12 +243,12 @@ function drawCompareFigures(lang) {
   }
   if (dv.comparedAll === key) return;
   dv.comparedAll = key;
-  setTimeout(() => {  // a task after the heatmaps
+  dvAfterPaint(() => {  // once the heatmaps are painted
     if (dv.comparedAll !== key) return;
     draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d)), "compare");
     draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
     draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
-  }, 0);
+  });
 }
 
 // A slider's number box: its typed value clamped to the slider's range and rounded to its step (an
