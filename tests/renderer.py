@@ -17,7 +17,7 @@ from dllm_viz.core.trace import Trace
 # The renderer's functions the tests call, as `window.DV.<name>`.
 EXPORTS = ("dvTraceNew", "dvTraceAdd", "dvCanvasAt", "dvCands", "dvView", "dvShow", "dvShowStatic", "dvHeatmapFig",
            "dvOrderFig", "dvStepsFig", "dvCompareFig", "dvTaskFig", "inspectAt", "paintCanvas", "dvPlot", "dvArea",
-           "dvFig", "dvCellAt", "dvTint", "dvG3", "dvResize", "dvPair", "dvPairShow", "dvPairDiff")
+           "dvFig", "dvCellAt", "dvTint", "dvG3", "dvResize", "dvPair", "dvPairShow", "dvPairDiff", "dvDivergence")
 INSTALL = """([code, names]) => { window.DV = new Function(code + "\\nreturn {" + names.join(",") + "};")(); }"""
 HOSTS = ("<div id='dv-temperature'><input type='range' min='0' max='2.5' step='0.05' value='{T}'></div>"
          "<div id='dv-canvas'><div class='dv-canvas dv-player'></div></div>"
@@ -81,7 +81,7 @@ def show(page: Any, trace: Trace, *, lang: str = "en", frame: int | None = None,
     load(page, trace)
     page.evaluate(VIEW, [lang])
     page.evaluate("([f, p]) => DV.dvShow(window.__dv, window.d, {frame: f, selected: p})", [frame, selected])
-    page.wait_for_function("() => !window.__dv.later")  # the figures: each in a task of its own after the canvas
+    page.wait_for_function("() => !window.__dv.later")  # the figures: in tasks of their own after the canvas
 
 
 def figure(page: Any, kind: str, lang: str = "en", *, names: tuple[str, ...] = ("d",), **opts: Any) -> dict:

@@ -291,8 +291,10 @@ def test_compare_orders_shades_each_differing_position(page, model, trace):
     renderer.load(page, other, "b")
     spec = valid(renderer.figure(page, "compare", names=("a", "b"),
                                  cmp={"first": d.first_step, "order": d.order_differs}))
-    rects = [s for s in spec["layout"]["shapes"] if s["type"] == "rect"]
-    assert sorted(int(s["x0"] + 0.5) for s in rects) == d.order_differs and d.order_differs
+    rects = [s for s in spec["layout"]["shapes"] if s["type"] == "rect"]  # a run of neighbours: one rectangle
+    shaded = [p for s in rects for p in range(round(s["x0"] + 0.5), round(s["x1"] + 0.5))]
+    assert sorted(shaded) == d.order_differs and d.order_differs
+    assert len(rects) == 1 + sum(q - p > 1 for p, q in zip(d.order_differs, d.order_differs[1:]))
     assert spec["data"][0]["y"] == [o + 1 for o in trace.order] and spec["data"][1]["y"] == [o + 1 for o in other.order]
     assert [s["y0"] for s in spec["layout"]["shapes"] if s["type"] == "line"] == [d.first_step + 1]
 

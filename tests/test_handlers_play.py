@@ -103,6 +103,15 @@ def test_k_steps_shows_the_sequence_or_says_why_not(pg):
 
 
 # ----- traces in and out --------------------------------------------------------------------------
+def read_all(pg, session: str, handle: str) -> dict:
+    """What the page reads of a trace: its chunks and state, once it is done (`TraceStore.read`)."""
+    import asyncio
+
+    out = json.loads(asyncio.run(pg.traces.read(session, handle, 0, timeout=10.0)))
+    assert out["state"] != "live"
+    return out
+
+
 def test_export_and_upload_round_trip_without_the_model(pg, runner):
     trace = pg.play.decode(prompt="the ", lang="en", **widgets(temperature=0.7, seed=9)).trace
     path = pg.play.export(trace=trace).download
@@ -112,14 +121,12 @@ def test_export_and_upload_round_trip_without_the_model(pg, runner):
     assert loaded.trace.trace.to_json() == trace.trace.to_json() and loaded.trace.handle != trace.handle
     assert loaded.knobs.temperature == 0.7 and loaded.knobs.seed == 9 and loaded.prompt == "the "
     assert loaded.canvas["ref"] == loaded.trace.handle and loaded.canvas["selected"] == 0  # a file opens on position 0
-    chunks, state = pg.traces.entry("s", loaded.trace.handle).since(0)
-    assert state == "done" and len(chunks) == 1  # the page reads it all at once
+    read = read_all(pg, "s", loaded.trace.handle)  # as the page reads it: its chunks are made while the upload answers
+    assert read["state"] == "done" and len(read["chunks"]) == 1  # the page reads it all at once
     assert runner.calls == []  # no model call, the file parsed once
 
 
 def test_a_renoising_trace_file_and_a_moved_one_open_without_the_model(pg, runner, tmp_path):
-    import json
-
     from dllm_viz import decode
     from tests.renoise_table import TableRenoiser
     from tests.sglang.indel_script import Events, ReplayedBlocks
@@ -133,8 +140,9 @@ def test_a_renoising_trace_file_and_a_moved_one_open_without_the_model(pg, runne
         path.write_text(trace.to_json())
         loaded = pg.play.upload(upload=str(path), lang="en", session="s")
         assert loaded.trace.trace.to_json() == trace.to_json() and "<b>" in loaded.facts
-        (chunk,), state = pg.traces.entry("s", loaded.trace.handle).since(0)
-        assert state == "done" and key in json.loads(chunk)["steps"]  # what the page draws it from
+        read = read_all(pg, "s", loaded.trace.handle)
+        (chunk,) = read["chunks"]
+        assert read["state"] == "done" and key in chunk["steps"]  # what the page draws it from
     assert runner.calls == []
 
 

@@ -142,3 +142,23 @@ def test_the_buttons_step_both_sides_and_stop_at_the_ends(chromium, traces):  # 
     check_frame(page, a, b, n)
     assert page.errors == []
     page.close()
+
+
+@pytest.mark.parametrize("which", ["masked", "revised", "moved", "renoise", "same"])
+def test_the_pages_divergence_is_the_servers(chromium, traces, which):  # noqa: F811
+    """The pair's figures are drawn from the page's own `dvDivergence`, not the server's summary: both agree."""
+    a, b, revised = traces
+    if which in ("moved", "renoise"):
+        a, b = other_canvases(which)
+    elif which == "revised":
+        b = revised
+    elif which == "same":
+        b = a
+    page = renderer.open_page(chromium)
+    renderer.load(page, a, "a")
+    renderer.load(page, b, "b")
+    got, want = page.evaluate("() => DV.dvDivergence(window.a, window.b)"), divergence(a, b)
+    assert (got["first"], got["order"], got["tokens"]) == (want.first_step, want.order_differs, want.token_differs)
+    assert (want.first_step is None) == (which == "same") and bool(want.order_differs) == (which != "same")
+    assert page.errors == []
+    page.close()

@@ -47,6 +47,17 @@ def test_a_malformed_read_is_gone_and_nothing_else(traces, handle, start):
     assert read(store, "s", handle, start) == {"chunks": [], "state": "gone", "next": 0}
 
 
+def test_a_trace_added_later_reads_as_one_added_at_once(traces, monkeypatch):
+    """An upload's chunks are made on a thread while the upload answers: the page reads the same chunks, or
+    a failed state when making them failed (it never waits on a trace that will not come)."""
+    store = TraceStore()
+    now, later = store.add("s", traces[0]), store.add("s", traces[0], later=True)
+    assert read(store, "s", later.handle) == read(store, "s", now.handle) and read(store, "s", now.handle)["chunks"]
+    monkeypatch.setattr(wire, "done", lambda trace: 1 / 0)
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)  # the thread's error, once reported
+    assert read(store, "s", store.add("s", traces[1], later=True).handle)["state"] == "failed"
+
+
 def test_what_the_store_holds_is_bounded(traces):
     store = TraceStore(per_session=2, max_sessions=3)
     first = store.add("a", traces[0])

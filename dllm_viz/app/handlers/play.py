@@ -370,7 +370,7 @@ class PlayHandlers:
 
     def upload(self, *, upload: str | None, lang: str, session: str | None = None) -> Loaded:
         """Replay an uploaded trace file: parsed once, shown without the model."""
-        return self.load_trace(self.traces.add(session, read_trace_file(upload, lang)), lang=lang)
+        return self.load_trace(self.traces.add(session, read_trace_file(upload, lang), later=True), lang=lang)
 
     def example(self, *, example: str, lang: str) -> Loaded:
         if example not in self.examples:

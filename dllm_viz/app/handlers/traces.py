@@ -171,6 +171,15 @@ def settle(entries: Any, delivered: float = DELIVERED_SECONDS, drawn: float = DR
 GONE = '{"chunks":[],"state":"gone","next":0}'  # what an unknown handle, or another session's, reads as
 
 
+def _finish(entry: Entry, trace: Trace) -> None:
+    """`entry.finish(trace)`, or the entry failed (a page reading it stops waiting)."""
+    try:
+        entry.finish(trace)
+    except Exception:  # noqa: BLE001 - the page is told; the app goes on
+        entry.end("failed")
+        raise
+
+
 def finished(trace: Trace) -> Entry:
     """The entry of a stored trace: all its chunks, done."""
     entry = Entry(wire.encoder_for(trace))
@@ -198,10 +207,16 @@ class TraceStore:
         self._public[handle] = finished(trace)
         return Shown(handle, trace)
 
-    def add(self, session: str | None, trace: Trace) -> Shown:
-        """A finished trace shown to `session` (uploaded, an example, a Compare side)."""
-        entry = finished(trace)
-        return Shown(self._keep(session, entry), trace)
+    def add(self, session: str | None, trace: Trace, *, later: bool = False) -> Shown:
+        """A finished trace shown to `session` (uploaded, an example, a Compare side). `later`: its chunks
+        are made on a thread of their own while the caller answers (an upload: the page asks for them as
+        Gradio's update reaches it), counted against the bounds from the next trace kept on."""
+        if not later:
+            return Shown(self._keep(session, finished(trace)), trace)
+        entry = Entry(wire.encoder_for(trace))
+        handle = self._keep(session, entry)
+        threading.Thread(target=_finish, args=(entry, trace), daemon=True, name="dllm-viz-encode").start()
+        return Shown(handle, trace)
 
     def live(self, session: str | None, encoder: wire.Encoder, handle: Any = None) -> tuple[str, Entry]:
         """A decode in progress for `session`: its handle (the page's own `handle`, when it named a

@@ -115,6 +115,14 @@ class Encoder:
             found = self.ids[token_id] = self.pieces[text]
         return found
 
+    def ixs(self, token_ids: Iterable[int]) -> list[int]:
+        """`ix` of each id, the new ones added in the order they come: one dict lookup for each id seen before."""
+        ids, known = list(token_ids), self.ids
+        for token_id in dict.fromkeys(ids):
+            if token_id not in known:
+                self.ix(token_id)
+        return list(map(known.__getitem__, ids))
+
     def chunk(self, records: Sequence[StepRecord], done: dict[str, Any] | None = None) -> dict[str, Any]:
         """The next chunk: the head (first chunk only), `records` (the steps since the last chunk), and
         `done` when the trace is finished."""
@@ -143,7 +151,7 @@ class Encoder:
         position, piece, score) and rewrote (`ed`: position, old piece, new piece, p new, p old); where positions
         moved, per step (`mv`) its map to the positions before (-1: a new mask) and the positions it deleted,
         cut and split (`views.moves.Move`), null for a step that kept every position."""
-        first, ix = self.sent, self.ix
+        first, ix, ixs = self.sent, self.ix, self.ixs
         self.sent += len(records)
         raw = any(rec.raw_confidence is not None for rec in records)
         exact = any(rec.exact_confidence is not None for rec in records)
@@ -159,11 +167,11 @@ class Encoder:
                 out[key].append(value)
             cols["pos"] += scored
             cols["conf"] += _m6([conf[p] for p in scored])
-            cols["arg"] += [ix(arg[p]) for p in scored]
+            cols["arg"] += ixs(arg[p] for p in scored)
             cands, probs = rec.candidates or [], rec.candidate_probs or []
             rows = [cands[p] if p < len(cands) else [] for p in scored]
             cols["nc"] += map(len, rows)
-            cols["cand"] += [ix(i) for row in rows for i in row]
+            cols["cand"] += ixs(i for row in rows for i in row)
             cols["cp"] += _m6([x for p, row in zip(scored, rows) if row for x in probs[p]])
             if raw:
                 cols["raw"] += _m6([rec.raw[p] for p in scored])
@@ -171,7 +179,7 @@ class Encoder:
                 cols["xc"] += _m6([rec.exact_confidence[p] for p in scored] if rec.exact_confidence else
                                   [math.nan] * len(scored))
             out["sel"].append(list(rec.selected))
-            out["tok"].append([ix(i) for i in rec.tokens])
+            out["tok"].append(ixs(rec.tokens))
             out["lp"].append(_m6(rec.logprobs))
             out["rm"].append([x for p, i, score in zip(rec.remasked or (), rec.remasked_tokens or (),
                                                         rec.remask_probs or ()) for x in (p, ix(i), millionths(score))])

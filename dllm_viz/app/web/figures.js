@@ -18,6 +18,11 @@ function dvLabel(text) {
   return dvEscape(s);
 }
 const dvQuoted = (d, i) => dvRepr(i === null || i < 0 ? "[MASK]" : dvLabel(d.pieces[i]));
+// dvRepr(dvLabel(piece i)) made once per piece: a figure repeats a token's label in every cell it fills.
+function dvQuotes(d) {
+  const made = [];
+  return (i) => made[i] ?? (made[i] = dvRepr(dvLabel(d.pieces[i])));
+}
 
 // Python's format(x, ".3g"): 3 significant digits, trailing zeros dropped, exponent below 1e-4.
 function dvG3(x) {
@@ -107,7 +112,7 @@ function dvHeatmapMarks(d, t, theme, where) {
 function dvHeatmapFig(d, t, opts = {}) {
   if (d.rn) return dvRenoiseHeatFig(d, t, opts);  // a canvas never masked: figures_renoise.js
   const theme = d.theme, G = d.G, n = d.n, rows = Math.max(n, opts.rows || 0, 1), polluted = d.src !== "raw";
-  const where = `${t.axis_step} %{y} · ${t.axis_position} %{x}<br>`;
+  const where = `${t.axis_step} %{y} · ${t.axis_position} %{x}<br>`, quoted = dvQuotes(d);
   const z = [], hover = [];
   for (let s = 0; s < n; s++) {
     const zr = new Array(G).fill(null), hr = new Array(G).fill(""), sc = d.scored[s];
@@ -115,7 +120,8 @@ function dvHeatmapFig(d, t, opts = {}) {
       const c = sc.conf[j], a = sc.arg[j];
       zr[p] = dvScaled(theme, c);
       if (a >= 0 && !Number.isNaN(c)) {
-        hr[p] = `${c.toFixed(3)} · argmax ${dvRepr(dvLabel(d.pieces[a]))}` + (polluted ? ` (raw ${(sc.raw ? sc.raw[j] : c).toFixed(3)})` : "");
+        hr[p] = `${c.toFixed(3)} · argmax ${quoted(a)}` +
+          (polluted ? ` (raw ${(sc.raw ? sc.raw[j] : c).toFixed(3)})` : "");
       }
     });
     z.push(zr); hover.push(hr);
@@ -128,7 +134,7 @@ function dvHeatmapFig(d, t, opts = {}) {
   for (let s = 0; s < n; s++) {
     d.sel[s].forEach((p, j) => {
       xs.push(p); ys.push(s + 1);
-      labels.push(`${dvRepr(dvLabel(d.pieces[d.tok0[s][j]]))} · raw p ${Math.exp(d.lp[s][j]).toFixed(3)}`);
+      labels.push(`${quoted(d.tok0[s][j])} · raw p ${Math.exp(d.lp[s][j]).toFixed(3)}`);
     });
   }
   const boxes = {type: "scatter", mode: "markers", x: xs, y: ys, customdata: labels, name: t.confirmed_marker,
@@ -231,6 +237,7 @@ function dvOrderFig(d, t) {
 // saw it (dots) and the raw probability of the token drawn (crosses), with the per-step mean, on the
 // heatmap's logit scale (hover shows the real values).
 const DV_STEPS_DOMAINS = {top: [0.56, 1.0], low: [0.0, 0.44]};
+const DV_DENSE_STEPS = 96;  // steps past which the temperature line has no markers (plotly draws each on its own)
 
 function dvStepsFig(d, t, opts = {}) {
   if (d.rn) return dvRenoiseStepsFig(d, t, opts);
@@ -252,7 +259,8 @@ function dvStepsFig(d, t, opts = {}) {
   const data = [
     {type: "bar", x: steps, y: d.k, name: "k", xaxis: "x", yaxis: "y", marker: {color: P.k},
      hovertemplate: `${step} %{x} · k = %{y}<extra></extra>`},
-    {type: "scatter", x: steps, y: d.T, xaxis: "x", yaxis: "y2", name: t.axis_temperature, mode: "lines+markers",
+    {type: "scatter", x: steps, y: d.T, xaxis: "x", yaxis: "y2", name: t.axis_temperature,
+     mode: d.n > DV_DENSE_STEPS ? "lines" : "lines+markers",  // past DV_DENSE_STEPS a marker is wider than its step
      line: {color: P.temperature, width: 2, shape: "hv"}, hovertemplate: `${step} %{x} · T = %{y}<extra></extra>`},
     {type: "scatter", mode: "markers", x: xs, y: conf.map((c) => dvScaled(theme, c)), customdata: confHover,
      xaxis: "x2", yaxis: "y3", name: t.schedule_conf, hovertemplate: hover, marker: {color: P.raw, size: 7, opacity: 0.75}},
@@ -291,7 +299,9 @@ function dvRevisionsSeries(d, t) {
 
 // ----- Compare: where the two orders diverge ------------------------------------------------------------
 // Each side's step per position; the positions decided at another step shaded (`cmp.order`), a line at
-// the first step whose confirmed set differs (`cmp.first`): analysis.divergence, sent with the pair.
+// the first step whose confirmed set differs (`cmp.first`): analysis.divergence, as the page finds it
+// (pair.js's dvDivergence). A run of neighbouring positions is shaded by one rectangle (plotly draws each
+// shape on its own).
 function dvCompareFig(a, b, t, cmp) {
   const theme = a.theme, G = a.G;
   const where = `${t.axis_position} %{x} · ${t.axis_step} %{y} · %{customdata}`;
@@ -300,7 +310,12 @@ function dvCompareFig(a, b, t, cmp) {
     customdata: d.tok.map((i) => (i >= 0 ? dvLabel(d.pieces[i]) : "")),
     marker: {color: theme.palette[side], symbol, size: 8, opacity: 0.85},
     hovertemplate: where + "<extra>%{fullData.name}</extra>"}));
-  const shapes = (cmp.order || []).map((p) => ({type: "rect", xref: "x", yref: "paper", x0: p - 0.5, x1: p + 0.5,
+  const runs = [];
+  for (const p of cmp.order || []) {
+    const last = runs[runs.length - 1];
+    if (last && last[1] === p - 1) last[1] = p; else runs.push([p, p]);
+  }
+  const shapes = runs.map(([p, q]) => ({type: "rect", xref: "x", yref: "paper", x0: p - 0.5, x1: q + 0.5,
     y0: 0, y1: 1, fillcolor: theme.palette.diverge, opacity: 0.10, line: {width: 0}, layer: "below"}));
   const annotations = [];
   if (cmp.first !== null && cmp.first !== undefined) {

@@ -159,8 +159,8 @@ function showDone(value, entry) {
 
 // ----- the Compare sides (their components call window.__dvSide with their value) ----------------------
 // Each side's value names its trace ({ref, side, lang, live, diff, cmp}): a side still decoding is
-// painted as its steps come; when both are done, their heatmaps; with the pair's summary (its value
-// then says where the tokens differ and where the orders part) the underlines and the other figures.
+// painted as its steps come; when both are done, their figures; with the pair's summary (its value
+// then says where the tokens differ and where the orders part) the underlines.
 window.__dvSide = (el, sideProps, side) => {
   el.dataset.dvSide = side;
   showSide(el, sideProps.value, side);
@@ -225,7 +225,8 @@ function clearCompareFigures(side) {
   if (dv.pair) dvPairClear(dv.pair);
 }
 
-// The pair's figures: the heatmaps once both sides are done, the rest once the pair's summary came.
+// The pair's figures once both sides are done: the heatmaps, then once they are painted the rest, from
+// where the two traces part as the page finds it (pair.js's dvDivergence: no wait for the server's summary).
 function drawCompareFigures(lang) {
   const a = document.querySelector('[data-dv-side="a"]'), b = document.querySelector('[data-dv-side="b"]');
   if (!a || !b || !a.__dvRef || !b.__dvRef) return;
@@ -240,15 +241,14 @@ function drawCompareFigures(lang) {
     draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
     tellDrawn([a.__dvRef, b.__dvRef]);
   }
-  const cmp = a.__dvValue && a.__dvValue.cmp;
-  if (!cmp || dv.comparedAll === key) return;
+  if (dv.comparedAll === key) return;
   dv.comparedAll = key;
-  setTimeout(() => {  // a task after the heatmaps
+  dvAfterPaint(() => {  // once the heatmaps are painted
     if (dv.comparedAll !== key) return;
-    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, cmp), "compare");
+    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d)), "compare");
     draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
     draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
-  }, 0);
+  });
 }
 
 // A slider's number box: its typed value clamped to the slider's range and rounded to its step (an

@@ -81,3 +81,19 @@ function dvPairRender(v) {
   host.dataset.frame = String(f);
   host.dataset.marked = JSON.stringify([...marks.keys()]);
 }
+
+// Where two finished traces part (core.analysis.divergence, which the server sends with the pair for its API):
+// `first`, the first step whose confirmed positions differ (null: none), `order`, the positions last decided at
+// another step, and `tokens`, those whose final token differs (by text, as the marks are). The page draws the
+// pair's figures from this, so they need not wait for the server's summary.
+function dvDivergence(da, db) {
+  let first = null;
+  for (let s = 0; s < Math.max(da.n, db.n) && first === null; s++) {
+    const a = s < da.n ? da.sel[s] : null, b = s < db.n ? db.sel[s] : null;
+    if (!a || !b || a.length !== b.length || !a.every((p) => b.includes(p))) first = s;
+  }
+  const orderOf = (d) => (d.rn ? dvRenoiseStability(d).settled : d.order), oa = orderOf(da), ob = orderOf(db);
+  const order = [];
+  for (let p = 0; p < Math.min(oa.length, ob.length); p++) if (oa[p] !== ob[p]) order.push(p);
+  return {first, order, tokens: dvPairDiff(da, db, Math.max(da.n, db.n))};
+}

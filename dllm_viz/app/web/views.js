@@ -217,9 +217,19 @@ function dvRender(v) {
   if (v.options.onRender) v.options.onRender(v);
 }
 
-// The figures of the trace on show, drawn once per trace and language, each in a task of its own after
-// the canvas's (the heatmap first), so the browser shows the canvas, then each figure, as it is drawn;
-// `options.onDrawn(v)` once the trace's figures are all drawn. `v.later` is set while some are to come.
+// `fn` in a task after the browser has painted what the page holds now (a hidden page paints nothing: then
+// after 100 ms), so a view drawn before it shows before the work `fn` does.
+function dvAfterPaint(fn) {
+  let done = false;
+  const run = () => { if (!done) { done = true; fn(); } };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, 100);
+}
+
+// The figures of the trace on show, drawn once per trace and language, in tasks of their own after the
+// canvas is painted: the heatmap first, then, once it is painted, the others in one task (the page is laid
+// out and painted once for them, not once each); `options.onDrawn(v)` once the trace's figures are all
+// drawn. `v.later` is set while some are to come (the call that set it is the one that draws them).
 function dvDrawFigures(v) {
   const d = v.data, t = v.t(), key = v.lang, names = ["heatmap", "order", "steps", "task"];
   const todo = () => names.filter((name) => v.hosts[name] && v.drawn[name] !== key);
@@ -238,17 +248,18 @@ function dvDrawFigures(v) {
     dvPlot(host, fig);
   };
   if (!todo().length) return;
-  clearTimeout(v.later);
+  const mine = v.later = {};
   const next = () => {
+    if (v.later !== mine) return;  // a later call draws them
     v.later = null;
     if (v.data !== d || v.lang !== key) return;  // another trace or language: its own call draws it
-    const left = todo();
-    if (left.length) draw(left[0]);
+    const left = todo(), now = left[0] === "heatmap" ? left.slice(0, 1) : left;
+    now.forEach(draw);
     dvSync(v, true);
-    if (left.length > 1) v.later = setTimeout(next, 0);
+    if (left.length > now.length) { v.later = mine; dvAfterPaint(next); }
     else if (v.options.onDrawn) v.options.onDrawn(v);
   };
-  v.later = setTimeout(next, 0);
+  dvAfterPaint(next);
 }
 
 // Redraw the figures that depend on the host's width (a phone turned, a tab shown).
