@@ -24,7 +24,7 @@ from dllm_viz import assets
 from dllm_viz.models import kv_cache, shadow
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
 from dllm_viz.models.rotary import apply_rotary, rotary_tables
-from dllm_viz.models.tiles import tiled_linear
+from dllm_viz.models.tiles import dense, tiled_linear
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
 ASSET_DIR = assets.path("embedded")
@@ -122,12 +122,12 @@ class Block(nn.Module):
         # a row's outputs are then identical with or without right padding.
         h = self.norm_mix(x) * keep  # (B, N, D)
         x = x + self.mix(h.transpose(1, 2)).transpose(1, 2)
-        q, k, v = self.qkv(self.norm_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = dense(self.norm_attn(x), self.qkv.weight).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # (B, H, N, Dh)
         att = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, H, N, Dh), no causal mask
-        x = x + self.proj(att.transpose(1, 2).reshape(B, N, D))
-        gate, up = self.up(self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
-        return x + self.down(F.silu(gate) * up)
+        x = x + dense(att.transpose(1, 2).reshape(B, N, D), self.proj.weight)
+        gate, up = dense(self.norm_mlp(x), self.up.weight).chunk(2, dim=-1)  # (B, N, d_ff) each
+        return x + dense(F.silu(gate) * up, self.down.weight)
 
     def packed(self, x: torch.Tensor, rows: Rows, cos: torch.Tensor, sin: torch.Tensor,
                shadows: list[shadow.Shadow] | None = None) -> torch.Tensor:
@@ -329,7 +329,7 @@ class EmbeddedDenoiser(nn.Module):
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
         """Output logits from final hidden states ``(..., D) -> (..., V)`` (tied to the embedding)."""
-        return F.linear(self.norm_out(h), self.embed.weight)
+        return dense(self.norm_out(h), self.embed.weight)
 
     def features(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Final hidden states ``(B, N, D)`` before the output head (training scores masked rows only)."""
