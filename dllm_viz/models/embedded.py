@@ -146,17 +146,17 @@ class Block(nn.Module):
         mixed = [self.mix(h[s : s + n].t().unsqueeze(0))[0].t() for s, n in rows]
         if shadows:
             mixed.append(shadow.mix(self.mix, h, rows, shadows))
-        x = x + torch.cat(mixed)  # (R, D)
+        x = x + (mixed[0] if len(mixed) == 1 else torch.cat(mixed))  # (R, D)
         qkv = tiled_linear(self.norm_attn(x), self.qkv.weight).view(R, 3, H, D // H)  # (R, 3, H, Dh)
-        q, k, v = qkv.permute(1, 2, 0, 3).contiguous()  # (H, R, Dh) each: as `forward` lays a row out
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        qkv = qkv.permute(1, 2, 0, 3).contiguous()  # (3, H, R, Dh): as `forward` lays a row out
+        (q, k), v = apply_rotary(qkv[:2], cos, sin), qkv[2]  # one elementwise rotation of queries and keys
         att = []
         for s, n in rows:
             one = lambda t: t[:, s : s + n].unsqueeze(0)  # (1, H, n, Dh)  # noqa: E731
             att.append(F.scaled_dot_product_attention(one(q), one(k), one(v))[0].transpose(0, 1).reshape(n, D))
         if shadows:
             att.append(shadow.attend(q, k, v, rows, shadows))
-        x = x + tiled_linear(torch.cat(att), self.proj.weight)  # (R, D)
+        x = x + tiled_linear(att[0] if len(att) == 1 else torch.cat(att), self.proj.weight)  # (R, D)
         gate, up = tiled_linear(self.norm_mlp(x), self.up.weight).chunk(2, dim=-1)  # (R, d_ff) each
         return x + tiled_linear(F.silu(gate) * up, self.down.weight)
 
