@@ -98,6 +98,12 @@ class EmbeddedConfig:
 Rows = list[tuple[int, int]]  # (start, length) of each canvas row packed in an (R, D) tensor
 
 
+def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`layer(x)`: a plain `nn.Linear` through `tiles.dense` (the products `logits_at` makes), any other layer
+    (a quantized one that replaced it, say) by itself."""
+    return dense(x, layer.weight) if type(layer) is nn.Linear else layer(x)
+
+
 class Block(nn.Module):
     """Pre-norm block: local depthwise mixing, bidirectional attention, SwiGLU MLP."""
 
@@ -122,12 +128,13 @@ class Block(nn.Module):
         # a row's outputs are then identical with or without right padding.
         h = self.norm_mix(x) * keep  # (B, N, D)
         x = x + self.mix(h.transpose(1, 2)).transpose(1, 2)
-        q, k, v = dense(self.norm_attn(x), self.qkv.weight).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        qkv = _linear(self.qkv, self.norm_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads)  # (B, N, 3, H, Dh)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # (B, H, N, Dh) each
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # (B, H, N, Dh)
         att = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, H, N, Dh), no causal mask
-        x = x + dense(att.transpose(1, 2).reshape(B, N, D), self.proj.weight)
-        gate, up = dense(self.norm_mlp(x), self.up.weight).chunk(2, dim=-1)  # (B, N, d_ff) each
-        return x + dense(F.silu(gate) * up, self.down.weight)
+        x = x + _linear(self.proj, att.transpose(1, 2).reshape(B, N, D))
+        gate, up = _linear(self.up, self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
+        return x + _linear(self.down, F.silu(gate) * up)
 
     def packed(self, x: torch.Tensor, rows: Rows, cos: torch.Tensor, sin: torch.Tensor,
                shadows: list[shadow.Shadow] | None = None) -> torch.Tensor:

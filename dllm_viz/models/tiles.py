@@ -77,8 +77,10 @@ def product(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 
 def dense(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """`F.linear(x, weight)` for `x (..., D)`, by `product` where no gradient is asked for (the model's plain
-    forward in inference then rounds as `logits_at` does), by `F.linear` where one is (training)."""
-    if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad):
+    forward in inference then rounds as `logits_at` does), by `F.linear` where one is (training) or where autocast
+    is on (it picks the product's dtype)."""
+    if (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)) or torch.is_autocast_enabled(
+            x.device.type):
         return F.linear(x, weight)
     return product(x.reshape(-1, x.shape[-1]), weight).view(*x.shape[:-1], weight.shape[0])
 
