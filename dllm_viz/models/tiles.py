@@ -92,8 +92,10 @@ def _onednn(x: torch.Tensor, weight: torch.Tensor) -> bool:
 
 @lru_cache(maxsize=None)
 def _has_onednn() -> bool:
-    """Whether this PyTorch has oneDNN's linear operator (x86 and ARM wheels do) and it runs here."""
-    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_linear_pointwise"):
+    """Whether this PyTorch has oneDNN's linear operator (x86 and ARM wheels do), it is not switched off
+    (`torch.backends.mkldnn.enabled`, read once: the probes' verdicts hold for one kernel), and it runs here."""
+    if not (torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled) \
+            or not hasattr(torch.ops.mkldnn, "_linear_pointwise"):
         return False
     try:
         torch.ops.mkldnn._linear_pointwise(torch.ones(4, 8), torch.ones(2, 8), None, "none", [], "")
