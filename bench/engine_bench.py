@@ -109,8 +109,9 @@ def throughput(model: Any, rounds: int, n: int = 16, gen_length: int = 64) -> No
     med = {k: statistics.median(v) for k, v in wall.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     steps = sum(len(t.steps) for t in traces[names[2]])
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\n1. throughput: {n} requests, gen_length {gen_length}, mixed presets/schedules, {steps} request-steps; "
-          f"median of {rounds} round(s), the order rotated; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"median of {rounds} round(s), the order rotated; load average {load}")
     for name, value in med.items():
         print(f"   {name:38}{value:8.2f} s  {steps / value:7.1f} request-steps/s   (CPU {med_cpu[name]:.2f} s)")
 
