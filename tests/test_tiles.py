@@ -66,3 +66,36 @@ def test_a_wide_weight_runs_one_product_only_at_counts_checked_against_the_tiles
     checked = {key[0] for key in tiles._ONE_SHOT if key[1] == tuple(weight.shape)}
     assert {1, 3, 4, 9, 32, 33, 70, tiles.WIDE_MAX, 40} <= checked  # the last count in pieces: 256 + 40
     assert all(isinstance(tiles.one_shot_at(n, weight), bool) for n in checked)
+
+
+def test_dense_is_the_tiles_product_in_inference_and_f_linear_under_autograd() -> None:
+    """The plain forward's products (`dense`) round as `tiled_linear`'s at any leading shape; where a gradient is
+    asked for (training) they are `F.linear`, and the gradient flows."""
+    g = torch.Generator().manual_seed(11)
+    weight = torch.randn(768, 256, generator=g) * 0.05
+    x = torch.randn(3, 22, 256, generator=g)
+    out = tiles.dense(x, weight)
+    assert out.shape == (3, 22, 768)
+    assert torch.equal(out.reshape(66, 768), tiled_linear(x.reshape(66, 256), weight))
+    torch.testing.assert_close(out, F.linear(x, weight), rtol=1e-5, atol=1e-5)
+    trained = weight.clone().requires_grad_(True)
+    loss = tiles.dense(x, trained).square().sum()
+    loss.backward()
+    assert trained.grad is not None and trained.grad.shape == weight.shape
+    with torch.no_grad():
+        assert torch.equal(tiles.dense(x, trained), out)
+
+
+def test_product_is_the_same_for_a_row_at_every_row_count_from_the_floor() -> None:
+    """`product` (oneDNN where this PyTorch has it, else torch.mm) gives a row the same bits in products of every
+    row count from the probed floor up, at the embedded model's shapes: what lets batches skip the tiles."""
+    g = torch.Generator().manual_seed(12)
+    for d_in, d_out in SHAPES[:4]:
+        weight = torch.randn(d_out, d_in, generator=g) * 0.05
+        x = torch.randn(300, d_in, generator=g)
+        floor = tiles.one_shot_floor(d_out, d_in, torch.float32, "cpu")
+        if floor is None:
+            continue
+        reference = tiles.product(x, weight)
+        for rows in (floor, floor + 1, 31, 64, 97, 200, 299):
+            assert torch.equal(tiles.product(x[:rows], weight), reference[:rows]), (d_in, d_out, rows)

@@ -24,7 +24,7 @@ from dllm_viz import assets
 from dllm_viz.models import kv_cache, shadow
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs, check_positions
 from dllm_viz.models.rotary import apply_rotary, rotary_tables
-from dllm_viz.models.tiles import tiled_linear
+from dllm_viz.models.tiles import dense, tiled_linear
 from dllm_viz.models.tokenizer import EmbeddedTokenizer
 
 ASSET_DIR = assets.path("embedded")
@@ -98,6 +98,12 @@ class EmbeddedConfig:
 Rows = list[tuple[int, int]]  # (start, length) of each canvas row packed in an (R, D) tensor
 
 
+def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """`layer(x)`: a plain `nn.Linear` through `tiles.dense` (the products `logits_at` makes), any other layer
+    (a quantized one that replaced it, say) by itself."""
+    return dense(x, layer.weight) if type(layer) is nn.Linear else layer(x)
+
+
 class Block(nn.Module):
     """Pre-norm block: local depthwise mixing, bidirectional attention, SwiGLU MLP."""
 
@@ -122,12 +128,13 @@ class Block(nn.Module):
         # a row's outputs are then identical with or without right padding.
         h = self.norm_mix(x) * keep  # (B, N, D)
         x = x + self.mix(h.transpose(1, 2)).transpose(1, 2)
-        q, k, v = self.qkv(self.norm_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
+        qkv = _linear(self.qkv, self.norm_attn(x)).view(B, N, 3, self.n_heads, D // self.n_heads)  # (B, N, 3, H, Dh)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # (B, H, N, Dh) each
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # (B, H, N, Dh)
         att = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)  # (B, H, N, Dh), no causal mask
-        x = x + self.proj(att.transpose(1, 2).reshape(B, N, D))
-        gate, up = self.up(self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
-        return x + self.down(F.silu(gate) * up)
+        x = x + _linear(self.proj, att.transpose(1, 2).reshape(B, N, D))
+        gate, up = _linear(self.up, self.norm_mlp(x)).chunk(2, dim=-1)  # (B, N, d_ff) each
+        return x + _linear(self.down, F.silu(gate) * up)
 
     def packed(self, x: torch.Tensor, rows: Rows, cos: torch.Tensor, sin: torch.Tensor,
                shadows: list[shadow.Shadow] | None = None) -> torch.Tensor:
@@ -146,17 +153,17 @@ class Block(nn.Module):
         mixed = [self.mix(h[s : s + n].t().unsqueeze(0))[0].t() for s, n in rows]
         if shadows:
             mixed.append(shadow.mix(self.mix, h, rows, shadows))
-        x = x + torch.cat(mixed)  # (R, D)
+        x = x + (mixed[0] if len(mixed) == 1 else torch.cat(mixed))  # (R, D)
         qkv = tiled_linear(self.norm_attn(x), self.qkv.weight).view(R, 3, H, D // H)  # (R, 3, H, Dh)
-        q, k, v = qkv.permute(1, 2, 0, 3).contiguous()  # (H, R, Dh) each: as `forward` lays a row out
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        qkv = qkv.permute(1, 2, 0, 3).contiguous()  # (3, H, R, Dh): as `forward` lays a row out
+        (q, k), v = apply_rotary(qkv[:2], cos, sin), qkv[2]  # one elementwise rotation of queries and keys
         att = []
         for s, n in rows:
             one = lambda t: t[:, s : s + n].unsqueeze(0)  # (1, H, n, Dh)  # noqa: E731
             att.append(F.scaled_dot_product_attention(one(q), one(k), one(v))[0].transpose(0, 1).reshape(n, D))
         if shadows:
             att.append(shadow.attend(q, k, v, rows, shadows))
-        x = x + tiled_linear(torch.cat(att), self.proj.weight)  # (R, D)
+        x = x + tiled_linear(att[0] if len(att) == 1 else torch.cat(att), self.proj.weight)  # (R, D)
         gate, up = tiled_linear(self.norm_mlp(x), self.up.weight).chunk(2, dim=-1)  # (R, d_ff) each
         return x + tiled_linear(F.silu(gate) * up, self.down.weight)
 
@@ -329,7 +336,7 @@ class EmbeddedDenoiser(nn.Module):
 
     def head(self, h: torch.Tensor) -> torch.Tensor:
         """Output logits from final hidden states ``(..., D) -> (..., V)`` (tied to the embedding)."""
-        return F.linear(self.norm_out(h), self.embed.weight)
+        return dense(self.norm_out(h), self.embed.weight)
 
     def features(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Final hidden states ``(B, N, D)`` before the output head (training scores masked rows only)."""

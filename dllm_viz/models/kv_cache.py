@@ -42,7 +42,7 @@ import torch.nn.functional as F
 
 from dllm_viz.models.base import NEVER_LOGIT, check_inputs
 from dllm_viz.models.rotary import apply_rotary
-from dllm_viz.models.tiles import tiled_linear
+from dllm_viz.models.tiles import dense, tiled_linear
 
 CACHE_MODES = ("prefix", "dual")  # the caches a model with `logits_cached` runs (core.config.CACHES, less "none")
 
@@ -147,7 +147,7 @@ def _norm(norm: Any, x: torch.Tensor) -> torch.Tensor:
 
 
 def _plain_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    return F.linear(x, weight)
+    return dense(x, weight)
 
 
 def prefill(model: Any, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]:

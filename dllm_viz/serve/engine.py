@@ -8,14 +8,13 @@ generator. One worker thread owns the model and a fixed-capacity `DecodeBatch`; 
   (3) runs one step for every occupied slot: `DecodeBatch.step`, one forward pass over all of them,
   (4) streams each new `StepRecord` to its request's callback,
   (5) resolves the requests whose last mask was confirmed and frees their slots.
-A request joins at a step boundary and leaves the step its masks left reach 0. Each draws from its own
-generator (`decoder`), so its trace is the one `decode(model, [prompt], config)` gives alone, whatever
-shares the batch, as far as the model's logits for a row do not depend on the other rows.
+A request joins at a step boundary and leaves the step its masks left reach 0. Each draws from its own generator
+(`decoder`), so its trace is the one `decode(model, [prompt], config)` gives alone, whatever shares the batch, as
+far as the model's logits for a row do not depend on the other rows. Freed memory is kept for reuse (`serve.memory`).
 
-Exact under load is the model's to keep (one layer, docs/engine.md): the embedded model's `logits_at`
-runs every product in tiles of a fixed row count and attention per row at its real length, so with one
-intra-op thread a trace is the same alone and in any batch; Hugging Face adapters may differ in the last
-bits (`models/hf.py`).
+Exact under load is the model's to keep (one layer, docs/engine.md): the embedded model's `logits_at` runs every
+product in tiles of a fixed row count and attention per row at its real length, so with one intra-op thread a trace
+is the same alone and in any batch; Hugging Face adapters may differ in the last bits (`models/hf.py`).
 
 Clients (`submit(client=...)`) take free slots in turn and, with `Fairness`, share the forwards
 by the compute they have had, within per-client bounds (`serve.fair`).
@@ -49,6 +48,7 @@ from dllm_viz.core.renoise_batch import RenoiseBatch
 from dllm_viz.core.trace import StepRecord, Trace
 from dllm_viz.models.base import Denoiser, check_cache, check_denoiser, model_max_length
 from dllm_viz.serve.fair import Fairness, Lanes, QueueFull, Share
+from dllm_viz.serve.memory import keep_freed_memory
 from dllm_viz.serve.stream import Stream
 
 __all__ = ["Engine", "EngineClosed", "Fairness", "QueueFull", "Stream"]
@@ -137,6 +137,7 @@ class Engine:
             raise ValueError(f"max_length={max_length!r} is invalid: expected an integer >= 1")
         elif limit is not None and max_length > limit:
             raise ValueError(f"max_length={max_length} is invalid: expected at most the model's max_length={limit}")
+        keep_freed_memory()  # a step's big tensors reuse the last step's memory (`serve.memory`)
         self.model = model
         self.max_batch, self.max_queue, self.max_length = max_batch, max_queue, max_length
         self.budget = Budget(max_length=max_length, max_cells=budget.max_cells if budget else None)
@@ -155,9 +156,8 @@ class Engine:
         self._free = list(range(max_batch - 1, -1, -1))  # free slot indices, lowest popped first
         self._shared: torch.Generator | None = None  # the rng="shared" teaching switch's one stream
         self._closed = False
-        self._counts = dict.fromkeys(
-            ("submitted", "completed", "failed", "cancelled", "rejected", "forward_calls", "steps_served"), 0
-        )
+        self._counts = dict.fromkeys(("submitted", "completed", "failed", "cancelled", "rejected", "forward_calls",
+                                      "steps_served"), 0)
         self._worker = threading.Thread(target=self._run, name="dllm-viz-engine", daemon=True)
         self._worker.start()
 
