@@ -227,7 +227,7 @@ class DecodeBatch:
         # with `logits_at`) shrinks as the canvas fills.
         canvas = self.canvas[idx]  # (A, N + 1)
         current = spans.read(canvas)  # (A, G)
-        masked = (current == self.mask_id) & spans.valid  # (A, G)
+        masked = spans.masked(current, self.mask_id)  # (A, G)
         G, params = spans.width, r.set.params
         revision = None
         if params.revision is not None:  # what no row's rule reads stays the plan's constant (no gather)
@@ -240,7 +240,7 @@ class DecodeBatch:
                                                            lambda: [s.remaining for s in slots]),
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
-        ids, attention = canvas[:, : r.n], self.attention[idx, : r.n]
+        ids, attention = canvas[:, : r.n], self.attention[at, : r.n]
         reused = [a for a, i in enumerate(idx_list) if i in self.reused]  # rows that run no forward (ReMDM's cache)
         fwd, seen, verified = step_forward(self.model, self.caches, self.mask_id, idx_list, [s.config for s in slots],
                                            [len(s.prompt_ids) for s in slots], ids, attention, spans, masked, targets,

@@ -190,15 +190,13 @@ class Later:
     def add(self, slots: list[Any], result: StepResult, remaining: torch.Tensor) -> None:
         """Keep the step's tensors; advance the slots' host-side counters as `step_records` does."""
         r = result
-        top_p, top_i = r.raw.top  # (M, 1, N) each
-        ids = r.tokens[r.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1): what was drawn (0 where nothing was)
+        top_p, top_i = r.raw.top  # (M, 1, N) each: the argmax and the candidates, cut at `flush`
+        ids = r.tokens.masked_select(r.masked).clamp_(min=0).view(-1, 1, 1)  # (M, 1, 1): drawn (0 where nothing was)
         kept = {"masked": r.masked, "conf": r.confidence, "selected": r.selected, "tokens": r.tokens,
                 "count": r.count, "block": r.block, "temperature": r.temperature, "stopped": r.stopped,
-                "argmax": top_i[:, 0, 0], "logp": r.raw.logp.gather(-1, ids).view(-1)}
+                "top_p": top_p, "top_i": top_i, "logp": r.raw.logp.gather(-1, ids)}
         if any(s.config.confidence_from != "raw" for s in slots):
             kept["raw_conf"] = r.raw_confidence
-        if self.candidates:
-            kept["cand_p"], kept["cand_i"] = top_p[:, 0, :self.candidates], top_i[:, 0, :self.candidates]
         self.steps.append((slots, [s.step for s in slots], kept))
         for s, left in zip(slots, remaining.tolist()):
             s.step += 1
@@ -209,7 +207,7 @@ class Later:
         if not self.steps:
             return
         steps, self.steps = self.steps, []
-        lists = _later_lists([kept for _, _, kept in steps], bool(self.candidates))
+        lists = _later_lists([kept for _, _, kept in steps], self.candidates)
         first = list(itertools.accumulate([0] + lists["n_masked"]))  # each row's first packed position
         none: list = []  # one empty list for every visible position: fewer objects to collect
         row = 0
@@ -222,7 +220,7 @@ class Later:
                 row += 1
 
 
-def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: bool) -> dict[str, list]:
+def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[str, list]:
     """The fields of every row of every kept step (`Later`), rows in step order then row order, as lists: the
     `(A, G)` fields padded to the widest G and stacked, the packed ones concatenated (step by step, row-major:
     the order of the stacked `masked`), each computed and converted once."""
@@ -241,16 +239,18 @@ def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: bool) -> dict
     # each row's selections, most confident first: the first max(count) columns of the order hold them all
     sel = torch.sort(conf.masked_fill(~selected, float("-inf")), dim=-1, descending=True,
                      stable=True).indices[:, :max(counts, default=0)]  # (R, n)
-    floats = {"conf": conf.masked_fill(~masked, float("nan")), "sel_logp": unpack(flat("logp"), masked).gather(1, sel)}
+    top_i = flat("top_i")  # (M, 1, N) over every kept step
+    floats = {"conf": conf.masked_fill(~masked, float("nan")),
+              "sel_logp": unpack(flat("logp").view(-1), masked).gather(1, sel)}
     if any("raw_conf" in k for k in steps):
         raw = [F.pad(k["raw_conf"] if "raw_conf" in k else k["conf"], (0, G - k["conf"].shape[1])) for k in steps]
         floats["raw_conf"] = torch.cat(raw).masked_fill(~masked, float("nan"))
     if candidates:
-        floats["cand_p"] = flat("cand_p")
+        floats["cand_p"] = flat("top_p")[:, 0, :candidates]
     out = dict(zip(floats, quantize_many(list(floats.values()))))
     out.update(sel=sel.tolist(), sel_tokens=rows("tokens", -1).gather(1, sel).tolist(), count=counts,
-               argmax=unpack(flat("argmax"), masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
+               argmax=unpack(top_i[:, 0, 0], masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
                **{key: flat(key).tolist() for key in ("block", "temperature", "stopped")})
     if candidates:
-        out["cand_i"] = flat("cand_i").tolist()
+        out["cand_i"] = top_i[:, 0, :candidates].tolist()
     return out

@@ -80,13 +80,18 @@ if tuple(SCORERS) != CONFIDENCES:
 CONFIDENCE_IDS = {name: i for i, name in enumerate(CONFIDENCES)}
 
 
-def score(dist: Distribution, measure_id: torch.Tensor | Callable[[], torch.Tensor], noise: torch.Tensor,
-          present: set[str]) -> torch.Tensor:
+def score(dist: Distribution, measure_id: torch.Tensor | Callable[[], torch.Tensor],
+          noise: torch.Tensor | Callable[[], torch.Tensor], present: set[str]) -> torch.Tensor:
     """Confidence `(B, L)`: row b uses measure CONFIDENCES[measure_id[b]]; only `present` are computed.
-    `measure_id` may be a callable giving it: it is read only when more than one measure is present."""
+    `measure_id` and `noise` may be callables giving them: `measure_id` is read only when more than one measure
+    is present, a callable `noise` only when ``random`` is (each measure of `dist` has its shape, `(B, L)`)."""
     if len(present) == 1:  # every row's measure
         (name,) = present
+        if callable(noise) and name != "random":
+            return SCORERS[name](dist, noise).float()
+        noise = noise() if callable(noise) else noise
         return SCORERS[name](dist, noise).float().expand(noise.shape)
+    noise = noise() if callable(noise) else noise
     measure_id = measure_id() if callable(measure_id) else measure_id
     out = torch.zeros(noise.shape, dtype=torch.float32, device=noise.device)
     for name in present:

@@ -83,6 +83,8 @@ class StepParams:
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
     greedy: bool = False  # every row draws at temperature 0 throughout (host-side: the draws are argmaxes)
+    any_restart: bool = True  # some row restarts k in each block (host-side: else k carries on, no pick)
+    least_block: int = 1  # the smallest block size of the rows (host-side: a step no wider has one block)
     revision: RevisionParams | None = None  # the rows' revision rules; None: no row revises
 
     @classmethod
@@ -121,6 +123,8 @@ class StepParams:
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
             greedy=all(c.temperature == 0 and c.temperature_stages is None for c in cs),
+            any_restart=any(c.block_schedule == "restart" for c in cs),
+            least_block=min((max(1, c.block_size) for c in cs), default=1),
             revision=RevisionParams.from_configs(cs, device=device, prompt_lengths=prompt_lengths)
             if any(c.revise != "none" for c in cs) else None,
         )
@@ -251,10 +255,13 @@ def denoise_step(
     x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params.draw_all, with_prob="sampled" in params.sources) if params.any_draw_all else None
-    raw_conf = x.unpack(score(raw, lambda: x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
+    raw_conf = x.unpack(score(raw, lambda: x.measure_id, lambda: x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
-    eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
-    k = torch.where(moved & params.restart, params.top_k, state.k)
+    # (A, G) the current block's masks: every mask when the step is no wider than a block and no rule holds a block
+    # (the first block holds them all)
+    one_block = rp is None and params.least_block >= masked.shape[1]
+    eligible = masked if one_block else masked & (blocks == block.unsqueeze(-1))
+    k = torch.where(moved & params.restart, params.top_k, state.k) if params.any_restart else state.k
     q = QuotaInputs(k=k, top_k=params.top_k, block_step=block_step, block_size=params.block_size,
                     steps_per_block=params.steps_per_block, eligible=eligible.sum(-1), knobs=params.knobs,
                     positions=Positions(eligible=eligible, conf=conf, wide=ref.wide(dtype),

@@ -28,7 +28,7 @@ def _per_block(value: int | None, config) -> str | None:
 def quota(q: QuotaInputs) -> torch.Tensor:
     base = q.block_size // q.steps_per_block
     remainder = q.block_size % q.steps_per_block
-    return base + (q.block_step < remainder).long()
+    return base + (q.block_step < remainder)  # (a long plus a bool: long)
 
 
 RULE = Schedule(
