@@ -225,7 +225,7 @@ class DecodeBatch:
         # positions need a distribution: their logits come packed, M rows in row-major order (the
         # order of `masked_scatter`), so vocabulary-wide work (the output head included, for a model
         # with `logits_at`) shrinks as the canvas fills.
-        canvas = self.canvas[idx]  # (A, N + 1)
+        canvas = self.canvas.index_select(0, idx)  # (A, N + 1)
         current = spans.read(canvas)  # (A, G)
         masked = spans.masked(current, self.mask_id)  # (A, G)
         G, params = spans.width, r.set.params
@@ -262,7 +262,7 @@ class DecodeBatch:
         # (5) commit, and keep the schedule state.
         steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
         done = commit(result, current, order=self.order[at, :G], step=steps_now, mask_id=self.mask_id)
-        self.canvas[idx] = spans.write(canvas, done.span)
+        self.canvas.index_copy_(0, idx, spans.write(canvas, done.span))
         self.order[at, :G] = done.order
         self.k[at], self.block_step[at], self.block[at] = result.next_k, result.next_block_step, result.block
         if result.next_revision is not None:

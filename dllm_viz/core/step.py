@@ -344,9 +344,8 @@ def early_stop(raw: Distribution, masked: torch.Tensor, block: torch.Tensor, par
     end-of-text token, in the current block). Returns `(selected, tokens, count, stopped (A,))`,
     unchanged when no row asks for it.
     """
-    stopped = torch.zeros_like(params.early_stop)
-    if not params.end_of_text_ids or not params.any_early_stop:
-        return selected, tokens, count, stopped
+    if not params.end_of_text_ids or not params.any_early_stop:  # no row stops: the rows' constant (never written)
+        return selected, tokens, count, params.__dict__.setdefault("_no_stop", torch.zeros_like(params.early_stop))
     stopped = end_of_text_rows(raw, masked, block, params.block_size, end_ids=params.end_of_text_ids,
                                enabled=params.early_stop, threshold=params.early_stop_threshold)
     fill = unpack(raw.argmax, masked, -1)  # (A, G) what each masked position predicts
