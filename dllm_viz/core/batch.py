@@ -192,13 +192,16 @@ class DecodeBatch:
         return [active] if (active := self.active()) else []
 
     # ----- the step -------------------------------------------------------------------------
-    @torch.inference_mode()
     def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None,
              records: bool = True) -> dict[int, StepRecord]:
         """One denoising step for every unfinished slot, or for the slots `rows` only (the others
         wait: their state, generators included, is untouched); returns each slot's new record. With
         `records=False` the caller reads none: a plain step returns none, and its records are made later
-        (at `trace`), all at once with the other steps' (`core.record.Later`)."""
+        (at `trace`), all at once with the other steps' (`core.record.Later`). Runs in inference mode (a
+        caller that steps in a loop may enter it once around the loop, as `decode` does)."""
+        if not torch.is_inference_mode_enabled():
+            with torch.inference_mode():
+                return self.step(shared, rows=rows, records=records)
         idx_list = self.active()
         if rows is not None:
             wanted = sorted(set(rows))
@@ -210,10 +213,13 @@ class DecodeBatch:
         if not idx_list:
             return {}
         self._later_ok = not records
-        with self.caches.attempt():  # a step that raises keeps none of its caches: a retry plans the same forwards
+        try:
             if self.n_indel:  # rows whose rule moves positions step apart, beside the others (core.indel_decode)
                 return indel_decode.step_rows(self, idx_list, shared, self._step)
             return self._step(idx_list, shared)
+        except BaseException:  # a step that raises keeps none of its caches: a retry plans the same forwards
+            self.caches.discard()
+            raise
 
     def _step(self, idx_list: list[int], shared: torch.Generator | None) -> dict[int, StepRecord]:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""

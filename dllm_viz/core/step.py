@@ -255,12 +255,11 @@ def denoise_step(
     x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params.draw_all, with_prob="sampled" in params.sources) if params.any_draw_all else None
-    raw_conf = x.unpack(score(raw, lambda: x.measure_id, lambda: x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
+    raw_conf = x.unpack(score(raw, lambda: x.measure_id, lambda: x.noise[1].unsqueeze(1),  # (2) (A, G), noise if read
+                              set(params.measures)))
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
-    # (A, G) the current block's masks: every mask when the step is no wider than a block and no rule holds a block
-    # (the first block holds them all)
-    one_block = rp is None and params.least_block >= masked.shape[1]
-    eligible = masked if one_block else masked & (blocks == block.unsqueeze(-1))
+    one_block = rp is None and params.least_block >= masked.shape[1]  # no wider than a block, none held: block 0
+    eligible = masked if one_block else masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
     k = torch.where(moved & params.restart, params.top_k, state.k) if params.any_restart else state.k
     q = QuotaInputs(k=k, top_k=params.top_k, block_step=block_step, block_size=params.block_size,
                     steps_per_block=params.steps_per_block, eligible=eligible.sum(-1), knobs=params.knobs,
