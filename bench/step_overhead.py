@@ -83,9 +83,12 @@ class ReplayedLogits:
         return self.logits[:B, :N]
 
     def logits_at(self, input_ids, attention_mask, rows, cols):
-        """The replayed forward's output at the positions asked for (timed as the model's)."""
+        """The replayed forward's output at the positions asked for (timed as the model's): whole rows of the
+        replayed logits, copied row by row (`index_select`), as cheap as a model's output can be made; LLaDA's loop
+        reads a view of them (`__call__`)."""
         start = time.process_time()
-        out = self.logits[rows, cols]
+        B, N, V = self.logits.shape
+        out = self.logits.view(B * N, V).index_select(0, rows * N + cols)  # (M, V), a copy the step may edit
         self.model_cpu += time.process_time() - start
         return out
 

@@ -94,3 +94,18 @@ def test_select_top_rank_mask():
     ties = select_top(torch.zeros(1, 4), torch.ones(1, 4, dtype=torch.bool), torch.tensor([2]))
     assert ties.tolist() == [[True, True, False, False]]  # ties go to the earlier position
     assert not select_top(conf, torch.zeros_like(eligible), torch.tensor([2, 2])).any()
+
+
+def test_select_top_is_the_rank_mask_of_a_stable_sort():
+    """`select_top` places each rank by one scatter; the rank mask written out (position p is chosen when its
+    place in the stable descending order of the eligible confidences is below the count) gives the same masks,
+    ties and ineligible -inf positions included."""
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        conf = torch.randint(0, 4, (5, 12), generator=g).float() / 4  # many ties
+        conf[torch.rand(5, 12, generator=g) < 0.1] = float("-inf")
+        eligible = torch.rand(5, 12, generator=g) < 0.7
+        count = torch.randint(0, 13, (5,), generator=g)
+        order = torch.sort(conf.masked_fill(~eligible, float("-inf")), dim=-1, descending=True, stable=True).indices
+        rank = torch.empty_like(order).scatter_(-1, order, torch.arange(12).expand_as(order))
+        assert torch.equal(select_top(conf, eligible, count), (rank < count.unsqueeze(-1)) & eligible)

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
-from dllm_viz.core.scoring import CONFIDENCE_IDS, SCORERS, Distribution, score
+from dllm_viz.core.scoring import CONFIDENCE_IDS, SCORERS, Distribution, score, top_k
 
 
 def test_measures_on_known_distributions():
@@ -24,3 +25,22 @@ def test_score_picks_a_measure_per_row():
     ids = torch.tensor([CONFIDENCE_IDS["margin"], CONFIDENCE_IDS["random"]])
     out = score(dist, ids, noise, {"margin", "random"})
     assert torch.allclose(out[0], SCORERS["margin"](dist, noise)[0]) and torch.equal(out[1], noise[1])
+
+
+@pytest.mark.parametrize("V", [4096, 8192, 4104, 1024])
+def test_top_k_is_torch_topk(V):
+    """`top_k` finds the top candidates among a few strided groups of each row: the same values and ids as
+    `torch.topk`, ties (which send it to topk itself), NaN and -inf included, rows many and few."""
+    g = torch.Generator().manual_seed(V)
+    for trial in range(12):
+        M = (1, 31, 32, 70)[trial % 4]
+        x = torch.randn(M, 1, V, generator=g) * 3
+        if trial % 3 == 0:
+            x = (x * 4).round() / 4  # many ties
+        if trial % 5 == 0:
+            x[..., 7] = float("nan")
+        x[..., 0] = float("-inf")
+        logp = torch.log_softmax(x, dim=-1)
+        for n in (2, 5):
+            want, got = torch.topk(logp, n, dim=-1), top_k(logp, n)
+            assert torch.equal(got[0].nan_to_num(), want[0].nan_to_num()) and torch.equal(got[1], want[1])

@@ -166,3 +166,60 @@ def test_the_step_takes_the_mask_out_of_the_candidates_but_where_a_reference_kee
     assert r.selected[0].sum() == 2 and set(r.tokens[0][r.selected[0]].tolist()) == {3}  # never the mask
     assert r.argmax[1].tolist() == [0, 0, 0, 0]  # LLaDA's argmax is the mask ...
     assert not r.selected[1].any() and int(r.count[1]) == 0 and int(r.remaining[1]) == 4  # ... and nothing is placed
+
+
+# ----- the plain step's shortcuts: the same traces as the general step -------------------------------------
+def _general(monkeypatch):
+    """Make every row set take the general step: k picked per row (`any_restart`), the block test at every width
+    (`least_block`), as if no shortcut applied."""
+    build = StepParams.from_configs.__func__
+
+    def general(cls, configs, **kw):
+        return dataclasses.replace(build(cls, configs, **kw), any_restart=True, least_block=1)
+
+    monkeypatch.setattr(StepParams, "from_configs", classmethod(general))
+
+
+_GRID = {
+    "fixed_steps": DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8),
+    "fixed_steps, blocks": DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8, block_length=8),
+    "topk_decay": DecodeConfig(gen_length=16, top_k=4, decay=0.7, min_k=2),
+    "topk_decay, restart": DecodeConfig(gen_length=16, top_k=4, decay=0.7, block_length=8, block_schedule="restart"),
+    "threshold": DecodeConfig(gen_length=16, schedule="threshold", threshold=0.3),
+    "margin": DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8, confidence="margin"),
+    "random": DecodeConfig(gen_length=16, schedule="fixed_steps", steps=8, confidence="random"),
+    "llada": DecodeConfig.preset("llada", 16),
+    "fast_dllm": DecodeConfig.preset("fast_dllm", 16),
+}
+
+
+@pytest.mark.parametrize("name", list(_GRID))
+def test_the_plain_shortcuts_give_the_general_steps_traces(monkeypatch, name):
+    """Issue 40: a plain step skips what cannot change its result (the block test when the step is no wider than
+    a block, the per-row restart of k when no row restarts, the packed uniforms when nothing reads them). Over
+    temperatures, batch sizes (rows of other lengths too) and seeds, the tokens and every step record equal the
+    general step's."""
+    from dllm_viz import decode
+    from tests.tiny import TinyDenoiser
+
+    model = TinyDenoiser(vocab=24)
+    runs = []
+    for T in (0.0, 0.8):
+        for B in (1, 3):
+            for seed in (0, 1):
+                configs = [_GRID[name].replace(temperature=T, seed=seed + b) for b in range(B)]
+                if B == 3 and _GRID[name].block_length is None and _GRID[name].schedule != "fixed_steps":
+                    configs[1] = configs[1].replace(gen_length=8)  # a shorter row: spans of two widths
+                runs.append(([[1 + b, 2, 3] for b in range(B)], configs))
+    shortcut = [[t.to_dict() for t in decode(model, p, c)] for p, c in runs]
+    streamed = [[t.to_dict() for t in decode(model, p, c, on_step=lambda i, r: None)] for p, c in runs]
+    _general(monkeypatch)
+    assert StepParams.from_configs(list(runs[0][1])).least_block == 1  # the general step, indeed
+    general = [[t.to_dict() for t in decode(model, p, c)] for p, c in runs]
+    for got, streamed_got, want in zip(shortcut, streamed, general):
+        for a, b, s in zip(got, want, streamed_got):
+            for d in (a, b, s):
+                d.pop("wall_time", None)
+                d.get("metrics", {}).pop("tokens_per_second", None)
+            assert a["token_ids"] == b["token_ids"] and a["steps"] == b["steps"] and a == b
+            assert s["steps"] == b["steps"]

@@ -192,13 +192,16 @@ class DecodeBatch:
         return [active] if (active := self.active()) else []
 
     # ----- the step -------------------------------------------------------------------------
-    @torch.inference_mode()
     def step(self, shared: torch.Generator | None = None, *, rows: Sequence[int] | None = None,
              records: bool = True) -> dict[int, StepRecord]:
         """One denoising step for every unfinished slot, or for the slots `rows` only (the others
         wait: their state, generators included, is untouched); returns each slot's new record. With
         `records=False` the caller reads none: a plain step returns none, and its records are made later
-        (at `trace`), all at once with the other steps' (`core.record.Later`)."""
+        (at `trace`), all at once with the other steps' (`core.record.Later`). Runs in inference mode (a
+        caller that steps in a loop may enter it once around the loop, as `decode` does)."""
+        if not torch.is_inference_mode_enabled():
+            with torch.inference_mode():
+                return self.step(shared, rows=rows, records=records)
         idx_list = self.active()
         if rows is not None:
             wanted = sorted(set(rows))
@@ -210,10 +213,13 @@ class DecodeBatch:
         if not idx_list:
             return {}
         self._later_ok = not records
-        with self.caches.attempt():  # a step that raises keeps none of its caches: a retry plans the same forwards
+        try:
             if self.n_indel:  # rows whose rule moves positions step apart, beside the others (core.indel_decode)
                 return indel_decode.step_rows(self, idx_list, shared, self._step)
             return self._step(idx_list, shared)
+        except BaseException:  # a step that raises keeps none of its caches: a retry plans the same forwards
+            self.caches.discard()
+            raise
 
     def _step(self, idx_list: list[int], shared: torch.Generator | None) -> dict[int, StepRecord]:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""
@@ -225,9 +231,9 @@ class DecodeBatch:
         # positions need a distribution: their logits come packed, M rows in row-major order (the
         # order of `masked_scatter`), so vocabulary-wide work (the output head included, for a model
         # with `logits_at`) shrinks as the canvas fills.
-        canvas = self.canvas[idx]  # (A, N + 1)
+        canvas = self.canvas.index_select(0, idx)  # (A, N + 1)
         current = spans.read(canvas)  # (A, G)
-        masked = (current == self.mask_id) & spans.valid  # (A, G)
+        masked = spans.masked(current, self.mask_id)  # (A, G)
         G, params = spans.width, r.set.params
         revision = None
         if params.revision is not None:  # what no row's rule reads stays the plan's constant (no gather)
@@ -240,7 +246,7 @@ class DecodeBatch:
                                                            lambda: [s.remaining for s in slots]),
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
-        ids, attention = canvas[:, : r.n], self.attention[idx, : r.n]
+        ids, attention = canvas[:, : r.n], self.attention[at, : r.n]
         reused = [a for a, i in enumerate(idx_list) if i in self.reused]  # rows that run no forward (ReMDM's cache)
         fwd, seen, verified = step_forward(self.model, self.caches, self.mask_id, idx_list, [s.config for s in slots],
                                            [len(s.prompt_ids) for s in slots], ids, attention, spans, masked, targets,
@@ -262,7 +268,7 @@ class DecodeBatch:
         # (5) commit, and keep the schedule state.
         steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
         done = commit(result, current, order=self.order[at, :G], step=steps_now, mask_id=self.mask_id)
-        self.canvas[idx] = spans.write(canvas, done.span)
+        self.canvas.index_copy_(0, idx, spans.write(canvas, done.span))
         self.order[at, :G] = done.order
         self.k[at], self.block_step[at], self.block[at] = result.next_k, result.next_block_step, result.block
         if result.next_revision is not None:

@@ -27,9 +27,7 @@ row-major, the order of `masked.nonzero()`), V the vocabulary.
 """
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -102,18 +100,9 @@ class CacheStore:
         self._pending.clear()
 
     def discard(self) -> None:
-        """Forget what a step that did not finish did."""
+        """Forget what a step that did not finish did (`DecodeBatch.step` on an error: never committed by the next
+        step that succeeds, which may be a retry of some of its rows)."""
         self._pending.clear()
-
-    @contextlib.contextmanager
-    def attempt(self) -> Iterator[None]:
-        """Run a step: if it raises, what its forwards left pending is discarded (never committed by the
-        next step that succeeds, which may be a retry of some of its rows)."""
-        try:
-            yield
-        except BaseException:
-            self.discard()
-            raise
 
     def plan(self, index: int, config: DecodeConfig, *, prompt_length: int, block: int) -> Forward:
         held = self._held.get(index)

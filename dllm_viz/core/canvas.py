@@ -44,6 +44,7 @@ class Spans:
 
     pos: torch.Tensor  # (A, G) long: canvas column of each span position; N (the scratch column) past its end
     valid: torch.Tensor  # (A, G) bool: g < the row's span length
+    full: bool = False  # every row's span is G long (`valid` is True throughout)
 
     @classmethod
     def at(cls, start: torch.Tensor, length: torch.Tensor, scratch: int) -> Spans:
@@ -51,7 +52,12 @@ class Spans:
         G = int(length.max()) if length.numel() else 0
         g = torch.arange(G, device=start.device)  # (G,)
         valid = g < length.unsqueeze(-1)  # (A, G)
-        return cls(pos=torch.where(valid, start.unsqueeze(-1) + g, scratch), valid=valid)
+        return cls(pos=torch.where(valid, start.unsqueeze(-1) + g, scratch), valid=valid,
+                   full=bool((length == G).all()))
+
+    def masked(self, span: torch.Tensor, mask_id: int) -> torch.Tensor:
+        """`(A, G)` bool: where `span (A, G)` (`read`) holds the mask, within each row's span."""
+        return span == mask_id if self.full else (span == mask_id) & self.valid
 
     @property
     def width(self) -> int:

@@ -102,13 +102,14 @@ def decode(
 
         planned = [planned_steps(c) for c in configs]
         bar = tqdm(total=None if None in planned else max(planned), desc="decode", unit="step")
-    while batch.active():
-        records = batch.step(shared, records=on_step is not None)  # none read: made at the end, all at once
-        if on_step is not None:
-            for i, rec in records.items():
-                on_step(i, rec)
-        if bar is not None:
-            bar.update(1)
+    with torch.inference_mode():  # entered once: each step would enter it otherwise
+        while batch.active():
+            records = batch.step(shared, records=on_step is not None)  # none read: made at the end, all at once
+            if on_step is not None:
+                for i, rec in records.items():
+                    on_step(i, rec)
+            if bar is not None:
+                bar.update(1)
     if bar is not None:
         bar.close()
     return [batch.trace(i) for i in range(len(ids))]

@@ -19,17 +19,24 @@ from dllm_viz.core import sampling
 
 @dataclass(frozen=True)
 class Packed:
-    """The masked positions of one step, packed row-major: M rows. Each position's row parameters are
-    gathered when first read (a greedy step reads none of the draw's)."""
+    """The masked positions of one step, packed row-major: M rows. Each position's row, uniforms and row
+    parameters are gathered when first read (a greedy step ranked by a measure of the logits reads none)."""
 
     logits: torch.Tensor  # (M, 1, V) float32 raw logits; the mask token is -inf (but in young reference rows)
     masked: torch.Tensor  # (A, G) bool: where the packed rows come from
-    rows: torch.Tensor  # (M,) long: request row of each packed position
-    noise: torch.Tensor  # (2, M): [0] inverse-CDF uniform, [1] the `random` score
+    uniforms: torch.Tensor  # (A, 2, G): each row's uniforms (`noise` packs them)
     params: Any  # the rows' `StepParams`, `(A,)` each
     row_temperature: torch.Tensor  # (A,) float32: the step's temperature of each row
     dtype: torch.dtype = torch.float32  # the dtype the model gave its logits in
     greedy: bool = False  # every row's temperature is 0 (known on the host: no draw needs more than the argmax)
+
+    @cached_property
+    def rows(self) -> torch.Tensor:  # (M,) long: request row of each packed position
+        return self.masked.nonzero(as_tuple=True)[0]
+
+    @cached_property
+    def noise(self) -> torch.Tensor:  # (2, M): [0] inverse-CDF uniform, [1] the `random` score
+        return self.uniforms.permute(1, 0, 2)[:, self.masked]
 
     @cached_property
     def temperature(self) -> torch.Tensor:  # (M,) float32
@@ -53,9 +60,9 @@ class Packed:
 
     def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
-        every = bool(where.all())  # every position: the packed logits themselves, no copy
         if not with_prob and self.greedy:  # every row at temperature 0: the argmax, nothing else read
-            return sampling.greedy_ids(self.logits[:, 0] if every else self.logits[where, 0]), None
+            return sampling.greedy_ids(self.logits[where, 0]), None
+        every = bool(where.all())  # every position: the packed logits themselves, no copy
         if every:
             return sampling.draw(self.logits[:, 0], self.noise[0], temperature=self.temperature,
                                  vocab_top_k=self.vocab_top_k, top_p=self.top_p, with_prob=with_prob)
@@ -67,9 +74,8 @@ def pack(logits: torch.Tensor, masked: torch.Tensor, params: Any, state: Any, no
          dtype: torch.dtype = torch.float32) -> Packed:
     """Gather each masked position's row parameters (`StepParams`) and uniforms beside its logits
     (`dtype`: the model's); `state.temperature (A,)` is the step's temperature."""
-    rows = masked.nonzero(as_tuple=True)[0]  # (M,)
-    return Packed(logits=logits, masked=masked, rows=rows, noise=noise.permute(1, 0, 2)[:, masked], params=params,
-                  row_temperature=state.temperature, dtype=dtype, greedy=params.greedy)
+    return Packed(logits=logits, masked=masked, uniforms=noise, params=params, row_temperature=state.temperature,
+                  dtype=dtype, greedy=params.greedy)
 
 
 def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.Tensor:
@@ -80,6 +86,8 @@ def unpack(packed: torch.Tensor, where: torch.Tensor, fill: float = 0) -> torch.
     A, G = where.shape
     tail = packed.shape[2:]
     out = torch.full((A, G, *tail), fill, dtype=packed.dtype, device=packed.device)
+    if not tail:
+        return out.masked_scatter(where, packed)
     return out.masked_scatter(where.view(A, G, *[1] * len(tail)).expand(A, G, *tail), packed)
 
 

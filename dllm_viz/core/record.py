@@ -28,14 +28,16 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     device-to-host transfer per tensor; advances the slots' host-side counters (`core.batch.Slot`). The
     rows `reused` ran no forward (their logits were the step before's: `StepRecord.forwards` 0)."""
     nan, r = float("nan"), result
-    # Order each row's selected positions by confidence, most confident first.
-    sel_order = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
-                           stable=True).indices
+    # Each row's selected positions by confidence, most confident first, and their tokens and log-probabilities.
+    sel = torch.sort(r.confidence.masked_fill(~r.selected, float("-inf")), dim=-1, descending=True,
+                     stable=True).indices
     host = {
-        "masked": r.masked, "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax,
-        "sel_order": sel_order, "tokens": r.tokens, "logp": r.logprobs, "count": r.count, "block": r.block,
-        "remaining": remaining, "temperature": r.temperature, "stopped": r.stopped,
+        "conf": r.confidence.masked_fill(~r.masked, nan), "argmax": r.argmax, "sel": sel,
+        "sel_tokens": r.tokens.gather(1, sel), "sel_logp": r.logprobs.gather(1, sel), "count": r.count,
+        "block": r.block, "remaining": remaining, "temperature": r.temperature, "stopped": r.stopped,
     }
+    if candidates:
+        host["n_masked"] = r.masked.sum(-1)
     if drifts is not None:
         host.update(drift=drifts.change, exact_conf=drifts.exact_confidence, drift_sel=drifts.selected_differ,
                     drift_tok=drifts.tokens_differ)
@@ -57,7 +59,7 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     lists = _as_lists(host)
     # each row's first packed position (with candidates), and one empty list for every visible position of the
     # step's records: fewer objects to collect
-    first = [0] + host["masked"].sum(-1).cumsum(0).tolist() if candidates else None
+    first = list(itertools.accumulate([0] + lists["n_masked"])) if candidates else None
     none: list = []
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
@@ -100,28 +102,26 @@ def _record(lists: dict[str, list], row: int, step: int, config: Any, first: lis
     selections most confident first, the raw confidence where the row ranks by another, and with `first` (each
     row's first packed position) the candidates, `none` standing for every visible position's."""
     G, n_sel = config.gen_length, lists["count"][row]
-    sel = lists["sel_order"][row][:n_sel]
-    tokens_row, logp_row = lists["tokens"][row], lists["logp"][row]
+    argmax = lists["argmax"][row][:G]  # -1 where the position was not masked
     rec = StepRecord(
         step=step, block=lists["block"][row], k=n_sel, temperature=round(lists["temperature"][row], 6),
-        confidence=lists["conf"][row][:G], argmax=lists["argmax"][row][:G],
-        selected=sel, tokens=[tokens_row[p] for p in sel], logprobs=[logp_row[p] for p in sel],
+        confidence=lists["conf"][row][:G], argmax=argmax, selected=lists["sel"][row][:n_sel],
+        tokens=lists["sel_tokens"][row][:n_sel], logprobs=lists["sel_logp"][row][:n_sel],
     )
     if config.confidence_from != "raw" and "raw_conf" in lists:
         rec.raw_confidence = lists["raw_conf"][row][:G]
     if first is not None:
-        masked_row = lists["masked"][row][:G]
         ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), iter(lists["cand_p"][first[row]:first[row + 1]])
-        rec.candidates = [next(ids) if m else none for m in masked_row]
-        rec.candidate_probs = [next(ps) if m else none for m in masked_row]
+        rec.candidates = [none if m < 0 else next(ids) for m in argmax]
+        rec.candidate_probs = [none if m < 0 else next(ps) for m in argmax]
     return rec
 
 
 def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
     """Every row's fields at once: one rounding pass over all the float fields (`quantize_many`) and one
     conversion to lists per field; the candidates packed at the masked positions, `(M, n)`."""
-    floats = [k for k in ("conf", "logp", "raw_conf", "cand_p") if k in host]
-    keys = ("masked", "argmax", "tokens", "sel_order", "count", "block", "temperature", "cand_i")
+    floats = [k for k in ("conf", "sel_logp", "raw_conf", "cand_p") if k in host]
+    keys = ("argmax", "sel", "sel_tokens", "count", "block", "temperature", "cand_i", "n_masked")
     out = {k: host[k].tolist() for k in keys if k in host}
     out.update(zip(floats, quantize_many([host[k] for k in floats])))
     return out
@@ -190,15 +190,13 @@ class Later:
     def add(self, slots: list[Any], result: StepResult, remaining: torch.Tensor) -> None:
         """Keep the step's tensors; advance the slots' host-side counters as `step_records` does."""
         r = result
-        top_p, top_i = r.raw.top  # (M, 1, N) each
-        ids = r.tokens[r.masked].clamp(min=0).view(-1, 1, 1)  # (M, 1, 1): what was drawn (0 where nothing was)
+        top_p, top_i = r.raw.top  # (M, 1, N) each: the argmax and the candidates, cut at `flush`
+        ids = r.tokens.masked_select(r.masked).clamp_(min=0).view(-1, 1, 1)  # (M, 1, 1): drawn (0 where nothing was)
         kept = {"masked": r.masked, "conf": r.confidence, "selected": r.selected, "tokens": r.tokens,
                 "count": r.count, "block": r.block, "temperature": r.temperature, "stopped": r.stopped,
-                "argmax": top_i[:, 0, 0], "logp": r.raw.logp.gather(-1, ids).view(-1)}
+                "top_p": top_p, "top_i": top_i, "logp": r.raw.logp.gather(-1, ids)}
         if any(s.config.confidence_from != "raw" for s in slots):
             kept["raw_conf"] = r.raw_confidence
-        if self.candidates:
-            kept["cand_p"], kept["cand_i"] = top_p[:, 0, :self.candidates], top_i[:, 0, :self.candidates]
         self.steps.append((slots, [s.step for s in slots], kept))
         for s, left in zip(slots, remaining.tolist()):
             s.step += 1
@@ -209,7 +207,7 @@ class Later:
         if not self.steps:
             return
         steps, self.steps = self.steps, []
-        lists = _later_lists([kept for _, _, kept in steps], bool(self.candidates))
+        lists = _later_lists([kept for _, _, kept in steps], self.candidates)
         first = list(itertools.accumulate([0] + lists["n_masked"]))  # each row's first packed position
         none: list = []  # one empty list for every visible position: fewer objects to collect
         row = 0
@@ -222,7 +220,7 @@ class Later:
                 row += 1
 
 
-def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: bool) -> dict[str, list]:
+def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[str, list]:
     """The fields of every row of every kept step (`Later`), rows in step order then row order, as lists: the
     `(A, G)` fields padded to the widest G and stacked, the packed ones concatenated (step by step, row-major:
     the order of the stacked `masked`), each computed and converted once."""
@@ -236,17 +234,23 @@ def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: bool) -> dict
         return torch.cat([k[key] for k in steps])
 
     masked, conf, selected = rows("masked", False), rows("conf", 0.0), rows("selected", False)
-    sel_order = torch.sort(conf.masked_fill(~selected, float("-inf")), dim=-1, descending=True, stable=True).indices
-    floats = {"conf": conf.masked_fill(~masked, float("nan")), "logp": unpack(flat("logp"), masked)}
+    count = flat("count")
+    counts = count.tolist()
+    # each row's selections, most confident first: the first max(count) columns of the order hold them all
+    sel = torch.sort(conf.masked_fill(~selected, float("-inf")), dim=-1, descending=True,
+                     stable=True).indices[:, :max(counts, default=0)]  # (R, n)
+    top_i = flat("top_i")  # (M, 1, N) over every kept step
+    floats = {"conf": conf.masked_fill(~masked, float("nan")),
+              "sel_logp": unpack(flat("logp").view(-1), masked).gather(1, sel)}
     if any("raw_conf" in k for k in steps):
         raw = [F.pad(k["raw_conf"] if "raw_conf" in k else k["conf"], (0, G - k["conf"].shape[1])) for k in steps]
         floats["raw_conf"] = torch.cat(raw).masked_fill(~masked, float("nan"))
     if candidates:
-        floats["cand_p"] = flat("cand_p")
+        floats["cand_p"] = flat("top_p")[:, 0, :candidates]
     out = dict(zip(floats, quantize_many(list(floats.values()))))
-    out.update(masked=masked.tolist(), sel_order=sel_order.tolist(), tokens=rows("tokens", -1).tolist(),
-               argmax=unpack(flat("argmax"), masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
-               **{key: flat(key).tolist() for key in ("count", "block", "temperature", "stopped")})
+    out.update(sel=sel.tolist(), sel_tokens=rows("tokens", -1).gather(1, sel).tolist(), count=counts,
+               argmax=unpack(top_i[:, 0, 0], masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
+               **{key: flat(key).tolist() for key in ("block", "temperature", "stopped")})
     if candidates:
-        out["cand_i"] = flat("cand_i").tolist()
+        out["cand_i"] = top_i[:, 0, :candidates].tolist()
     return out

@@ -83,6 +83,8 @@ class StepParams:
     any_early_stop: bool = False  # some row has early_stop (host-side, so the step skips it without a sync)
     any_draw_all: bool = False  # some row has sample_scope="all" (host-side, likewise)
     greedy: bool = False  # every row draws at temperature 0 throughout (host-side: the draws are argmaxes)
+    any_restart: bool = True  # some row restarts k in each block (host-side: else k carries on, no pick)
+    least_block: int = 1  # the smallest block size of the rows (host-side: a step no wider has one block)
     revision: RevisionParams | None = None  # the rows' revision rules; None: no row revises
 
     @classmethod
@@ -121,6 +123,8 @@ class StepParams:
             any_early_stop=any(c.early_stop for c in cs),
             any_draw_all=any(c.sample_scope == "all" for c in cs),
             greedy=all(c.temperature == 0 and c.temperature_stages is None for c in cs),
+            any_restart=any(c.block_schedule == "restart" for c in cs),
+            least_block=min((max(1, c.block_size) for c in cs), default=1),
             revision=RevisionParams.from_configs(cs, device=device, prompt_lengths=prompt_lengths)
             if any(c.revise != "none" for c in cs) else None,
         )
@@ -251,10 +255,12 @@ def denoise_step(
     x = pack(logits, masked, params, state, noise, dtype=dtype)
     raw = Distribution(x.logits, top=top)  # (1) the model's raw distribution at the masked positions
     drawn = global_draw(x, params.draw_all, with_prob="sampled" in params.sources) if params.any_draw_all else None
-    raw_conf = x.unpack(score(raw, lambda: x.measure_id, x.noise[1].unsqueeze(1), set(params.measures)))  # (2) (A, G)
+    raw_conf = x.unpack(score(raw, lambda: x.measure_id, lambda: x.noise[1].unsqueeze(1),  # (2) (A, G), noise if read
+                              set(params.measures)))
     conf = confidence_for(raw_conf, x, params, drawn)  # (2') the source each row ranks by; raw by default
-    eligible = masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
-    k = torch.where(moved & params.restart, params.top_k, state.k)
+    one_block = rp is None and params.least_block >= masked.shape[1]  # no wider than a block, none held: block 0
+    eligible = masked if one_block else masked & (blocks == block.unsqueeze(-1))  # (A, G) the current block's masks
+    k = torch.where(moved & params.restart, params.top_k, state.k) if params.any_restart else state.k
     q = QuotaInputs(k=k, top_k=params.top_k, block_step=block_step, block_size=params.block_size,
                     steps_per_block=params.steps_per_block, eligible=eligible.sum(-1), knobs=params.knobs,
                     positions=Positions(eligible=eligible, conf=conf, wide=ref.wide(dtype),
@@ -337,9 +343,8 @@ def early_stop(raw: Distribution, masked: torch.Tensor, block: torch.Tensor, par
     end-of-text token, in the current block). Returns `(selected, tokens, count, stopped (A,))`,
     unchanged when no row asks for it.
     """
-    stopped = torch.zeros_like(params.early_stop)
-    if not params.end_of_text_ids or not params.any_early_stop:
-        return selected, tokens, count, stopped
+    if not params.end_of_text_ids or not params.any_early_stop:  # no row stops: the rows' constant (never written)
+        return selected, tokens, count, params.__dict__.setdefault("_no_stop", torch.zeros_like(params.early_stop))
     stopped = end_of_text_rows(raw, masked, block, params.block_size, end_ids=params.end_of_text_ids,
                                enabled=params.early_stop, threshold=params.early_stop_threshold)
     fill = unpack(raw.argmax, masked, -1)  # (A, G) what each masked position predicts

@@ -18,7 +18,7 @@ Shapes: A rows (requests), G generated positions per row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import torch
@@ -248,11 +248,17 @@ def select_top(confidence: torch.Tensor, eligible: torch.Tensor, count: torch.Te
     A rank mask instead of a per-row topk, so rows with different counts stay one batched op.
     Ties go to the earlier position (stable sort), which keeps the choice deterministic.
     """
-    score = confidence.masked_fill(~eligible, float("-inf"))  # (B, L)
+    score = torch.where(eligible, confidence, float("-inf"))  # (B, L)
     order = torch.sort(score, dim=-1, descending=True, stable=True).indices  # (B, L)
-    positions = torch.arange(order.shape[-1], device=order.device).expand_as(order)  # (B, L)
-    rank = torch.empty_like(order).scatter_(-1, order, positions)
-    return (rank < count.unsqueeze(-1)) & eligible
+    ranks = _positions(order.shape[-1], order.device)  # (L,): the rank held at each column of `order`
+    return torch.zeros_like(eligible).scatter_(-1, order, ranks < count.unsqueeze(-1)) & eligible
+
+
+@lru_cache(maxsize=64)
+def _positions(L: int, device: torch.device) -> torch.Tensor:
+    """`arange(L)` on `device`, made once per width (`select_top` reads it every step, never writes it)."""
+    with torch.inference_mode(False):  # a plain tensor, whichever mode first asks for it
+        return torch.arange(L, device=device)
 
 
 # ----- what a revision rule sees and decides -------------------------------------------------------

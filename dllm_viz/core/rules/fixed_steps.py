@@ -26,9 +26,9 @@ def _per_block(value: int | None, config) -> str | None:
 
 
 def quota(q: QuotaInputs) -> torch.Tensor:
-    base = q.block_size // q.steps_per_block
+    base = torch.div(q.block_size, q.steps_per_block, rounding_mode="floor")  # (the C op: `//` wraps it in Python)
     remainder = q.block_size % q.steps_per_block
-    return base + (q.block_step < remainder).long()
+    return base + (q.block_step < remainder)  # (a long plus a bool: long)
 
 
 RULE = Schedule(
