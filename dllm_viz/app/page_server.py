@@ -33,19 +33,32 @@ async def session_of(request: gr.Request) -> str | None:
     return session if isinstance(session, str) else None
 
 
+def decode_inputs(p: Any) -> tuple[Any, ...]:
+    """What a decode event of the page `p` (`layout.page.Page`) sends: `NEW_REF_JS` fills `ref`, the 5th."""
+    return (p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs)
+
+
 class DecodeInputs:
-    """The inputs of the page's decode events, by name (set once the page is built): what `dv_start`
+    """The inputs of the page's decode events, by name, once `page_of()` has the page: what `dv_start`
     turns the page's values into, as Gradio does for the event (each component's `preprocess`)."""
 
-    def __init__(self) -> None:
-        self.named: Sequence[tuple[str, Any]] = ()
+    def __init__(self, page_of: Callable[[], Any]) -> None:
+        self.page_of = page_of
+        self._named: Sequence[tuple[str, Any]] = ()
+
+    def named(self) -> Sequence[tuple[str, Any]]:
+        page = self.page_of() if not self._named else None
+        if page is not None:
+            self._named = [(page.name_of(component), component) for component in decode_inputs(page)]
+        return self._named
 
     def values(self, args: Any) -> dict[str, Any] | None:
         """The handler's keyword arguments from the event's input values (None: not the event's shape)."""
-        if not self.named or not isinstance(args, list) or len(args) != len(self.named):
+        named = self.named()
+        if not named or not isinstance(args, list) or len(args) != len(named):
             return None
         out: dict[str, Any] = {}
-        for (name, component), value in zip(self.named, args):
+        for (name, component), value in zip(named, args):
             if name in ("trace", "ref") or isinstance(component, gr.State):
                 continue  # the session's state, and the handle: not the page's to say
             try:

@@ -60,7 +60,7 @@ from dllm_viz.app.handlers.outputs import (
     SweepShown,
     values_of,
 )
-from dllm_viz.app.page_server import NEW_REF_JS, DecodeInputs, read_traces
+from dllm_viz.app.page_server import NEW_REF_JS, DecodeInputs, decode_inputs, read_traces
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS
@@ -120,8 +120,8 @@ def build_demo(
     decode events and `api_concurrency_limit` (default: the same) the `/generate` API, each in a group
     of its own, so API calls never hold the page's workers; `/fork` decodes outside the shared engine
     (it replays one request on a batch of its own), so at most FORK_CONCURRENCY run at once, in a
-    group of their own. `session_ttl`: seconds a session's
-    traces stay after its last event (`gr.State(time_to_live=...)`; None: Gradio's default).
+    group of their own. `session_ttl`: seconds a session's traces stay after its last event
+    (`gr.State(time_to_live=...)`; None: Gradio's default).
     """
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
                     token_text=token_text, budget=Budget(max_length=max_length, max_cells=max_cells))
@@ -136,9 +136,8 @@ def build_demo(
     # The page opens on the first example's model (the world model's, in app.py: see its examples).
     pick = pg.pick_of(first.trace.model if first else None) or next(iter(models or {}), None)
     longest = pg.ranges(model_pick=pick).gen_length if pick else gen_length_max(max_length)
-    pg.play.concurrency = concurrency_limit  # a decode the page starts before its event counts in it too
-    inputs = DecodeInputs()  # the decode events' inputs, for the page's own start of a decode (`dv_start`)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
+        inputs = DecodeInputs(lambda: getattr(demo, "page", None))  # a decode event's, for `dv_start`
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
         c["trace"] = gr.State(first)
         with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
@@ -158,7 +157,6 @@ def build_demo(
         build_footer(labels)
 
         page = Page(**c, tabs=tabs, labels=labels.items)
-        inputs.named = [(page.name_of(component), component) for component in decode_inputs(page)]
         state_ttl(page, session_ttl)
         wire_play(page, pg, concurrency_limit)
         wire_compare(page, pg, concurrency_limit)
@@ -175,8 +173,8 @@ def build_demo(
         gr.api(api_generate(pg), api_name="generate", concurrency_limit=api, concurrency_id="api")
         forks = FORK_CONCURRENCY if api is None else min(FORK_CONCURRENCY, api)
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
-    demo.page = page  # for tests and for other front ends that add to the page
-    demo.traces = pg.traces  # the traces the page reads by handle (`page_server.read_traces`)
+    # for tests and other front ends: the page, the traces it reads by handle, the decodes it starts itself
+    demo.page, demo.traces, demo.starts = page, pg.traces, pg.play.starts
     return demo
 
 
@@ -222,11 +220,6 @@ def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
                 show_progress="hidden")
 
 
-def decode_inputs(p: Page) -> tuple[Any, ...]:
-    """What a decode event sends (`NEW_REF_JS` fills `ref`, the 5th, in the page)."""
-    return (p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs)
-
-
 def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
     """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
     The page starts the decode itself as the event starts (`NEW_REF_JS`, `page_server`); the event adopts
@@ -249,6 +242,7 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """The Playground tab: every decode trigger, presets and scenes, the k line, traces in and out. (The cursor
     and everything that follows it live in the page: page.js.)"""
     play = pg.play
+    play.concurrency = concurrency_limit  # a decode the page starts before its event (`dv_start`) counts in it too
 
     def decode(trigger: Callable[..., Any]) -> None:
         decode_on(p, pg, trigger, concurrency_limit)
