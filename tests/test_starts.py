@@ -137,3 +137,30 @@ def test_stop_stops_a_started_decode_and_its_event_then_answers_nothing(pg, runn
     gate.set()
     views = list(pg.play.decode_stream(prompt="the ", lang="en", ref=ref, session="s1", **widgets(temperature=0.3)))
     assert views == [] and len(runner.calls) == 2 and until(lambda: pg.traces.entry("s1", ref).state == "stopped")
+
+
+# ----- a compare: a lesson's click, Compare's run -------------------------------------------------------
+def test_a_lesson_click_adopts_the_compare_its_page_started_one_decode(pg, runner):
+    refs = f"{new_handle()} {new_handle()}"
+    asked = dict(prompt="the ", seed=3, gen_length=24, model_pick=None)
+    assert pg.compare.start(session="s1", cmp_ref=refs, lesson="polluted", lang="en", **asked) is None
+    views = list(pg.compare.lesson_stream("polluted", lang="en", session="s1", cmp_ref=refs, **asked))
+    assert len(runner.calls) == 1 and pg.compare.starts.pending() == 0
+    first, last = views[0].compare, views[-1].compare
+    assert [first.cmp_canvas_a["ref"], first.cmp_canvas_b["ref"]] == refs.split()  # the page's own handles
+    assert [s.handle for s in last.cmp_traces] == refs.split()
+
+
+def test_a_compare_run_not_what_its_page_started_decodes_its_own(pg, runner):
+    refs = f"{new_handle()} {new_handle()}"
+    asked = dict(prompt="the ", seed=3, gen_length=24, cmp_a='{"temperature": 0.5}', neighbours=0)
+    assert pg.compare.start(session="s1", cmp_ref=refs, cmp_b='{"temperature": 0.9}', **asked) is None
+    views = list(pg.compare.run_stream(lang="en", session="s1", cmp_ref=refs, cmp_b='{"temperature": 1.2}', **asked))
+    assert views[-1].cmp_traces[1].trace.config.temperature == 1.2 and len(runner.calls) == 2
+    assert views[0].cmp_canvas_a["ref"] not in refs.split()  # the page has read the stopped one's end
+    # A page's start with a bad config decodes nothing; the event reports it (naming the side).
+    bad = f"{new_handle()} {new_handle()}"
+    assert "config B" in pg.compare.start(session="s1", cmp_ref=bad, cmp_b='{"temperature": -1}', **asked)
+    with pytest.raises(ValueError, match="config B"):
+        list(pg.compare.run_stream(lang="en", session="s1", cmp_ref=bad, cmp_b='{"temperature": -1}', **asked))
+    assert len(runner.calls) == 2

@@ -60,7 +60,7 @@ from dllm_viz.app.handlers.outputs import (
     SweepShown,
     values_of,
 )
-from dllm_viz.app.page_server import NEW_REF_JS, DecodeInputs, decode_inputs, read_traces
+from dllm_viz.app.page_server import NEW_REF_JS, PAIR_JS, compare_inputs, decode_inputs, lesson_inputs, read_traces
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS
@@ -137,15 +137,14 @@ def build_demo(
     pick = pg.pick_of(first.trace.model if first else None) or next(iter(models or {}), None)
     longest = pg.ranges(model_pick=pick).gen_length if pick else gen_length_max(max_length)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
-        inputs = DecodeInputs(lambda: getattr(demo, "page", None))  # a decode event's, for `dv_start`
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
         c["trace"] = gr.State(first)
         with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
-                                    longest=longest, server=read_traces(pg.traces, pg.play, inputs),
-                                    scenes=pg.scene_keys())
+                                    longest=longest, scenes=pg.scene_keys(),
+                                    server=read_traces(pg.traces, pg.play, pg.compare, lambda: demo.page))
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
                             "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)
@@ -325,6 +324,7 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
     page.js dims the canvases instead (one style change) until the event ends, whichever way it ends.
     """
     compare, kw = pg.compare, _compare_kw(concurrency_limit)
+    compare.concurrency = concurrency_limit  # a compare the page starts before its event counts in it too
 
     def after(event: Any) -> None:
         event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy
@@ -332,12 +332,10 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
 
     # A compare's error names config A or B and stays until closed (the configs are typed by hand).
     for key, button in p.lessons.items():
-        after(wire(p, button.click, functools.partial(compare.lesson_stream, key),
-                   ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
-                   request=("session",), error_seconds=None, **kw))
-    after(wire(p, p.compare_run.click, compare.run_stream,
-               ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
-               out=CompareShown, request=("session",), error_seconds=None, **kw))
+        after(wire(p, button.click, functools.partial(compare.lesson_stream, key), ins=lesson_inputs(p),
+                   out=LessonShown, request=("session",), error_seconds=None, js=PAIR_JS % f'"lesson:{key}"', **kw))
+    after(wire(p, p.compare_run.click, compare.run_stream, ins=compare_inputs(p), out=CompareShown,
+               request=("session",), error_seconds=None, js=PAIR_JS % '"compare"', **kw))
 
 
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:

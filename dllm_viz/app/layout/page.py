@@ -135,6 +135,7 @@ class Page:
     cmp_facts_a: gr.HTML
     cmp_facts_b: gr.HTML
     cmp_traces: gr.State
+    cmp_ref: gr.Textbox  # hidden: the sides' handles the page draws for a compare it starts (`page_server.PAIR_JS`)
     lesson_key: gr.State
     # sweep
     sweep_temps: gr.CheckboxGroup

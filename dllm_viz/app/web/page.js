@@ -92,7 +92,7 @@ function load() {
 }
 
 // Show the trace `value` names; a decode in progress as its steps come. `pending`: a decode the page
-// has just asked for (its handle drawn here: __dvNewRef), shown once its first step arrives, so a
+// has just asked for (its handle drawn by start.js: __dvNewRef), shown once its first step arrives, so a
 // request that never runs (Gradio keeps only the last of several) never takes the canvas.
 function follow(value, pending) {
   if (!value || !value.ref) return;
@@ -124,22 +124,6 @@ function follow(value, pending) {
   });
 }
 
-// A decode event starts (page_server.NEW_REF_JS, with its inputs `args`): draw the decode's handle into its
-// `ref` input (args[at]), read it at once, and ask the server to start the decode now (`dv_start`, with the
-// event's inputs and the trace on show), before Gradio's event leaves the page; the event adopts that
-// decode when it comes (one decode per event). The server makes it under this handle, in this page's
-// session only; whatever it answers, the event decides (and reports an error itself).
-window.__dvNewRef = (args, at) => {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  const ref = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  const v = window.__dv, out = [...args];
-  out[at] = ref;
-  performance.mark("dv-start");  // timed by bench/ui_bench.py
-  if (v.server && v.server.dv_start) v.server.dv_start(ref, out, v.shownRef || null).catch(() => {});
-  v.pending = ref;
-  v.follow({ref, live: true, lang: v.lang}, true);
-  return out;
-};
 dv.follow = follow;
 
 function showDone(value, entry) {
