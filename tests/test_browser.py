@@ -137,14 +137,24 @@ def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page,
     page.mouse.click(box["x"] + 0.7 * box["width"], box["y"] + box["height"] / 2)
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
     ref = page.evaluate("() => window.__dv.shownRef")
-    started = [slot for (_, handle), slot in demo.starts._claims.items() if handle == ref]
-    assert [slot.by_page for slot in started] == [True]  # started by the page
-    for _ in range(200):  # its event comes (it may come after the decode has ended)
-        if started[0].adopted:
+    assert adopted(page, demo.starts["play"], ref) and len(demo.decode_calls) == calls + 1
+    # A lesson's click: its compare too (both sides under the handles the page drew).
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#dv-lesson-polluted").click()
+    page.wait_for_function("() => !!document.querySelector('#dv-cmp-heat-a .js-plotly-plot')", timeout=TIMEOUT_MS)
+    ref = page.evaluate("() => document.querySelector('[data-dv-side=\"a\"]').__dvRef")
+    assert adopted(page, demo.starts["compare"], ref) and len(demo.decode_calls) == calls + 2
+
+
+def adopted(page, starts, ref) -> bool:
+    """Whether the page started what `ref` names and its event adopted it (the event may come after it ended)."""
+    started = [slot for (_, handle), slot in starts._claims.items() if handle == ref]
+    for _ in range(200):
+        if started and started[0].adopted:
             break
         page.wait_for_timeout(50)
-    page.wait_for_timeout(500)
-    assert started[0].adopted and len(demo.decode_calls) == calls + 1 and demo.starts.pending() == 0
+    page.wait_for_timeout(300)
+    return [(slot.by_page, slot.adopted) for slot in started] == [(True, True)] and starts.pending() == 0
 
 
 def test_a_number_typed_into_a_slider_box_reruns(page):

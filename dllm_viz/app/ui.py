@@ -173,7 +173,7 @@ def build_demo(
         forks = FORK_CONCURRENCY if api is None else min(FORK_CONCURRENCY, api)
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
     # for tests and other front ends: the page, the traces it reads by handle, the decodes it starts itself
-    demo.page, demo.traces, demo.starts = page, pg.traces, pg.play.starts
+    demo.page, demo.traces, demo.starts = page, pg.traces, {"play": pg.play.starts, "compare": pg.compare.starts}
     return demo
 
 
