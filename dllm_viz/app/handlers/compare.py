@@ -3,7 +3,9 @@
 A lesson (`lessons.LESSONS`) is a pair of configs that differ in one rule; a click fills them in
 and decodes them once, on the same prompt and seed, in one batch. The event answers at once with
 both sides' handles (`traces`): the page reads each side's steps as they are computed and draws their
-canvases and the pair's figures; the summary and the facts follow when the pair is done.
+canvases and the pair's figures; the summary and the facts follow when the pair is done. The page
+starts the compare itself as the click's event starts (`start`, under the two handles it drew), and the
+event adopts it (`starts`: one decode per event).
 """
 from __future__ import annotations
 
