@@ -37,6 +37,7 @@ AREA = """(id) => { const a = window.__dv.lib.dvArea(document.querySelector(`#${
   return a && {x: a.left, y: a.top, width: a.width, height: a.height}; }"""
 ORDER_DATA = ("() => { const e = document.querySelector('#dv-order .js-plotly-plot'); "
               "return e && e.data ? e.data[0] : null; }")
+LOST = ("**/queue/join*", "**/component_server**")  # Gradio's events, and the page's own calls (`dv_start`, `dv_read`)
 TIMEOUT_MS = 60_000  # generous: the CI machine is shared; nothing here measures speed
 
 
@@ -124,6 +125,38 @@ def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     assert page.locator("#dv-heatmap .js-plotly-plot").count() == 1 and outside == []
 
 
+def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page, served):
+    # The page asks for the decode itself as the release's event starts (`dv_start`), and the event, when it
+    # comes, waits on that decode: one decode per release, under the handle the page drew.
+    demo = served[0]
+    wait_played_out(page)
+    z0, calls = page.evaluate(HEATMAP_Z), len(demo.decode_calls)
+    slider = page.locator("#dv-temperature input[type=range]")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + 0.7 * box["width"], box["y"] + box["height"] / 2)
+    page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
+    ref = page.evaluate("() => window.__dv.shownRef")
+    assert adopted(page, demo.starts["play"], ref) and len(demo.decode_calls) == calls + 1
+    # A lesson's click: its compare too (both sides under the handles the page drew).
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#dv-lesson-polluted").click()
+    page.wait_for_function("() => !!document.querySelector('#dv-cmp-heat-a .js-plotly-plot')", timeout=TIMEOUT_MS)
+    ref = page.evaluate("() => document.querySelector('[data-dv-side=\"a\"]').__dvRef")
+    assert adopted(page, demo.starts["compare"], ref) and len(demo.decode_calls) == calls + 2
+
+
+def adopted(page, starts, ref) -> bool:
+    """Whether the page started what `ref` names and its event adopted it (the event may come after it ended)."""
+    started = [slot for (_, handle), slot in starts._claims.items() if handle == ref]
+    for _ in range(200):
+        if started and started[0].adopted:
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)
+    return [(slot.by_page, slot.adopted) for slot in started] == [(True, True)] and starts.pending() == 0
+
+
 def test_a_number_typed_into_a_slider_box_reruns(page):
     wait_played_out(page)
     z0 = page.evaluate(HEATMAP_Z)
@@ -182,13 +215,15 @@ def test_one_cursor_links_canvas_heatmap_and_order_map(page):
 
 
 def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, served):
-    # The server is unreachable for a while (every event request aborted, as a dropped connection
-    # would): a decode is lost, and the cursor, scrubbing, hover and inspector still follow, since
-    # they are drawn in the page from the trace it holds. Then the next decode goes through.
+    # The server is unreachable for a while (every event request and every call of the page's own
+    # aborted, as a dropped connection would): a decode is lost, and the cursor, scrubbing, hover and
+    # inspector still follow, since they are drawn in the page from the trace it holds. Then the next
+    # decode goes through.
     wait_played_out(page)
     z0, n = page.evaluate(HEATMAP_Z), page.evaluate("() => window.__dv.data.n")
     calls = len(served[0].decode_calls)
-    page.route("**/queue/join*", lambda route: route.abort())
+    for path in LOST:
+        page.route(path, lambda route: route.abort())
     slider = page.locator("#dv-temperature input[type=range]")
     slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
@@ -210,7 +245,8 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
         return h && Math.abs(h.getBoundingClientRect().left - x) < 3; }""", arg=heat["x"] + 7 / 32 * heat["width"],
                            timeout=5_000)
     assert page.evaluate(HEATMAP_Z) == z0 and len(served[0].decode_calls) == calls  # the lost decode never ran
-    page.unroute("**/queue/join*")
+    for path in LOST:
+        page.unroute(path)
     page.errors[:] = [e for e in page.errors if "ERR_FAILED" not in e]  # the aborted requests, on purpose
     slider.scroll_into_view_if_needed()
     box = slider.bounding_box()

@@ -269,7 +269,7 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
     assert live["live"] is True
     key = live["key"]
     assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="other", stop_key=key).banner
-    assert not any(stop.is_set() for stop in pg.play._stops["s1"].running)  # another session's Stop: not this one
+    assert not any(s.stop.is_set() for s in pg.play.stops._sessions["s1"].running)  # another session's Stop: not this
     later: list = []  # (when, view) of each view the stream gives after its first
     reader = threading.Thread(target=lambda: later.extend((time.monotonic(), view) for view in mine))
     reader.start()  # Gradio reads the stream in its own thread
@@ -278,7 +278,7 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
     returned = time.monotonic()
     reader.join(timeout=60)
     # Stop returns once the stream has ended: nothing of the stopped decode follows its view.
-    assert "Stopped" in out.banner and "s1" not in pg.play._stops
+    assert "Stopped" in out.banner and "s1" not in pg.play.stops._sessions
     assert [when for when, _ in later if when > returned] == []
     assert all(view.canvas is KEEP for _, view in later)  # no finished view
     assert pg.traces.entry("s1", live["ref"]).since(0)[1] == "stopped"  # the page's reader of it stops too
@@ -355,8 +355,8 @@ def test_stop_needs_the_key_its_page_received_and_ends_every_decode_of_the_sessi
     key = keys.pop()
     for wrong in ("", "x" * len(key)):  # the session's hash alone, or a guess
         pg.play.stopped(trace=shown.trace, lang="en", session="s1", stop_key=wrong)
-        assert len(pg.play._stops["s1"].running) == 2
-        assert not any(stop.is_set() for stop in pg.play._stops["s1"].running)
+        assert len(pg.play.stops._sessions["s1"].running) == 2
+        assert not any(s.stop.is_set() for s in pg.play.stops._sessions["s1"].running)
     later: list = []
     readers = [threading.Thread(target=lambda m=m: later.extend((time.monotonic(), v) for v in m))
                for m in (first, second)]
@@ -367,7 +367,7 @@ def test_stop_needs_the_key_its_page_received_and_ends_every_decode_of_the_sessi
     returned = time.monotonic()
     for r in readers:
         r.join(timeout=60)
-    assert "Stopped" in out.banner and "s1" not in pg.play._stops
+    assert "Stopped" in out.banner and "s1" not in pg.play.stops._sessions
     assert [when for when, _ in later if when > returned] == []  # nothing of either decode after Stop's view
     assert all(view.canvas is KEEP for _, view in later)
 

@@ -9,7 +9,7 @@ misspelt name fails at build time. Handlers (`playground.Playground`: one object
 plain values (or `KEEP`); only `wiring` speaks Gradio to them.
 
 Events carry control values and handles, never traces: a trace travels once, as the chunks of
-`views.wire`, read by the page itself from the canvas's server function `dv_read` (`read_traces`:
+`views.wire`, read by the page itself from the canvas's server function `dv_read` (`page_server`:
 a decode in progress step by step, as it is computed). The page draws every view of it (the
 renderer, `views.web`: `app/web/*.js`, run as the canvas's `js_on_load`, plotly.js loaded by the
 canvas's `head`): moving the cursor sends nothing to the server.
@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-from fastapi import Response
 
 from dllm_viz.app.handlers.adapters import config_to_settings
 from dllm_viz.app.handlers.fit import gen_length_max
@@ -61,7 +60,7 @@ from dllm_viz.app.handlers.outputs import (
     SweepShown,
     values_of,
 )
-from dllm_viz.app.handlers.traces import TraceStore
+from dllm_viz.app.page_server import NEW_REF_JS, PAIR_JS, compare_inputs, decode_inputs, lesson_inputs, read_traces
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS
@@ -82,41 +81,9 @@ CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "r
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
-# Runs in the page as a decode event starts: draws the decode's handle (the `ref` input, the 5th) and
-# starts reading it at once, before the event reaches the server (page.js `__dvNewRef`).
-NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : args)"
 # Plotly sizes a figure updated inside a hidden tab to its default width; a resize event when a
 # tab is shown lets the responsive figures fit their containers again.
 RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 60); }"
-
-
-async def _session_of(request: gr.Request) -> str | None:
-    """The session a server function's call comes from. Gradio hands a server function the HTTP request
-    itself; the session is the one its body names (the page's own, as for every other call it makes:
-    Gradio's `component_server`)."""
-    session = getattr(request, "session_hash", None)
-    if session is None:
-        body = await request.json()
-        session = body.get("session_hash") if isinstance(body, dict) else None
-    return session if isinstance(session, str) else None
-
-
-def read_traces(store: TraceStore) -> list[Callable[..., Any]]:
-    """The canvas's server functions. `dv_read(handle, start)`: the page reads a trace by its handle,
-    the chunks from `start` on (`TraceStore.read`), as JSON written once. `dv_shown(handles)`: the
-    page has drawn every view of those traces (`TraceStore.drawn`). The session is Gradio's: another
-    session's handle reads as gone."""
-
-    async def dv_read(data: Any, request: gr.Request) -> Response:
-        handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
-        return Response(await store.read(await _session_of(request), handle, start), media_type="application/json")
-
-    async def dv_shown(data: Any, request: gr.Request) -> bool:
-        handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data
-        store.drawn(await _session_of(request), handles)
-        return True
-
-    return [dv_read, dv_shown]
 
 
 def launch_options() -> dict[str, Any]:
@@ -153,8 +120,8 @@ def build_demo(
     decode events and `api_concurrency_limit` (default: the same) the `/generate` API, each in a group
     of its own, so API calls never hold the page's workers; `/fork` decodes outside the shared engine
     (it replays one request on a batch of its own), so at most FORK_CONCURRENCY run at once, in a
-    group of their own. `session_ttl`: seconds a session's
-    traces stay after its last event (`gr.State(time_to_live=...)`; None: Gradio's default).
+    group of their own. `session_ttl`: seconds a session's traces stay after its last event
+    (`gr.State(time_to_live=...)`; None: Gradio's default).
     """
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
                     token_text=token_text, budget=Budget(max_length=max_length, max_cells=max_cells))
@@ -176,7 +143,8 @@ def build_demo(
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
                                     examples=[name for name, _ in examples], default_prompt=default_prompt,
-                                    longest=longest, server=read_traces(pg.traces), scenes=pg.scene_keys())
+                                    longest=longest, scenes=pg.scene_keys(),
+                                    server=read_traces(pg.traces, pg.play, pg.compare, lambda: demo.page))
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
                             "tab_compare") as tabs["compare"]:
                 c |= build_compare_tab(labels, pg.compare, model_pick=pick)
@@ -204,8 +172,8 @@ def build_demo(
         gr.api(api_generate(pg), api_name="generate", concurrency_limit=api, concurrency_id="api")
         forks = FORK_CONCURRENCY if api is None else min(FORK_CONCURRENCY, api)
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
-    demo.page = page  # for tests and for other front ends that add to the page
-    demo.traces = pg.traces  # the traces the page reads by handle (`read_traces`)
+    # for tests and other front ends: the page, the traces it reads by handle, the decodes it starts itself
+    demo.page, demo.traces, demo.starts = page, pg.traces, {"play": pg.play.starts, "compare": pg.compare.starts}
     return demo
 
 
@@ -253,8 +221,9 @@ def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
 
 def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
     """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
-    Returns the decode event."""
-    ev = wire(p, trigger, pg.play.decode_stream, ins=(p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs),
+    The page starts the decode itself as the event starts (`NEW_REF_JS`, `page_server`); the event adopts
+    it. Returns the decode event."""
+    ev = wire(p, trigger, pg.play.decode_stream, ins=decode_inputs(p),
               out=DecodeFirst, request=("session",), js=NEW_REF_JS, **_decode_kw(p, concurrency_limit))
     return after_decode(p, pg, ev)
 
@@ -272,6 +241,7 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """The Playground tab: every decode trigger, presets and scenes, the k line, traces in and out. (The cursor
     and everything that follows it live in the page: page.js.)"""
     play = pg.play
+    play.concurrency = concurrency_limit  # a decode the page starts before its event (`dv_start`) counts in it too
 
     def decode(trigger: Callable[..., Any]) -> None:
         decode_on(p, pg, trigger, concurrency_limit)
@@ -354,6 +324,7 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
     page.js dims the canvases instead (one style change) until the event ends, whichever way it ends.
     """
     compare, kw = pg.compare, _compare_kw(concurrency_limit)
+    compare.concurrency = concurrency_limit  # a compare the page starts before its event counts in it too
 
     def after(event: Any) -> None:
         event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy
@@ -361,12 +332,10 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
 
     # A compare's error names config A or B and stays until closed (the configs are typed by hand).
     for key, button in p.lessons.items():
-        after(wire(p, button.click, functools.partial(compare.lesson_stream, key),
-                   ins=(p.prompt, p.seed, p.gen_length, p.lang, p.model_pick), out=LessonShown,
-                   request=("session",), error_seconds=None, **kw))
-    after(wire(p, p.compare_run.click, compare.run_stream,
-               ins=(p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick),
-               out=CompareShown, request=("session",), error_seconds=None, **kw))
+        after(wire(p, button.click, functools.partial(compare.lesson_stream, key), ins=lesson_inputs(p),
+                   out=LessonShown, request=("session",), error_seconds=None, js=PAIR_JS % f'"lesson:{key}"', **kw))
+    after(wire(p, p.compare_run.click, compare.run_stream, ins=compare_inputs(p), out=CompareShown,
+               request=("session",), error_seconds=None, js=PAIR_JS % '"compare"', **kw))
 
 
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:

@@ -3,13 +3,16 @@
 A lesson (`lessons.LESSONS`) is a pair of configs that differ in one rule; a click fills them in
 and decodes them once, on the same prompt and seed, in one batch. The event answers at once with
 both sides' handles (`traces`): the page reads each side's steps as they are computed and draws their
-canvases and the pair's figures; the summary and the facts follow when the pair is done.
+canvases and the pair's figures; the summary and the facts follow when the pair is done. The page
+starts the compare itself as the click's event starts (`start`, under the two handles it drew), and the
+event adopts it (`starts`: one decode per event).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import json
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +23,8 @@ from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_s
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.app.handlers.outputs import KEEP, CompareCleared, CompareShown, LessonShown, keep
-from dllm_viz.app.handlers.traces import Shown, TraceStore, settle
+from dllm_viz.app.handlers.starts import Starts
+from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore, settle
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.core.analysis import divergence
@@ -47,6 +51,58 @@ def side_config(side: str, text: str, *, gen_length: int, seed: int) -> DecodeCo
         raise ValueError(f"config {side}: {err}") from err
 
 
+def page_refs(text: Any) -> tuple[str | None, str | None]:
+    """The two sides' handles the page drew for a compare ("A B"; each `traces.HANDLE`), or (None, None)."""
+    parts = text.split() if isinstance(text, str) else []
+    if len(parts) == 2 and parts[0] != parts[1] and all(HANDLE.fullmatch(p) for p in parts):
+        return parts[0], parts[1]
+    return None, None
+
+
+@dataclasses.dataclass(frozen=True)
+class PairAsked:
+    """A compare as asked, checked: the prompt, the model, both sides' configs, the neighbours batched beside."""
+
+    prompt: str
+    model_pick: str | None
+    a: DecodeConfig
+    b: DecodeConfig
+    k: int  # neighbour prompts in the batch
+
+    @property
+    def group(self) -> list[str]:
+        return [self.prompt, *NEIGHBOURS[:self.k]]
+
+    @property
+    def decodes(self) -> tuple[Any, ...]:
+        """What is decoded: a started compare is adopted by an event that asks for the same."""
+        return self.prompt, self.model_pick, self.a, self.b, self.k
+
+
+class PairDecoding:
+    """A compare in progress: each side's (handle, entry) by its request's index, the call's steps; `close`
+    (once) ends the entries unless the compare finished, and stops it (or drops it from the queue)."""
+
+    def __init__(self, asked: Any, sides: dict[int, tuple[str, Any]], steps: Any, on_close: Callable[[], None]) -> None:
+        self.asked, self.sides, self.steps = asked, sides, steps
+        self.traces: list[Trace] | None = None
+        self._on_close: Callable[[], None] | None = on_close
+        self._lock = threading.Lock()
+
+    def close(self, state: str | None = None) -> None:
+        with self._lock:
+            on_close, self._on_close = self._on_close, None
+        if on_close is None:
+            return
+        try:
+            if self.traces is None:
+                for _, entry in self.sides.values():
+                    entry.end(state or "failed")
+            self.steps.close()
+        finally:
+            on_close()
+
+
 def _same(x: Trace, y: Trace, lang: str) -> str:
     """"yes" when two runs drew the same tokens, in `lang`."""
     return t("yes" if x.token_ids == y.token_ids else "no", lang)
@@ -68,6 +124,10 @@ class CompareHandlers:
         self.measured = load_measured()
         self.measured_model = measured_model()  # the models the lessons' numbers were measured on
         self.world_model = str(load_world_measured_model() or "world-mdlm")
+        self.concurrency: int | None = None  # compares at once (the page's limit): none starts early beyond it
+        self.running = 0  # compares in progress
+        self.starts = Starts(busy=lambda: self.concurrency is not None and self.running >= self.concurrency)
+        self._lock = threading.Lock()
 
     def lesson(self, key: str, **kw: Any) -> LessonShown:
         """`lesson_stream` run to its end: the finished view (for callers that want no stream)."""
@@ -75,13 +135,15 @@ class CompareHandlers:
         return last
 
     def lesson_stream(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
-                      model_pick: str | None = None, session: str | None = None) -> Iterator[LessonShown]:
+                      model_pick: str | None = None, session: str | None = None,
+                      cmp_ref: str | None = None) -> Iterator[LessonShown]:
         """One lesson click: fill its configs and text, and decode its compare once (`run_stream`)."""
         lesson = LESSONS[key]
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
         text = self.lesson_text(key, lang, model_pick=model_pick)
         for shown in self.run_stream(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
-                                     neighbours=lesson.neighbours, lang=lang, model_pick=model_pick, session=session):
+                                     neighbours=lesson.neighbours, lang=lang, model_pick=model_pick, session=session,
+                                     cmp_ref=cmp_ref):
             yield LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
                               lesson_text=text)
 
@@ -114,9 +176,42 @@ class CompareHandlers:
         return last
 
     def run_stream(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
-                   lang: str, model_pick: str | None = None, session: str | None = None) -> Iterator[CompareShown]:
+                   lang: str, model_pick: str | None = None, session: str | None = None,
+                   cmp_ref: str | None = None) -> Iterator[CompareShown]:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge: at once
-        both sides' handles (the page reads their steps as they come), then the summary and facts."""
+        both sides' handles (the page reads their steps as they come), then the summary and facts.
+        `cmp_ref`: the two handles the page drew for the sides ("A B"); its decode, when the page started
+        it already (`start`) and it is this one, is adopted (one decode per event)."""
+        asked = self.ask(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=cmp_a, cmp_b=cmp_b,
+                         neighbours=neighbours, model_pick=model_pick)
+        refs = page_refs(cmp_ref)
+        decoding, free = self.starts.adopt(session, refs[0], asked.decodes) if refs[0] else (None, True)
+        if decoding is None:
+            decoding = self.launch(asked, session=session, refs=refs if free else (None, None))
+        try:
+            live = [wire.side_value(handle, side, lang=lang, live=True)
+                    for side, (handle, _) in zip("ab", decoding.sides.values())]
+            yield CompareShown(cmp_summary=KEEP, cmp_canvas_a=live[0], cmp_canvas_b=live[1], cmp_facts_a=KEEP,
+                               cmp_facts_b=KEEP, cmp_traces=KEEP)
+            decoding.traces = next((item for kind, item in decoding.steps if kind == "done"), None)
+        finally:
+            decoding.close()
+        traces = decoding.traces
+        if traces is None:
+            return
+        # a page reads them: its views first, then the summary and facts
+        settle([entry for _, entry in decoding.sides.values()])
+        k, n = asked.k, len(asked.group)
+        ta, tb = traces[0], traces[n]
+        summary = render.divergence_text(ta, tb, lang)
+        if k:
+            summary += "\n\n" + t("batch_note", lang, n=k, a=_same(ta, traces[-2], lang), b=_same(tb, traces[-1], lang))
+        (ha, _), (hb, _) = decoding.sides.values()
+        yield self.view((Shown(ha, ta), Shown(hb, tb)), summary=summary, lang=lang)
+
+    def ask(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
+            model_pick: str | None = None) -> PairAsked:
+        """The compare the widgets ask for, checked (an error names config A or B). Raises ValueError."""
         seed, gen_length = integral(seed), integral(gen_length)
         a, b = (side_config(side, text, gen_length=gen_length, seed=seed)
                 for side, text in (("A", cmp_a), ("B", cmp_b)))
@@ -129,38 +224,49 @@ class CompareHandlers:
             except ValueError as err:
                 raise ValueError(f"config {side}: {err}") from err
         k = max(0, min(int(neighbours or 0), len(NEIGHBOURS)))
-        group = [prompt or "", *NEIGHBOURS[:k]]
+        return PairAsked(prompt or "", model_pick, a, b, k)
+
+    def launch(self, asked: PairAsked, *, session: str | None, refs: tuple[str | None, str | None] = (None, None)
+               ) -> PairDecoding:
+        """Start the compare `asked` (one call to `run`, as the session's) under the sides' handles `refs`
+        (the page's, when it drew them); the caller (or whoever adopts it) closes it."""
+        group, k = asked.group, asked.k
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
-        solo = [prompt or ""] * 2 if k else []
-        run, text = self.runner_for(model_pick), self.token_text_for(model_pick)
-        sides = {0: self.traces.live(session, wire.Encoder(a, prompt=prompt or "", token_text=text)),
-                 len(group): self.traces.live(session, wire.Encoder(b, prompt=prompt or "", token_text=text))}
-        traces = None
-        steps = stream(run, group * 2 + solo, [a] * len(group) + [b] * len(group) + ([a, b] if k else []),
-                       ticket=Ticket(client=("page", session)),
+        solo = [asked.prompt] * 2 if k else []
+        run, text = self.runner_for(asked.model_pick), self.token_text_for(asked.model_pick)
+        sides = {0: self.traces.live(session, wire.Encoder(asked.a, prompt=asked.prompt, token_text=text), refs[0]),
+                 len(group): self.traces.live(session, wire.Encoder(asked.b, prompt=asked.prompt, token_text=text),
+                                              refs[1])}
+        steps = stream(run, group * 2 + solo, [asked.a] * len(group) + [asked.b] * len(group)
+                       + ([asked.a, asked.b] if k else []), ticket=Ticket(client=("page", session)),
                        on_record=lambda i, rec: sides[i][1].add(rec) if i in sides else None,
                        on_done=lambda done: [entry.finish(done[i]) for i, (_, entry) in sides.items()])
+        with self._lock:
+            self.running += 1
+        return PairDecoding(asked.decodes, sides, steps, on_close=self._closed)
+
+    def _closed(self) -> None:
+        with self._lock:
+            self.running -= 1
+
+    def start(self, *, session: str | None, cmp_ref: Any, lesson: str | None = None, lang: str = "en",
+              **widgets: Any) -> str | None:
+        """The page asks for the compare its event (a lesson's click: `lesson`, or Compare's run) will ask
+        for, before the event comes: started at once under the page's handles `cmp_ref`, for the event to
+        adopt (`starts`). Returns None once started, else why not (the event decodes, or reports, itself)."""
+        refs = page_refs(cmp_ref)
+        if refs[0] is None:
+            return "no handles"
+        if lesson is not None:
+            if lesson not in LESSONS:
+                return "no such lesson"
+            found = LESSONS[lesson]
+            widgets |= {"cmp_a": json.dumps(found.a), "cmp_b": json.dumps(found.b), "neighbours": found.neighbours}
         try:
-            live = [wire.side_value(handle, side, lang=lang, live=True)
-                    for side, (handle, _) in zip("ab", sides.values())]
-            yield CompareShown(cmp_summary=KEEP, cmp_canvas_a=live[0], cmp_canvas_b=live[1], cmp_facts_a=KEEP,
-                               cmp_facts_b=KEEP, cmp_traces=KEEP)
-            traces = next((item for kind, item in steps if kind == "done"), None)
-        finally:
-            if traces is None:
-                for _, entry in sides.values():
-                    entry.end("failed")
-            steps.close()
-        if traces is None:
-            return
-        # a page reads them: its views first, then the summary and facts
-        settle([entry for _, entry in sides.values()])
-        ta, tb = traces[0], traces[len(group)]
-        summary = render.divergence_text(ta, tb, lang)
-        if k:
-            summary += "\n\n" + t("batch_note", lang, n=k, a=_same(ta, traces[-2], lang), b=_same(tb, traces[-1], lang))
-        (ha, _), (hb, _) = sides.values()
-        yield self.view((Shown(ha, ta), Shown(hb, tb)), summary=summary, lang=lang)
+            asked = self.ask(**widgets)
+        except (ValueError, TypeError) as err:
+            return str(err)
+        return self.starts.start(session, refs[0], lambda: self.launch(asked, session=session, refs=refs))
 
     def view(self, pair: tuple[Shown, Shown] | None, *, summary: str, lang: str) -> CompareShown:
         """A stored pair on show: the summary, each side's handle (with the positions whose tokens

@@ -117,3 +117,31 @@ class Stream:
         self.closed.set()  # nobody reads it any more: the decode stops at its next step
         if not self.finished:
             self.ticket.cancel()  # ... or leaves the queue, if it still waits there
+
+
+class Decoding:
+    """A decode in progress for the page: what it decodes (`asked`, compared when an event adopts it:
+    `starts.Starts`), its handle and the entry its steps go to (`traces.Entry`), its steps (`stream`),
+    its Stop signal (`stops.Signal`) and key. `close()` (once; whoever ends it: the event that followed it, or nobody
+    adopting it) ends the entry as "stopped" or "failed" unless the decode finished, stops the decode
+    at its next step (or drops it from the queue) and calls `on_close`."""
+
+    def __init__(self, *, asked: Any, handle: str, entry: Any, encoder: Any, steps: Stream, signal: Any, key: str,
+                 on_close: Callable[[], None]) -> None:
+        self.asked, self.handle, self.entry, self.encoder, self.steps = asked, handle, entry, encoder, steps
+        self.signal, self.stop, self.key = signal, signal.stop, key
+        self.traces: list[Trace] | None = None  # once the decode is done (the event that follows it sets it)
+        self._on_close: Callable[[], None] | None = on_close
+        self._lock = threading.Lock()
+
+    def close(self, state: str | None = None) -> None:
+        with self._lock:
+            on_close, self._on_close = self._on_close, None
+        if on_close is None:
+            return
+        try:
+            if self.traces is None:
+                self.entry.end(state or ("stopped" if self.stop.is_set() else "failed"))
+            self.steps.close()
+        finally:
+            on_close()

@@ -8,11 +8,8 @@ the handlers send the run facts and the banner. No Gradio, no HTML here.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
-import hmac
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -45,8 +42,10 @@ from dllm_viz.app.handlers.banners import (
     switch_banner,
     unchanged_note,
 )
-from dllm_viz.app.handlers.fit import fit_settings, fitted_knobs
-from dllm_viz.app.handlers.live import stream
+from dllm_viz.app.handlers.fit import Note, fit_settings, fitted_knobs
+from dllm_viz.app.handlers.live import Decoding, stream
+from dllm_viz.app.handlers.starts import Starts
+from dllm_viz.app.handlers.stops import Stops
 from dllm_viz.app.handlers.takeout import read_trace_file
 from dllm_viz.app.handlers.traces import Shown, TraceStore, settle
 from dllm_viz.app.handlers.outputs import (
@@ -69,6 +68,7 @@ from dllm_viz.core.analysis import k_sequence, prompt_text
 from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
+from dllm_viz.core.trace import Trace
 
 EXPORTS_KEPT = 64  # trace files kept in the export directory
 # A decode's steps go to the page by its handle as they are computed (`traces`), not through its event;
@@ -99,13 +99,22 @@ def preset_badge(cfg: DecodeConfig, lang: str, *, example: str | None = None) ->
     return render.badge_html(text)
 
 
-@dataclasses.dataclass
-class SessionDecodes:
-    """A session's decodes in progress: each one's Stop signal -> the signal set when its stream has
-    ended, and the key their live canvases carry (Stop must send it: the session's hash is not enough)."""
+@dataclasses.dataclass(frozen=True)
+class Asked:
+    """A decode as the widgets ask for it, fitted (fit.py) and checked against the picked model: what
+    `run` gets, and what the fitting changed (the widgets it sets, the banner's notes)."""
 
-    key: str
-    running: dict[threading.Event, threading.Event]
+    prompt: str
+    model_pick: str | None
+    cfg: DecodeConfig
+    on: tuple[str, ...]  # the teaching switches on: the correct config decodes beside `cfg`, in one batch
+    knobs: Knobs  # the widgets the fitting set, else KEEP
+    fixes: tuple[Note, ...]
+
+    @property
+    def decodes(self) -> tuple[Any, ...]:
+        """What is decoded: a started decode is adopted by an event that asks for the same."""
+        return self.prompt, self.model_pick, self.cfg
 
 
 class PlayHandlers:
@@ -128,7 +137,10 @@ class PlayHandlers:
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         self.budget_for = budget_for
-        self._stops: dict[str, SessionDecodes] = {}  # session -> its decodes in progress
+        self.stops = Stops()  # every session's decodes in progress, for Stop
+        self.concurrency: int | None = None  # decodes at once (the page's limit): none starts early beyond it
+        self.starts = Starts(busy=self._busy)  # decodes the pages started before their events came
+        self._running = 0  # decodes in progress
         self._lock = threading.Lock()
         self.examples = dict(examples)
         self.export_dir = export_dir
@@ -170,63 +182,119 @@ class PlayHandlers:
         drew for this decode (it reads the steps from the start, before this answer reaches it).
         """
         shown = trace
-        # The knob just moved wins; the others follow it (fit.py), and the widgets show what is decoded.
-        fitted, fixes = fit_settings(settings, shown=shown.trace.config if shown is not None else None,
-                                     cache_modes=self.cache_modes_for(model_pick),
-                                     edits_lengths=self.edits_lengths_for(model_pick))
-        knobs = dataclasses.replace(keep(Knobs), **fitted_knobs(settings, fitted))
-        settings, notes = fitted, [t(note.key, lang, **note.values) for note in fixes]
-        cfg = settings_to_config(**settings)
-        self.budget_for(model_pick).check(cfg)  # its canvas and work, before the live canvas is sized by them
-        correct = cfg.replace(**SWITCHES)
-        on = [name for name, ok in SWITCHES.items()
-              if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES]
-        run = self.runner_for(model_pick)
-        encoder = wire.Encoder(cfg, prompt=prompt or "", token_text=self.token_text_for(model_pick))
-        handle, entry = self.traces.live(session, encoder, ref)
+        asked = self.ask(prompt=prompt, model_pick=model_pick, shown=shown.trace.config if shown else None,
+                         settings=settings)
+        notes = [t(note.key, lang, **note.values) for note in asked.fixes]
+        decoding, free = self.starts.adopt(session, ref, asked.decodes)  # the page may have started it already
+        if decoding is None:
+            decoding = self.launch(asked, session=session, handle=ref if free else None)
         traces = None
-        with self._stop_for(session) as (stop, key):
-            entry.stop_key(key)  # first of its chunks: the page may read it before this event answers
-            steps = stream(run, [prompt or ""] * (2 if on else 1), [cfg, correct] if on else [cfg], idle=LIVE_SECONDS,
-                           stop=stop, ticket=Ticket(client=("page", session)),
-                           on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
-                           on_done=lambda done: entry.finish(done[0]))  # decoding (or queued) from here on
-            try:
-                # A page that named the handle reads it already (and Stop's key with it): no first answer
-                # unless the widgets were fitted (each answer costs the page a long task while it decodes).
-                if handle != ref or any(getattr(knobs, f.name) is not KEEP for f in dataclasses.fields(knobs)):
-                    canvas = wire.canvas_value(handle, lang=lang, live=True, key=key)
-                    yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets
-                answered = time.monotonic()
-                for kind, item in steps:
-                    if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
-                        return
-                    if kind == "done":
-                        traces = item
-                        break
-                    if kind == "idle" and not encoder.sent:  # no step yet: where it waits, for the page
-                        entry.queue(steps.ticket.waiting())
-                    if time.monotonic() - answered >= KEEPALIVE_SECONDS:
-                        answered = time.monotonic()
-                        yield keep(DecodeFirst)  # nothing new for the event; Gradio may close the stream here
-            finally:
-                if traces is None:
-                    entry.end("stopped" if stop.is_set() else "failed")
-                steps.close()
+        try:
+            if not self.stops.follow(decoding.signal):  # stopped before this event came
+                return
+            stop, steps, handle = decoding.stop, decoding.steps, decoding.handle
+            # A page that named the handle reads it already (and Stop's key with it): no first answer
+            # unless the widgets were fitted (each answer costs the page a long task while it decodes).
+            knobs = asked.knobs
+            if handle != ref or any(getattr(knobs, f.name) is not KEEP for f in dataclasses.fields(knobs)):
+                canvas = wire.canvas_value(handle, lang=lang, live=True, key=decoding.key)
+                yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets
+            answered = time.monotonic()
+            for kind, item in steps:
+                if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
+                    return
+                if kind == "done":
+                    traces = decoding.traces = item
+                    break
+                if kind == "idle" and not decoding.encoder.sent:  # no step yet: where it waits, for the page
+                    decoding.entry.queue(steps.ticket.waiting())
+                if time.monotonic() - answered >= KEEPALIVE_SECONDS:
+                    answered = time.monotonic()
+                    yield keep(DecodeFirst)  # nothing new for the event; Gradio may close the stream here
+        finally:
+            decoding.close()
         if traces is None or stop.is_set():
             return
-        settle([entry])  # a page reads it: its views first, then the facts
-        done = Shown(handle, traces[0])
-        shipped = shipped_banner(done.trace, traces[1] if on else None, on, lang)
+        settle([decoding.entry])  # a page reads it: its views first, then the facts
+        yield self._finished(Shown(handle, traces[0]), traces[1] if asked.on else None, asked, shown, notes, lang)
+
+    def _finished(self, done: Shown, correct: Trace | None, asked: Asked, shown: Shown | None, notes: list[str],
+                  lang: str) -> DecodeFirst:
+        """A decode's last answer: the finished trace, its facts, the banner."""
+        shipped = shipped_banner(done.trace, correct, list(asked.on), lang)
         if shipped:
             notes.append(shipped)
-        elif on:
-            notes.append(switch_banner(done.trace, traces[1], on, lang))
+        elif asked.on:
+            notes.append(switch_banner(done.trace, correct, list(asked.on), lang))
         notes += revision_banner(done.trace, lang)
         if shown is not None:
             notes.append(unchanged_note(shown.trace, done.trace, lang))
-        yield DecodeFirst(trace=done, banner="\n\n".join(n for n in notes if n), knobs=knobs,
-                          **self.first_views(done, lang=lang))
+        return DecodeFirst(trace=done, banner="\n\n".join(n for n in notes if n), knobs=asked.knobs,
+                           **self.first_views(done, lang=lang))
+
+    def ask(self, *, prompt: str, model_pick: str | None, shown: DecodeConfig | None,
+            settings: dict[str, Any]) -> Asked:
+        """The decode the widgets ask for: the knob just moved wins, the others follow it (fit.py; `shown`:
+        the config of the trace on show), checked against the picked model (`budget_for`) before anything
+        is sized by it. Raises ValueError."""
+        fitted, fixes = fit_settings(settings, shown=shown, cache_modes=self.cache_modes_for(model_pick),
+                                     edits_lengths=self.edits_lengths_for(model_pick))
+        knobs = dataclasses.replace(keep(Knobs), **fitted_knobs(settings, fitted))
+        cfg = settings_to_config(**fitted)
+        self.budget_for(model_pick).check(cfg)  # its canvas and work, before the live canvas is sized by them
+        on = tuple(name for name, ok in SWITCHES.items()
+                   if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES)
+        return Asked(prompt or "", model_pick, cfg, on, knobs, tuple(fixes))
+
+    def launch(self, asked: Asked, *, session: str | None, handle: str | None = None,
+               followed: bool = True) -> Decoding:
+        """Start the decode `asked` (one call to `run`, in a worker thread, as the session's: `Ticket`) under
+        `handle` (the page's, when it drew one; else a new one): its steps go to the session's trace
+        entry as they come. The caller (or whoever adopts it) closes it."""
+        run = self.runner_for(asked.model_pick)
+        encoder = wire.Encoder(asked.cfg, prompt=asked.prompt, token_text=self.token_text_for(asked.model_pick))
+        handle, entry = self.traces.live(session, encoder, handle)
+        signal, key = self.stops.add(session, followed=followed)
+        entry.stop_key(key)  # first of its chunks: the page may read it before its event answers
+        configs = [asked.cfg, asked.cfg.replace(**SWITCHES)] if asked.on else [asked.cfg]
+        with self._lock:
+            self._running += 1
+
+        def closed() -> None:
+            with self._lock:
+                self._running -= 1
+            self.stops.done(session, signal)
+
+        try:
+            steps = stream(run, [asked.prompt] * len(configs), configs, idle=LIVE_SECONDS, stop=signal.stop,
+                           ticket=Ticket(client=("page", session)),
+                           on_record=lambda i, rec: entry.add(rec) if i == 0 else None,
+                           on_done=lambda done: entry.finish(done[0]))  # decoding (or queued) from here on
+        except BaseException:
+            entry.end("failed")
+            closed()
+            raise
+        return Decoding(asked=asked.decodes, handle=handle, entry=entry, encoder=encoder, steps=steps, signal=signal,
+                        key=key, on_close=closed)
+
+    def start(self, *, session: str | None, ref: Any, shown_ref: Any = None, prompt: str, lang: str = "en",
+              model_pick: str | None = None, **settings: Any) -> str | None:
+        """The page asks for the decode its event (`decode_stream`, same inputs) will ask for, before the
+        event comes: started at once under the page's handle `ref`, for the event to adopt (`starts`).
+        `shown_ref`: the handle of the trace the page shows (the widgets are fitted against its settings,
+        as the event's against its state). Returns None once started, else why not (the event then
+        decodes, or reports the error, itself)."""
+        shown = self.traces.config_of(session, shown_ref) if isinstance(shown_ref, str) else None
+        try:
+            asked = self.ask(prompt=prompt, model_pick=model_pick, shown=shown, settings=settings)
+        except ValueError as err:
+            return str(err)
+        return self.starts.start(session, ref, lambda: self.launch(asked, session=session, handle=ref,
+                                                                   followed=False))
+
+    def _busy(self) -> bool:
+        """Whether the decodes in progress fill the page's concurrency (no decode starts before its event)."""
+        return self.concurrency is not None and self._running >= self.concurrency
 
     def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
         """The page was opened with a link (`links`): its widgets and model set, its trace decoded
@@ -247,27 +315,6 @@ class PlayHandlers:
             yield Linked(knobs=knobs, prompt=prompt, model_pick=pick, **shown, **compare)
             knobs, prompt, pick = keep(Knobs), KEEP, KEEP  # the widgets are set with the first view
 
-    @contextlib.contextmanager
-    def _stop_for(self, session: str | None) -> Iterator[tuple[threading.Event, str]]:
-        """The Stop signal of a decode `session` runs now, and the key of the session's decodes (its
-        live canvas carries it; a session's decodes in progress share one); the stream's end is
-        signalled when the block is left, whichever way."""
-        stop, ended = threading.Event(), threading.Event()
-        with self._lock:
-            mine = None if session is None else self._stops.setdefault(
-                session, SessionDecodes(key=secrets.token_urlsafe(16), running={}))
-            if mine is not None:
-                mine.running[stop] = ended
-        try:
-            yield stop, "" if mine is None else mine.key
-        finally:
-            ended.set()
-            with self._lock:
-                if mine is not None:
-                    mine.running.pop(stop, None)
-                    if not mine.running and self._stops.get(session) is mine:
-                        del self._stops[session]
-
     def stopped(self, *, trace: Shown | None, lang: str, stop_key: str = "", session: str | None = None
                 ) -> DecodeStopped:
         """The visitor stopped a decode: every decode of the session ends at its next step (or
@@ -282,14 +329,8 @@ class PlayHandlers:
         streams have ended (each sees its signal within LIVE_SECONDS), so a live view a stream was
         sending when Stop came cannot arrive after Stop's view and stay on show.
         """
-        with self._lock:
-            mine = self._stops.get(session) if session is not None else None
-            owner = mine is not None and bool(stop_key) and hmac.compare_digest(mine.key, str(stop_key))
-            signals = list(mine.running.items()) if owner else []
-        for stop, _ in signals:
-            stop.set()
         deadline = time.monotonic() + STOP_WAIT_SECONDS
-        for _, ended in signals:
+        for ended in self.stops.stop(session, stop_key):
             ended.wait(timeout=max(0.0, deadline - time.monotonic()))
         if trace is None:
             return keep(DecodeStopped)

@@ -1,7 +1,7 @@
 """The traces each visitor's page shows, by handle: what the page reads, and what its events name.
 
 A trace travels to the page once, as the chunks of `views.wire`, read by the page itself (`read`,
-the canvas's server function: `ui.READ`) under a handle; the page's events carry the handle, never
+the canvas's server function `dv_read`: `page_server`) under a handle; the page's events carry the handle, never
 the trace. A session's `gr.State` holds a `Shown` (the handle, and the trace for the handlers), so a
 loaded 3 MB trace costs no event anything.
 
@@ -63,6 +63,7 @@ class Entry:
 
     def __init__(self, encoder: wire.Encoder) -> None:
         self.encoder: wire.Encoder | None = encoder  # None once finished
+        self.config = encoder.config  # what it decodes (a page that starts a decode fits its widgets against it)
         self.chunks: list[str] = []
         self.chars = 0
         self.state = "live"
@@ -104,6 +105,7 @@ class Entry:
         then holds its chunks only (the encoder's token text would keep the trace alive)."""
         encoder = self.encoder
         if encoder is not None:
+            self.config = trace.config  # as decoded (a runner may fit the config asked: `serve.fit_to_tasks`)
             self._push(encoder.chunk(trace.steps[encoder.sent:], done=wire.done(trace)), "done")
             self.encoder = None
 
@@ -272,6 +274,11 @@ class TraceStore:
         with self._lock:
             traces = self._sessions.get(session)
             return None if traces is None else traces.get(handle)
+
+    def config_of(self, session: str | None, handle: Any) -> Any:
+        """The config of the trace `handle` names, if `session` may read it (else None)."""
+        entry = self.entry(session, handle)
+        return None if entry is None else entry.config
 
     def drawn(self, session: str | None, handles: Any) -> None:
         """The page of `session` has drawn every view of the traces `handles` (what a decode's last

@@ -32,6 +32,7 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
     labels.markdown(functools.partial(bold, "lessons"))
     c["lesson_key"] = gr.State(FIRST_LESSON)
     c["cmp_traces"] = gr.State(None)
+    c["cmp_ref"] = gr.Textbox("", visible=False)  # hidden: the sides' handles the page draws for a compare it starts
     with gr.Row(elem_classes="dv-lesson-buttons"):
         for key, lesson in LESSONS.items():
             c["lessons"][key] = lab(gr.Button(lesson.text("title", lang), size="sm", elem_id=f"dv-lesson-{key}"),

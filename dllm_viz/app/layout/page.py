@@ -107,7 +107,7 @@ class Page:
     # playground: views
     banner: gr.Markdown
     canvas: gr.HTML  # its value names the trace on show by handle; the page draws it and every figure below
-    ref: gr.Textbox  # hidden: the handle the page draws for a decode it starts (`ui.NEW_REF_JS`)
+    ref: gr.Textbox  # hidden: the handle the page draws for a decode it starts (`page_server.NEW_REF_JS`)
     stop: gr.Button  # hidden: the live canvas's Stop clicks it (page.js)
     stop_key: gr.Textbox  # hidden: the key of the decode to stop, from its live canvas (page.js)
     facts: gr.HTML
@@ -135,6 +135,7 @@ class Page:
     cmp_facts_a: gr.HTML
     cmp_facts_b: gr.HTML
     cmp_traces: gr.State
+    cmp_ref: gr.Textbox  # hidden: the sides' handles the page draws for a compare it starts (`page_server.PAIR_JS`)
     lesson_key: gr.State
     # sweep
     sweep_temps: gr.CheckboxGroup

@@ -49,7 +49,7 @@ def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, An
 
     `settings` are the knobs' start values, `shown` the start views (empty without an example),
     `first` the trace on show, `examples` the example traces' names, `longest` the longest gen_length,
-    `server` the canvas's server functions (the page reads traces by handle with them: `ui.read_traces`).
+    `server` the canvas's server functions (the page reads traces by handle with them: `page_server.read_traces`).
     """
     with gr.Row(elem_id="dv-main"):
         with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):

@@ -92,7 +92,7 @@ function load() {
 }
 
 // Show the trace `value` names; a decode in progress as its steps come. `pending`: a decode the page
-// has just asked for (its handle drawn here: __dvNewRef), shown once its first step arrives, so a
+// has just asked for (its handle drawn by start.js: __dvNewRef), shown once its first step arrives, so a
 // request that never runs (Gradio keeps only the last of several) never takes the canvas.
 function follow(value, pending) {
   if (!value || !value.ref) return;
@@ -124,18 +124,6 @@ function follow(value, pending) {
   });
 }
 
-// A decode event starts (ui.NEW_REF_JS, with its inputs `args`): draw the decode's handle into its
-// `ref` input (args[at]) and read it at once; the server makes the decode under this handle, in this
-// page's session only.
-window.__dvNewRef = (args, at) => {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  const ref = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  window.__dv.pending = ref;
-  window.__dv.follow({ref, live: true, lang: window.__dv.lang}, true);
-  const out = [...args];
-  out[at] = ref;
-  return out;
-};
 dv.follow = follow;
 
 function showDone(value, entry) {

@@ -1,0 +1,122 @@
+"""What the page asks the server directly, outside Gradio's events: the canvas's server functions.
+
+Gradio serves a component's server functions on a route of their own (`component_server`), called by the
+page's script (`app/web/page.js`: `server.dv_read(...)`) with the page's session; nothing waits in the
+queue. `dv_read` reads a trace by its handle, `dv_shown` says the page drew it, and `dv_start` starts a
+decode at a slider's release, before Gradio's event for it leaves the page (`handlers.starts`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gradio as gr
+from fastapi import Response
+
+from dllm_viz.app.handlers.compare import CompareHandlers
+from dllm_viz.app.handlers.play import PlayHandlers
+from dllm_viz.app.handlers.traces import TraceStore
+
+# Runs in the page as a decode event starts, with the event's inputs `args`: draws the decode's handle into
+# its `ref` input (the 5th), starts reading it and asks the server to start the decode at once
+# (page.js `__dvNewRef`: `dv_start` with these inputs), before the event itself reaches the server.
+NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : args)"
+# The same for a compare (a lesson's click, `kind` "lesson:KEY", or Compare's run, "compare"): both sides'
+# handles drawn into its `cmp_ref` input (the last), read at once, and the compare started (`dv_start`).
+PAIR_JS = "(...args) => (window.__dvNewPair ? window.__dvNewPair(args, args.length - 1, %s) : args)"
+
+
+async def session_of(request: gr.Request) -> str | None:
+    """The session a server function's call comes from. Gradio hands a server function the HTTP request
+    itself; the session is the one its body names (the page's own, as for every other call it makes:
+    Gradio's `component_server`)."""
+    session = getattr(request, "session_hash", None)
+    if session is None:
+        body = await request.json()
+        session = body.get("session_hash") if isinstance(body, dict) else None
+    return session if isinstance(session, str) else None
+
+
+def decode_inputs(p: Any) -> tuple[Any, ...]:
+    """What a decode event of the page `p` (`layout.page.Page`) sends: `NEW_REF_JS` fills `ref`, the 5th."""
+    return (p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs)
+
+
+def lesson_inputs(p: Any) -> tuple[Any, ...]:
+    """What a lesson's click sends (`PAIR_JS` fills `cmp_ref`, the last)."""
+    return (p.prompt, p.seed, p.gen_length, p.lang, p.model_pick, p.cmp_ref)
+
+
+def compare_inputs(p: Any) -> tuple[Any, ...]:
+    """What Compare's run sends (`PAIR_JS` fills `cmp_ref`, the last)."""
+    return (p.prompt, p.seed, p.gen_length, p.cmp_a, p.cmp_b, p.neighbours, p.lang, p.model_pick, p.cmp_ref)
+
+
+class DecodeInputs:
+    """The inputs of the page's decode events (`inputs_of(page)`), by name, once `page_of()` has the page:
+    what `dv_start` turns the page's values into, as Gradio does for the event (each component's
+    `preprocess`)."""
+
+    def __init__(self, page_of: Callable[[], Any], inputs_of: Callable[[Any], Sequence[Any]] = decode_inputs) -> None:
+        self.page_of, self.inputs_of = page_of, inputs_of
+        self._named: Sequence[tuple[str, Any]] = ()
+
+    def named(self) -> Sequence[tuple[str, Any]]:
+        page = self.page_of() if not self._named else None
+        if page is not None:
+            self._named = [(page.name_of(component), component) for component in self.inputs_of(page)]
+        return self._named
+
+    def values(self, args: Any) -> dict[str, Any] | None:
+        """The handler's keyword arguments from the event's input values (None: not the event's shape)."""
+        named = self.named()
+        if not named or not isinstance(args, list) or len(args) != len(named):
+            return None
+        out: dict[str, Any] = {}
+        for (name, component), value in zip(named, args):
+            if name in ("trace", "ref") or isinstance(component, gr.State):
+                continue  # the session's state, and the handle: not the page's to say
+            try:
+                out[name] = component.preprocess(value)
+            except Exception:  # noqa: BLE001 - refused as Gradio would refuse the event (which reports it)
+                return None
+        return out
+
+
+def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: CompareHandlers | None = None,
+                page_of: Callable[[], Any] = lambda: None) -> list[Callable[..., Any]]:
+    """The canvas's server functions. `dv_read(handle, start)`: the page reads a trace by its handle,
+    the chunks from `start` on (`TraceStore.read`), as JSON written once. `dv_shown(handles)`: the
+    page has drawn every view of those traces (`TraceStore.drawn`). `dv_start(handle, args, shown, kind)`:
+    what an event of `kind` ("play": a decode, `PlayHandlers.start`; "lesson:KEY", "compare": a compare,
+    `CompareHandlers.start`) with inputs `args` asks for starts now, under the handles the page drew,
+    for the event to adopt (`shown`: the handle of the trace on show); answers null once started, else
+    why not (the event reports its own error). The session is Gradio's: another session's handle reads
+    as gone, and is not adopted."""
+
+    async def dv_read(data: Any, request: gr.Request) -> Response:
+        handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
+        return Response(await store.read(await session_of(request), handle, start), media_type="application/json")
+
+    async def dv_shown(data: Any, request: gr.Request) -> bool:
+        handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data
+        store.drawn(await session_of(request), handles)
+        return True
+
+    inputs = {"play": DecodeInputs(page_of), "lesson": DecodeInputs(page_of, lesson_inputs),
+              "compare": DecodeInputs(page_of, compare_inputs)}
+
+    async def dv_start(data: Any, request: gr.Request) -> str | None:
+        handle, args, shown, kind = (data + [None] * 4)[:4] if isinstance(data, list) else (None,) * 4
+        kind, _, lesson = (kind or "play").partition(":") if isinstance(kind, str) else ("", "", "")
+        named = inputs[kind].values(args) if kind in inputs else None
+        session = await session_of(request)
+        if named is None:
+            return "not started"
+        if kind == "play" and play is not None:
+            return play.start(session=session, ref=handle, shown_ref=shown, **named)
+        if compare is not None and kind != "play":
+            return compare.start(session=session, lesson=lesson if kind == "lesson" else None, **named)
+        return "not started"
+
+    return [dv_read, dv_shown, dv_start]

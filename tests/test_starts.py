@@ -1,0 +1,166 @@
+"""handlers/starts.py: a decode the page starts before its event comes, adopted by that event (one decode)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from dllm_viz.app.handlers.playground import Playground
+from dllm_viz.app.handlers.starts import Starts
+from dllm_viz.app.handlers.traces import new_handle
+from tests.ui_model import CountingRunner, widgets
+
+
+@pytest.fixture()
+def runner() -> CountingRunner:
+    return CountingRunner()
+
+
+@pytest.fixture()
+def pg(runner, tmp_path) -> Playground:
+    return Playground(runner, export_dir=tmp_path, new_seed=lambda: 1234)
+
+
+def held(runner, gate: threading.Event):
+    """`runner`, its decodes held after their first step until `gate` is set."""
+    def run(prompts, configs, *, on_step=None, record_candidates=5):
+        def hook(i, rec):
+            if rec.step >= 1:
+                gate.wait(timeout=60)
+            on_step(i, rec)
+        return runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    return run
+
+
+def until(check, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.01)
+    return check()
+
+
+def test_the_event_adopts_the_decode_its_page_started_one_decode_in_all(pg, runner):
+    ref = new_handle()
+    assert pg.play.start(session="s1", ref=ref, prompt="the cat ", lang="en", **widgets(temperature=0.7)) is None
+    assert until(lambda: pg.traces.entry("s1", ref) is not None and pg.traces.entry("s1", ref).state == "done")
+    views = list(pg.play.decode_stream(prompt="the cat ", lang="en", ref=ref, session="s1", **widgets(temperature=0.7)))
+    assert len(runner.calls) == 1  # the page's start was the event's decode
+    assert len(views) == 1 and views[0].trace.handle == ref  # the page had the handle: only the finished view
+    assert views[0].trace.trace.config.temperature == 0.7 and pg.play.starts.pending() == 0
+
+
+def test_an_event_that_comes_first_decodes_itself_and_a_late_start_does_nothing(pg, runner):
+    ref = new_handle()
+    out = pg.play.decode(prompt="the ", lang="en", ref=ref, session="s1", **widgets())
+    assert out.trace.handle == ref
+    assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets()) == "claimed"
+    assert len(runner.calls) == 1 and pg.play.starts.pending() == 0
+
+
+def test_a_start_no_event_adopts_is_stopped_and_its_handle_is_not_reused(pg, runner):
+    gate = threading.Event()
+    pg.play.starts = Starts(adopt_seconds=0.3)
+    pg.play.runner_for = lambda pick: held(runner, gate)
+    ref = new_handle()
+    assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets()) is None
+    assert until(lambda: pg.traces.entry("s1", ref).state == "stopped")  # the page's reader of it stops too
+    gate.set()  # the step in progress ends: the decode stops there
+    assert pg.play.starts.pending() == 0 and until(lambda: "s1" not in pg.play.stops._sessions)
+    # Its event, late: decodes anew, under a handle of its own (the page has read the old one's end).
+    views = list(pg.play.decode_stream(prompt="the ", lang="en", ref=ref, session="s1", **widgets()))
+    assert views[0].canvas["ref"] != ref and views[-1].trace.handle == views[0].canvas["ref"]
+    assert len(runner.calls) == 2
+
+
+def test_another_sessions_handle_is_not_adopted(pg, runner):
+    ref = new_handle()
+    assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets()) is None
+    out = pg.play.decode(prompt="the ", lang="en", ref=ref, session="s2", **widgets())
+    assert len(runner.calls) == 2 and pg.traces.entry("s2", out.trace.handle) is not None
+    assert pg.play.starts.pending("s1") == 1  # s1's own start still waits for s1's event
+
+
+def test_a_start_is_adopted_only_for_what_its_event_asks(pg, runner):
+    gate = threading.Event()
+    pg.play.runner_for = lambda pick: held(runner, gate)
+    ref = new_handle()
+    assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets(temperature=0.5)) is None
+    assert until(lambda: len(runner.calls) == 1)
+    threading.Timer(0.2, gate.set).start()
+    views = list(pg.play.decode_stream(prompt="the ", lang="en", ref=ref, session="s1", **widgets(temperature=0.9)))
+    assert views[-1].trace.trace.config.temperature == 0.9 and views[-1].trace.handle != ref
+    assert len(runner.calls) == 2 and until(lambda: pg.traces.entry("s1", ref).state == "stopped")
+
+
+def test_starts_are_bounded_per_session_in_all_and_by_the_concurrency(pg, runner):
+    gate = threading.Event()
+    pg.play.runner_for = lambda pick: held(runner, gate)
+    try:
+        refs = [new_handle() for _ in range(4)]
+        assert [pg.play.start(session="s1", ref=r, prompt="a", lang="en", **widgets()) for r in refs[:3]] == [
+            None, None, "too many"]
+        pg.play.starts.max_started = 3
+        assert pg.play.start(session="s2", ref=refs[3], prompt="a", lang="en", **widgets()) is None
+        assert pg.play.start(session="s3", ref=new_handle(), prompt="a", lang="en", **widgets()) == "too many"
+        pg.play.starts.max_started = 16
+        pg.play.concurrency = 3  # the three decodes in progress fill it: nothing starts before its event
+        assert pg.play.start(session="s4", ref=new_handle(), prompt="a", lang="en", **widgets()) == "busy"
+        assert len(runner.calls) == 3
+    finally:
+        gate.set()
+
+
+def test_a_start_with_a_bad_setting_decodes_nothing_and_its_event_reports_it(pg, runner):
+    ref = new_handle()
+    error = pg.play.start(session="s1", ref=ref, prompt="x", lang="en", **widgets(temperature=float("nan")))
+    assert "temperature=nan" in error and runner.calls == [] and pg.play.starts.pending() == 0
+    with pytest.raises(ValueError, match="temperature=nan"):
+        pg.play.decode(prompt="x", lang="en", ref=ref, session="s1", **widgets(temperature=float("nan")))
+    assert runner.calls == []
+
+
+def test_stop_stops_a_started_decode_and_its_event_then_answers_nothing(pg, runner):
+    shown = pg.play.decode(prompt="ab ", lang="en", session="s1", **widgets())
+    gate = threading.Event()
+    pg.play.runner_for = lambda pick: held(runner, gate)
+    ref = new_handle()
+    assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets(temperature=0.3)) is None
+    assert until(lambda: len(runner.calls) == 2)
+    key = pg.play.stops._sessions["s1"].key
+    began = time.monotonic()
+    assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session="s1", stop_key=key).banner
+    assert time.monotonic() - began < 2  # no stream follows it yet: nothing to wait for
+    gate.set()
+    views = list(pg.play.decode_stream(prompt="the ", lang="en", ref=ref, session="s1", **widgets(temperature=0.3)))
+    assert views == [] and len(runner.calls) == 2 and until(lambda: pg.traces.entry("s1", ref).state == "stopped")
+
+
+# ----- a compare: a lesson's click, Compare's run -------------------------------------------------------
+def test_a_lesson_click_adopts_the_compare_its_page_started_one_decode(pg, runner):
+    refs = f"{new_handle()} {new_handle()}"
+    asked = dict(prompt="the ", seed=3, gen_length=24, model_pick=None)
+    assert pg.compare.start(session="s1", cmp_ref=refs, lesson="polluted", lang="en", **asked) is None
+    views = list(pg.compare.lesson_stream("polluted", lang="en", session="s1", cmp_ref=refs, **asked))
+    assert len(runner.calls) == 1 and pg.compare.starts.pending() == 0
+    first, last = views[0].compare, views[-1].compare
+    assert [first.cmp_canvas_a["ref"], first.cmp_canvas_b["ref"]] == refs.split()  # the page's own handles
+    assert [s.handle for s in last.cmp_traces] == refs.split()
+
+
+def test_a_compare_run_not_what_its_page_started_decodes_its_own(pg, runner):
+    refs = f"{new_handle()} {new_handle()}"
+    asked = dict(prompt="the ", seed=3, gen_length=24, cmp_a='{"temperature": 0.5}', neighbours=0)
+    assert pg.compare.start(session="s1", cmp_ref=refs, cmp_b='{"temperature": 0.9}', **asked) is None
+    views = list(pg.compare.run_stream(lang="en", session="s1", cmp_ref=refs, cmp_b='{"temperature": 1.2}', **asked))
+    assert views[-1].cmp_traces[1].trace.config.temperature == 1.2 and len(runner.calls) == 2
+    assert views[0].cmp_canvas_a["ref"] not in refs.split()  # the page has read the stopped one's end
+    # A page's start with a bad config decodes nothing; the event reports it (naming the side).
+    bad = f"{new_handle()} {new_handle()}"
+    assert "config B" in pg.compare.start(session="s1", cmp_ref=bad, cmp_b='{"temperature": -1}', **asked)
+    with pytest.raises(ValueError, match="config B"):
+        list(pg.compare.run_stream(lang="en", session="s1", cmp_ref=bad, cmp_b='{"temperature": -1}', **asked))
+    assert len(runner.calls) == 2
