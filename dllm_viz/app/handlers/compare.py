@@ -21,7 +21,7 @@ from dllm_viz.app.handlers.adapters import integral, parse_config_json
 from dllm_viz.app.strings import t
 from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_study_md, study_md, world_table
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
-from dllm_viz.app.handlers.live import stream
+from dllm_viz.app.handlers.live import Started, stream
 from dllm_viz.app.handlers.outputs import KEEP, CompareCleared, CompareShown, LessonShown, keep
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore, settle
@@ -79,28 +79,17 @@ class PairAsked:
         return self.prompt, self.model_pick, self.a, self.b, self.k
 
 
-class PairDecoding:
+class PairDecoding(Started):
     """A compare in progress: each side's (handle, entry) by its request's index, the call's steps; `close`
     (once) ends the entries unless the compare finished, and stops it (or drops it from the queue)."""
 
     def __init__(self, asked: Any, sides: dict[int, tuple[str, Any]], steps: Any, on_close: Callable[[], None]) -> None:
-        self.asked, self.sides, self.steps = asked, sides, steps
-        self.traces: list[Trace] | None = None
-        self._on_close: Callable[[], None] | None = on_close
-        self._lock = threading.Lock()
+        super().__init__(asked, steps, on_close)
+        self.sides = sides
 
-    def close(self, state: str | None = None) -> None:
-        with self._lock:
-            on_close, self._on_close = self._on_close, None
-        if on_close is None:
-            return
-        try:
-            if self.traces is None:
-                for _, entry in self.sides.values():
-                    entry.end(state or "failed")
-            self.steps.close()
-        finally:
-            on_close()
+    def _end(self, state: str | None) -> None:
+        for _, entry in self.sides.values():
+            entry.end(state or "failed")
 
 
 def _same(x: Trace, y: Trace, lang: str) -> str:

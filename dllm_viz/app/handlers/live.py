@@ -119,20 +119,20 @@ class Stream:
             self.ticket.cancel()  # ... or leaves the queue, if it still waits there
 
 
-class Decoding:
-    """A decode in progress for the page: what it decodes (`asked`, compared when an event adopts it:
-    `starts.Starts`), its handle and the entry its steps go to (`traces.Entry`), its steps (`stream`),
-    its Stop signal (`stops.Signal`) and key. `close()` (once; whoever ends it: the event that followed it, or nobody
-    adopting it) ends the entry as "stopped" or "failed" unless the decode finished, stops the decode
-    at its next step (or drops it from the queue) and calls `on_close`."""
+class Started:
+    """Something started for the page and ended by `close()` (once; whoever ends it: the event that followed
+    it, or nobody adopting it): its entries end as `_end` says unless it finished (`traces` set), its
+    `steps` stop at the next step (or leave the queue), and `on_close` is called."""
 
-    def __init__(self, *, asked: Any, handle: str, entry: Any, encoder: Any, steps: Stream, signal: Any, key: str,
-                 on_close: Callable[[], None]) -> None:
-        self.asked, self.handle, self.entry, self.encoder, self.steps = asked, handle, entry, encoder, steps
-        self.signal, self.stop, self.key = signal, signal.stop, key
-        self.traces: list[Trace] | None = None  # once the decode is done (the event that follows it sets it)
+    def __init__(self, asked: Any, steps: Stream, on_close: Callable[[], None]) -> None:
+        self.asked, self.steps = asked, steps
+        self.traces: list[Trace] | None = None  # once it is done (the event that follows it sets it)
         self._on_close: Callable[[], None] | None = on_close
         self._lock = threading.Lock()
+
+    def _end(self, state: str | None) -> None:
+        """End its entries without a trace (`state`: why, else the default of the kind)."""
+        raise NotImplementedError
 
     def close(self, state: str | None = None) -> None:
         with self._lock:
@@ -141,7 +141,23 @@ class Decoding:
             return
         try:
             if self.traces is None:
-                self.entry.end(state or ("stopped" if self.stop.is_set() else "failed"))
+                self._end(state)
             self.steps.close()
         finally:
             on_close()
+
+
+class Decoding(Started):
+    """A decode in progress for the page: what it decodes (`asked`, compared when an event adopts it:
+    `starts.Starts`), its handle and the entry its steps go to (`traces.Entry`), its steps (`stream`),
+    its Stop signal (`stops.Signal`) and key. `close()` ends the entry as "stopped" or "failed" unless the
+    decode finished (`Started`)."""
+
+    def __init__(self, *, asked: Any, handle: str, entry: Any, encoder: Any, steps: Stream, signal: Any, key: str,
+                 on_close: Callable[[], None]) -> None:
+        super().__init__(asked, steps, on_close)
+        self.handle, self.entry, self.encoder = handle, entry, encoder
+        self.signal, self.stop, self.key = signal, signal.stop, key
+
+    def _end(self, state: str | None) -> None:
+        self.entry.end(state or ("stopped" if self.stop.is_set() else "failed"))
