@@ -171,13 +171,26 @@ def test_the_step_takes_the_mask_out_of_the_candidates_but_where_a_reference_kee
 # ----- the plain step's shortcuts: the same traces as the general step -------------------------------------
 def _general(monkeypatch):
     """Make every row set take the general step: k picked per row (`any_restart`), the block test at every width
-    (`least_block`), as if no shortcut applied."""
-    build = StepParams.from_configs.__func__
+    (`least_block`), the canvas rows copied out and back (`in_place`), every packed draw through its mask (no
+    `where=None`), as if no shortcut applied."""
+    from dllm_viz.core.batch import DecodeBatch
+    from dllm_viz.core.packed import Packed
+
+    build, rows, draw = StepParams.from_configs.__func__, DecodeBatch._rows, Packed.draw
 
     def general(cls, configs, **kw):
         return dataclasses.replace(build(cls, configs, **kw), any_restart=True, least_block=1)
 
+    def copied(self, idx_list, slots):
+        return dataclasses.replace(rows(self, idx_list, slots), in_place=False)
+
+    def masked_draw(self, where, **kw):
+        every = torch.ones(self.logits.shape[0], dtype=torch.bool, device=self.logits.device)
+        return draw(self, every if where is None else where, **kw)
+
     monkeypatch.setattr(StepParams, "from_configs", classmethod(general))
+    monkeypatch.setattr(DecodeBatch, "_rows", copied)
+    monkeypatch.setattr(Packed, "draw", masked_draw)
 
 
 _GRID = {
@@ -193,10 +206,20 @@ _GRID = {
 }
 
 
+def _probe(model, config):
+    """The row set of one request in slot 0 of a fresh `DecodeBatch`."""
+    from dllm_viz.core.batch import DecodeBatch
+
+    batch = DecodeBatch(model, capacity=1, max_length=32)
+    batch.add(0, [1, 2, 3], config, torch.Generator())
+    return batch._rows([0], [batch.slots[0]])
+
+
 @pytest.mark.parametrize("name", list(_GRID))
 def test_the_plain_shortcuts_give_the_general_steps_traces(monkeypatch, name):
     """Issue 40: a plain step skips what cannot change its result (the block test when the step is no wider than
-    a block, the per-row restart of k when no row restarts, the packed uniforms when nothing reads them). Over
+    a block, the per-row restart of k when no row restarts, the packed uniforms when nothing reads them, the copy
+    of the canvas rows when they are the buffer's first, the copy of the logits when every position draws). Over
     temperatures, batch sizes (rows of other lengths too) and seeds, the tokens and every step record equal the
     general step's."""
     from dllm_viz import decode
@@ -213,8 +236,10 @@ def test_the_plain_shortcuts_give_the_general_steps_traces(monkeypatch, name):
                 runs.append(([[1 + b, 2, 3] for b in range(B)], configs))
     shortcut = [[t.to_dict() for t in decode(model, p, c)] for p, c in runs]
     streamed = [[t.to_dict() for t in decode(model, p, c, on_step=lambda i, r: None)] for p, c in runs]
+    assert _probe(model, runs[0][1][0]).in_place  # the shortcut's rows step in the canvas buffer itself
     _general(monkeypatch)
     assert StepParams.from_configs(list(runs[0][1])).least_block == 1  # the general step, indeed
+    assert not _probe(model, runs[0][1][0]).in_place  # the copied canvas rows, indeed
     general = [[t.to_dict() for t in decode(model, p, c)] for p, c in runs]
     for got, streamed_got, want in zip(shortcut, streamed, general):
         for a, b, s in zip(got, want, streamed_got):

@@ -75,6 +75,9 @@ class _Rows:
     set: RowSet  # spans in the canvas, StepParams, constant temperature
     shadow: torch.Tensor | None = None  # (A,) bool: rows whose verify reads WINO's shadow block (None: no row)
     coins: list[bool] | None = None  # rows whose rule draws its own coins (`canvas.Coins`; None: no row)
+    # The rows are slots 0..A-1 and none keeps a cache (which may hold its canvas rows): the step reads
+    # and writes the canvas buffer's rows in place, no copy of them.
+    in_place: bool = False
 
 
 class DecodeBatch:
@@ -231,7 +234,7 @@ class DecodeBatch:
         # positions need a distribution: their logits come packed, M rows in row-major order (the
         # order of `masked_scatter`), so vocabulary-wide work (the output head included, for a model
         # with `logits_at`) shrinks as the canvas fills.
-        canvas = self.canvas.index_select(0, idx)  # (A, N + 1)
+        canvas = self.canvas[at] if r.in_place else self.canvas.index_select(0, idx)  # (A, N + 1)
         current = spans.read(canvas)  # (A, G)
         masked = spans.masked(current, self.mask_id)  # (A, G)
         G, params = spans.width, r.set.params
@@ -268,7 +271,10 @@ class DecodeBatch:
         # (5) commit, and keep the schedule state.
         steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
         done = commit(result, current, order=self.order[at, :G], step=steps_now, mask_id=self.mask_id)
-        self.canvas.index_copy_(0, idx, spans.write(canvas, done.span))
+        if r.in_place:  # nothing read the rows since the forward: they take the span where they lie
+            spans.write_(canvas, done.span)
+        else:
+            self.canvas.index_copy_(0, idx, spans.write(canvas, done.span))
         self.order[at, :G] = done.order
         self.k[at], self.block_step[at], self.block[at] = result.next_k, result.next_block_step, result.block
         if result.next_revision is not None:
@@ -321,7 +327,8 @@ class DecodeBatch:
                                           device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]),
                          shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None,
-                         coins=coins if any(coins) else None)
+                         coins=coins if any(coins) else None,
+                         in_place=isinstance(at, slice) and all(s.config.cache == "none" for s in slots))
 
         return self._row_sets.get(slots, build)
 

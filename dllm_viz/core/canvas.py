@@ -75,6 +75,10 @@ class Spans:
         """
         return rows.scatter(1, self.pos, span.to(rows.dtype))
 
+    def write_(self, rows: torch.Tensor, span: torch.Tensor) -> None:
+        """`write` into `rows (A, N + 1)` themselves (a view of the caller's buffer), `span (A, G)` of their dtype."""
+        rows.scatter_(1, self.pos, span)
+
 
 def step_logits(logits: torch.Tensor) -> torch.Tensor:
     """The step's input from the model's `logits (M, V)` at the masked positions: `(M, 1, V)`, as the

@@ -58,11 +58,12 @@ class Packed:
         """`values (M, 1, ...)` back to `(A, G, ...)`."""
         return unpack(values, self.masked, fill)
 
-    def draw(self, where: torch.Tensor, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds."""
+    def draw(self, where: torch.Tensor | None, *, with_prob: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Tokens (and their sampling probability) at the packed positions where `where (M,)` holds (None: at
+        every one, read in place)."""
         if not with_prob and self.greedy:  # every row at temperature 0: the argmax, nothing else read
-            return sampling.greedy_ids(self.logits[where, 0]), None
-        every = bool(where.all())  # every position: the packed logits themselves, no copy
+            return sampling.greedy_ids(self.logits[:, 0] if where is None else self.logits[where, 0]), None
+        every = where is None or bool(where.all())  # every position: the packed logits themselves, no copy
         if every:
             return sampling.draw(self.logits[:, 0], self.noise[0], temperature=self.temperature,
                                  vocab_top_k=self.vocab_top_k, top_p=self.top_p, with_prob=with_prob)
@@ -109,7 +110,7 @@ def global_draw(x: Packed, draw_all: torch.Tensor, *, with_prob: bool = True) ->
     """
     A, G = x.masked.shape
     where = x.masked & draw_all.unsqueeze(-1)  # (A, G)
-    tok, prob = x.draw(where[x.masked], with_prob=with_prob)
+    tok, prob = x.draw(None if bool(draw_all.all()) else where[x.masked], with_prob=with_prob)  # (None: every row)
     tokens = torch.full((A, G), -1, dtype=torch.long, device=where.device).masked_scatter(where, tok)
     probs = torch.zeros(A, G, device=where.device)  # only the "sampled" source reads them (`with_prob`)
     return Drawn(where=where, tokens=tokens, prob=probs.masked_scatter(where, prob) if prob is not None else probs)

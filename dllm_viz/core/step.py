@@ -184,7 +184,7 @@ class StepResult:
 
     @property
     def remaining(self) -> torch.Tensor:  # (A,) masks left after the step (re-masked ones included)
-        left = (self.masked & ~self.selected).sum(-1)
+        left = (self.masked > self.selected).sum(-1)  # (masked and not selected: one op on bools)
         return left if self.revision is None else left + self.revision.remasked.sum(-1)
 
     @property
@@ -344,7 +344,10 @@ def early_stop(raw: Distribution, masked: torch.Tensor, block: torch.Tensor, par
     unchanged when no row asks for it.
     """
     if not params.end_of_text_ids or not params.any_early_stop:  # no row stops: the rows' constant (never written)
-        return selected, tokens, count, params.__dict__.setdefault("_no_stop", torch.zeros_like(params.early_stop))
+        made = params.__dict__
+        if "_no_stop" not in made:  # made once, beside the frozen fields
+            made["_no_stop"] = torch.zeros_like(params.early_stop)
+        return selected, tokens, count, made["_no_stop"]
     stopped = end_of_text_rows(raw, masked, block, params.block_size, end_ids=params.end_of_text_ids,
                                enabled=params.early_stop, threshold=params.early_stop_threshold)
     fill = unpack(raw.argmax, masked, -1)  # (A, G) what each masked position predicts
