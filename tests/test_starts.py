@@ -96,22 +96,106 @@ def test_a_start_is_adopted_only_for_what_its_event_asks(pg, runner):
     assert len(runner.calls) == 2 and until(lambda: pg.traces.entry("s1", ref).state == "stopped")
 
 
-def test_starts_are_bounded_per_session_in_all_and_by_the_concurrency(pg, runner):
+def test_starts_take_the_seats_of_the_page_s_decodes_within_each_session_s_share(pg, runner):
+    """One budget (`seats`): a start takes a free seat of the page's decode group, else is refused; a session
+    holds at most `per_session` seats, its events' included, so one page cannot take the others' seats."""
     gate = threading.Event()
     pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.seats.limit = 4
     try:
-        refs = [new_handle() for _ in range(4)]
-        assert [pg.play.start(session="s1", ref=r, prompt="a", lang="en", **widgets()) for r in refs[:3]] == [
+        refs = [new_handle() for _ in range(3)]
+        assert [pg.play.start(session="s1", ref=r, prompt="a", lang="en", **widgets()) for r in refs] == [
             None, None, "too many"]
-        pg.play.starts.max_started = 3
-        assert pg.play.start(session="s2", ref=refs[3], prompt="a", lang="en", **widgets()) is None
-        assert pg.play.start(session="s3", ref=new_handle(), prompt="a", lang="en", **widgets()) == "too many"
-        pg.play.starts.max_started = 16
-        pg.play.concurrency = 3  # the three decodes in progress fill it: nothing starts before its event
+        assert pg.seats.held("s1") == 2 and pg.play.starts.pending("s1") == 2
+        assert pg.play.start(session="s2", ref=new_handle(), prompt="a", lang="en", **widgets()) is None
+        # An event of s3 (no start of its page) takes the last seat: then the page's decodes fill the limit.
+        event = threading.Thread(target=pg.play.decode, kwargs=dict(prompt="b", lang="en", session="s3", **widgets()))
+        event.start()
+        assert until(lambda: pg.seats.held() == 4)
         assert pg.play.start(session="s4", ref=new_handle(), prompt="a", lang="en", **widgets()) == "busy"
-        assert len(runner.calls) == 3
+        refs4 = f"{new_handle()} {new_handle()}"
+        asked = dict(prompt="the ", seed=3, gen_length=24, model_pick=None)
+        assert pg.compare.start(session="s4", cmp_ref=refs4, lesson="polluted", lang="en", **asked) == "busy"
+        assert until(lambda: len(runner.calls) == 4) and len(runner.calls) == 4  # nothing started beyond the limit
     finally:
         gate.set()
+    event.join(30)
+    assert until(lambda: pg.seats.held() == 0 or pg.play.starts.pending() > 0)
+
+
+def test_a_sweep_holds_a_seat_and_a_start_beyond_the_limit_is_refused_then_its_event_decodes(pg, runner):
+    gate = threading.Event()
+    pg.sweep.runner_for = lambda pick: held(runner, gate)
+    pg.seats.limit = 1
+    sweep = threading.Thread(target=pg.sweep.run, kwargs=dict(
+        sweep_temps=[0.5], sweep_divisors=["16"], sweep_decays=[0.5], sweep_seeds=1, sweep_prompts="the ",
+        sweep_gen_length=16, lang="en"))
+    sweep.start()
+    assert until(lambda: len(runner.calls) == 1 and pg.seats.held() == 1)
+    ref = new_handle()
+    assert pg.play.start(session="s1", ref=ref, prompt="a", lang="en", **widgets()) == "busy"
+    assert len(runner.calls) == 1 and pg.play.starts.pending() == 0
+    gate.set()
+    sweep.join(30)
+    assert pg.seats.held() == 0
+    out = pg.play.decode(prompt="a", lang="en", ref=ref, session="s1", **widgets())  # its event: one decode
+    assert out.trace.handle == ref and len(runner.calls) == 2 and pg.seats.held() == 0
+
+
+def test_an_event_waits_for_the_seat_a_start_holds_and_takes_it_when_that_one_ends(pg, runner):
+    gate = threading.Event()
+    pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.seats.limit = 1
+    pg.play.starts.adopt_seconds = 0.5  # its event never comes: stopped after this, and its seat freed
+    assert pg.play.start(session="s1", ref=new_handle(), prompt="a", lang="en", **widgets()) is None
+    pg.play.runner_for = lambda pick: runner
+    began = time.monotonic()
+    out = pg.play.decode(prompt="b", lang="en", session="s2", **widgets())  # Gradio admitted it: it waits, then runs
+    assert time.monotonic() - began >= 0.3 and out.trace.trace.config.gen_length == 24
+    gate.set()
+    assert until(lambda: pg.seats.held() == 0)
+
+
+def test_the_api_s_largest_requests_hold_no_seat_of_the_page(pg, runner):
+    """`/generate` runs in a concurrency group of its own: its requests at the server's largest budget
+    (`serve.REQUEST_CELLS`) refuse no page start and hold no page event."""
+    from dllm_viz.app.serve import REQUEST_CELLS
+    from dllm_viz.core.budget import Budget
+
+    gate, leave = threading.Event(), threading.Event()
+    pg.run = held(runner, gate)
+    pg.budget = Budget(max_cells=REQUEST_CELLS)
+    pg.seats.limit = 2
+    largest = '{"gen_length": 240, "revise": "remdm", "remask_sigma": "loop", "remask_loop_steps": 3800}'
+    assert pg.budget.check(pg_config(largest)).cells > 0.95 * REQUEST_CELLS  # the largest the server takes
+
+    def api(i: int) -> None:
+        answers = pg.generate("the ", largest, client=("api", i))
+        for _ in answers:  # ("", "") each heartbeat while it decodes
+            if leave.is_set():
+                break
+        answers.close()  # the client left: its decode is cancelled
+
+    apis = [threading.Thread(target=api, args=(i,)) for i in range(4)]
+    for thread in apis:
+        thread.start()
+    try:
+        assert until(lambda: len(runner.calls) == 4)
+        assert pg.seats.held() == 0
+        pg.play.runner_for = lambda pick: runner
+        assert pg.play.start(session="s1", ref=new_handle(), prompt="a", lang="en", **widgets()) is None
+        assert pg.play.decode(prompt="b", lang="en", session="s2", **widgets()).trace is not None
+    finally:
+        leave.set()
+        gate.set()
+    for thread in apis:
+        thread.join(60)
+
+
+def pg_config(text: str):
+    from dllm_viz.app.handlers.adapters import parse_config_json
+
+    return parse_config_json(text)
 
 
 def test_a_start_with_a_bad_setting_decodes_nothing_and_its_event_reports_it(pg, runner):

@@ -156,6 +156,7 @@ def build_demo(
         build_footer(labels)
 
         page = Page(**c, tabs=tabs, labels=labels.items)
+        pg.seats.limit = concurrency_limit  # the decode group's events, and the decodes the page starts before them
         state_ttl(page, session_ttl)
         wire_play(page, pg, concurrency_limit)
         wire_compare(page, pg, concurrency_limit)
@@ -241,7 +242,6 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     """The Playground tab: every decode trigger, presets and scenes, the k line, traces in and out. (The cursor
     and everything that follows it live in the page: page.js.)"""
     play = pg.play
-    play.concurrency = concurrency_limit  # a decode the page starts before its event (`dv_start`) counts in it too
 
     def decode(trigger: Callable[..., Any]) -> None:
         decode_on(p, pg, trigger, concurrency_limit)
@@ -324,7 +324,6 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
     page.js dims the canvases instead (one style change) until the event ends, whichever way it ends.
     """
     compare, kw = pg.compare, _compare_kw(concurrency_limit)
-    compare.concurrency = concurrency_limit  # a compare the page starts before its event counts in it too
 
     def after(event: Any) -> None:
         event.then(None, js=IDLE_JS)  # in the browser only: the canvases stop looking busy

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_s
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.live import Started, stream
 from dllm_viz.app.handlers.outputs import KEEP, CompareCleared, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.seats import Seat, Seats
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore, settle
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
@@ -104,7 +104,7 @@ class CompareHandlers:
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
                  traces: TraceStore, token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
-                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(), seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.traces = traces
         self.token_text_for = token_text_for  # the picked model's token text (the sides' steps, before their traces)
@@ -113,10 +113,8 @@ class CompareHandlers:
         self.measured = load_measured()
         self.measured_model = measured_model()  # the models the lessons' numbers were measured on
         self.world_model = str(load_world_measured_model() or "world-mdlm")
-        self.concurrency: int | None = None  # compares at once (the page's limit): none starts early beyond it
-        self.running = 0  # compares in progress
-        self.starts = Starts(busy=lambda: self.concurrency is not None and self.running >= self.concurrency)
-        self._lock = threading.Lock()
+        self.seats = seats if seats is not None else Seats()  # the page's decodes at once, events' and starts'
+        self.starts = Starts(self.seats)  # compares the pages started before their events came
 
     def lesson(self, key: str, **kw: Any) -> LessonShown:
         """`lesson_stream` run to its end: the finished view (for callers that want no stream)."""
@@ -215,10 +213,11 @@ class CompareHandlers:
         k = max(0, min(int(neighbours or 0), len(NEIGHBOURS)))
         return PairAsked(prompt or "", model_pick, a, b, k)
 
-    def launch(self, asked: PairAsked, *, session: str | None, refs: tuple[str | None, str | None] = (None, None)
-               ) -> PairDecoding:
+    def launch(self, asked: PairAsked, *, session: str | None, refs: tuple[str | None, str | None] = (None, None),
+               seat: Seat | None = None) -> PairDecoding:
         """Start the compare `asked` (one call to `run`, as the session's) under the sides' handles `refs`
-        (the page's, when it drew them); the caller (or whoever adopts it) closes it."""
+        (the page's, when it drew them), in `seat` (a start's; else an event's, `seats`) until it closes; the
+        caller (or whoever adopts it) closes it."""
         group, k = asked.group, asked.k
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
         solo = [asked.prompt] * 2 if k else []
@@ -226,17 +225,16 @@ class CompareHandlers:
         sides = {0: self.traces.live(session, wire.Encoder(asked.a, prompt=asked.prompt, token_text=text), refs[0]),
                  len(group): self.traces.live(session, wire.Encoder(asked.b, prompt=asked.prompt, token_text=text),
                                               refs[1])}
-        steps = stream(run, group * 2 + solo, [asked.a] * len(group) + [asked.b] * len(group)
-                       + ([asked.a, asked.b] if k else []), ticket=Ticket(client=("page", session)),
-                       on_record=lambda i, rec: sides[i][1].add(rec) if i in sides else None,
-                       on_done=lambda done: [entry.finish(done[i]) for i, (_, entry) in sides.items()])
-        with self._lock:
-            self.running += 1
-        return PairDecoding(asked.decodes, sides, steps, on_close=self._closed)
-
-    def _closed(self) -> None:
-        with self._lock:
-            self.running -= 1
+        held = seat if seat is not None else self.seats.take(session)
+        try:
+            steps = stream(run, group * 2 + solo, [asked.a] * len(group) + [asked.b] * len(group)
+                           + ([asked.a, asked.b] if k else []), ticket=Ticket(client=("page", session)),
+                           on_record=lambda i, rec: sides[i][1].add(rec) if i in sides else None,
+                           on_done=lambda done: [entry.finish(done[i]) for i, (_, entry) in sides.items()])
+        except BaseException:
+            held.release()
+            raise
+        return PairDecoding(asked.decodes, sides, steps, on_close=held.release)
 
     def start(self, *, session: str | None, cmp_ref: Any, lesson: str | None = None, lang: str = "en",
               **widgets: Any) -> str | None:
@@ -255,7 +253,8 @@ class CompareHandlers:
             asked = self.ask(**widgets)
         except (ValueError, TypeError) as err:
             return str(err)
-        return self.starts.start(session, refs[0], lambda: self.launch(asked, session=session, refs=refs))
+        return self.starts.start(session, refs[0], lambda seat: self.launch(asked, session=session, refs=refs,
+                                                                             seat=seat))
 
     def view(self, pair: tuple[Shown, Shown] | None, *, summary: str, lang: str) -> CompareShown:
         """A stored pair on show: the summary, each side's handle (with the positions whose tokens

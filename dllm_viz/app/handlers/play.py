@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from dllm_viz.app.handlers.banners import (
 )
 from dllm_viz.app.handlers.fit import Note, fit_settings, fitted_knobs
 from dllm_viz.app.handlers.live import Decoding, stream
+from dllm_viz.app.handlers.seats import Seat, Seats
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.stops import Stops
 from dllm_viz.app.handlers.takeout import read_trace_file
@@ -129,7 +129,8 @@ class PlayHandlers:
                  pick_for: Callable[[str, str], tuple[Any, Any]] = lambda model, lang: (KEEP, KEEP),
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
                  cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
-                 edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None) -> None:
+                 edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None,
+                 seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.traces = traces  # every session's traces by handle: what the page reads
         self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
@@ -138,10 +139,8 @@ class PlayHandlers:
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         self.budget_for = budget_for
         self.stops = Stops()  # every session's decodes in progress, for Stop
-        self.concurrency: int | None = None  # decodes at once (the page's limit): none starts early beyond it
-        self.starts = Starts(busy=self._busy)  # decodes the pages started before their events came
-        self._running = 0  # decodes in progress
-        self._lock = threading.Lock()
+        self.seats = seats if seats is not None else Seats()  # the page's decodes at once, events' and starts'
+        self.starts = Starts(self.seats)  # decodes the pages started before their events came
         self.examples = dict(examples)
         self.export_dir = export_dir
         self.new_seed = new_seed
@@ -247,22 +246,21 @@ class PlayHandlers:
         return Asked(prompt or "", model_pick, cfg, on, knobs, tuple(fixes))
 
     def launch(self, asked: Asked, *, session: str | None, handle: str | None = None,
-               followed: bool = True) -> Decoding:
+               followed: bool = True, seat: Seat | None = None) -> Decoding:
         """Start the decode `asked` (one call to `run`, in a worker thread, as the session's: `Ticket`) under
         `handle` (the page's, when it drew one; else a new one): its steps go to the session's trace
-        entry as they come. The caller (or whoever adopts it) closes it."""
+        entry as they come. It holds `seat` (a start's), else an event's seat (`seats`), until it closes.
+        The caller (or whoever adopts it) closes it."""
         run = self.runner_for(asked.model_pick)
         encoder = wire.Encoder(asked.cfg, prompt=asked.prompt, token_text=self.token_text_for(asked.model_pick))
         handle, entry = self.traces.live(session, encoder, handle)
         signal, key = self.stops.add(session, followed=followed)
         entry.stop_key(key)  # first of its chunks: the page may read it before its event answers
         configs = [asked.cfg, asked.cfg.replace(**SWITCHES)] if asked.on else [asked.cfg]
-        with self._lock:
-            self._running += 1
+        held = seat if seat is not None else self.seats.take(session, signal.stop)  # waits while starts fill them
 
         def closed() -> None:
-            with self._lock:
-                self._running -= 1
+            held.release()
             self.stops.done(session, signal)
 
         try:
@@ -289,12 +287,8 @@ class PlayHandlers:
             asked = self.ask(prompt=prompt, model_pick=model_pick, shown=shown, settings=settings)
         except ValueError as err:
             return str(err)
-        return self.starts.start(session, ref, lambda: self.launch(asked, session=session, handle=ref,
-                                                                   followed=False))
-
-    def _busy(self) -> bool:
-        """Whether the decodes in progress fill the page's concurrency (no decode starts before its event)."""
-        return self.concurrency is not None and self._running >= self.concurrency
+        return self.starts.start(session, ref, lambda seat: self.launch(asked, session=session, handle=ref,
+                                                                        followed=False, seat=seat))
 
     def open_link(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
         """The page was opened with a link (`links`): its widgets and model set, its trace decoded

@@ -10,10 +10,10 @@ when it comes: a decode that is not what the event asks (another prompt, other s
 the event decodes its own.
 
 `Starts` keeps the decodes started this way until their event adopts them, by (session, handle): a handle
-is the page's 128 random bits, so no other page adopts it. Bounded: `per_session` at once per session,
-`max_started` in all, none while `busy()` says the decodes in progress fill the page's concurrency; one no
-event adopts within `adopt_seconds` is stopped (its event never came: a request Gradio dropped, a page
-that left). A handle is claimed once: an event that came first decodes under it itself, and a late start
+is the page's 128 random bits, so no other page adopts it. Bounded by the seats of the page's decode group
+(`seats`: one budget with the events of Gradio's queue, sweeps included; a start takes a free seat or is
+refused, within its session's share); one no event adopts within `adopt_seconds` is stopped (its event
+never came: a request Gradio dropped, a page that left), and its seat freed. A handle is claimed once: an event that came first decodes under it itself, and a late start
 of the page then does nothing.
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
+from dllm_viz.app.handlers.seats import Seat, Seats
+
 ADOPT_SECONDS = 5.0  # how long a started decode waits for its event; then it is stopped
-PER_SESSION = 2  # decodes started by one session's page and not yet adopted
-MAX_STARTED = 16  # ... by every page together
 CLAIMS_KEPT = 4096  # handles remembered as claimed (an event, or a start, took them), oldest forgotten first
 START_WAIT_SECONDS = 2.0  # how long an event waits for a start of its page that is still being made
 
@@ -54,10 +54,9 @@ class _Slot:
 class Starts:
     """The decodes pages started and their events have not adopted yet (see the module's docstring)."""
 
-    def __init__(self, *, per_session: int = PER_SESSION, max_started: int = MAX_STARTED,
-                 adopt_seconds: float = ADOPT_SECONDS, busy: Callable[[], bool] = lambda: False) -> None:
-        self.per_session, self.max_started, self.adopt_seconds = per_session, max_started, adopt_seconds
-        self.busy = busy  # whether the decodes in progress fill the page's concurrency (then nothing starts)
+    def __init__(self, seats: Seats | None = None, *, adopt_seconds: float = ADOPT_SECONDS) -> None:
+        self.seats = seats if seats is not None else Seats()  # the page's decode group: events and starts
+        self.adopt_seconds = adopt_seconds
         self._claims: OrderedDict[tuple[str, str], _Slot] = OrderedDict()
         self._waiting: dict[tuple[str, str], _Slot] = {}  # started by a page, not adopted yet
         self._lock = threading.Lock()
@@ -67,30 +66,31 @@ class Starts:
         with self._lock:
             return sum(1 for s in self._waiting.values() if session is None or s.session == session)
 
-    def start(self, session: str | None, handle: Any, make: Callable[[], Decoding]) -> str | None:
-        """A page asks for the decode its event will ask for, under `handle`: `make()` starts it (raising
-        ValueError for what the event will report). Returns None once started, else why not (bounds,
-        a handle already claimed, the error); nothing is shown for it: the event reports its own error."""
+    def start(self, session: str | None, handle: Any, make: Callable[[Seat], Decoding]) -> str | None:
+        """A page asks for the decode its event will ask for, under `handle`: `make(seat)` starts it in
+        `seat` (its place among the page's decodes, freed when it closes; raising ValueError for what the
+        event will report). Returns None once started, else why not (no seat: "busy", "too many"; a handle
+        already claimed; the error); nothing is shown for it: the event reports its own error."""
         if not session or not isinstance(handle, str):
             return "no session"
         key = (session, handle)
         with self._lock:
             if key in self._claims:
                 return "claimed"
-            mine = sum(1 for s in self._waiting.values() if s.session == session)
-            if mine >= self.per_session or len(self._waiting) >= self.max_started:
-                return "too many"
-            if self.busy():
-                return "busy"
+            seat = self.seats.try_take(session)
+            if isinstance(seat, str):
+                return seat  # the event decodes itself when it comes, or waits in Gradio's queue
             slot = self._claim(key, by_page=True)
             self._waiting[key] = slot
         try:
-            slot.decoding = make()
+            slot.decoding = make(seat)
         except ValueError as err:
             slot.error = str(err)
             with self._lock:
                 self._waiting.pop(key, None)
         finally:
+            if slot.decoding is None:
+                seat.release()
             slot.made.set()
         if slot.decoding is None:
             return slot.error or "failed"

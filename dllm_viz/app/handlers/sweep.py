@@ -12,6 +12,7 @@ from dllm_viz.app.handlers.adapters import integral
 from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.outputs import SweepShown, keep
 from dllm_viz.app.handlers.asking import Ticket, asking
+from dllm_viz.app.handlers.seats import Seats
 from dllm_viz.app.handlers.sweep_grid import (
     MAX_SWEEP_SEEDS,
     METRICS,
@@ -67,9 +68,10 @@ class SweepHandlers:
     `budget_for(model_pick)`."""
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *,
-                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget()) -> None:
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(), seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.budget_for = budget_for
+        self.seats = seats if seats is not None else Seats()  # a sweep holds one of the page's decode seats
 
     def run(self, *, sweep_temps: list[float], sweep_divisors: list[str], sweep_decays: list[float], sweep_seeds: int,
             sweep_prompts: str, sweep_gen_length: int, lang: str, model_pick: str | None = None,
@@ -105,8 +107,12 @@ class SweepHandlers:
             finished[0] = next(done)
 
         def sweep() -> SweepResult:  # every sweep is one client of the engine: sweeps wait for each other, not decodes
-            with asking(Ticket(client=("sweep", None))):
-                return run_sweep(runner, grid, on_step=on_step, score=checked_scores)
+            seat = self.seats.take(None)  # counted with the page's decodes: a start waits behind it
+            try:
+                with asking(Ticket(client=("sweep", None))):
+                    return run_sweep(runner, grid, on_step=on_step, score=checked_scores)
+            finally:
+                seat.release()
 
         if progress is None:
             return self.view(sweep(), lang=lang)
