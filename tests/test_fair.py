@@ -83,6 +83,19 @@ def test_share_without_a_stretch_steps_every_row_and_a_newcomer_starts_level():
     assert share.choose([(0, "a", 10, 6), (1, "b", 10, 0)]) == [1]
 
 
+def test_share_chooses_a_group_whole_by_its_least_served_client_and_charges_each_row_to_its_own():
+    share = Share(Fairness(stretch=2, min_width=1))
+    mixed = [(0, "a", 10, 0), (1, "b", 10, 0)]  # a renoising group of two clients' rows: one cache, steps whole
+    lone = [(2, "c", 10, 0)]
+    assert share.choose_units([mixed, lone]) == [mixed]  # 20 wide: a third row would pass 2 x 10
+    share.charge([("a", 10), ("b", 10)])
+    assert share.used == {"a": 10, "b": 10, "c": 0}
+    assert share.choose_units([mixed, lone]) == [lone]  # c is the least served now
+    share.charge([("c", 10)])
+    assert share.choose_units([mixed, lone]) == [mixed]  # all level: the one that came first
+    assert Share(Fairness()).choose_units([mixed, lone]) == [mixed, lone]  # no stretch: every group steps
+
+
 @pytest.mark.parametrize("kwargs, name", [({"client_slots": 0}, "client_slots"), ({"stretch": 0.5}, "stretch"),
                                           ({"min_width": True}, "min_width"), ({"stretch": float("inf")}, "stretch")])
 def test_fairness_names_a_bad_bound(kwargs, name):

@@ -51,6 +51,16 @@ class RenoiseSlot:
     def done(self) -> bool:
         return self.group is not None and self.group.progress[self.index].finished_by != ""
 
+    @property
+    def length(self) -> int:
+        """Positions one of its steps computes (its canvas; a masked slot's is its whole row): its forward's width."""
+        return int(self.settings.canvas_length or 0)
+
+    @property
+    def step(self) -> int:
+        """Steps it has taken."""
+        return len(self.records)
+
 
 class RenoiseBatch:
     """Slots of renoising requests, stepped in groups (see module doc). `capacity` bounds the slots;

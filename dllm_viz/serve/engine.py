@@ -351,18 +351,17 @@ class Engine:
             self._leave(index)
 
     def _step(self) -> None:
-        """One forward per unit of the batch (`units`: a masked batch's one, of the rows `Share` picks, all of
-        them without a stretch; a renoising batch's groups, each stepped whole: its rows share one cache)."""
-        start = time.monotonic()
-        for unit in self._batch.units():
-            if self._batch.atomic:
-                self._step_rows(unit)
-                continue
-            rows = [(i, self._running[i].client, self._batch.slots[i].length, self._batch.slots[i].step) for i in unit]
-            chosen = self._share.choose(rows)
-            self._step_rows(chosen)
-            self._share.charge((self._running[i].client, self._batch.slots[i].length) for i in chosen
-                               if i in self._running)
+        """One step of the units `Share` picks, least served clients first: a masked batch's rows, one by one, in
+        one forward (all of them without a stretch); a renoising batch's groups whole, one forward each (its rows
+        share one cache). Each row stepped is charged to its client."""
+        start, slots, atomic = time.monotonic(), self._batch.slots, self._batch.atomic
+        units = [[(i, self._running[i].client, slots[i].length, slots[i].step) for i in unit]
+                 for unit in self._batch.units()]
+        chosen = self._share.choose_units(units if atomic else [[row] for unit in units for row in unit])
+        forwards = chosen if atomic or not chosen else [[row for unit in chosen for row in unit]]
+        for unit in forwards:
+            self._step_rows([slot for slot, *_ in unit])
+            self._share.charge((client, width) for _, client, width, _ in unit)
         self._step_seconds = time.monotonic() - start
 
     def _step_rows(self, indices: list[int]) -> None:

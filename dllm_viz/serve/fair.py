@@ -14,9 +14,11 @@ only when: a request's trace does not depend on who shares its forward (docs/eng
   decode beside one client's sixteen 240-position requests steps at a few times its speed alone,
   not at a sixteenth of it; the long requests get their share in forwards of their own. A client
   that arrives starts level with the least served one present, so idle time cannot be banked.
-  Rows left out of a forward keep their state in their slots. Without `stretch` every running row
-  steps every time (one forward for all: what a GPU, whose forward costs little more for more
-  rows, wants).
+  Rows left out of a forward keep their state in their slots. A renoising model's requests step in
+  groups whose rows share one cache (`core.renoise_batch`): a group is chosen whole, by its least
+  served client, and each of its rows is charged to its own client, as a masked row is. Without
+  `stretch` every running row steps every time (one forward for all: what a GPU, whose forward
+  costs little more for more rows, wants).
 """
 from __future__ import annotations
 
@@ -155,6 +157,9 @@ class Lanes:
         return None
 
 
+Row = tuple[int, Hashable, int, int]  # a running request: (slot, client, width of its forward, steps taken)
+
+
 class Share:
     """Which running rows step in the next forward (see the module docstring)."""
 
@@ -164,13 +169,17 @@ class Share:
         self._seen = itertools.count()
         self._order: dict[Hashable, int] = {}  # who came first, for ties
 
-    def choose(self, rows: Sequence[tuple[int, Hashable, int, int]]) -> list[int]:
+    def choose(self, rows: Sequence[Row]) -> list[int]:
         """`rows`: (slot, client, width, steps taken) of every running row; the slots to step now."""
+        return [slot for unit in self.choose_units([[row] for row in rows]) for slot, *_ in unit]
+
+    def choose_units(self, units: Sequence[Sequence[Row]]) -> list[Sequence[Row]]:
+        """`units`: the rows of each unit that steps whole (a renoising group, whose rows share one cache; a
+        masked row alone); the units to step now, those of the least served clients first (a unit goes by its
+        least served client), until the next would make the step `stretch` times as wide as its narrowest row."""
         if self.stretch is None:
-            return [slot for slot, *_ in rows]
-        clients: dict[Hashable, list[tuple[int, int, int]]] = {}
-        for slot, client, width, steps in rows:
-            clients.setdefault(client, []).append((steps, slot, width))
+            return list(units)
+        clients = dict.fromkeys(client for unit in units for _, client, _, _ in unit)  # in the order they come
         level = min((self.used[c] for c in clients if c in self.used), default=0.0)
         for client in list(self.used):
             if client not in clients:
@@ -178,15 +187,18 @@ class Share:
         for client in clients:
             if client not in self.used:
                 self.used[client], self._order[client] = level, next(self._seen)
-        chosen: list[int] = []
+
+        def turn(unit: Sequence[Row]) -> tuple[float, int, int, int]:  # its least served client's, its rows' fewest steps
+            return min((self.used[c], self._order[c], steps, slot) for slot, c, _, steps in unit)
+
+        chosen: list[Sequence[Row]] = []
         total, narrowest = 0, math.inf
-        for client in sorted(clients, key=lambda c: (self.used[c], self._order[c])):
-            for _, slot, width in sorted(clients[client]):  # the client's rows, fewest steps first
-                narrow = min(narrowest, width)
-                if chosen and total + width > max(self.stretch * narrow, self.min_width):
-                    return chosen
-                chosen.append(slot)
-                total, narrowest = total + width, narrow
+        for unit in sorted(units, key=turn):
+            width, narrow = sum(w for _, _, w, _ in unit), min([narrowest, *(w for _, _, w, _ in unit)])
+            if chosen and total + width > max(self.stretch * narrow, self.min_width):
+                return chosen
+            chosen.append(unit)
+            total, narrowest = total + width, narrow
         return chosen
 
     def charge(self, stepped: Iterable[tuple[Hashable, int]]) -> None:
