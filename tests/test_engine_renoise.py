@@ -1,4 +1,4 @@
-"""serve/engine.py with a renoising model: its groups share the forwards by client (serve/fair.py), as masked rows do."""
+"""serve/engine.py with a renoising model: its groups share the forwards by client (serve/fair.py), as masked rows."""
 from __future__ import annotations
 
 import json
@@ -36,7 +36,8 @@ def test_two_clients_share_the_forwards_of_renoising_groups_and_each_stays_exact
         return on_step
 
     with Engine(model, max_batch=8, fairness=Fairness(stretch=1.0, min_width=1)) as engine:
-        heavy = [engine.submit(p, HEAVY, client="heavy", on_step=heard(f"heavy{i}")) for i, p in enumerate(heavy_prompts)]
+        heavy = [engine.submit(p, HEAVY, client="heavy", on_step=heard(f"heavy{i}"))
+                 for i, p in enumerate(heavy_prompts)]
         assert first.wait(10)  # the heavy group runs: the light request joins a group of its own
         light = engine.submit([6, 6], LIGHT, client="light", on_step=heard("light"))
         light_trace = light.result(timeout=60)

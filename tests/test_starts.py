@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.traces import new_handle
@@ -248,3 +249,46 @@ def test_a_compare_run_not_what_its_page_started_decodes_its_own(pg, runner):
     with pytest.raises(ValueError, match="config B"):
         list(pg.compare.run_stream(lang="en", session="s1", cmp_ref=bad, cmp_b='{"temperature": -1}', **asked))
     assert len(runner.calls) == 2
+
+
+# ----- the start's pre-check: as the picked model reads the settings ---------------------------------
+@pytest.fixture()
+def picker(tmp_path):
+    """A page whose picker offers a masked model that cannot edit and a renoising one, each with what
+    `serve.limits_of` says of it (how it reads a config), within a server's work bound."""
+    from dllm_viz.app.handlers.playground import ModelChoice
+    from dllm_viz.app.serve import limits_of
+    from dllm_viz.core.budget import Budget
+    from tests.renoise_table import TableRenoiser
+
+    masked, renoise = CountingRunner(), CountingRunner()
+    renoise.model = TableRenoiser()
+    models = {name: ModelChoice(run=r, prompts=("a",), name=name, **limits_of(r.model))
+              for name, r in (("tiny", masked), ("table", renoise))}
+    pg = Playground(masked, export_dir=tmp_path, models=models, budget=Budget(max_cells=1000))
+    return pg, masked, renoise
+
+
+def test_a_start_on_a_renoising_model_is_checked_as_it_reads_the_settings(picker):
+    pg, _, renoise = picker
+    error = pg.play.start(session="s1", ref=new_handle(), prompt="a", lang="en", model_pick="table", **widgets())
+    assert "top_k=6 is invalid for 'table', whose canvas is 'renoise'" in error  # a masked-only knob, by name
+    assert renoise.calls == [] and pg.seats.held() == 0 and pg.play.starts.pending() == 0
+    # Its work is whole canvases of max_denoising_steps steps (4 x 48 x 6 = 1,152 positions), not the masked
+    # canvas's 24 x 24 = 576: over the server's 1,000.
+    with pytest.raises(ValueError, match=r"192 steps x 6 positions = 1152 .* max_denoising_steps=48"):
+        pg.budget_for("table").check(DecodeConfig(gen_length=24))
+    assert pg.budget_for("tiny").check(DecodeConfig(gen_length=24)).cells == 576
+    assert pg.budget_for("table").check(DecodeConfig(gen_length=24, max_denoising_steps=20)).cells == 480
+
+
+def test_a_start_asking_a_masked_model_for_what_it_cannot_do_decodes_nothing(picker):
+    pg, masked, _ = picker
+    for asked, says in (({"revise": "joint_threshold"}, "the model cannot edit"),
+                        ({"early_stop": True}, "the model has no end-of-text token")):
+        error = pg.play.start(session="s1", ref=new_handle(), prompt="a", lang="en", model_pick="tiny",
+                              **widgets(**asked))
+        assert error is not None and says in error, error
+        with pytest.raises(ValueError, match=says):  # its event reports the same, before anything starts
+            pg.play.decode(prompt="a", lang="en", session="s1", model_pick="tiny", **widgets(**asked))
+    assert masked.calls == [] and pg.seats.held() == 0

@@ -36,11 +36,14 @@ def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None
 _offline_environment()
 
 from dllm_viz import assets  # noqa: E402 - after the environment above
+from dllm_viz.core import rules  # noqa: E402
+from dllm_viz.core.batch import check_config  # noqa: E402
 from dllm_viz.core.budget import Budget  # noqa: E402
 from dllm_viz.core.config import DecodeConfig  # noqa: E402
 from dllm_viz.core.decoder import decode  # noqa: E402
 from dllm_viz.core.fork import fork  # noqa: E402
 from dllm_viz.core.indel_rows import declared_edit_ids  # noqa: E402
+from dllm_viz.core.renoise_batch import renoise_settings  # noqa: E402
 from dllm_viz.serve.engine import Engine, Fairness, QueueFull  # noqa: E402
 from dllm_viz.models import load_model  # noqa: E402
 from dllm_viz.models.base import model_device  # noqa: E402
@@ -207,10 +210,26 @@ def token_text(model: Any) -> Callable[[int], str] | None:
 
 
 def limits_of(model: Any) -> dict[str, Any]:
-    """What the page's controls may offer for `model`: its context (`max_length`), its caches and whether
-    it edits lengths (its DELETE and SPLIT tokens)."""
+    """What the page's controls may offer for `model`: its context (`max_length`), its caches, whether
+    it edits lengths (its DELETE and SPLIT tokens), and how it reads a config (`resolve`)."""
     return {"max_length": getattr(model, "max_length", None), "cache_modes": tuple(getattr(model, "cache_modes", ())),
-            "edits_lengths": bool(declared_edit_ids(model))}
+            "edits_lengths": bool(declared_edit_ids(model)), "resolve": resolver(model)}
+
+
+def resolver(model: Any) -> Callable[[DecodeConfig], Any]:
+    """A config as `model` reads it, checked as its decode checks it before anything starts (`Budget.resolve`):
+    a renoising model's settings (its checkpoint's defaults beneath the config's; its work is whole canvases of
+    `max_denoising_steps` steps), a masked model's config (an editing or insert/delete rule it cannot run, a cache
+    it has not, refused by name)."""
+    if rules.canvas_of(model) == "renoise":
+        defaults = model.generation_defaults()  # read once
+        return lambda config: renoise_settings(model, config, defaults)
+
+    def masked(config: DecodeConfig) -> DecodeConfig:
+        check_config(model, config)
+        return config
+
+    return masked
 
 
 def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str, ModelChoice]:

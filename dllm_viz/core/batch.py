@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -78,6 +78,26 @@ class _Rows:
     # The rows are slots 0..A-1 and none keeps a cache (which may hold its canvas rows): the step reads
     # and writes the canvas buffer's rows in place, no copy of them.
     in_place: bool = False
+
+
+def check_config(model: Denoiser, config: DecodeConfig, end_ids: tuple[int, ...] | None = None) -> Any:
+    """What `config` asks of `model` itself, whatever the prompt, or a ValueError naming the knob: an end-of-text
+    token for early_stop (`end_ids`: the model's, found when None), a model that can edit for an editing rule,
+    that can edit lengths for an insert/delete rule (its edit tokens, else None), a cache it runs, knobs of its
+    canvas (`rules.check_canvas`). What `DecodeBatch.add` checks first, and a server before it starts anything."""
+    name = repr(model_name(model))
+    if config.early_stop and not (end_of_text_ids(model) if end_ids is None else end_ids):
+        raise ValueError(f"early_stop=True is invalid for {name}: the model has no end-of-text token "
+                         "(eos_token_id); expected early_stop=False")
+    if rules.REVISIONS[config.revise].edits and not can_edit(model):
+        raise ValueError(
+            f"revise={config.revise!r} is invalid for {name}: the model cannot edit (it was not trained to predict "
+            "at visible positions; can_edit is False); expected a model with can_edit=True, or revise in "
+            + " | ".join(n for n, p in rules.REVISIONS.items() if not p.edits))
+    rules.check_canvas(config, rules.canvas_of(model), name)
+    tokens = check_row(config, model, name)  # a model that can edit lengths
+    check_cache(model, config.cache)
+    return tokens
 
 
 class DecodeBatch:
@@ -142,20 +162,7 @@ class DecodeBatch:
             raise ValueError(
                 f"prompt length + gen_length = {slot.length} exceeds the model's max_length={self.max_length}"
             )
-        if config.early_stop and not self.end_ids:
-            raise ValueError(
-                f"early_stop=True is invalid for {model_name(self.model)!r}: the model has no end-of-text token "
-                "(eos_token_id); expected early_stop=False"
-            )
-        if rules.REVISIONS[config.revise].edits and not can_edit(self.model):
-            raise ValueError(
-                f"revise={config.revise!r} is invalid for {model_name(self.model)!r}: the model cannot edit (it was "
-                "not trained to predict at visible positions; can_edit is False); expected a model with "
-                "can_edit=True, or revise in " + " | ".join(n for n, p in rules.REVISIONS.items() if not p.edits)
-            )
-        rules.check_canvas(config, rules.canvas_of(self.model), repr(model_name(self.model)))
-        tokens = check_row(config, self.model, repr(model_name(self.model)))  # a model that can edit lengths
-        check_cache(self.model, config.cache)
+        tokens = check_config(self.model, config, self.end_ids)
         P, G, c = len(prompt_ids), config.gen_length, config
         row = torch.full((self.max_length + 1,), self.mask_id, dtype=torch.long)
         row[:P] = torch.tensor(prompt_ids, dtype=torch.long)

@@ -18,7 +18,8 @@ pays for their own steps).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from dllm_viz.core import rules
 from dllm_viz.core.config import DecodeConfig, short
@@ -111,6 +112,10 @@ class Budget:
 
     max_length: int | None = None  # the model's context; None: the trace format's bounds
     max_cells: int | None = None  # positions computed per request; None: any
+    # A DecodeConfig as the model reads it, checked against what it can do (ValueError naming the knob): a
+    # renoising model's `RenoiseSettings` (`renoise_batch.renoise_settings`), a masked model's config after
+    # `batch.check_config`. None: a masked canvas, the config as it stands.
+    resolve: Callable[[DecodeConfig], DecodeConfig | RenoiseSettings] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("max_length", "max_cells"):
@@ -119,5 +124,8 @@ class Budget:
                 raise ValueError(f"{name}={short(value)} is invalid: expected None or an integer >= 1")
 
     def check(self, config: DecodeConfig | RenoiseSettings, prompt_length: int = 0) -> Work:
-        """`bound_work` of `config` within these bounds (the prompt's tokens, when known, count)."""
+        """`bound_work` of `config` within these bounds (the prompt's tokens, when known, count), as the model
+        reads it (`resolve`)."""
+        if self.resolve is not None and isinstance(config, DecodeConfig):
+            config = self.resolve(config)
         return bound_work(config, prompt_length=prompt_length, max_length=self.max_length, max_cells=self.max_cells)

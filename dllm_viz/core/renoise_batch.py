@@ -33,6 +33,16 @@ from dllm_viz.models.base import model_max_length, model_name
 from dllm_viz.models.renoiser import Renoiser
 
 
+def renoise_settings(model: Renoiser, config: DecodeConfig, defaults: dict | None = None) -> RenoiseSettings:
+    """The settings `config` asks for on the renoising `model` whose generation defaults are `defaults` (read
+    from it when None), its canvas length resolved, or a ValueError naming the knob (a masked-only one, a value
+    the checkpoint's defaults refuse): what `RenoiseBatch.add` checks first, and a server before it starts
+    anything (`core.budget.bound_work` then bounds its work)."""
+    rules.check_canvas(config, "renoise", repr(model_name(model)))
+    settings = settings_for(config, model.generation_defaults() if defaults is None else defaults)
+    return settings if settings.canvas_length is not None else settings.with_(canvas_length=model.canvas_length)
+
+
 @dataclass
 class RenoiseSlot:
     """The request in one slot."""
@@ -79,11 +89,7 @@ class RenoiseBatch:
     # ----- slots ----------------------------------------------------------------------------
     def settings(self, config: DecodeConfig) -> RenoiseSettings:
         """The settings `config` asks for on this model (ValueError naming a bad one)."""
-        rules.check_canvas(config, "renoise", repr(model_name(self.model)))
-        settings = settings_for(config, self.defaults)
-        if settings.canvas_length is None:
-            settings = settings.with_(canvas_length=self.model.canvas_length)
-        return settings
+        return renoise_settings(self.model, config, self.defaults)
 
     def check(self, prompt: list[int], settings: RenoiseSettings) -> Work:
         """What the request asks of the model (`core.budget`: its prompt and whole canvases against the model's

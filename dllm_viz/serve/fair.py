@@ -188,7 +188,7 @@ class Share:
             if client not in self.used:
                 self.used[client], self._order[client] = level, next(self._seen)
 
-        def turn(unit: Sequence[Row]) -> tuple[float, int, int, int]:  # its least served client's, its rows' fewest steps
+        def turn(unit: Sequence[Row]) -> tuple[float, int, int, int]:  # its least served client's; its fewest steps
             return min((self.used[c], self._order[c], steps, slot) for slot, c, _, steps in unit)
 
         chosen: list[Sequence[Row]] = []

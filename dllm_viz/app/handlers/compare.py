@@ -104,7 +104,8 @@ class CompareHandlers:
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
                  traces: TraceStore, token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
-                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(), seats: Seats | None = None) -> None:
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
+                 seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.traces = traces
         self.token_text_for = token_text_for  # the picked model's token text (the sides' steps, before their traces)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ class ModelChoice:
     max_length: int | None = None  # the model's context (prompt + gen_length; the gen length slider ends before it)
     cache_modes: tuple[str, ...] | None = None  # the key-value caches it runs besides none; None: any
     edits_lengths: bool | None = None  # whether it writes DELETE and SPLIT (an insert/delete rule's); None: not known
+    resolve: Callable[[Any], Any] | None = None  # a config as it reads it, checked (`Budget.resolve`); None: masked
 
 
 class Playground:
@@ -96,9 +98,10 @@ class Playground:
         work bound) before anything is sized by it. Raises ValueError for an unknown pick."""
         self.runner_for(model_pick)
         choice = self.models.get(model_pick or "")
-        if choice is None or choice.run is self.run:
-            return self.budget
-        return Budget(max_length=choice.max_length, max_cells=self.budget.max_cells)
+        if choice is None or choice.run is self.run:  # `run`'s model: its own entry says how it reads a config
+            own = next((c for c in self.models.values() if c.run is self.run and c.resolve is not None), None)
+            return self.budget if own is None else dataclasses.replace(self.budget, resolve=own.resolve)
+        return Budget(max_length=choice.max_length, max_cells=self.budget.max_cells, resolve=choice.resolve)
 
     def pick_of(self, model: str | None) -> str | None:
         """The picker's entry for the model named `model` (a trace's `model`), or None."""
@@ -201,7 +204,7 @@ class Playground:
         `client` is who asks (the engine serves clients in turn). A client that stops reading (Gradio
         closes this stream when its connection is gone) cancels the decode, waiting or running."""
         cfg = parse_config_json(config_json)
-        self.budget.check(cfg)
+        self.budget_for(None).check(cfg)  # as `run`'s model reads it
         beat = time.monotonic()
         steps = stream(self.run, [prompt or ""], [cfg], idle=API_HEARTBEAT_SECONDS, ticket=Ticket(client=client))
         try:

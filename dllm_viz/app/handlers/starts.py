@@ -13,8 +13,8 @@ the event decodes its own.
 is the page's 128 random bits, so no other page adopts it. Bounded by the seats of the page's decode group
 (`seats`: one budget with the events of Gradio's queue, sweeps included; a start takes a free seat or is
 refused, within its session's share); one no event adopts within `adopt_seconds` is stopped (its event
-never came: a request Gradio dropped, a page that left), and its seat freed. A handle is claimed once: an event that came first decodes under it itself, and a late start
-of the page then does nothing.
+never came: a request Gradio dropped, a page that left), and its seat freed. A handle is claimed once: an
+event that came first decodes under it itself, and a late start of the page then does nothing.
 """
 from __future__ import annotations
 

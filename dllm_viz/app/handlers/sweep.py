@@ -68,7 +68,8 @@ class SweepHandlers:
     `budget_for(model_pick)`."""
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *,
-                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(), seats: Seats | None = None) -> None:
+                 budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
+                 seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.budget_for = budget_for
         self.seats = seats if seats is not None else Seats()  # a sweep holds one of the page's decode seats
