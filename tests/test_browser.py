@@ -535,6 +535,49 @@ def test_a_compare_error_names_its_side_and_leaves_nothing_stale(page, served):
     page.errors[:] = [e for e in page.errors if "hot" not in e]  # the error the test asked for
 
 
+@pytest.mark.parametrize("lang, says", [("en", "seed=-1 is invalid: expected an integer in [0, "),
+                                        ("zh", "seed=-1 无效：应为 [0, ")])
+def test_a_bad_value_shows_one_error_in_the_page_s_language_and_the_session_goes_on(page, served, lang, says):
+    """A seed of -1, then a gen length slider's release: the release decodes and redraws its k line (two
+    events that read the seed). One error shows, once, in the page's language (Gradio's own check of the
+    box's bounds refused it in English, once per event: two toasts); the widgets go back to the trace on
+    show, and the next release decodes."""
+    demo = served[0]
+    wait_played_out(page)
+    if lang == "zh":
+        page.get_by_text("中文", exact=True).click()
+        page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')",
+                               timeout=TIMEOUT_MS)
+    seed = page.locator("#dv-seed input")
+    shown_seed = seed.input_value()
+    seed.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("-1")
+    page.keyboard.press("Tab")  # typed, not submitted: the next decode reads it
+    calls = len(demo.decode_calls)
+    slider = page.locator("#dv-gen-length input[type=range]")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + box["height"] / 2)
+    texts = page.locator("[data-testid=toast-text]")
+    texts.first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # every event of the release has answered
+    assert [e.strip() for e in texts.all_inner_texts()] == [texts.first.inner_text().strip()]
+    assert says in texts.first.inner_text() and page.locator(".toast-body").count() == 1
+    assert len(demo.decode_calls) == calls  # nothing decoded with it
+    page.wait_for_function("(s) => document.querySelector('#dv-seed input').value === s", arg=shown_seed,
+                           timeout=TIMEOUT_MS)  # the widgets went back to the trace on show
+    page.locator("[data-testid=toast-close]").first.click()
+    text0 = page.evaluate(CANVAS_TEXT)
+    temperature = page.locator("#dv-temperature input[type=range]")
+    box = temperature.bounding_box()
+    page.mouse.click(box["x"] + 0.8 * box["width"], box["y"] + box["height"] / 2)
+    page.wait_for_function(f"(old) => ({CANVAS_TEXT})() !== old", arg=text0, timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    assert len(demo.decode_calls) == calls + 1 and page.locator(".toast-body").count() == 0
+    page.errors[:] = [e for e in page.errors if "seed" not in e]  # the error the test asked for
+
+
 def test_the_stage_sliders_are_live_only_with_staged_temperature(page):
     wait_played_out(page)
     early = "() => document.querySelector('#dv-t-early input[type=range]').disabled"

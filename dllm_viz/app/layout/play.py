@@ -17,7 +17,7 @@ from dllm_viz.app.handlers.play import PlayHandlers
 from dllm_viz.app.strings import STRINGS, example_label, t
 from dllm_viz.app.layout.revision import build_revision_box, build_rule_knobs
 from dllm_viz.app.layout.page import Labels, bold, small
-from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, MAX_SEED, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
+from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.app.handlers.takeout import animation_formats
 from dllm_viz.app.handlers.traces import Shown
 
@@ -139,9 +139,12 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
                                          elem_classes="dv-knob", interactive=bool(s0["stages_on"]),
                                          elem_id=f"dv-{k.replace('_', '-')}"), k)
             with gr.Row(equal_height=True):
-                # No precision: Gradio would round 1.5 to 2; the handlers refuse it (seeds are integers).
-                c["seed"] = lab(gr.Number(s0["seed"], precision=None, minimum=0, maximum=MAX_SEED,
-                                          label=t("seed", lang), scale=2), "seed")
+                # No precision: Gradio would round 1.5 to 2; the handlers refuse it (seeds are integers). No
+                # minimum or maximum either: Gradio would refuse -1 itself, in English, once for every event that
+                # reads the seed (a slider's release and its k line: two toasts); the handlers refuse it once,
+                # naming the range in the page's language, and the widgets go back to the trace on show.
+                c["seed"] = lab(gr.Number(s0["seed"], precision=None, label=t("seed", lang), scale=2,
+                                          elem_id="dv-seed"), "seed")
                 c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
         revision = build_revision_box(labels, s0)
         c |= {**revision, "rule_knobs": {**c["rule_knobs"], **revision["rule_knobs"]}}
