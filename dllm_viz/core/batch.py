@@ -78,6 +78,20 @@ class _Rows:
     # The rows are slots 0..A-1 and none keeps a cache (which may hold its canvas rows): the step reads
     # and writes the canvas buffer's rows in place, no copy of them.
     in_place: bool = False
+    views: _Views | None = None  # with `in_place`: the rows of the buffers the step reads, as views made once
+
+
+@dataclass(frozen=True)
+class _Views:
+    """The stepping rows of the buffers (slots 0..A-1), as views: the step reads them without indexing again."""
+
+    canvas: torch.Tensor  # (A, N + 1)
+    ids: torch.Tensor  # (A, n): the forward's width
+    attention: torch.Tensor  # (A, n)
+    order: torch.Tensor  # (A, G)
+    k: torch.Tensor  # (A,)
+    block_step: torch.Tensor  # (A,)
+    block: torch.Tensor  # (A,)
 
 
 def check_config(model: Denoiser, config: DecodeConfig, end_ids: tuple[int, ...] | None = None) -> Any:
@@ -241,7 +255,8 @@ class DecodeBatch:
         # positions need a distribution: their logits come packed, M rows in row-major order (the
         # order of `masked_scatter`), so vocabulary-wide work (the output head included, for a model
         # with `logits_at`) shrinks as the canvas fills.
-        canvas = self.canvas[at] if r.in_place else self.canvas.index_select(0, idx)  # (A, N + 1)
+        v = r.views if r.in_place else None
+        canvas = v.canvas if v is not None else self.canvas.index_select(0, idx)  # (A, N + 1)
         current = spans.read(canvas)  # (A, G)
         masked = spans.masked(current, self.mask_id)  # (A, G)
         G, params = spans.width, r.set.params
@@ -251,12 +266,13 @@ class DecodeBatch:
             revision = RevisionState(counter=self.rev_counter[at],
                                      hold=self.rev_hold[at] if rp.holds else c.no,
                                      decided_conf=self.decided_conf[at, :G] if rp.keeps_conf else c.zero)
-        state = StepState(k=self.k[at], block_step=self.block_step[at], block=self.block[at],
+        state = StepState(k=self.k[at] if v is None else v.k, block=self.block[at] if v is None else v.block,
+                          block_step=self.block_step[at] if v is None else v.block_step,
                           temperature=r.set.temperature_at([s.config for s in slots], [s.step for s in slots],
                                                            lambda: [s.remaining for s in slots]),
                           revision=revision)
         targets = revision_targets(masked, spans.valid, params, state) if params.revision is not None else None
-        ids, attention = canvas[:, : r.n], self.attention[at, : r.n]
+        ids, attention = (v.ids, v.attention) if v is not None else (canvas[:, : r.n], self.attention[at, : r.n])
         reused = [a for a, i in enumerate(idx_list) if i in self.reused]  # rows that run no forward (ReMDM's cache)
         fwd, seen, verified = step_forward(self.model, self.caches, self.mask_id, idx_list, [s.config for s in slots],
                                            [len(s.prompt_ids) for s in slots], ids, attention, spans, masked, targets,
@@ -276,8 +292,11 @@ class DecodeBatch:
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
         # (5) commit, and keep the schedule state.
-        steps_now = torch.tensor([s.step for s in slots], device=self.device)  # (A,)
-        done = commit(result, current, order=self.order[at, :G], step=steps_now, mask_id=self.mask_id)
+        numbers = [s.step for s in slots]  # (A,) each row's step number: one int when they share it (`decode`)
+        shared_step = numbers.count(numbers[0]) == len(numbers)
+        steps_now = numbers[0] if shared_step else torch.tensor(numbers, device=self.device)
+        done = commit(result, current, order=self.order[at, :G] if v is None else v.order, step=steps_now,
+                      mask_id=self.mask_id)
         if r.in_place:  # nothing read the rows since the forward: they take the span where they lie
             spans.write_(canvas, done.span)
         else:
@@ -329,13 +348,18 @@ class DecodeBatch:
             shadowed = [self.shadow is not None and rules.REVISIONS[s.config.revise].shadow(s.config) for s in slots]
             coins = [rules.REVISIONS[s.config.revise].coins(s.config) for s in slots]
             at = slice(0, len(idx_list)) if idx_list == list(range(len(idx_list))) else idx
-            return _Rows(idx=idx, at=at, n=max(s.length for s in slots),
+            n, G = max(s.length for s in slots), spans.width
+            in_place = isinstance(at, slice) and all(s.config.cache == "none" for s in slots)
+            views = _Views(canvas=self.canvas[at], ids=self.canvas[at, :n], attention=self.attention[at, :n],
+                           order=self.order[at, :G], k=self.k[at], block_step=self.block_step[at],
+                           block=self.block[at]) if in_place else None
+            return _Rows(idx=idx, at=at, n=n,
                          set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
                                           device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]),
                          shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None,
                          coins=coins if any(coins) else None,
-                         in_place=isinstance(at, slice) and all(s.config.cache == "none" for s in slots))
+                         in_place=in_place, views=views)
 
         return self._row_sets.get(slots, build)
 

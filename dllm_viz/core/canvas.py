@@ -118,7 +118,8 @@ def draw_noise(generators: Sequence[torch.Generator | None], lengths: Sequence[i
             if gen is not None else torch.zeros(2, G) for gen, n in zip(generators, lengths)]
     if not rows:
         return torch.zeros(0, 2, 0, device=device)
-    return (rows[0].unsqueeze(0) if len(rows) == 1 else torch.stack(rows)).to(device, non_blocking=True)
+    out = rows[0].unsqueeze(0) if len(rows) == 1 else torch.stack(rows)
+    return out if out.device == torch.device(device) else out.to(device, non_blocking=True)
 
 
 class Coins:
@@ -221,19 +222,20 @@ class Committed:
 
 
 def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None = None,
-           step: torch.Tensor | None = None, mask_id: int | None = None) -> Committed:
+           step: torch.Tensor | int | None = None, mask_id: int | None = None) -> Committed:
     """What a step writes into each request's span: the one place a canvas changes.
 
     `span (A, G)` holds the ids entering the step; `result.tokens` replace them where
     `result.selected` (article step 5), and, when a revision rule ran (`result.revision`), its
     rewrites replace visible ids and the positions it took back return to `mask_id`. With `order (A, G)` and `step (A,)`
-    (each row's step number), the order records `step` where the step decided a token (confirmed or rewrote) and -1
-    where it took one back.
+    (each row's step number; an int: every row's), the order records `step` where the step decided a token
+    (confirmed or rewrote) and -1 where it took one back.
     """
     plan = result.revision
     if plan is not None and mask_id is None:
         raise ValueError("mask_id is invalid: expected the mask token id, to write back what a revision rule took back")
-    new_span = torch.where(result.selected, result.tokens.to(span.dtype), span)  # (A, G)
+    tokens = result.tokens if result.tokens.dtype == span.dtype else result.tokens.to(span.dtype)
+    new_span = torch.where(result.selected, tokens, span)  # (A, G)
     decided = result.selected
     if plan is not None:  # rewrites and re-masks touch visible positions, confirmations masked ones: disjoint
         if plan.rewrites:  # (else `edited` is False throughout)
@@ -244,7 +246,10 @@ def commit(result: StepResult, span: torch.Tensor, *, order: torch.Tensor | None
     if order is not None:
         if step is None:
             raise ValueError("step is invalid: expected each row's step number (A,) with order")
-        new_order = torch.where(decided, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
+        if isinstance(step, int):  # every row at the same step: one fill
+            new_order = order.masked_fill(decided, step)  # (A, G)
+        else:
+            new_order = torch.where(decided, step.to(order.dtype).unsqueeze(-1), order)  # (A, G)
         if plan is not None:
             new_order = new_order.masked_fill(plan.remasked, -1)
     return Committed(span=new_span, order=new_order)

@@ -61,7 +61,7 @@ def rank(conf: torch.Tensor, q: QuotaInputs, schedule_id: torch.Tensor, present:
 def next_k(k: torch.Tensor, decay: torch.Tensor, min_k: torch.Tensor) -> torch.Tensor:
     """topk_decay's update ``max(min_k, floor(k * decay))``, in float64 to match Python exactly (k >= 0 and
     decay > 0: the product is never negative, so truncation is the floor)."""
-    return torch.maximum((k * decay.double()).long(), min_k)
+    return torch.maximum((k * (decay if decay.dtype == torch.float64 else decay.double())).long(), min_k)
 
 
 def block_of(positions: torch.Tensor, block_size: torch.Tensor) -> torch.Tensor:

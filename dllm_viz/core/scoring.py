@@ -123,7 +123,8 @@ def score(dist: Distribution, measure_id: torch.Tensor | Callable[[], torch.Tens
     if len(present) == 1:  # every row's measure
         (name,) = present
         if callable(noise) and name != "random":
-            return SCORERS[name](dist, noise).float()
+            value = SCORERS[name](dist, noise)
+            return value if value.dtype == torch.float32 else value.float()
         noise = noise() if callable(noise) else noise
         return SCORERS[name](dist, noise).float().expand(noise.shape)
     noise = noise() if callable(noise) else noise

@@ -246,7 +246,8 @@ def denoise_step(
     moved = block != state.block  # (A,) bool: a new block
     block_step = torch.where(moved, 0, state.block_step)  # (A,) a new block starts at 0
     keep = ref.keeps_mask(masked, lambda: block_step < params.block_size)  # a young reference row's mask stays
-    logits = mask_out(logits.float(), params.mask_token_id, keep, params.edit_token_ids)  # (1) no mask, no edit token
+    logits = mask_out(logits if dtype == torch.float32 else logits.float(), params.mask_token_id, keep,
+                      params.edit_token_ids)  # (1) no mask, no edit token
     plan_in = None
     if rp is not None:  # the revision rules' inputs; their own adjustment of the logits (a penalty)
         plan_in = revision_inputs(logits, masked, rp, params.block_size, state.revision_state(masked.shape[1]),
