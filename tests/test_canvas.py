@@ -89,6 +89,26 @@ def test_commit_writes_the_selected_tokens_and_their_step() -> None:
         commit(result, span, order=order)
 
 
+@pytest.mark.parametrize("revised", [False, True])
+def test_one_step_number_for_every_row_commits_as_the_rows_own(revised) -> None:
+    """Issue 40: `decode`'s rows share their step number, given as one int (one fill); span and order are the
+    ones each row's own number gives, with a revision rule's rewrites and re-masks too."""
+    g = torch.Generator().manual_seed(3)
+    selected = torch.rand(3, 6, generator=g) < 0.4
+    plan = SimpleNamespace(edited=torch.rand(3, 6, generator=g) < 0.3, edit_tokens=torch.randint(1, 9, (3, 6)),
+                           remasked=torch.rand(3, 6, generator=g) < 0.2, rewrites=True) if revised else None
+    if plan is not None:  # confirmations touch masked positions, rewrites and re-masks visible ones: disjoint
+        plan.edited &= ~selected
+        plan.remasked &= ~selected & ~plan.edited
+    result = SimpleNamespace(selected=selected, tokens=torch.where(selected, torch.randint(1, 9, (3, 6)), -1),
+                             revision=plan)
+    span, order = torch.randint(0, 9, (3, 6)), torch.randint(-1, 4, (3, 6))
+    one = commit(result, span, order=order, step=5, mask_id=0)
+    each = commit(result, span, order=order, step=torch.tensor([5, 5, 5]), mask_id=0)
+    assert torch.equal(one.span, each.span) and torch.equal(one.order, each.order)
+    assert one.order.dtype == order.dtype and (one.order[selected] == 5).all()
+
+
 def test_commit_writes_what_a_revision_rule_took_back_and_rewrote() -> None:
     """Issue 28: a confirmation, a rewrite and a re-mask in one step, each in the span and the order."""
     plan = SimpleNamespace(edited=torch.tensor([[False, True, False, False]]),

@@ -172,7 +172,8 @@ def test_the_step_takes_the_mask_out_of_the_candidates_but_where_a_reference_kee
 def _general(monkeypatch):
     """Make every row set take the general step: k picked per row (`any_restart`), the block test at every width
     (`least_block`), the canvas rows copied out and back (`in_place`), every packed draw through its mask (no
-    `where=None`), as if no shortcut applied."""
+    `where=None`), each row's step number its own (no shared int), as if no shortcut applied."""
+    from dllm_viz.core import batch
     from dllm_viz.core.batch import DecodeBatch
     from dllm_viz.core.packed import Packed
 
@@ -191,6 +192,7 @@ def _general(monkeypatch):
     monkeypatch.setattr(StepParams, "from_configs", classmethod(general))
     monkeypatch.setattr(DecodeBatch, "_rows", copied)
     monkeypatch.setattr(Packed, "draw", masked_draw)
+    monkeypatch.setattr(batch, "_step_numbers", lambda slots, device: torch.tensor([s.step for s in slots]))
 
 
 _GRID = {
@@ -219,9 +221,9 @@ def _probe(model, config):
 def test_the_plain_shortcuts_give_the_general_steps_traces(monkeypatch, name):
     """Issue 40: a plain step skips what cannot change its result (the block test when the step is no wider than
     a block, the per-row restart of k when no row restarts, the packed uniforms when nothing reads them, the copy
-    of the canvas rows when they are the buffer's first, the copy of the logits when every position draws). Over
-    temperatures, batch sizes (rows of other lengths too) and seeds, the tokens and every step record equal the
-    general step's."""
+    of the canvas rows when they are the buffer's first and the indexing of its rows (views made once), the copy of
+    the logits when every position draws, one step number for rows that share it). Over temperatures, batch sizes
+    (rows of other lengths too) and seeds, the tokens and every step record equal the general step's."""
     from dllm_viz import decode
     from tests.tiny import TinyDenoiser
 
@@ -236,7 +238,8 @@ def test_the_plain_shortcuts_give_the_general_steps_traces(monkeypatch, name):
                 runs.append(([[1 + b, 2, 3] for b in range(B)], configs))
     shortcut = [[t.to_dict() for t in decode(model, p, c)] for p, c in runs]
     streamed = [[t.to_dict() for t in decode(model, p, c, on_step=lambda i, r: None)] for p, c in runs]
-    assert _probe(model, runs[0][1][0]).in_place  # the shortcut's rows step in the canvas buffer itself
+    probe = _probe(model, runs[0][1][0])
+    assert probe.in_place and probe.views is not None  # the shortcut's rows step in the canvas buffer (views) itself
     _general(monkeypatch)
     assert StepParams.from_configs(list(runs[0][1])).least_block == 1  # the general step, indeed
     assert not _probe(model, runs[0][1][0]).in_place  # the copied canvas rows, indeed

@@ -292,11 +292,8 @@ class DecodeBatch:
         drifts = self._drift(fwd, result, r, state, noise, slots, ids, attention, spans.pos)
 
         # (5) commit, and keep the schedule state.
-        numbers = [s.step for s in slots]  # (A,) each row's step number: one int when they share it (`decode`)
-        shared_step = numbers.count(numbers[0]) == len(numbers)
-        steps_now = numbers[0] if shared_step else torch.tensor(numbers, device=self.device)
-        done = commit(result, current, order=self.order[at, :G] if v is None else v.order, step=steps_now,
-                      mask_id=self.mask_id)
+        done = commit(result, current, order=self.order[at, :G] if v is None else v.order,
+                      step=_step_numbers(slots, self.device), mask_id=self.mask_id)
         if r.in_place:  # nothing read the rows since the forward: they take the span where they lie
             spans.write_(canvas, done.span)
         else:
@@ -396,6 +393,12 @@ class DecodeBatch:
             wall_time=round(time.perf_counter() - s.start, 6), vocab=vocab, text=text,
             prompt_text=s.prompt_text, mask_token_id=self.mask_id, text_end=end, early_stop_step=s.early_stop_step,
         )
+
+
+def _step_numbers(slots: list[Slot], device: torch.device) -> torch.Tensor | int:
+    """Each slot's step number, `(A,)`; one int when they share it (`decode`'s rows start together)."""
+    numbers = [s.step for s in slots]
+    return numbers[0] if numbers.count(numbers[0]) == len(numbers) else torch.tensor(numbers, device=device)
 
 
 def _reused_next(result: StepResult, masked: torch.Tensor, logits: torch.Tensor,

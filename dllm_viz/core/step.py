@@ -246,8 +246,7 @@ def denoise_step(
     moved = block != state.block  # (A,) bool: a new block
     block_step = torch.where(moved, 0, state.block_step)  # (A,) a new block starts at 0
     keep = ref.keeps_mask(masked, lambda: block_step < params.block_size)  # a young reference row's mask stays
-    logits = mask_out(logits if dtype == torch.float32 else logits.float(), params.mask_token_id, keep,
-                      params.edit_token_ids)  # (1) no mask, no edit token
+    logits = mask_out(logits, params.mask_token_id, keep, params.edit_token_ids)  # (1) float32, no mask, no edit token
     plan_in = None
     if rp is not None:  # the revision rules' inputs; their own adjustment of the logits (a penalty)
         plan_in = revision_inputs(logits, masked, rp, params.block_size, state.revision_state(masked.shape[1]),
@@ -301,11 +300,12 @@ def denoise_step(
 
 def mask_out(logits: torch.Tensor, mask_token_id: int | None, keep: torch.Tensor | None = None,
              edit_token_ids: tuple[int, ...] = ()) -> torch.Tensor:
-    """`logits (M, 1, V)` float32 with the mask token out of the candidates (-inf, set in place): a
-    denoiser never "unmasks" a position into the mask (MDLM's zero-masking rule). Where `keep (M, 1)`
-    holds it stays (a reference row whose code keeps it, `core.references.llada`). Unchanged when
+    """`logits (M, 1, V)` as float32 (a copy only when they are not) with the mask token out of the candidates
+    (-inf, set in place): a denoiser never "unmasks" a position into the mask (MDLM's zero-masking rule). Where
+    `keep (M, 1)` holds it stays (a reference row whose code keeps it, `core.references.llada`). Unchanged when
     `mask_token_id` is None (the caller masked it). The `edit_token_ids` (DELETE and SPLIT of a model that
     edits lengths) leave the candidates everywhere: a rule whose positions stay cannot write them."""
+    logits = logits if logits.dtype == torch.float32 else logits.float()
     if keep is None or mask_token_id is None:  # one fill of every id that leaves (no per-row exception)
         out = (*edit_token_ids, *(() if mask_token_id is None else (mask_token_id,)))
         return logits.index_fill_(-1, _ids(out, logits.device), float("-inf")) if out else logits
