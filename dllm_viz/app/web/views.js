@@ -28,8 +28,13 @@ function dvPlot(host, fig) {
   }
   fig.layout.margin = {...fig.layout.margin, autoexpand: false};  // the margins stated are the margins drawn
   gd.__dvFig = fig;
-  dvFit(gd, fig);
+  const width = dvFit(gd, fig);
+  dvRaster(gd, fig, width);  // dense marker layers as one image each (raster.js)
   P.react(gd, fig.data, fig.layout, DV_PLOT_CONFIG);
+  if (gd.__dvRaster && !gd.__dvRasterWired) {
+    gd.__dvRasterWired = true;
+    gd.on("plotly_restyle", () => dvRasterAgain(gd));
+  }
   performance.mark("dv-drawn-" + (fig.__kind || "figure"));  // timed by bench/ui_bench.py
   gd.__dvDraws = (gd.__dvDraws || 0) + 1;  // how often this figure was drawn (tests count: once per trace)
   return gd;
@@ -46,10 +51,11 @@ function dvArea(gd, dom) {
   return {left: r.left + m.l, right: r.left + m.l + w, top, bottom, width: w, height: bottom - top};
 }
 
-// A narrow figure (a phone): the heatmap's boxes and the order map's labels shrunk to their cells.
+// A narrow figure (a phone): the heatmap's boxes and the order map's labels shrunk to their cells. Returns
+// the figure's width (0: not laid out).
 function dvFit(gd, fig) {
   const width = gd.clientWidth || (gd.parentElement && gd.parentElement.clientWidth) || 0;
-  if (!width) return;
+  if (!width) return 0;
   const m = fig.layout.margin, w = width - m.l - m.r, h = fig.layout.height - m.t - m.b;
   const span = (axis) => Math.abs(axis.range[1] - axis.range[0]) || 1;
   if (fig.__kind === "heatmap") {
@@ -61,6 +67,7 @@ function dvFit(gd, fig) {
     const cut = (s) => { const [first, rest] = s.split("<br>"); const c = first.length <= chars ? first : first.slice(0, Math.max(1, chars - 1)) + "…"; return rest === undefined ? c : c + "<br>" + rest; };
     tr.text = full.map((row) => row.map(cut));
   }
+  return width;
 }
 
 function dvOverlay(gd) {

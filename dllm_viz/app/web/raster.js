@@ -1,0 +1,149 @@
+// dllm-viz: a figure's dense marker layers painted as one image (after figures.js; views.js's dvPlot calls
+// dvRaster just before plotly draws).
+//
+// plotly draws an SVG element per marker point, which the page then styles and lays out one by one (a
+// confirmed-cell box of the heatmap, a dot of the per-step figure: ~0.1 ms each), and a browser without a
+// GPU has no WebGL for scattergl. So a trace of markers alone with at least DV_RASTER_MIN points is
+// painted, with the others of its axes, into one 2D canvas at the plot's own pixel size, shown as a layout
+// image over those axes (`x domain` / `y domain`: it follows the plot area). The trace itself stays with
+// its markers hidden (mode "none"): hovering a point still shows its label. One in the legend leaves its
+// key there (a trace of one point off the axes, its legend group); a legend click that hides a group
+// paints the image again without it. The figure spec (figures.js) is unchanged: this is how it is drawn.
+
+const DV_RASTER_MIN = 24;  // points of a trace below which plotly's own markers cost less than an image
+
+// A symbol's outline as an SVG path at radius r (plotly's geometry: size = diameter), or null for a circle.
+function dvSymbolPath(symbol, r) {
+  const f = (x) => Math.round(x * 100) / 100;
+  if (symbol.startsWith("square")) return `M${f(r)},${f(r)}H${f(-r)}V${f(-r)}H${f(r)}Z`;
+  if (symbol.startsWith("diamond")) { const d = f(r * 1.3); return `M${d},0L0,${d}L${-d},0L0,${-d}Z`; }
+  if (symbol.startsWith("x-thin")) { const x = f(r); return `M${x},${x}L${-x},${-x}M${x},${-x}L${-x},${x}`; }
+  if (symbol.startsWith("x")) {  // a filled cross: four arms of width 0.8 r / sqrt(2) * 2
+    const a = f(r * 0.8 / Math.SQRT2), arm = (dx, dy) => `l${dx * a},${dy * a}`;
+    return `M0,${a}` + [[1, 1], [1, -1], [-1, -1], [1, -1], [-1, -1], [-1, 1], [-1, -1], [-1, 1], [1, 1], [-1, 1],
+      [1, 1], [1, -1]].map(([dx, dy]) => arm(dx, dy)).join("") + "Z";
+  }
+  return null;
+}
+
+// The traces of `fig` to paint, by subplot: {"x2 y3": [trace, ...]}; none where an axis states no range.
+// A plain line that plotly would draw over them (the per-step mean over its dots) is painted after them, so
+// the image keeps plotly's order of traces.
+function dvRasterPlan(fig) {
+  const plan = {}, where = (tr) => `${tr.xaxis || "x"} ${tr.yaxis || "y"}`;
+  const line = (tr) => tr.type === "scatter" && tr.mode === "lines" && !tr.fill && tr.x && !(tr.line && tr.line.shape);
+  fig.data.forEach((tr) => {
+    const key = where(tr);
+    if (plan[key] && line(tr)) { plan[key].push(tr); return; }
+    if (tr.type !== "scatter" || tr.mode !== "markers" || !tr.x || tr.x.length < DV_RASTER_MIN) return;
+    if (tr.marker && (Array.isArray(tr.marker.size) || Array.isArray(tr.marker.color))) return;
+    const xa = fig.layout["xaxis" + (tr.xaxis || "x").slice(1)], ya = fig.layout["yaxis" + (tr.yaxis || "y").slice(1)];
+    if (!xa || !ya || !xa.range || !ya.range) return;
+    (plan[key] = plan[key] || []).push(tr);
+  });
+  return plan;
+}
+
+// One subplot's traces painted into a PNG data URL of w x h css pixels, over axes `xa`, `ya`.
+function dvRasterPaint(traces, xa, ya, w, h) {
+  const scale = Math.min(2, Math.max(1, (typeof window !== "undefined" && window.devicePixelRatio) || 1));
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.round(w * scale); canvas.height = Math.round(h * scale);
+  const g = canvas.getContext("2d");
+  const [x0, x1] = xa.range, [y0, y1] = ya.range, sx = w / (x1 - x0), sy = h / (y1 - y0);
+  const at = (x, y) => [(x - x0) * sx, (y1 - y) * sy];
+  for (const tr of traces) {
+    if (tr.mode === "lines") { dvRasterLine(g, tr, at, scale); continue; }
+    const m = tr.marker || {}, r = (m.size ?? 6) / 2, symbol = String(m.symbol || "circle"), line = m.line || {};
+    const open = symbol.endsWith("-open") || symbol.startsWith("x-thin"), d = dvSymbolPath(symbol, r);
+    const shape = d === null ? new Path2D() : new Path2D(d);
+    if (d === null) shape.arc(0, 0, r, 0, 2 * Math.PI);
+    g.globalAlpha = m.opacity ?? 1;
+    g.fillStyle = m.color;
+    g.strokeStyle = open ? m.color : line.color || m.color;
+    g.lineWidth = line.width ?? (open ? 1 : 0);
+    for (let j = 0; j < tr.x.length; j++) {
+      const x = tr.x[j], y = tr.y[j];
+      if (x === null || y === null || x === undefined || y === undefined) continue;
+      const [px, py] = at(x, y);
+      g.setTransform(scale, 0, 0, scale, px * scale, py * scale);
+      if (!open) g.fill(shape);
+      if (g.lineWidth > 0) g.stroke(shape);
+    }
+  }
+  return canvas.toDataURL();
+}
+
+// A plain line (a null breaks it) painted into `g`, points placed by `at`.
+function dvRasterLine(g, tr, at, scale) {
+  const line = tr.line || {};
+  g.setTransform(scale, 0, 0, scale, 0, 0);
+  g.globalAlpha = tr.opacity ?? 1;
+  g.strokeStyle = line.color;
+  g.lineWidth = line.width ?? 2;
+  g.lineJoin = "round";
+  g.beginPath();
+  let open = false;
+  for (let j = 0; j < tr.x.length; j++) {
+    const x = tr.x[j], y = tr.y[j];
+    if (x === null || y === null || x === undefined || y === undefined) { open = false; continue; }
+    const [px, py] = at(x, y);
+    if (open) g.lineTo(px, py); else g.moveTo(px, py);
+    open = true;
+  }
+  g.stroke();
+}
+
+// The images of `fig`'s planned subplots for a plot `width` px wide, the traces in `hidden` (a legend click)
+// left out.
+function dvRasterImages(fig, plan, width, hidden) {
+  const m = fig.layout.margin, W = width - m.l - m.r, H = fig.layout.height - m.t - m.b, images = [];
+  for (const [key, traces] of Object.entries(plan)) {
+    const [xr, yr] = key.split(" "), xa = fig.layout["xaxis" + xr.slice(1)], ya = fig.layout["yaxis" + yr.slice(1)];
+    const span = (a) => (a.domain ? a.domain[1] - a.domain[0] : 1), w = W * span(xa), h = H * span(ya);
+    const shown = traces.filter((tr) => !hidden.has(tr));
+    if (w < 1 || h < 1 || !shown.length) continue;
+    images.push({source: dvRasterPaint(shown, xa, ya, w, h), xref: xr + " domain", yref: yr + " domain",
+      x: 0, y: 1, sizex: 1, sizey: 1, xanchor: "left", yanchor: "top", sizing: "stretch", layer: "above"});
+  }
+  return images;
+}
+
+// Before plotly draws `fig` into `gd` (`width` px wide): its dense marker traces painted as images, their
+// markers hidden, their keys beside them in the legend. Returns whether it painted any.
+function dvRaster(gd, fig, width) {
+  const plan = dvRasterPlan(fig), painted = Object.values(plan).flat();
+  gd.__dvRaster = null;
+  if (!width || !painted.length) return false;
+  const data = [];
+  for (const tr of fig.data) {
+    if (!painted.includes(tr)) { data.push(tr); continue; }
+    const group = "dv-raster-" + data.length, keyed = tr.showlegend !== false;
+    data.push({...tr, mode: "none", ...(keyed ? {legendgroup: group, showlegend: false} : {})});
+    if (keyed) {
+      data.push({type: "scatter", mode: tr.mode, x: [null], y: [null], xaxis: tr.xaxis, yaxis: tr.yaxis, name: tr.name,
+        ...(tr.mode === "lines" ? {line: tr.line} : {marker: tr.marker}), legendgroup: group, hoverinfo: "skip"});
+    }
+  }
+  const own = dvRasterImages(fig, plan, width, new Set()), base = fig.layout.images || [];
+  fig.layout.images = [...base, ...own];
+  fig.data = data;
+  gd.__dvRaster = {fig, plan, width, base, hidden: ""};
+  return true;
+}
+
+// After a legend click (plotly_restyle) on a figure dvRaster drew: its images painted again without the
+// traces now hidden.
+function dvRasterAgain(gd) {
+  const r = gd.__dvRaster, P = typeof Plotly === "undefined" ? null : Plotly;
+  if (!r || !P || !gd.data) return;
+  const hidden = new Set(), painted = Object.values(r.plan).flat();
+  gd.data.forEach((tr) => {
+    const source = painted.find((p) => p.x === tr.x && p.y === tr.y && tr.mode === "none");
+    if (source && (tr.visible === false || tr.visible === "legendonly")) hidden.add(source);
+  });
+  const sig = painted.map((tr) => (hidden.has(tr) ? 0 : 1)).join("");
+  if (sig === (r.hidden || painted.map(() => 1).join(""))) return;
+  r.hidden = sig;
+  P.relayout(gd, {images: [...r.base, ...dvRasterImages(r.fig, r.plan, r.width, hidden)]});
+}
