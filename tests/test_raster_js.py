@@ -76,7 +76,8 @@ def test_the_per_step_dots_are_one_image_with_their_keys_and_hover(page, trace):
     assert drawn["legend"] == ["k", "temperature", "schedule's confidence", "raw p(drawn token)", "mean"]
     assert [i[:2] for i in drawn["images"]] == [["x2 domain", "y3 domain"]]
     assert drawn["paths"] == len(trace.steps)  # the temperature line's own markers, one a step: plotly's
-    x, y = page.evaluate("() => { const t = document.querySelector('#dv-steps .dv-fig').data[2]; return [t.x[0], t.y[0]]; }")
+    x, y = page.evaluate("() => { const t = document.querySelector('#dv-steps .dv-fig').data[2]; "
+                         "return [t.x[0], t.y[0]]; }")
     label = " ".join(page.evaluate(HOVER, ["steps", x, y, "x2y3"]))
     assert "position" in label and ("schedule's confidence" in label or "raw p" in label), label  # a dot's own label
     before = page.evaluate(INKED, ["steps", 0])
