@@ -325,8 +325,11 @@ function dvCompareFig(a, b, t, cmp) {
     annotations.push({xref: "paper", yref: "y", x: 0, y, xanchor: "left", yanchor: "bottom", showarrow: false,
       text: `${t.axis_step} ${y}`, font: {color: theme.palette.diverge}});
   }
+  // the steps reversed, padded as plotly's autorange would (a stated range: raster.js paints the markers)
+  const ys = [a, b].flatMap((d) => d.order.map((o) => o + 1)), lo = Math.min(1, ...ys), hi = Math.max(1, ...ys);
+  const pad = Math.max(0.5, 0.06 * (hi - lo));
   return dvFigure(theme, data, t.fig_compare, 320, {shapes, annotations, margin: {l: 50, r: 20, t: 44, b: 96},
-    xaxis: dvAxis(t.axis_position, {range: [-0.5, G - 0.5]}), yaxis: dvAxis(t.axis_step, {autorange: "reversed"})});
+    xaxis: dvAxis(t.axis_position, {range: [-0.5, G - 0.5]}), yaxis: dvAxis(t.axis_step, {range: [hi + pad, lo - pad]})});
 }
 
 // ----- a task prompt: right answers against tokens per forward ---------------------------------------

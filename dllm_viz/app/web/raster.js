@@ -115,35 +115,36 @@ function dvRaster(gd, fig, width) {
   const plan = dvRasterPlan(fig), painted = Object.values(plan).flat();
   gd.__dvRaster = null;
   if (!width || !painted.length) return false;
-  const data = [];
+  const data = [], keys = [];  // keys: [key trace, its hover trace, the trace painted]
   for (const tr of fig.data) {
     if (!painted.includes(tr)) { data.push(tr); continue; }
-    const group = "dv-raster-" + data.length, keyed = tr.showlegend !== false;
-    data.push({...tr, mode: "none", ...(keyed ? {legendgroup: group, showlegend: false} : {})});
-    if (keyed) {
-      data.push({type: "scatter", mode: tr.mode, x: [null], y: [null], xaxis: tr.xaxis, yaxis: tr.yaxis, name: tr.name,
-        ...(tr.mode === "lines" ? {line: tr.line} : {marker: tr.marker}), legendgroup: group, hoverinfo: "skip"});
+    const keyed = tr.showlegend !== false, hover = {...tr, mode: "none", showlegend: false};
+    data.push(hover);
+    if (keyed) {  // its own legend entry, no group: a legend of groups is laid out otherwise
+      const key = {type: "scatter", mode: tr.mode, x: [null], y: [null], xaxis: tr.xaxis, yaxis: tr.yaxis, name: tr.name,
+        ...(tr.mode === "lines" ? {line: tr.line} : {marker: tr.marker}), hoverinfo: "skip"};
+      data.push(key);
+      keys.push([key, hover, tr]);
     }
   }
-  const own = dvRasterImages(fig, plan, width, new Set()), base = fig.layout.images || [];
-  fig.layout.images = [...base, ...own];
+  const base = fig.layout.images || [];
+  fig.layout.images = [...base, ...dvRasterImages(fig, plan, width, new Set())];
   fig.data = data;
-  gd.__dvRaster = {fig, plan, width, base, hidden: ""};
+  gd.__dvRaster = {fig, plan, width, base, keys, hidden: ""};
   return true;
 }
 
-// After a legend click (plotly_restyle) on a figure dvRaster drew: its images painted again without the
-// traces now hidden.
+// After a legend click (plotly_restyle) on a figure dvRaster drew: the traces whose key it hid hidden too,
+// and its images painted again without them.
 function dvRasterAgain(gd) {
   const r = gd.__dvRaster, P = typeof Plotly === "undefined" ? null : Plotly;
   if (!r || !P || !gd.data) return;
-  const hidden = new Set(), painted = Object.values(r.plan).flat();
-  gd.data.forEach((tr) => {
-    const source = painted.find((p) => p.x === tr.x && p.y === tr.y && tr.mode === "none");
-    if (source && (tr.visible === false || tr.visible === "legendonly")) hidden.add(source);
-  });
-  const sig = painted.map((tr) => (hidden.has(tr) ? 0 : 1)).join("");
-  if (sig === (r.hidden || painted.map(() => 1).join(""))) return;
+  const off = (tr) => tr.visible === false || tr.visible === "legendonly";
+  const hidden = new Set(r.keys.filter(([key]) => off(key)).map(([, , tr]) => tr));
+  const sig = r.keys.map(([key]) => (off(key) ? 0 : 1)).join("");
+  if (sig === (r.hidden || r.keys.map(() => 1).join(""))) return;
   r.hidden = sig;
-  P.relayout(gd, {images: [...r.base, ...dvRasterImages(r.fig, r.plan, r.width, hidden)]});
+  const idx = r.keys.map(([, hover]) => gd.data.indexOf(hover)).filter((i) => i >= 0);
+  const visible = r.keys.filter(([, hover]) => gd.data.includes(hover)).map(([key]) => (off(key) ? false : true));
+  P.update(gd, {visible}, {images: [...r.base, ...dvRasterImages(r.fig, r.plan, r.width, hidden)]}, idx);
 }
