@@ -7,12 +7,15 @@
 // painted, with the others of its axes, into one 2D canvas at the plot's own pixel size, shown as a layout
 // image over those axes (`x domain` / `y domain`: it follows the plot area). The trace itself stays with
 // its markers hidden (mode "none"): hovering a point still shows its label. One in the legend leaves its
-// key there (a trace of one point off the axes, its legend group); a legend click that hides a group
+// key there (a trace of one point off the axes); a legend click that hides the key hides the trace and
 // paints the image again without it. The figure spec (figures.js) is unchanged: this is how it is drawn.
 
 const DV_RASTER_MIN = 24;  // points of a trace below which plotly's own markers cost less than an image
 
-// A symbol's outline as an SVG path at radius r (plotly's geometry: size = diameter), or null for a circle.
+// A symbol's outline as an SVG path at radius r (plotly's geometry: size = diameter), or null for a circle;
+// the symbols painted are these (any other is left to plotly).
+const DV_RASTER_SYMBOLS = new Set(["circle", "circle-open", "square", "square-open", "diamond", "diamond-open", "x",
+  "x-open", "x-thin-open"]);
 function dvSymbolPath(symbol, r) {
   const f = (x) => Math.round(x * 100) / 100;
   if (symbol.startsWith("square")) return `M${f(r)},${f(r)}H${f(-r)}V${f(-r)}H${f(r)}Z`;
@@ -31,12 +34,14 @@ function dvSymbolPath(symbol, r) {
 // the image keeps plotly's order of traces.
 function dvRasterPlan(fig) {
   const plan = {}, where = (tr) => `${tr.xaxis || "x"} ${tr.yaxis || "y"}`;
-  const line = (tr) => tr.type === "scatter" && tr.mode === "lines" && !tr.fill && tr.x && !(tr.line && tr.line.shape);
+  const line = (tr) => tr.type === "scatter" && tr.mode === "lines" && !tr.fill && tr.x && tr.line && tr.line.color &&
+    !tr.line.shape && !tr.line.dash;  // (colours stated: plotly's colorway picks them otherwise)
   fig.data.forEach((tr) => {
     const key = where(tr);
     if (plan[key] && line(tr)) { plan[key].push(tr); return; }
     if (tr.type !== "scatter" || tr.mode !== "markers" || !tr.x || tr.x.length < DV_RASTER_MIN) return;
-    if (tr.marker && (Array.isArray(tr.marker.size) || Array.isArray(tr.marker.color))) return;
+    const m = tr.marker || {};
+    if (typeof m.color !== "string" || Array.isArray(m.size) || !DV_RASTER_SYMBOLS.has(m.symbol || "circle")) return;
     const xa = fig.layout["xaxis" + (tr.xaxis || "x").slice(1)], ya = fig.layout["yaxis" + (tr.yaxis || "y").slice(1)];
     if (!xa || !ya || !xa.range || !ya.range) return;
     (plan[key] = plan[key] || []).push(tr);
@@ -58,7 +63,7 @@ function dvRasterPaint(traces, xa, ya, w, h) {
     const open = symbol.endsWith("-open") || symbol.startsWith("x-thin"), d = dvSymbolPath(symbol, r);
     const shape = d === null ? new Path2D() : new Path2D(d);
     if (d === null) shape.arc(0, 0, r, 0, 2 * Math.PI);
-    g.globalAlpha = m.opacity ?? 1;
+    g.globalAlpha = (m.opacity ?? 1) * (tr.opacity ?? 1);
     g.fillStyle = m.color;
     g.strokeStyle = open ? m.color : line.color || m.color;
     g.lineWidth = line.width ?? (open ? 1 : 0);
@@ -121,8 +126,8 @@ function dvRaster(gd, fig, width) {
     const keyed = tr.showlegend !== false, hover = {...tr, mode: "none", showlegend: false};
     data.push(hover);
     if (keyed) {  // its own legend entry, no group: a legend of groups is laid out otherwise
-      const key = {type: "scatter", mode: tr.mode, x: [null], y: [null], xaxis: tr.xaxis, yaxis: tr.yaxis, name: tr.name,
-        ...(tr.mode === "lines" ? {line: tr.line} : {marker: tr.marker}), hoverinfo: "skip"};
+      const key = {type: "scatter", mode: tr.mode, x: [null], y: [null], xaxis: tr.xaxis, yaxis: tr.yaxis,
+        name: tr.name, ...(tr.mode === "lines" ? {line: tr.line} : {marker: tr.marker}), hoverinfo: "skip"};
       data.push(key);
       keys.push([key, hover, tr]);
     }
