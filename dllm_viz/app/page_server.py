@@ -7,7 +7,8 @@ decode at a slider's release, before Gradio's event for it leaves the page (`han
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import gradio as gr
@@ -19,8 +20,10 @@ from dllm_viz.app.handlers.traces import TraceStore
 
 # Runs in the page as a decode event starts, with the event's inputs `args`: draws the decode's handle into
 # its `ref` input (the 5th), starts reading it and asks the server to start the decode at once
-# (page.js `__dvNewRef`: `dv_start` with these inputs), before the event itself reaches the server.
-NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4) : args)"
+# (start.js `__dvNewRef`: `dv_start` with these inputs), before the event itself reaches the server.
+# `fields` (`new_ref_js`) says where the page reads some inputs itself: a slider's release then starts
+# its decode before Gradio even makes the event (start.js).
+NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4, %s) : args)"
 # The same for a compare (a lesson's click, `kind` "lesson:KEY", or Compare's run, "compare"): both sides'
 # handles drawn into its `cmp_ref` input (the last), read at once, and the compare started (`dv_start`).
 PAIR_JS = "(...args) => (window.__dvNewPair ? window.__dvNewPair(args, args.length - 1, %s) : args)"
@@ -40,6 +43,23 @@ async def session_of(request: gr.Request) -> str | None:
 def decode_inputs(p: Any) -> tuple[Any, ...]:
     """What a decode event of the page `p` (`layout.page.Page`) sends: `NEW_REF_JS` fills `ref`, the 5th."""
     return (p.prompt, p.lang, p.model_pick, p.trace, p.ref, *p.knobs)
+
+
+def new_ref_js(p: Any, release: Collection[str]) -> str:
+    """NEW_REF_JS for the page `p`, with the inputs the page can read itself, by position: `[elem_id, kind]`
+    ("release": a slider whose release decodes, one of `release`; "range": another slider; "text": a
+    textbox; "check": a checkbox), null for the rest (their values are the last event's)."""
+    def field(component: Any) -> list[str] | None:
+        elem_id = getattr(component, "elem_id", None)
+        if not elem_id or isinstance(component, gr.State):
+            return None
+        if isinstance(component, gr.Slider):
+            return [elem_id, "release" if p.name_of(component) in release else "range"]
+        if isinstance(component, gr.Textbox) and component.visible is not False:
+            return [elem_id, "text"]
+        return [elem_id, "check"] if isinstance(component, gr.Checkbox) else None
+
+    return NEW_REF_JS % json.dumps([field(c) for c in decode_inputs(p)], separators=(",", ":"))
 
 
 def lesson_inputs(p: Any) -> tuple[Any, ...]:

@@ -60,7 +60,7 @@ from dllm_viz.app.handlers.outputs import (
     SweepShown,
     values_of,
 )
-from dllm_viz.app.page_server import NEW_REF_JS, PAIR_JS, compare_inputs, decode_inputs, lesson_inputs, read_traces
+from dllm_viz.app.page_server import PAIR_JS, compare_inputs, decode_inputs, lesson_inputs, new_ref_js, read_traces
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS
@@ -222,10 +222,10 @@ def _decode_kw(page: Page, concurrency_limit: int | None) -> dict[str, Any]:
 
 def decode_on(p: Page, pg: Playground, trigger: Callable[..., Any], concurrency_limit: int | None) -> Any:
     """One decode (one call to `run`, streamed), then the rest of the views, then the download file.
-    The page starts the decode itself as the event starts (`NEW_REF_JS`, `page_server`); the event adopts
+    The page starts the decode itself as the event starts (`new_ref_js`, `page_server`); the event adopts
     it. Returns the decode event."""
-    ev = wire(p, trigger, pg.play.decode_stream, ins=decode_inputs(p),
-              out=DecodeFirst, request=("session",), js=NEW_REF_JS, **_decode_kw(p, concurrency_limit))
+    ev = wire(p, trigger, pg.play.decode_stream, ins=decode_inputs(p), out=DecodeFirst, request=("session",),
+              js=new_ref_js(p, RELEASE_KNOBS), **_decode_kw(p, concurrency_limit))
     return after_decode(p, pg, ev)
 
 

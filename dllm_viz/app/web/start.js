@@ -7,6 +7,13 @@
 // costs Gradio's page a long task first. The event adopts that decode when it comes (one decode per event)
 // and decides: an error is its to report, a decode it does not ask for is stopped. The server makes them in
 // this page's session only.
+//
+// A slider's release starts its decode sooner still: Gradio makes the event 20-50 ms after the release,
+// after a long task of its own. The page keeps the last decode event's inputs and the fields of them it can
+// read itself (page_server.new_ref_js: sliders, textboxes, checkboxes); at the release of a slider whose
+// release decodes, it starts the decode those inputs ask for with the values read now, and the event, when
+// it comes with the very same inputs, takes that handle (else it starts its own as above). Any other input
+// the visitor touched since makes the kept inputs stale: that release waits for its event, as before.
 
 (() => {
 const newHandle = () => {  // 128 random bits, URL-safe (traces.HANDLE)
@@ -23,12 +30,76 @@ const started = (refs, args, at, shown, kind) => {
 };
 
 // A decode: shown once its first step arrives (dv.pending), so a request that never runs never takes the canvas.
-window.__dvNewRef = (args, at) => {
+const play = (args, at) => {
   const ref = newHandle(), v = window.__dv, out = started([ref], args, at, v.shownRef || null, "play");
   v.pending = ref;
   v.follow({ref, live: true, lang: v.lang}, true);
-  return out;
+  return {ref, args: out, t: performance.now()};
 };
+
+// Kept on the page, not in this script's scope: the script runs again when the canvas is made anew.
+// last: the last decode event's inputs {args, at, fields, stale}; early: the decode a release started,
+// until its event takes it {ref, args, t}; count: how often one was started, taken by its event, missed.
+const S = window.__dvEarly = window.__dvEarly || {last: null, early: null, count: {started: 0, taken: 0, missed: 0}};
+const EARLY_MS = 2000;  // a release whose event has not come by then (Gradio dropped it) leaves its start behind
+const sameInputs = (a, b, at) => a.length === b.length &&
+  a.every((x, i) => i === at || JSON.stringify(x) === JSON.stringify(b[i]));
+
+window.__dvNewRef = (args, at, fields) => {
+  const mine = S.early;
+  S.early = null;
+  S.last = {args: [...args], at, fields: fields || [], stale: false};
+  if (mine && sameInputs(mine.args, args, at)) {  // its release started it: the event takes its handle
+    S.count.taken += 1;
+    const out = [...args];
+    out[at] = mine.ref;
+    return out;
+  }
+  if (mine) S.count.missed += 1;  // not what the event asks (nothing adopts it: the server stops it)
+  return play(args, at).args;
+};
+
+// An input the page reads itself (`field`: [elem_id, kind]), as Gradio's event would send it; undefined
+// where it is not on the page (the last event's value then stands).
+function readField(field) {
+  const host = field && document.getElementById(field[0]), kind = field && field[1];
+  const input = host && host.querySelector(kind === "text" ? "textarea, input" : kind === "check"
+    ? "input[type=checkbox]" : "input[type=range]");
+  if (!input) return undefined;
+  return kind === "text" ? input.value : kind === "check" ? input.checked : Number(input.value);
+}
+
+// The release of a slider of the decode's inputs: its decode started now, with the inputs its event will send.
+function released(e) {
+  const input = e.target, v = window.__dv, last = S.last;
+  if (S.early && performance.now() - S.early.t > EARLY_MS) S.early = null;
+  if (!last || last.stale || S.early || !v || !v.server || !v.server.dv_start) return;
+  if (!(input instanceof HTMLInputElement) || input.type !== "range" || input.disabled || e.button !== 0) return;
+  const which = last.fields.findIndex((f) => f && f[1] === "release" &&
+    document.getElementById(f[0])?.contains(input));
+  const running = v.pending && v.traces.get(v.pending);
+  if (which < 0 || (running && running.state === "live")) return;  // one decode of the page's at a time
+  const args = last.args.map((x, i) => {
+    const read = readField(last.fields[i]);
+    return read === undefined ? x : read;
+  });
+  S.early = play(args, last.at);
+  S.count.started += 1;
+}
+
+// Whether `e` changed an input the page does not read itself (the kept inputs are then stale); the views'
+// own controls (the player, the walkthrough) are no inputs of the decode.
+function touched(e) {
+  const el = e.target, last = S.last;
+  if (!last || !(el instanceof Element) || el.closest(".dv-canvas, .dv-pair, .dv-tour")) return;
+  if (!last.fields.some((f) => f && document.getElementById(f[0])?.contains(el))) last.stale = true;
+}
+
+if (!window.__dvReleasing) {
+  window.__dvReleasing = true;
+  document.addEventListener("pointerup", released, true);  // before Gradio's own listener takes its long task
+  ["input", "change"].forEach((kind) => document.addEventListener(kind, touched, true));
+}
 
 // A compare: both sides read and painted as their steps come.
 window.__dvNewPair = (args, at, kind) => {
