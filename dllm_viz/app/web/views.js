@@ -133,9 +133,13 @@ function dvShow(v, d, at = {}) {
     return;
   }
   const same = v.data === d && root.__dvKind === "player" && root.__dvLang === v.lang;
+  // A decode that has just finished keeps its text (a span per position, painted step by step): only the
+  // controls and the key around it are made anew, and the last paint changes only what the end changes.
+  const finished = v.data === d && (root.__dvKind === "live" || root.__dvKind === "queued");
+  const kept = finished && root.__dvKind === "live" && !d.grid ? root.querySelector(".dv-text") : null;
   const wasPlaying = v.playing;
   dvStop(v);
-  if (v.data !== d || at.frame !== undefined) v.frame = at.frame === null || at.frame === undefined ? d.n : Math.max(0, Math.min(d.n, at.frame));
+  if (v.data !== d || finished || at.frame !== undefined) v.frame = at.frame === null || at.frame === undefined ? d.n : Math.max(0, Math.min(d.n, at.frame));
   if (at.selected !== null && at.selected !== undefined) v.pos = at.selected;
   v.pos = Math.max(0, Math.min(d.G - 1, v.pos));
   v.data = d;
@@ -143,6 +147,7 @@ function dvShow(v, d, at = {}) {
     d.frame0 = v.frame;
     root.className = "dv-canvas dv-player";
     root.innerHTML = dvCanvasHtml("player", d, t, v.theme);
+    if (kept) root.querySelector(".dv-text").replaceWith(kept);
     root.__dvKind = "player";
     root.__dvLang = v.lang;
     dvWire(v);
