@@ -209,6 +209,11 @@ def test_heatmap_of_a_rule_that_took_nothing_back_has_no_marks(page, model):
 
 
 # ----- the order map -------------------------------------------------------------------------------------
+def cell_text(piece_text: str) -> str:
+    """An order-map cell's token: the piece clipped to 6 characters (5 and an ellipsis), then escaped."""
+    return html_literal(piece_text if len(piece_text) <= 6 else piece_text[:5] + "…")
+
+
 def test_order_map_cells_hold_the_confirmation_step(page, trace):
     renderer.load(page, trace)
     spec = valid(renderer.figure(page, "order"))
@@ -217,7 +222,7 @@ def test_order_map_cells_hold_the_confirmation_step(page, trace):
     for pos in range(32):
         r, c = divmod(pos, 8)
         assert z[r][c] == trace.order[pos] + 1
-        assert text[r][c].startswith(html_literal(piece(trace, trace.token_ids[pos]))[:5])
+        assert text[r][c] == cell_text(piece(trace, trace.token_ids[pos]))
     assert not any("×" in cell for row in text for cell in row)
     assert spec["layout"]["title"]["text"] == "Unmasking order (colour = step confirmed)"
 
@@ -231,7 +236,7 @@ def test_order_map_counts_decisions_and_colours_the_last(page, remasked, edited)
         for pos in range(tr.config.gen_length):
             r, c = divmod(pos, 8)
             assert heat["z"][r][c] == tr.order[pos] + 1  # the step it was LAST decided
-            assert heat["text"][r][c].startswith(html_literal(piece(tr, tr.token_ids[pos]))[:5])  # the final token
+            assert heat["text"][r][c].startswith(cell_text(piece(tr, tr.token_ids[pos])))  # the final token
             assert heat["text"][r][c].endswith(f"×{decisions[pos]}") == (decisions[pos] > 1)
             hist = tr.history[pos]  # the hover lists every decision (the earlier ones counted past eight)
             hover = heat["customdata"][r][c]
@@ -395,3 +400,9 @@ def test_a_hostile_vocabulary_is_text_in_every_figure(page, model):
     text = json.dumps([[t.get("customdata"), t.get("text")] for spec in specs for t in spec["data"]],
                       ensure_ascii=False)
     assert "<img" not in text and "<a " not in text and "<script" not in text.lower() and "&lt;" in text
+    order = specs[1]["data"][0]  # a cell's token clipped before it is escaped: no entity cut in half
+    for r, row in enumerate(order["text"]):
+        for c, cell in enumerate(row):
+            pos = r * 8 + c
+            if pos < 16 and evil.order[pos] >= 0:
+                assert cell.split("<br>")[0] == cell_text(piece(evil, evil.token_ids[pos]))

@@ -17,6 +17,9 @@ function dvLabel(text) {
   const s = text.length <= DV_LABEL_CHARS ? text : text.slice(0, DV_LABEL_CHARS - 1) + "…";
   return dvEscape(s);
 }
+// A token's text inside an order-map cell: the piece clipped to 6 characters, then escaped (clipping the
+// escaped text could cut an entity: "&lt;340&gt;" shown as "&lt;3…").
+const dvCellText = (piece) => dvEscape(piece.length <= 6 ? piece : piece.slice(0, 5) + "…");
 const dvQuoted = (d, i) => dvRepr(i === null || i < 0 ? "[MASK]" : dvLabel(d.pieces[i]));
 // dvRepr(dvLabel(piece i)) made once per piece: a figure repeats a token's label in every cell it fills.
 function dvQuotes(d) {
@@ -211,7 +214,7 @@ function dvOrderFig(d, t) {
     if (!confirms.length || d.tok[p] < 0) continue;
     const r = Math.floor(p / w), c = p % w, tok = dvLabel(d.pieces[d.tok[p]]), conf = confirms[confirms.length - 1][4];
     z[r][c] = d.order[p] + 1;
-    text[r][c] = tok.length <= 6 ? tok : tok.slice(0, 5) + "…";
+    text[r][c] = dvCellText(d.pieces[d.tok[p]]);
     hover[r][c] = `${t.axis_position} ${p} · ${t.axis_step} ${d.order[p] + 1}<br>${dvRepr(tok)} · ${dvFmt3(conf)}`;
     if (revising) {
       const decided = d.events[p].filter((e) => e[1] !== "r").length;

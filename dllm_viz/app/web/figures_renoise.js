@@ -112,7 +112,7 @@ function dvRenoiseOrderFig(d, t) {
     if (stab.settled[p] < 0 || out.tok[p] < 0) continue;
     const r = Math.floor(p / w), c = p % w, tok = dvLabel(d.pieces[out.tok[p]]);
     z[r][c] = stab.settled[p] + 1;
-    text[r][c] = (tok.length <= 6 ? tok : tok.slice(0, 5) + "…") + "<br>" + stab.changes[p];
+    text[r][c] = dvCellText(d.pieces[out.tok[p]]) + "<br>" + stab.changes[p];
     hover[r][c] = `${t.axis_position} ${p} · ${dvRepr(tok)}<br>${t.rn_last_changed} ${stab.last_changed[p] + 1} · ` +
       `${t.rn_changes} ${stab.changes[p]}`;
   }
