@@ -353,15 +353,21 @@ def _check_cache_fields(path: str, rec: dict, G: int, length: int, cached: bool)
 
 def _candidates_ok(cands: list, probs: list, known_ids: set[int] | None) -> bool:
     """One step's candidate lists all well formed, checked in a few passes of builtins over the
-    flattened lists (G small lists checked one by one cost most of a 3 MB trace's parse). False
-    sends the caller to the item-by-item check, which names the first bad item."""
-    if not all(type(ids) is list and type(ps) is list and len(ids) == len(ps) <= MAX_CANDIDATES
-               for ids, ps in zip(cands, probs)):
+    flattened lists (G small lists checked one by one cost most of a 3 MB trace's parse), each a C
+    loop: no Python expression runs per list or per item. False sends the caller to the
+    item-by-item check, which names the first bad item."""
+    if not (set(map(type, cands)) | set(map(type, probs))) <= {list}:  # (both have G items: the caller checked)
+        return False
+    sizes = list(map(len, cands))
+    if sizes != list(map(len, probs)) or (sizes and max(sizes) > MAX_CANDIDATES):
         return False
     ids, ps = list(chain.from_iterable(cands)), list(chain.from_iterable(probs))
-    if ids and not (set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) <= MAX_TOKEN_ID):
+    if ids and set(map(type, ids)) != {int}:
         return False
-    if known_ids is not None and not known_ids.issuperset(ids):
+    if known_ids is not None:  # (its ids lie in [0, MAX_TOKEN_ID]: check_header read them)
+        if not known_ids.issuperset(ids):
+            return False
+    elif ids and not (0 <= min(ids) and max(ids) <= MAX_TOKEN_ID):
         return False
     # from_json refuses NaN and Infinity when it parses, from_dict does not: a NaN after the first item
     # slips past min/max (see _numbers), not past the sum.
