@@ -24,7 +24,10 @@ import math
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, islice
 from typing import Any
+
+import torch
 
 from dllm_viz.app.links import link_fields
 from dllm_viz.app.views import moves as moves_view, task as task_view, world as world_view
@@ -118,9 +121,10 @@ class Encoder:
     def ixs(self, token_ids: Iterable[int]) -> list[int]:
         """`ix` of each id, the new ones added in the order they come: one dict lookup for each id seen before."""
         ids, known = list(token_ids), self.ids
-        for token_id in dict.fromkeys(ids):
-            if token_id not in known:
-                self.ix(token_id)
+        if set(ids).difference(known):  # (set - dict: one pass over the ids, in C)
+            for token_id in dict.fromkeys(ids):
+                if token_id not in known:
+                    self.ix(token_id)
         return list(map(known.__getitem__, ids))
 
     def chunk(self, records: Sequence[StepRecord], done: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -155,8 +159,10 @@ class Encoder:
         self.sent += len(records)
         raw = any(rec.raw_confidence is not None for rec in records)
         exact = any(rec.exact_confidence is not None for rec in records)
-        cols: dict[str, list[int]] = {name: [] for name in ("pos", "conf", "arg", "nc", "cand", "cp",
-                                                             *(("raw",) if raw else ()), *(("xc",) if exact else ()))}
+        names = ("pos", "conf", "arg", "nc", "cand", "cp", *(("raw",) if raw else ()), *(("xc",) if exact else ()))
+        cols: dict[str, list[int]] = {name: [] for name in ("pos", "arg", "nc", "cand")}
+        floats: dict[str, list[float]] = {name: [] for name in names if name not in cols}  # rounded in bulk below
+        logprobs: list[float] = []  # every step's, one after the other (out["lp"]: how many each step has)
         out: dict[str, Any] = {"from": first, "b": [], "k": [], "T": [], "fw": [], "ns": [], "sel": [], "tok": [],
                                "lp": [], "rm": [], "ed": []}
         for rec in records:
@@ -166,27 +172,30 @@ class Encoder:
                                ("fw", 1 if rec.forwards is None else rec.forwards), ("ns", len(scored))):
                 out[key].append(value)
             cols["pos"] += scored
-            cols["conf"] += _m6([conf[p] for p in scored])
-            cols["arg"] += ixs(arg[p] for p in scored)
+            floats["conf"] += [conf[p] for p in scored]
+            cols["arg"] += ixs(map(arg.__getitem__, scored))
             cands, probs = rec.candidates or [], rec.candidate_probs or []
             rows = [cands[p] if p < len(cands) else [] for p in scored]
             cols["nc"] += map(len, rows)
-            cols["cand"] += ixs(i for row in rows for i in row)
-            cols["cp"] += _m6([x for p, row in zip(scored, rows) if row for x in probs[p]])
+            cols["cand"] += ixs(chain.from_iterable(rows))
+            floats["cp"] += chain.from_iterable(probs[p] for p, row in zip(scored, rows) if row)
             if raw:
-                cols["raw"] += _m6([rec.raw[p] for p in scored])
+                floats["raw"] += [rec.raw[p] for p in scored]
             if exact:
-                cols["xc"] += _m6([rec.exact_confidence[p] for p in scored] if rec.exact_confidence else
-                                  [math.nan] * len(scored))
+                floats["xc"] += [rec.exact_confidence[p] for p in scored] if rec.exact_confidence else \
+                    [math.nan] * len(scored)
             out["sel"].append(list(rec.selected))
             out["tok"].append(ixs(rec.tokens))
-            out["lp"].append(_m6(rec.logprobs))
+            out["lp"].append(len(rec.logprobs))
+            logprobs += rec.logprobs
             out["rm"].append([x for p, i, score in zip(rec.remasked or (), rec.remasked_tokens or (),
                                                         rec.remask_probs or ()) for x in (p, ix(i), millionths(score))])
             out["ed"].append([x for p, old, new, p_new, p_old in zip(rec.edited or (), rec.edited_from or (),
                                                                       rec.edited_to or (), rec.edit_probs or (),
                                                                       rec.edit_from_probs or ())
                               for x in (p, ix(old), ix(new), millionths(p_new), millionths(p_old))])
+        lp = iter(_m6(logprobs))
+        out["lp"] = [list(islice(lp, n)) for n in out["lp"]]
         if not any(out["rm"]) and not any(out["ed"]):
             del out["rm"], out["ed"]  # the usual step takes nothing back
         if records[0].renoise is not None:
@@ -194,7 +203,7 @@ class Encoder:
         moved = [moves_view.step_move(rec) for rec in records]
         if any(moved):  # positions moved (an insert/delete rule): per step its map, deletes, cuts, splits
             out["mv"] = [None if m is None else [m.source, m.deleted, m.cut, m.split] for m in moved]
-        return out | {name: column(values) for name, values in cols.items()}
+        return out | {name: column(cols[name]) if name in cols else _m6_column(floats[name]) for name in names}
 
 
     def renoise_steps(self, records: Sequence[StepRecord]) -> dict[str, Any]:
@@ -205,14 +214,48 @@ class Encoder:
         sections = [rec.renoise for rec in records]
         return {"read": column([self.ix(i) for s in sections for i in s.read]),
                 "arg": column([self.ix(i) for s in sections for i in s.argmax]),
-                "ent": column(_m6(x for s in sections for x in s.entropy)),
+                "ent": _m6_column([x for s in sections for x in s.entropy]),
                 "acc": [list(s.accepted) for s in sections], "me": _m6(s.mean_entropy for s in sections),
                 "st": [s.stable + 2 * s.confident + 4 * s.stopped for s in sections]}
 
 
+BULK = 64  # from this many values on, `_m6` and `_m6_column` round them as one tensor
+
+
+def _m6_tensor(values: list[float]) -> torch.Tensor | None:
+    """`millionths` of each value as one int64 tensor, the same integers as one by one: `round` and
+    `torch.round` both round half to even, and below 2**52 a double's integer converts exactly. None
+    for a short list, and for one with a larger or infinite value or an item that is not a number
+    (the caller goes one by one, as before)."""
+    if len(values) < BULK:
+        return None
+    try:
+        x = torch.frombuffer(array("d", values), dtype=torch.float64) * SCALE
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if bool((x.abs() >= 2.0**52).any()):  # (NaN compares false: it becomes NAN_CODE)
+        return None
+    return torch.where(x.isnan(), NAN_CODE, x.round()).to(torch.int64)
+
+
 def _m6(values: Iterable[float]) -> list[int]:
     """`millionths` of each value."""
-    return [round(x * SCALE) if x == x else NAN_CODE for x in values]
+    values = values if isinstance(values, list) else list(values)
+    bulk = _m6_tensor(values)
+    return bulk.tolist() if bulk is not None else [round(x * SCALE) if x == x else NAN_CODE for x in values]
+
+
+def _m6_column(values: list[float]) -> list[str]:
+    """`column(_m6(values))`: a long list's bytes written from its tensor, without a Python int each."""
+    bulk = _m6_tensor(values)
+    if bulk is None:
+        return column(_m6(values))
+    kind = "i2" if -32768 <= int(bulk.min()) and int(bulk.max()) < 32768 else "i4"
+    data = array(TYPECODES[kind], bytes(len(values) * (2 if kind == "i2" else 4)))
+    torch.frombuffer(data, dtype=torch.int16 if kind == "i2" else torch.int32).copy_(bulk)
+    if sys.byteorder == "big":  # the page reads little-endian
+        data.byteswap()
+    return [kind, base64.b64encode(data.tobytes()).decode("ascii")]
 
 
 def done(trace: Trace) -> dict[str, Any]:
