@@ -39,3 +39,18 @@ def test_a_user_error_is_shown_in_the_handlers_language_and_can_stay(page):
     with pytest.raises(gr.Error) as en:
         blocks_fn("en")
     assert en.value.message.startswith("config B: temperature='hot' is invalid")
+
+
+def test_an_event_without_progress_runs_no_status_tracker(tmp_path):
+    """Gradio's page runs a status tracker (a timer in an animation-frame loop) on each of an event's progress
+    targets while it is pending, hidden or not: an event that shows no progress names none, so its dozens of
+    outputs run none; one that shows progress keeps its own targets (the sweep's bar: every output)."""
+    runner = CountingRunner()
+    ex = runner(["hi "], [DecodeConfig.preset("balanced", 16, seed=1)])[0]
+    deps = ui.build_demo(runner, examples=[("ex", ex)], export_dir=tmp_path).config["dependencies"]
+    hidden = [d for d in deps if d["show_progress"] == "hidden" and d["outputs"] and d["targets"]]  # not the API's
+    shown = [d for d in deps if d["show_progress"] != "hidden"]
+    assert len(hidden) >= 10 and shown
+    assert all(d["show_progress_on"] == [] for d in hidden)
+    assert any(len(d["outputs"]) >= 20 for d in hidden)  # the decode event's outputs run no tracker
+    assert all(d["show_progress_on"] is None or d["show_progress_on"] for d in shown)

@@ -105,6 +105,11 @@ def wire(page: Page, trigger: Callable[..., Any], fn: Callable[..., Any], *, ins
         def handler(*values: Any) -> Any:
             return answer(values)
 
+    if kw.get("show_progress") == "hidden":
+        # Gradio's page runs a status tracker per output while an event is pending, each a timer in an
+        # animation-frame loop even when hidden: a decode event's ~30 outputs made ~850 callbacks per release
+        # (most of the page's main-thread time). No targets, no trackers.
+        kw.setdefault("show_progress_on", [])
     return trigger(user_errors(handler, error_seconds), inputs=list(ins), outputs=[*also_outputs, *outputs],
                    api_visibility="private", **kw)
 
