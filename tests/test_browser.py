@@ -441,6 +441,29 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
             browser.close()
 
 
+def test_the_phone_layout_gives_compares_figures_their_width(url):
+    """At 390 px Compare's two heatmaps and two per-step figures stand one above the other, each with a plot
+    area (side by side, their margins left the heatmaps none)."""
+    with playwright.sync_playwright() as p:
+        browser, page = open_page(p, url, width=390, height=844)
+        try:
+            wait_played_out(page)
+            page.get_by_role("tab", name="Compare").click()
+            page.locator("#dv-lesson-polluted").click()
+            figs = ("#dv-cmp-heat-a", "#dv-cmp-heat-b", "#dv-cmp-steps-a", "#dv-cmp-steps-b")
+            page.wait_for_function("(s) => s.every((id) => { const e = document.querySelector(id + ' .js-plotly-plot');"
+                                   " return e && e._fullLayout; })", arg=list(figs), timeout=TIMEOUT_MS)
+            page.wait_for_timeout(300)
+            plots = page.evaluate("(s) => s.map((id) => { const e = document.querySelector(id + ' .js-plotly-plot'),"
+                                  " r = e.getBoundingClientRect(); return [e._fullLayout._size.w, r.left, r.right]; })",
+                                  list(figs))
+            assert all(w >= 120 and left >= 0 and right <= 390 + 1 for w, left, right in plots), plots
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
+            assert page.errors == []
+        finally:
+            browser.close()
+
+
 def test_a_no_effect_banner_opens_its_compare_lesson(page, served):
     from dllm_viz.studies.lessons import LESSONS
 

@@ -58,10 +58,10 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
                                               js_on_load=SIDE_JS % side, elem_id=f"dv-cmp-canvas-{side}")
     host = lambda elem_id: gr.HTML(render.figure_host_html(), js_on_load=None, elem_id=elem_id)  # noqa: E731
     c["cmp_orders"] = host("dv-cmp-orders")
-    with gr.Row():
+    with gr.Row(elem_classes="dv-cmp-figs"):  # one above the other on a phone (palette.CSS)
         c["cmp_heat_a"] = host("dv-cmp-heat-a")
         c["cmp_heat_b"] = host("dv-cmp-heat-b")
-    with gr.Row():
+    with gr.Row(elem_classes="dv-cmp-figs"):
         c["cmp_steps_a"] = host("dv-cmp-steps-a")
         c["cmp_steps_b"] = host("dv-cmp-steps-b")
     with gr.Row():

@@ -247,6 +247,10 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   #dv-views-figs {{ order: 4; }} #dv-views-task {{ order: 5; }} #dv-views-facts {{ order: 6; }}
   #dv-knobs-more {{ order: 7; }}
   #dv-main > * {{ min-width: 0 !important; width: 100% !important; }}
+  /* Compare's two heatmaps and two per-step figures one above the other: side by side, their margins
+     (colour bar, axis titles) left them no plot area at 390 px */
+  .dv-cmp-figs {{ flex-direction: column !important; }}
+  .dv-cmp-figs > * {{ min-width: 0 !important; width: 100% !important; }}
   #dv-header h1 {{ font-size: 1.45em; }}
   .dv-chips > * {{ max-width: 100%; overflow-wrap: anywhere; }}  /* they wrap: none is cut at the edge */
   /* the four tabs side by side, none in Gradio's "..." menu */
