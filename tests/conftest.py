@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -127,11 +127,14 @@ class ServedApp:
     proc: subprocess.Popen
     output: Path  # the server's stdout and stderr
     net_log: Path  # non-loopback connections seen by tests/netguard.py's audit hook
+    clients: list = field(default_factory=list)  # closed with the server: a client's heartbeat thread
+    # otherwise keeps reconnecting to the port once the server is gone (a later test's socket guard sees it)
 
     def client(self):
         from gradio_client import Client
 
-        return Client(self.url, verbose=False)
+        self.clients.append(Client(self.url, verbose=False))
+        return self.clients[-1]
 
     def printed(self) -> str:
         return self.output.read_text(errors="replace")
@@ -164,7 +167,7 @@ def served_app(tmp_path_factory: pytest.TempPathFactory):
             if proc.poll() is not None:
                 pytest.fail(f"app.py exited ({proc.returncode}):\n{app.printed()[-4000:]}")
             try:
-                app.client()
+                app.client().close()
                 break
             except Exception:
                 if time.monotonic() > deadline:
@@ -172,6 +175,8 @@ def served_app(tmp_path_factory: pytest.TempPathFactory):
                 time.sleep(0.5)  # polling for the server to come up, not timing anything
         yield app
     finally:
+        for client in app.clients:
+            client.close()
         proc.terminate()
         try:
             proc.wait(timeout=30)

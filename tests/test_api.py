@@ -29,7 +29,9 @@ def served(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(served):
-    return Client(served[1], verbose=False)
+    client = Client(served[1], verbose=False)
+    yield client
+    client.close()  # its heartbeat thread would keep reconnecting to the closed server's port
 
 
 def test_generate_returns_text_and_trace_json(client):

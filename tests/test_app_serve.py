@@ -108,7 +108,10 @@ def test_a_crowd_of_silent_sockets_at_the_descriptor_limit_stops_nothing(tmp_pat
             crowd.append(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT))
         assert httpx.get(url, timeout=TIMEOUT).status_code == 200
         client = Client(url, verbose=False, httpx_kwargs={"timeout": TIMEOUT})
-        text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 8}), api_name="/generate")
+        try:
+            text, trace_json = client.predict("It is a truth", json.dumps({"gen_length": 8}), api_name="/generate")
+        finally:
+            client.close()
         assert Trace.from_json(trace_json).text == text
     finally:
         for s in crowd:

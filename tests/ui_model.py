@@ -134,8 +134,8 @@ def launch_tiny_demo(tmp_dir: str, *, session_ttl: float | None = None, capacity
     return demo, f"http://127.0.0.1:{port}/"
 
 
-def wait_for_client(proc, url: str, timeout: float = 240):
-    """A gradio_client.Client for `url` once the server that `proc` is starting answers.
+def wait_for_client(proc, url: str, timeout: float = 240) -> None:
+    """Returns once a gradio_client.Client connects to `url`, the server that `proc` is starting.
 
     Fails the test with the process's output if it exits first; raises after `timeout` seconds.
     """
@@ -149,7 +149,8 @@ def wait_for_client(proc, url: str, timeout: float = 240):
         if proc.poll() is not None:
             pytest.fail(f"the server exited: {proc.stdout.read()[-4000:] if proc.stdout else ''}")
         try:
-            return Client(url, verbose=False)
+            Client(url, verbose=False).close()  # (its heartbeat thread would outlive the server)
+            return
         except Exception:
             if time.monotonic() > deadline:
                 raise
