@@ -7,8 +7,14 @@ real app is tests/test_browser.py's.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+from playwright import sync_api as playwright
 
 from dllm_viz.app.views import render, wire, web
 from dllm_viz.app.views.palette import PAGE_CSS
@@ -35,6 +41,20 @@ VIEW = """([lang]) => {
   window.__dv = DV.dvView(hosts, {strings: window.OPTIONS.strings, theme: window.OPTIONS.theme, lang, temperature});
   document.addEventListener('input', () => window.__dv.inspect());
 }"""
+
+
+@contextlib.contextmanager
+def opened() -> Iterator[Any]:
+    """A renderer page (`open_page`) in Debian's chromium, for a module's tests; no page error by its end."""
+    from tests.test_browser import ARGS, CHROMIUM
+
+    assert Path(CHROMIUM).exists() or shutil.which("chromium"), "chromium is missing: bash scripts/test-deps.sh"
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = open_page(browser)
+        yield page
+        assert page.errors == []
+        browser.close()
 
 
 def open_page(browser: Any, *, temperature: float = 1.0, width: int = 1200) -> Any:

@@ -97,16 +97,21 @@ def wait_played_out(page):
                            "r.querySelector('.dv-play').textContent.includes('Play'); }", timeout=TIMEOUT_MS)
 
 
+def release(page, elem_id: str, at: float) -> None:
+    """Press and release the slider `elem_id` at `at` of its width (a click: one release)."""
+    slider = page.locator(f"#{elem_id} input[type=range]")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + at * box["width"], box["y"] + box["height"] / 2)
+
+
 def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     wait_played_out(page)  # the example played to its end by itself
     z0, text0 = page.evaluate(HEATMAP_Z), page.evaluate(CANVAS_TEXT)
     assert z0 and text0.startswith("the cat ")
-    slider = page.locator("#dv-temperature input[type=range]")
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
     page.evaluate(f"() => {{ window.__order0 = ({ORDER_DATA})(); }}")
     draws0 = page.evaluate(DRAWS)
-    page.mouse.click(box["x"] + 0.85 * box["width"], box["y"] + box["height"] / 2)  # press and release
+    release(page, "dv-temperature", 0.85)
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
     page.wait_for_function(f"(old) => ({CANVAS_TEXT})() !== old", arg=text0, timeout=TIMEOUT_MS)
     page.wait_for_function(f"() => ({ORDER_DATA})() !== window.__order0", timeout=TIMEOUT_MS)  # the rest follow
@@ -131,10 +136,7 @@ def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page,
     demo = served[0]
     wait_played_out(page)
     z0, calls = page.evaluate(HEATMAP_Z), len(demo.decode_calls)
-    slider = page.locator("#dv-temperature input[type=range]")
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    page.mouse.click(box["x"] + 0.7 * box["width"], box["y"] + box["height"] / 2)
+    release(page, "dv-temperature", 0.7)
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
     ref = page.evaluate("() => window.__dv.shownRef")
     assert adopted(page, demo.starts["play"], ref) and len(demo.decode_calls) == calls + 1
@@ -142,9 +144,7 @@ def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page,
     # sliders read from the page), before Gradio makes its event; the event, with the same inputs, takes it.
     z1 = page.evaluate(HEATMAP_Z)
     page.locator("#dv-canvas .dv-first").click()  # the player at its start: the decode that finishes shows its end
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + box["height"] / 2)
+    release(page, "dv-temperature", 0.3)
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z1, timeout=TIMEOUT_MS)
     ref = page.evaluate("() => window.__dv.shownRef")
     assert adopted(page, demo.starts["play"], ref) and len(demo.decode_calls) == calls + 2
@@ -236,10 +236,7 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
     calls = len(served[0].decode_calls)
     for path in LOST:
         page.route(path, lambda route: route.abort())
-    slider = page.locator("#dv-temperature input[type=range]")
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    page.mouse.click(box["x"] + 0.85 * box["width"], box["y"] + box["height"] / 2)  # a decode, lost
+    release(page, "dv-temperature", 0.85)  # a decode, lost
     page.wait_for_timeout(300)
     heat = page.evaluate(AREA, "dv-heatmap")
     page.mouse.click(heat["x"] + (9.5 / 32) * heat["width"], heat["y"] + (1.5 / n) * heat["height"])
@@ -260,9 +257,7 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
     for path in LOST:
         page.unroute(path)
     page.errors[:] = [e for e in page.errors if "ERR_FAILED" not in e]  # the aborted requests, on purpose
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + box["height"] / 2)
+    release(page, "dv-temperature", 0.3)
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
 
 
@@ -590,10 +585,7 @@ def test_a_bad_value_shows_one_error_in_the_page_s_language_and_the_session_goes
     page.keyboard.type("-1")
     page.keyboard.press("Tab")  # typed, not submitted: the next decode reads it
     calls = len(demo.decode_calls)
-    slider = page.locator("#dv-gen-length input[type=range]")
-    slider.scroll_into_view_if_needed()
-    box = slider.bounding_box()
-    page.mouse.click(box["x"] + 0.3 * box["width"], box["y"] + box["height"] / 2)
+    release(page, "dv-gen-length", 0.3)
     texts = page.locator("[data-testid=toast-text]")
     texts.first.wait_for(timeout=TIMEOUT_MS)
     page.wait_for_timeout(1500)  # every event of the release has answered
@@ -604,9 +596,7 @@ def test_a_bad_value_shows_one_error_in_the_page_s_language_and_the_session_goes
                            timeout=TIMEOUT_MS)  # the widgets went back to the trace on show
     page.locator("[data-testid=toast-close]").first.click()
     text0 = page.evaluate(CANVAS_TEXT)
-    temperature = page.locator("#dv-temperature input[type=range]")
-    box = temperature.bounding_box()
-    page.mouse.click(box["x"] + 0.8 * box["width"], box["y"] + box["height"] / 2)
+    release(page, "dv-temperature", 0.8)
     page.wait_for_function(f"(old) => ({CANVAS_TEXT})() !== old", arg=text0, timeout=TIMEOUT_MS)
     page.wait_for_timeout(500)
     assert len(demo.decode_calls) == calls + 1 and page.locator(".toast-body").count() == 0

@@ -9,12 +9,9 @@ used. The canvas and the inspector: tests/test_page_js.py.
 from __future__ import annotations
 
 import math
-import shutil
-from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
-from playwright import sync_api as playwright
 
 from dllm_viz import DecodeConfig, decode, load_model
 from dllm_viz.app.strings import t
@@ -23,19 +20,13 @@ from dllm_viz.app.views.palette import confidence_position, tint
 from dllm_viz.core.analysis import events, piece
 from dllm_viz.core.trace import Trace
 from tests import renderer
-from tests.test_browser import ARGS, CHROMIUM
 from tests.ui_model import make_text_model
 
 
 @pytest.fixture(scope="module")
 def page():
-    assert Path(CHROMIUM).exists() or shutil.which("chromium"), "chromium is missing: bash scripts/test-deps.sh"
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = renderer.open_page(browser)
+    with renderer.opened() as page:
         yield page
-        assert page.errors == []
-        browser.close()
 
 
 @pytest.fixture(scope="module")

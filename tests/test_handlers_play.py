@@ -13,7 +13,7 @@ from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.app.strings import t
 from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS
-from tests.ui_model import CountingRunner, make_text_model, widgets
+from tests.ui_model import CountingRunner, held_after_first_step, make_text_model, widgets
 
 
 @pytest.fixture()
@@ -243,18 +243,6 @@ def test_stopped_brings_back_the_trace_on_show(pg):
     out = pg.play.stopped(trace=shown.trace, lang="en")
     assert out.knobs.temperature == 0.7 and "Stopped" in out.banner
     assert out.canvas["ref"] == shown.trace.handle and out.canvas["live"] is False and out.canvas["selected"] is None
-
-
-def held_after_first_step(runner, gate: threading.Event):
-    """`runner`, its decodes held after their first step until `gate` is set."""
-    def held(prompts, configs, *, on_step=None, record_candidates=5):
-        def hook(i, rec):
-            if rec.step >= 1:
-                gate.wait(timeout=60)
-            on_step(i, rec)
-        return runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
-
-    return held
 
 
 def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):

@@ -7,27 +7,18 @@ a legend click hides a layer from the image.
 """
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
-from playwright import sync_api as playwright
 
 from dllm_viz import DecodeConfig, decode
 from tests import renderer
-from tests.test_browser import ARGS, CHROMIUM
 from tests.ui_model import make_text_model
 
 
 @pytest.fixture(scope="module")
 def page():
-    assert Path(CHROMIUM).exists() or shutil.which("chromium"), "chromium is missing: bash scripts/test-deps.sh"
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = renderer.open_page(browser)
+    with renderer.opened() as page:
         yield page
-        assert page.errors == []
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.traces import new_handle
-from tests.ui_model import CountingRunner, widgets
+from tests.ui_model import CountingRunner, held_after_first_step, widgets
 
 
 @pytest.fixture()
@@ -21,18 +21,6 @@ def runner() -> CountingRunner:
 @pytest.fixture()
 def pg(runner, tmp_path) -> Playground:
     return Playground(runner, export_dir=tmp_path, new_seed=lambda: 1234)
-
-
-def held(runner, gate: threading.Event):
-    """`runner`, its decodes held after their first step until `gate` is set."""
-    def run(prompts, configs, *, on_step=None, record_candidates=5):
-        def hook(i, rec):
-            if rec.step >= 1:
-                gate.wait(timeout=60)
-            on_step(i, rec)
-        return runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
-
-    return run
 
 
 def until(check, seconds: float = 10.0) -> bool:
@@ -65,7 +53,7 @@ def test_an_event_that_comes_first_decodes_itself_and_a_late_start_does_nothing(
 def test_a_start_no_event_adopts_is_stopped_and_its_handle_is_not_reused(pg, runner):
     gate = threading.Event()
     pg.play.starts = Starts(adopt_seconds=0.3)
-    pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.play.runner_for = lambda pick: held_after_first_step(runner, gate)
     ref = new_handle()
     assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets()) is None
     assert until(lambda: pg.traces.entry("s1", ref).state == "stopped")  # the page's reader of it stops too
@@ -87,7 +75,7 @@ def test_another_sessions_handle_is_not_adopted(pg, runner):
 
 def test_a_start_is_adopted_only_for_what_its_event_asks(pg, runner):
     gate = threading.Event()
-    pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.play.runner_for = lambda pick: held_after_first_step(runner, gate)
     ref = new_handle()
     assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets(temperature=0.5)) is None
     assert until(lambda: len(runner.calls) == 1)
@@ -101,7 +89,7 @@ def test_starts_take_the_seats_of_the_page_s_decodes_within_each_session_s_share
     """One budget (`seats`): a start takes a free seat of the page's decode group, else is refused; a session
     holds at most `per_session` seats, its events' included, so one page cannot take the others' seats."""
     gate = threading.Event()
-    pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.play.runner_for = lambda pick: held_after_first_step(runner, gate)
     pg.seats.limit = 4
     try:
         refs = [new_handle() for _ in range(3)]
@@ -126,7 +114,7 @@ def test_starts_take_the_seats_of_the_page_s_decodes_within_each_session_s_share
 
 def test_a_sweep_holds_a_seat_and_a_start_beyond_the_limit_is_refused_then_its_event_decodes(pg, runner):
     gate = threading.Event()
-    pg.sweep.runner_for = lambda pick: held(runner, gate)
+    pg.sweep.runner_for = lambda pick: held_after_first_step(runner, gate)
     pg.seats.limit = 1
     sweep = threading.Thread(target=pg.sweep.run, kwargs=dict(
         sweep_temps=[0.5], sweep_divisors=["16"], sweep_decays=[0.5], sweep_seeds=1, sweep_prompts="the ",
@@ -145,7 +133,7 @@ def test_a_sweep_holds_a_seat_and_a_start_beyond_the_limit_is_refused_then_its_e
 
 def test_an_event_waits_for_the_seat_a_start_holds_and_takes_it_when_that_one_ends(pg, runner):
     gate = threading.Event()
-    pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.play.runner_for = lambda pick: held_after_first_step(runner, gate)
     pg.seats.limit = 1
     pg.play.starts.adopt_seconds = 0.5  # its event never comes: stopped after this, and its seat freed
     assert pg.play.start(session="s1", ref=new_handle(), prompt="a", lang="en", **widgets()) is None
@@ -164,7 +152,7 @@ def test_the_api_s_largest_requests_hold_no_seat_of_the_page(pg, runner):
     from dllm_viz.core.budget import Budget
 
     gate, leave = threading.Event(), threading.Event()
-    pg.run = held(runner, gate)
+    pg.run = held_after_first_step(runner, gate)
     pg.budget = Budget(max_cells=REQUEST_CELLS)
     pg.seats.limit = 2
     largest = '{"gen_length": 240, "revise": "remdm", "remask_sigma": "loop", "remask_loop_steps": 3800}'
@@ -211,7 +199,7 @@ def test_a_start_with_a_bad_setting_decodes_nothing_and_its_event_reports_it(pg,
 def test_stop_stops_a_started_decode_and_its_event_then_answers_nothing(pg, runner):
     shown = pg.play.decode(prompt="ab ", lang="en", session="s1", **widgets())
     gate = threading.Event()
-    pg.play.runner_for = lambda pick: held(runner, gate)
+    pg.play.runner_for = lambda pick: held_after_first_step(runner, gate)
     ref = new_handle()
     assert pg.play.start(session="s1", ref=ref, prompt="the ", lang="en", **widgets(temperature=0.3)) is None
     assert until(lambda: len(runner.calls) == 2)

@@ -155,3 +155,15 @@ def wait_for_client(proc, url: str, timeout: float = 240) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)  # polling for the server to come up, not timing anything
+
+
+def held_after_first_step(runner, gate):
+    """`runner`, its decodes held after their first step until `gate` (a threading.Event) is set."""
+    def held(prompts, configs, *, on_step=None, record_candidates=5):
+        def hook(i, rec):
+            if rec.step >= 1:
+                gate.wait(timeout=60)
+            on_step(i, rec)
+        return runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    return held
