@@ -26,6 +26,7 @@ last lines compare each click with its own handler, loaded over not loaded.
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
+    python bench/ui_bench.py --browser --only release   # one part of the page: release, lessons, replay
 """
 from __future__ import annotations
 
@@ -110,6 +111,7 @@ SETTLE = """(quiet) => new Promise((done) => {
 
 # The in-process references, timed again between browser rounds (named rows of the report).
 BETWEEN = {"direct": "direct, between browser rounds", "compare": "same lesson, between clicks"}
+PARTS = ("release", "lessons", "replay")  # the browser's parts (--only)
 
 
 def settle(page: Any, quiet_ms: int = 500) -> None:
@@ -186,8 +188,8 @@ def page_request(page: Any) -> dict[str, Any]:
             "gen_length": int(float(page.locator("#dv-gen-length input[type=number]").input_value()))}
 
 
-def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
-                 lesson: Callable[..., Any]) -> dict[str, list[float]]:
+def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], lesson: Callable[..., Any],
+                 parts: frozenset[str] = frozenset(("lessons", "replay"))) -> dict[str, list[float]]:
     """Seconds per round, in the page: lesson click -> both compare canvases (then their figures);
     upload -> canvas (then the figures); one frame step drawn by page.js (measured inside the page,
     so only the browser's work). Lessons are clicked before any 3 MB trace is on the page: with
@@ -202,7 +204,7 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
     with sync_playwright() as p:
         page = open_page(p, url)
         # one played frame: seek forward and back inside the page, timed there
-        for i in range(rounds + 1):
+        for i in range(rounds + 1 if "lessons" in parts else 0):
             ms = page.evaluate("""() => { const b = document.querySelector('#dv-canvas .dv-next'),
                 a = document.querySelector('#dv-canvas .dv-first'); a.click(); const t0 = performance.now();
                 b.click(); document.querySelector('#dv-canvas .dv-text').getBoundingClientRect();
@@ -233,10 +235,11 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
                     key = keys[i % 2]
                     out.setdefault(BETWEEN["compare"] + suffix, []).append(timed(lambda: lesson(key, **sent)))
 
-        lessons("")
+        if "lessons" in parts:
+            lessons("")
         page.get_by_role("tab", name="Playground").click()
         settle(page)
-        for i in range(rounds + 1):
+        for i in range(rounds + 1 if "replay" in parts else 0):
             page.evaluate(ARM, ["#dv-canvas .dv-player", *FIGURES])
             # alternate: each upload changes the page
             page.set_input_files("#dv-knobs input[type=file]", str(bigs[i % 2]))
@@ -245,7 +248,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path],
                 out["browser: 3 MB replay"].append(canvas / 1000)
                 out["browser: 3 MB replay figures"].append(max(canvas, *figs) / 1000)
             settle(page)
-        lessons(", 3 MB trace loaded")  # the same clicks with the big trace in the Playground tab
+        if parts == {"lessons", "replay"}:
+            lessons(", 3 MB trace loaded")  # the same clicks with the big trace in the Playground tab
         page.context.browser.close()
     return out
 
@@ -257,6 +261,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gen-length", type=int, default=64)
     parser.add_argument("--browser", action="store_true", help="also measure slider release in chromium")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: app.THREADS)")
+    parser.add_argument("--only", choices=PARTS, action="append", help="with --browser: only these parts (repeatable)")
     args = parser.parse_args(argv)
 
     import torch
@@ -319,9 +324,12 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(args.rounds):
         for name, fn in cases.items():
             times[name].append(timed(fn))
-    if args.browser:
+    parts = frozenset(args.only or PARTS)
+    if args.browser and "release" in parts:
         times |= browser_latency(url, args.rounds, cases["direct"])
-        times |= browser_more(url, args.rounds, bigs, lambda key, **sent: pg.compare.lesson(key, lang="en", **sent))
+    if args.browser and parts & {"lessons", "replay"}:
+        times |= browser_more(url, args.rounds, bigs, lambda key, **sent: pg.compare.lesson(key, lang="en", **sent),
+                              parts & {"lessons", "replay"})
     demo.close()
     engine.close()
 
@@ -331,8 +339,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s} {'x compare':>10s}")
     print("(browser rows: ratios to the direct decode / the same lessons' handler, timed between those browser rounds)")
     for name, values in times.items():
-        if not values:
-            print(f"{name:28s} {'n/a':>10s}")
+        if not values:  # a part not measured (--only)
             continue
         med = statistics.median(values)
         p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
