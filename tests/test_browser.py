@@ -565,6 +565,12 @@ def test_a_compare_error_names_its_side_and_leaves_nothing_stale(page, served):
     page.errors[:] = [e for e in page.errors if "hot" not in e]  # the error the test asked for
 
 
+# The words an error toast is headed with, as shown: Gradio's text, or the page's language's in its place.
+TOAST_HEADING = """() => { const e = document.querySelector('.toast-title');
+  const b = getComputedStyle(e, '::before').content, hidden = getComputedStyle(e).fontSize === '0px';
+  return b && b !== 'none' && b !== 'normal' && hidden ? JSON.parse(b) : e.textContent.trim(); }"""
+
+
 @pytest.mark.parametrize("lang, says", [("en", "seed=-1 is invalid: expected an integer in [0, "),
                                         ("zh", "seed=-1 无效：应为 [0, ")])
 def test_a_bad_value_shows_one_error_in_the_page_s_language_and_the_session_goes_on(page, served, lang, says):
@@ -591,6 +597,7 @@ def test_a_bad_value_shows_one_error_in_the_page_s_language_and_the_session_goes
     page.wait_for_timeout(1500)  # every event of the release has answered
     assert [e.strip() for e in texts.all_inner_texts()] == [texts.first.inner_text().strip()]
     assert says in texts.first.inner_text() and page.locator(".toast-body").count() == 1
+    assert page.evaluate(TOAST_HEADING) == t("err_title", lang)  # its heading too, not Gradio's English one
     assert len(demo.decode_calls) == calls  # nothing decoded with it
     page.wait_for_function("(s) => document.querySelector('#dv-seed input').value === s", arg=shown_seed,
                            timeout=TIMEOUT_MS)  # the widgets went back to the trace on show

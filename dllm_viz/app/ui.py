@@ -26,6 +26,7 @@ from typing import Any
 import gradio as gr
 
 from dllm_viz.app.handlers.adapters import config_to_settings
+from dllm_viz.app.handlers.errors import toast_heading_css
 from dllm_viz.app.handlers.fit import gen_length_max
 from dllm_viz.app.handlers.play import random_seed
 from dllm_viz.app.strings import t
@@ -90,7 +91,7 @@ def launch_options() -> dict[str, Any]:
     """Theme and CSS; Gradio 6 takes them in `launch()`, so app.py and the tests pass these."""
     theme = gr.themes.Soft(primary_hue="violet", secondary_hue="sky", neutral_hue="slate",  # fonts: no web fonts
                            font=[gr.themes.Font(f) for f in ("Inter", "ui-sans-serif", "system-ui", "sans-serif")])
-    return {"theme": theme, "css": PAGE_CSS}
+    return {"theme": theme, "css": PAGE_CSS + toast_heading_css()}
 
 
 FORK_CONCURRENCY = 2  # `/fork` calls at once: each decodes beside the engine, not in its turns (`serve.fair`)

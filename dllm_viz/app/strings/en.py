@@ -241,7 +241,7 @@ STRINGS: dict[str, str] = {
     "err_not_json": "trace JSON does not parse", "err_format": "trace format={v} is not this viewer's",
     "err_version": "trace version={v}: this dllm-viz reads version {n}", "err_nothing": "nothing was uploaded",
     "err_side_a": "config A: {e}", "err_side_b": "config B: {e}", "err_trace_config": "trace config: {e}",
-    "err_trace_file": "trace file: {e}", "err_busy": "server busy: {e}", "err_other": "{e}",
+    "err_trace_file": "trace file: {e}", "err_busy": "server busy: {e}", "err_other": "{e}", "err_title": "Error",
     # ===== confirmations taken back: the revision rules' knobs, help, marks and the study ==========================
     # ----- the knobs (layout/revision.py) ----------------------------------------------------------
     "revise_box": "Taking back (revision rule)", "revise": "revision rule",

@@ -215,7 +215,7 @@ STRINGS: dict[str, str] = {
     "err_too_big": "轨迹文件有 {n} 字节：最多只能读取 {m} 字节", "err_not_json": "轨迹文件不是有效的 JSON",
     "err_format": "这不是 dllm-viz 的轨迹文件（format={v}）", "err_version": "轨迹版本 {v}：本程序只能读取版本 {n}", "err_nothing": "没有上传任何文件",
     "err_side_a": "配置 A：{e}", "err_side_b": "配置 B：{e}", "err_trace_config": "轨迹中的配置：{e}", "err_trace_file": "轨迹文件：{e}",
-    "err_busy": "服务器繁忙：{e}", "err_other": "出错了：{e}",
+    "err_busy": "服务器繁忙：{e}", "err_other": "出错了：{e}", "err_title": "错误",
     # ===== confirmations taken back: the revision rules' knobs, help, marks and the study ==========================
     # ----- the knobs (layout/revision.py) ----------------------------------------------------------
     "revise_box": "撤回与改写（修订规则）",
