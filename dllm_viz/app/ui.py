@@ -26,7 +26,6 @@ from typing import Any
 import gradio as gr
 
 from dllm_viz.app.handlers.adapters import config_to_settings
-from dllm_viz.app.handlers.errors import toast_heading_css
 from dllm_viz.app.handlers.fit import gen_length_max
 from dllm_viz.app.handlers.play import random_seed
 from dllm_viz.app.strings import t
@@ -64,7 +63,7 @@ from dllm_viz.app.handlers.outputs import (
 from dllm_viz.app.page_server import PAIR_JS, compare_inputs, decode_inputs, lesson_inputs, new_ref_js, read_traces
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
-from dllm_viz.app.views.palette import PAGE_CSS
+from dllm_viz.app.views.palette import PAGE_CSS, toast_heading_css
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from dllm_viz.app.wiring import user_errors, wire
 from dllm_viz.core.budget import Budget

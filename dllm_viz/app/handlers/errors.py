@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.strings import LANGS, REFERENCE, t
+from dllm_viz.app.strings import t
 from dllm_viz.app.views.markup import html_text
 
 log = logging.getLogger(__name__)
@@ -64,20 +63,6 @@ def user_errors(fn: Callable[..., Any], duration: float | None = ERROR_SECONDS) 
             raise shown(err) from err
 
     return wrapper
-
-
-def toast_heading_css() -> str:
-    """CSS heading the page's error toasts in the page's language. Gradio's toast heads every message
-    with its type, "Error", in English (a gr.Error's `title` reaches its modal, not its toast); in another
-    language (page.js marks <html data-dv-lang>) that word gives way to the language's own."""
-    rules = []
-    for lang in LANGS:
-        if lang != REFERENCE:
-            shown = f'html[data-dv-lang="{lang}"] .toast-title.error'
-            heading = json.dumps(t("err_title", lang), ensure_ascii=False)  # a CSS string: UTF-8, quotes escaped
-            rules.append(f"{shown} {{ font-size: 0; }}\n"
-                         f"{shown}::before {{ content: {heading}; font-size: var(--text-lg); }}")
-    return "\n".join(rules)
 
 
 class Localized(ValueError):

@@ -5,7 +5,10 @@ changes in one line. Confidence is coloured on a logit scale (see `confidence_po
 """
 from __future__ import annotations
 
+import json
 import math
+
+from dllm_viz.app.strings import LANGS, REFERENCE, t
 
 # Confidence, low -> high: warm (unsure) to cool (sure); readable as a light tint behind dark text.
 CONFIDENCE_SCALE: tuple[tuple[float, str], ...] = (
@@ -276,3 +279,17 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   .dv-tour {{ left: 8px !important; right: 8px; max-width: none; }}
 }}
 """
+
+
+def toast_heading_css() -> str:
+    """CSS heading the page's error toasts in the page's language. Gradio's toast heads every message
+    with its type, "Error", in English (a gr.Error's `title` reaches its modal, not its toast); in another
+    language (page.js marks it on the root element: `data-dv-lang`) that word gives way to the language's own."""
+    rules = []
+    for lang in LANGS:
+        if lang != REFERENCE:
+            shown = f'html[data-dv-lang="{lang}"] .toast-title.error'
+            heading = json.dumps(t("err_title", lang), ensure_ascii=False)  # a CSS string: UTF-8, quotes escaped
+            rules.append(f"{shown} {{ font-size: 0; }}\n"
+                         f"{shown}::before {{ content: {heading}; font-size: var(--text-lg); }}")
+    return "\n".join(rules)

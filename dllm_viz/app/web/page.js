@@ -97,7 +97,7 @@ function load() {
 function follow(value, pending) {
   if (!value || !value.ref) return;
   dv.lang = value.lang || "en";  // the page's language: the views are written in it
-  document.documentElement.dataset.dvLang = dv.lang;  // and Gradio's error toasts headed in it (errors.toast_heading_css)
+  document.documentElement.dataset.dvLang = dv.lang;  // and Gradio's error toasts headed in it (palette.toast_heading_css)
   const entry = dvRead(value.ref);
   if (!pending) dv.asked = value.ref;
   if (entry.state === "done") { if (dv.asked === value.ref) showDone(value, entry); return; }
