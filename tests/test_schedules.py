@@ -41,6 +41,27 @@ def test_fixed_steps_follows_llada_rule():
     assert sum(q("fixed_steps", block_step=s, steps_per_block=7) for s in range(7)) == 16
 
 
+def test_fixed_steps_makes_its_split_once_per_set_of_rows():
+    # The split of a block (masks per step, steps that take one more) depends on the rows' parameters only:
+    # made at the first step, read by the next ones while the same parameter tensors come back.
+    from dataclasses import replace
+
+    from dllm_viz.core.rules import fixed_steps
+
+    made = []
+    split = fixed_steps._split
+    fixed_steps._split = lambda *a: made.append(a) or split(*a)
+    try:
+        first = batch(k=[4, 4], top_k=[8, 8], min_k=[1, 1], block_step=[0, 0], block_size=[16, 8],
+                      steps_per_block=[5, 3], eligible=[16, 8], above=[0, 0])
+        counts = [fixed_steps.quota(replace(first, block_step=torch.tensor([s, s]))).tolist() for s in range(5)]
+        assert counts == [[4, 3], [3, 3], [3, 2], [3, 2], [3, 2]] and len(made) == 1
+        fixed_steps.quota(replace(first, block_size=torch.tensor([16, 9])))  # other rows' parameters: made again
+        assert len(made) == 2 and made[1][0].tolist() == [16, 9]
+    finally:
+        fixed_steps._split = split
+
+
 def test_threshold_takes_at_least_min_k_and_at_most_eligible():
     assert q("threshold", above=0, min_k=2) == 2
     assert q("threshold", above=9) == 9

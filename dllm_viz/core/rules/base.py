@@ -158,12 +158,21 @@ class Columns:
 
     def __init__(self, values: dict[str, torch.Tensor], distinct: dict[str, frozenset]) -> None:
         self._values, self._distinct = values, distinct
+        self._made: dict[str, tuple[tuple[torch.Tensor, ...], Any]] = {}  # `once`: key -> (inputs, value)
 
     def __getattr__(self, name: str) -> torch.Tensor:
         try:
             return self.__dict__["_values"][name]
         except KeyError:
             raise AttributeError(f"no knob column {name!r}") from None
+
+    def once(self, key: str, inputs: tuple[torch.Tensor, ...], make: Callable[..., Any]) -> Any:
+        """`make(*inputs)`, made once for these rows: kept while the very same `inputs` come back (a step's
+        `QuotaInputs` fields that are the rows' parameters, not their state)."""
+        held = self._made.get(key)
+        if held is None or len(held[0]) != len(inputs) or any(a is not b for a, b in zip(held[0], inputs)):
+            held = self._made[key] = (inputs, make(*inputs))
+        return held[1]
 
     def distinct(self, name: str) -> frozenset:
         return self._distinct.get(name, frozenset())

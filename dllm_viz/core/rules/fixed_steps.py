@@ -26,9 +26,14 @@ def _per_block(value: int | None, config) -> str | None:
 
 
 def quota(q: QuotaInputs) -> torch.Tensor:
-    base = torch.div(q.block_size, q.steps_per_block, rounding_mode="floor")  # (the C op: `//` wraps it in Python)
-    remainder = q.block_size % q.steps_per_block
+    base, remainder = q.knobs.once("fixed_steps", (q.block_size, q.steps_per_block), _split)  # (A,) each
     return base + (q.block_step < remainder)  # (a long plus a bool: long)
+
+
+def _split(block_size: torch.Tensor, steps_per_block: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`(A,)` each: the masks every step of a block confirms, and the number of early steps that confirm one more."""
+    base = torch.div(block_size, steps_per_block, rounding_mode="floor")  # (the C op: `//` wraps it in Python)
+    return base, block_size % steps_per_block
 
 
 RULE = Schedule(
