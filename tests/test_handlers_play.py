@@ -146,6 +146,41 @@ def test_a_renoising_trace_file_and_a_moved_one_open_without_the_model(pg, runne
     assert runner.calls == []
 
 
+def test_an_upload_by_the_pages_own_handle_is_read_as_soon_as_it_is_parsed(pg, runner, tmp_path):
+    """The page draws the upload's handle and reads it at once (start.js `__dvNewUpload`): the read waits for
+    the trace and gets the same chunks as a read after the answer; a refused file ends the waiting read at
+    once (gone), not after the store's wait; a malformed handle is drawn anew."""
+    import asyncio
+
+    from dllm_viz.app.handlers.traces import new_handle
+
+    trace = pg.play.decode(prompt="the ", lang="en", **widgets(seed=3)).trace
+    path = pg.play.export(trace=trace).download
+    name, got = new_handle(), []
+    reader = threading.Thread(target=lambda: got.append(read_all(pg, "s", name)))
+    reader.start()
+    time.sleep(0.1)
+    assert got == []  # waiting for it
+    loaded = pg.play.upload(upload=path, lang="en", session="s", ref=name)
+    reader.join(timeout=10)
+    assert loaded.trace.handle == name and loaded.canvas["ref"] == name
+    assert got[0]["state"] == "done" and got[0] == read_all(pg, "s", name)
+    assert pg.play.upload(upload=path, lang="en", session="s", ref="not a handle").trace.handle != "not a handle"
+    bad, name = tmp_path / "bad.json", new_handle()
+    bad.write_text("{")
+
+    async def refused() -> tuple[str, float]:
+        start = time.monotonic()
+        waiting = asyncio.ensure_future(pg.traces.read("s", name, 0, timeout=10.0))
+        await asyncio.sleep(0.1)
+        with pytest.raises(ValueError, match="does not parse"):
+            pg.play.upload(upload=str(bad), lang="en", session="s", ref=name)
+        return await waiting, time.monotonic() - start
+
+    answer, seconds = asyncio.run(refused())
+    assert json.loads(answer)["state"] == "gone" and seconds < 2.0
+
+
 def test_upload_rejects_bad_files(pg, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')

@@ -27,6 +27,9 @@ NEW_REF_JS = "(...args) => (window.__dvNewRef ? window.__dvNewRef(args, 4, %s) :
 # The same for a compare (a lesson's click, `kind` "lesson:KEY", or Compare's run, "compare"): both sides'
 # handles drawn into its `cmp_ref` input (the last), read at once, and the compare started (`dv_start`).
 PAIR_JS = "(...args) => (window.__dvNewPair ? window.__dvNewPair(args, args.length - 1, %s) : args)"
+# The same for an uploaded trace file: its handle drawn into the event's `ref` input (the last), and the page
+# reads it at once (the read waits for the server to have it), so the canvas is drawn before Gradio's answer.
+UPLOAD_JS = "(...args) => (window.__dvNewUpload ? window.__dvNewUpload(args, args.length - 1) : args)"
 
 
 async def session_of(request: gr.Request) -> str | None:

@@ -60,7 +60,7 @@ from dllm_viz.app.handlers.outputs import (
     SweepShown,
     values_of,
 )
-from dllm_viz.app.page_server import PAIR_JS, compare_inputs, decode_inputs, lesson_inputs, new_ref_js, read_traces
+from dllm_viz.app.page_server import PAIR_JS, UPLOAD_JS, compare_inputs, decode_inputs, lesson_inputs, new_ref_js, read_traces
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS, toast_heading_css
@@ -278,10 +278,12 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
              **QUIET)
 
     # Traces in and out: each file parsed once, no model call; the page reads the trace by its handle.
-    for trigger, fn, source, asked in ((p.example.input, play.example, p.example, ()),
-                                       (p.upload.upload, play.upload, p.upload, ("session",))):
-        loaded = wire(p, trigger, fn, ins=(source, p.lang), out=Loaded, request=asked, show_progress="minimal",
-                      show_progress_on=[p.canvas])
+    # An upload's handle is drawn by the page (`UPLOAD_JS`), which reads the trace as soon as the server has it.
+    for trigger, fn, ins, asked, js in ((p.example.input, play.example, (p.example, p.lang), (), None),
+                                        (p.upload.upload, play.upload, (p.upload, p.lang, p.ref), ("session",),
+                                         UPLOAD_JS)):
+        loaded = wire(p, trigger, fn, ins=ins, out=Loaded, request=asked, show_progress="minimal",
+                      show_progress_on=[p.canvas], js=js)
         wire(p, ranges_after(p, pg, loaded.success), play.export, ins=(p.trace,), out=Exported, **QUIET)
     wire_takeout(p, pg)
 

@@ -403,9 +403,20 @@ class PlayHandlers:
         return Loaded(knobs=knobs_of(trace.config), prompt=prompt_text(trace), trace=shown, banner="",
                       model_pick=pick, model_prompts=prompts, **first)
 
-    def upload(self, *, upload: str | None, lang: str, session: str | None = None) -> Loaded:
-        """Replay an uploaded trace file: parsed once, shown without the model."""
-        return self.load_trace(self.traces.add(session, read_trace_file(upload, lang), later=True), lang=lang)
+    def upload(self, *, upload: str | None, lang: str, session: str | None = None, ref: Any = None) -> Loaded:
+        """Replay an uploaded trace file: parsed once, shown without the model. `ref`: the handle the page drew
+        for it (its read already waits for it)."""
+        try:
+            trace = read_trace_file(upload, lang)
+        except ValueError:
+            self.traces.refuse(session, ref)  # the page's read of it stops waiting
+            raise
+        shown = self.traces.add(session, trace, later=True, handle=ref)
+        loaded = self.load_trace(shown, lang=lang)
+        entry = self.traces.entry(session, shown.handle)
+        if entry is not None:
+            settle([entry])  # a page reading it draws its views before Gradio's update of the widgets reaches it
+        return loaded
 
     def example(self, *, example: str, lang: str) -> Loaded:
         if example not in self.examples:

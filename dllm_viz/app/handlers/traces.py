@@ -209,14 +209,16 @@ class TraceStore:
         self._public[handle] = finished(trace)
         return Shown(handle, trace)
 
-    def add(self, session: str | None, trace: Trace, *, later: bool = False) -> Shown:
+    def add(self, session: str | None, trace: Trace, *, later: bool = False, handle: Any = None) -> Shown:
         """A finished trace shown to `session` (uploaded, an example, a Compare side). `later`: its chunks
         are made on a thread of their own while the caller answers (an upload: the page asks for them as
-        Gradio's update reaches it), counted against the bounds from the next trace kept on."""
+        Gradio's update reaches it, or sooner, by the page's own `handle`, when it names a well-formed one),
+        counted against the bounds from the next trace kept on."""
+        named = handle if isinstance(handle, str) and HANDLE.fullmatch(handle) else None
         if not later:
-            return Shown(self._keep(session, finished(trace)), trace)
+            return Shown(self._keep(session, finished(trace), named), trace)
         entry = Entry(wire.encoder_for(trace))
-        handle = self._keep(session, entry)
+        handle = self._keep(session, entry, named)
         threading.Thread(target=_finish, args=(entry, trace), daemon=True, name="dllm-viz-encode").start()
         return Shown(handle, trace)
 
@@ -241,6 +243,14 @@ class TraceStore:
         for loop, future in waiters:  # reads that came before the decode did
             loop.call_soon_threadsafe(_resolve, future)
         return handle
+
+    def refuse(self, session: str | None, handle: Any) -> None:
+        """The reads waiting for `handle` (the page named it for a trace that will not come: an upload
+        refused) answer now, as gone."""
+        with self._lock:
+            waiters = self._expected.get(session or "", {}).pop(handle, []) if isinstance(handle, str) else []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
 
     def _count(self, entry: Entry, chars: int) -> None:
         """A held entry grew by `chars` (a decode's step)."""

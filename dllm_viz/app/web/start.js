@@ -101,6 +101,16 @@ if (!window.__dvReleasing) {
   ["input", "change"].forEach((kind) => document.addEventListener(kind, touched, true));
 }
 
+// An uploaded trace file: read by the handle drawn here as soon as the server has parsed it, and shown then
+// (as its event's answer would show it: the end, the first position selected), before Gradio's answer comes.
+window.__dvNewUpload = (args, at) => {
+  const v = window.__dv, out = [...args];
+  if (!v || !v.follow || window.__dvUploadLate) return out;  // (__dvUploadLate: benches compare without it)
+  out[at] = newHandle();
+  v.follow({ref: out[at], lang: v.lang, live: false, frame: null, selected: 0, autoplay: false}, false);
+  return out;
+};
+
 // A compare: both sides read and painted as their steps come.
 window.__dvNewPair = (args, at, kind) => {
   const refs = [newHandle(), newHandle()], out = started(refs, args, at, null, kind);
