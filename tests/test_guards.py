@@ -108,7 +108,7 @@ def test_sessions_expire_and_are_capped_by_gradio_itself(tmp_path, trace_file):
             sessions = [RawSession(url, client) for _ in range(3)]
             refs = []
             for s in sessions:
-                assert s.call(upload, [s.upload(trace_file), "en"])["success"]
+                assert s.call(upload, [s.upload(trace_file), "en", ""])["success"]  # "": the server draws the handle
                 refs.append(weakref.ref(held_traces(demo, s)[0]))
         gc.collect()
         assert refs[0]() is None and held_traces(demo, sessions[0]) == []  # the capacity: the oldest went
