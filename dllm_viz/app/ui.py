@@ -60,7 +60,8 @@ from dllm_viz.app.handlers.outputs import (
     SweepShown,
     values_of,
 )
-from dllm_viz.app.page_server import PAIR_JS, UPLOAD_JS, compare_inputs, decode_inputs, lesson_inputs, new_ref_js, read_traces
+from dllm_viz.app.page_server import (PAIR_JS, UPLOAD_JS, compare_inputs, decode_inputs, lesson_inputs, new_ref_js,
+                                      read_traces)
 from dllm_viz.app.views import web
 from dllm_viz.app.layout.page import Labels, Page
 from dllm_viz.app.views.palette import PAGE_CSS, toast_heading_css
