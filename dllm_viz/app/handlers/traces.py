@@ -12,9 +12,9 @@ public ones). What the store holds is bounded: `PER_SESSION` traces per session,
 sessions, `MAX_CHARS` characters of chunks in all; past a bound the least recently used go first.
 A decode in progress is an `Entry` that grows as its steps come (`add`, from the decode's thread);
 a read of it waits (at most `WAIT_SECONDS`) until there is something new, so the page sees each step
-as soon as it is computed. The page may name a decode's handle itself, in the event that starts it
-(128 random bits it drew): its read can then wait for the decode before the event reaches the
-server, within its own session (`MAX_EXPECTED` such reads at once).
+as soon as it is computed. The page may name a decode's (or an uploaded file's) handle itself, in the
+event that starts it (128 random bits it drew): its read can then wait for the trace before the event
+reaches the server, within its own session (`MAX_EXPECTED` such reads at once).
 """
 from __future__ import annotations
 
