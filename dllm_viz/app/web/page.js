@@ -237,6 +237,7 @@ function drawCompareFigures(lang) {
     draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d)), "compare");
     draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
     draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
+    if (dv.pairDrawn) dv.pairDrawn([a.__dvRef, b.__dvRef]);  // the pair's event may come now (start.js)
   });
 }
 

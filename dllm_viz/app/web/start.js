@@ -21,11 +21,13 @@ const newHandle = () => {  // 128 random bits, URL-safe (traces.HANDLE)
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 };
 
-const started = (refs, args, at, shown, kind) => {
+// `answered(why)`: the server's answer (null once started, else why not; "lost" when it never came).
+const started = (refs, args, at, shown, kind, answered = () => {}) => {
   const out = [...args], v = window.__dv;
   out[at] = refs.join(" ");
   performance.mark("dv-start");  // timed by bench/ui_bench.py
-  if (v.server && v.server.dv_start) v.server.dv_start(refs[0], out, shown, kind).catch(() => {});
+  if (v.server && v.server.dv_start) v.server.dv_start(refs[0], out, shown, kind).then(answered, () => answered("lost"));
+  else answered("no server");
   return out;
 };
 
@@ -111,13 +113,27 @@ window.__dvNewUpload = (args, at) => {
   return out;
 };
 
-// A compare: both sides read and painted as their steps come.
+// A compare: both sides read and painted as their steps come. Its event waits in the page (Gradio awaits the
+// promise this returns) until the pair's figures are drawn (page.js: `dv.pairDrawn`), so Gradio's own work for
+// the event (a long task as it makes it, its updates of the page) never takes the page's time from the decode
+// and its figures; the event then adopts the finished compare. It waits at most PAIR_HOLD_MS (a slow decode:
+// the lesson's text comes meanwhile), and not at all once the start is refused or a side ends without a
+// trace (the event then decodes, or reports, itself).
+const PAIR_HOLD_MS = 1500;
 window.__dvNewPair = (args, at, kind) => {
-  const refs = [newHandle(), newHandle()], out = started(refs, args, at, null, kind);
+  const refs = [newHandle(), newHandle()], v = window.__dv;
+  let go = null;
+  const held = new Promise((done) => { go = done; });
+  const out = started(refs, args, at, null, kind, (why) => { if (why) go(); });
   ["a", "b"].forEach((side, i) => {
-    const el = document.querySelector(`[data-dv-side="${side}"]`), value = {ref: refs[i], side, lang: window.__dv.lang, live: true};
+    const el = document.querySelector(`[data-dv-side="${side}"]`), value = {ref: refs[i], side, lang: v.lang, live: true};
     if (el && window.__dvSide) window.__dvSide(el, {value}, side);
   });
-  return out;
+  const entries = refs.map((ref) => v.traces && v.traces.get(ref));
+  if (entries.some((e) => !e) || !v.server || !v.server.dv_start) return out;
+  v.pairDrawn = (drawn) => { if (drawn.join(" ") === refs.join(" ")) go(); };
+  Promise.all(entries.map((e) => e.promise)).then((states) => { if (states.some((s) => s !== "done")) go(); });
+  setTimeout(go, PAIR_HOLD_MS);
+  return held.then(() => out);
 };
 })();
