@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dllm_viz import DecodeConfig, decode
-from dllm_viz.app.handlers.traces import TraceStore
+from dllm_viz.app.handlers.traces import TraceStore, new_handle
 from dllm_viz.app.views import wire
 from tests.ui_model import make_text_model
 
@@ -174,3 +174,44 @@ def test_a_stored_trace_is_held_as_its_chunks_only_and_a_closed_pages_go():
     assert alive() is None and store.entry("s", shown).state == "done"
     store.release("s")
     assert store.entry("s", shown) is None
+
+
+def test_a_compares_sides_read_together_answer_both_as_their_steps_come(traces):
+    """`read_together`: one answer for both sides once one has news and the other has caught up (they step in
+    one batch); a side with nothing new by then answers "live" with no chunks; each side's chunks are what its
+    own `read` gives; malformed asks read as an empty list."""
+    from dllm_viz.app.handlers.traces import MAX_TOGETHER, TOGETHER_SECONDS
+
+    ta, tb = traces[0], traces[1]
+    store = TraceStore()
+    (ha, ea), (hb, eb) = (store.live("s", wire.encoder_for(tr)) for tr in (ta, tb))
+
+    def together(asks, timeout=5.0) -> list:
+        return json.loads(asyncio.run(store.read_together("s", asks, timeout=timeout)))
+
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(together([[ha, 0], [hb, 0]])))
+    reader.start()
+    time.sleep(0.1)
+    assert got == []  # nothing yet: it waits
+    ea.add(ta.steps[0])
+    eb.add(tb.steps[0])
+    reader.join(timeout=5)
+    assert [(len(x["chunks"]), x["state"], x["next"]) for x in got[0]] == [(1, "live", 1), (1, "live", 1)]
+    ea.add(ta.steps[1])  # B has nothing new: it answers live, empty, where it was
+    start = time.monotonic()
+    first, second = together([[ha, 1], [hb, 1]])
+    assert (len(first["chunks"]), second, first["next"]) == (1, {"chunks": [], "state": "live", "next": 1}, 2)
+    assert time.monotonic() - start < 1.0 and TOGETHER_SECONDS < 0.1
+    ea.finish(ta)
+    eb.finish(tb)
+    ends = together([[ha, 2], [hb, 1]])
+    assert [x["state"] for x in ends] == ["done", "done"]
+    for (handle, start), answer in zip([(ha, 2), (hb, 1)], ends):
+        assert answer == read(store, "s", handle, start)
+    assert together([[ha, 0]])[0] == read(store, "s", ha)  # one side alone, as `read`
+    assert together([[new_handle(), 0]], timeout=0.05)[0]["state"] == "gone"
+    other = json.loads(asyncio.run(store.read_together("t", [[ha, 0]], timeout=0.05)))
+    assert other[0]["state"] == "gone"  # another session's
+    for bad in ([], "x", [[ha]], [[ha, 0]] * (MAX_TOGETHER + 1), None):
+        assert together(bad) == []

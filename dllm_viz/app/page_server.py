@@ -109,7 +109,8 @@ class DecodeInputs:
 def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: CompareHandlers | None = None,
                 page_of: Callable[[], Any] = lambda: None) -> list[Callable[..., Any]]:
     """The canvas's server functions. `dv_read(handle, start)`: the page reads a trace by its handle,
-    the chunks from `start` on (`TraceStore.read`), as JSON written once. `dv_shown(handles)`: the
+    the chunks from `start` on (`TraceStore.read`), as JSON written once; `dv_read_pair([[handle, start], ...])`
+    reads a compare's sides in one request (`TraceStore.read_together`). `dv_shown(handles)`: the
     page has drawn every view of those traces (`TraceStore.drawn`). `dv_start(handle, args, shown, kind)`:
     what an event of `kind` ("play": a decode, `PlayHandlers.start`; "lesson:KEY", "compare": a compare,
     `CompareHandlers.start`) with inputs `args` asks for starts now, under the handles the page drew,
@@ -120,6 +121,10 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
     async def dv_read(data: Any, request: gr.Request) -> Response:
         handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
         return Response(await store.read(await session_of(request), handle, start), media_type="application/json")
+
+    async def dv_read_pair(data: Any, request: gr.Request) -> Response:
+        asks = data[0] if isinstance(data, list) and len(data) == 1 else data
+        return Response(await store.read_together(await session_of(request), asks), media_type="application/json")
 
     async def dv_shown(data: Any, request: gr.Request) -> bool:
         handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data
@@ -142,4 +147,4 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
             return compare.start(session=session, lesson=lesson if kind == "lesson" else None, **named)
         return "not started"
 
-    return [dv_read, dv_shown, dv_start]
+    return [dv_read, dv_read_pair, dv_shown, dv_start]

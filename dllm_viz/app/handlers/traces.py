@@ -38,6 +38,8 @@ WAIT_SECONDS = 10.0  # the longest a read of a decode in progress waits for its 
 HANDLE_BYTES = 16
 HANDLE = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 bytes in URL-safe base64: what `new_handle` and the page make
 MAX_EXPECTED = 4  # reads a session may hold open for a handle its page made and no decode has yet
+MAX_TOGETHER = 4  # traces one read may ask for together (`read_together`: a compare's two sides)
+TOGETHER_SECONDS = 0.01  # how long such a read waits for the others' news once one trace has some
 STATES = ("live", "done", "stopped", "failed")
 
 
@@ -144,6 +146,9 @@ class Entry:
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             pass
+        finally:  # timed out or cancelled (`read_together`): nothing wakes it any more
+            with self._lock:
+                self._waiters = [w for w in self._waiters if w[1] is not future]
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -348,3 +353,21 @@ class TraceStore:
         if state != "live":
             entry.delivered.set()
         return f'{{"chunks":[{",".join(chunks)}],"state":"{state}","next":{start + len(chunks)}}}'
+
+    async def read_together(self, session: str | None, asks: Any, *, timeout: float | None = None) -> str:
+        """`read` of several traces at once (`asks`: [handle, start] pairs; a compare's sides, which step
+        together): a JSON list of their answers, once one has something new (or after `timeout`) and the
+        others have had `TOGETHER_SECONDS` more to catch up; one with nothing new by then answers "live"
+        with no chunks (the page asks again). Malformed asks read as `[]`."""
+        if (not isinstance(asks, list) or not 0 < len(asks) <= MAX_TOGETHER
+                or not all(isinstance(a, list) and len(a) == 2 for a in asks)):
+            return "[]"
+        reads = [asyncio.ensure_future(self.read(session, handle, start, timeout=timeout)) for handle, start in asks]
+        _, pending = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=TOGETHER_SECONDS)
+        for task in pending:
+            task.cancel()
+        late = '{"chunks":[],"state":"live","next":%d}'
+        return "[" + ",".join(late % start if task in pending else task.result()
+                              for task, (_, start) in zip(reads, asks)) + "]"

@@ -26,7 +26,9 @@ const started = (refs, args, at, shown, kind, answered = () => {}) => {
   const out = [...args], v = window.__dv;
   out[at] = refs.join(" ");
   performance.mark("dv-start");  // timed by bench/ui_bench.py
-  if (v.server && v.server.dv_start) v.server.dv_start(refs[0], out, shown, kind).then(answered, () => answered("lost"));
+  if (v.server && v.server.dv_start) {
+    v.server.dv_start(refs[0], out, shown, kind).then(answered, () => answered("lost"));
+  }
   else answered("no server");
   return out;
 };
@@ -125,8 +127,10 @@ window.__dvNewPair = (args, at, kind) => {
   let go = null;
   const held = new Promise((done) => { go = done; });
   const out = started(refs, args, at, null, kind, (why) => { if (why) go(); });
+  if (v.readPair) v.readPair(refs);  // both sides in one request each time
   ["a", "b"].forEach((side, i) => {
-    const el = document.querySelector(`[data-dv-side="${side}"]`), value = {ref: refs[i], side, lang: v.lang, live: true};
+    const el = document.querySelector(`[data-dv-side="${side}"]`);
+    const value = {ref: refs[i], side, lang: v.lang, live: true};
     if (el && window.__dvSide) window.__dvSide(el, {value}, side);
   });
   const entries = refs.map((ref) => v.traces && v.traces.get(ref));
