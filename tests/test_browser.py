@@ -10,6 +10,7 @@ CI installs chromium and a CJK font (`scripts/test-deps.sh`).
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -330,6 +331,31 @@ def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
     a = page.locator("#dv-cmp-heat-a .js-plotly-plot").bounding_box()
     b = page.locator("#dv-cmp-heat-b .js-plotly-plot").bounding_box()
     assert a["height"] == b["height"]
+
+
+def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_figures(page):
+    """The page reads a compare's two sides in one request each time (`dv_read_pair`), never one by one, and
+    holds the click's Gradio event until the pair's figures are drawn (`dv_shown` goes first): Gradio's work
+    for the event never takes the page's time from the compare and its figures."""
+    wait_played_out(page)
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_timeout(300)
+    sent: list[str] = []
+
+    def record(req) -> None:
+        if "/queue/join" in req.url:
+            sent.append("join")
+        elif "/component_server" in req.url:
+            sent.append(json.loads(req.post_data or "{}").get("fn_name", "?"))
+
+    page.on("request", record)
+    page.locator("#dv-lesson-staged").click()
+    page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.length > 0",
+                           timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    page.remove_listener("request", record)
+    assert "dv_read_pair" in sent and "dv_read" not in sent, sent
+    assert sent.count("join") == 1 and sent.index("dv_shown") < sent.index("join"), sent
 
 
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):

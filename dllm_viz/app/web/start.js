@@ -120,12 +120,14 @@ window.__dvNewUpload = (args, at) => {
 // the event (a long task as it makes it, its updates of the page) never takes the page's time from the decode
 // and its figures; the event then adopts the finished compare. It waits at most PAIR_HOLD_MS (a slow decode:
 // the lesson's text comes meanwhile), and not at all once the start is refused or a side ends without a
-// trace (the event then decodes, or reports, itself).
+// trace (the event then decodes, or reports, itself), nor once another compare is clicked.
 const PAIR_HOLD_MS = 1500;
 window.__dvNewPair = (args, at, kind) => {
   const refs = [newHandle(), newHandle()], v = window.__dv;
   let go = null;
   const held = new Promise((done) => { go = done; });
+  if (v.pairHeld) v.pairHeld();  // an earlier click's event goes first: the events keep the clicks' order
+  v.pairHeld = go;
   const out = started(refs, args, at, null, kind, (why) => { if (why) go(); });
   if (v.readPair) v.readPair(refs);  // both sides in one request each time
   ["a", "b"].forEach((side, i) => {
