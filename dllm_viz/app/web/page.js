@@ -82,46 +82,8 @@ function keepFew(refs) {
     if (e.state !== "live" && !refs.includes(old)) dv.traces.delete(old);
   }
 }
+dv.keepFew = keepFew;
 
-// A compare's sides, read together (`dv_read_pair`: one request, one answer for both, as their decode steps
-// them in one batch), each an entry of `dv.traces` as dvRead makes it; sides already known are read alone.
-function dvReadPair(refs) {
-  if (!dv.server.dv_read_pair || refs.some((ref) => dv.traces.has(ref))) return refs.map(dvRead);
-  const entries = refs.map(() => ({d: dvTraceNew(dv.theme), state: "live", listeners: new Set()})), ends = [];
-  entries.forEach((e) => { e.promise = new Promise((done) => ends.push(done)); });
-  (async () => {
-    const next = refs.map(() => 0);
-    let fails = 0;
-    for (let open = [0, 1]; open.length; open = open.filter((i) => entries[i].state === "live")) {
-      let r = null;
-      performance.mark("dv-read");  // timed by bench/ui_bench.py
-      try { r = await dv.server.dv_read_pair(open.map((i) => [refs[i], next[i]])); } catch (err) { r = null; }
-      performance.mark("dv-read-done");
-      if (!Array.isArray(r) || r.length !== open.length || !r.every((x) => x && Array.isArray(x.chunks))) {
-        if (++fails > 8) { open.forEach((i) => { entries[i].state = "gone"; }); break; }  // a lost request: again
-        await sleep(50 * fails);
-        continue;
-      }
-      fails = 0;
-      open.forEach((i, k) => {
-        for (const chunk of r[k].chunks) dvTraceAdd(entries[i].d, chunk);
-        next[i] = r[k].next;
-        entries[i].state = r[k].state;
-      });
-      performance.mark("dv-trace-added");
-      open.forEach((i, k) => { if (r[k].chunks.length) entries[i].listeners.forEach((f) => f(entries[i])); });
-      open.filter((i) => entries[i].state !== "live").forEach((i) => {  // this side ended: its views may come
-        entries[i].listeners.clear();
-        ends[i](entries[i].state);
-      });
-    }
-    entries.forEach((e, i) => { e.listeners.clear(); ends[i](e.state); });
-  })();
-  refs.forEach((ref, i) => dv.traces.set(ref, entries[i]));
-  keepFew(refs);
-  return entries;
-}
-dv.readPair = dvReadPair;
 
 // The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
 // banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them.

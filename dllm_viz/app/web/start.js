@@ -115,6 +115,40 @@ window.__dvNewUpload = (args, at) => {
   return out;
 };
 
+// A compare's sides, read together (`dv_read_pair`: one request, one answer for both, as their decode steps
+// them in one batch), each an entry of the page's `traces` as page.js's dvRead makes it (which then finds it).
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+function readPair(v, refs) {
+  if (!v.server.dv_read_pair || refs.some((ref) => v.traces.has(ref))) return;  // each side read alone
+  const entries = refs.map(() => ({d: dvTraceNew(v.theme), state: "live", listeners: new Set()})), ends = [];
+  entries.forEach((e) => { e.promise = new Promise((done) => ends.push(done)); });
+  const end = (i) => { entries[i].listeners.clear(); ends[i](entries[i].state); };  // its views may come
+  (async () => {
+    const next = refs.map(() => 0);
+    let fails = 0;
+    for (let open = [0, 1]; open.length; open = open.filter((i) => entries[i].state === "live")) {
+      let r = null;
+      try { r = await v.server.dv_read_pair(open.map((i) => [refs[i], next[i]])); } catch (err) { r = null; }
+      if (!Array.isArray(r) || r.length !== open.length || !r.every((x) => x && Array.isArray(x.chunks))) {
+        if (++fails > 8) { open.forEach((i) => { entries[i].state = "gone"; }); break; }  // a lost request: again
+        await sleep(50 * fails);
+        continue;
+      }
+      fails = 0;
+      open.forEach((i, k) => {
+        for (const chunk of r[k].chunks) dvTraceAdd(entries[i].d, chunk);
+        next[i] = r[k].next;
+        entries[i].state = r[k].state;
+      });
+      open.forEach((i, k) => { if (r[k].chunks.length) entries[i].listeners.forEach((f) => f(entries[i])); });
+      open.filter((i) => entries[i].state !== "live").forEach(end);
+    }
+    entries.forEach((_, i) => end(i));
+  })();
+  refs.forEach((ref, i) => v.traces.set(ref, entries[i]));
+  if (v.keepFew) v.keepFew(refs);
+}
+
 // A compare: both sides read and painted as their steps come. Its event waits in the page (Gradio awaits the
 // promise this returns) until the pair's figures are drawn (page.js: `dv.pairDrawn`), so Gradio's own work for
 // the event (a long task as it makes it, its updates of the page) never takes the page's time from the decode
@@ -129,7 +163,7 @@ window.__dvNewPair = (args, at, kind) => {
   if (v.pairHeld) v.pairHeld();  // an earlier click's event goes first: the events keep the clicks' order
   v.pairHeld = go;
   const out = started(refs, args, at, null, kind, (why) => { if (why) go(); });
-  if (v.readPair) v.readPair(refs);  // both sides in one request each time
+  if (v.server && v.traces) readPair(v, refs);  // both sides in one request each time
   ["a", "b"].forEach((side, i) => {
     const el = document.querySelector(`[data-dv-side="${side}"]`);
     const value = {ref: refs[i], side, lang: v.lang, live: true};
