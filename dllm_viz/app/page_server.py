@@ -123,7 +123,8 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
         return Response(await store.read(await session_of(request), handle, start), media_type="application/json")
 
     async def dv_read_pair(data: Any, request: gr.Request) -> Response:
-        asks = data[0] if isinstance(data, list) and len(data) == 1 else data
+        one = isinstance(data, list) and len(data) == 1 and isinstance(data[0], list)  # the call's one argument
+        asks = data[0] if one and all(isinstance(a, list) for a in data[0]) else data
         return Response(await store.read_together(await session_of(request), asks), media_type="application/json")
 
     async def dv_shown(data: Any, request: gr.Request) -> bool:
