@@ -79,9 +79,11 @@ function dvRead(ref) {
 }
 
 // The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
-// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them.
+// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them; and
+// the event held for such a decode (start.js) goes now.
 function tellDrawn(refs) {
   if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
+  refs.forEach((ref) => { const go = window.__dvHolds && window.__dvHolds.get(ref); if (go) go(); });
 }
 
 // ----- the Playground's canvas value -----------------------------------------------------------------
