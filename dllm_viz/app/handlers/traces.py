@@ -29,6 +29,7 @@ from typing import Any
 
 from dllm_viz.app.handlers.asking import Waiting
 from dllm_viz.app.views import wire
+from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import StepRecord, Trace
 
 PER_SESSION = 8  # the playground's trace, the one before it (Stop brings it back), a live one, a compare pair, ...
@@ -38,6 +39,7 @@ WAIT_SECONDS = 10.0  # the longest a read of a decode in progress waits for its 
 HANDLE_BYTES = 16
 HANDLE = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 bytes in URL-safe base64: what `new_handle` and the page make
 MAX_EXPECTED = 4  # reads a session may hold open for a handle its page made and no decode has yet
+END_SECONDS = 0.03  # a read that brings a decode's last planned step waits at most this long for its end too
 STATES = ("live", "done", "stopped", "failed")
 
 
@@ -64,6 +66,7 @@ class Entry:
     def __init__(self, encoder: wire.Encoder) -> None:
         self.encoder: wire.Encoder | None = encoder  # None once finished
         self.config = encoder.config  # what it decodes (a page that starts a decode fits its widgets against it)
+        self.planned = planned_steps(encoder.config)  # its steps, where the schedule says (None: the model decides)
         self.chunks: list[str] = []
         self.chars = 0
         self.state = "live"
@@ -128,6 +131,11 @@ class Entry:
         self._push(None, state)
         self.encoder = None
 
+    def at_last_step(self) -> bool:
+        """Whether the decode has sent the steps its schedule plans and not its end yet (which follows at once)."""
+        encoder, planned = self.encoder, self.planned
+        return self.state == "live" and encoder is not None and planned is not None and encoder.sent >= planned
+
     def since(self, start: int) -> tuple[list[str], str]:
         with self._lock:
             return self.chunks[start:], self.state
@@ -143,7 +151,8 @@ class Entry:
         try:
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
-            pass
+            with self._lock:  # nothing came: no later chunk wakes it (its loop may be gone by then)
+                self._waiters = [w for w in self._waiters if w[1] is not future]
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -344,6 +353,8 @@ class TraceStore:
             return GONE
         entry.read.set()
         await entry.wait(start, timeout)
+        if entry.at_last_step():  # its end comes in the same answer: the page reads the finished trace one trip sooner
+            await entry.wait(len(entry.chunks), min(timeout, END_SECONDS))
         chunks, state = entry.since(start)
         if state != "live":
             entry.delivered.set()
