@@ -170,6 +170,21 @@ def adopted(page, starts, ref) -> bool:
     return [(slot.by_page, slot.adopted) for slot in started] == [(True, True)] and starts.pending() == 0
 
 
+def test_a_release_event_leaves_the_page_once_its_decode_is_drawn(page):
+    # Gradio's event for a decode the page started waits (start.js) until the page has drawn every view of it:
+    # Gradio's work for the event, in the page and on the server, never competes with the decode and its views.
+    wait_played_out(page)
+    z0 = page.evaluate(HEATMAP_Z)
+    page.evaluate("() => { performance.clearResourceTimings(); performance.clearMarks(); }")
+    release(page, "dv-temperature", 0.65)
+    page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
+    joined = "() => performance.getEntriesByType('resource').filter((e) => e.name.includes('/queue/join'))"
+    page.wait_for_function(f"() => ({joined})().length > 0", timeout=TIMEOUT_MS)
+    drawn, join = page.evaluate(f"""() => [performance.getEntriesByType('mark').filter((m) => m.name.startsWith('dv-drawn-'))
+      .map((m) => m.startTime), ({joined})().map((e) => e.startTime)]""")
+    assert len(drawn) >= 3 and len(join) == 1 and max(drawn) < join[0]
+
+
 def test_a_number_typed_into_a_slider_box_reruns(page):
     wait_played_out(page)
     z0 = page.evaluate(HEATMAP_Z)

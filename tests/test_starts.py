@@ -1,6 +1,7 @@
 """handlers/starts.py: a decode the page starts before its event comes, adopted by that event (one decode)."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -8,7 +9,8 @@ import pytest
 
 from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.playground import Playground
-from dllm_viz.app.handlers.starts import Starts
+from dllm_viz.app.handlers.starts import ADOPT_SECONDS, Starts
+from dllm_viz.app.views.web import WEB
 from dllm_viz.app.handlers.traces import new_handle
 from tests.ui_model import CountingRunner, held_after_first_step, widgets
 
@@ -280,3 +282,10 @@ def test_a_start_asking_a_masked_model_for_what_it_cannot_do_decodes_nothing(pic
         with pytest.raises(ValueError, match=says):  # its event reports the same, before anything starts
             pg.play.decode(prompt="a", lang="en", session="s1", model_pick="tiny", **widgets(**asked))
     assert masked.calls == [] and pg.seats.held() == 0
+
+
+def test_the_pages_hold_on_its_event_ends_well_inside_the_adopt_window():
+    # The page holds a decode event it started until its views are drawn, at most HOLD_MS (start.js); a start
+    # no event adopts within ADOPT_SECONDS is stopped, so a held event must still find its decode running.
+    hold_ms = int(re.search(r"const HOLD_MS = (\d+);", (WEB / "start.js").read_text(encoding="utf-8")).group(1))
+    assert hold_ms / 1000 + 1.5 <= ADOPT_SECONDS

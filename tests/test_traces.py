@@ -110,6 +110,29 @@ def test_a_read_of_a_decode_in_progress_answers_as_each_step_comes(traces):
     assert chunks[-1]["done"] == json.loads(wire.dumps([wire.done(tr)]))[0]
 
 
+def test_a_read_that_brings_the_last_planned_step_brings_the_end_that_follows_it(traces):
+    # The page reads the finished trace in one answer, not two: a read woken by the step the schedule plans last
+    # waits a moment (END_SECONDS) for the end; an end that does not come by then leaves the step alone.
+    tr = traces[0]
+    for pause, answer in ((0.005, (2, "done")), (0.3, (1, "live"))):
+        store = TraceStore()
+        handle, entry = store.live("s", wire.encoder_for(tr))
+        assert entry.planned == len(tr.steps) > 1
+        for rec in tr.steps[:-1]:
+            entry.add(rec)
+        start = read(store, "s", handle)["next"]
+
+        def last(pause=pause, entry=entry) -> None:  # the decode's thread: its last step, then its end
+            entry.add(tr.steps[-1])
+            time.sleep(pause)
+            entry.finish(tr)
+
+        threading.Timer(0.05, last).start()
+        got = read(store, "s", handle, start)
+        assert (len(got["chunks"]), got["state"]) == answer
+        time.sleep(pause + 0.1)
+
+
 def test_a_stopped_decode_reads_as_stopped_and_grows_no_more(traces):
     tr = traces[0]
     store = TraceStore()

@@ -29,6 +29,7 @@ from typing import Any
 
 from dllm_viz.app.handlers.asking import Waiting
 from dllm_viz.app.views import wire
+from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import StepRecord, Trace
 
 PER_SESSION = 8  # the playground's trace, the one before it (Stop brings it back), a live one, a compare pair, ...
@@ -40,6 +41,7 @@ HANDLE = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 bytes in URL-safe base64: what `
 MAX_EXPECTED = 4  # reads a session may hold open for a handle its page made and no decode has yet
 MAX_TOGETHER = 4  # traces one read may ask for together (`read_together`: a compare's two sides)
 TOGETHER_SECONDS = 0.01  # how long such a read waits for the others' news once one trace has some
+END_SECONDS = 0.03  # a read that brings a decode's last planned step waits at most this long for its end too
 STATES = ("live", "done", "stopped", "failed")
 
 
@@ -66,6 +68,7 @@ class Entry:
     def __init__(self, encoder: wire.Encoder) -> None:
         self.encoder: wire.Encoder | None = encoder  # None once finished
         self.config = encoder.config  # what it decodes (a page that starts a decode fits its widgets against it)
+        self.planned = planned_steps(encoder.config)  # its steps, where the schedule says (None: the model decides)
         self.chunks: list[str] = []
         self.chars = 0
         self.state = "live"
@@ -130,6 +133,11 @@ class Entry:
         self._push(None, state)
         self.encoder = None
 
+    def at_last_step(self) -> bool:
+        """Whether the decode has sent the steps its schedule plans and not its end yet (which follows at once)."""
+        encoder, planned = self.encoder, self.planned
+        return self.state == "live" and encoder is not None and planned is not None and encoder.sent >= planned
+
     def since(self, start: int) -> tuple[list[str], str]:
         with self._lock:
             return self.chunks[start:], self.state
@@ -146,7 +154,7 @@ class Entry:
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             pass
-        finally:  # timed out or cancelled (`read_together`): nothing wakes it any more
+        finally:  # timed out or cancelled (`read_together`): nothing wakes it any more (its loop may be gone)
             with self._lock:
                 self._waiters = [w for w in self._waiters if w[1] is not future]
 
@@ -349,6 +357,8 @@ class TraceStore:
             return GONE
         entry.read.set()
         await entry.wait(start, timeout)
+        if entry.at_last_step():  # its end comes in the same answer: the page reads the finished trace one trip sooner
+            await entry.wait(len(entry.chunks), min(timeout, END_SECONDS))
         chunks, state = entry.since(start)
         if state != "live":
             entry.delivered.set()

@@ -86,9 +86,13 @@ dv.keepFew = keepFew;
 
 
 // The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
-// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them.
+// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them; and
+// the event held for such a decode (start.js) goes once they are painted (its work in the page would
+// otherwise run in this task, before the paint).
 function tellDrawn(refs) {
   if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
+  const held = refs.map((ref) => window.__dvHolds && window.__dvHolds.get(ref)).filter(Boolean);
+  if (held.length) dvAfterPaint(() => held.forEach((go) => go()));
 }
 
 // ----- the Playground's canvas value -----------------------------------------------------------------

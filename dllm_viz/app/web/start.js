@@ -21,24 +21,46 @@ const newHandle = () => {  // 128 random bits, URL-safe (traces.HANDLE)
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 };
 
-// `answered(why)`: the server's answer (null once started, else why not; "lost" when it never came).
-const started = (refs, args, at, shown, kind, answered = () => {}) => {
+// The event's inputs with the handles drawn in, and `asked`: the server's answer (null once started, else why
+// not; "lost" when it never came).
+const started = (refs, args, at, shown, kind) => {
   const out = [...args], v = window.__dv;
   out[at] = refs.join(" ");
   performance.mark("dv-start");  // timed by bench/ui_bench.py
-  if (v.server && v.server.dv_start) {
-    v.server.dv_start(refs[0], out, shown, kind).then(answered, () => answered("lost"));
-  }
-  else answered("no server");
-  return out;
+  const asked = v.server && v.server.dv_start ? v.server.dv_start(refs[0], out, shown, kind).catch(() => "lost")
+    : Promise.resolve("not started");
+  return {out, asked};
 };
 
 // A decode: shown once its first step arrives (dv.pending), so a request that never runs never takes the canvas.
 const play = (args, at) => {
-  const ref = newHandle(), v = window.__dv, out = started([ref], args, at, v.shownRef || null, "play");
+  const ref = newHandle(), v = window.__dv, {out, asked} = started([ref], args, at, v.shownRef || null, "play");
   v.pending = ref;
   v.follow({ref, live: true, lang: v.lang}, true);
-  return {ref, args: out, t: performance.now()};
+  heldUntil(ref);  // an event held for an older decode of the page's goes now: this one is asked
+  return {ref, args: out, asked, t: performance.now()};
+};
+
+// The event of a decode the page started waits (Gradio awaits its js before it sends anything, and then makes
+// its long task of status updates, and the server its own work on the event loop) until the page has drawn
+// that decode's every view (page.js `tellDrawn`), or it ended without a trace, or a newer decode was asked,
+// or HOLD_MS passed: while it decodes and draws, neither takes a core from it. A decode the server did not
+// start (`asked` answered why not) is its event's to run: that event goes at once.
+const HOLD_MS = 3000;
+const holds = window.__dvHolds = window.__dvHolds || new Map();  // handle -> the release of its event
+function heldUntil(newer) {
+  for (const [ref, go] of holds) if (ref !== newer) go();
+}
+const hold = (early, out) => {
+  const v = window.__dv;
+  return early.asked.then((why) => (why !== null ? out : new Promise((done) => {
+    const go = () => { if (holds.get(early.ref) === go) holds.delete(early.ref); clearTimeout(timer); done(out); };
+    const timer = setTimeout(go, HOLD_MS);
+    holds.set(early.ref, go);
+    const entry = v.traces.get(early.ref);
+    if (!entry) go();
+    else entry.promise.then((state) => { if (state !== "done") go(); });
+  })));
 };
 
 // Kept on the page, not in this script's scope: the script runs again when the canvas is made anew.
@@ -57,10 +79,11 @@ window.__dvNewRef = (args, at, fields) => {
     S.count.taken += 1;
     const out = [...args];
     out[at] = mine.ref;
-    return out;
+    return hold(mine, out);
   }
   if (mine) S.count.missed += 1;  // not what the event asks (nothing adopts it: the server stops it)
-  return play(args, at).args;
+  const now = play(args, at);
+  return hold(now, now.args);
 };
 
 // An input the page reads itself (`field`: [elem_id, kind]), as Gradio's event would send it; undefined
@@ -162,7 +185,8 @@ window.__dvNewPair = (args, at, kind) => {
   const held = new Promise((done) => { go = done; });
   if (v.pairHeld) v.pairHeld();  // an earlier click's event goes first: the events keep the clicks' order
   v.pairHeld = go;
-  const out = started(refs, args, at, null, kind, (why) => { if (why) go(); });
+  const {out, asked} = started(refs, args, at, null, kind);
+  asked.then((why) => { if (why !== null) go(); });  // not started: the event decodes, or reports, itself
   if (v.server && v.traces) readPair(v, refs);  // both sides in one request each time
   ["a", "b"].forEach((side, i) => {
     const el = document.querySelector(`[data-dv-side="${side}"]`);

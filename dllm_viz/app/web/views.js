@@ -129,7 +129,13 @@ function dvShow(v, d, at = {}) {
     v.data = d;
     if (!d.n) { root.querySelector(".dv-status").textContent = liveStatus(d); return; }
     paintCanvas(root, d, d.n, -1);
-    keepInView(root, d, d.n, -1);
+    if (!v.inViewQueued) {  // its layout read once per frame, where the frame lays out anyway: not once per chunk
+      v.inViewQueued = true;
+      requestAnimationFrame(() => {
+        v.inViewQueued = false;
+        if (v.data && v.data.live && v.hosts.canvas === root) keepInView(root, v.data, v.data.n, -1);
+      });
+    }
     return;
   }
   const same = v.data === d && root.__dvKind === "player" && root.__dvLang === v.lang;
@@ -153,7 +159,9 @@ function dvShow(v, d, at = {}) {
     dvWire(v);
     v.drawn = {};
   }
+  v.drawNow = finished;  // a decode just ended: its heatmap in this task (its text stood painted step by step)
   dvRender(v);
+  v.drawNow = false;
   if (same && wasPlaying) dvPlay(v);
 }
 
@@ -242,6 +250,8 @@ function dvAfterPaint(fn) {
 // canvas is painted: the heatmap first, then, once it is painted, the others in one task (the page is laid
 // out and painted once for them, not once each); `options.onDrawn(v)` once the trace's figures are all
 // drawn. `v.later` is set while some are to come (the call that set it is the one that draws them).
+// `v.drawNow` (a decode that has just ended, its text painted as it came): the heatmap without waiting for
+// a frame, in the task that finishes the canvas, painted with it.
 function dvDrawFigures(v) {
   const d = v.data, t = v.t(), key = v.lang, names = ["heatmap", "order", "steps", "task"];
   const todo = () => names.filter((name) => v.hosts[name] && v.drawn[name] !== key);
@@ -260,7 +270,7 @@ function dvDrawFigures(v) {
     dvPlot(host, fig);
   };
   if (!todo().length) return;
-  const mine = v.later = {};
+  const mine = v.later = {}, atOnce = v.drawNow;
   const next = () => {
     if (v.later !== mine) return;  // a later call draws them
     v.later = null;
@@ -271,7 +281,8 @@ function dvDrawFigures(v) {
     if (left.length > now.length) { v.later = mine; dvAfterPaint(next); }
     else if (v.options.onDrawn) v.options.onDrawn(v);
   };
-  dvAfterPaint(next);
+  if (atOnce) next();
+  else dvAfterPaint(next);
 }
 
 // Redraw the figures that depend on the host's width (a phone turned, a tab shown).
