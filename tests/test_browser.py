@@ -180,8 +180,8 @@ def test_a_release_event_leaves_the_page_once_its_decode_is_drawn(page):
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
     joined = "() => performance.getEntriesByType('resource').filter((e) => e.name.includes('/queue/join'))"
     page.wait_for_function(f"() => ({joined})().length > 0", timeout=TIMEOUT_MS)
-    drawn, join = page.evaluate(f"""() => [performance.getEntriesByType('mark').filter((m) => m.name.startsWith('dv-drawn-'))
-      .map((m) => m.startTime), ({joined})().map((e) => e.startTime)]""")
+    drawn, join = page.evaluate(f"""() => [performance.getEntriesByType('mark')
+      .filter((m) => m.name.startsWith('dv-drawn-')).map((m) => m.startTime), ({joined})().map((e) => e.startTime)]""")
     assert len(drawn) >= 3 and len(join) == 1 and max(drawn) < join[0]
 
 
