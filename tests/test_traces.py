@@ -238,3 +238,22 @@ def test_a_compares_sides_read_together_answer_both_as_their_steps_come(traces):
     assert other[0]["state"] == "gone"  # another session's
     for bad in ([], "x", [[ha]], [[ha, 0]] * (MAX_TOGETHER + 1), None):
         assert together(bad) == []
+
+
+def test_a_cancelled_read_together_leaves_no_read_waiting():
+    """The page goes away while a read of handles not made yet waits: the reads it started end with it, so
+    the session's slots for such reads (`MAX_EXPECTED`) are free at once, not after their timeouts."""
+    store = TraceStore()
+
+    def waiting() -> dict:
+        return {s: sum(map(len, m.values())) for s, m in store._expected.items()}
+
+    async def go_away() -> tuple[dict, dict]:
+        call = asyncio.ensure_future(store.read_together("s", [[new_handle(), 0], [new_handle(), 0]], timeout=5.0))
+        await asyncio.sleep(0.05)
+        before = waiting()
+        call.cancel()
+        await asyncio.sleep(0.05)
+        return before, waiting()  # (asyncio.run would cancel what is left only as it ends)
+
+    assert asyncio.run(go_away()) == ({"s": 2}, {})

@@ -373,11 +373,13 @@ class TraceStore:
                 or not all(isinstance(a, list) and len(a) == 2 for a in asks)):
             return "[]"
         reads = [asyncio.ensure_future(self.read(session, handle, start, timeout=timeout)) for handle, start in asks]
-        _, pending = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
-        if pending:
-            _, pending = await asyncio.wait(pending, timeout=TOGETHER_SECONDS)
-        for task in pending:
-            task.cancel()
+        try:
+            _, pending = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
+            if pending:
+                _, pending = await asyncio.wait(pending, timeout=TOGETHER_SECONDS)
+        finally:  # the reads still waiting end here, also when this call is cancelled (the page went away)
+            for task in reads:
+                task.cancel()
         late = '{"chunks":[],"state":"live","next":%d}'
         return "[" + ",".join(late % start if task in pending else task.result()
                               for task, (_, start) in zip(reads, asks)) + "]"
