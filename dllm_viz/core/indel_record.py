@@ -29,22 +29,24 @@ def indel_records(slots: list[Any], idx_list: list[int], *, raw: Distribution, m
     `index (A,)` the blocks stepped; advances the slots' counters (`remaining`, `open_`: the block still open)."""
     nan = float("nan")
     A, G = masked.shape
+    dev = masked.device
     e = out.edits
     top_p, top_i = raw.top  # (M, 1, N)
-    conf = torch.full((A, G), nan).masked_scatter(masked, top_p[:, 0, 0].float())
-    argmax = torch.full((A, G), -1, dtype=torch.long).masked_scatter(masked, top_i[:, 0, 0])
+    conf = torch.full((A, G), nan, device=dev).masked_scatter(masked, top_p[:, 0, 0].float())
+    argmax = torch.full((A, G), -1, dtype=torch.long, device=dev).masked_scatter(masked, top_i[:, 0, 0])
     block_mask = inside & masked.gather(1, cols)  # (A, W): the blocks' masks, ranked by the rule's own p
     conf = _put(conf, cols, block_mask, out.confidence.float())
     at = lambda op: inside & (e.op == op)  # noqa: E731
     fill, rewrite, remask = at(FILL), at(REWRITE), at(REMASK)
     written = e.written.clamp(min=0)
     logp = raw.logp  # (M, 1, V): log-probabilities of the tokens written at masks
-    packed = torch.full((A, G), -1, dtype=torch.long).masked_scatter(masked, torch.arange(int(masked.sum())))
+    packed = torch.full((A, G), -1, dtype=torch.long, device=dev).masked_scatter(
+        masked, torch.arange(int(masked.sum()), device=dev))
     fill_rows = packed.gather(1, cols)  # (A, W)
-    lp = torch.zeros(A, cols.shape[1])
+    lp = torch.zeros(A, cols.shape[1], device=dev)
     if bool(fill.any()):
         lp[fill] = logp[fill_rows[fill], 0].gather(-1, written[fill].unsqueeze(-1)).squeeze(-1).float()
-    old_p = torch.zeros(A, cols.shape[1])
+    old_p = torch.zeros(A, cols.shape[1], device=dev)
     if bool(rewrite.any()):  # the old token's probability under the same softmax the rule read
         old_p[rewrite] = torch.softmax(logits[rewrite], -1).gather(-1, e.old[rewrite].unsqueeze(-1)).squeeze(-1)
     host = {"cols": cols, "op": e.op, "cut": e.cut, "fill": fill, "rewrite": rewrite, "remask": remask, "old": e.old,
@@ -76,7 +78,7 @@ def _put(t: torch.Tensor, cols: torch.Tensor, where: torch.Tensor, values: torch
 def _unpack(packed: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
     A, G = where.shape
     n = packed.shape[-1]
-    out = torch.zeros(A, G, n, dtype=packed.dtype)
+    out = torch.zeros(A, G, n, dtype=packed.dtype, device=packed.device)
     return out.masked_scatter(where.unsqueeze(-1).expand(A, G, n), packed)
 
 

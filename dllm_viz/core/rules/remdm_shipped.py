@@ -92,8 +92,8 @@ def update(p: torch.Tensor, sampler: str, t: torch.Tensor, dt: float, knobs: dic
                 mct, mcs = 1 - (1 - t) * a_on / (1 - t_on), 1 - (1 - t + dt) * a_on / (1 - t_on)
             else:
                 mct, mcs = t * (1 - a_on) / t_off, (t - dt) * (1 - a_on) / t_off
-            keep = torch.full((n,), -1.0)
-            return p * (mct - mcs), mcs.expand(p.shape[0]), keep, keep
+            keep = torch.full((n,), -1.0, device=p.device)
+            return p * (mct - mcs), mcs.expand(p.shape[0]).to(p.device), keep, keep
         a_t = a_s = a_on
         sigma: Any = knobs["eta"]
     else:
@@ -113,8 +113,9 @@ def update(p: torch.Tensor, sampler: str, t: torch.Tensor, dt: float, knobs: dic
         mask_q = ((1 - a_s - sigma * a_t) / (1 - a_t))[masked]
         return q, mask_q, 1 - sigma, sigma
     q = p * ((a_s - (1 - sigma) * a_t) / (1 - a_t))
-    mask_q = torch.full((p.shape[0],), (1 - a_s - sigma * a_t) / (1 - a_t), dtype=torch.float32)
-    return q, mask_q, torch.full((n,), 1 - sigma, dtype=torch.float32), torch.full((n,), sigma, dtype=torch.float32)
+    f32 = dict(dtype=torch.float32, device=p.device)
+    mask_q = torch.full((p.shape[0],), (1 - a_s - sigma * a_t) / (1 - a_t), **f32)
+    return q, mask_q, torch.full((n,), 1 - sigma, **f32), torch.full((n,), sigma, **f32)
 
 
 def race(q: torch.Tensor, mask_q: torch.Tensor, masked: torch.Tensor, tokens: torch.Tensor, keep_q: torch.Tensor,
