@@ -258,6 +258,28 @@ def test_padded_output_rows_are_never_drawn(tmp_path: Path) -> None:
     assert all(0 <= t < len(vocab) for trace in traces for t in trace.token_ids)
 
 
+@pytest.mark.parametrize("kind", ["bert", "llada", "dream"])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_logits_at_is_the_forward_at_those_positions(tmp_path: Path, kind: str, dtype: str) -> None:
+    # The adapter gathers the decoder's positions before its float32 copy: the same bits as forward + gather,
+    # padded rows, the never-drawn output rows and Dream's shift included, in the checkpoint's dtype and in fp32.
+    if kind == "bert":
+        vocab = save_masked_lm(tmp_path, "bert")
+    elif kind == "dream":
+        vocab = save_dream(tmp_path, oracle_scale=3.0)
+    else:
+        hf, vocab = make_tokenizer(prefix=None)
+        save_standin(tmp_path, "llada", vocab_size=len(vocab) + 24, mask_token_id=vocab["[MASK]"])
+        hf.save_pretrained(tmp_path)
+    model = load_model(tmp_path, device="cpu", dtype=dtype, trust_remote_code=True)
+    ids, mask = right_pad([ids_of(vocab, r) for r in ROWS[:3]], vocab["[PAD]"])
+    rows, cols = mask.nonzero(as_tuple=True)
+    pick = torch.randperm(rows.numel(), generator=torch.Generator().manual_seed(0))[:7]
+    at = model.logits_at(ids, mask, rows[pick], cols[pick])
+    assert at.dtype == torch.float32 and at.shape == (7, model(ids, mask).shape[-1])
+    assert torch.equal(at, model(ids, mask)[rows[pick], cols[pick]])
+
+
 def test_llada_mask_id_comes_from_config_then_tokenizer(tmp_path: Path) -> None:
     hf, vocab = make_tokenizer(mask_token="<|mdm_mask|>", declare_mask=False, prefix=None)
     with_id, without_id = tmp_path / "with", tmp_path / "without"

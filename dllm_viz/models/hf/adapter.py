@@ -162,12 +162,26 @@ class HFDenoiser(nn.Module):
     @torch.no_grad()
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """input_ids (B, N), attention_mask (B, N) bool right-padded -> float32 logits (B, N, V)."""
+        return self._clean(self._logits(*self._inputs(input_ids, attention_mask)).float())  # (B, N, V)
+
+    @torch.no_grad()
+    def logits_at(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, rows: torch.Tensor,
+                  cols: torch.Tensor) -> torch.Tensor:
+        """`forward(input_ids, attention_mask)[rows, cols]`, `(M, V)` float32, the same numbers: the positions are
+        gathered in the checkpoint's dtype first, so the float32 copy covers only the M positions the decoder
+        reads (on a GPU at LLaDA's vocabulary the copy of a whole canvas cost about 1 ms a step)."""
+        logits = self._logits(*self._inputs(input_ids, attention_mask))  # (B, N, V), the checkpoint's dtype
+        return self._clean(logits[rows.to(logits.device), cols.to(logits.device)].float())  # (M, V)
+
+    def _inputs(self, input_ids: torch.Tensor,
+                attention_mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The ids on the model's device, and the mask where some position is padding (None otherwise)."""
         check_inputs(input_ids, attention_mask, max_length=self.max_length)
         ids = input_ids.to(self.device, torch.long)
         mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
             mask = attention_mask.to(self.device)
-        return self._clean(self._logits(ids, mask).float())  # (B, N, V)
+        return ids, mask
 
     def _clean(self, logits: torch.Tensor) -> torch.Tensor:
         """`logits (..., V)` float32 with the ids no token stands for, and those never drawn, at NEVER_LOGIT."""
