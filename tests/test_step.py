@@ -168,12 +168,31 @@ def test_the_step_takes_the_mask_out_of_the_candidates_but_where_a_reference_kee
     assert not r.selected[1].any() and int(r.count[1]) == 0 and int(r.remaining[1]) == 4  # ... and nothing is placed
 
 
+def test_at_temperature_zero_the_drawn_log_probability_is_the_top_candidates_even_under_ties():
+    """A greedy step places an argmax of the logits, whose log-probability is the largest (the log-softmax is
+    monotone): `greedy_logp` is the top candidate's, equal at every placed position to the log-probability of the
+    drawn id gathered, with ties in the logits (bfloat16-like); None at T > 0."""
+    masked = torch.ones(3, 8, dtype=torch.bool)
+    configs = [DecodeConfig(gen_length=8, top_k=3, temperature=0.0, seed=s) for s in range(3)]
+    logits, params, state, noise = _inputs(configs, masked, V=16)
+    logits = (logits * 2).round() / 2  # many ties, the maximum's among them
+    r = denoise_step(logits.clone(), masked, params, state, noise, top=4)
+    assert r.greedy_logp is not None and r.greedy_logp.shape == (24, 1, 1)
+    drawn = r.raw.logp.gather(-1, r.tokens[masked].clamp(min=0).view(-1, 1, 1))  # (M, 1, 1)
+    placed = r.selected[masked]
+    assert placed.sum() == 9 and torch.equal(r.greedy_logp[placed], drawn[placed])
+    assert torch.equal(r.logprobs[r.selected], r.greedy_logp[placed].view(-1))
+    sampled = [c.replace(temperature=0.5) for c in configs]
+    logits2, params2, state2, noise2 = _inputs(sampled, masked, V=16)
+    assert denoise_step(logits2, masked, params2, state2, noise2).greedy_logp is None
+
+
 # ----- the plain step's shortcuts: the same traces as the general step -------------------------------------
 def _general(monkeypatch):
     """Make every row set take the general step: k picked per row (`any_restart`), the block test at every width
     (`least_block`), the canvas rows copied out and back (`in_place`), every packed draw through its mask (no
     `where=None`), each row's step number its own (no shared int), as if no shortcut applied."""
-    from dllm_viz.core import batch
+    from dllm_viz.core import batch, step
     from dllm_viz.core.batch import DecodeBatch
     from dllm_viz.core.packed import Packed
 
@@ -193,6 +212,7 @@ def _general(monkeypatch):
     monkeypatch.setattr(DecodeBatch, "_rows", copied)
     monkeypatch.setattr(Packed, "draw", masked_draw)
     monkeypatch.setattr(batch, "_step_numbers", lambda slots, device: torch.tensor([s.step for s in slots]))
+    monkeypatch.setattr(step, "_greedy_logp", lambda *args: None)  # the record gathers the drawn ids' log-probs
 
 
 _GRID = {

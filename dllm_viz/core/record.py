@@ -191,10 +191,13 @@ class Later:
         """Keep the step's tensors; advance the slots' host-side counters as `step_records` does."""
         r = result
         top_p, top_i = r.raw.top  # (M, 1, N) each: the argmax and the candidates, cut at `flush`
-        ids = r.tokens.masked_select(r.masked).clamp_(min=0).view(-1, 1, 1)  # (M, 1, 1): drawn (0 where nothing was)
+        logp = r.greedy_logp  # (M, 1, 1): the drawn tokens' where a token was drawn (read at the selected only)
+        if logp is None:
+            ids = r.tokens.masked_select(r.masked).clamp_(min=0).view(-1, 1, 1)  # drawn (0 where nothing was)
+            logp = r.raw.logp.gather(-1, ids)
         kept = {"masked": r.masked, "conf": r.confidence, "selected": r.selected, "tokens": r.tokens,
                 "count": r.count, "block": r.block, "temperature": r.temperature, "stopped": r.stopped,
-                "top_p": top_p, "top_i": top_i, "logp": r.raw.logp.gather(-1, ids)}
+                "top_p": top_p, "top_i": top_i, "logp": logp}
         if any(s.config.confidence_from != "raw" for s in slots):
             kept["raw_conf"] = r.raw_confidence
         self.steps.append((slots, [s.step for s in slots], kept))

@@ -39,9 +39,14 @@ class Distribution:
         return self.logp.exp()
 
     @cached_property
+    def top_logp(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Top-N log-probabilities and ids, `(..., N)` each, most likely first."""
+        return top_k(self.logp, self.top_n)
+
+    @cached_property
     def top(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Top-N probabilities and ids, `(..., N)` each, most likely first."""
-        values, ids = top_k(self.logp, self.top_n)
+        values, ids = self.top_logp
         return values.exp(), ids
 
     @property

@@ -181,6 +181,9 @@ class StepResult:
     # (A, G) and (A,), with `hold` final; and the state the rules carry into the next step.
     revision: Plan | None = None
     next_revision: RevisionState | None = None
+    # (M, 1, 1) at temperature 0 (no rule placing tokens of its own): the raw log-probability of each packed
+    # position's argmax, which is the token the step places wherever it places one; None otherwise.
+    greedy_logp: torch.Tensor | None = None
 
     @property
     def remaining(self) -> torch.Tensor:  # (A,) masks left after the step (re-masked ones included)
@@ -294,8 +297,18 @@ def denoise_step(
         confidence=conf, raw_confidence=raw_conf, selected=selected, tokens=tokens, count=count, block=block,
         next_k=later, next_block_step=after,
         temperature=state.temperature, masked=masked, raw=raw, stopped=stopped,
-        revision=plan, next_revision=next_revision,
+        revision=plan, next_revision=next_revision, greedy_logp=_greedy_logp(raw, params, plan, drawn),
     )
+
+
+def _greedy_logp(raw: Distribution, params: StepParams, plan: Plan | None, drawn: object | None) -> torch.Tensor | None:
+    """`StepResult.greedy_logp`: `(M, 1, 1)` the top candidate's log-probability, when every token the step places
+    is an argmax of the logits `raw` was made from (every row at temperature 0, no global draw, no revision plan;
+    the early stop fills the raw argmax). The log-softmax is monotone, so a first maximum of the logits has the
+    largest log-probability, which is the top candidate's whatever the ties: no gather of the drawn ids needed."""
+    if not params.greedy or drawn is not None or plan is not None:
+        return None
+    return raw.top_logp[0][..., :1]
 
 
 def mask_out(logits: torch.Tensor, mask_token_id: int | None, keep: torch.Tensor | None = None,
