@@ -50,6 +50,28 @@ def test_each_row_draws_its_own_uniforms() -> None:
     assert draw_noise([], []).shape == (0, 2, 0)
 
 
+def test_one_row_draws_in_one_call_the_uniforms_it_draws_beside_others() -> None:
+    """A lone row's (1, 2, G) uniforms come from one `rand` in that shape: the very values, in the same order, that
+    `rand(2, G)` gives it beside other rows, for widths on either side of the vectorised generator's blocks."""
+    for G in (1, 7, 16, 17, 128):
+        alone = draw_noise([torch.Generator().manual_seed(G)], [G])
+        beside = draw_noise([torch.Generator().manual_seed(G), torch.Generator().manual_seed(0)], [G, G])
+        assert alone.shape == (1, 2, G) and torch.equal(alone[0], beside[0])
+    calls = []
+    real = torch.rand
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    torch.rand = counted
+    try:
+        draw_noise([torch.Generator()], [5])
+    finally:
+        torch.rand = real
+    assert calls == [(1, 2, 5)]  # drawn in its shape: no stack after it
+
+
 def test_staged_temperature_is_looked_up_only_when_a_row_stages_it() -> None:
     plain = [DecodeConfig(gen_length=8, temperature=0.7), DecodeConfig(gen_length=4, temperature=0.0)]
     assert constant_temperature(plain).tolist() == pytest.approx([0.7, 0.0])

@@ -114,6 +114,9 @@ def draw_noise(generators: Sequence[torch.Generator | None], lengths: Sequence[i
     generator, section 5.4). Drawn on the CPU: a seed means the same tokens on every device.
     """
     G = max(lengths, default=0)
+    if len(lengths) == 1 and lengths[0] == G and generators[0] is not None:  # one row: drawn in its shape, no stack
+        out = torch.rand(1, 2, G, generator=generators[0])  # (the same uniforms as `rand(2, G)`, in the same order)
+        return out if out.device == torch.device(device) else out.to(device, non_blocking=True)
     rows = [(torch.rand(2, n, generator=gen) if n == G else F.pad(torch.rand(2, n, generator=gen), (0, G - n)))
             if gen is not None else torch.zeros(2, G) for gen, n in zip(generators, lengths)]
     if not rows:
