@@ -119,6 +119,24 @@ def decode_ratio(model: Any, config: DecodeConfig, prompt_len: int, repeats: int
     return out
 
 
+def profile_decode(model: Any, config: DecodeConfig, prompt_len: int, batch: int, path: Path) -> None:
+    """One decode at `batch` under `torch.profiler` (CPU, and CUDA where it runs): its operators by self time
+    on each, written to `path`, to show where a step's time goes beyond the forward."""
+    from torch.profiler import ProfilerActivity, profile
+
+    prompts = prompts_for(model, batch, prompt_len, seed=batch)
+    decode(model, prompts, config)  # warm-up
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if model.device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        decode(model, prompts, config)
+        sync(model.device)
+    table = prof.key_averages()
+    parts = [f"# one decode at batch {batch}, {config.gen_length} tokens in {config.total_steps} steps"]
+    for key in ("self_cpu_time_total", *(("self_device_time_total",) if model.device.type == "cuda" else ())):
+        parts += [f"\n## by {key}\n", table.table(sort_by=key, row_limit=30, max_name_column_width=60)]
+    path.write_text("\n".join(parts), encoding="utf-8")
+
+
 def engine_speedup(model: Any, config: DecodeConfig, prompt_len: int, repeats: int, n: int = 16) -> dict[str, Any]:
     """16 requests submitted together to one Engine vs the same 16 one after another."""
     device = model.device
@@ -191,6 +209,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     results["decode"] = decode_ratio(model, config, args.prompt_length, args.repeats)
     results["engine"] = engine_speedup(model, config, args.prompt_length, args.repeats)
+    if args.profile:
+        profile_decode(model, config, args.prompt_length, max(BATCHES), Path(args.profile))
     del model
     results["embedded_t0"] = embedded_same_tokens(device, args.embedded_gen_length)
     results["met"] = {
@@ -233,6 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--embedded-gen-length", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3, help="rounds per figure (the median is kept)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--profile", default=None, help="also profile one decode at the largest batch: operator "
+                        "tables by self CPU and self device time, written to this text file")
     return parser
 
 
