@@ -8,6 +8,7 @@ import pytest
 from dllm_viz import DecodeConfig
 from dllm_viz.app.handlers.adapters import (
     KNOBS,
+    PRESET_CANVAS,
     PRESET_GROUPS,
     RULE_KNOBS,
     RULE_SLIDERS,
@@ -20,7 +21,7 @@ from dllm_viz.app.handlers.adapters import (
 )
 from dllm_viz.app.strings import LANGS, t
 from dllm_viz.app.handlers.outputs import KEEP
-from dllm_viz.core.config import PRESETS, REVISION_PRESETS, SHIPPED_PRESETS
+from dllm_viz.core.config import CANVAS_PRESETS, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS
 from tests.ui_model import widgets
 
 
@@ -123,12 +124,14 @@ def test_the_early_stop_widgets_round_trip():
 def test_every_preset_of_core_config_is_a_button_that_sets_its_config():
     """PRESET_GROUPS takes its buttons from core.config: a new preset there is a button here that
     gives its config, with no change in this module."""
-    assert PRESET_GROUPS == {"article": tuple(PRESETS), "shipped": (*SHIPPED_PRESETS, *REVISION_PRESETS)}
-    for names in PRESET_GROUPS.values():
+    assert PRESET_GROUPS == {"article": tuple(PRESETS), "shipped": (*SHIPPED_PRESETS, *REVISION_PRESETS),
+                             "canvas": tuple(CANVAS_PRESETS)}
+    for group, names in PRESET_GROUPS.items():
         for name in names:
             out = preset_knobs(name, 64.0)  # a Gradio slider's float
             values = widgets(gen_length=64, **{k: v for k, v in vars(out).items() if v is not KEEP})
-            assert settings_to_config(**values) == DecodeConfig.preset(name, 64), name
+            canvas = PRESET_CANVAS[group][0]  # a canvas preset's knobs are sent on a model of its canvas
+            assert settings_to_config(canvas, **values) == DecodeConfig.preset(name, 64), name
             assert all(t(f"preset_{name}", lang) for lang in LANGS)  # its button's label in both languages
 
 

@@ -211,9 +211,10 @@ def token_text(model: Any) -> Callable[[int], str] | None:
 
 def limits_of(model: Any) -> dict[str, Any]:
     """What the page's controls may offer for `model`: its context (`max_length`), its caches, whether
-    it edits lengths (its DELETE and SPLIT tokens), and how it reads a config (`resolve`)."""
+    it edits lengths (its DELETE and SPLIT tokens), how it reads a config (`resolve`) and its canvas (which knobs)."""
     return {"max_length": getattr(model, "max_length", None), "cache_modes": tuple(getattr(model, "cache_modes", ())),
-            "edits_lengths": bool(declared_edit_ids(model)), "resolve": resolver(model)}
+            "edits_lengths": bool(declared_edit_ids(model)), "resolve": resolver(model),
+            "canvas": rules.canvas_of(model)}
 
 
 def resolver(model: Any) -> Callable[[DecodeConfig], Any]:

@@ -35,7 +35,11 @@ from dllm_viz.app.layout.play import build_play_tab
 from dllm_viz.app.layout.sweep import build_sweep_tab
 from dllm_viz.studies.lessons import DEFAULT_PROMPTS
 from dllm_viz.app.handlers.outputs import (
+    AUTO_OF,
+    CANVAS_KNOB_SPECS,
     Animated,
+    AutoStates,
+    CanvasShown,
     CompareCleared,
     CompareShown,
     DecodeFirst,
@@ -74,11 +78,12 @@ from dllm_viz.core.trace import Trace
 
 # Sliders that re-run the decode when released (or when a value is typed into their number box), and the
 # choices that re-run it when picked: the step's own, then every rule plug-in's knob by its kind (its spec).
-_PLUGIN_SPECS = (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS)
+_PLUGIN_SPECS = (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS, *CANVAS_KNOB_SPECS)
 RELEASE_KNOBS = ("gen_length", "temperature", "block_length", "top_p", "t_early", "t_middle", "t_late",
                  "early_stop_threshold", *(k.name for k in _PLUGIN_SPECS if k.kind not in ("choice", "bool")))
 CHOICE_KNOBS = ("confidence", "stages_on", "confidence_from", "sample_scope", "rng", "early_stop", "cache",
-                "cache_drift", "revise", "indel", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")))
+                "cache_drift", "revise", "indel", *(k.name for k in _PLUGIN_SPECS if k.kind in ("choice", "bool")),
+                *AUTO_OF.values())
 K_KNOBS = ("gen_length", "top_k", "decay", "min_k", "steps", "schedule", "block_length")  # change the k sequence
 # Ends page.js's busy look on the Compare canvases (set when a lesson or Compare button is clicked).
 IDLE_JS = "() => { if (window.__dvIdle) window.__dvIdle(); }"
@@ -179,6 +184,12 @@ def build_demo(
     return demo
 
 
+def show(page: Page, shown: CanvasShown) -> None:
+    """Each widget and group of `shown` visible or not, as the page is built (a model pick changes it after)."""
+    for name, visible in values_of(shown).items():
+        getattr(page, name).visible = visible
+
+
 def state_ttl(page: Page, seconds: float | None) -> None:
     """Every session state of the page expires `seconds` after it was last set (Gradio deletes it;
     `state_session_capacity` in `launch` bounds how many sessions are kept at all)."""
@@ -274,6 +285,9 @@ def wire_play(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     for chooser in (p.revise, p.indel):  # the knobs of the revision and insert/delete rules chosen
         wire(p, chooser.change, play.rule_states, ins=(p.revise, p.indel), out=RuleStates, as_update="interactive",
              **QUIET)
+    autos = tuple(getattr(p, name) for name in AUTO_OF.values())
+    for auto in autos:  # a canvas knob's "auto" switch greys its slider out
+        wire(p, auto.change, play.auto_states, ins=autos, out=AutoStates, as_update="interactive", **QUIET)
     for name in K_KNOBS:
         wire(p, getattr(p, name).change, play.k_steps, ins=(p.lang, *p.knobs), out=KSteps, trigger_mode="always_last",
              **QUIET)
@@ -353,6 +367,9 @@ def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     # Model picker: its example prompt fills the prompt box, then the playground decodes with it.
     # The gen length comes within the model's context first, then the sliders' ends follow the model
     # (one after the other: a value beyond the new end would be refused by the next event's inputs).
+    # Whatever puts a model on show (the picker, a link, a scene, a trace), its canvas's knobs show, the others hide.
+    show(p, pg.canvas_shown(model_pick=p.model_pick.value))  # as the page opens: the model it opens on
+    wire(p, p.model_pick.change, pg.canvas_shown, ins=(p.model_pick,), out=CanvasShown, as_update="visible", **QUIET)
     picked = wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick, p.lang, p.lesson_key, p.gen_length),
                   out=ModelPicked, **QUIET)
     decode_on(p, pg, ranges_after(p, pg, picked.then), concurrency_limit)

@@ -13,19 +13,23 @@ import json
 import math
 from typing import Any
 
-from dllm_viz.app.handlers.outputs import CORE_KNOB_FIELDS, KEEP, RULE_KNOB_SPECS, SCHEDULE_KNOB_SPECS, Knobs, values_of
+from dllm_viz.app.handlers.outputs import (AUTO_OF, BOXES, CANVAS_KNOB_SPECS, CORE_KNOB_FIELDS, KEEP, RULE_KNOB_SPECS,
+                                           SCHEDULE_KNOB_SPECS, CanvasShown, Knobs, values_of)
 from dllm_viz.core import rules
-from dllm_viz.core.config import MAX_COUNT, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
+from dllm_viz.core.config import CANVAS_PRESETS, MAX_COUNT, PRESETS, REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 
 # The knobs the rule plug-ins declare (core.rules: the schedules' and the revision rules'), in table order: the
 # page makes a widget of each from its spec, greyed out unless the chosen schedule or rule reads it.
 SCHEDULE_SLIDERS = tuple(k.name for k in SCHEDULE_KNOB_SPECS)
 RULE_SLIDERS = tuple(k.name for k in RULE_KNOB_SPECS)
 PLUGIN_KNOBS = SCHEDULE_SLIDERS + RULE_SLIDERS
+# The canvas plug-ins' knobs (shown on a model that writes their canvas), each with its "auto" switch where it has one.
+CANVAS_KNOBS = tuple(name for k in CANVAS_KNOB_SPECS for name in (k.name, AUTO_OF.get(k.name)) if name)
+AUTO = "auto"  # the value of an optional choice's "auto" entry: None, the checkpoint's own
 # Widget names of the playground's decode settings, as keyword names of `settings_to_config`: the step's own
 # (laid out by hand, `layout_play`), then the plug-ins' knobs.
 CORE_KNOBS = tuple(name for name, _ in CORE_KNOB_FIELDS)
-KNOBS = CORE_KNOBS + PLUGIN_KNOBS
+KNOBS = CORE_KNOBS + PLUGIN_KNOBS + CANVAS_KNOBS
 # Which plug-in knobs each schedule and each revision rule reads; the others are greyed out and not passed on.
 SCHEDULE_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.SCHEDULES.items()}
 RULE_KNOBS: dict[str, set[str]] = {name: set(p.knob_names) for name, p in rules.REVISIONS.items()}
@@ -38,8 +42,13 @@ SHOWN: dict[str, Any] = {"top_k": lambda cfg: cfg.initial_k, "steps": lambda cfg
 # changes. A new group is a new entry here (its presets known to `DecodeConfig.preset`).
 # The "as shipped" group holds the samplers (SHIPPED_PRESETS) and the revision rules as their code ships
 # them (REVISION_PRESETS: SGLang's JointThreshold and LowConfidence, WINO, ReMDM, RCR).
+# The "canvas" group holds the presets of the canvas plug-ins (`CANVAS_PRESETS`: DiffusionGemma's, SGLang's); the page
+# shows the rows whose canvas the model on show writes (`PRESET_CANVAS`).
 PRESET_GROUPS: dict[str, tuple[str, ...]] = {"article": tuple(PRESETS),
-                                             "shipped": (*SHIPPED_PRESETS, *REVISION_PRESETS)}
+                                             "shipped": (*SHIPPED_PRESETS, *REVISION_PRESETS),
+                                             "canvas": tuple(CANVAS_PRESETS)}
+PRESET_CANVAS: dict[str, tuple[str, ...]] = {"article": ("masked",), "shipped": ("masked",),
+                                             "canvas": tuple(rules.CANVAS_RULES)}
 
 
 def integral(value: Any) -> Any:
@@ -71,15 +80,18 @@ def _plugin_value(name: str, value: Any) -> Any:
     return bool(value) if kind == "bool" else value
 
 
-def settings_to_config(**s: Any) -> DecodeConfig:
-    """The DecodeConfig for the playground's widget values (names in KNOBS). Raises ValueError.
+def settings_to_config(canvas: str = "masked", **s: Any) -> DecodeConfig:
+    """The DecodeConfig for the playground's widget values (names in KNOBS) on a model whose canvas is
+    `canvas` (`rules.canvas_of`): only the knobs that apply to it are sent. Raises ValueError.
 
-    Every knob is validated, read or not: a NaN in a slider the schedule ignores is refused as
+    Every knob that applies is validated, read or not: a NaN in a slider the schedule ignores is refused as
     surely as one it reads (only its consistency with the other knobs is not asked for).
     """
     missing = set(KNOBS) - set(s)
     if missing:
         raise ValueError(f"settings: missing {sorted(missing)}")
+    if canvas != "masked":
+        return canvas_config(canvas, s)
     for name, alone in _ALONE.items():
         alone(s[name])
     values: dict[str, Any] = {
@@ -95,6 +107,23 @@ def settings_to_config(**s: Any) -> DecodeConfig:
     if s["stages_on"]:
         values["temperature_stages"] = (s["t_early"], s["t_middle"], s["t_late"])
     values |= plugin_values(s, values["schedule"], values["revise"], values["indel"])
+    return DecodeConfig.from_dict(values)
+
+
+def canvas_config(canvas: str, s: dict[str, Any]) -> DecodeConfig:
+    """The DecodeConfig of a canvas plug-in's widgets (`canvas`: "renoise"): the step's knobs that apply to it
+    (gen_length, seed) and its plug-in's, each None where its "auto" is on (the checkpoint's own value). Each
+    value is checked alone first, "auto" or not, so that the error names the knob and its range."""
+    if canvas not in rules.CANVAS_RULES:
+        raise ValueError(f"canvas={canvas!r} is invalid: expected masked | {' | '.join(rules.CANVAS_RULES)}")
+    values = {name: integral(s[name]) for name in CORE_KNOBS if name in rules.KNOB and canvas in rules.applies(name)}
+    for knob in CANVAS_KNOB_SPECS:
+        if canvas not in rules.applies(knob.name):
+            continue
+        value = None if s[knob.name] == AUTO and knob.kind == "choice" else _plugin_value(knob.name, s[knob.name])
+        DecodeConfig(**{knob.name: value})  # alone: the config's own error, naming the knob and its range
+        auto = AUTO_OF.get(knob.name)
+        values[knob.name] = None if auto and s[auto] else value
     return DecodeConfig.from_dict(values)
 
 
@@ -121,7 +150,47 @@ def knobs_of(cfg: DecodeConfig) -> Knobs:
         early_stop_threshold=cfg.early_stop_threshold, top_p=cfg.top_p if cfg.top_p is not None else 1.0,
         cache=cfg.cache, cache_drift=cfg.cache_drift, revise=cfg.revise, indel=cfg.indel,
         **{name: SHOWN[name](cfg) if name in SHOWN else getattr(cfg, name) for name in PLUGIN_KNOBS},
+        **canvas_knobs(cfg),
     )
+
+
+def canvas_knobs(cfg: DecodeConfig) -> dict[str, Any]:
+    """The canvas plug-ins' widget values for `cfg`: a knob at None shows "auto" (a choice) or its "auto" switch
+    on, its slider at the value its plug-in shows for it (`Canvas.shown`, else the slider's start)."""
+    out: dict[str, Any] = {}
+    for knob in CANVAS_KNOB_SPECS:
+        value = getattr(cfg, knob.name)
+        if knob.kind == "choice":
+            out[knob.name] = AUTO if value is None else value
+            continue
+        if knob.name in AUTO_OF:
+            out[AUTO_OF[knob.name]] = value is None
+        if value is None:
+            value = rules.OWNER[knob.name].shown.get(knob.name, knob.slider[0] if knob.slider else knob.lo)
+        out[knob.name] = value
+    return out
+
+
+def shown_on(canvas: str) -> CanvasShown:
+    """Which widgets and groups the page shows on a model whose canvas is `canvas`: the knobs that apply to it
+    (a staged temperature's switch and sliders are `temperature_stages`; an "auto" switch is its knob's), the
+    preset rows of that canvas (`PRESET_CANVAS`), the boxes of its knobs (`BOX_CANVASES`)."""
+    def knob_of(widget: str) -> str:
+        auto = {a: name for name, a in AUTO_OF.items()}
+        return auto.get(widget) or ("temperature_stages" if widget in STAGE_WIDGETS else widget)
+
+    widgets = {name: canvas in rules.applies(knob_of(name)) for name in KNOBS}
+    return CanvasShown(**{name: canvas in BOX_CANVASES[name] for name in BOXES}, **widgets)
+
+
+STAGE_WIDGETS = ("stages_on", "t_early", "t_middle", "t_late")  # the widgets of `temperature_stages`
+# The canvases each group of widgets (`outputs.BOXES`) applies to: the schedule, revision and teaching boxes hold
+# masked knobs only; a preset row its presets' canvas; a canvas plug-in's box its canvas.
+BOX_CANVASES: dict[str, tuple[str, ...]] = {
+    "schedule_box": ("masked",), "revise_box": ("masked",), "teaching_box": ("masked",),
+    **{f"presets_{group}": canvases for group, canvases in PRESET_CANVAS.items()},
+    **{f"canvas_{name}": (name,) for name in rules.CANVAS_RULES},
+}
 
 
 MAX_CONFIG_CHARS = 10_000  # a config JSON names at most every field once: far below this

@@ -43,6 +43,11 @@ _TYPES = {"int": int, "float": float, "bool": bool, "choice": str, "temperature"
 # The rule plug-ins' knobs (core.rules), in table order: a widget each, made from its spec.
 SCHEDULE_KNOB_SPECS = tuple(k for k in rules.KNOBS if isinstance(rules.OWNER.get(k.name), rules.Schedule))
 RULE_KNOB_SPECS = tuple(k for k in rules.KNOBS if isinstance(rules.OWNER.get(k.name), rules.Revision))
+# The canvas plug-ins' knobs (the renoise canvas's): a widget each, shown while the model on show writes that canvas;
+# an optional number also gets an "auto" switch (on: None, the checkpoint's own value), named after it with "_auto".
+CANVAS_KNOB_SPECS = tuple(k for k in rules.KNOBS if isinstance(rules.OWNER.get(k.name), rules.Canvas))
+AUTO_OF: dict[str, str] = {k.name: f"{k.name}_auto" for k in CANVAS_KNOB_SPECS
+                           if k.optional and k.kind in ("int", "float")}
 # The step's own knobs' widgets, laid out by hand (`layout_play`): name and type.
 CORE_KNOB_FIELDS: tuple[tuple[str, type], ...] = (
     ("gen_length", int), ("temperature", float), ("block_length", int), ("schedule", str), ("confidence", str),
@@ -57,7 +62,9 @@ CORE_KNOB_FIELDS: tuple[tuple[str, type], ...] = (
 )
 Knobs = _record("Knobs", "The decode-setting widgets' values (the names in `adapters.KNOBS`): the step's own, then "
                          "every rule plug-in's knobs.",
-                [*CORE_KNOB_FIELDS, *((k.name, _TYPES[k.kind]) for k in (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS))])
+                [*CORE_KNOB_FIELDS, *((k.name, _TYPES[k.kind]) for k in (*SCHEDULE_KNOB_SPECS, *RULE_KNOB_SPECS)),
+                 *((name, _TYPES[k.kind] if name == k.name else bool) for k in CANVAS_KNOB_SPECS
+                   for name in (k.name, AUTO_OF.get(k.name)) if name)])
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,15 @@ RuleStates = _record("RuleStates", "Which revision knobs the chosen rule reads (
                      [(k.name, bool) for k in RULE_KNOB_SPECS])
 KnobStates = _record("KnobStates", "Which schedule knobs the chosen schedule reads (the others are greyed out).",
                      [(k.name, bool) for k in SCHEDULE_KNOB_SPECS])
+AutoStates = _record("AutoStates", "Which canvas knobs' sliders are live (greyed out while their \"auto\" is on).",
+                     [(name, bool) for name in AUTO_OF])
+# The page's groups of widgets that show or hide whole with the canvas of the model on show (`adapters.shown_on`):
+# the masked canvas's boxes, the preset rows (`adapters.PRESET_GROUPS`), each canvas plug-in's box.
+BOXES = ("schedule_box", "revise_box", "teaching_box", "presets_article", "presets_shipped", "presets_canvas",
+         *(f"canvas_{name}" for name in rules.CANVAS_RULES))
+CanvasShown = _record("CanvasShown", "Which widgets and groups show for the canvas of the model on show (the knobs "
+                                     "that apply to it; the others are hidden and not sent).",
+                      [(name, bool) for name in (*BOXES, *(f.name for f in dataclasses.fields(Knobs)))])
 
 
 @dataclass(frozen=True)

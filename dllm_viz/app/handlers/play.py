@@ -49,7 +49,9 @@ from dllm_viz.app.handlers.stops import Stops
 from dllm_viz.app.handlers.takeout import read_trace_file
 from dllm_viz.app.handlers.traces import Shown, TraceStore, settle
 from dllm_viz.app.handlers.outputs import (
+    AUTO_OF,
     KEEP,
+    AutoStates,
     DecodeFirst,
     Exported,
     Knobs,
@@ -130,11 +132,13 @@ class PlayHandlers:
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
                  cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
                  edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None,
+                 canvas_for: Callable[[str | None], str] = lambda pick: "masked",
                  seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.traces = traces  # every session's traces by handle: what the page reads
         self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
         self.edits_lengths_for = edits_lengths_for  # whether it can edit lengths (None: not known)
+        self.canvas_for = canvas_for  # the canvas the picked model writes: the knobs sent (`settings_to_config`)
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         self.budget_for = budget_for
@@ -236,10 +240,13 @@ class PlayHandlers:
         """The decode the widgets ask for: the knob just moved wins, the others follow it (fit.py; `shown`:
         the config of the trace on show), checked against the picked model (`budget_for`) before anything
         is sized by it. Raises ValueError."""
-        fitted, fixes = fit_settings(settings, shown=shown, cache_modes=self.cache_modes_for(model_pick),
-                                     edits_lengths=self.edits_lengths_for(model_pick))
+        canvas = self.canvas_for(model_pick)
+        fitted, fixes = settings, []  # a canvas plug-in's knobs are each alone in range: nothing to fit
+        if canvas == "masked":
+            fitted, fixes = fit_settings(settings, shown=shown, cache_modes=self.cache_modes_for(model_pick),
+                                         edits_lengths=self.edits_lengths_for(model_pick))
         knobs = dataclasses.replace(keep(Knobs), **fitted_knobs(settings, fitted))
-        cfg = settings_to_config(**fitted)
+        cfg = settings_to_config(canvas, **fitted)
         self.budget_for(model_pick).check(cfg)  # its canvas and work, before the live canvas is sized by them
         on = tuple(name for name, ok in SWITCHES.items()
                    if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES)
@@ -345,6 +352,10 @@ class PlayHandlers:
     def knob_states(self, *, schedule: str) -> KnobStates:
         used = SCHEDULE_KNOBS.get(schedule, set())
         return KnobStates(**{k: k in used for k in SCHEDULE_SLIDERS})
+
+    def auto_states(self, **autos: bool) -> AutoStates:
+        """A canvas knob's slider is live only while its "auto" switch is off (on: the checkpoint's value)."""
+        return AutoStates(**{name: not autos[auto] for name, auto in AUTO_OF.items()})
 
     def stage_states(self, *, stages_on: bool) -> StageStates:
         """The three stage sliders are live only while staged temperature is on (off, moving one

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from dllm_viz.app.views import render, world as world_view
-from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json
+from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
-from dllm_viz.app.handlers.outputs import KEEP, ModelPicked, Ranges, Relabelled, SceneSet
+from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, ModelPicked, Ranges, Relabelled, SceneSet
 from dllm_viz.app.handlers.scenes import SCENES
 from dllm_viz.app.handlers.seats import Seats
 from dllm_viz.app.handlers.sweep_grid import SweepResult
@@ -57,6 +57,7 @@ class ModelChoice:
     cache_modes: tuple[str, ...] | None = None  # the key-value caches it runs besides none; None: any
     edits_lengths: bool | None = None  # whether it writes DELETE and SPLIT (an insert/delete rule's); None: not known
     resolve: Callable[[Any], Any] | None = None  # a config as it reads it, checked (`Budget.resolve`); None: masked
+    canvas: str = "masked"  # the canvas it writes (`rules.canvas_of`): which knobs the page offers and sends
 
 
 class Playground:
@@ -77,7 +78,8 @@ class Playground:
         self.play = PlayHandlers(self.runner_for, traces=self.traces, examples=self.examples, export_dir=export,
                                  new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for,
                                  budget_for=self.budget_for, cache_modes_for=self.cache_modes_for,
-                                 edits_lengths_for=self.edits_lengths_for, seats=self.seats)
+                                 edits_lengths_for=self.edits_lengths_for, canvas_for=self.canvas_for,
+                                 seats=self.seats)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for,
                                        seats=self.seats)
@@ -131,6 +133,17 @@ class Playground:
         """Whether the picked model can edit lengths (None: not known, an insert/delete rule may be asked)."""
         choice = self.models.get(model_pick or "") if self.models else None
         return None if choice is None else choice.edits_lengths
+
+    def canvas_for(self, model_pick: str | None) -> str:
+        """The canvas the picked model writes (nothing picked: `run`'s model's, its own entry of the picker)."""
+        choice = self.models.get(model_pick or "") if self.models else None
+        if choice is None:
+            choice = next((c for c in self.models.values() if c.run is self.run), None)
+        return "masked" if choice is None else choice.canvas
+
+    def canvas_shown(self, *, model_pick: str | None) -> CanvasShown:
+        """The widgets and groups the page shows for the picked model's canvas (the others are hidden, not sent)."""
+        return shown_on(self.canvas_for(model_pick))
 
     def ranges(self, *, model_pick: str | None) -> Ranges:
         """The gen length sliders' end for the model on show (its context, less room for a prompt)."""

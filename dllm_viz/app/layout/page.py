@@ -157,14 +157,17 @@ class Page:
     presets: dict[str, gr.Button] = field(default_factory=dict)  # by preset name (adapters.PRESET_GROUPS)
     # The rule plug-ins' knobs (adapters.PLUGIN_KNOBS), made from their specs: read as attributes too (`page.gamma`).
     rule_knobs: dict[str, Any] = field(default_factory=dict)
+    # Groups of widgets shown or hidden whole with the canvas of the model on show (`outputs.BOXES`), as attributes.
+    boxes: dict[str, Any] = field(default_factory=dict)
     scenes: dict[str, gr.Button] = field(default_factory=dict)  # by scene key (handlers/scenes.py)
     lessons: dict[str, gr.Button] = field(default_factory=dict)  # by lesson key
     labels: list[Label] = field(default_factory=list)  # what a language switch re-renders
 
-    def __getattr__(self, name: str) -> Any:  # only for names that are not fields: a plug-in's knob
-        knobs = self.__dict__.get("rule_knobs") or {}
-        if name in knobs:
-            return knobs[name]
+    def __getattr__(self, name: str) -> Any:  # only for names that are not fields: a plug-in's knob, a box
+        for group in ("rule_knobs", "boxes"):
+            named = self.__dict__.get(group) or {}
+            if name in named:
+                return named[name]
         raise AttributeError(f"Page has no component {name!r}")
 
     @property
@@ -176,7 +179,7 @@ class Page:
         for f in dataclasses.fields(self):
             if getattr(self, f.name) is component:
                 return f.name
-        for name, knob in self.rule_knobs.items():
+        for name, knob in (*self.rule_knobs.items(), *self.boxes.items()):
             if knob is component:
                 return name
         raise ValueError(f"component {component!r} is not a field of Page")

@@ -15,8 +15,10 @@ from dllm_viz.app.handlers.adapters import PRESET_GROUPS, SCHEDULE_KNOBS
 from dllm_viz.app.handlers.outputs import SCHEDULE_KNOB_SPECS
 from dllm_viz.app.handlers.play import PlayHandlers
 from dllm_viz.app.strings import STRINGS, example_label, t
+from dllm_viz.app.layout.canvas import build_canvas_box
 from dllm_viz.app.layout.revision import build_revision_box, build_rule_knobs
 from dllm_viz.app.layout.page import Labels, bold, small
+from dllm_viz.core import rules
 from dllm_viz.core.config import CACHES, CONFIDENCE_FROM, CONFIDENCES, RNG_MODES, SAMPLE_SCOPES, SCHEDULES
 from dllm_viz.app.handlers.takeout import animation_formats
 from dllm_viz.app.handlers.traces import Shown
@@ -65,7 +67,7 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
                       longest: int, scenes: Sequence[str] = ()) -> dict[str, Any]:
     """Prompt and Run, preset buttons, decode settings, teaching switches, and traces in and out."""
     lang, s0, lab = labels.lang, settings, labels.add
-    c: dict[str, Any] = {"presets": {}}
+    c: dict[str, Any] = {"presets": {}, "boxes": {}}
     # Your own prompt in one step: Run beside it; Enter runs, Shift+Enter starts a new line (one line
     # that grows: Gradio submits on Enter when `lines` is 1, and Shift+Enter types a newline).
     with gr.Column(elem_id="dv-knobs-top"), gr.Row(elem_id="dv-prompt-row"):
@@ -78,7 +80,7 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
     with gr.Column(elem_id="dv-knobs-main"):  # presets, gen length, temperature: the first things to try
         labels.markdown(functools.partial(bold, "presets"))
         for group, names in PRESET_GROUPS.items():
-            with gr.Row(elem_id=f"dv-presets-{group}", elem_classes="dv-presets"):
+            with gr.Row(elem_id=f"dv-presets-{group}", elem_classes="dv-presets") as c["boxes"][f"presets_{group}"]:
                 for name in names:
                     c["presets"][name] = lab(gr.Button(t(f"preset_{name}", lang), size="sm", min_width=60),
                                              f"preset_{name}", "value")
@@ -94,23 +96,27 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
                                         elem_id="dv-gen-length", elem_classes="dv-knob"), "gen_length")
         c["temperature"] = lab(gr.Slider(0, 2.5, s0["temperature"], step=0.05, label=t("temperature", lang),
                                          elem_id="dv-temperature", elem_classes="dv-knob"), "temperature")
-    c |= build_more_knobs(labels, play, settings=settings, first=first, examples=examples)
-    return c
+    more = build_more_knobs(labels, play, settings=settings, first=first, examples=examples)
+    return c | more | {"boxes": {**c["boxes"], **more["boxes"]}}
 
 
 def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], first: Shown | None,
                      examples: Sequence[str]) -> dict[str, Any]:
     """The schedule, sampling and teaching switches, and traces in and out (below the first knobs)."""
     lang, s0, lab = labels.lang, settings, labels.add
-    c: dict[str, Any] = {}
+    c: dict[str, Any] = {"boxes": {}, "rule_knobs": {}}
     with gr.Column(elem_id="dv-knobs-more"):
+        for canvas in rules.CANVAS_RULES:  # shown instead of the masked boxes on a model that writes that canvas
+            box = build_canvas_box(labels, s0, canvas)
+            c["boxes"] |= box["boxes"]
+            c["rule_knobs"] |= box["rule_knobs"]
         with lab(gr.Accordion(t("article_what", lang), open=False), "article_what"):
             labels.markdown(functools.partial(small, "article_note"))
-        with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box"):
+        with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box") as c["boxes"]["schedule_box"]:
             c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang),
                                             elem_id="dv-schedule"), "schedule")
-            c["rule_knobs"] = build_rule_knobs(labels, s0, SCHEDULE_KNOB_SPECS,
-                                               SCHEDULE_KNOBS.get(s0["schedule"], set()))
+            c["rule_knobs"] |= build_rule_knobs(labels, s0, SCHEDULE_KNOB_SPECS,
+                                                SCHEDULE_KNOBS.get(s0["schedule"], set()))
             c["k_steps"] = gr.HTML(play.k_steps(lang=lang, **s0).k_steps, elem_id="dv-ksteps")
             c["block_length"] = lab(gr.Slider(0, 128, s0["block_length"], step=8, label=t("block_length", lang),
                                               elem_id="dv-block-length", elem_classes="dv-knob"), "block_length")
@@ -147,8 +153,9 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
                                           elem_id="dv-seed"), "seed")
                 c["new_seed"] = lab(gr.Button(t("new_seed", lang), size="sm", scale=1), "new_seed", "value")
         revision = build_revision_box(labels, s0)
-        c |= {**revision, "rule_knobs": {**c["rule_knobs"], **revision["rule_knobs"]}}
-        with lab(gr.Accordion(t("teaching", lang), open=False), "teaching"):
+        c |= {**revision, "rule_knobs": {**c["rule_knobs"], **revision["rule_knobs"]},
+              "boxes": {**c["boxes"], **revision["boxes"]}}
+        with lab(gr.Accordion(t("teaching", lang), open=False), "teaching") as c["boxes"]["teaching_box"]:
             for name, names in (("confidence_from", CONFIDENCE_FROM), ("sample_scope", SAMPLE_SCOPES),
                                 ("rng", RNG_MODES)):
                 c[name] = lab(gr.Radio(switch_choices(names, lang), value=s0[name], label=t(name, lang)), name)

@@ -61,11 +61,12 @@ def build_rule_knobs(labels: Labels, settings: dict[str, Any], specs: Sequence[K
 
 
 def build_revision_box(labels: Labels, settings: dict[str, Any]) -> dict[str, Any]:
-    """The accordion of the revision rule and its knobs (`rule_knobs`); components by `Page` name."""
+    """The accordion of the revision rule (`boxes`: `revise_box`) and its knobs (`rule_knobs`); components by
+    `Page` name."""
     lang, s0, lab = labels.lang, settings, labels.add
     c: dict[str, Any] = {}
     is_open = s0["revise"] != "none" or s0["indel"] != "none"
-    with lab(gr.Accordion(t("revise_box", lang), open=is_open, elem_id="dv-revise-box"), "revise_box"):
+    with lab(gr.Accordion(t("revise_box", lang), open=is_open, elem_id="dv-revise-box"), "revise_box") as box:
         rules = functools.partial(named_choices, "choice_revise_", REVISIONS)
         c["revise"] = lab(gr.Dropdown(rules(lang), value=s0["revise"], label=t("revise", lang),
                                       info=t("info_revise", lang), elem_id="dv-revise"), "revise")
@@ -79,4 +80,5 @@ def build_revision_box(labels: Labels, settings: dict[str, Any]) -> dict[str, An
         used = RULE_KNOBS.get(s0["revise"], set()) | INDEL_KNOBS.get(s0["indel"], set())
         c["rule_knobs"] = build_rule_knobs(labels, s0, RULE_KNOB_SPECS, used)
         labels.markdown(functools.partial(small, "revise_note"))
+    c["boxes"] = {"revise_box": box}
     return c

@@ -316,6 +316,8 @@ STRINGS: dict[str, str] = {
     "acceptance_from": "acceptance entropy from", "info_acceptance_from": "tempered: as shipped; raw: the article's rule",
     "choice_acceptance_from_tempered": "tempered logits (transformers, SGLang)",
     "choice_acceptance_from_raw": "raw logits (the article's rule)",
+    "canvas_box_renoise": "Renoising canvas (DiffusionGemma)", "knob_auto": "auto", "knob_auto_choice": "as the checkpoint ships it",
+    "canvas_note_renoise": "This model never masks: each step accepts its lowest-entropy proposals and renoises the rest. \"auto\" takes the checkpoint's generation config (else transformers' defaults); the masked canvas's schedules, sampling switches and revision rules do not apply to it.",
     "rs_temperature": "temperature", "rs_shipped": "shipped", "rs_flat": "flat", "rs_tempered": "tempered (shipped)",
     "rs_raw": "raw (the article's rule)", "rs_valid_tpf": "valid runs, tokens per forward", "rs_bound": "entropy bound",
     "rs_aup": "AUP", "rs_stability": "stability threshold", "rs_valid": "valid runs", "rs_tpf": "tokens per forward",

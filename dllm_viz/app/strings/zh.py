@@ -288,6 +288,10 @@ STRINGS: dict[str, str] = {
     "acceptance_from": "接受所用的熵", "info_acceptance_from": "tempered：原版做法；raw：文章的规则",
     "choice_acceptance_from_tempered": "带温度的 logits（transformers 与 SGLang 的做法）",
     "choice_acceptance_from_raw": "原始 logits（文章的规则）",
+    "canvas_box_renoise": "重新加噪的画布（DiffusionGemma）", "knob_auto": "自动",
+    "knob_auto_choice": "按检查点自带的设置",
+    "canvas_note_renoise": "这个模型从不遮盖：每一步接受熵最低的提议，其余位置重新加噪。\"自动\"取检查点的生成配置"
+                           "（没有则用 transformers 的默认值）；遮盖画布的调度、采样开关与修订规则对它不适用。",
     "rs_temperature": "温度", "rs_shipped": "原版", "rs_flat": "恒定", "rs_tempered": "带温度（原版）", "rs_raw": "原始（文章的规则）",
     "rs_valid_tpf": "有效运行、每次前向的词数", "rs_bound": "熵上界", "rs_aup": "AUP", "rs_stability": "稳定次数",
     "rs_valid": "有效运行", "rs_tpf": "每次前向的词数", "rs_stops": "停止规则结束的画布数",

@@ -148,6 +148,8 @@ class Canvas(Plugin):
     knob and rule, set, on this one. `name` is the canvas kind (one of CANVASES); `canvases` is `(name,)`."""
 
     default_preset: str  # the preset a caller who names none gets on such a model (the CLI's --preset)
+    # What the page's widget of a knob left at None shows, greyed out as "auto" (the usual checkpoint's value)
+    shown: Mapping[str, Any] = field(default_factory=dict)
 
 
 # ----- knob columns --------------------------------------------------------------------------------

@@ -118,6 +118,8 @@ def _as_sglang(gen_length: int) -> dict[str, Any]:
 
 RULE = Canvas(
     name="renoise", order=0, canvases=("renoise",), knobs=KNOBS, default_preset="diffusion_gemma",
+    shown={**{k: v for k, v in TRANSFORMERS_DEFAULTS.items() if k != "max_new_tokens"},
+           "canvas_length": 256},  # the released checkpoint's canvas
     summary="renoising canvas: uniform noise, entropy-bounded acceptance, the rest renoised each step",
     cite=Citation(repo="huggingface/transformers", file=TRANSFORMERS_FILE,
                   function="DiffusionGemmaGenerationMixin.generate", paper="arXiv 2505.24857 (the EB-sampler)"),
