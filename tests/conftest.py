@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MARKS: dict[str, tuple[str, ...]] = {
     "tests/test_browser.py": ("browser",),
     "tests/test_browser_newcomer.py": ("browser",),  # issue 41's floors: a test per item
+    "tests/test_browser_renoise.py": ("browser",),  # the renoising world model's widgets
     "tests/test_page_js.py": ("browser",),  # the page's script in Chromium, on a blank page (no server)
     "tests/test_sglang_env.py": ("sglang",),
     "tests/sglang": ("sglang",),  # inside the SGLang environment (test_sglang_env.py runs them)

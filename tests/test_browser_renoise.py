@@ -1,0 +1,143 @@
+"""The page in a real browser on the renoising world model (`load_model("world-renoise")`), beside a tiny masked
+model in the picker: the renoise canvas's widgets show (the masked boxes do not), a renoise slider decodes and
+draws the canvas and the renoise figures with no error; a bad pair of values is one named error and the session
+goes on; picking the masked model brings its widgets back. Debian's chromium driven by Playwright, as
+tests/test_browser.py (whose helpers this file uses).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from playwright import sync_api as playwright
+
+from dllm_viz.app.strings import t
+from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, TIMEOUT_MS, release
+
+TITLE = "(id) => { const e = document.querySelector(`#${id} .gtitle`); return e ? e.textContent : null; }"
+VISIBLE = "(id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; }"
+CANVAS = "() => { const e = document.querySelector('#dv-canvas .dv-text'); return e ? e.innerText : ''; }"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    from dllm_viz import decode, load_model
+    from dllm_viz.app.handlers.playground import ModelChoice
+    from dllm_viz.app.serve import limits_of, token_text
+    from dllm_viz.app.ui import build_demo, launch_options
+    from tests.ui_model import TINY_PROMPTS, free_port, make_text_model
+
+    renoiser, tiny = load_model("world-renoise"), make_text_model()
+    calls: list[int] = []
+
+    def runner(model):
+        def run(prompts, configs, *, on_step=None, record_candidates=5):
+            calls.append(len(prompts))
+            return decode(model, prompts, configs, on_step=on_step, record_candidates=record_candidates)
+        return run
+
+    run = runner(renoiser)
+    models = {"world-renoise": ModelChoice(run=run, prompts=("Ana",), name=renoiser.name,
+                                           token_text=token_text(renoiser), **limits_of(renoiser)),
+              "tiny-chars": ModelChoice(run=runner(tiny), prompts=TINY_PROMPTS, name=tiny.name,
+                                        token_text=token_text(tiny), **limits_of(tiny))}
+    demo = build_demo(run, model_name=renoiser.name, export_dir=str(tmp_path_factory.mktemp("exports")),
+                      models=models, token_text=token_text(renoiser), default_prompt="Ana")
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    demo.decode_calls = calls
+    try:
+        yield demo, f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture()
+def page(served):
+    url = served[1]
+    assert Path(CHROMIUM).exists(), "chromium is missing: bash scripts/test-deps.sh installs it (Debian package)"
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.errors, page.hosts = [], set()
+            page.on("pageerror", lambda err: page.errors.append(str(err)))
+            page.on("console", lambda msg: page.errors.append(msg.text) if msg.type == "error" else None)
+            page.on("request", lambda req: page.hosts.add(urlparse(req.url).netloc))
+            page.add_init_script("localStorage.setItem('dv-tour', 'done')")
+            page.goto(url)
+            page.wait_for_selector("#dv-knob-entropy-bound", state="visible", timeout=TIMEOUT_MS)
+            yield page
+            assert page.errors == []
+            assert page.hosts <= {urlparse(url).netloc}, page.hosts
+        finally:
+            browser.close()
+
+
+def decoded(page, before: str) -> None:
+    """Waits until the canvas shows another text than `before` and the renoise figures are drawn."""
+    page.wait_for_function(f"(old) => {{ const s = ({CANVAS})(); return !!s && s !== old; }}", arg=before,
+                           timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({TITLE})('dv-heatmap') && ({TITLE})('dv-steps')", timeout=TIMEOUT_MS)
+
+
+def test_a_renoise_slider_decodes_and_draws_the_renoise_views(page, served, tmp_path):
+    demo = served[0]
+    # the renoise box and the canvas presets show; the masked canvas's knobs and boxes do not
+    for shown in ("dv-canvas-box-renoise", "dv-knob-acceptance-from", "dv-presets-canvas", "dv-gen-length", "dv-seed"):
+        assert page.evaluate(VISIBLE, shown), shown
+    for hidden in ("dv-temperature", "dv-schedule", "dv-revise-box", "dv-presets-article", "dv-cache"):
+        assert not page.evaluate(VISIBLE, hidden), hidden
+    slider = "#dv-knob-entropy-bound input[type=range]"
+    assert page.locator(slider).is_disabled()  # "auto": the checkpoint's bound
+    calls = len(demo.decode_calls)
+    page.locator("#dv-knob-entropy-bound-auto input").click()  # auto off: the slider's value decodes
+    decoded(page, "")
+    page.wait_for_function(f"() => !document.querySelector('{slider}').disabled", timeout=TIMEOUT_MS)
+    text0 = page.evaluate(CANVAS_TEXT)
+    release(page, "dv-knob-entropy-bound", 0.6)  # a bound of about 4.8 nats: many more accepted per step
+    decoded(page, text0)
+    page.wait_for_timeout(500)
+    assert len(demo.decode_calls) == calls + 2  # one decode per event
+    assert page.evaluate(TITLE, "dv-heatmap").startswith(t("rn_heat_title", "en").split("\n")[0])
+    assert page.evaluate(TITLE, "dv-steps").startswith(t("rn_series_title", "en").split("\n")[0])
+    assert page.evaluate(TITLE, "dv-order").startswith(t("rn_stability_title", "en").split("\n")[0])
+    assert page.locator(".toast-body").count() == 0
+    page.screenshot(path=str(tmp_path / "renoise.png"), full_page=True)
+
+
+def test_a_bad_pair_of_renoise_values_is_one_named_error_and_the_session_goes_on(page, served):
+    """t_min at 1.5 with t_max "auto" (the checkpoint's 0.8): refused by name before any decode, one toast;
+    t_min "auto" again decodes."""
+    demo = served[0]
+    calls = len(demo.decode_calls)
+    page.locator("#dv-knob-t-min-auto input").click()  # t_min's slider, at the checkpoint's 0.4: decodes
+    decoded(page, "")
+    page.wait_for_timeout(500)
+    assert len(demo.decode_calls) == calls + 1
+    release(page, "dv-knob-t-min", 0.75)  # 1.5 on a 0 to 2 slider
+    texts = page.locator("[data-testid=toast-text]")
+    texts.first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1500)
+    assert "t_max=0.8 is invalid" in texts.first.inner_text() and page.locator(".toast-body").count() == 1
+    assert len(demo.decode_calls) == calls + 1  # nothing decoded with it
+    page.locator("[data-testid=toast-close]").first.click()
+    page.locator("#dv-knob-t-min-auto input").click()  # the checkpoint's t_min again: one decode, no error
+    for _ in range(TIMEOUT_MS // 250):
+        if len(demo.decode_calls) == calls + 2:
+            break
+        page.wait_for_timeout(250)
+    page.wait_for_timeout(1500)
+    assert len(demo.decode_calls) == calls + 2 and page.locator(".toast-body").count() == 0
+    page.errors[:] = [e for e in page.errors if "t_max" not in e]  # the error the test asked for
+
+
+def test_picking_the_masked_model_brings_its_widgets_back(page):
+    page.locator("#dv-model input").click()
+    page.get_by_role("option", name="tiny-chars", exact=True).click()
+    page.wait_for_function(VISIBLE, arg="dv-temperature", timeout=TIMEOUT_MS)
+    assert page.evaluate(VISIBLE, "dv-schedule") and page.evaluate(VISIBLE, "dv-presets-article")
+    page.wait_for_function(f"() => !({VISIBLE})('dv-canvas-box-renoise')", timeout=TIMEOUT_MS)
+    assert not page.evaluate(VISIBLE, "dv-presets-canvas")
+    assert page.locator(".toast-body").count() == 0
