@@ -4,7 +4,9 @@
 validated `DecodeConfig` (a bad value raises the config's `ValueError`, naming the field); the rule
 plug-ins' knobs come from their specs (`core.rules`), so a new rule's knobs need no edit here;
 `knobs_of` is its inverse on what it reads, and `preset_knobs` the widget values of a preset
-button (a whole state: every knob but the gen length and the seed). Pure functions: no Gradio, no model.
+button (a whole state: every knob but the gen length and the seed). On a model whose canvas is not masked
+(`rules.canvas_of`: the renoise canvas) only the knobs that apply to it are sent (`canvas_config`), and
+`shown_on` says which widgets the page shows for it. Pure functions: no Gradio, no model.
 """
 from __future__ import annotations
 
