@@ -6,7 +6,8 @@ import dataclasses
 import pytest
 
 from dllm_viz.app.handlers import outputs
-from dllm_viz.app.handlers.adapters import PLUGIN_KNOBS
+from dllm_viz.app.handlers.adapters import CANVAS_KNOBS, PLUGIN_KNOBS
+from dllm_viz.app.handlers.outputs import BOXES
 from dllm_viz.app.handlers.outputs import (
     GROUPS,
     KEEP,
@@ -32,7 +33,8 @@ def test_no_record_inherits_from_another():
 @pytest.mark.parametrize("record", RECORDS, ids=lambda c: c.__name__)
 def test_every_record_names_page_components_once(record):
     names = fields_of(record)
-    page_fields = {f.name for f in dataclasses.fields(Page)} | set(PLUGIN_KNOBS)  # Page.rule_knobs, by name
+    # Page.rule_knobs (the plug-ins' knobs, the canvas's with their "auto" switches) and Page.boxes, by name
+    page_fields = {f.name for f in dataclasses.fields(Page)} | set(PLUGIN_KNOBS) | set(CANVAS_KNOBS) | set(BOXES)
     assert len(names) == len(set(names)) and set(names) <= page_fields
 
 
