@@ -187,9 +187,10 @@ def shown_on(canvas: str) -> CanvasShown:
 
 STAGE_WIDGETS = ("stages_on", "t_early", "t_middle", "t_late")  # the widgets of `temperature_stages`
 # The canvases each group of widgets (`outputs.BOXES`) applies to: the schedule, revision and teaching boxes hold
-# masked knobs only; a preset row its presets' canvas; a canvas plug-in's box its canvas.
+# masked knobs only; a preset row its presets' canvas (and the headings theirs); a canvas plug-in's box its canvas.
 BOX_CANVASES: dict[str, tuple[str, ...]] = {
-    "schedule_box": ("masked",), "revise_box": ("masked",), "teaching_box": ("masked",),
+    "schedule_box": ("masked",), "revise_box": ("masked",), "teaching_box": ("masked",), "presets_title": ("masked",),
+    "presets_canvas_title": tuple(rules.CANVAS_RULES),
     **{f"presets_{group}": canvases for group, canvases in PRESET_CANVAS.items()},
     **{f"canvas_{name}": (name,) for name in rules.CANVAS_RULES},
 }

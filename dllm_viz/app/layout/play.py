@@ -78,7 +78,9 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
         c["run"] = lab(gr.Button(t("run", lang), variant="primary", scale=1, min_width=80, elem_id="dv-run"), "run",
                        "value")
     with gr.Column(elem_id="dv-knobs-main"):  # presets, gen length, temperature: the first things to try
-        labels.markdown(functools.partial(bold, "presets"))
+        # the heading of the masked presets (the article's table), or of a canvas's presets (as their code ships them)
+        c["boxes"]["presets_title"] = labels.markdown(functools.partial(bold, "presets"))
+        c["boxes"]["presets_canvas_title"] = labels.markdown(functools.partial(bold, "presets_canvas"))
         for group, names in PRESET_GROUPS.items():
             with gr.Row(elem_id=f"dv-presets-{group}", elem_classes="dv-presets") as c["boxes"][f"presets_{group}"]:
                 for name in names:

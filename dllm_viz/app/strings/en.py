@@ -16,7 +16,7 @@ STRINGS: dict[str, str] = {
     "language": "Language", "model": "model",
     "tab_play": "Playground", "tab_compare": "Compare", "tab_sweep": "Sweep", "tab_about": "How to read this",
     # ----- playground widgets ----------------------------------------------------------------
-    "prompt": "Prompt", "presets": "Presets (article table 4.2)",
+    "prompt": "Prompt", "presets": "Presets (article table 4.2)", "presets_canvas": "Presets (as shipped)",
     "preset_quality": "quality", "preset_balanced": "balanced", "preset_speed": "speed", "preset_creative": "creative",
     "preset_llada": "LLaDA as shipped", "preset_dream": "Dream as shipped", "preset_fast_dllm": "Fast-dLLM as shipped",
     "gen_length": "gen length L", "temperature": "temperature", "top_k": "initial top_k", "decay": "decay",

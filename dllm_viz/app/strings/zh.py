@@ -13,7 +13,7 @@ STRINGS: dict[str, str] = {
     "tab_play": "演练场", "tab_compare": "对比", "tab_sweep": "参数扫描", "tab_about": "怎么看",
     # ----- playground widgets ----------------------------------------------------------------
     "prompt": "提示词",
-    "presets": "预设（文章 4.2 节调参表）",
+    "presets": "预设（文章 4.2 节调参表）", "presets_canvas": "预设（原版）",
     "preset_quality": "质量", "preset_balanced": "均衡", "preset_speed": "速度", "preset_creative": "创意",
     "preset_llada": "LLaDA 原版规则", "preset_dream": "Dream 原版规则", "preset_fast_dllm": "Fast-dLLM 原版规则",
     "gen_length": "生成长度 L",
