@@ -259,8 +259,10 @@ def main(argv: list[str] | None = None) -> None:
     for r in range(args.rounds):  # alternate the checkouts round by round, each in a fresh process
         for name, tree in trees.items():
             env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(args.threads)}
-            out = subprocess.run(child + ["--offset", str(r)], capture_output=True, text=True, env=env, check=True,
-                                 cwd=tree).stdout
+            run = subprocess.run(child + ["--offset", str(r)], capture_output=True, text=True, env=env, cwd=tree)
+            if run.returncode:  # the child's own error, not only its exit status
+                sys.exit(f"{name}: the measuring process failed ({run.returncode}):\n{run.stderr[-3000:]}")
+            out = run.stdout
             for key, value in json.loads(out.strip().splitlines()[-1]).items():
                 per_tree[name].setdefault(key, []).append(value)
     print(f"CPU ms per step (median of {args.rounds} rounds), replayed logits V={args.vocab}, "

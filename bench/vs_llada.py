@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    model = load_model()
+    model = load_model(device="cpu")  # a CPU bench: on a machine with a GPU too (load_model's default there)
     G, S = args.gen_length, args.gen_length // 2
     encoded = [model.tokenizer.encode(p) for p in PROMPTS]
     shortest = min(map(len, encoded))

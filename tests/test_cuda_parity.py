@@ -4,7 +4,7 @@ On a machine without CUDA the script runs CPU against CPU on a few cases: the ru
 counts and its exit status are what is checked (any two CPU runs of one seed agree). Where CUDA is
 there, the last test runs the ReMDM and insert/delete cases that once raised on CUDA (tensors made on
 the CPU inside the rule) and must now run there: CI has no GPU, so it is skipped there; the device run
-of the whole script is in docs/models.md.
+of the whole script is in docs/engine.md.
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_diagnosis_names_the_half_that_differs(parity) -> None:
     assert parity.diagnose(models, prompts, config, other, here).startswith("logits")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (CI has none; docs/models.md has the device run)")
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (CI has none; docs/engine.md has the device run)")
 def test_the_rules_that_raised_on_cuda_run_there(parity, tmp_path: Path) -> None:
     out = tmp_path / "parity.json"
     parity.main(["--models", "world-indel", "--presets", "remdm", "remdm/conf", "remdm/loop", "llada22_indel",
