@@ -113,3 +113,16 @@ def test_the_page_opens_on_its_first_examples_model_and_an_example_picks_its_mod
     loaded = Playground(main, export_dir=tmp_path, models=models, examples=[("m", ex_main)]).play.example(
         example="m", lang="en")
     assert loaded.model_pick == "main" and 'data-prompt="hi "' in loaded.model_prompts
+
+
+def test_a_served_model_of_the_world_language_offers_the_world_prompts():
+    """`python app.py --model world-renoise` (or world-indel): its entry's example prompts are the world
+    language's, not the English ones offered to an unknown checkpoint."""
+    from dllm_viz import load_model
+    from dllm_viz.app import serve as app
+    from dllm_viz.studies.world_score import WORLD_PROMPTS
+
+    for name in ("world-renoise", "world-indel"):
+        model = load_model(name)
+        choices = app.model_choices(model, Recorder())
+        assert choices[model.name].prompts == tuple(WORLD_PROMPTS) != app.CHECKPOINT_PROMPTS

@@ -241,7 +241,9 @@ def model_choices(model: Any, run: Runner, *, engines: bool = False) -> dict[str
     entry out. Nothing here touches the network.
     """
     name = getattr(model, "name", "model")
-    prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS}
+    # The shipped models' own prompts: the world language's for every model that writes it (served by name).
+    prompts = {"austen-mdlm": DEFAULT_PROMPTS, "world-mdlm": WORLD_PROMPTS, "tasks-mdlm": TASK_PROMPTS,
+               "world-indel": WORLD_PROMPTS, "world-renoise": WORLD_PROMPTS}
     fit = lambda n, r: fit_to_tasks(r) if n in task_view.MODEL_NAMES else r  # noqa: E731
     # The page checks a request against the picked model's context before it decodes; the tasks model's
     # runner sets gen_length itself (`fit_to_tasks`), so there the slider's length is not what runs (its
