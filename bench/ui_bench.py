@@ -254,6 +254,28 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], lesson: Callabl
     return out
 
 
+def serve_page(model: Any) -> tuple[Any, Any, Any, str]:
+    """The playground served in this process as app.py serves it (the shared `Engine`, the heap frozen), on
+    the examples of the model measured (app.py's first is the world model's, which the page opens on):
+    (demo, engine, runner, url)."""
+    from dllm_viz.app import serve as app
+    from dllm_viz.app.ui import build_demo, launch_options
+    from dllm_viz.core.budget import Budget
+    from dllm_viz.serve.engine import Engine
+    from tests.ui_model import free_port
+
+    engine = Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE, fairness=app.FAIRNESS,
+                    budget=Budget(max_cells=app.REQUEST_CELLS))
+    run = app.make_runner(model, engine)
+    examples = [(name, tr) for name, tr in app.load_examples() if tr.model == getattr(model, "name", None)]
+    demo = build_demo(run, examples=examples or app.load_examples(), model_name=getattr(model, "name", "model"),
+                      max_length=getattr(model, "max_length", None), concurrency_limit=app.MAX_BATCH)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    app.freeze_heap()
+    return demo, engine, run, f"http://127.0.0.1:{port}/"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", choices=("auto", "embedded", "tiny"), default="auto")
@@ -268,12 +290,8 @@ def main(argv: list[str] | None = None) -> None:
     from gradio_client import Client
 
     from dllm_viz.app import serve as app
-    from dllm_viz.serve.engine import Engine
     from dllm_viz.app.handlers.adapters import config_to_settings
     from dllm_viz.app.handlers.playground import Playground
-    from dllm_viz.app.ui import build_demo, launch_options
-    from dllm_viz.core.budget import Budget
-    from tests.ui_model import free_port
 
     torch.set_num_threads(args.threads or app.THREADS)
     model = load(args.model)
@@ -282,19 +300,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{torch.get_num_threads()} threads; gen_length {args.gen_length}, balanced preset, "
           f"median of {args.rounds} interleaved rounds")
 
-    engine = Engine(model, max_batch=app.MAX_BATCH, max_queue=app.MAX_QUEUE, fairness=app.FAIRNESS,
-                    budget=Budget(max_cells=app.REQUEST_CELLS))  # as app.py serves
-    run = app.make_runner(model, engine)
+    demo, engine, run, url = serve_page(model)
     pg = Playground(run)
     settings = config_to_settings(cfg)
-    # The examples of the model measured (app.py's first is the world model's, which the page opens on).
-    examples = [(name, tr) for name, tr in app.load_examples() if tr.model == getattr(model, "name", None)]
-    demo = build_demo(run, examples=examples or app.load_examples(), model_name=getattr(model, "name", "model"),
-                      max_length=getattr(model, "max_length", None), concurrency_limit=app.MAX_BATCH)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
-    app.freeze_heap()  # as app.py serves
-    url = f"http://127.0.0.1:{port}/"
     client = Client(url, verbose=False)
     config_json = json.dumps({"gen_length": args.gen_length})
 
