@@ -8,22 +8,18 @@ of the whole script is in docs/engine.md.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "cuda_parity.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def parity():
-    spec = importlib.util.spec_from_file_location("cuda_parity_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/cuda_parity.py")
 
 
 def test_cpu_against_cpu_agrees_and_refuses_by_name(parity, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ relations between the figures that hold on any machine.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -13,15 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "gpu_bench.py"
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("gpu_bench_under_test", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/gpu_bench.py")
 
 
 def test_tiny_cpu_run_writes_consistent_json(bench, tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 figures are consistent. No timing is judged here; the floor is the bench's to print."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -10,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.diffusion_gemma_tiny import save_tiny
+from tests.scripts import load_script
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "renoise_bench.py"
 
 
 @pytest.mark.parametrize("source", ["tiny", "checkpoint"])
@@ -19,9 +18,7 @@ def test_tiny_cpu_run_is_exact_and_counts_the_same_forwards(tmp_path: Path, caps
     """"tiny" builds the model in the bench; "checkpoint" loads a saved one through load_model, the
     path the GPU recipe takes with a real DiffusionGemma (its generation_config.json sets end-of-text
     ids, which the bench switches off on both sides)."""
-    spec = importlib.util.spec_from_file_location("renoise_bench_under_test", BENCH)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("bench/renoise_bench.py")
     model = "tiny"
     if source == "checkpoint":
         model = str(tmp_path / "tiny-diffusiongemma")
