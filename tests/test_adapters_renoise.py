@@ -118,10 +118,10 @@ def test_the_page_shows_the_knobs_of_the_canvas_on_show():
         assert getattr(masked, name) and not getattr(renoise, name), name
     for name in ("gen_length", "seed"):  # both canvases read them
         assert getattr(masked, name) and getattr(renoise, name)
-    assert (renoise.presets_canvas, renoise.presets_canvas_title, renoise.presets_article, renoise.presets_title,
-            renoise.schedule_box, renoise.canvas_renoise) == (True, True, False, False, False, True)
-    assert (masked.presets_canvas, masked.presets_canvas_title, masked.presets_article, masked.presets_title,
-            masked.schedule_box, masked.canvas_renoise) == (False, False, True, True, True, False)
+    boxes = ("presets_canvas", "presets_canvas_title", "presets_article", "presets_title", "schedule_box",
+             "article_box", "canvas_renoise")
+    assert [getattr(renoise, b) for b in boxes] == [True, True, False, False, False, False, True]
+    assert [getattr(masked, b) for b in boxes] == [False, False, True, True, True, True, False]
     assert PRESET_GROUPS["canvas"] == ("diffusion_gemma", "gemma4_renoise")
 
 

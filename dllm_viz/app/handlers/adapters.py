@@ -190,6 +190,7 @@ STAGE_WIDGETS = ("stages_on", "t_early", "t_middle", "t_late")  # the widgets of
 # masked knobs only; a preset row its presets' canvas (and the headings theirs); a canvas plug-in's box its canvas.
 BOX_CANVASES: dict[str, tuple[str, ...]] = {
     "schedule_box": ("masked",), "revise_box": ("masked",), "teaching_box": ("masked",), "presets_title": ("masked",),
+    "article_box": ("masked",),  # what the article's table is: the masked presets' note
     "presets_canvas_title": tuple(rules.CANVAS_RULES),
     **{f"presets_{group}": canvases for group, canvases in PRESET_CANVAS.items()},
     **{f"canvas_{name}": (name,) for name in rules.CANVAS_RULES},

@@ -112,7 +112,7 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
             box = build_canvas_box(labels, s0, canvas)
             c["boxes"] |= box["boxes"]
             c["rule_knobs"] |= box["rule_knobs"]
-        with lab(gr.Accordion(t("article_what", lang), open=False), "article_what"):
+        with lab(gr.Accordion(t("article_what", lang), open=False), "article_what") as c["boxes"]["article_box"]:
             labels.markdown(functools.partial(small, "article_note"))
         with lab(gr.Accordion(t("schedule_box", lang), open=True), "schedule_box") as c["boxes"]["schedule_box"]:
             c["schedule"] = lab(gr.Dropdown(list(SCHEDULES), value=s0["schedule"], label=t("schedule", lang),
