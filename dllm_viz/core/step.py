@@ -34,7 +34,7 @@ import torch
 
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_rows, fill_end_of_text
-from dllm_viz.core.packed import Packed, draw_chosen, global_draw, pack, unpack
+from dllm_viz.core.packed import Drawn, Packed, draw_chosen, global_draw, pack, unpack
 from dllm_viz.core.references import NONE, Quirks
 from dllm_viz.core.revision import (
     Plan, RevisionParams, RevisionState, RevisionTargets, Whole, decided_in, revise, revision_inputs, settle,
@@ -301,7 +301,7 @@ def denoise_step(
     )
 
 
-def _greedy_logp(raw: Distribution, params: StepParams, plan: Plan | None, drawn: object | None) -> torch.Tensor | None:
+def _greedy_logp(raw: Distribution, params: StepParams, plan: Plan | None, drawn: Drawn | None) -> torch.Tensor | None:
     """`StepResult.greedy_logp`: `(M, 1, 1)` the top candidate's log-probability, when every token the step places
     is an argmax of the logits `raw` was made from (every row at temperature 0, no global draw, no revision plan;
     the early stop fills the raw argmax). The log-softmax is monotone, so a first maximum of the logits has the
