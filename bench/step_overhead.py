@@ -276,11 +276,12 @@ def main(argv: list[str] | None = None) -> None:
     mine = {key: statistics.median(values) for key, values in per_tree["this checkout"].items()}
     load = os.getloadavg()
     print(f"\nours / LLaDA's loop, CPU time per step (median of the {args.rounds} rounds' ratios; load average "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}):")
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}); the (host) rows leave out the replayed model's own time "
+          "(its copy of the logits at the masked positions; LLaDA's loop reads a view of them):")
     floors = {1: 0.9, 8: 0.6}  # issue 40
     for B in batches:
         theirs = per_tree["this checkout"][f"LLaDA-style loop T=0, B={B}"]
-        for key in (f"decode T=0, B={B}", f"decode T=0 record_candidates=0, B={B}"):
+        for key in (f"decode T=0, B={B}", f"decode T=0, B={B} (host)", f"decode T=0 record_candidates=0, B={B}"):
             r = [a / b for a, b in zip(per_tree["this checkout"][key], theirs)]
             floor = f" (floor <= {floors[B]})" if B in floors and "record_candidates" not in key else ""
             print(f"  {key:44} {statistics.median(r):6.3f} [{min(r):.3f}, {max(r):.3f}]{floor}")

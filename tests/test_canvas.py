@@ -156,3 +156,35 @@ def test_commit_writes_what_a_revision_rule_took_back_and_rewrote() -> None:
 ])
 def test_end_of_text_ids_one_rule_for_models_and_policies(source, ids) -> None:
     assert end_of_text_ids(source) == ids
+
+
+def test_a_request_that_reads_no_uniform_draws_none_and_decodes_the_same(monkeypatch) -> None:
+    """`reads_uniforms`: a greedy request ranked by a measure of the logits draws no uniform (its generator is left
+    as seeded, beside a sampled neighbour whose generator moves), and its trace is the one it gets drawing them."""
+    from dllm_viz.core import batch as batch_module
+    from dllm_viz.core.batch import DecodeBatch
+    from dllm_viz.core.canvas import reads_uniforms
+    from tests.tiny import TinyDenoiser
+
+    greedy = DecodeConfig(gen_length=12, schedule="fixed_steps", steps=6, temperature=0.0, seed=3)
+    assert not reads_uniforms(greedy)
+    assert all(reads_uniforms(greedy.replace(**kw)) for kw in (
+        {"temperature": 0.7}, {"confidence": "random"}, {"rng": "shared"}, {"revise": "rcr"},
+        {"temperature_stages": (0.0, 0.0, 0.5)}))
+
+    def run() -> tuple[list, list[torch.Tensor]]:
+        model = TinyDenoiser(vocab=24)
+        batch = DecodeBatch(model, capacity=2, max_length=32)
+        gens = [torch.Generator().manual_seed(3), torch.Generator().manual_seed(4)]
+        batch.add(0, [1, 2, 3], greedy, gens[0])
+        batch.add(1, [1, 2, 3], greedy.replace(temperature=0.8, seed=4), gens[1])
+        while batch.active():
+            batch.step()
+        return [batch.trace(i).to_dict()["steps"] for i in (0, 1)], [g.get_state() for g in gens]
+
+    steps, states = run()
+    assert torch.equal(states[0], torch.Generator().manual_seed(3).get_state())  # never drawn from
+    assert not torch.equal(states[1], torch.Generator().manual_seed(4).get_state())  # the sampled row drew
+    monkeypatch.setattr(batch_module, "reads_uniforms", lambda config: True)  # every row draws, as it used to
+    drawing, drawn_states = run()
+    assert not torch.equal(drawn_states[0], states[0]) and steps == drawing

@@ -44,3 +44,22 @@ def test_top_k_is_torch_topk(V):
         for n in (2, 5):
             want, got = torch.topk(logp, n, dim=-1), top_k(logp, n)
             assert torch.equal(got[0].nan_to_num(), want[0].nan_to_num()) and torch.equal(got[1], want[1])
+
+
+def test_first_max_is_the_logits_argmax_or_none_at_a_tie():
+    """`Distribution.first_max` reads the argmax off the top candidate where every row's top log-probability is
+    strict; where two distinct logits round to one log-probability it says None (topk may order that tie either
+    way), and so does a real tie."""
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(40, 1, 64, generator=g) * 3
+    got = Distribution(logits.clone()).first_max
+    assert got is not None and torch.equal(got, logits.argmax(-1))
+    close = logits.clone()
+    close[5, 0, :] = 0.0  # a flat row: log-probabilities near -log(64) ...
+    close[5, 0, 9] = torch.nextafter(torch.tensor(0.0), torch.tensor(1.0))  # ... where the least logit step vanishes
+    lp = torch.log_softmax(close, dim=-1)
+    assert lp[5, 0, 9] == lp[5, 0, 0] and close[5, 0, 9] > close[5, 0, 0]  # distinct logits, one log-probability
+    assert Distribution(close).first_max is None
+    tied = logits.clone()
+    tied[7, 0, 3] = tied[7, 0, 30] = 50.0
+    assert Distribution(tied).first_max is None

@@ -195,6 +195,7 @@ def _general(monkeypatch):
     from dllm_viz.core import batch, step
     from dllm_viz.core.batch import DecodeBatch
     from dllm_viz.core.packed import Packed
+    from dllm_viz.core.scoring import Distribution
 
     build, rows, draw = StepParams.from_configs.__func__, DecodeBatch._rows, Packed.draw
 
@@ -213,6 +214,8 @@ def _general(monkeypatch):
     monkeypatch.setattr(Packed, "draw", masked_draw)
     monkeypatch.setattr(batch, "_step_numbers", lambda slots, device: torch.tensor([s.step for s in slots]))
     monkeypatch.setattr(step, "_greedy_logp", lambda *args: None)  # the record gathers the drawn ids' log-probs
+    monkeypatch.setattr(Distribution, "first_max", property(lambda self: None))  # a greedy step draws its argmaxes
+    monkeypatch.setattr(batch, "reads_uniforms", lambda config: True)  # every row draws its uniforms
 
 
 _GRID = {
@@ -242,8 +245,9 @@ def test_the_plain_shortcuts_give_the_general_steps_traces(monkeypatch, name):
     """Issue 40: a plain step skips what cannot change its result (the block test when the step is no wider than
     a block, the per-row restart of k when no row restarts, the packed uniforms when nothing reads them, the copy
     of the canvas rows when they are the buffer's first and the indexing of its rows (views made once), the copy of
-    the logits when every position draws, one step number for rows that share it). Over temperatures, batch sizes
-    (rows of other lengths too) and seeds, the tokens and every step record equal the general step's."""
+    the logits when every position draws, one step number for rows that share it, the argmax read off a strict top
+    candidate, no uniforms drawn for a row that reads none). Over temperatures, batch sizes (rows of other lengths
+    too) and seeds, the tokens and every step record equal the general step's."""
     from dllm_viz import decode
     from tests.tiny import TinyDenoiser
 

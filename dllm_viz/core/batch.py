@@ -28,7 +28,9 @@ import torch
 
 from dllm_viz.core import indel_decode, rules
 from dllm_viz.core.cache import CacheStore, Drift, RowsForward, drift, exact_logits
-from dllm_viz.core.canvas import Coins, PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, step_logits
+from dllm_viz.core.canvas import (
+    Coins, PerRows, RowSet, Spans, candidate_logits, commit, draw_noise, reads_uniforms, step_logits,
+)
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.forward import step_forward
@@ -75,6 +77,7 @@ class _Rows:
     set: RowSet  # spans in the canvas, StepParams, constant temperature
     shadow: torch.Tensor | None = None  # (A,) bool: rows whose verify reads WINO's shadow block (None: no row)
     coins: list[bool] | None = None  # rows whose rule draws its own coins (`canvas.Coins`; None: no row)
+    quiet: tuple[bool, ...] = ()  # rows that draw no uniform: theirs (`canvas.Coins`) or none read (`reads_uniforms`)
     # The rows are slots 0..A-1 and none keeps a cache (which may hold its canvas rows): the step reads
     # and writes the canvas buffer's rows in place, no copy of them.
     in_place: bool = False
@@ -279,7 +282,7 @@ class DecodeBatch:
                                            r.shadow, r.set.params.block_size, self.edit_ids,
                                            {a: self.reused[idx_list[a]] for a in reused})
         coins = r.coins  # (A,) bool | None: rows whose rule draws its own coins, and none of the step's uniforms
-        noise = draw_noise([None if coins is not None and coins[a] else shared
+        noise = draw_noise([None if r.quiet[a] else shared
                             if (s.config.rng == "shared" and shared is not None) else s.generator
                             for a, s in enumerate(slots)], [s.config.gen_length for s in slots], self.device)
 
@@ -356,6 +359,7 @@ class DecodeBatch:
                                           prompt_lengths=[len(s.prompt_ids) for s in slots]),
                          shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None,
                          coins=coins if any(coins) else None,
+                         quiet=tuple(c or not reads_uniforms(s.config) for c, s in zip(coins, slots)),
                          in_place=in_place, views=views)
 
         return self._row_sets.get(slots, build)

@@ -103,10 +103,20 @@ def candidate_logits(logits: torch.Tensor, mask_id: int, edit_ids: tuple[int, ..
     return out
 
 
+def reads_uniforms(config: DecodeConfig) -> bool:
+    """Whether a request's steps read the uniforms `draw_noise` draws: a draw at temperature > 0 (now or at a
+    later stage), the ``random`` confidence, a revision or insert/delete rule, or the shared stream (whose order
+    its neighbours read too). A request that reads none draws none (its generator is left as it was, whatever
+    its neighbours are): its tokens, at temperature 0 and ranked by a measure of the logits, are the same."""
+    return (config.temperature > 0 or config.temperature_stages is not None or config.confidence == "random"
+            or config.revise != "none" or config.indel != "none" or config.rng == "shared")
+
+
 def draw_noise(generators: Sequence[torch.Generator | None], lengths: Sequence[int],
                device: torch.device | str = "cpu") -> torch.Tensor:
     """`(A, 2, G)` uniforms: row a draws `torch.rand(2, lengths[a])` from `generators[a]`, zero-padded; a row
-    whose rule draws its own coins instead (`Coins`) has None there and gets zeros, drawing nothing.
+    whose rule draws its own coins instead (`Coins`), or that reads no uniform (`reads_uniforms`), has None there
+    and gets zeros, drawing nothing.
 
     Row 0 of each is the inverse-CDF uniform of each position, row 1 the score of the ``random``
     confidence. A request draws the same amount every step whatever it selects and whatever its
@@ -114,6 +124,8 @@ def draw_noise(generators: Sequence[torch.Generator | None], lengths: Sequence[i
     generator, section 5.4). Drawn on the CPU: a seed means the same tokens on every device.
     """
     G = max(lengths, default=0)
+    if all(gen is None for gen in generators):  # no row draws (every row greedy, say): zeros at once
+        return torch.zeros(len(lengths), 2, G, device=device)
     if len(lengths) == 1 and lengths[0] == G and generators[0] is not None:  # one row: drawn in its shape, no stack
         out = torch.rand(1, 2, G, generator=generators[0])  # (the same uniforms as `rand(2, G)`, in the same order)
         return out if out.device == torch.device(device) else out.to(device, non_blocking=True)

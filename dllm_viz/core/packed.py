@@ -116,8 +116,13 @@ def global_draw(x: Packed, draw_all: torch.Tensor, *, with_prob: bool = True) ->
     return Drawn(where=where, tokens=tokens, prob=probs.masked_scatter(where, prob) if prob is not None else probs)
 
 
-def draw_chosen(x: Packed, selected: torch.Tensor, drawn: Drawn | None) -> torch.Tensor:
-    """Tokens at the selected positions, `(A, G)` (-1 elsewhere): drawn there, or taken from `drawn`."""
+def draw_chosen(x: Packed, selected: torch.Tensor, drawn: Drawn | None,
+                first_max: torch.Tensor | None = None) -> torch.Tensor:
+    """Tokens at the selected positions, `(A, G)` (-1 elsewhere): drawn there, or taken from `drawn`. A greedy
+    step with `first_max (M, 1)`, each packed position's argmax of the logits (`Distribution.first_max`), places
+    those: the draw would find the same ones again."""
+    if first_max is not None and x.greedy and drawn is None:
+        return torch.where(selected, x.unpack(first_max, -1), -1)
     A, G = selected.shape
     tokens = torch.full((A, G), -1, dtype=torch.long, device=selected.device)
     here = selected

@@ -53,6 +53,17 @@ class Distribution:
     def argmax(self) -> torch.Tensor:  # (...)
         return self.top[1][..., 0]
 
+    @cached_property
+    def first_max(self) -> torch.Tensor | None:
+        """`(...)` the first maximum of each row of the logits (`logits.argmax(-1)`), read off the top candidate
+        when every row's top log-probability is strictly above its runner-up; None when some row ties there. The
+        log-softmax is monotone, so a row's strict top is its logits' only maximum (a tie of the log-probabilities
+        may hide distinct logits, and topk's order among ties is not the first index: those rows need argmax)."""
+        values, ids = self.top_logp
+        if values.shape[-1] > 1 and not bool((values[..., 0] > values[..., 1]).all()):
+            return None
+        return ids[..., 0]
+
 
 def top_k(values: torch.Tensor, n: int) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """`torch.topk(values, n, dim=-1)`: the same values and ids, found on the CPU among a few candidates when

@@ -277,7 +277,7 @@ def denoise_step(
         count = plan.count if plan.owns is None else torch.where(plan.owns, 0, plan.count)
     chosen = select_top(rank(conf, q, params.schedule_id, set(params.schedules)), eligible, count)  # (3) which
     selected = ref.pick(chosen, conf, eligible, count, dtype)  # (a reference row: its code's own torch.topk)
-    tokens = draw_chosen(x, selected, drawn)  # (4) (A, G), -1 where not selected
+    tokens = draw_chosen(x, selected, drawn, raw.first_max if params.greedy else None)  # (4) (A, G), -1 elsewhere
     selected, tokens, count = ref.placed(selected, tokens, count, params.mask_token_id)  # a drawn mask places nothing
     # a rule that owns the step: its choice and tokens, not (3)'s and (4)'s
     if plan is not None and plan.owns is not None:
