@@ -146,3 +146,19 @@ def test_the_served_page_keeps_half_the_slots_from_api_callers():
         assert decode == {2 * app.MAX_BATCH}  # the page's decodes beyond the slots reach the engine's queue
     finally:
         demo.engine.close()
+
+
+def test_the_page_opens_on_the_model_asked_for(monkeypatch):
+    """`python app.py --model world-renoise` (DLLM_VIZ_MODEL): the page opens on that model with its own first
+    prompt (the world language's), not on the first example's model; with no model asked for, on the first
+    example (the world model's)."""
+    from dllm_viz.studies.world_score import WORLD_PROMPTS
+
+    monkeypatch.setenv("DLLM_VIZ_MODEL", "world-renoise")
+    page = app.create_demo(use_engine=False).page
+    assert page.model_pick.value == "world-renoise" and page.prompt.value == WORLD_PROMPTS[0]
+    assert page.example.value is None and not page.schedule_box.visible  # the renoise canvas's knobs show
+    monkeypatch.delenv("DLLM_VIZ_MODEL")
+    first = app.load_examples()[0][1]
+    page = app.create_demo(use_engine=False).page
+    assert page.model_pick.value == first.model and page.prompt.value == first.prompt_text

@@ -7,13 +7,14 @@ from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
 from dllm_viz.app.views import wire
 from dllm_viz.app.handlers.adapters import config_to_settings
+from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
 
 
 class Recorder:
-    def __init__(self) -> None:
-        self.model = make_text_model()
+    def __init__(self, model=None) -> None:
+        self.model = make_text_model() if model is None else model
         self.prompts: list[list[str]] = []
 
     def __call__(self, prompts, configs, *, on_step=None, record_candidates=5):
@@ -126,3 +127,44 @@ def test_a_served_model_of_the_world_language_offers_the_world_prompts():
         model = load_model(name)
         choices = app.model_choices(model, Recorder())
         assert choices[model.name].prompts == tuple(WORLD_PROMPTS) != app.CHECKPOINT_PROMPTS
+
+
+def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_it_loads(tmp_path):
+    """`python app.py --model world-renoise`: the page opened on the first example's model (world-mdlm). It opens on
+    the model asked for, with its first prompt and no example of another model, and decodes that prompt as the page
+    loads (a masked model's page plays its example then); a link still wins, and without a model asked for the page
+    opens on the first example's model as before."""
+    from dllm_viz import load_model
+    from dllm_viz.app.serve import limits_of
+    from dllm_viz.studies.world_score import WORLD_PROMPTS
+
+    renoiser, masked = load_model("world-renoise"), Recorder()
+    asked = Recorder(renoiser)
+    example = masked(["ab "], [DecodeConfig.preset("balanced", 8, seed=1)])[0]
+    example.model = "world-mdlm"
+    models = {"world-renoise": ModelChoice(run=asked, prompts=tuple(WORLD_PROMPTS), name=renoiser.name,
+                                           **limits_of(renoiser)),
+              "world-mdlm": ModelChoice(run=masked, prompts=("ab ", "cd "), name="world-mdlm")}
+    pg = Playground(asked, examples=[("w", example)], export_dir=tmp_path, models=models, opens_on="world-renoise")
+    assert pg.opening() == ("world-renoise", None)
+    *live, opened = pg.open_page(query={}, lang="en")
+    assert asked.prompts == [[WORLD_PROMPTS[0]]] and masked.prompts == [["ab "]]  # the example was made above
+    trace = opened.trace.trace
+    assert trace.model == renoiser.name and trace.canvas == "renoise" and trace.prompt_text == WORLD_PROMPTS[0]
+    assert live[0].model_pick == "world-renoise" and live[0].prompt == WORLD_PROMPTS[0]
+    assert opened.canvas["autoplay"] and opened.canvas["ref"] == opened.trace.handle  # it plays, as an example does
+    linked = list(pg.open_page(query={"model": "world-mdlm", "prompt": "cd ", "config": '{"gen_length": 8}'},
+                               lang="en"))
+    assert linked[-1].trace is not KEEP and masked.prompts[-1] == ["cd "] and len(asked.prompts) == 1
+
+    demo = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models,
+                         opens_on="world-renoise")
+    page = demo.page
+    assert page.model_pick.value == "world-renoise" and page.prompt.value == WORLD_PROMPTS[0]
+    assert page.example.value is None and page.canvas_renoise.visible and not page.schedule_box.visible
+    plain = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models).page
+    assert plain.model_pick.value == "world-mdlm" and plain.example.value == "w" and plain.schedule_box.visible
+    assert list(Playground(asked, examples=[("w", example)], export_dir=tmp_path, models=models).open_page(
+        query={}, lang="en"))[0].trace is KEEP and len(asked.prompts) == 1
+    with pytest.raises(ValueError, match="opens_on="):
+        Playground(asked, export_dir=tmp_path, models=models, opens_on="nope")

@@ -155,13 +155,19 @@ def make_forker(model: Any) -> Forker:
     return run_fork
 
 
-def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: ServerLimits | None = None):
+def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: ServerLimits | None = None,
+                asked: bool | None = None):
     """Build the playground around `model` (default: `model_from_env()`, the embedded model).
+
+    `asked`: whether the model was asked for (default: DLLM_VIZ_MODEL names one, `--model`); the page then opens on
+    it (its first example, else its first prompt decoded as the page loads), else on the first example (the world
+    model's).
 
     On ZeroGPU the GPU exists only inside `spaces.GPU` calls, so the engine's long-lived worker
     thread cannot use it there; each call then decodes its own batch with `decode`. `limits`: the
     server's bounds (a session's state expires after `session_idle` seconds).
     """
+    asked = bool(os.environ.get("DLLM_VIZ_MODEL")) if asked is None else asked
     model = model_from_env() if model is None else model
     engine = make_engine(model) if use_engine else None
     run = make_runner(model, engine)
@@ -175,6 +181,7 @@ def create_demo(model: Any = None, *, use_engine: bool = not ZERO_GPU, limits: S
         concurrency_limit=2 * MAX_BATCH if engine else 1, api_concurrency_limit=MAX_BATCH // 2 if engine else 1,
         max_cells=REQUEST_CELLS,
         session_ttl=(limits or ServerLimits()).session_idle,
+        opens_on=getattr(model, "name", "model") if asked else None,  # its entry in the picker: `model_choices`
     )
     demo.engine = engine  # kept alive with the demo; closed with the process
     demo.analytics_enabled = False  # no launch report either, even when this module was imported late

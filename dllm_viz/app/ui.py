@@ -72,7 +72,6 @@ from dllm_viz.app.views.palette import PAGE_CSS, toast_heading_css
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from dllm_viz.app.wiring import user_errors, wire
 from dllm_viz.core.budget import Budget
-from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
@@ -117,6 +116,7 @@ def build_demo(
     max_cells: int | None = None,
     api_concurrency_limit: int | None | str = "same",
     session_ttl: float | None = None,
+    opens_on: str | None = None,
 ) -> gr.Blocks:
     """The whole page. `run` decodes (see `core.decoder.Runner`); `examples` are (name, trace) shown first.
 
@@ -127,28 +127,24 @@ def build_demo(
     of its own, so API calls never hold the page's workers; `/fork` decodes outside the shared engine
     (it replays one request on a batch of its own), so at most FORK_CONCURRENCY run at once, in a
     group of their own. `session_ttl`: seconds a session's traces stay after its last event
-    (`gr.State(time_to_live=...)`; None: Gradio's default).
+    (`gr.State(time_to_live=...)`; None: Gradio's default). `opens_on`: the entry of `models` of a model asked
+    for (`dllm-viz serve --model`): the page opens on it, with its first example or else its first prompt
+    decoded as the page loads (`Playground.opening`); None: on the first example's model.
     """
     pg = Playground(run, examples=examples, export_dir=export_dir, new_seed=new_seed, models=models,
-                    token_text=token_text, budget=Budget(max_length=max_length, max_cells=max_cells))
+                    token_text=token_text, budget=Budget(max_length=max_length, max_cells=max_cells),
+                    opens_on=opens_on)
     gr.set_static_paths([web.PLOTLY_JS])  # the page loads plotly.js from the app itself
     labels = Labels("en")
-    first = pg.examples[0][1] if pg.examples else None
-    settings = config_to_settings(first.trace.config if first else DecodeConfig.preset("balanced", 64))
-    shown: dict[str, Any] = {}
-    if first is not None:  # the first example plays on arrival
-        shown = values_of(pg.play.load_trace(first, lang=labels.lang, autoplay=True, example=examples[0][0]))
+    pick, opens = pg.opening()[0], opened(pg, labels.lang, default_prompt)  # the model the page opens on, as shown
     tabs: dict[str, Any] = {}
-    # The page opens on the first example's model (the world model's, in app.py: see its examples).
-    pick = pg.pick_of(first.trace.model if first else None) or next(iter(models or {}), None)
     longest = pg.ranges(model_pick=pick).gen_length if pick else gen_length_max(max_length)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
-        c["trace"] = gr.State(first)
+        c["trace"] = gr.State(opens["first"])
         with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
-                c |= build_play_tab(labels, pg.play, settings=settings, shown=shown, first=first,
-                                    examples=[name for name, _ in examples], default_prompt=default_prompt,
+                c |= build_play_tab(labels, pg.play, **opens, examples=[name for name, _ in examples],
                                     longest=longest, scenes=pg.scene_keys(),
                                     server=read_traces(pg.traces, pg.play, pg.compare, lambda: demo.page))
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
@@ -169,7 +165,7 @@ def build_demo(
         wire_sweep(page, pg, concurrency_limit)
         wire_page(page, pg, concurrency_limit)
         # A link opened (`links`): its settings, its trace decoded at its step and position.
-        linked = wire(page, demo.load, pg.play.open_link, ins=(page.lang,), out=Linked, request=("query", "session"),
+        linked = wire(page, demo.load, pg.open_page, ins=(page.lang,), out=Linked, request=("query", "session"),
                       **_decode_kw(page, concurrency_limit))
         after_decode(page, pg, linked)
         ranges_after(page, pg, linked.success)  # a link of another model: the sliders' ends follow it
@@ -182,6 +178,19 @@ def build_demo(
     # for tests and other front ends: the page, the traces it reads by handle, the decodes it starts itself
     demo.page, demo.traces, demo.starts = page, pg.traces, {"play": pg.play.starts, "compare": pg.compare.starts}
     return demo
+
+
+def opened(pg: Playground, lang: str, default_prompt: str) -> dict[str, Any]:
+    """What the Playground tab shows as the page opens (`Playground.opening`): the example it plays (its trace
+    `first`, its views `shown`, its settings), else the opening settings and the first prompt of the model it opens
+    on (decoded as the page loads: `Playground.open_page`)."""
+    pick, example = pg.opening()
+    first = dict(pg.examples)[example] if example is not None else None
+    shown = values_of(pg.play.load_trace(first, lang=lang, autoplay=True, example=example)) if first else {}
+    prompts = pg.models[pick].prompts if pick else ()
+    return {"first": first, "example": example, "shown": shown,
+            "settings": config_to_settings(first.trace.config if first else pg.opening_config()),
+            "default_prompt": prompts[0] if prompts else default_prompt}
 
 
 def show(page: Page, shown: CanvasShown) -> None:

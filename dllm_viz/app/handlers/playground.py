@@ -12,6 +12,7 @@ the runner of the entry picked in the model picker (`ModelChoice`).
 """
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -27,18 +28,20 @@ from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
-from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, ModelPicked, Ranges, Relabelled, SceneSet
+from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, Linked, ModelPicked, Ranges, Relabelled, SceneSet
 from dllm_viz.app.handlers.scenes import SCENES
 from dllm_viz.app.handlers.seats import Seats
 from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.handlers.live import stream
 from dllm_viz.core.budget import Budget
+from dllm_viz.core.config import DecodeConfig
 from dllm_viz.app.handlers.takeout import TakeoutHandlers
 from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.core.decoder import Runner
 from dllm_viz.core.trace import Trace
 
+OPENING_LENGTH = 64  # the gen length the page opens with, when no example sets it (within the model's context)
 # While `/generate` decodes it sends ("", "") at least this often: a client that left is noticed at
 # the next one (Gradio stops a stream whose client is gone), and its decode is cancelled.
 API_HEARTBEAT_SECONDS = 1.0
@@ -65,9 +68,14 @@ class Playground:
 
     def __init__(self, run: Runner, *, examples: Sequence[tuple[str, Trace]] = (), export_dir: str | Path | None = None,
                  new_seed: Callable[[], int] = random_seed, models: dict[str, ModelChoice] | None = None,
-                 token_text: Callable[[int], str] | None = None, budget: Budget | None = None) -> None:
+                 token_text: Callable[[int], str] | None = None, budget: Budget | None = None,
+                 opens_on: str | None = None) -> None:
         self.run = run
         self.models = dict(models or {})  # picker label -> ModelChoice; an unknown or empty pick decodes with `run`
+        if opens_on is not None and opens_on not in self.models:
+            raise ValueError(f"opens_on={opens_on!r} is invalid: expected an entry of the picker: "
+                             f"{', '.join(self.models) or 'none'}")
+        self.opens_on = opens_on  # the entry of a model asked for (`dllm-viz serve --model`): the page opens on it
         self.token_text = token_text  # `run`'s model's token text
         self.budget = budget or Budget()  # `run`'s model's context, and the work one request may ask for
         export = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
@@ -170,6 +178,43 @@ class Playground:
                            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP,
                            gen_length=KEEP if fits else longest,
                            sweep_prompts="\n".join(prompts[:2]) if prompts else KEEP)
+
+    # --- the page opening ------------------------------------------------------------------------
+    def opening(self) -> tuple[str | None, str | None]:
+        """The picker entry the page opens on and the example it plays (None: no example; without a link, the page
+        then decodes the entry's first prompt as it loads: `open_page`).
+
+        A model asked for (`opens_on`) opens with its first example, else with that decode; without one the page
+        opens on the first example, on its model's entry (the world model's, as served: its checker shows which
+        sentences hold)."""
+        if self.opens_on is not None:
+            name = self.models[self.opens_on].name
+            return self.opens_on, next((ex for ex, shown in self.examples if shown.trace.model == name), None)
+        if not self.examples:
+            return next(iter(self.models), None), None
+        example, shown = self.examples[0]
+        return self.pick_of(shown.trace.model) or next(iter(self.models), None), example
+
+    def opening_config(self) -> DecodeConfig:
+        """The settings the page opens with when no example sets them: the balanced preset, within the context of
+        the model it opens on (a renoising model reads only its gen length and seed: its knobs stay "auto")."""
+        pick, _ = self.opening()
+        return DecodeConfig.preset("balanced", min(OPENING_LENGTH, self.ranges(model_pick=pick).gen_length))
+
+    def open_page(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
+        """The page was opened: a link's trace decoded (`play.open_link`); without a link, on a model asked for that
+        has no example to play, its first prompt decoded as a link to it would be (streamed), then its trace played
+        from the start as an example is on arrival (the walkthrough starts over it)."""
+        pick, example = self.opening()
+        own = not query.get("config") and self.opens_on is not None and example is None and self.models[pick].prompts
+        if own:
+            fields = {k: v for k, v in self.opening_config().to_dict().items() if v is not None}
+            query = {"model": pick, "prompt": self.models[pick].prompts[0], "config": json.dumps(fields)}
+        for view in self.play.open_link(query=query, lang=lang, session=session):
+            if own and view.trace is not KEEP:
+                view = dataclasses.replace(view, **self.play.first_views(view.trace, lang=lang, autoplay=True,
+                                                                         selected=0))
+            yield view
 
     # --- scenes ---------------------------------------------------------------------------------
     def scene_keys(self) -> tuple[str, ...]:

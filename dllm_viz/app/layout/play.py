@@ -45,18 +45,20 @@ def example_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
 
 def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
                    first: Shown | None, examples: Sequence[str], default_prompt: str, longest: int,
-                   server: Sequence[Callable[..., Any]], scenes: Sequence[str] = ()) -> dict[str, Any]:
+                   server: Sequence[Callable[..., Any]], scenes: Sequence[str] = (),
+                   example: str | None = None) -> dict[str, Any]:
     """The tab's components by `Page` name (`presets`: the preset buttons by name; `scenes`: a button per
     scene key given).
 
     `settings` are the knobs' start values, `shown` the start views (empty without an example),
-    `first` the trace on show, `examples` the example traces' names, `longest` the longest gen_length,
-    `server` the canvas's server functions (the page reads traces by handle with them: `page_server.read_traces`).
+    `first` the trace on show (`example`: the example it is, if one), `examples` the example traces' names,
+    `longest` the longest gen_length, `server` the canvas's server functions (the page reads traces by handle
+    with them: `page_server.read_traces`).
     """
     with gr.Row(elem_id="dv-main"):
         with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):
             c = build_knobs_panel(labels, play, settings=settings, shown=shown, first=first, examples=examples,
-                                  default_prompt=default_prompt, longest=longest, scenes=scenes)
+                                  default_prompt=default_prompt, longest=longest, scenes=scenes, example=example)
         with gr.Column(scale=8, elem_id="dv-views"):
             c |= build_views_panel(labels, shown, server=server)
     return c
@@ -64,7 +66,7 @@ def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, An
 
 def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
                       first: Shown | None, examples: Sequence[str], default_prompt: str,
-                      longest: int, scenes: Sequence[str] = ()) -> dict[str, Any]:
+                      longest: int, scenes: Sequence[str] = (), example: str | None = None) -> dict[str, Any]:
     """Prompt and Run, preset buttons, decode settings, teaching switches, and traces in and out."""
     lang, s0, lab = labels.lang, settings, labels.add
     c: dict[str, Any] = {"presets": {}, "boxes": {}}
@@ -98,12 +100,12 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
                                         elem_id="dv-gen-length", elem_classes="dv-knob"), "gen_length")
         c["temperature"] = lab(gr.Slider(0, 2.5, s0["temperature"], step=0.05, label=t("temperature", lang),
                                          elem_id="dv-temperature", elem_classes="dv-knob"), "temperature")
-    more = build_more_knobs(labels, play, settings=settings, first=first, examples=examples)
+    more = build_more_knobs(labels, play, settings=settings, first=first, examples=examples, example=example)
     return c | more | {"boxes": {**c["boxes"], **more["boxes"]}}
 
 
 def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], first: Shown | None,
-                     examples: Sequence[str]) -> dict[str, Any]:
+                     examples: Sequence[str], example: str | None = None) -> dict[str, Any]:
     """The schedule, sampling and teaching switches, and traces in and out (below the first knobs)."""
     lang, s0, lab = labels.lang, settings, labels.add
     c: dict[str, Any] = {"boxes": {}, "rule_knobs": {}}
@@ -164,7 +166,7 @@ def build_more_knobs(labels: Labels, play: PlayHandlers, *, settings: dict[str, 
                 lab(c[name], functools.partial(switch_choices, names), "choices")
         with lab(gr.Accordion(t("trace_io", lang), open=True), "trace_io"):
             choices = functools.partial(example_choices, tuple(examples))
-            c["example"] = lab(gr.Dropdown(choices(lang), value=examples[0] if examples else None,
+            c["example"] = lab(gr.Dropdown(choices(lang), value=example,
                                            label=t("examples", lang)), "examples")
             lab(c["example"], choices, "choices")
             with gr.Row():
