@@ -151,6 +151,28 @@ def test_the_chinese_strings_have_no_untranslated_english():
     assert {k: v for k, v in leaks.items() if v} == {}
 
 
+def test_the_walkthrough_speaks_of_the_canvas_on_show():
+    """The tour said "the masks being filled in", "the unmasking order" on a renoising trace, whose canvas is never
+    masked: each canvas kind has its steps (views/web.py TOUR, picked by the trace on show in page.js), and a renoising
+    canvas's speak of noise, acceptance by the entropy bound and renoising, in every language."""
+    from dllm_viz.app.views import web
+    from dllm_viz.core import rules
+
+    assert set(web.TOUR) == {"masked", *rules.CANVAS_RULES} and web.options()["tour"]["renoise"]
+    masked_words = {"en": re.compile(r"\bmasks\b|unmask|still masked|confirm|schedule|article", re.I),
+                    "zh": re.compile("掩码|确认|调度|文章")}
+    for canvas, steps in web.TOUR.items():
+        for _, key in steps:
+            assert key.startswith("tour_") and key in web.strings("en"), key  # the renderer is given its text
+    for lang, words in masked_words.items():
+        renoise = [t(key, lang) for _, key in web.TOUR["renoise"]]
+        assert [text for text in renoise if words.search(text)] == []
+        assert words.search(" ".join(t(key, lang) for _, key in web.TOUR["masked"]))  # the words the test looks for
+        said = " ".join(renoise)
+        assert all(word in said for word in {"en": ("renois", "entropy bound", "accept", "noise"),
+                                             "zh": ("重噪", "熵上界", "接受", "噪声")}[lang])
+
+
 def test_the_chinese_views_have_no_untranslated_english():
     # Render every view of the playground, the lessons and the sweep in 中文 and read their text.
     from dllm_viz.app.handlers.adapters import config_to_settings

@@ -53,19 +53,18 @@ STRINGS: dict[str, str] = {
     "ctl_first": "back to the start", "ctl_prev": "one step back (←)", "ctl_next": "one step forward (→)",
     "ctl_last": "to the end", "ctl_speed": "playback speed",
     "tour_start": "guided tour", "tour_next": "Next", "tour_skip": "Skip", "tour_done": "Done",
-    "tour_canvas": ("The canvas: the prompt and the masks being filled in. Tints show how sure the model was when it "
-        "confirmed a token; grey dashed boxes are still masked, with the model's current guess."),
+    "tour_canvas": "The canvas: the prompt and the masks being filled in. Tints show how sure the model was when it confirmed a token; grey dashed boxes are still masked, with the model's current guess.",
     "tour_player": "Play, pause and step through the decode (or use the ← → keys). Every view below follows this step.",
-    "tour_heatmap": ("Each row is a step, each column a position: the confidence the schedule ranked by. □ marks "
-        "where a token was confirmed. Click a cell to jump there."),
+    "tour_heatmap": "Each row is a step, each column a position: the confidence the schedule ranked by. □ marks where a token was confirmed. Click a cell to jump there.",
     "tour_order": "The unmasking order: the text laid out in rows, coloured by the step that confirmed each token.",
-    "tour_knobs": ("The knobs: presets from the article's table 4.2, temperature and the schedule. Release a slider "
-        "and the decode re-runs at once."),
-    "tour_inspector": ("The inspector: the selected position's top candidates, raw and at the temperature slider, "
-        "and why the schedule confirmed it (or not yet). Click any token to select it."),
-    "help_canvas": ("Tint = confidence when the token was confirmed (warm = unsure, cool = sure). Outlined = "
-        "confirmed at this step. Dashed grey = still masked; the faint text is the model's current argmax guess. "
-        "Hover a token to mark its column in the heatmap; click it to inspect it."),
+    "tour_knobs": "The knobs: presets from the article's table 4.2, temperature and the schedule. Release a slider and the decode re-runs at once.",
+    "tour_inspector": "The inspector: the selected position's top candidates, raw and at the temperature slider, and why the schedule confirmed it (or not yet). Click any token to select it.",
+    "tour_rn_canvas": "The canvas: the prompt, then a canvas that is never masked. It starts as random tokens; each step proposes a token everywhere, accepts the lowest-entropy proposals within the entropy bound and renoises the rest. Dashed grey: noise; outlined: an accepted proposal, which a later step may still renoise.",
+    "tour_rn_heatmap": "Each row is a step, each column a position: purple, its proposal was accepted; grey, it was renoised (red: it lost an accepted token). • a change, □ the last one. Click a cell to jump there.",
+    "tour_rn_order": "The stability map: the final text in rows, each token coloured by the step it last changed at, with how many times it changed.",
+    "tour_rn_steps": "Per step: the positions accepted and the temperature (t_max down to t_min over a canvas); below, the accepted entropy against the bound and the mean entropy against the stop's threshold.",
+    "tour_rn_knobs": "The knobs: the presets as DiffusionGemma and SGLang ship them, and the gen length; the box below holds the entropy bound, the temperatures and the stop rule. Release a slider and the decode re-runs.",
+    "help_canvas": "Tint = confidence when the token was confirmed (warm = unsure, cool = sure). Outlined = confirmed at this step. Dashed grey = still masked; the faint text is the model's current argmax guess. Hover a token to mark its column in the heatmap; click it to inspect it.",
     "help_heatmap": ("Rows are steps (top = first), columns are positions. Colour = the confidence the schedule "
         "ranked by at that step; empty cells were already confirmed; □ = confirmed at that step. The dark box is the "
         "current step and the selected position; later steps are faded. Click a cell to select that step and "

@@ -39,10 +39,17 @@ BAR_SCALE = 70.0
 MIN_BAR = 0.5
 SPEEDS = (0.5, 1, 2, 4)  # playback speed choices; 1x = FRAME_MS per frame
 FRAME_MS = 450
-# The walkthrough: what each step rings, and its text (strings).
-TOUR = (("#dv-canvas .dv-text", "tour_canvas"), ("#dv-canvas .dv-controls", "tour_player"),
-        ("#dv-heatmap", "tour_heatmap"), ("#dv-order", "tour_order"), ("#dv-knobs-main", "tour_knobs"),
-        ("#dv-inspector", "tour_inspector"))
+# The walkthrough, by the canvas of the trace on show (`Trace.canvas`): what each step rings, and its text (strings).
+# A renoising canvas is never masked: its steps speak of noise, acceptance by an entropy bound and renoising, and ring
+# its per-step figure where a masked trace's inspector (whose words are a masked canvas's) is rung.
+TOUR = {
+    "masked": (("#dv-canvas .dv-text", "tour_canvas"), ("#dv-canvas .dv-controls", "tour_player"),
+               ("#dv-heatmap", "tour_heatmap"), ("#dv-order", "tour_order"), ("#dv-knobs-main", "tour_knobs"),
+               ("#dv-inspector", "tour_inspector")),
+    "renoise": (("#dv-canvas .dv-text", "tour_rn_canvas"), ("#dv-canvas .dv-controls", "tour_player"),
+                ("#dv-heatmap", "tour_rn_heatmap"), ("#dv-order", "tour_rn_order"), ("#dv-steps", "tour_rn_steps"),
+                ("#dv-knobs-main", "tour_rn_knobs")),
+}
 # The strings the renderer writes: these keys, and every key with one of these prefixes.
 STRING_KEYS = ("step_of", "start", "after_step", "finished", "play", "pause", "frame", "stop", "raw", "tempered",
                "threshold", "mean", "confirmed_marker", "schedule_conf", "raw_token_p", "aup_refused")
@@ -78,8 +85,9 @@ def theme() -> dict[str, Any]:
 
 @functools.cache
 def options() -> dict[str, Any]:
-    """Everything the renderer is given once: {strings: {lang: table}, theme, tour}."""
-    return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(), "tour": [list(x) for x in TOUR]}
+    """Everything the renderer is given once: {strings: {lang: table}, theme, tour: {canvas: [[target, key], ...]}}."""
+    return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(),
+            "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}}
 
 
 def keys_used() -> set[str]:

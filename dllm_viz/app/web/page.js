@@ -347,8 +347,8 @@ function runPrompt(text) {
   requestAnimationFrame(() => run.click());
 }
 
-// The walkthrough's steps, in the page's language (tour.js).
-dv.tourSteps = () => props.tour.map(([target, key]) => ({target, text: dv.t()[key]}));
+// The walkthrough's steps, in the page's language (tour.js), for the canvas of the trace on show (views/web.py TOUR).
+dv.tourSteps = () => props.tour[(dv.data && dv.data.canvas) || "masked"].map(([target, key]) => ({target, text: dv.t()[key]}));
 
 // ----- listeners, once per page ---------------------------------------------------------------------
 if (!window.__dvListening) {
