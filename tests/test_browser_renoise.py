@@ -18,6 +18,10 @@ from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, TIMEOUT_MS, release
 TITLE = "(id) => { const e = document.querySelector(`#${id} .gtitle`); return e ? e.textContent : null; }"
 VISIBLE = "(id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; }"
 CANVAS = "() => { const e = document.querySelector('#dv-canvas .dv-text'); return e ? e.innerText : ''; }"
+WIDTHS = "(ids) => ids.map((id) => document.getElementById(id).getBoundingClientRect().width)"
+BOXES = """(id) => { const row = document.getElementById(id), r = row.getBoundingClientRect();
+  return [[r.left, r.right], [...row.querySelectorAll('button')].map((b) => { const q = b.getBoundingClientRect();
+    return [q.left, q.right]; })]; }"""
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +109,43 @@ def test_a_renoise_slider_decodes_and_draws_the_renoise_views(page, served, tmp_
     assert page.evaluate(TITLE, "dv-order").startswith(t("rn_stability_title", "en").split("\n")[0])
     assert page.locator(".toast-body").count() == 0
     page.screenshot(path=str(tmp_path / "renoise.png"), full_page=True)
+    # a knob's "auto" switch is as wide as its label: the slider beside it keeps the rest of the row for its label
+    # (a half-width slider left a Chinese label one character wide)
+    widths = page.evaluate(WIDTHS, ["dv-knob-entropy-bound", "dv-knob-entropy-bound-auto"])
+    assert widths[0] > 2 * widths[1] > 0, widths
+
+
+def test_the_walkthrough_speaks_of_the_renoising_canvas(page):
+    """On a renoising trace the tour's steps are the renoise canvas's (views/web.py TOUR), none of a masked one's."""
+    from dllm_viz.app.views.web import TOUR
+
+    page.locator("#dv-run").click()
+    decoded(page, "")
+    page.locator("#dv-canvas .dv-tour-start").click()
+    page.wait_for_selector(".dv-tour", timeout=TIMEOUT_MS)
+    said = []
+    while page.locator(".dv-tour").count():
+        said.append(page.locator(".dv-tour-text").inner_text().strip())
+        page.locator(".dv-tour-next").click()
+    assert said == [t(key, "en") for _, key in TOUR["renoise"]]
+
+
+def test_on_a_phone_both_canvas_presets_show_whole(served):
+    """At 390 px the canvas presets' row wraps: its second button was cut at the screen's edge (the masked preset
+    rows scroll sideways, each with many presets)."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.add_init_script("localStorage.setItem('dv-tour', 'done')")
+            page.goto(served[1], wait_until="load")
+            page.wait_for_selector("#dv-presets-canvas button", state="visible", timeout=TIMEOUT_MS)
+            row, buttons = page.evaluate(BOXES, "dv-presets-canvas")
+            assert len(buttons) == 2 and all(row[0] - 1 <= left and right <= min(row[1], 390) + 1
+                                              for left, right in buttons), (row, buttons)
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
+        finally:
+            browser.close()
 
 
 def test_a_bad_pair_of_renoise_values_is_one_named_error_and_the_session_goes_on(page, served):

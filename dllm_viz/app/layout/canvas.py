@@ -60,6 +60,7 @@ def build_canvas_box(labels: Labels, settings: dict[str, Any], canvas: str) -> d
                 widgets[knob.name] = knob_widget(labels, knob, s0[knob.name], not (auto and s0[auto]))
                 if auto:
                     widgets[auto] = lab(gr.Checkbox(s0[auto], label=t("knob_auto", lang), scale=0, min_width=80,
-                                                    elem_id=f"dv-knob-{knob.name.replace('_', '-')}-auto"), "knob_auto")
+                                                    elem_id=f"dv-knob-{knob.name.replace('_', '-')}-auto",
+                                                    elem_classes="dv-auto"), "knob_auto")
         labels.markdown(functools.partial(small, f"canvas_note_{canvas}"))
     return {"boxes": {f"canvas_{canvas}": box}, "rule_knobs": widgets}

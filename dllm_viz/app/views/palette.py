@@ -121,6 +121,9 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 #dv-footer {{ font-size: 12px; color: {PALETTE['muted']}; text-align: center; }}
 #dv-header h1 {{ margin-bottom: 0.2em; }}
 #dv-presets button {{ min-width: 0; }}
+/* A canvas knob's "auto" switch (layout/canvas.py) as wide as its label: Gradio's form grew it to half the row, and
+   the slider's label beside its number box was left a column of one character in Chinese (which breaks anywhere). */
+.dv-auto {{ flex: 0 0 auto !important; width: auto !important; min-width: 0 !important; }}
 .dv-lesson-buttons button {{ min-width: 0; }}
 .dv-canvas {{ background: {PALETTE['card']}; color: {PALETTE['text']}; border-radius: 10px;
   padding: 12px 16px; border: 1px solid {PALETTE['border']}; font-size: 15px; }}
@@ -263,6 +266,10 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   /* A preset group is one row that scrolls sideways, however many presets the rule plug-ins bring. */
   .dv-presets {{ flex-wrap: nowrap !important; overflow-x: auto; }}
   .dv-presets > * {{ flex: 0 0 auto !important; }}
+  /* but the canvas presets (two, with long names) wrap: sideways, the second was cut at the edge */
+  #dv-presets-canvas {{ flex-wrap: wrap !important; overflow-x: visible; }}
+  #dv-presets-canvas > * {{ max-width: 100%; white-space: normal; }}
+  .dv-auto {{ flex-basis: 100% !important; }}  /* a canvas knob's "auto" switch under its slider: the slider whole */
   #dv-header-side {{ flex-direction: row !important; flex-wrap: wrap; align-items: center; gap: 6px; }}
   #dv-header-side > * {{ flex: 1 1 auto; min-width: 0 !important; }}
   .dv-legend .dv-bar i {{ display: none; }}  /* the ticks overlap at this width; low / high remain */
