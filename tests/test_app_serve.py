@@ -162,3 +162,16 @@ def test_the_page_opens_on_the_model_asked_for(monkeypatch):
     first = app.load_examples()[0][1]
     page = app.create_demo(use_engine=False).page
     assert page.model_pick.value == first.model and page.prompt.value == first.prompt_text
+
+
+def test_a_shipped_model_asked_for_by_name_keeps_the_hub_offline():
+    """`--model world-renoise` left the Hub online (the name is no local path); only a Hub id "org/name" may be
+    fetched. An environment that sets HF_HUB_OFFLINE itself keeps its value."""
+    for named, offline in (("world-renoise", "1"), ("world", "1"), (None, "1"), ("org/name", None),
+                           (str(ROOT / "dllm_viz"), "1")):
+        environ = {} if named is None else {"DLLM_VIZ_MODEL": named}
+        app._offline_environment(environ)
+        assert environ.get("HF_HUB_OFFLINE") == offline and environ["HF_HUB_DISABLE_TELEMETRY"] == "1", named
+    environ = {"DLLM_VIZ_MODEL": "world-renoise", "HF_HUB_OFFLINE": "0"}
+    app._offline_environment(environ)
+    assert environ["HF_HUB_OFFLINE"] == "0"

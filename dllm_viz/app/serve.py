@@ -24,12 +24,13 @@ def _offline_environment(environ: MutableMapping[str, str] = os.environ) -> None
     Gradio's analytics (a version check against its API and usage reports that made huggingface_hub
     fetch a registry: one request to Gradio and three to the Hub at every start) are off whatever the
     environment says, and so is the Hub's telemetry. The Hub itself is offline unless DLLM_VIZ_MODEL
-    names a Hub id, the one thing a user may ask this app to fetch.
+    names a Hub id, the one thing a user may ask this app to fetch: not a local directory, nor a shipped model's
+    name ("world-renoise": a Hub id is "org/name", `models.hub.is_repo_id`).
     """
     environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
     named = environ.get("DLLM_VIZ_MODEL")
-    if not named or Path(named).expanduser().exists():
+    if not named or "/" not in named or Path(named).expanduser().exists():
         environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
