@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from dllm_viz.app.strings import t
 from dllm_viz.app.views import renoise as view
 from dllm_viz.core.analysis import piece
 from tests import renderer
@@ -34,6 +35,13 @@ def test_a_renoising_canvas_shows_each_frames_states_scrubbed_both_ways(show, tr
         for p, tok in frame["lost"].items():
             title = page.get_attribute(f'#dv-canvas [data-pos="{p}"]', "title")
             assert f"lost {piece(trace, tok)!r}" in title, (f, p)
+        status = page.inner_text("#dv-canvas .dv-status")  # what a step accepted, never "confirmed" or "masked"
+        if f == 0:
+            assert t("rn_start", "en") in status
+        else:
+            assert trace.steps[f - 1].k == len(trace.steps[f - 1].renoise.accepted)
+            assert f"after step {f}: {trace.steps[f - 1].k} accepted (" in status, (f, status)
+        assert "confirmed" not in status and "mask" not in status, (f, status)
         lost += len(frame["lost"])
         if 0 < f < n:  # the entropy the step before ranked each position of its canvas by
             span = trace.canvases[trace.steps[f - 1].block]

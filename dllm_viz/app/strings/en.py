@@ -114,6 +114,7 @@ STRINGS: dict[str, str] = {
     # ----- canvas -----------------------------------------------------------------------------
     "step_of": "step {f} of {n}", "start": "start: every position masked",
     "after_step": "after step {s}: {k} confirmed ({new} highlighted)", "finished": "finished",
+    "rn_start": "start: the first canvas is random tokens (noise)", "rn_after_step": "after step {s}: {k} accepted ({new} newly, highlighted)",
     "legend_conf": "confidence when confirmed", "legend_low": "low", "legend_high": "high", "legend_new": "confirmed at this step",
     "legend_mask": "still masked; faint text = current argmax guess", "legend_prompt": "prompt",
     "legend_pad": "end padding (after the first end-of-text; not part of the text)",

@@ -115,6 +115,8 @@ STRINGS: dict[str, str] = {
     "step_of": "第 {f} / {n} 步",
     "start": "开始：所有位置都是掩码",
     "after_step": "第 {s} 步后：确认了 {k} 个（{new} 个高亮）",
+    "rn_start": "开始：第一块画布是随机词（噪声）",
+    "rn_after_step": "第 {s} 步后：接受了 {k} 个（{new} 个新接受，高亮）",
     "finished": "完成",
     "legend_conf": "确认时的置信度", "legend_low": "低", "legend_high": "高", "legend_new": "本步确认",
     "legend_mask": "仍是掩码；淡色字 = 当前最可能的词（argmax）", "legend_prompt": "提示词", "legend_pad": "结束填充（第一个结束符之后；不属于文本）",

@@ -180,8 +180,10 @@ function paintRenoise(root, d, f, sel, marks) {
   return fresh;
 }
 
-function frameStatus(d, f, fresh) {
-  let status = f === 0 ? d.t.start : dvFill(d.t.after_step, {s: f, k: d.k[f - 1], new: fresh});
+function frameStatus(d, f, fresh) {  // a renoising canvas is never masked: its steps accept (k: positions accepted)
+  const rn = d.canvas === "renoise";
+  let status = f === 0 ? (rn ? d.t.rn_start : d.t.start)
+    : dvFill(rn ? d.t.rn_after_step : d.t.after_step, {s: f, k: d.k[f - 1], new: fresh});
   if (f > 0 && d.ev) {  // a revised trace: what this step took back and rewrote, beside what it confirmed
     const at = d.ev.flat().filter((e) => e[0] === f - 1);
     const r = at.filter((e) => e[1] === "r").length, e = at.filter((x) => x[1] === "e").length;
