@@ -64,3 +64,26 @@ def test_a_renoising_trace_read_chunk_by_chunk_replays_the_same_canvases(chromiu
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_the_inspector_of_a_renoising_trace_says_its_state_never_a_masked_ones(show, trace):  # noqa: F811
+    """The inspector said "Still masked after step f ... ranks 0 of 0 masked positions" of a canvas never masked: it
+    says each position's state at the frame on show as the canvas's tooltip does (noise, accepted since a step, final,
+    not begun; the token renoising took; the entropy it was ranked by), with no candidate bars."""
+    n, G = len(trace.steps), len(trace.token_ids)
+    frames = view.frames(trace)
+    page = show(trace, frame=0, selected=0)
+    seen = set()
+    for f in range(0, n + 1, max(1, n // 6)):
+        for p in range(0, G, 3):
+            at(page, f, p)
+            text = page.inner_text("#dv-inspector")
+            state = view.STATES[frames[f]["state"][p]]
+            seen.add(state)
+            assert text.startswith(t("rn_insp_title", "en", p=p, s=f)), (f, p, text)
+            assert page.get_attribute(f'#dv-canvas [data-pos="{p}"]', "title").split("\n")[0] in text, (f, p)
+            if p in frames[f]["lost"]:
+                assert f"lost {piece(trace, frames[f]['lost'][p])!r}" in text, (f, p)
+            assert "masked" not in text and "Confirmed" not in text and "Top candidates" not in text, (f, p, text)
+            assert page.locator("#dv-inspector .dv-insp-row, #dv-inspector .dv-insp-key").count() == 0
+    assert {"noise", "accepted", "final"} <= seen, seen

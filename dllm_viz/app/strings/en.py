@@ -65,10 +65,7 @@ STRINGS: dict[str, str] = {
     "tour_rn_steps": "Per step: the positions accepted and the temperature (t_max down to t_min over a canvas); below, the accepted entropy against the bound and the mean entropy against the stop's threshold.",
     "tour_rn_knobs": "The knobs: the presets as DiffusionGemma and SGLang ship them, and the gen length; the box below holds the entropy bound, the temperatures and the stop rule. Release a slider and the decode re-runs.",
     "help_canvas": "Tint = confidence when the token was confirmed (warm = unsure, cool = sure). Outlined = confirmed at this step. Dashed grey = still masked; the faint text is the model's current argmax guess. Hover a token to mark its column in the heatmap; click it to inspect it.",
-    "help_heatmap": ("Rows are steps (top = first), columns are positions. Colour = the confidence the schedule "
-        "ranked by at that step; empty cells were already confirmed; □ = confirmed at that step. The dark box is the "
-        "current step and the selected position; later steps are faded. Click a cell to select that step and "
-        "position."),
+    "help_heatmap": "Rows are steps (top = first), columns are positions. Colour = the confidence the schedule ranked by at that step; empty cells were already confirmed; □ = confirmed at that step. The dark box is the current step and the selected position; later steps are faded. Click a cell to select that step and position.",
     "help_order": ("The generated text in rows of cells, each coloured by the step that confirmed it and labelled "
         "with its token. Cells not yet confirmed at the current step are faded. Click a cell to jump to its step."),
     "help_steps": ("Top: how many positions each step confirmed (k, bars) and the temperature in force (line). "
@@ -115,6 +112,7 @@ STRINGS: dict[str, str] = {
     "step_of": "step {f} of {n}", "start": "start: every position masked",
     "after_step": "after step {s}: {k} confirmed ({new} highlighted)", "finished": "finished",
     "rn_start": "start: the first canvas is random tokens (noise)", "rn_after_step": "after step {s}: {k} accepted ({new} newly, highlighted)",
+    "rn_insp_title": "Position {p} after {s} steps", "rn_insp_note": "A renoising trace keeps no candidates: each step's proposal, its entropy and whether the entropy bound accepted it.",
     "legend_conf": "confidence when confirmed", "legend_low": "low", "legend_high": "high", "legend_new": "confirmed at this step",
     "legend_mask": "still masked; faint text = current argmax guess", "legend_prompt": "prompt",
     "legend_pad": "end padding (after the first end-of-text; not part of the text)",

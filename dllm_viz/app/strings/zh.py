@@ -117,6 +117,8 @@ STRINGS: dict[str, str] = {
     "after_step": "第 {s} 步后：确认了 {k} 个（{new} 个高亮）",
     "rn_start": "开始：第一块画布是随机词（噪声）",
     "rn_after_step": "第 {s} 步后：接受了 {k} 个（{new} 个新接受，高亮）",
+    "rn_insp_title": "位置 {p}（{s} 步之后）",
+    "rn_insp_note": "重噪轨迹不记录候选词：只记录每一步的提议、它的熵，以及熵上界是否接受了它。",
     "finished": "完成",
     "legend_conf": "确认时的置信度", "legend_low": "低", "legend_high": "高", "legend_new": "本步确认",
     "legend_mask": "仍是掩码；淡色字 = 当前最可能的词（argmax）", "legend_prompt": "提示词", "legend_pad": "结束填充（第一个结束符之后；不属于文本）",

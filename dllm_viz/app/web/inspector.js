@@ -31,6 +31,7 @@ const dvPct = (x) => Math.round(100 * x) + "%";
 function inspectAt(d, pos, frame, T) {
   const f = Math.max(0, Math.min(d.n, frame)), t = d.t;
   if (!d.n || pos < 0 || pos >= d.G) return null;
+  if (d.canvas === "renoise") return inspectRenoise(d, pos, f, T);
   const st = dvState(d, pos, f), confirmed = !!st && !st.taken;
   const s = confirmed ? Math.max(0, st.step) : Math.min(f, d.n - 1);
   const rank = d.rank[s], m = Math.max(0, ...rank), b = d.block[s];
@@ -57,12 +58,31 @@ function inspectAt(d, pos, frame, T) {
     position: pos, step: s, frame: f, confirmed, temperature: T, lines, history: historyLines(d, pos, f),
     candidates: cands.map((i) => d.pieces[i]), raw,
     rawShare: temperedShares(raw, 1, floor), tempered: temperedShares(raw, T, floor),
-    rules: (d.rules[pos] || []).map(([rule, message, text]) =>
-      dvMarkup(t.insp_checker, {rule: t["rule_" + rule] || rule, msg: message, text})),
+    rules: checkerLines(d, pos),
     note: raw.length ? dvFill(t.insp_tempered_note, {n: raw.length, m: dvPct(raw.reduce((a, x) => a + x, 0))}) + " " +
       (d.src === "raw" ? t.insp_note_raw : d.src === "sampled_raw" ? t.insp_note_sampled_raw
         : dvFill(t.insp_note_polluted, {src: d.src})) : t.insp_no_candidates,
   };
+}
+
+// The world checker's verdicts on the sentence of `pos`, as lines.
+function checkerLines(d, pos) {
+  return (d.rules[pos] || []).map(([rule, message, text]) =>
+    dvMarkup(d.t.insp_checker, {rule: d.t["rule_" + rule] || rule, msg: message, text}));
+}
+
+// A renoising trace's position at frame f: never masked and without stored candidates, so its state there (noise,
+// an accepted proposal since a step, final, not begun: trace.js `dvRenoiseFrame`), the accepted token renoising
+// took from it and the entropy the step before ranked it by, as the canvas's tooltip says them.
+function inspectRenoise(d, pos, f, T) {
+  const t = d.t, fr = dvRenoiseFrame(d, f), state = fr.state[pos];
+  const tok = fr.tok[pos] >= 0 ? d.pieces[fr.tok[pos]] : "▢";
+  const lines = [dvMarkup(t["rn_tip_" + state], {pos, tok: dvRepr(tok), s: fr.since[pos] + 1, f: f + 1})];
+  if (fr.lost[pos] >= 0) lines.push(dvMarkup(t.rn_tip_lost, {s: f, old: dvRepr(d.pieces[fr.lost[pos]])}));
+  if (!Number.isNaN(fr.ent[pos])) lines.push(dvMarkup(t.rn_tip_entropy, {s: f, h: dvFmt3(fr.ent[pos])}));
+  return {position: pos, step: Math.min(f, d.n - 1), frame: f, confirmed: state === "final", temperature: T, lines,
+          history: [], candidates: [], raw: [], rawShare: [], tempered: [], rules: checkerLines(d, pos),
+          note: t.rn_insp_note, renoise: true};
 }
 
 // A revised trace's position, decision by decision up to frame f (none later: the inspector never
@@ -88,10 +108,11 @@ function inspectorHtml(d, insp) {
     `<span>${dvPct(insp.rawShare[i])} · p = ${insp.raw[i].toFixed(3)}</span></div>` +
     `<div class="dv-insp-line"><i class="dv-insp-temp" style="width:${width(insp.tempered[i])}"></i>` +
     `<span class="dv-insp-tlab">${dvPct(insp.tempered[i])}</span></div></div></div>`).join("");
-  if (!rows) rows = `<p>${dvEscape(t.insp_no_candidates)}</p>`;
-  const key = `<div class="dv-insp-key"><i class="dv-insp-raw"></i>${dvEscape(t.raw)}<i class="dv-insp-temp"></i>` +
-    `<span class="dv-insp-tkey">${dvEscape(dvFill(t.tempered, {t: insp.temperature}))}</span></div>`;
-  const title = dvEscape(dvFill(t.insp_title, {p: insp.position, s: insp.step + 1}));
+  if (!rows && !insp.renoise) rows = `<p>${dvEscape(t.insp_no_candidates)}</p>`;
+  const key = insp.renoise ? "" : `<div class="dv-insp-key"><i class="dv-insp-raw"></i>${dvEscape(t.raw)}` +
+    `<i class="dv-insp-temp"></i><span class="dv-insp-tkey">${dvEscape(dvFill(t.tempered, {t: insp.temperature}))}</span></div>`;
+  const title = dvEscape(insp.renoise ? dvFill(t.rn_insp_title, {p: insp.position, s: insp.frame})
+    : dvFill(t.insp_title, {p: insp.position, s: insp.step + 1}));
   const rules = insp.rules.length ? `<ul class="dv-insp-rules">${insp.rules.map((r) => `<li>${r}</li>`).join("")}</ul>` : "";
   const history = insp.history.length ? `<p><b>${dvEscape(dvFill(t.rv_history, {p: insp.position, s: insp.frame}))}</b></p>` +
     `<ol class="dv-insp-history">${insp.history.map((h) => `<li>${h}</li>`).join("")}</ol>` : "";
