@@ -133,7 +133,7 @@ class PlayHandlers:
                  cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
                  edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None,
                  canvas_for: Callable[[str | None], str] = lambda pick: "masked",
-                 seats: Seats | None = None) -> None:
+                 seats: Seats | None = None, stops: Stops | None = None) -> None:
         self.runner_for = runner_for
         self.traces = traces  # every session's traces by handle: what the page reads
         self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
@@ -142,7 +142,7 @@ class PlayHandlers:
         self.pick_for = pick_for  # a trace's model -> (the picker's entry, its example prompts), or KEEPs
         self.token_text_for = token_text_for  # the picked model's token text, for the live canvas
         self.budget_for = budget_for
-        self.stops = Stops()  # every session's decodes in progress, for Stop
+        self.stops = stops if stops is not None else Stops()  # every session's decodes in progress, for Stop
         self.seats = seats if seats is not None else Seats()  # the page's decodes at once, events' and starts'
         self.starts = Starts(self.seats)  # decodes the pages started before their events came
         self.examples = dict(examples)
@@ -330,9 +330,7 @@ class PlayHandlers:
         streams have ended (each sees its signal within LIVE_SECONDS), so a live view a stream was
         sending when Stop came cannot arrive after Stop's view and stay on show.
         """
-        deadline = time.monotonic() + STOP_WAIT_SECONDS
-        for ended in self.stops.stop(session, stop_key):
-            ended.wait(timeout=max(0.0, deadline - time.monotonic()))
+        self.stops.halt(session, stop_key, wait_seconds=STOP_WAIT_SECONDS)
         if trace is None:
             return keep(DecodeStopped)
         return DecodeStopped(knobs=knobs_of(trace.trace.config), banner=t("banner_stopped", lang),

@@ -6,6 +6,9 @@ of every decode of the session and returns what to wait for: the end of each str
 (so nothing of a stopped decode arrives after Stop's view). A decode no event follows yet (the page
 started it, its event has not come: `starts`) is not waited for: the event that adopts it checks the
 signal before it answers anything (`Stops.follow`, under the same lock as `stop`).
+
+Every decode the page streams registers here, whichever tab started it (a Playground decode, a Compare
+pair: one decode of one batch each), so one Stop and one key stop them all (`Stops.halt`).
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import dataclasses
 import hmac
 import secrets
 import threading
+import time
 
 
 @dataclasses.dataclass(eq=False)
@@ -69,10 +73,24 @@ class Stops:
 
     def stop(self, session: str | None, key: str) -> list[threading.Event]:
         """Stop every decode of `session`, if `key` is theirs; the ends of the streams to wait for."""
+        return self._stop(session, key) or []
+
+    def halt(self, session: str | None, key: str, *, wait_seconds: float) -> bool:
+        """`stop`, then wait for the streams that followed the stopped decodes to end (at most `wait_seconds`
+        in all), so nothing of them follows the caller's view; whether `key` stopped any (False: not the
+        session's key, or nothing of it in progress any more)."""
+        deadline = time.monotonic() + wait_seconds
+        ends = self._stop(session, key)
+        for ended in ends or ():
+            ended.wait(timeout=max(0.0, deadline - time.monotonic()))
+        return ends is not None
+
+    def _stop(self, session: str | None, key: str) -> list[threading.Event] | None:
+        """`stop`'s ends, or None when `key` stopped nothing."""
         with self._lock:
             mine = self._sessions.get(session) if session is not None else None
             if mine is None or not key or not hmac.compare_digest(mine.key, str(key)):
-                return []
+                return None
             for signal in mine.running:
                 signal.stop.set()
             return [signal.ended for signal in mine.running if signal.followed]
