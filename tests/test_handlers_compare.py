@@ -1,10 +1,19 @@
 """app/handlers/compare.py called directly (no server): lesson clicks and compares, one batched decode each."""
 from __future__ import annotations
 
+import dataclasses
+import json
+import threading
+import time
+
 import pytest
 
+from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import Playground
+from dllm_viz.app.handlers.traces import new_handle
+from dllm_viz.app.strings import t
 from dllm_viz.core.analysis import divergence
+from tests.test_starts import until
 from tests.ui_model import CountingRunner
 
 
@@ -77,3 +86,107 @@ def test_a_failed_compare_leaves_no_stale_pair_on_show(pg):
     cleared = pg.compare.cleared()
     assert cleared.compare.cmp_traces is None and cleared.compare.cmp_canvas_a is cleared.compare.cmp_canvas_b is None
     assert cleared.compare.cmp_summary == cleared.compare.cmp_facts_a == ""  # the page empties both sides and figures
+
+
+# ----- Stop: a compare is one of its session's decodes, stopped as the Playground's are ----------------------
+def held_counting(runner, gate, steps):
+    """`runner`, each call's step records of request 0 listed in `steps`, held after step 0 until `gate` is set."""
+    def held(prompts, configs, *, on_step=None, record_candidates=5):
+        def hook(i, rec):
+            if i == 0:
+                steps.append(rec.step)
+            if rec.step >= 1:
+                gate.wait(timeout=60)
+            on_step(i, rec)
+        return runner(prompts, configs, on_step=hook, record_candidates=record_candidates)
+
+    return held
+
+
+LESSON = dict(prompt="the ", seed=2, gen_length=24, model_pick=None)
+
+
+def test_stop_ends_a_compare_at_its_next_step_and_the_tab_shows_it_stopped(pg, runner):
+    full = pg.compare.lesson("shipped_llada", lang="en", session="s0", **LESSON)
+    planned = len(full.compare.cmp_traces[0].trace.steps)
+    gate, steps = threading.Event(), []
+    pg.compare.runner_for = lambda pick: held_counting(runner, gate, steps)
+    runner.calls.clear()
+    mine = pg.compare.lesson_stream("shipped_llada", lang="en", session="s1", **LESSON)
+    first_view = next(mine)
+    first = first_view.compare
+    a, b = first.cmp_canvas_a, first.cmp_canvas_b
+    assert a["live"] is True and a["key"] == b["key"] and len(a["key"]) >= 16  # what the sides' Stop sends
+    for side in (a, b):  # the key is the first chunk of both sides: the page reads it before the event answers
+        assert json.loads(pg.traces.entry("s1", side["ref"]).since(0)[0][0])["key"] == a["key"]
+    later: list = []  # (when, view) of each view the stream gives after its first
+    reader = threading.Thread(target=lambda: later.extend((time.monotonic(), view) for view in mine))
+    reader.start()  # Gradio reads the stream in its own thread
+    threading.Timer(0.3, gate.set).start()  # the step in progress ends after Stop came
+    out = pg.compare.stopped(lang="en", cmp_stop_key=a["key"], session="s1")
+    reader.join(timeout=60)
+    # Stop returns once the compare's stream has ended: nothing of it follows Stop's view, which is an empty
+    # pair under the banner (the configs asked stay; no other pair stands beside them). The stream ends on that
+    # view too (an event that answers nothing would have Gradio empty its outputs: the configs, the text).
+    assert [view.compare for _, view in later] == [out] and "s1" not in pg.compare.stops._sessions
+    assert later[0][1].lesson_key == "shipped_llada" and later[0][1].cmp_a == first_view.cmp_a
+    assert out.cmp_summary == t("cmp_stopped", "en") and out.cmp_traces is None
+    assert out.cmp_canvas_a is None and out.cmp_canvas_b is None and out.cmp_facts_a == out.cmp_facts_b == ""
+    assert len(runner.calls) == 1 and steps[:1] == [0] and len(steps) <= 3 < planned  # ended at its next step
+    assert [pg.traces.entry("s1", s["ref"]).since(0)[1] for s in (a, b)] == ["stopped", "stopped"]
+    # The session goes on: the next lesson click decodes once, to its end.
+    gate.set()
+    runner.calls.clear()
+    again = pg.compare.lesson("shipped_llada", lang="en", session="s1", **LESSON)
+    assert len(runner.calls) == 1 and len(again.compare.cmp_traces[0].trace.steps) == planned
+    assert "s1" not in pg.compare.stops._sessions
+
+
+def test_a_compare_stops_only_with_its_pages_key_and_in_either_language(pg, runner):
+    gate, steps = threading.Event(), []
+    pg.compare.runner_for = lambda pick: held_counting(runner, gate, steps)
+    mine = pg.compare.run_stream(lang="zh", session="s1", cmp_a='{"schedule": "fixed_steps"}',
+                                 cmp_b='{"schedule": "fixed_steps", "temperature": 1.0}', neighbours=0, **LESSON)
+    key = next(mine).cmp_canvas_a["key"]
+    for session, wrong in (("s1", ""), ("s1", "x" * len(key)), ("other", key)):  # the hash alone, a guess, another's
+        out = pg.compare.stopped(lang="zh", cmp_stop_key=wrong, session=session)
+        assert all(getattr(out, f.name) is KEEP for f in dataclasses.fields(out))  # the tab as it is
+        assert not any(s.stop.is_set() for s in pg.compare.stops._sessions["s1"].running)
+    reader = threading.Thread(target=lambda: list(mine))
+    reader.start()
+    threading.Timer(0.3, gate.set).start()
+    out = pg.compare.stopped(lang="zh", cmp_stop_key=key, session="s1")
+    reader.join(timeout=60)  # (its stream ends on the same view)
+    assert out.cmp_summary == t("cmp_stopped", "zh") != t("cmp_stopped", "en") and out.cmp_traces is None
+    assert len(runner.calls) == 1 and len(steps) <= 3
+
+
+def test_the_playgrounds_stop_stops_a_compare_of_its_session_too(pg, runner):
+    """One Stop, one key for the session's decodes, whichever tab started them."""
+    gate, steps = threading.Event(), []
+    pg.compare.runner_for = lambda pick: held_counting(runner, gate, steps)
+    mine = pg.compare.lesson_stream("shipped_llada", lang="en", session="s1", **LESSON)
+    key = next(mine).compare.cmp_canvas_a["key"]
+    assert pg.play.stops is pg.compare.stops
+    threading.Timer(0.3, gate.set).start()
+    pg.play.stopped(trace=None, lang="en", session="s1", stop_key=key)
+    rest = list(mine)  # the Compare tab shows it stopped too
+    assert [v.compare.cmp_summary for v in rest] == [t("cmp_stopped", "en")] and rest[0].compare.cmp_traces is None
+    assert len(steps) <= 3 and "s1" not in pg.play.stops._sessions
+
+
+def test_stop_before_its_event_came_stops_the_compare_its_page_started_and_the_event_shows_it_stopped(pg, runner):
+    gate, steps = threading.Event(), []
+    pg.compare.runner_for = lambda pick: held_counting(runner, gate, steps)
+    refs = f"{new_handle()} {new_handle()}"
+    assert pg.compare.start(session="s1", cmp_ref=refs, lesson="shipped_llada", lang="en", **LESSON) is None
+    assert until(lambda: len(steps) >= 1)
+    key = pg.compare.stops._sessions["s1"].key
+    began = time.monotonic()
+    out = pg.compare.stopped(lang="en", cmp_stop_key=key, session="s1")
+    assert out.cmp_summary == t("cmp_stopped", "en") and time.monotonic() - began < 2  # no stream to wait for
+    gate.set()
+    views = list(pg.compare.lesson_stream("shipped_llada", lang="en", session="s1", cmp_ref=refs, **LESSON))
+    assert [v.compare for v in views] == [out] and views[0].lesson_key == "shipped_llada"  # nothing of it, and
+    assert len(runner.calls) == 1 and len(steps) <= 3  # no answer-less end (Gradio would empty the configs)
+    assert until(lambda: pg.traces.entry("s1", refs.split()[0]).state == "stopped")

@@ -361,6 +361,11 @@ def wire_compare(p: Page, pg: Playground, concurrency_limit: int | None) -> None
                    out=LessonShown, request=("session",), error_seconds=None, js=PAIR_JS % f'"lesson:{key}"', **kw))
     after(wire(p, p.compare_run.click, compare.run_stream, ins=compare_inputs(p), out=CompareShown,
                request=("session",), error_seconds=None, js=PAIR_JS % '"compare"', **kw))
+    # Stop (drawn on a live side, which clicks this hidden button): as the Playground's (`wire_stop`), the
+    # session's decodes end their streams; the tab then shows an empty pair under a banner.
+    stopped = wire(p, p.cmp_stop.click, compare.stopped, ins=(p.lang, p.cmp_stop_key), out=CompareShown,
+                   request=("session",), **QUIET)
+    stopped.then(None, js=IDLE_JS)
 
 
 def wire_sweep(p: Page, pg: Playground, concurrency_limit: int | None) -> None:

@@ -5,7 +5,9 @@ and decodes them once, on the same prompt and seed, in one batch. The event answ
 both sides' handles (`traces`): the page reads each side's steps as they are computed and draws their
 canvases and the pair's figures; the summary and the facts follow when the pair is done. The page
 starts the compare itself as the click's event starts (`start`, under the two handles it drew), and the
-event adopts it (`starts`: one decode per event).
+event adopts it (`starts`: one decode per event). A compare in progress is one of its session's decodes for
+Stop (`stops`: the Playground's, shared): its live canvases carry the key, and Stop ends it at its next step
+(`stopped`).
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from dllm_viz.app.views.lessons import indel_study_md, measured_table, renoise_s
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS, load_measured, measured_model
 from dllm_viz.app.handlers.live import Started, stream
 from dllm_viz.app.handlers.outputs import KEEP, CompareCleared, CompareShown, LessonShown, keep
+from dllm_viz.app.handlers.play import LIVE_SECONDS, STOP_WAIT_SECONDS
 from dllm_viz.app.handlers.seats import Seat, Seats
 from dllm_viz.app.handlers.starts import Starts
+from dllm_viz.app.handlers.stops import Signal, Stops
 from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore, settle
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.handlers.asking import Ticket
@@ -80,16 +84,18 @@ class PairAsked:
 
 
 class PairDecoding(Started):
-    """A compare in progress: each side's (handle, entry) by its request's index, the call's steps; `close`
-    (once) ends the entries unless the compare finished, and stops it (or drops it from the queue)."""
+    """A compare in progress: each side's (handle, entry) by its request's index, the call's steps, its Stop
+    signal (`stops.Signal`) and key; `close` (once) ends the entries ("stopped" or "failed") unless the
+    compare finished, and stops it (or drops it from the queue)."""
 
-    def __init__(self, asked: Any, sides: dict[int, tuple[str, Any]], steps: Any, on_close: Callable[[], None]) -> None:
+    def __init__(self, asked: Any, sides: dict[int, tuple[str, Any]], steps: Any, signal: Signal, key: str,
+                 on_close: Callable[[], None]) -> None:
         super().__init__(asked, steps, on_close)
-        self.sides = sides
+        self.sides, self.signal, self.stop, self.key = sides, signal, signal.stop, key
 
     def _end(self, state: str | None) -> None:
         for _, entry in self.sides.values():
-            entry.end(state or "failed")
+            entry.end(state or ("stopped" if self.stop.is_set() else "failed"))
 
 
 def _same(x: Trace, y: Trace, lang: str) -> str:
@@ -105,7 +111,7 @@ class CompareHandlers:
     def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
                  traces: TraceStore, token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
-                 seats: Seats | None = None) -> None:
+                 seats: Seats | None = None, stops: Stops | None = None) -> None:
         self.runner_for = runner_for
         self.traces = traces
         self.token_text_for = token_text_for  # the picked model's token text (the sides' steps, before their traces)
@@ -116,6 +122,7 @@ class CompareHandlers:
         self.world_model = str(load_world_measured_model() or "world-mdlm")
         self.seats = seats if seats is not None else Seats()  # the page's decodes at once, events' and starts'
         self.starts = Starts(self.seats)  # compares the pages started before their events came
+        self.stops = stops if stops is not None else Stops()  # every session's decodes in progress, for Stop
 
     def lesson(self, key: str, **kw: Any) -> LessonShown:
         """`lesson_stream` run to its end: the finished view (for callers that want no stream)."""
@@ -169,7 +176,9 @@ class CompareHandlers:
         """Decode A and B on the same prompt and seed (in one batch) and show where they diverge: at once
         both sides' handles (the page reads their steps as they come), then the summary and facts.
         `cmp_ref`: the two handles the page drew for the sides ("A B"); its decode, when the page started
-        it already (`start`) and it is this one, is adopted (one decode per event)."""
+        it already (`start`) and it is this one, is adopted (one decode per event). Stop (`stopped`, same
+        `session`) or closing the stream stops the compare at its next step (or drops it from the queue),
+        and nothing more is shown of it."""
         asked = self.ask(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=cmp_a, cmp_b=cmp_b,
                          neighbours=neighbours, model_pick=model_pick)
         refs = page_refs(cmp_ref)
@@ -177,13 +186,22 @@ class CompareHandlers:
         if decoding is None:
             decoding = self.launch(asked, session=session, refs=refs if free else (None, None))
         try:
-            live = [wire.side_value(handle, side, lang=lang, live=True)
-                    for side, (handle, _) in zip("ab", decoding.sides.values())]
-            yield CompareShown(cmp_summary=KEEP, cmp_canvas_a=live[0], cmp_canvas_b=live[1], cmp_facts_a=KEEP,
-                               cmp_facts_b=KEEP, cmp_traces=KEEP)
-            decoding.traces = next((item for kind, item in decoding.steps if kind == "done"), None)
+            if self.stops.follow(decoding.signal):  # else stopped before this event came
+                live = [wire.side_value(handle, side, lang=lang, live=True, key=decoding.key)
+                        for side, (handle, _) in zip("ab", decoding.sides.values())]
+                yield CompareShown(cmp_summary=KEEP, cmp_canvas_a=live[0], cmp_canvas_b=live[1], cmp_facts_a=KEEP,
+                                   cmp_facts_b=KEEP, cmp_traces=KEEP)
+                for kind, item in decoding.steps:
+                    if decoding.stop.is_set():  # Stop: nothing of this compare may follow its view
+                        break
+                    if kind == "done":
+                        decoding.traces = item
+                        break
         finally:
             decoding.close()
+        if decoding.stop.is_set():  # Stop's own view, once more: an event that ends answering nothing would
+            yield self._stopped_view(lang)  # have Gradio empty its outputs (the configs, the lesson's text)
+            return
         traces = decoding.traces
         if traces is None:
             return
@@ -215,10 +233,11 @@ class CompareHandlers:
         return PairAsked(prompt or "", model_pick, a, b, k)
 
     def launch(self, asked: PairAsked, *, session: str | None, refs: tuple[str | None, str | None] = (None, None),
-               seat: Seat | None = None) -> PairDecoding:
+               followed: bool = True, seat: Seat | None = None) -> PairDecoding:
         """Start the compare `asked` (one call to `run`, as the session's) under the sides' handles `refs`
         (the page's, when it drew them), in `seat` (a start's; else an event's, `seats`) until it closes; the
-        caller (or whoever adopts it) closes it."""
+        caller (or whoever adopts it) closes it. It is one of the session's decodes for Stop (`stops`;
+        `followed`: an event streams it from the start), its key the first chunk of both sides."""
         group, k = asked.group, asked.k
         # With neighbours, each side also decodes alone in the same call, to show whether batching changed it.
         solo = [asked.prompt] * 2 if k else []
@@ -226,16 +245,27 @@ class CompareHandlers:
         sides = {0: self.traces.live(session, wire.Encoder(asked.a, prompt=asked.prompt, token_text=text), refs[0]),
                  len(group): self.traces.live(session, wire.Encoder(asked.b, prompt=asked.prompt, token_text=text),
                                               refs[1])}
-        held = seat if seat is not None else self.seats.take(session)
+        signal, key = self.stops.add(session, followed=followed)
+        for _, entry in sides.values():
+            entry.stop_key(key)  # first of its chunks: the page may read it before its event answers
+        held = seat if seat is not None else self.seats.take(session, signal.stop)
+
+        def closed() -> None:
+            held.release()
+            self.stops.done(session, signal)
+
         try:
             steps = stream(run, group * 2 + solo, [asked.a] * len(group) + [asked.b] * len(group)
-                           + ([asked.a, asked.b] if k else []), ticket=Ticket(client=("page", session)),
+                           + ([asked.a, asked.b] if k else []), idle=LIVE_SECONDS, stop=signal.stop,
+                           ticket=Ticket(client=("page", session)),
                            on_record=lambda i, rec: sides[i][1].add(rec) if i in sides else None,
                            on_done=lambda done: [entry.finish(done[i]) for i, (_, entry) in sides.items()])
         except BaseException:
-            held.release()
+            for _, entry in sides.values():
+                entry.end("failed")
+            closed()
             raise
-        return PairDecoding(asked.decodes, sides, steps, on_close=held.release)
+        return PairDecoding(asked.decodes, sides, steps, signal, key, on_close=closed)
 
     def start(self, *, session: str | None, cmp_ref: Any, lesson: str | None = None, lang: str = "en",
               **widgets: Any) -> str | None:
@@ -255,7 +285,7 @@ class CompareHandlers:
         except (ValueError, TypeError) as err:
             return str(err)
         return self.starts.start(session, refs[0], lambda seat: self.launch(asked, session=session, refs=refs,
-                                                                             seat=seat))
+                                                                             followed=False, seat=seat))
 
     def view(self, pair: tuple[Shown, Shown] | None, *, summary: str, lang: str) -> CompareShown:
         """A stored pair on show: the summary, each side's handle (with the positions whose tokens
@@ -272,6 +302,21 @@ class CompareHandlers:
             cmp_facts_b=render.facts_html(tb, lang, side="side_b"),
             cmp_traces=pair,
         )
+
+    def stopped(self, *, lang: str, cmp_stop_key: str = "", session: str | None = None) -> CompareShown:
+        """The visitor stopped a compare (the Stop of its live canvases): every decode of the session ends at
+        its next step, as the Playground's Stop does (`PlayHandlers.stopped`: the same `stops`, key and wait),
+        and the tab shows an empty pair under a banner that says so; the configs stay as they were asked,
+        so no other pair stands beside them as if it were theirs (as after a failed compare: `cleared`).
+        `cmp_stop_key`: the key its live canvases carried; one that stopped nothing (another's, or the compare
+        had just finished) leaves the tab as it is."""
+        if not self.stops.halt(session, cmp_stop_key, wait_seconds=STOP_WAIT_SECONDS):
+            return keep(CompareShown)
+        return self._stopped_view(lang)
+
+    def _stopped_view(self, lang: str) -> CompareShown:
+        """A stopped compare's view: an empty pair under the banner."""
+        return dataclasses.replace(self.cleared().compare, cmp_summary=t("cmp_stopped", lang))
 
     @staticmethod
     def cleared() -> CompareCleared:

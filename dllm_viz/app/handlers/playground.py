@@ -31,6 +31,7 @@ from dllm_viz.app.handlers.fit import gen_length_max
 from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, Linked, ModelPicked, Ranges, Relabelled, SceneSet
 from dllm_viz.app.handlers.scenes import SCENES
 from dllm_viz.app.handlers.seats import Seats
+from dllm_viz.app.handlers.stops import Stops
 from dllm_viz.app.handlers.sweep_grid import SweepResult
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.handlers.live import stream
@@ -83,14 +84,15 @@ class Playground:
         self.traces = TraceStore()  # every session's traces by handle: what the page reads (`read`)
         self.examples = [(name, self.traces.publish(trace)) for name, trace in examples]  # everyone may read these
         self.seats = Seats()  # the page's decodes at once (`ui` sets its limit): events, starts and sweeps alike
+        self.stops = Stops()  # every session's decodes in progress, either tab's: one Stop, one key
         self.play = PlayHandlers(self.runner_for, traces=self.traces, examples=self.examples, export_dir=export,
                                  new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for,
                                  budget_for=self.budget_for, cache_modes_for=self.cache_modes_for,
                                  edits_lengths_for=self.edits_lengths_for, canvas_for=self.canvas_for,
-                                 seats=self.seats)
+                                 seats=self.seats, stops=self.stops)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for,
-                                       seats=self.seats)
+                                       seats=self.seats, stops=self.stops)
         self.takeout = TakeoutHandlers(export_dir=export)  # the animation download and the trace diff
         self.sweep = SweepHandlers(self.runner_for, budget_for=self.budget_for, seats=self.seats)
 

@@ -136,6 +136,8 @@ class Page:
     cmp_facts_b: gr.HTML
     cmp_traces: gr.State
     cmp_ref: gr.Textbox  # hidden: the sides' handles the page draws for a compare it starts (`page_server.PAIR_JS`)
+    cmp_stop: gr.Button  # hidden: a live Compare side's Stop clicks it (page.js)
+    cmp_stop_key: gr.Textbox  # hidden: the key of the compare to stop, from its live sides (page.js)
     lesson_key: gr.State
     # sweep
     sweep_temps: gr.CheckboxGroup

@@ -445,4 +445,6 @@ STRINGS: dict[str, str] = {
     "fig_task_aup": "AUP (d3LLM's area under right answers vs tokens per forward): model {m}, oracle {o}",
     # ===== the page's footer (layout/header.build_footer; Gradio's own is hidden) =================================
     "footer": "Use via API: /generate ({api}) · built with Gradio", "footer_api": "the API page",
+    # ===== the Compare tab's Stop (handlers/compare.stopped) =====================================================
+    "cmp_stopped": "Stopped: this compare did not finish, so nothing of it is shown. Click a lesson or Compare to run it again.",
 }

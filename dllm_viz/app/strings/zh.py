@@ -408,4 +408,6 @@ STRINGS: dict[str, str] = {
     "fig_task_aup": "AUP（d3LLM 的评分：答对率对每次前向词数曲线下的面积）：模型 {m}，精确模型 {o}",
     # ===== the page's footer (layout/header.build_footer; Gradio's own is hidden) =================================
     "footer": "通过 API 使用：/generate（{api}）· 基于 Gradio 构建", "footer_api": "API 页面",
+    # ===== the Compare tab's Stop (handlers/compare.stopped) =====================================================
+    "cmp_stopped": "已停止：这次对比没有完成，因此不显示它的任何结果。点击一个课题或“对比”可重新运行。",
 }

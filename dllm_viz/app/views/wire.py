@@ -318,9 +318,11 @@ def canvas_value(handle: str, *, lang: str, live: bool = False, frame: int | Non
 
 
 def side_value(handle: str, side: str, *, lang: str, diff: Sequence[int] = (), first: int | None = None,
-               order: Sequence[int] = (), live: bool = False) -> dict[str, Any]:
+               order: Sequence[int] = (), live: bool = False, key: str = "") -> dict[str, Any]:
     """A Compare side's value: its trace's handle, its positions whose token differs from the other
     side's (`diff`, underlined), and where the two orders part (`first` step, `order` positions); a
-    side still decoding (`live`) has none of these yet."""
-    return {"ref": handle, "side": side, "lang": lang, "live": live, "diff": sorted(diff),
-            "cmp": None if live else {"first": first, "order": list(order)}}
+    side still decoding (`live`) has none of these yet, and carries the `key` its Stop must send
+    (`CompareHandlers.stopped`)."""
+    value = {"ref": handle, "side": side, "lang": lang, "live": live, "diff": sorted(diff),
+             "cmp": None if live else {"first": first, "order": list(order)}}
+    return value | {"key": key} if live else value
