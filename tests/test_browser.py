@@ -740,6 +740,50 @@ def test_a_decode_paints_its_steps_as_they_come_and_stops(page, served):
                            "'active preset: balanced'", timeout=TIMEOUT_MS)  # its settings came back
 
 
+CMP_STOP = "#dv-cmp-canvas-a .dv-live .dv-stop"
+
+
+def test_a_compare_stops_shows_it_stopped_and_the_next_lesson_runs(page, served):
+    # A lesson's compare held after its step 3 (tests/ui_model.py): its live sides show the Playground's bar
+    # and Stop; Stop ends it at its next step and the tab shows an empty pair under a banner; the next click
+    # decodes one compare, to its end.
+    from dllm_viz.studies.lessons import LESSONS
+
+    demo = served[0]
+    calls, steps = demo.decode_calls, demo.decode_steps
+    wait_played_out(page)
+    page.get_by_role("tab", name="Compare").click()
+    demo.hold[0] = 3
+    demo.gate.clear()
+    try:
+        before = len(calls)
+        page.locator("#dv-lesson-shipped_llada").click()
+        page.wait_for_selector(CMP_STOP, timeout=TIMEOUT_MS)
+        assert page.locator("#dv-cmp-canvas-b .dv-live .dv-stop").inner_text() == "■ Stop"
+        assert page.locator("#dv-cmp-canvas-a .dv-live .dv-progress").count() == 1
+        ran = len(steps)
+        page.locator(CMP_STOP).click()
+        page.wait_for_timeout(300)
+    finally:
+        demo.hold[0] = None
+        demo.gate.set()
+    page.wait_for_function("(t) => document.querySelector('#dv-cmp-summary').innerText.includes(t) && "
+                           "!document.querySelector('#dv-cmp-canvas-a .dv-canvas') && "
+                           "!document.querySelector('.dv-busy')", arg=t("cmp_stopped", "en")[:36], timeout=TIMEOUT_MS)
+    assert len(calls) - before == 1 and len(steps) - ran <= 4  # each side may finish the step in progress; no more
+    page.wait_for_timeout(1500)  # the click's event (held in the page while its pair was drawn) has ended too
+    assert t("cmp_stopped", "en")[:36] in page.locator("#dv-cmp-summary").inner_text()
+    assert "fixed_steps" in page.locator("#dv-cmp-a .cm-content").inner_text()  # the configs asked stay
+    assert LESSONS["shipped_llada"].text("title", "en") in page.locator("#dv-lesson-text").inner_text()
+    before = len(calls)
+    page.locator("#dv-lesson-shipped_llada").click()
+    page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.startsWith('Steps: A') && "
+                           "!!document.querySelector('#dv-cmp-heat-b .js-plotly-plot') && "
+                           "!document.querySelector('#dv-cmp-canvas-a .dv-live')", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    assert len(calls) - before == 1 and page.locator(".dv-busy").count() == 0
+
+
 INSPECTOR = "() => document.querySelector('#dv-inspector').innerText"
 
 

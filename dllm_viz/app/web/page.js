@@ -190,14 +190,15 @@ function showSide(el, value, side) {
     if (!d.live) root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
     const pair = dv.pair && dv.pair.data;
     if (pair && (pair.a === d || pair.b === d)) dv.pair.render();  // in step with the other side
-    else dvShowStatic(root, d, t, dv.theme, side === "a");
+    else dvShowStatic(root, d, t, dv.theme, side === "a", {onStop: () => stopDecode(d.key, "dv-cmp-stop")});
     const busy = document.getElementById("dv-cmp-canvas-" + side);  // its steps show: no longer a busy look
     if (busy) busy.classList.remove("dv-busy");
   };
   if (entry.state === "live") entry.listeners.add(paint);
   entry.promise.then((state) => {
-    if (el.__dvRef !== value.ref || state !== "done") return;
-    paint();
+    if (el.__dvRef !== value.ref) return;
+    if (state === "stopped") return showSide(el, null, side);  // Stop: an empty pair (CompareHandlers.stopped)
+    if (state !== "done") return paint();  // failed: as it stands, without the live bar and Stop
     performance.mark("dv-side-" + side);
     drawCompareFigures(lang);
     showPair(lang);
@@ -320,10 +321,11 @@ function openLinkedView() {
 }
 
 // Stop the decode on show: its key (which only this page received with the decode's live canvas)
-// goes into the hidden key box, then the hidden Stop button sends it (PlayHandlers.stopped).
-function stopDecode(key) {
-  const box = document.querySelector("#dv-stop-key textarea, #dv-stop-key input");
-  const b = document.getElementById("dv-stop");
+// goes into the hidden key box, then the hidden Stop button `id` sends it (PlayHandlers.stopped; a
+// Compare side's: "dv-cmp-stop", CompareHandlers.stopped).
+function stopDecode(key, id = "dv-stop") {
+  const box = document.querySelector(`#${id}-key textarea, #${id}-key input`);
+  const b = document.getElementById(id);
   if (!box || !b) return;
   box.value = key || "";
   box.dispatchEvent(new Event("input", {bubbles: true}));

@@ -378,14 +378,19 @@ function dvCellAt(v, x, y) {
 }
 
 // A Compare side: its canvas at frame `at.frame` (null: the end), with the positions that differ from the
-// other side there marked (`at.marks`: pair.js), else its differences at the end underlined (`diff`).
+// other side there marked (`at.marks`: pair.js), else its differences at the end underlined (`diff`). A side
+// still decoding (`d.live`) with `at.onStop` has the live canvas's bar and Stop above it, which calls that.
 function dvShowStatic(root, d, t, theme, key, at = {}) {
   d.t = t;
-  if (root.__dvFor !== d || root.__dvLang !== t) {
-    root.className = "dv-canvas dv-static";
-    root.innerHTML = dvCanvasHtml("static", d, t, theme, key);
+  const stop = !!(d.live && at.onStop);
+  if (root.__dvFor !== d || root.__dvLang !== t || !!root.__dvStop !== stop) {
+    root.className = "dv-canvas dv-static" + (stop ? " dv-live" : "");
+    root.innerHTML = (stop ? dvLiveControlsHtml(t) : "") + dvCanvasHtml("static", d, t, theme, key);
     root.__dvLang = t;
+    root.__dvStop = stop;
   }
+  const button = root.querySelector(".dv-stop");
+  if (button) button.onclick = () => at.onStop && at.onStop();
   const f = at.frame === null || at.frame === undefined ? d.n : Math.max(0, Math.min(d.n, at.frame));
   paintCanvas(root, d, f, -1, at.marks);
 }
