@@ -307,6 +307,43 @@ def test_stop_ends_its_sessions_decode_and_nothing_of_it_follows(pg, runner):
     assert pg.traces.entry("s1", live["ref"]).since(0)[1] == "stopped"  # the page's reader of it stops too
 
 
+def test_a_stopped_decode_that_said_nothing_says_nothing_new_once_before_its_stream_ends(pg, runner):
+    """A page that drew the handle gets no first answer; stopped then (or before its event came), the stream says
+    "nothing new" once (every output KEEP) before it ends: a Gradio stream that ends having said nothing sets
+    every output of its event to None, over the views Stop brings back."""
+    import json as json_module
+
+    from dllm_viz.app.handlers.outputs import DecodeFirst, keep
+    from dllm_viz.app.handlers.traces import new_handle
+
+    shown = pg.play.decode(prompt="ab ", lang="en", **widgets())
+    for started in (False, True):
+        gate = threading.Event()
+        pg.play.runner_for = lambda pick, gate=gate: held_after_first_step(runner, gate)
+        ref, session = new_handle(), f"s{started}"
+        ask = dict(prompt="the ", lang="en", ref=ref, session=session, **widgets(schedule="fixed_steps", steps=24,
+                                                                                  gen_length=24))
+        if started:  # the page started it, and Stop comes before the event does
+            assert pg.play.start(**ask) is None
+        stream = pg.play.decode_stream(**ask) if not started else None
+        views: list = []
+        reader = threading.Thread(target=lambda: views.extend(stream)) if stream is not None else None
+        if reader is not None:
+            reader.start()
+        deadline = time.monotonic() + 30
+        while pg.traces.entry(session, ref) is None or not pg.traces.entry(session, ref).since(0)[0]:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        key = json_module.loads(pg.traces.entry(session, ref).since(0)[0][0])["key"]
+        threading.Timer(0.3, gate.set).start()
+        assert "Stopped" in pg.play.stopped(trace=shown.trace, lang="en", session=session, stop_key=key).banner
+        if reader is not None:
+            reader.join(timeout=60)
+        else:
+            views = list(pg.play.decode_stream(**ask))
+        assert views == [keep(DecodeFirst)]  # one answer, every output (the knobs' too) as it was
+
+
 def test_a_cache_runs_where_the_model_has_one_and_is_a_named_error_where_not(pg, runner, tmp_path):
     out = pg.play.decode(prompt="the ", lang="en", **widgets(cache="dual", block_length=8))
     steps = out.trace.trace.steps

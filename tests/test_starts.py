@@ -8,6 +8,7 @@ import time
 import pytest
 
 from dllm_viz import DecodeConfig
+from dllm_viz.app.handlers.outputs import DecodeFirst, keep
 from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.app.handlers.starts import ADOPT_SECONDS, Starts
 from dllm_viz.app.views.web import WEB
@@ -198,7 +199,7 @@ def test_a_start_with_a_bad_setting_decodes_nothing_and_its_event_reports_it(pg,
     assert runner.calls == []
 
 
-def test_stop_stops_a_started_decode_and_its_event_then_answers_nothing(pg, runner):
+def test_stop_stops_a_started_decode_and_its_event_then_answers_nothing_new(pg, runner):
     shown = pg.play.decode(prompt="ab ", lang="en", session="s1", **widgets())
     gate = threading.Event()
     pg.play.runner_for = lambda pick: held_after_first_step(runner, gate)
@@ -211,7 +212,9 @@ def test_stop_stops_a_started_decode_and_its_event_then_answers_nothing(pg, runn
     assert time.monotonic() - began < 2  # no stream follows it yet: nothing to wait for
     gate.set()
     views = list(pg.play.decode_stream(prompt="the ", lang="en", ref=ref, session="s1", **widgets(temperature=0.3)))
-    assert views == [] and len(runner.calls) == 2 and until(lambda: pg.traces.entry("s1", ref).state == "stopped")
+    # one answer, every output as it was (an event that said nothing would have Gradio set its outputs to None)
+    assert views == [keep(DecodeFirst)] and len(runner.calls) == 2
+    assert until(lambda: pg.traces.entry("s1", ref).state == "stopped")
 
 
 # ----- a compare: a lesson's click, Compare's run -------------------------------------------------------

@@ -191,9 +191,12 @@ class PlayHandlers:
         decoding, free = self.starts.adopt(session, ref, asked.decodes)  # the page may have started it already
         if decoding is None:
             decoding = self.launch(asked, session=session, handle=ref if free else None)
-        traces = None
+        # `said`: the event has answered. A stream that ends having said nothing has Gradio set every output to
+        # None, over the views Stop brings back; a stopped one says "nothing new" once before it ends.
+        traces, said = None, False
         try:
             if not self.stops.follow(decoding.signal):  # stopped before this event came
+                yield keep(DecodeFirst)
                 return
             stop, steps, handle = decoding.stop, decoding.steps, decoding.handle
             # A page that named the handle reads it already (and Stop's key with it): no first answer
@@ -202,9 +205,12 @@ class PlayHandlers:
             if handle != ref or any(getattr(knobs, f.name) is not KEEP for f in dataclasses.fields(knobs)):
                 canvas = wire.canvas_value(handle, lang=lang, live=True, key=decoding.key)
                 yield dataclasses.replace(keep(DecodeFirst), canvas=canvas, knobs=knobs)  # the fitted widgets
+                said = True
             answered = time.monotonic()
             for kind, item in steps:
                 if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
+                    if not said:
+                        yield keep(DecodeFirst)  # (before the stream ends: Stop waits for that end)
                     return
                 if kind == "done":
                     traces = decoding.traces = item
@@ -214,6 +220,7 @@ class PlayHandlers:
                 if time.monotonic() - answered >= KEEPALIVE_SECONDS:
                     answered = time.monotonic()
                     yield keep(DecodeFirst)  # nothing new for the event; Gradio may close the stream here
+                    said = True
         finally:
             decoding.close()
         if traces is None or stop.is_set():
