@@ -1,11 +1,11 @@
 """Stop: each session's decodes in progress, and the key their page must send to stop them.
 
 A session's decodes in progress share one key (random; the live canvas carries it, so only the page that
-started them has it: a session's hash alone is not enough to stop them). `Stops.stop` sets the Stop signal
-of every decode of the session and returns what to wait for: the end of each stream an event follows
-(so nothing of a stopped decode arrives after Stop's view). A decode no event follows yet (the page
-started it, its event has not come: `starts`) is not waited for: the event that adopts it checks the
-signal before it answers anything (`Stops.follow`, under the same lock as `stop`).
+started them has it: a session's hash alone is not enough to stop them). `Stops.halt` sets the Stop signal
+of every decode of the session and waits for the end of each stream an event follows (so nothing of a
+stopped decode arrives after Stop's view). A decode no event follows yet (the page started it, its event
+has not come: `starts`) is not waited for: the event that adopts it checks the signal before it answers
+anything (`Stops.follow`, under the same lock as `halt`).
 
 Every decode the page streams registers here, whichever tab started it (a Playground decode, a Compare
 pair: one decode of one batch each), so one Stop and one key stop them all (`Stops.halt`).
@@ -71,14 +71,10 @@ class Stops:
                 if not mine.running:
                     del self._sessions[session]
 
-    def stop(self, session: str | None, key: str) -> list[threading.Event]:
-        """Stop every decode of `session`, if `key` is theirs; the ends of the streams to wait for."""
-        return self._stop(session, key) or []
-
     def halt(self, session: str | None, key: str, *, wait_seconds: float) -> bool:
-        """`stop`, then wait for the streams that followed the stopped decodes to end (at most `wait_seconds`
-        in all), so nothing of them follows the caller's view; whether `key` stopped any (False: not the
-        session's key, or nothing of it in progress any more)."""
+        """Stop every decode of `session`, if `key` is theirs, then wait for the streams that followed them to end
+        (at most `wait_seconds` in all), so nothing of them follows the caller's view; whether `key` stopped any
+        (False: not the session's key, or nothing of it in progress any more)."""
         deadline = time.monotonic() + wait_seconds
         ends = self._stop(session, key)
         for ended in ends or ():
@@ -86,7 +82,8 @@ class Stops:
         return ends is not None
 
     def _stop(self, session: str | None, key: str) -> list[threading.Event] | None:
-        """`stop`'s ends, or None when `key` stopped nothing."""
+        """Stop every decode of `session` if `key` is theirs: the ends of the streams to wait for, or None when
+        `key` stopped nothing."""
         with self._lock:
             mine = self._sessions.get(session) if session is not None else None
             if mine is None or not key or not hmac.compare_digest(mine.key, str(key)):
