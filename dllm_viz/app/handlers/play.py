@@ -209,9 +209,7 @@ class PlayHandlers:
             answered = time.monotonic()
             for kind, item in steps:
                 if stop.is_set():  # Stop: its view is on show; nothing of this decode may follow it
-                    if not said:
-                        yield keep(DecodeFirst)  # (before the stream ends: Stop waits for that end)
-                    return
+                    break
                 if kind == "done":
                     traces = decoding.traces = item
                     break
@@ -221,6 +219,8 @@ class PlayHandlers:
                     answered = time.monotonic()
                     yield keep(DecodeFirst)  # nothing new for the event; Gradio may close the stream here
                     said = True
+            if (traces is None or stop.is_set()) and not said:  # stopped, or its steps ended with it
+                yield keep(DecodeFirst)  # (before the stream ends: Stop waits for that end)
         finally:
             decoding.close()
         if traces is None or stop.is_set():
