@@ -119,9 +119,9 @@ def test_the_page_shows_the_knobs_of_the_canvas_on_show():
     for name in ("gen_length", "seed"):  # both canvases read them
         assert getattr(masked, name) and getattr(renoise, name)
     boxes = ("presets_canvas", "presets_canvas_title", "presets_article", "presets_title", "schedule_box",
-             "article_box", "canvas_renoise")
-    assert [getattr(renoise, b) for b in boxes] == [True, True, False, False, False, False, True]
-    assert [getattr(masked, b) for b in boxes] == [False, False, True, True, True, True, False]
+             "article_box", "canvas_renoise", "subtitle_renoise", "subtitle_masked", "scenes_box")
+    assert [getattr(renoise, b) for b in boxes] == [True, True, False, False, False, False, True, True, False, False]
+    assert [getattr(masked, b) for b in boxes] == [False, False, True, True, True, True, False, False, True, True]
     assert PRESET_GROUPS["canvas"] == ("diffusion_gemma", "gemma4_renoise")
 
 
@@ -154,6 +154,8 @@ def pg(renoiser, tmp_path):
 def test_a_renoise_model_decodes_from_the_page_widgets(pg):
     assert pg.canvas_for("world-renoise") == "renoise" and pg.canvas_for("tiny") == "masked"
     assert pg.canvas_shown(model_pick="world-renoise") == shown_on("renoise")
+    # the scenes' box shows on a masked canvas only where the page has scenes (their world models): none here
+    assert pg.scene_keys() == () and not pg.canvas_shown(model_pick="tiny").scenes_box
     settings = widgets(gen_length=16, temperature=0.7, entropy_bound=0.5, entropy_bound_auto=False)
     out = pg.play.decode(prompt="Ana", lang="en", model_pick="world-renoise", **settings)
     assert pg.calls == [DecodeConfig(gen_length=16, entropy_bound=0.5)]  # one decode, renoise knobs only

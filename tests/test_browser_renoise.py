@@ -89,10 +89,14 @@ def decoded(page, before: str) -> None:
 def test_a_renoise_slider_decodes_and_draws_the_renoise_views(page, served, tmp_path):
     demo = served[0]
     # the renoise box and the canvas presets show; the masked canvas's knobs and boxes do not
-    for shown in ("dv-canvas-box-renoise", "dv-knob-acceptance-from", "dv-presets-canvas", "dv-gen-length", "dv-seed"):
+    for shown in ("dv-canvas-box-renoise", "dv-knob-acceptance-from", "dv-presets-canvas", "dv-gen-length", "dv-seed",
+                  "dv-subtitle-renoise"):
         assert page.evaluate(VISIBLE, shown), shown
-    for hidden in ("dv-temperature", "dv-schedule", "dv-revise-box", "dv-presets-article", "dv-cache"):
+    for hidden in ("dv-temperature", "dv-schedule", "dv-revise-box", "dv-presets-article", "dv-cache",
+                   "dv-subtitle-masked"):
         assert not page.evaluate(VISIBLE, hidden), hidden
+    # the header says what this model does: a canvas never masked, an entropy bound (not the masked loop's text)
+    assert "DiffusionGemma" in page.locator("#dv-subtitle-renoise").inner_text()
     slider = "#dv-knob-entropy-bound input[type=range]"
     assert page.locator(slider).is_disabled()  # "auto": the checkpoint's bound
     calls = len(demo.decode_calls)
@@ -181,4 +185,5 @@ def test_picking_the_masked_model_brings_its_widgets_back(page):
     assert page.evaluate(VISIBLE, "dv-schedule") and page.evaluate(VISIBLE, "dv-presets-article")
     page.wait_for_function(f"() => !({VISIBLE})('dv-canvas-box-renoise')", timeout=TIMEOUT_MS)
     assert not page.evaluate(VISIBLE, "dv-presets-canvas")
+    assert page.evaluate(VISIBLE, "dv-subtitle-masked") and not page.evaluate(VISIBLE, "dv-subtitle-renoise")
     assert page.locator(".toast-body").count() == 0

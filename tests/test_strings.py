@@ -1,4 +1,4 @@
-"""app/strings/: one module per language with every key of English, every key used, and the 中文 page has no
+"""app/strings/: one package per language with every key of English, every key used, and the 中文 page has no
 stray English."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ APP = Path(strings.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_",
            "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_", "sb_", "sweep_mean_",
-           "scene_", "rt_shipped_", "canvas_box_", "canvas_note_")
+           "scene_", "rt_shipped_", "canvas_box_", "canvas_note_", "subtitle_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {
@@ -64,18 +64,35 @@ def test_a_language_without_a_key_or_with_a_stray_one_is_refused():
 
 
 def test_no_key_is_written_twice_in_a_language():
-    # A dict literal keeps the last of two equal keys silently; the file must not have any.
+    # A dict literal keeps the last of two equal keys silently; no topic file of a language may have any (two
+    # topics with one key are refused at import: the next test).
     for code, module in strings.LANGUAGES.items():
-        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-        keys = [k.value for node in ast.walk(tree) if isinstance(node, ast.Dict) for k in node.keys]
-        assert sorted({k for k in keys if keys.count(k) > 1}) == [], code
+        topics = sorted(Path(module.__file__).parent.glob("*.py"))
+        assert [p.name for p in topics] == ["__init__.py", "page.py", "rules.py"], code
+        for topic in topics:
+            tree = ast.parse(topic.read_text(encoding="utf-8"))
+            keys = [k.value for node in ast.walk(tree) if isinstance(node, ast.Dict) for k in node.keys]
+            assert sorted({k for k in keys if keys.count(k) > 1}) == [], (code, topic.name)
 
 
-def test_a_third_language_is_one_new_file(tmp_path, monkeypatch):
+def test_a_key_in_two_topics_of_a_language_is_refused():
+    from types import SimpleNamespace
+
+    page, rules = (SimpleNamespace(__name__=f"strings.xx.{name}", STRINGS=table)
+                   for name, table in (("page", {"run": "Run", "stop": "Stop"}), ("rules", {"stop": "Halt"})))
+    with pytest.raises(ImportError, match=r"strings.xx.rules: keys already in another topic .*\['stop'\]"):
+        strings.gather(page, rules)
+    assert strings.gather(page) == {"run": "Run", "stop": "Stop"}
+    for code, module in strings.LANGUAGES.items():  # each language is its topics, gathered in order
+        assert list(module.STRINGS) == [*module.page.STRINGS, *module.rules.STRINGS], code
+
+
+def test_a_third_language_is_one_new_folder(tmp_path, monkeypatch):
     copy = tmp_path / "strings_copy"
     shutil.copytree(APP / "strings", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    (copy / "fr.py").write_text('NAME = "Français"\nfrom .en import STRINGS\nSTRINGS = {**STRINGS, "run": "Lancer"}\n',
-                                encoding="utf-8")
+    (copy / "fr").mkdir()
+    (copy / "fr" / "__init__.py").write_text('NAME = "Français"\nfrom ..en import STRINGS\n'
+                                             'STRINGS = {**STRINGS, "run": "Lancer"}\n', encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "strings_copy", raising=False)
     import strings_copy
@@ -92,7 +109,7 @@ def test_every_key_is_used_somewhere():
     from dllm_viz.app.views import web
 
     files = [*APP.rglob("*.py"), *(APP.parent / "studies").rglob("*.py")]
-    source = "".join(p.read_text(encoding="utf-8") for p in files if p.parent.name != "strings")
+    source = "".join(p.read_text(encoding="utf-8") for p in files if "strings" not in p.relative_to(APP.parent).parts)
     scripts = web.PAGE_JS
     knobs = set(DecodeConfig.field_names())  # a rule plug-in's knob: its widget's label (layout/revision.knob_widget)
     in_js = lambda k: re.search(rf"\bt\.{k}\b|[\"'`]{k}[\"'`]", scripts) is not None  # noqa: E731

@@ -141,6 +141,7 @@ def build_demo(
     longest = pg.ranges(model_pick=pick).gen_length if pick else gen_length_max(max_length)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
+        header_boxes = c.pop("boxes")  # the subtitles, beside the Playground's boxes (below)
         c["trace"] = gr.State(opens["first"])
         with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
@@ -157,6 +158,7 @@ def build_demo(
                 build_about_tab(labels)
         build_footer(labels)
 
+        c["boxes"] = {**header_boxes, **c["boxes"]}
         page = Page(**c, tabs=tabs, labels=labels.items)
         pg.seats.limit = concurrency_limit  # the decode group's events, and the decodes the page starts before them
         state_ttl(page, session_ttl)

@@ -191,6 +191,8 @@ STAGE_WIDGETS = ("stages_on", "t_early", "t_middle", "t_late")  # the widgets of
 BOX_CANVASES: dict[str, tuple[str, ...]] = {
     "schedule_box": ("masked",), "revise_box": ("masked",), "teaching_box": ("masked",), "presets_title": ("masked",),
     "article_box": ("masked",),  # what the article's table is: the masked presets' note
+    "scenes_box": ("masked",),  # the revision rules' scenes: masked decodes (a click picks the scene's model)
+    "subtitle_masked": ("masked",), **{f"subtitle_{name}": (name,) for name in rules.CANVAS_RULES},  # the header's
     "presets_canvas_title": tuple(rules.CANVAS_RULES),
     **{f"presets_{group}": canvases for group, canvases in PRESET_CANVAS.items()},
     **{f"canvas_{name}": (name,) for name in rules.CANVAS_RULES},

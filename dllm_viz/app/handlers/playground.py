@@ -152,8 +152,10 @@ class Playground:
         return "masked" if choice is None else choice.canvas
 
     def canvas_shown(self, *, model_pick: str | None) -> CanvasShown:
-        """The widgets and groups the page shows for the picked model's canvas (the others are hidden, not sent)."""
-        return shown_on(self.canvas_for(model_pick))
+        """The widgets and groups the page shows for the picked model's canvas (the others are hidden, not sent); the
+        scenes' box where the page has scenes."""
+        shown = shown_on(self.canvas_for(model_pick))
+        return dataclasses.replace(shown, scenes_box=shown.scenes_box and bool(self.scene_keys()))
 
     def ranges(self, *, model_pick: str | None) -> Ranges:
         """The gen length sliders' end for the model on show (its context, less room for a prompt)."""

@@ -7,14 +7,21 @@ from typing import Any
 import gradio as gr
 
 from dllm_viz.app.views import render
+from dllm_viz.core import rules
 from dllm_viz.app.strings import LANG_CHOICES, t
 from dllm_viz.app.layout.page import Labels
 from dllm_viz.app.handlers.playground import ModelChoice
 
 
 def header_md(lang: str) -> str:
-    """The page's title and subtitle."""
-    return f"# {t('title', lang)}\n{t('subtitle', lang)}"
+    """The page's title."""
+    return f"# {t('title', lang)}"
+
+
+def subtitle_md(canvas: str, lang: str) -> str:
+    """What the model on show does, under the title: a masked canvas confirms, a canvas plug-in's says its own
+    (the string `subtitle_` + its name)."""
+    return t("subtitle" if canvas == "masked" else f"subtitle_{canvas}", lang)
 
 
 def model_line(model_name: str, lang: str) -> str:
@@ -28,10 +35,14 @@ def build_header(labels: Labels, *, model_name: str, models: dict[str, ModelChoi
     than one) set to `pick` (default: the first), with its example prompts."""
     lang, picks = labels.lang, list(models)
     pick = pick if pick in models else (picks[0] if picks else None)
-    c: dict[str, Any] = {}
+    c: dict[str, Any] = {"boxes": {}}
     with gr.Row(elem_id="dv-header", equal_height=True):
         with gr.Column(scale=1):
-            c["header"] = labels.markdown(header_md)
+            with gr.Column(elem_id="dv-header-text"):  # the title, and the subtitle of the model's canvas
+                c["header"] = labels.markdown(header_md)
+                for canvas in ("masked", *rules.CANVAS_RULES):  # shown as the model on show writes it (CanvasShown)
+                    c["boxes"][f"subtitle_{canvas}"] = labels.markdown(functools.partial(subtitle_md, canvas),
+                                                                     elem_id=f"dv-subtitle-{canvas}")
             # The picked model's example prompts: a click fills the prompt box and runs it (page.js).
             c["model_prompts"] = gr.HTML(render.model_prompts_html(models[pick].prompts, lang) if pick else "",
                                          visible=bool(picks), elem_id="dv-model-prompts")

@@ -88,13 +88,16 @@ def build_knobs_panel(labels: Labels, play: PlayHandlers, *, settings: dict[str,
                 for name in names:
                     c["presets"][name] = lab(gr.Button(t(f"preset_{name}", lang), size="sm", min_width=60),
                                              f"preset_{name}", "value")
-        if scenes:  # each revision rule where it visibly takes back or rewrites (handlers/scenes.py)
-            c["scenes"] = {}
-            labels.markdown(functools.partial(small, "scenes"), elem_id="dv-scenes-label")
-            with gr.Row(elem_id="dv-scenes", elem_classes="dv-presets"):
-                for key in scenes:
-                    c["scenes"][key] = lab(gr.Button(t(f"scene_{key}", lang), size="sm", min_width=60,
-                                                     elem_id=f"dv-scene-{key}"), f"scene_{key}", "value")
+        # each revision rule where it visibly takes back or rewrites (handlers/scenes.py), on a masked canvas; the
+        # box stays (hidden) without scenes, so the page's canvas switch has it to show or hide
+        with gr.Column(elem_id="dv-scenes-box", visible=bool(scenes)) as c["boxes"]["scenes_box"]:
+            if scenes:
+                c["scenes"] = {}
+                labels.markdown(functools.partial(small, "scenes"), elem_id="dv-scenes-label")
+                with gr.Row(elem_id="dv-scenes", elem_classes="dv-presets"):
+                    for key in scenes:
+                        c["scenes"][key] = lab(gr.Button(t(f"scene_{key}", lang), size="sm", min_width=60,
+                                                         elem_id=f"dv-scene-{key}"), f"scene_{key}", "value")
         c["preset_badge"] = gr.HTML(shown.get("preset_badge", ""), elem_id="dv-preset-badge")
         c["gen_length"] = lab(gr.Slider(8, longest, s0["gen_length"], step=8, label=t("gen_length", lang),
                                         elem_id="dv-gen-length", elem_classes="dv-knob"), "gen_length")

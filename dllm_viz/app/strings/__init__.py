@@ -1,9 +1,10 @@
-"""The page's strings, one module per language: `en` (the reference), `zh`, and any other found here.
+"""The page's strings, one package per language: `en` (the reference), `zh`, and any other found here.
 
-A language is one module of this package holding `NAME` (its own name on the language switch) and
-`STRINGS` (key -> text); it is found by its file, so a third language is one new file. Keys are short
-English identifiers; every language has exactly the keys of `en` (refused at import otherwise), so
-switching language never shows a raw key. `t(key, lang)` is the one lookup.
+A language is one package of this one holding `NAME` (its own name on the language switch) and
+`STRINGS` (key -> text), gathered (`gather`) from its modules, one topic each (`page`: the page, its
+widgets, views and tabs; `rules`: the rules beyond the article's loop); it is found by its folder, so a
+third language is one new folder. Keys are short English identifiers; every language has exactly the
+keys of `en` (refused at import otherwise), so switching language never shows a raw key. `t(key, lang)` is the one lookup.
 """
 from __future__ import annotations
 
@@ -12,6 +13,18 @@ import pkgutil
 from types import ModuleType
 
 REFERENCE = "en"  # the language every other translates
+
+
+def gather(*topics: ModuleType) -> dict[str, str]:
+    """A language's `STRINGS` from its topic modules' (each a `STRINGS` dict); a key in two of them is refused
+    (ImportError, naming it), as a dict literal would let the later one win unseen."""
+    out: dict[str, str] = {}
+    for topic in topics:
+        twice = sorted(out.keys() & topic.STRINGS.keys())
+        if twice:
+            raise ImportError(f"{topic.__name__}: keys already in another topic of its language {twice}")
+        out |= topic.STRINGS
+    return out
 
 
 def _languages() -> dict[str, ModuleType]:

@@ -120,6 +120,7 @@ PAGE_CSS = f"""
 footer {{ display: none !important; }}  /* Gradio's own, in English: the page draws its own (#dv-footer) */
 #dv-footer {{ font-size: 12px; color: {PALETTE['muted']}; text-align: center; }}
 #dv-header h1 {{ margin-bottom: 0.2em; }}
+#dv-header-text {{ gap: 0 !important; }}  /* the title and its subtitle read as one block, as one Markdown did */
 #dv-presets button {{ min-width: 0; }}
 /* A canvas knob's "auto" switch (layout/canvas.py) as wide as its label: Gradio's form grew it to half the row, and
    the slider's label beside its number box was left a column of one character in Chinese (which breaks anywhere). */
