@@ -40,5 +40,6 @@ def test_a_scene_sets_its_model_prompt_and_whole_settings(world):
     only_austen = Playground(run, models={"Austen": models["Austen"]})
     assert only_austen.scene_keys() == ()  # no world model in the picker: no scene buttons
     # their box shows on a masked canvas where the page has scenes (a renoising one hides it: test_adapters_renoise)
-    assert pg.canvas_shown(model_pick="Austen").scenes_box and not only_austen.canvas_shown(model_pick="Austen").scenes_box
+    assert pg.canvas_shown(model_pick="Austen").scenes_box
+    assert not only_austen.canvas_shown(model_pick="Austen").scenes_box
     assert all(t(f"scene_{key}", "zh") for key in SCENES)
