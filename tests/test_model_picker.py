@@ -132,8 +132,8 @@ def test_a_served_model_of_the_world_language_offers_the_world_prompts():
 def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_it_loads(tmp_path):
     """`python app.py --model world-renoise`: the page opened on the first example's model (world-mdlm). It opens on
     the model asked for, with its first prompt and no example of another model, and decodes that prompt as the page
-    loads (a masked model's page plays its example then); a link still wins, and without a model asked for the page
-    opens on the first example's model as before."""
+    loads (a masked model's page plays its example then), and later pages play that trace without decoding it again;
+    a link still wins, and without a model asked for the page opens on the first example's model as before."""
     from dllm_viz import load_model
     from dllm_viz.app.serve import limits_of
     from dllm_viz.studies.world_score import WORLD_PROMPTS
@@ -153,9 +153,20 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     assert trace.model == renoiser.name and trace.canvas == "renoise" and trace.prompt_text == WORLD_PROMPTS[0]
     assert live[0].model_pick == "world-renoise" and live[0].prompt == WORLD_PROMPTS[0]
     assert opened.canvas["autoplay"] and opened.canvas["ref"] == opened.trace.handle  # it plays, as an example does
+    # The next visitor's page plays the same trace, published, with no decode; a page in another language decodes
+    # once for its banner's language.
+    again, = pg.open_page(query={}, lang="en", session="s2")
+    assert len(asked.prompts) == 1 and again.trace.trace is trace and again.trace.handle != opened.trace.handle
+    assert pg.traces.entry("s2", again.trace.handle) is not None  # every session reads it
+    assert (again.knobs, again.prompt, again.model_pick) == (live[0].knobs, live[0].prompt, live[0].model_pick)
+    assert again.canvas["autoplay"] and again.canvas["ref"] == again.trace.handle and again.banner == opened.banner
+    assert again.facts == opened.facts and again.cmp_a is KEEP
+    *_, in_zh = pg.open_page(query={}, lang="zh")
+    assert len(asked.prompts) == 2 and in_zh.trace.trace.steps == trace.steps and in_zh.facts != opened.facts
+    assert next(pg.open_page(query={}, lang="zh")).trace.trace is in_zh.trace.trace and len(asked.prompts) == 2
     linked = list(pg.open_page(query={"model": "world-mdlm", "prompt": "cd ", "config": '{"gen_length": 8}'},
                                lang="en"))
-    assert linked[-1].trace is not KEEP and masked.prompts[-1] == ["cd "] and len(asked.prompts) == 1
+    assert linked[-1].trace is not KEEP and masked.prompts[-1] == ["cd "] and len(asked.prompts) == 2
 
     demo = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models,
                          opens_on="world-renoise")
@@ -165,6 +176,6 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     plain = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models).page
     assert plain.model_pick.value == "world-mdlm" and plain.example.value == "w" and plain.schedule_box.visible
     assert list(Playground(asked, examples=[("w", example)], export_dir=tmp_path, models=models).open_page(
-        query={}, lang="en"))[0].trace is KEEP and len(asked.prompts) == 1
+        query={}, lang="en"))[0].trace is KEEP and len(asked.prompts) == 2
     with pytest.raises(ValueError, match="opens_on="):
         Playground(asked, export_dir=tmp_path, models=models, opens_on="nope")

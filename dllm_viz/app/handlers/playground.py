@@ -25,6 +25,7 @@ from dllm_viz.app.views import render, world as world_view
 from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
+from dllm_viz.app.links import parse_link
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
@@ -77,6 +78,8 @@ class Playground:
             raise ValueError(f"opens_on={opens_on!r} is invalid: expected an entry of the picker: "
                              f"{', '.join(self.models) or 'none'}")
         self.opens_on = opens_on  # the entry of a model asked for (`dllm-viz serve --model`): the page opens on it
+        # the page's own opening decode on it (no example), once finished: every visitor's page plays it (`open_page`)
+        self.opened: dict[str, tuple[Shown, str]] = {}  # by language: the published trace, and its banner
         self.token_text = token_text  # `run`'s model's token text
         self.budget = budget or Budget()  # `run`'s model's context, and the work one request may ask for
         export = Path(export_dir or tempfile.mkdtemp(prefix="dllm-viz-"))
@@ -208,16 +211,28 @@ class Playground:
     def open_page(self, *, query: dict[str, str], lang: str, session: str | None = None) -> Iterator[Linked]:
         """The page was opened: a link's trace decoded (`play.open_link`); without a link, on a model asked for that
         has no example to play, its first prompt decoded as a link to it would be (streamed), then its trace played
-        from the start as an example is on arrival (the walkthrough starts over it)."""
+        from the start as an example is on arrival (the walkthrough starts over it).
+
+        That decode is the same for every visitor (one prompt, one config, its seed): the first page to finish it
+        publishes its trace (`opened`, with its banner in the page's language), and every later page in that language
+        plays that one, as an example, without a decode."""
         pick, example = self.opening()
         own = not query.get("config") and self.opens_on is not None and example is None and self.models[pick].prompts
         if own:
             fields = {k: v for k, v in self.opening_config().to_dict().items() if v is not None}
             query = {"model": pick, "prompt": self.models[pick].prompts[0], "config": json.dumps(fields)}
+            if lang in self.opened:  # decoded for an earlier visitor
+                shown, banner = self.opened[lang]
+                link = parse_link(query)
+                yield Linked(knobs=knobs_of(link.config), prompt=link.prompt, model_pick=pick, trace=shown,
+                             banner=banner, cmp_a=KEEP, cmp_b=KEEP,
+                             **self.play.first_views(shown, lang=lang, autoplay=True, selected=0))
+                return
         for view in self.play.open_link(query=query, lang=lang, session=session):
             if own and view.trace is not KEEP:
                 view = dataclasses.replace(view, **self.play.first_views(view.trace, lang=lang, autoplay=True,
                                                                          selected=0))
+                self.opened[lang] = (self.traces.publish(view.trace.trace), view.banner)
             yield view
 
     # --- scenes ---------------------------------------------------------------------------------
