@@ -303,13 +303,18 @@ def test_the_walkthrough_speaks_both_languages(url):
         browser, page = open_page(p, url, tour=True)
         try:
             page.wait_for_selector(".dv-tour", timeout=TIMEOUT_MS)
-            steps = 0
+            page.locator(".dv-tour-next").click()  # the second step, in English
+            assert not re.search(r"[\u4e00-\u9fff]", page.locator(".dv-tour-text").inner_text())
+            page.get_by_text("中文", exact=True).click()  # the open card follows the switch, at the same step
+            page.wait_for_function("() => /[\u4e00-\u9fff]/.test(document.querySelector('.dv-tour-text').innerText)",
+                                   timeout=TIMEOUT_MS)
+            assert page.locator(".dv-tour span").inner_text().startswith("2 / ")
+            steps = 1
             while page.locator(".dv-tour").count():
                 assert page.locator(".dv-tour-text").inner_text().strip()
                 page.locator(".dv-tour-next").click()
                 steps += 1
             assert 5 <= steps <= 7
-            page.get_by_text("中文", exact=True).click()
             page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')",
                                    timeout=TIMEOUT_MS)
             page.locator("#dv-canvas .dv-tour-start").click()

@@ -107,8 +107,10 @@ function load() {
 // request that never runs (Gradio keeps only the last of several) never takes the canvas.
 function follow(value, pending) {
   if (!value || !value.ref) return;
+  const switched = dv.lang !== undefined && dv.lang !== (value.lang || "en");
   dv.lang = value.lang || "en";  // the page's language: the views are written in it
   document.documentElement.dataset.dvLang = dv.lang;  // and Gradio's error toasts headed in it (palette.toast_heading_css)
+  if (switched && dv.tourRelabel) dv.tourRelabel();  // an open walkthrough speaks it too
   const entry = dvRead(value.ref);
   if (!pending) dv.asked = value.ref;
   if (entry.state === "done") { if (dv.asked === value.ref) showDone(value, entry); return; }

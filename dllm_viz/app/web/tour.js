@@ -12,7 +12,7 @@ function playgroundShown() {
 
 function closeTour(done) {
   document.querySelectorAll(".dv-tour, .dv-tour-ring").forEach((el) => el.remove());
-  if (window.__dv) window.__dv.tourPlace = null;
+  if (window.__dv) window.__dv.tourPlace = window.__dv.tourRelabel = null;
   if (done) localStorage.setItem("dv-tour", "done");
 }
 
@@ -21,7 +21,7 @@ function tour(force) {
   if (!dv || !dv.tourSteps || !playgroundShown()) return;
   if (!force && localStorage.getItem("dv-tour") === "done") return;
   closeTour(false);
-  const steps = dv.tourSteps(), t = dv.t();
+  let steps = dv.tourSteps(), t = dv.t();
   const card = document.createElement("div"), ring = document.createElement("div");
   card.className = "dv-tour"; card.setAttribute("role", "dialog");
   ring.className = "dv-tour-ring";
@@ -55,6 +55,8 @@ function tour(force) {
     if (skip) skip.onclick = close;
   };
   dv.tourPlace = place;
+  // The page's language switched while the card is open: the same step, in the new language (page.js `follow`).
+  dv.tourRelabel = () => { steps = dv.tourSteps(); t = dv.t(); i = Math.min(i, steps.length - 1); show(); };
   show();
 }
 
