@@ -16,6 +16,7 @@ from dllm_viz.app.handlers.adapters import (
     KNOBS,
     PRESET_GROUPS,
     canvas_config,
+    parse_config_json,
     config_to_settings,
     settings_to_config,
     shown_on,
@@ -205,3 +206,40 @@ def test_an_auto_switch_greys_its_slider_out(pg):
     states = pg.play.auto_states(**autos)
     assert vars(states) == {name: name != "t_min" for name in AUTO_OF}
     assert "knob_auto" in STRINGS and isinstance(pg.canvas_shown(model_pick="tiny"), CanvasShown)
+
+
+def test_a_config_json_takes_the_canvas_defaults_where_it_is_silent():
+    # the masked canvas's missing keys are the balanced preset's; a renoise canvas's are its "auto" (DecodeConfig's
+    # defaults): the masked preset's top_k or temperature would be refused there
+    assert parse_config_json('{"gen_length": 16}') == DecodeConfig.preset("balanced", 16)
+    renoise = parse_config_json('{"acceptance_from": "raw"}', seed=3, canvas="renoise")
+    assert renoise == DecodeConfig(gen_length=64, seed=3, acceptance_from="raw")
+    rules.check_canvas(renoise, "renoise")  # every knob it sets applies to the canvas
+    with pytest.raises(ValueError, match="top_k=16 is invalid for world-renoise, whose canvas is 'renoise'"):
+        rules.check_canvas(parse_config_json('{"acceptance_from": "raw"}'), "renoise", "world-renoise")
+
+
+def test_the_api_and_compare_decode_on_a_server_of_a_renoising_model(renoiser, tmp_path):
+    """`python app.py --model world-renoise`: /generate took the masked balanced preset for every key left out, and
+    refused even "{}"; Compare did the same with configs A and B. A lesson (two masked decodes) is one named error."""
+    from dllm_viz import decode
+    from dllm_viz.app.serve import limits_of
+
+    def run(prompts, configs, **kw):
+        return decode(renoiser, prompts, configs, **kw)
+
+    pg = Playground(run, export_dir=tmp_path, models={"world-renoise": ModelChoice(
+        run=run, prompts=("Ana",), name=renoiser.name, **limits_of(renoiser))})
+    for config_json in ("{}", '{"gen_length": 16, "acceptance_from": "raw"}'):
+        *beats, (text, trace_json) = pg.generate("Ana", config_json)
+        trace = json.loads(trace_json)
+        assert text and trace["canvas"] == "renoise", config_json
+    shown = pg.compare.run(prompt="Ana", seed=0, gen_length=16, cmp_a='{"acceptance_from": "tempered"}',
+                           cmp_b='{"acceptance_from": "raw"}', neighbours=0, lang="en", model_pick="world-renoise")
+    a, b = (side.trace for side in shown.cmp_traces)
+    assert (a.config.acceptance_from, b.config.acceptance_from, a.canvas) == ("tempered", "raw", "renoise")
+    assert "positions accepted" in shown.cmp_summary or "accepted the same positions" in shown.cmp_summary
+    differ = sum(x != y for x, y in zip(a.token_ids, b.token_ids))
+    assert f"differ at {differ} of 16 positions" in shown.cmp_summary
+    with pytest.raises(ValueError, match="lesson='global' is invalid for 'world-renoise', whose canvas is 'renoise'"):
+        pg.compare.lesson("global", prompt="Ana", seed=0, gen_length=16, lang="en", model_pick="world-renoise")

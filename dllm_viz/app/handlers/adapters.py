@@ -202,8 +202,11 @@ BOX_CANVASES: dict[str, tuple[str, ...]] = {
 MAX_CONFIG_CHARS = 10_000  # a config JSON names at most every field once: far below this
 
 
-def parse_config_json(text: str | None, *, gen_length: int | None = None, seed: int | None = None) -> DecodeConfig:
-    """A DecodeConfig from a JSON object of field names; missing keys take the balanced preset.
+def parse_config_json(text: str | None, *, gen_length: int | None = None, seed: int | None = None,
+                      canvas: str = "masked") -> DecodeConfig:
+    """A DecodeConfig from a JSON object of field names for a model whose canvas is `canvas`: missing keys take
+    the balanced preset on a masked canvas, and DecodeConfig's defaults on a canvas plug-in's (its knobs "auto":
+    the checkpoint's own values; the masked presets' knobs do not apply to it).
 
     `gen_length` / `seed` are defaults used when the JSON does not set them (the API uses 64 / 0).
     Bounded like `Trace.from_json`: too long, or nested too deep for the parser, is a ValueError.
@@ -223,6 +226,8 @@ def parse_config_json(text: str | None, *, gen_length: int | None = None, seed: 
     length = values.pop("gen_length", 64 if gen_length is None else gen_length)
     if seed is not None:
         values.setdefault("seed", seed)
+    if canvas != "masked":
+        return DecodeConfig.from_dict({"gen_length": length, **values})
     return DecodeConfig.preset("balanced", length, **values)
 
 

@@ -47,10 +47,11 @@ def world_lesson_table(key: str, lang: str = "en", *, title: str | None = None) 
     return world_table(measured, lang, title=title or LESSONS[key].text("title", lang), claim=t("wt_pair_claim", lang))
 
 
-def side_config(side: str, text: str, *, gen_length: int, seed: int) -> DecodeConfig:
-    """Config A or B of the Compare tab; its error says which side is wrong ("config B: ...")."""
+def side_config(side: str, text: str, *, gen_length: int, seed: int, canvas: str = "masked") -> DecodeConfig:
+    """Config A or B of the Compare tab, for a model whose canvas is `canvas`; its error says which side is wrong
+    ("config B: ...")."""
     try:
-        return parse_config_json(text, gen_length=gen_length, seed=seed)
+        return parse_config_json(text, gen_length=gen_length, seed=seed, canvas=canvas)
     except ValueError as err:
         raise ValueError(f"config {side}: {err}") from err
 
@@ -111,8 +112,10 @@ class CompareHandlers:
     def __init__(self, runner_for: Callable[[str | None], Runner], *, is_world: Callable[[str | None], bool],
                  traces: TraceStore, token_text_for: Callable[[str | None], Callable[[int], str]] = lambda pick: str,
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
+                 canvas_for: Callable[[str | None], str] = lambda pick: "masked",
                  seats: Seats | None = None, stops: Stops | None = None) -> None:
         self.runner_for = runner_for
+        self.canvas_for = canvas_for  # the canvas the picked model writes: what a config's missing keys take
         self.traces = traces
         self.token_text_for = token_text_for  # the picked model's token text (the sides' steps, before their traces)
         self.is_world = is_world
@@ -132,8 +135,13 @@ class CompareHandlers:
     def lesson_stream(self, key: str, *, prompt: str, seed: int, gen_length: int, lang: str,
                       model_pick: str | None = None, session: str | None = None,
                       cmp_ref: str | None = None) -> Iterator[LessonShown]:
-        """One lesson click: fill its configs and text, and decode its compare once (`run_stream`)."""
+        """One lesson click: fill its configs and text, and decode its compare once (`run_stream`). A lesson compares
+        two masked decodes: on a model of another canvas it is a ValueError before anything is shown."""
         lesson = LESSONS[key]
+        canvas = self.canvas_for(model_pick)
+        if canvas != "masked":
+            raise ValueError(f"lesson={key!r} is invalid for {model_pick!r}, whose canvas is {canvas!r}: the lessons "
+                             "compare masked decodes; expected a masked model (or configs A and B of its own knobs)")
         a, b = json.dumps(lesson.a), json.dumps(lesson.b)
         text = self.lesson_text(key, lang, model_pick=model_pick)
         for shown in self.run_stream(prompt=prompt, seed=seed, gen_length=gen_length, cmp_a=a, cmp_b=b,
@@ -218,8 +226,8 @@ class CompareHandlers:
     def ask(self, *, prompt: str, seed: int, gen_length: int, cmp_a: str, cmp_b: str, neighbours: int,
             model_pick: str | None = None) -> PairAsked:
         """The compare the widgets ask for, checked (an error names config A or B). Raises ValueError."""
-        seed, gen_length = integral(seed), integral(gen_length)
-        a, b = (side_config(side, text, gen_length=gen_length, seed=seed)
+        seed, gen_length, canvas = integral(seed), integral(gen_length), self.canvas_for(model_pick)
+        a, b = (side_config(side, text, gen_length=gen_length, seed=seed, canvas=canvas)
                 for side, text in (("A", cmp_a), ("B", cmp_b)))
         if a.gen_length != b.gen_length:
             raise ValueError(f"config B: gen_length={b.gen_length} is invalid: expected A's gen_length={a.gen_length}")

@@ -95,7 +95,7 @@ class Playground:
                                  seats=self.seats, stops=self.stops)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for,
-                                       seats=self.seats, stops=self.stops)
+                                       canvas_for=self.canvas_for, seats=self.seats, stops=self.stops)
         self.takeout = TakeoutHandlers(export_dir=export)  # the animation download and the trace diff
         self.sweep = SweepHandlers(self.runner_for, budget_for=self.budget_for, seats=self.seats)
 
@@ -275,12 +275,13 @@ class Playground:
 
     # --- API -----------------------------------------------------------------------------------
     def generate(self, prompt: str, config_json: str, *, client: Hashable = None) -> Iterator[tuple[str, str]]:
-        """Decode `prompt` with a JSON object of DecodeConfig fields (missing keys: balanced preset):
+        """Decode `prompt` with a JSON object of DecodeConfig fields (missing keys: the balanced preset, or on a
+        renoising model its own defaults, `parse_config_json`):
         ("", "") at least every API_HEARTBEAT_SECONDS while it decodes, then (text, trace JSON).
 
         `client` is who asks (the engine serves clients in turn). A client that stops reading (Gradio
         closes this stream when its connection is gone) cancels the decode, waiting or running."""
-        cfg = parse_config_json(config_json)
+        cfg = parse_config_json(config_json, canvas=self.canvas_for(None))  # the served model's canvas
         self.budget_for(None).check(cfg)  # as `run`'s model reads it
         beat = time.monotonic()
         steps = stream(self.run, [prompt or ""], [cfg], idle=API_HEARTBEAT_SECONDS, ticket=Ticket(client=client))

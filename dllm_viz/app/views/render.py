@@ -139,9 +139,19 @@ def facts_html(trace: Trace, lang: str = "en", *, side: str | None = None) -> st
 
 # ----- compare ---------------------------------------------------------------------------------
 def divergence_text(a: Trace, b: Trace, lang: str = "en") -> str:
-    """One paragraph: real step counts of A and B, and where their orders part."""
-    d = divergence(a, b)
+    """One paragraph: real step counts of A and B, and where their orders part (two renoising traces: where the
+    positions they accepted part, and how many positions their outputs differ at)."""
     steps = t("cmp_steps", lang, a=len(a.steps), b=len(b.steps))
+    if a.canvas == "renoise" and b.canvas == "renoise":  # nothing is confirmed: what each step accepted
+        def accepted(trace: Trace, s: int) -> list[int] | None:
+            return trace.steps[s].renoise.accepted if s < len(trace.steps) else None
+
+        first = next((s for s in range(max(len(a.steps), len(b.steps))) if accepted(a, s) != accepted(b, s)), None)
+        differ = sum(x != y for x, y in zip(a.token_ids, b.token_ids)) + abs(len(a.token_ids) - len(b.token_ids))
+        if first is None:
+            return f"{steps} {t('rn_diverge_none', lang, t=differ, g=a.config.gen_length)}"
+        return f"{steps} {t('rn_diverge_at', lang, a=first, s=first + 1, t=differ, g=a.config.gen_length)}"
+    d = divergence(a, b)
     if d.first_step is None:
         return f"{steps} {t('diverge_none', lang)}"
     return f"{steps} " + t("diverge_at", lang, a=d.first_step, s=d.first_step + 1, n=len(d.order_differs),

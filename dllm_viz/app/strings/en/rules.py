@@ -77,6 +77,9 @@ STRINGS: dict[str, str] = {
     "acceptance_from": "acceptance entropy from", "info_acceptance_from": "tempered: as shipped; raw: the article's rule",
     "choice_acceptance_from_tempered": "tempered logits (transformers, SGLang)",
     "choice_acceptance_from_raw": "raw logits (the article's rule)",
+    "rn_diverge_none": "The two runs accepted the same positions at every step; their outputs differ at {t} of {g} positions.",  # the Compare tab's summary of two renoising runs (views/render.divergence_text)
+    "rn_diverge_at": ("The positions accepted agree for {a} step(s) and part at step {s}; the outputs differ at {t} of "
+        "{g} positions."),
     "subtitle_renoise": ("A renoising diffusion LM (DiffusionGemma) never masks: its canvas starts as random tokens, and "
         "each step predicts every position, accepts the proposals whose entropy fits a bound and renoises the rest, so "
         "an accepted token may still change. Shipped, acceptance reads the **tempered** logits; the switch "

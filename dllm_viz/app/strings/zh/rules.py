@@ -75,6 +75,8 @@ STRINGS: dict[str, str] = {
     "acceptance_from": "接受所用的熵", "info_acceptance_from": "tempered：原版做法；raw：文章的规则",
     "choice_acceptance_from_tempered": "带温度的 logits（transformers 与 SGLang 的做法）",
     "choice_acceptance_from_raw": "原始 logits（文章的规则）",
+    "rn_diverge_none": "两次运行每一步接受的位置都相同；输出在 {g} 个位置中有 {t} 个不同。",  # the Compare tab's summary of two renoising runs (views/render.divergence_text)
+    "rn_diverge_at": "每步接受的位置前 {a} 步一致，在第 {s} 步分叉；输出在 {g} 个位置中有 {t} 个不同。",
     "subtitle_renoise": ("重新加噪的扩散语言模型（DiffusionGemma）从不使用掩码：画布一开始是随机词，每一步预测所有位置，接受熵在上限之内的提议，"
         "其余位置重新加噪，所以已接受的词之后仍可能改变。按发布的做法，接受依据的是**调温后**的 logits（模型输出的未归一化分数）；开关 "
         "`acceptance_from` 可切换到文章的规则（原始 logits）。拖动滑块，解码会立即重跑。"),
