@@ -243,3 +243,13 @@ def test_the_api_and_compare_decode_on_a_server_of_a_renoising_model(renoiser, t
     assert f"differ at {differ} of 16 positions" in shown.cmp_summary
     with pytest.raises(ValueError, match="lesson='global' is invalid for 'world-renoise', whose canvas is 'renoise'"):
         pg.compare.lesson("global", prompt="Ana", seed=0, gen_length=16, lang="en", model_pick="world-renoise")
+
+
+def test_a_sweep_on_a_renoising_model_is_one_named_error_before_any_decode(pg):
+    grid = dict(sweep_temps=[0.5, 1.0], sweep_divisors=["4"], sweep_decays=[0.9], sweep_seeds=1, sweep_prompts="Ana",
+                sweep_gen_length=16, lang="en")
+    with pytest.raises(ValueError, match=r"model_pick='world-renoise' is invalid for the Sweep: its canvas is "
+                                         r"'renoise'.*expected a masked model"):
+        pg.sweep.run(model_pick="world-renoise", **grid)
+    assert pg.calls == []
+    assert pg.sweep.run(model_pick="tiny", **{**grid, "sweep_prompts": "the "}).sweep_table  # the masked one runs

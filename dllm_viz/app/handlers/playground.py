@@ -97,7 +97,8 @@ class Playground:
                                        token_text_for=self.token_text_for, budget_for=self.budget_for,
                                        canvas_for=self.canvas_for, seats=self.seats, stops=self.stops)
         self.takeout = TakeoutHandlers(export_dir=export)  # the animation download and the trace diff
-        self.sweep = SweepHandlers(self.runner_for, budget_for=self.budget_for, seats=self.seats)
+        self.sweep = SweepHandlers(self.runner_for, budget_for=self.budget_for, canvas_for=self.canvas_for,
+                                   seats=self.seats)
 
     # --- model picker ---------------------------------------------------------------------------
     def runner_for(self, model_pick: str | None) -> Runner:

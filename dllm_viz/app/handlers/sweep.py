@@ -69,17 +69,25 @@ class SweepHandlers:
 
     def __init__(self, runner_for: Callable[[str | None], Runner], *,
                  budget_for: Callable[[str | None], Budget] = lambda pick: Budget(),
+                 canvas_for: Callable[[str | None], str] = lambda pick: "masked",
                  seats: Seats | None = None) -> None:
         self.runner_for = runner_for
         self.budget_for = budget_for
+        self.canvas_for = canvas_for  # the canvas the picked model writes: the grid's knobs are the masked canvas's
         self.seats = seats if seats is not None else Seats()  # a sweep holds one of the page's decode seats
 
     def run(self, *, sweep_temps: list[float], sweep_divisors: list[str], sweep_decays: list[float], sweep_seeds: int,
             sweep_prompts: str, sweep_gen_length: int, lang: str, model_pick: str | None = None,
             progress: Callable[..., Any] | None = None) -> SweepShown:
         """Run the grid as one batched decode of the picked model, reporting progress per batched step;
-        a checkable model's runs are scored by its checker (`checked_scores`)."""
+        a checkable model's runs are scored by its checker (`checked_scores`). The grid's knobs (temperature, top_k,
+        decay) are the masked canvas's: on a model of another canvas the sweep is a ValueError before any decode."""
         runner = self.runner_for(model_pick)
+        canvas = self.canvas_for(model_pick)
+        if canvas != "masked":
+            raise ValueError(f"model_pick={model_pick!r} is invalid for the Sweep: its canvas is {canvas!r}, and "
+                             "the grid's knobs (temperature, top_k, decay) are the masked canvas's; expected a masked "
+                             "model")
         lines = tuple(p for p in (sweep_prompts or "").splitlines() if p.strip())
         for name, values in (("sweep_temps", sweep_temps), ("sweep_topk", sweep_divisors),
                              ("sweep_decays", sweep_decays), ("sweep_prompts", lines)):
