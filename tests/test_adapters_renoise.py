@@ -253,3 +253,26 @@ def test_a_sweep_on_a_renoising_model_is_one_named_error_before_any_decode(pg):
         pg.sweep.run(model_pick="world-renoise", **grid)
     assert pg.calls == []
     assert pg.sweep.run(model_pick="tiny", **{**grid, "sweep_prompts": "the "}).sweep_table  # the masked one runs
+
+
+def test_picking_a_renoising_model_offers_its_own_compare_and_back(pg):
+    """The Compare tab's configs are the first lesson's (masked knobs): picking the renoising model they become its
+    pair (as shipped against the article's rule), which decodes there at once; the lesson text says why no lesson runs
+    and shows its study; picking the masked model back brings a lesson's configs, and configs that fit stay."""
+    from dllm_viz.app.handlers.compare import FIRST_LESSON, LESSONS
+
+    lesson = json.dumps(LESSONS[FIRST_LESSON].a), json.dumps(LESSONS[FIRST_LESSON].b)
+    picked = pg.pick_model(model_pick="world-renoise", lang="en", lesson_key=FIRST_LESSON, cmp_a=lesson[0],
+                           cmp_b=lesson[1])
+    assert (picked.cmp_a, picked.cmp_b) == pg.compare.pair_for("world-renoise") == ("{}", '{"acceptance_from": "raw"}')
+    assert picked.lesson_text.startswith("### Compare on a renoising model")
+    assert pg.compare.lesson_text(None, "zh", model_pick="world-renoise").startswith("### 在重新加噪的模型上对比")
+    shown = pg.compare.run(prompt="Ana", seed=0, gen_length=16, cmp_a=picked.cmp_a, cmp_b=picked.cmp_b, neighbours=0,
+                           lang="en", model_pick="world-renoise")
+    assert [s.trace.config.acceptance_from for s in shown.cmp_traces] == ["tempered", "raw"]  # as each ran
+    back = pg.pick_model(model_pick="tiny", lang="en", lesson_key=FIRST_LESSON, cmp_a=picked.cmp_a,
+                         cmp_b=picked.cmp_b)
+    assert (back.cmp_a, back.cmp_b) == lesson and back.lesson_text.startswith("### ")  # acceptance_from is not masked
+    same = pg.pick_model(model_pick="tiny", lang="en", cmp_a='{"temperature": 0.5}', cmp_b="{}")
+    assert (same.cmp_a, same.cmp_b) == (KEEP, KEEP)
+    assert pg.pick_model(model_pick="world-renoise", cmp_a="{}", cmp_b="{}").cmp_a is KEEP  # {} fits either canvas

@@ -134,6 +134,23 @@ def test_the_walkthrough_speaks_of_the_renoising_canvas(page):
     assert said == [t(key, "en") for _, key in TOUR["renoise"]]
 
 
+def test_compare_on_a_renoising_model_runs_its_own_pair(page):
+    """The Compare tab on the renoising model offers its pair (as shipped against the article's rule) and says why no
+    lesson runs; a click decodes both sides and the summary speaks of accepted positions, not confirmed ones."""
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_selector("#dv-cmp-a .cm-content", state="visible", timeout=TIMEOUT_MS)
+    assert page.locator("#dv-cmp-a .cm-content").inner_text().strip() == "{}"
+    assert "acceptance_from" in page.locator("#dv-cmp-b .cm-content").inner_text()
+    assert "renoising model" in page.locator("#dv-lesson-text").inner_text()
+    page.locator("#dv-compare-run").click()
+    page.wait_for_function("() => ['a', 'b'].every((s) => document.querySelector(`#dv-cmp-canvas-${s} .dv-text`))",
+                           timeout=TIMEOUT_MS)
+    summary = page.locator("#dv-cmp-summary")
+    summary.filter(has_text="accepted").wait_for(timeout=TIMEOUT_MS)
+    assert "confirmed" not in summary.inner_text()
+    assert page.locator(".toast-body").count() == 0
+
+
 def test_on_a_phone_both_canvas_presets_show_whole(served):
     """At 390 px the canvas presets' row wraps: its second button was cut at the screen's edge (the masked preset
     rows scroll sideways, each with many presets)."""

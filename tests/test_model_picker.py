@@ -173,6 +173,7 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     page = demo.page
     assert page.model_pick.value == "world-renoise" and page.prompt.value == WORLD_PROMPTS[0]
     assert page.example.value is None and page.canvas_renoise.visible and not page.schedule_box.visible
+    assert (page.cmp_a.value, page.cmp_b.value) == ("{}", '{"acceptance_from": "raw"}')  # Compare's pair for it
     plain = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models).page
     assert plain.model_pick.value == "world-mdlm" and plain.example.value == "w" and plain.schedule_box.visible
     assert list(Playground(asked, examples=[("w", example)], export_dir=tmp_path, models=models).open_page(

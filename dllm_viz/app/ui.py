@@ -386,8 +386,8 @@ def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
     # Whatever puts a model on show (the picker, a link, a scene, a trace), its canvas's knobs show, the others hide.
     show(p, pg.canvas_shown(model_pick=p.model_pick.value))  # as the page opens: the model it opens on
     wire(p, p.model_pick.change, pg.canvas_shown, ins=(p.model_pick,), out=CanvasShown, as_update="visible", **QUIET)
-    picked = wire(p, p.model_pick.input, pg.pick_model, ins=(p.model_pick, p.lang, p.lesson_key, p.gen_length),
-                  out=ModelPicked, **QUIET)
+    picked = wire(p, p.model_pick.input, pg.pick_model,
+                  ins=(p.model_pick, p.lang, p.lesson_key, p.gen_length, p.cmp_a, p.cmp_b), out=ModelPicked, **QUIET)
     decode_on(p, pg, ranges_after(p, pg, picked.then), concurrency_limit)
     for tab in p.tabs.values():
         tab.select(None, js=RESIZE_JS)  # browser-only

@@ -32,6 +32,7 @@ from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore, settle
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.core.analysis import divergence
+from dllm_viz.core import rules
 from dllm_viz.core.budget import Budget
 from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.decoder import Runner
@@ -45,6 +46,13 @@ def world_lesson_table(key: str, lang: str = "en", *, title: str | None = None) 
     if not measured:
         return ""
     return world_table(measured, lang, title=title or LESSONS[key].text("title", lang), claim=t("wt_pair_claim", lang))
+
+
+FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with, on a masked model
+# Configs A and B on a model of a canvas plug-in (the lessons compare masked decodes): as shipped against the article's
+# rule, the switch the plug-in adds for it (`acceptance_from`).
+CANVAS_PAIRS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {"renoise": ({}, {"acceptance_from": "raw"})}
+CANVAS_STUDIES: dict[str, Callable[[str], str]] = {"renoise": renoise_study_md}  # that question, counted
 
 
 def side_config(side: str, text: str, *, gen_length: int, seed: int, canvas: str = "masked") -> DecodeConfig:
@@ -150,11 +158,32 @@ class CompareHandlers:
             yield LessonShown(compare=shown, cmp_a=a, cmp_b=b, neighbours=lesson.neighbours, lesson_key=key,
                               lesson_text=text)
 
+    def pair_for(self, model_pick: str | None) -> tuple[str, str]:
+        """Configs A and B (JSON) the tab offers on the picked model: the first lesson's on a masked canvas, else its
+        canvas's pair (`CANVAS_PAIRS`)."""
+        pair = CANVAS_PAIRS.get(self.canvas_for(model_pick)) or (LESSONS[FIRST_LESSON].a, LESSONS[FIRST_LESSON].b)
+        return json.dumps(pair[0]), json.dumps(pair[1])
+
+    def pair_fits(self, model_pick: str | None, cmp_a: Any, cmp_b: Any) -> bool:
+        """Whether configs A and B set only knobs of the picked model's canvas (a model of another canvas was
+        picked: the page then offers `pair_for` instead)."""
+        canvas = self.canvas_for(model_pick)
+        try:
+            for text in (cmp_a, cmp_b):
+                rules.check_canvas(parse_config_json(text if isinstance(text, str) else None, canvas=canvas), canvas)
+        except ValueError:
+            return False
+        return True
+
     def lesson_text(self, key: str | None, lang: str, *, model_pick: str | None = None) -> str:
         """A lesson's title, what to look for, and what was measured, naming the model measured on:
         on the world model its correctness table (the numbers of that model), else the prose and
         table measured on the Austen model (`assets/lessons.json`), named as such; a revision lesson
-        adds the revision study, counted on the world model and its editing oracle, under either."""
+        adds the revision study, counted on the world model and its editing oracle, under either. On a model of a
+        canvas plug-in no lesson runs: what its configs A and B compare (`CANVAS_PAIRS`), and its study, counted."""
+        canvas = self.canvas_for(model_pick)
+        if canvas != "masked":
+            return f"{t(f'canvas_cmp_{canvas}', lang)}\n\n{CANVAS_STUDIES[canvas](lang)}"
         if not key:
             return ""
         lesson = LESSONS[key]

@@ -193,6 +193,8 @@ class ModelPicked:
     lesson_text: Any  # the lesson on show, measured on the picked model (KEEP without one)
     gen_length: Any  # within the picked model's context (KEEP when it is)
     sweep_prompts: Any  # the Sweep runs the picked model on its own example prompts
+    cmp_a: Any  # Compare's configs, the picked model's canvas's pair where they set knobs it lacks (else KEEP)
+    cmp_b: Any
 
 
 @dataclass(frozen=True)

@@ -173,19 +173,21 @@ class Playground:
         return choice is not None and choice.name in world_view.CHECKED_MODELS
 
     def pick_model(self, *, model_pick: str, lang: str = "en", lesson_key: str | None = None,
-                   gen_length: int | None = None) -> ModelPicked:
+                   gen_length: int | None = None, cmp_a: str | None = None, cmp_b: str | None = None) -> ModelPicked:
         """A model was picked: its first example prompt goes in the prompt box, the others are listed
-        (and fill the Sweep's prompts), the gen length comes within its context, and the lesson on
-        show names what was measured on this model."""
+        (and fill the Sweep's prompts), the gen length comes within its context, the lesson on
+        show names what was measured on this model, and Compare's configs A and B, where they set knobs its canvas
+        lacks, become the ones the tab offers on it (`CompareHandlers.pair_for`)."""
         self.runner_for(model_pick)  # ValueError for an unknown label
         prompts = self.models[model_pick].prompts
         longest = self.ranges(model_pick=model_pick).gen_length
         fits = gen_length is None or not isinstance(gen_length, (int, float)) or gen_length <= longest
+        pair = (KEEP, KEEP) if self.compare.pair_fits(model_pick, cmp_a, cmp_b) else self.compare.pair_for(model_pick)
         return ModelPicked(prompt=prompts[0] if prompts else KEEP,
                            model_prompts=render.model_prompts_html(prompts, lang),
                            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick) or KEEP,
                            gen_length=KEEP if fits else longest,
-                           sweep_prompts="\n".join(prompts[:2]) if prompts else KEEP)
+                           sweep_prompts="\n".join(prompts[:2]) if prompts else KEEP, cmp_a=pair[0], cmp_b=pair[1])
 
     # --- the page opening ------------------------------------------------------------------------
     def opening(self) -> tuple[str | None, str | None]:

@@ -5,12 +5,11 @@ their events to `handlers_compare`.
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app.handlers.compare import CompareHandlers
+from dllm_viz.app.handlers.compare import FIRST_LESSON, CompareHandlers
 from dllm_viz.app.strings import t
 from dllm_viz.studies.lessons import LESSONS, NEIGHBOURS
 from dllm_viz.app.layout.page import Labels, bold, small
@@ -20,8 +19,6 @@ from dllm_viz.app.views import render
 # reads it and draws the side's canvas and, with the other side, the pair's figures.
 SIDE_JS = """const show = () => (window.__dvSide ? window.__dvSide(element, props, "%s") : setTimeout(show, 50));
 show(); watch("value", show);"""
-
-FIRST_LESSON = "polluted"  # the lesson whose text and configs the tab opens with
 
 
 def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: str | None = None) -> dict[str, Any]:
@@ -41,10 +38,11 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
                                    elem_id="dv-lesson-text")
     labels.markdown(functools.partial(small, "compare_note"))
     with gr.Row():
-        c["cmp_a"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].a), language="json", label=t("config_a", lang),
-                                 lines=2, elem_id="dv-cmp-a"), "config_a")
-        c["cmp_b"] = lab(gr.Code(json.dumps(LESSONS[FIRST_LESSON].b), language="json", label=t("config_b", lang),
-                                 lines=2, elem_id="dv-cmp-b"), "config_b")
+        pair = compare.pair_for(model_pick)  # the first lesson's, or on a canvas plug-in's model its own pair
+        c["cmp_a"] = lab(gr.Code(pair[0], language="json", label=t("config_a", lang), lines=2, elem_id="dv-cmp-a"),
+                         "config_a")
+        c["cmp_b"] = lab(gr.Code(pair[1], language="json", label=t("config_b", lang), lines=2, elem_id="dv-cmp-b"),
+                         "config_b")
     with gr.Row(equal_height=True):
         c["neighbours"] = lab(gr.Slider(0, len(NEIGHBOURS), 0, step=1, label=t("neighbours", lang), scale=3),
                               "neighbours")

@@ -77,6 +77,10 @@ STRINGS: dict[str, str] = {
     "acceptance_from": "acceptance entropy from", "info_acceptance_from": "tempered: as shipped; raw: the article's rule",
     "choice_acceptance_from_tempered": "tempered logits (transformers, SGLang)",
     "choice_acceptance_from_raw": "raw logits (the article's rule)",
+    "canvas_cmp_renoise": ("### Compare on a renoising model\nThe lessons compare masked decodes, so they do not run on this "
+        "model. Configs A and B take its own knobs over its defaults (\"auto\": the checkpoint's): A, empty, decodes as "
+        "shipped, accepting by the entropy of the **tempered** logits; B, `acceptance_from: raw`, ranks by the raw "
+        "logits' entropy, the article's rule. Pick a masked model for the lessons."),  # the Compare tab on a renoising model (handlers/compare.lesson_text)
     "rn_diverge_none": "The two runs accepted the same positions at every step; their outputs differ at {t} of {g} positions.",  # the Compare tab's summary of two renoising runs (views/render.divergence_text)
     "rn_diverge_at": ("The positions accepted agree for {a} step(s) and part at step {s}; the outputs differ at {t} of "
         "{g} positions."),
