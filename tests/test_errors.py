@@ -67,6 +67,14 @@ def test_a_localized_error_is_shown_in_its_language_and_logged_in_english(caplog
      "配置 A：block_length=7 无效：应为 gen_length=16 的约数"),
     ("trace file: nothing was uploaded", "轨迹文件：没有上传任何文件"),
     ("something new", "出错了：something new"),  # a shape not known yet: still said in 中文 around it
+    ("model_pick='world-renoise' is invalid for the Sweep: its canvas is 'renoise', and the grid's knobs (temperature, "
+     "top_k, decay) are the masked canvas's; expected a masked model",
+     "参数扫描不能用于 'world-renoise'：它的画布是 'renoise'，"
+     "而扫描的参数（temperature、top_k、decay）属于掩码画布；请选择一个掩码模型。"),
+    ("lesson='global' is invalid for 'world-renoise', whose canvas is 'renoise': the lessons compare masked decodes; "
+     "expected a masked model (or configs A and B of its own knobs)",
+     "课题 'global' 不能在 'world-renoise' 上运行：它的画布是 'renoise'，"
+     "课题对比的是掩码解码；请选择一个掩码模型（或在配置 A、B 中写它自己的参数）。"),
 ])
 def test_localize_renders_the_checks_shapes(english: str, zh: str) -> None:
     assert localize(english, "zh") == zh and localize(english, "en") == english

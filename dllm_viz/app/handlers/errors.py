@@ -102,6 +102,9 @@ _MESSAGES = _rules(
     (r"trace format=(.*) is invalid: expected", "err_format", ("v",)),
     (r"trace version=([^:]*): this dllm-viz reads versions? ([\d, ]+)", "err_version", ("v", "n")),
     (r"nothing was uploaded", "err_nothing", ()),
+    (r"model_pick=(.*?) is invalid for the Sweep: its canvas is ('\w+')", "err_sweep_canvas", ("m", "c")),
+    (r"lesson=('\w+') is invalid for (.*?), whose canvas is ('\w+'): the lessons", "err_lesson_canvas",
+     ("k", "m", "c")),
 )
 # Messages that say where the error is, then what it is.
 _PREFIXES = (("config A: ", "err_side_a"), ("config B: ", "err_side_b"), ("trace config: ", "err_trace_config"),
