@@ -71,6 +71,10 @@ def test_a_localized_error_is_shown_in_its_language_and_logged_in_english(caplog
      "top_k, decay) are the masked canvas's; expected a masked model",
      "参数扫描不能用于 'world-renoise'：它的画布是 'renoise'，"
      "而扫描的参数（temperature、top_k、decay）属于掩码画布；请选择一个掩码模型。"),
+    ("config A: top_k=4 is invalid for 'world-renoise', whose canvas is 'renoise': the knob applies to masked canvases "
+     "only; expected its default None (a renoise canvas reads gen_length, seed)",
+     "配置 A：top_k=4 对 'world-renoise' 无效：它的画布是 'renoise'，这个参数只用于 masked 画布；应为默认值 None"
+     "（这种画布读取的参数：gen_length, seed）"),
     ("lesson='global' is invalid for 'world-renoise', whose canvas is 'renoise': the lessons compare masked decodes; "
      "expected a masked model (or configs A and B of its own knobs)",
      "课题 'global' 不能在 'world-renoise' 上运行：它的画布是 'renoise'，"

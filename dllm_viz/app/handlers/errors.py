@@ -105,6 +105,9 @@ _MESSAGES = _rules(
     (r"model_pick=(.*?) is invalid for the Sweep: its canvas is ('\w+')", "err_sweep_canvas", ("m", "c")),
     (r"lesson=('\w+') is invalid for (.*?), whose canvas is ('\w+'): the lessons", "err_lesson_canvas",
      ("k", "m", "c")),
+    (r"([^\s=]+)=(.*?) is invalid for (.*?), whose canvas is ('\w+'): the knob applies to (.*?) canvases only; "
+     r"expected its default (.*?) \(a \w+ canvas reads (.*)\)$", "err_knob_canvas", ("name", "value", "m", "c", "kinds",
+                                                                            "default", "reads")),
 )
 # Messages that say where the error is, then what it is.
 _PREFIXES = (("config A: ", "err_side_a"), ("config B: ", "err_side_b"), ("trace config: ", "err_trace_config"),
