@@ -190,3 +190,38 @@ def test_stop_before_its_event_came_stops_the_compare_its_page_started_and_the_e
     assert [v.compare for v in views] == [out] and views[0].lesson_key == "shipped_llada"  # nothing of it, and
     assert len(runner.calls) == 1 and len(steps) <= 3  # no answer-less end (Gradio would empty the configs)
     assert until(lambda: pg.traces.entry("s1", refs.split()[0]).state == "stopped")
+
+
+def test_a_compare_waiting_for_a_slot_shows_where_it_stands_on_both_sides(pg, runner):
+    """Before its first step, a compare that waits in the shared engine's queue tells the page its position and an
+    estimate on both sides (the page then shows them, with Stop), each change once; its steps follow."""
+    from dllm_viz.app.handlers import asking
+
+    go = threading.Event()
+    places = iter([(2, 3.5), (2, 3.5), (1, None), None])
+
+    def queued(prompts, configs, *, on_step=None, record_candidates=5):
+        ticket = asking.current()
+        ticket.waiting = lambda: next(places, None)
+        assert go.wait(timeout=60)  # "in the queue" until the test lets it run
+        return runner(prompts, configs, on_step=on_step, record_candidates=record_candidates)
+
+    pg.compare.runner_for = lambda pick: queued
+    views = pg.compare.lesson_stream("polluted", lang="en", session="s", **LESSON)
+    first = next(views).compare
+    entries = [pg.traces.entry("s", side["ref"]) for side in (first.cmp_canvas_a, first.cmp_canvas_b)]
+    rest: list = []
+    reader = threading.Thread(target=lambda: rest.extend(views))
+    reader.start()
+    chunks = lambda entry: [json.loads(c) for c in entry.since(0)[0]]  # noqa: E731
+    deadline = time.monotonic() + 30
+    while sum("queue" in c for c in chunks(entries[1])) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    go.set()
+    reader.join(timeout=60)
+    for entry in entries:
+        got = chunks(entry)
+        assert [c["queue"] for c in got if "queue" in c] == [[2, 4], [1, None], None]  # seconds rounded up
+        assert got[0]["key"] == first.cmp_canvas_a["key"] and "head" in got[4]  # Stop's key; then its steps
+        assert not any("queue" in c for c in got[4:])
+    assert rest[-1].compare.cmp_traces is not None

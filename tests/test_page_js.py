@@ -16,6 +16,7 @@ import pytest
 from playwright import sync_api as playwright
 
 from dllm_viz import DecodeConfig, decode
+from dllm_viz.app.strings import t
 from dllm_viz.app.views import task as task_view, web
 from dllm_viz.app.views.palette import tint
 from dllm_viz.core.analysis import piece, tempered_from_top
@@ -181,6 +182,30 @@ def test_the_inspector_re_tempers_with_the_slider_and_speaks_chinese(show, trace
     labels = page.evaluate("() => [...document.querySelectorAll('#dv-inspector .dv-insp-tlab')]"
                            ".map((e) => e.textContent)")
     assert labels == [f"{x}%" for x in shares]
+
+
+def test_a_compare_side_waiting_in_the_queue_says_where_with_its_stop_then_shows_its_steps(chromium, trace):
+    """A compare side before its first step (no head yet: a canvas of unknown kind) shows where it waits and Stop;
+    its first step makes the canvas anew."""
+    page = renderer.open_page(chromium)
+    renderer.load(page, trace, "a")
+    page.evaluate("""() => { const box = document.createElement('div'); box.id = 'dv-cmp-canvas-a';
+        box.innerHTML = '<div class="dv-canvas"></div>'; document.body.append(box);
+        const d = DV.dvTraceNew(window.OPTIONS.theme); d.live = true; d.queue = [3, 5]; window.q = d;
+        DV.dvShowStatic(box.firstChild, d, window.OPTIONS.strings.en, window.OPTIONS.theme, true,
+                        {onStop: () => { window.stopped = true; }}); }""")
+    status = page.inner_text("#dv-cmp-canvas-a .dv-status")
+    assert status == t("live_queued_eta", "en", a=3, s=5) and page.locator("#dv-cmp-canvas-a .dv-tok").count() == 0
+    page.locator("#dv-cmp-canvas-a .dv-stop").click()
+    assert page.evaluate("() => window.stopped === true")
+    page.evaluate("""() => { window.a.live = true;
+        const root = document.querySelector('#dv-cmp-canvas-a .dv-canvas');
+        const o = window.OPTIONS; DV.dvShowStatic(root, window.a, o.strings.en, o.theme, true, {onStop: () => {}});
+        }""")
+    assert page.locator("#dv-cmp-canvas-a .dv-tok").count() > 0
+    assert page.locator("#dv-cmp-canvas-a .dv-stop").count() == 1
+    assert t("live_queued_eta", "en").split("{")[0] not in page.inner_text("#dv-cmp-canvas-a") and page.errors == []
+    page.close()
 
 
 def test_a_compare_side_underlines_its_differences_at_its_end(chromium, trace, model):

@@ -106,6 +106,15 @@ class PairDecoding(Started):
         for _, entry in self.sides.values():
             entry.end(state or ("stopped" if self.stop.is_set() else "failed"))
 
+    def queue(self, waiting: Callable[[], Any]) -> None:
+        """Before either side's first step, where the pair waits for a slot of the shared engine (`waiting()`:
+        `asking.Ticket.waiting`), on both sides (`traces.Entry.queue`); nothing once a step is out."""
+        entries = [entry for _, entry in self.sides.values()]
+        if all(entry.encoder is not None and not entry.encoder.sent for entry in entries):
+            where = waiting()
+            for entry in entries:
+                entry.queue(where)
+
 
 def _same(x: Trace, y: Trace, lang: str) -> str:
     """"yes" when two runs drew the same tokens, in `lang`."""
@@ -234,6 +243,8 @@ class CompareHandlers:
                     if kind == "done":
                         decoding.traces = item
                         break
+                    if kind == "idle":  # no step yet: where the pair waits, for the page (each side says it)
+                        decoding.queue(decoding.steps.ticket.waiting)
         finally:
             decoding.close()
         if decoding.stop.is_set():  # Stop's own view, once more: an event that ends answering nothing would

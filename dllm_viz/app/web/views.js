@@ -383,6 +383,19 @@ function dvCellAt(v, x, y) {
 function dvShowStatic(root, d, t, theme, key, at = {}) {
   d.t = t;
   const stop = !!(d.live && at.onStop);
+  if (d.live && !d.n) {  // queued: no step yet (no head: a canvas of unknown kind), where it waits, and its Stop
+    if (root.__dvKind !== "queued") {
+      root.className = "dv-canvas dv-static dv-live";
+      root.innerHTML = (stop ? dvLiveControlsHtml(t) : "") + `<div class="dv-status"></div>`;
+      root.__dvKind = "queued";
+      root.__dvFor = root.__dvStop = null;  // its first step makes the canvas anew
+    }
+    const button = root.querySelector(".dv-stop");
+    if (button) button.onclick = () => at.onStop && at.onStop();
+    root.querySelector(".dv-status").textContent = liveStatus(d);
+    return;
+  }
+  root.__dvKind = "static";
   if (root.__dvFor !== d || root.__dvLang !== t || !!root.__dvStop !== stop) {
     root.className = "dv-canvas dv-static" + (stop ? " dv-live" : "");
     root.innerHTML = (stop ? dvLiveControlsHtml(t) : "") + dvCanvasHtml("static", d, t, theme, key);
