@@ -276,3 +276,5 @@ def test_picking_a_renoising_model_offers_its_own_compare_and_back(pg):
     same = pg.pick_model(model_pick="tiny", lang="en", cmp_a='{"temperature": 0.5}', cmp_b="{}")
     assert (same.cmp_a, same.cmp_b) == (KEEP, KEEP)
     assert pg.pick_model(model_pick="world-renoise", cmp_a="{}", cmp_b="{}").cmp_a is KEEP  # {} fits either canvas
+    typo = pg.pick_model(model_pick="world-renoise", cmp_a='{"acceptance_from": ', cmp_b="{}")
+    assert (typo.cmp_a, typo.cmp_b) == (KEEP, KEEP)  # a config being typed stays: the next Compare names its error

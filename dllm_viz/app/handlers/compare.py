@@ -174,14 +174,19 @@ class CompareHandlers:
         return json.dumps(pair[0]), json.dumps(pair[1])
 
     def pair_fits(self, model_pick: str | None, cmp_a: Any, cmp_b: Any) -> bool:
-        """Whether configs A and B set only knobs of the picked model's canvas (a model of another canvas was
-        picked: the page then offers `pair_for` instead)."""
+        """Whether configs A and B set only knobs of the picked model's canvas (else a model of another canvas was
+        picked: the page then offers `pair_for` instead). A config that is no config at all (a JSON typo, a value
+        out of range) fits: it is the visitor's to mend, and the next Compare names its error."""
         canvas = self.canvas_for(model_pick)
-        try:
-            for text in (cmp_a, cmp_b):
-                rules.check_canvas(parse_config_json(text if isinstance(text, str) else None, canvas=canvas), canvas)
-        except ValueError:
-            return False
+        for text in (cmp_a, cmp_b):
+            try:
+                config = parse_config_json(text if isinstance(text, str) else None, canvas=canvas)
+            except ValueError:
+                continue
+            try:
+                rules.check_canvas(config, canvas)
+            except ValueError:
+                return False
         return True
 
     def lesson_text(self, key: str | None, lang: str, *, model_pick: str | None = None) -> str:
