@@ -185,7 +185,8 @@ function showSide(el, value, side) {
     box.innerHTML = `<span class="dv-side dv-side-${side}">${dvEscape(t["side_" + side])}</span><div class="dv-canvas dv-static"></div>`;
   }
   const paint = () => {
-    if (el.__dvRef !== value.ref || !(entry.d.n || entry.d.queue)) return;  // a step, or where it waits
+    // a step, or (still live) where it waits: a side that ended before its first step has nothing to show
+    if (el.__dvRef !== value.ref || !(entry.d.n || (entry.d.queue && entry.state === "live"))) return;
     const d = entry.d, root = box.querySelector(".dv-canvas");
     d.live = entry.state === "live";
     d.diff = (el.__dvValue && el.__dvValue.diff) || [];
