@@ -142,6 +142,7 @@ def test_compare_on_a_renoising_model_runs_its_own_pair(page):
     assert page.locator("#dv-cmp-a .cm-content").inner_text().strip() == "{}"
     assert "acceptance_from" in page.locator("#dv-cmp-b .cm-content").inner_text()
     assert "renoising model" in page.locator("#dv-lesson-text").inner_text()
+    assert not page.evaluate(VISIBLE, "dv-lessons-box")  # the lessons (masked pairs) hide on this model
     page.locator("#dv-compare-run").click()
     page.wait_for_function("() => ['a', 'b'].every((s) => document.querySelector(`#dv-cmp-canvas-${s} .dv-text`))",
                            timeout=TIMEOUT_MS)
@@ -203,4 +204,6 @@ def test_picking_the_masked_model_brings_its_widgets_back(page):
     page.wait_for_function(f"() => !({VISIBLE})('dv-canvas-box-renoise')", timeout=TIMEOUT_MS)
     assert not page.evaluate(VISIBLE, "dv-presets-canvas")
     assert page.evaluate(VISIBLE, "dv-subtitle-masked") and not page.evaluate(VISIBLE, "dv-subtitle-renoise")
+    page.get_by_role("tab", name="Compare").click()  # the masked model's lessons are back
+    page.wait_for_function(VISIBLE, arg="dv-lessons-box", timeout=TIMEOUT_MS)
     assert page.locator(".toast-body").count() == 0

@@ -192,6 +192,7 @@ BOX_CANVASES: dict[str, tuple[str, ...]] = {
     "schedule_box": ("masked",), "revise_box": ("masked",), "teaching_box": ("masked",), "presets_title": ("masked",),
     "article_box": ("masked",),  # what the article's table is: the masked presets' note
     "scenes_box": ("masked",),  # the revision rules' scenes: masked decodes (a click picks the scene's model)
+    "lessons_box": ("masked",),  # Compare's lessons: masked pairs (a canvas plug-in's model has its own pair)
     "subtitle_masked": ("masked",), **{f"subtitle_{name}": (name,) for name in rules.CANVAS_RULES},  # the header's
     "presets_canvas_title": tuple(rules.CANVAS_RULES),
     **{f"presets_{group}": canvases for group, canvases in PRESET_CANVAS.items()},

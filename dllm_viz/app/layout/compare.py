@@ -25,15 +25,17 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
     """The tab's components by `Page` name (`lessons`: the lesson buttons by key); the first lesson's
     text is the one measured on `model_pick`."""
     lang, lab = labels.lang, labels.add
-    c: dict[str, Any] = {"lessons": {}}
-    labels.markdown(functools.partial(bold, "lessons"))
+    c: dict[str, Any] = {"lessons": {}, "boxes": {}}
     c["lesson_key"] = gr.State(FIRST_LESSON)
     c["cmp_traces"] = gr.State(None)
     c["cmp_ref"] = gr.Textbox("", visible=False)  # hidden: the sides' handles the page draws for a compare it starts
-    with gr.Row(elem_classes="dv-lesson-buttons"):
-        for key, lesson in LESSONS.items():
-            c["lessons"][key] = lab(gr.Button(lesson.text("title", lang), size="sm", elem_id=f"dv-lesson-{key}"),
-                                    functools.partial(lesson.text, "title"), "value")
+    # the lessons compare masked decodes: their heading and buttons hide on a model of another canvas (CanvasShown)
+    with gr.Column(elem_id="dv-lessons-box") as c["boxes"]["lessons_box"]:
+        labels.markdown(functools.partial(bold, "lessons"))
+        with gr.Row(elem_classes="dv-lesson-buttons"):
+            for key, lesson in LESSONS.items():
+                c["lessons"][key] = lab(gr.Button(lesson.text("title", lang), size="sm", elem_id=f"dv-lesson-{key}"),
+                                        functools.partial(lesson.text, "title"), "value")
     c["lesson_text"] = gr.Markdown(compare.lesson_text(FIRST_LESSON, lang, model_pick=model_pick),
                                    elem_id="dv-lesson-text")
     labels.markdown(functools.partial(small, "compare_note"))
