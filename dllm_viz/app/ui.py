@@ -141,18 +141,15 @@ def build_demo(
     longest = pg.ranges(model_pick=pick).gen_length if pick else gen_length_max(max_length)
     with gr.Blocks(title="dllm-viz", delete_cache=(3600, 3600)) as demo:
         c = build_header(labels, model_name=model_name, models=dict(models or {}), pick=pick)
-        boxes = c.pop("boxes")  # the groups shown by the canvas of the model on show, gathered from every builder
         c["trace"] = gr.State(opens["first"])
         with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
-                c |= build_play_tab(labels, pg.play, **opens, examples=[name for name, _ in examples],
-                                    longest=longest, scenes=pg.scene_keys(),
-                                    server=read_traces(pg.traces, pg.play, pg.compare, lambda: demo.page))
-                boxes |= c.pop("boxes")  # the Playground's
+                c = merged(c, build_play_tab(labels, pg.play, **opens, examples=[name for name, _ in examples],
+                                             longest=longest, scenes=pg.scene_keys(),
+                                             server=read_traces(pg.traces, pg.play, pg.compare, lambda: demo.page)))
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
                             "tab_compare") as tabs["compare"]:
-                c |= build_compare_tab(labels, pg.compare, model_pick=pick)
-                boxes |= c.pop("boxes")  # the Compare tab's
+                c = merged(c, build_compare_tab(labels, pg.compare, model_pick=pick))
             with labels.add(gr.Tab(t("tab_sweep", labels.lang)), "tab_sweep") as tabs["sweep"]:
                 c |= build_sweep_tab(labels, longest=longest,
                                      prompts=models[pick].prompts if models and pick in models else DEFAULT_PROMPTS)
@@ -160,7 +157,6 @@ def build_demo(
                 build_about_tab(labels)
         build_footer(labels)
 
-        c["boxes"] = boxes
         page = Page(**c, tabs=tabs, labels=labels.items)
         pg.seats.limit = concurrency_limit  # the decode group's events, and the decodes the page starts before them
         state_ttl(page, session_ttl)
@@ -182,6 +178,12 @@ def build_demo(
     # for tests and other front ends: the page, the traces it reads by handle, the decodes it starts itself
     demo.page, demo.traces, demo.starts = page, pg.traces, {"play": pg.play.starts, "compare": pg.compare.starts}
     return demo
+
+
+def merged(c: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
+    """The page's components `c` and a builder's `part`, the groups each shows by the canvas of the model on show
+    (`boxes`: the header's subtitles, the Playground's boxes, the Compare tab's lessons) gathered."""
+    return c | part | {"boxes": {**c.get("boxes", {}), **part.get("boxes", {})}}
 
 
 def opened(pg: Playground, lang: str, default_prompt: str) -> dict[str, Any]:
