@@ -164,6 +164,9 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     *_, in_zh = pg.open_page(query={}, lang="zh")
     assert len(asked.prompts) == 2 and in_zh.trace.trace.steps == trace.steps and in_zh.facts != opened.facts
     assert next(pg.open_page(query={}, lang="zh")).trace.trace is in_zh.trace.trace and len(asked.prompts) == 2
+    with pytest.raises(ValueError, match=r"lang='xx' is invalid: expected one of en \| zh"):
+        next(pg.open_page(query={}, lang="xx"))  # refused before a decode: nothing kept for it
+    assert len(asked.prompts) == 2 and set(pg.opened) == {"en", "zh"}
     linked = list(pg.open_page(query={"model": "world-mdlm", "prompt": "cd ", "config": '{"gen_length": 8}'},
                                lang="en"))
     assert linked[-1].trace is not KEEP and masked.prompts[-1] == ["cd "] and len(asked.prompts) == 2

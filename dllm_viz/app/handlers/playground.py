@@ -26,6 +26,7 @@ from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.links import parse_link
+from dllm_viz.app.strings import LANGS
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
@@ -219,6 +220,8 @@ class Playground:
         That decode is the same for every visitor (one prompt, one config, its seed): the first page to finish it
         publishes its trace (`opened`, with its banner in the page's language), and every later page in that language
         plays that one, as an example, without a decode."""
+        if lang not in LANGS:  # before any decode, and nothing kept for it (`opened` holds one trace per language)
+            raise ValueError(f"lang={lang!r} is invalid: expected one of {' | '.join(LANGS)}")
         pick, example = self.opening()
         own = not query.get("config") and self.opens_on is not None and example is None and self.models[pick].prompts
         if own:
