@@ -243,6 +243,9 @@ def test_one_cursor_links_canvas_heatmap_and_order_map(page):
                            arg=heat["x"] + 7 / 32 * heat["width"], timeout=TIMEOUT_MS)
 
 
+ABORTED = ("ERR_FAILED", "AbortError: signal is aborted", "errored out")  # an aborted request's console lines
+
+
 def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, served):
     # The server is unreachable for a while (every event request and every call of the page's own
     # aborted, as a dropped connection would): a decode is lost, and the cursor, scrubbing, hover and
@@ -273,9 +276,11 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
     assert page.evaluate(HEATMAP_Z) == z0 and len(served[0].decode_calls) == calls  # the lost decode never ran
     for path in LOST:
         page.unroute(path)
-    page.errors[:] = [e for e in page.errors if "ERR_FAILED" not in e]  # the aborted requests, on purpose
     release(page, "dv-temperature", 0.3)
     page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
+    # What the requests aborted on purpose logged (the browser's ERR_FAILED; Gradio's AbortError and "Connection
+    # errored out", which can come late, so they are left out once the next decode is drawn); any other error stays.
+    page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
 
 
 def test_during_playback_the_inspector_says_what_the_canvas_shows(page):
