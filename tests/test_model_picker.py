@@ -1,12 +1,15 @@
 """The model picker: each entry decodes with its own runner, fills its example prompt, and the page builds with it."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app import ui
 from dllm_viz.app.views import wire
 from dllm_viz.app.handlers.adapters import config_to_settings
+from dllm_viz.app.handlers.compare import FIRST_LESSON, LESSONS
 from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from tests.ui_model import make_text_model
@@ -160,7 +163,8 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     assert pg.traces.entry("s2", again.trace.handle) is not None  # every session reads it
     assert (again.knobs, again.prompt, again.model_pick) == (live[0].knobs, live[0].prompt, live[0].model_pick)
     assert again.canvas["autoplay"] and again.canvas["ref"] == again.trace.handle and again.banner == opened.banner
-    assert again.facts == opened.facts and again.cmp_a is KEEP
+    assert again.facts == opened.facts and (again.cmp_a, again.cmp_b) == (opened.cmp_a, opened.cmp_b) == \
+        ("{}", '{"acceptance_from": "raw"}') and again.lesson_text == opened.lesson_text  # Compare's pair for it
     *_, in_zh = pg.open_page(query={}, lang="zh")
     assert len(asked.prompts) == 2 and in_zh.trace.trace.steps == trace.steps and in_zh.facts != opened.facts
     assert next(pg.open_page(query={}, lang="zh")).trace.trace is in_zh.trace.trace and len(asked.prompts) == 2
@@ -170,6 +174,17 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     linked = list(pg.open_page(query={"model": "world-mdlm", "prompt": "cd ", "config": '{"gen_length": 8}'},
                                lang="en"))
     assert linked[-1].trace is not KEEP and masked.prompts[-1] == ["cd "] and len(asked.prompts) == 2
+    # A link to a model of the other canvas fits Compare to it: a masked model's lesson pair and text, not the
+    # renoising pair the page opened with (whose acceptance_from a masked model lacks); a link's own configs stay.
+    lesson = LESSONS[FIRST_LESSON]
+    assert (linked[-1].cmp_a, linked[-1].cmp_b) == (json.dumps(lesson.a), json.dumps(lesson.b))
+    assert lesson.text("title", "en") in linked[-1].lesson_text and "world-mdlm" in linked[-1].lesson_text
+    assert all(v.cmp_a is KEEP and v.lesson_text is KEEP for v in linked[:-1])  # the live views set no Compare
+    own = list(pg.open_page(query={"model": "world-renoise", "prompt": "cd ", "config": '{"gen_length": 8}',
+                                   "a": '{"seed": 3}'}, lang="zh"))[-1]
+    assert (own.cmp_a, own.cmp_b) == ('{"seed": 3}', '{"acceptance_from": "raw"}')
+    assert own.lesson_text == pg.compare.lesson_text(FIRST_LESSON, "zh", model_pick="world-renoise") != \
+        linked[-1].lesson_text
 
     demo = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models,
                          opens_on="world-renoise")
@@ -180,6 +195,6 @@ def test_a_model_asked_for_opens_the_page_on_it_and_decodes_its_first_prompt_as_
     plain = ui.build_demo(asked, examples=[("w", example)], export_dir=tmp_path, models=models).page
     assert plain.model_pick.value == "world-mdlm" and plain.example.value == "w" and plain.schedule_box.visible
     assert list(Playground(asked, examples=[("w", example)], export_dir=tmp_path, models=models).open_page(
-        query={}, lang="en"))[0].trace is KEEP and len(asked.prompts) == 2
+        query={}, lang="en"))[0].trace is KEEP and len(asked.prompts) == 3  # the link to world-renoise: the third
     with pytest.raises(ValueError, match="opens_on="):
         Playground(asked, export_dir=tmp_path, models=models, opens_on="nope")

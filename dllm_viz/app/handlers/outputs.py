@@ -83,8 +83,9 @@ class DecodeFirst:
 @dataclass(frozen=True)
 class Linked:
     """A link opened (`?model=...&prompt=...&config=...&step=...&pos=...`): the widgets set to its
-    settings and its trace decoded (streamed), at its step and position; Compare configs when it
-    names them (page.js then opens its tab or lesson)."""
+    settings and its trace decoded (streamed), at its step and position; Compare fitted to its model: the link's
+    configs where it names them (page.js then opens its tab or lesson), else the pair the tab offers on that model,
+    and the first lesson's text as measured on it."""
 
     knobs: Knobs
     prompt: Any
@@ -96,6 +97,7 @@ class Linked:
     preset_badge: Any
     cmp_a: Any
     cmp_b: Any
+    lesson_text: Any
 
 
 @dataclass(frozen=True)

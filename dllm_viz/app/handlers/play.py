@@ -314,11 +314,11 @@ class PlayHandlers:
         knobs, prompt, pick = knobs_of(link.config), link.prompt, link.model or KEEP
         for view in self.decode_stream(prompt=link.prompt, lang=lang, model_pick=link.model, session=session,
                                        **config_to_settings(link.config)):
-            compare = {"cmp_a": KEEP, "cmp_b": KEEP}
+            compare = {"cmp_a": KEEP, "cmp_b": KEEP, "lesson_text": KEEP}  # Compare is fitted by `Playground.open_page`
             if view.trace is not KEEP:  # the finished trace, at the link's step and position
                 view = dataclasses.replace(view, **self.first_views(view.trace, lang=lang, frame=link.step,
                                                                     selected=link.pos or 0))
-                compare = {"cmp_a": link.cmp_a or KEEP, "cmp_b": link.cmp_b or KEEP}
+                compare |= {"cmp_a": link.cmp_a or KEEP, "cmp_b": link.cmp_b or KEEP}
             shown = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "knobs"}
             yield Linked(knobs=knobs, prompt=prompt, model_pick=pick, **shown, **compare)
             knobs, prompt, pick = keep(Knobs), KEEP, KEEP  # the widgets are set with the first view

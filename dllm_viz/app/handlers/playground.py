@@ -23,7 +23,7 @@ from typing import Any
 
 from dllm_viz.app.views import render, world as world_view
 from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
-from dllm_viz.app.handlers.compare import CompareHandlers
+from dllm_viz.app.handlers.compare import FIRST_LESSON, CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.links import parse_link
 from dllm_viz.app.strings import LANGS
@@ -230,16 +230,28 @@ class Playground:
             if lang in self.opened:  # decoded for an earlier visitor
                 shown, banner = self.opened[lang]
                 link = parse_link(query)
-                yield Linked(knobs=knobs_of(link.config), prompt=link.prompt, model_pick=pick, trace=shown,
-                             banner=banner, cmp_a=KEEP, cmp_b=KEEP,
-                             **self.play.first_views(shown, lang=lang, autoplay=True, selected=0))
+                yield self.compare_fitted(Linked(
+                    knobs=knobs_of(link.config), prompt=link.prompt, model_pick=pick, trace=shown, banner=banner,
+                    cmp_a=KEEP, cmp_b=KEEP, lesson_text=KEEP,
+                    **self.play.first_views(shown, lang=lang, autoplay=True, selected=0)), pick, lang)
                 return
+        picked = None
         for view in self.play.open_link(query=query, lang=lang, session=session):
+            picked = picked if view.model_pick is KEEP else view.model_pick
             if own and view.trace is not KEEP:
                 view = dataclasses.replace(view, **self.play.first_views(view.trace, lang=lang, autoplay=True,
                                                                          selected=0))
                 self.opened[lang] = (self.traces.publish(view.trace.trace), view.banner)
-            yield view
+            yield self.compare_fitted(view, picked, lang) if view.trace is not KEEP and picked else view
+
+    def compare_fitted(self, view: Linked, pick: str, lang: str) -> Linked:
+        """`view` (a link's trace, opened on the model `pick`) with the Compare tab fitted to that model: configs A and
+        B the link's where it names them, else the pair the tab offers there (`CompareHandlers.pair_for`: a model of
+        another canvas than the page opened on takes its own), and the first lesson's text as measured on it."""
+        a, b = self.compare.pair_for(pick)
+        return dataclasses.replace(view, cmp_a=a if view.cmp_a is KEEP else view.cmp_a,
+                                   cmp_b=b if view.cmp_b is KEEP else view.cmp_b,
+                                   lesson_text=self.compare.lesson_text(FIRST_LESSON, lang, model_pick=pick))
 
     # --- scenes ---------------------------------------------------------------------------------
     def scene_keys(self) -> tuple[str, ...]:
