@@ -75,6 +75,11 @@ def test_a_localized_error_is_shown_in_its_language_and_logged_in_english(caplog
      "only; expected its default None (a renoise canvas reads gen_length, seed)",
      "配置 A：top_k=4 对 'world-renoise' 无效：它的画布是 'renoise'，这个参数只用于 masked 画布；应为默认值 None"
      "（这种画布读取的参数：gen_length, seed）"),
+    ("acceptance_from='raw' is invalid for 'world-mdlm', whose canvas is 'masked': the knob applies to renoise "
+     "canvases only; expected its default None (a masked canvas reads the masked canvas's schedules, revision rules "
+     "and their knobs)",
+     "acceptance_from='raw' 对 'world-mdlm' 无效：它的画布是 'masked'，这个参数只用于 renoise 画布；应为默认值 None"
+     "（这种画布读取的参数：掩码画布的调度、修订规则及其参数）"),
     ("lesson='global' is invalid for 'world-renoise', whose canvas is 'renoise': the lessons compare masked decodes; "
      "expected a masked model (or configs A and B of its own knobs)",
      "课题 'global' 不能在 'world-renoise' 上运行：它的画布是 'renoise'，"

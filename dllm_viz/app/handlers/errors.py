@@ -27,6 +27,7 @@ from typing import Any
 import gradio as gr
 
 from dllm_viz.app.strings import t
+from dllm_viz.core.rules import MASKED_READS
 from dllm_viz.app.views.markup import html_text
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,8 @@ _MESSAGES = _rules(
      r"expected its default (.*?) \(a \w+ canvas reads (.*)\)$", "err_knob_canvas", ("name", "value", "m", "c", "kinds",
                                                                             "default", "reads")),
 )
+# Fixed English phrases inside those messages, said in the page's language too.
+_PHRASES = {MASKED_READS: "err_masked_reads"}
 # Messages that say where the error is, then what it is.
 _PREFIXES = (("config A: ", "err_side_a"), ("config B: ", "err_side_b"), ("trace config: ", "err_trace_config"),
              ("trace file: ", "err_trace_file"), ("server busy: ", "err_busy"))
@@ -124,7 +127,7 @@ def localize(message: str, lang: str) -> str:
     for pattern, key, names in _MESSAGES:
         m = pattern.match(message)
         if m:
-            return t(key, lang, **dict(zip(names, m.groups())))
+            return t(key, lang, **{n: t(_PHRASES[v], lang) if v in _PHRASES else v for n, v in zip(names, m.groups())})
     m = _INVALID.match(message)
     if m:
         name, value, allowed = m.groups()

@@ -144,10 +144,13 @@ def applies(knob: str) -> tuple[str, ...]:
     return owner.canvases if owner is not None else KNOB[knob].canvases
 
 
+MASKED_READS = "the masked canvas's schedules, revision rules and their knobs"  # what a masked canvas reads, in errors
+
+
 def _knobs_of(canvas: str) -> str:
     """What a canvas reads, said in an error: a canvas plug-in's short list of knobs, or the masked rules."""
     if canvas not in CANVAS_RULES:
-        return "the masked canvas's schedules, revision rules and their knobs"
+        return MASKED_READS
     return ", ".join(k.name for k in KNOBS if canvas in applies(k.name) and k.name not in CHOOSERS)
 
 

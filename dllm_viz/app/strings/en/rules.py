@@ -84,6 +84,7 @@ STRINGS: dict[str, str] = {
     "err_sweep_canvas": "model_pick={m} is invalid for the Sweep: its canvas is {c}, and the grid's knobs (temperature, top_k, decay) are the masked canvas's; expected a masked model",  # user errors of a renoising model's page (handlers/errors.localize)
     "err_lesson_canvas": "lesson={k} is invalid for {m}, whose canvas is {c}: the lessons compare masked decodes; expected a masked model (or configs A and B of its own knobs)",
     "err_knob_canvas": "{name}={value} is invalid for {m}, whose canvas is {c}: the knob applies to {kinds} canvases only; expected its default {default} (a {c} canvas reads {reads})",
+    "err_masked_reads": "the masked canvas's schedules, revision rules and their knobs",  # what a masked canvas reads, in err_knob_canvas (core.rules.MASKED_READS)
     "rn_diverge_none": "The two runs accepted the same positions at every step; their outputs differ at {t} of {g} positions.",  # the Compare tab's summary of two renoising runs (views/render.divergence_text)
     "rn_diverge_at": ("The positions accepted agree for {a} step(s) and part at step {s}; the outputs differ at {t} of "
         "{g} positions."),

@@ -81,6 +81,7 @@ STRINGS: dict[str, str] = {
     "err_sweep_canvas": "参数扫描不能用于 {m}：它的画布是 {c}，而扫描的参数（temperature、top_k、decay）属于掩码画布；请选择一个掩码模型。",  # user errors of a renoising model's page (handlers/errors.localize)
     "err_lesson_canvas": "课题 {k} 不能在 {m} 上运行：它的画布是 {c}，课题对比的是掩码解码；请选择一个掩码模型（或在配置 A、B 中写它自己的参数）。",
     "err_knob_canvas": "{name}={value} 对 {m} 无效：它的画布是 {c}，这个参数只用于 {kinds} 画布；应为默认值 {default}（这种画布读取的参数：{reads}）",
+    "err_masked_reads": "掩码画布的调度、修订规则及其参数",  # what a masked canvas reads, in err_knob_canvas (core.rules.MASKED_READS)
     "rn_diverge_none": "两次运行每一步接受的位置都相同；输出在 {g} 个位置中有 {t} 个不同。",  # the Compare tab's summary of two renoising runs (views/render.divergence_text)
     "rn_diverge_at": "每步接受的位置前 {a} 步一致，在第 {s} 步分叉；输出在 {g} 个位置中有 {t} 个不同。",
     "subtitle_renoise": ("重新加噪的扩散语言模型（DiffusionGemma）从不使用掩码：画布一开始是随机词，每一步预测所有位置，接受熵在上限之内的提议，"
