@@ -6,6 +6,7 @@ import json
 import pytest
 
 from dllm_viz.app.handlers.outputs import KEEP
+from dllm_viz.app.strings import t
 from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.core.trace import Trace
 from tests.ui_model import CountingRunner, widgets
@@ -29,6 +30,13 @@ def test_relabel_renders_every_view_again_without_decoding(pg, runner):
     assert out.canvas["lang"] == "zh" and out.canvas["ref"] == trace.handle and out.canvas["selected"] is None
     assert out.compare.cmp_summary is KEEP and "步" in out.facts
     assert runner.calls == []
+    # A stopped compare (no pair on show): its banner is said again in the new language, the rest stays.
+    stopped = t("cmp_stopped", "en")  # what `CompareHandlers.stopped` shows
+    back = pg.relabel(lang="zh", trace=None, cmp_traces=None, sweep_state=None, lesson_key="polluted",
+                      cmp_summary=stopped, **widgets())
+    assert back.compare.cmp_summary == t("cmp_stopped", "zh") != stopped and back.compare.cmp_canvas_a is KEEP
+    assert pg.relabel(lang="en", trace=None, cmp_traces=None, sweep_state=None, lesson_key="polluted",
+                      cmp_summary=back.compare.cmp_summary, **widgets()).compare.cmp_summary == stopped
 
 
 def test_generate_returns_text_then_trace_json(pg):

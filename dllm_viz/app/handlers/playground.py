@@ -26,7 +26,7 @@ from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import FIRST_LESSON, CompareHandlers
 from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.links import parse_link
-from dllm_viz.app.strings import LANGS
+from dllm_viz.app.strings import LANGS, t
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
@@ -272,17 +272,21 @@ class Playground:
     # --- language -------------------------------------------------------------------------------
     def relabel(self, *, lang: str, trace: Shown | None, temperature: float, cmp_traces: tuple[Shown, Shown] | None,
                 sweep_state: SweepResult | None, lesson_key: str | None, model_pick: str | None = None,
-                **settings: Any) -> Relabelled:
+                cmp_summary: str | None = None, **settings: Any) -> Relabelled:
         """Every rendered view again, in `lang`, from the stored traces (no decode): the page redraws the
-        traces it holds in `lang`, told so by their handles' values."""
+        traces it holds in `lang`, told so by their handles' values. A stopped compare's banner (`cmp_summary`, in
+        any language) is said again in `lang`."""
         canvas = facts = badge = KEEP
         if trace is not None:  # the same trace: the page keeps its cursor and playback
             first = self.play.first_views(trace, lang=lang)
             canvas, facts, badge = first["canvas"], first["facts"], first["preset_badge"]
         pair = cmp_traces
         summary = render.divergence_text(pair[0].trace, pair[1].trace, lang) if pair else ""
+        compare = self.compare.view(pair, summary=summary, lang=lang)  # KEEP without a pair
+        if pair is None and cmp_summary in {t("cmp_stopped", other) for other in LANGS}:
+            compare = dataclasses.replace(compare, cmp_summary=t("cmp_stopped", lang))
         return Relabelled(
-            compare=self.compare.view(pair, summary=summary, lang=lang),
+            compare=compare,
             sweep=self.sweep.view(sweep_state, lang=lang),
             canvas=canvas, facts=facts, banner="", preset_badge=badge,
             lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick),
