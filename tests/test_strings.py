@@ -6,6 +6,7 @@ import ast
 import re
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,35 @@ def english_words(text: str) -> set[str]:
 def test_the_chinese_strings_have_no_untranslated_english():
     leaks = {key: english_words(values[1]) for key, values in STRINGS.items()}
     assert {k: v for k, v in leaks.items() if v} == {}
+
+
+def _chinese_prose(node: object) -> Iterator[str]:
+    """Every 中文 text of a parsed lessons.yaml: the values under a `zh` key."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "zh" and isinstance(value, str):
+                yield value
+            else:
+                yield from _chinese_prose(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _chinese_prose(value)
+
+
+# Names the lessons' 中文 prose keeps as they are: a model family, a benchmark, its authors and venue, a rule's name.
+PROPER_NAMES = {"MDLM", "ParallelBench", "Kang", "ICLR", "KL", "InDel"}
+
+
+def test_the_chinese_lesson_prose_has_no_untranslated_english():
+    """The Compare tab's lesson texts and the studies under them (dllm_viz/assets/lessons.yaml) in 中文: no English
+    word outside code spans and names, and each kept term (logits, argmax, 3-gram...) glossed in Chinese."""
+    import yaml
+
+    texts = list(_chinese_prose(yaml.safe_load((Path(strings.__file__).parents[2] / "assets" / "lessons.yaml")
+                                               .read_text(encoding="utf-8"))))
+    assert len(texts) > 20  # every lesson's title, what to look for and what was measured, and the studies
+    assert {w for text in texts for w in english_words(text)} - PROPER_NAMES == set()
+    assert [term for text in texts for term in unglossed(text)] == []
 
 
 def test_the_walkthrough_speaks_of_the_canvas_on_show():
