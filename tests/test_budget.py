@@ -32,6 +32,12 @@ def test_a_canvas_longer_than_the_model_is_refused_naming_its_context():
     with pytest.raises(ValueError, match=rf"gen_length=1000000000 is invalid: expected at most {MAX_GEN_LENGTH}"):
         bound_work(c)  # a model that states no context: the trace format's bound
     assert bound_work(DecodeConfig(gen_length=MAX_GEN_LENGTH)).positions == MAX_GEN_LENGTH
+    # Checked before the prompt is tokenized (the API, Compare): no "0 +" standing for a prompt not counted yet.
+    with pytest.raises(ValueError, match=r"^gen_length = 1000000000 is invalid: expected at most the model's "
+                                         r"max_length=256, less the prompt tokens$"):
+        Budget(max_length=256).check(c)
+    with pytest.raises(ValueError, match=r"^prompt length \+ gen_length = 0 \+ 1000000000 "):
+        Budget(max_length=256).check(c, 0)  # an empty prompt, counted
 
 
 def test_a_server_bound_on_work_names_the_knobs_that_set_the_steps():

@@ -43,9 +43,11 @@ class Work:
         return self.steps * (self.positions if self.width is None else self.width)
 
 
-def bound_work(config: DecodeConfig | RenoiseSettings, *, prompt_length: int = 0, max_length: int | None = None,
+def bound_work(config: DecodeConfig | RenoiseSettings, *, prompt_length: int | None = 0, max_length: int | None = None,
                max_cells: int | None = None) -> Work:
     """The work `config` asks for after a prompt of `prompt_length` tokens, or ValueError naming the bound.
+    `prompt_length` None: the prompt is not tokenized yet (a check before the request is made), counted as none,
+    and a refusal says the prompt's tokens come on top.
 
     `config`: a `DecodeConfig` (a masked canvas) or a `RenoiseSettings` whose canvas length is known
     (`renoise_decoder.resolve`). `max_length`: the model's context (prompt + generated positions);
@@ -53,6 +55,7 @@ def bound_work(config: DecodeConfig | RenoiseSettings, *, prompt_length: int = 0
     positions, MAX_PROMPT_LENGTH prompt tokens). `max_cells`: the most positions computed one
     request may ask for (a server's bound; None: any).
     """
+    known, prompt_length = prompt_length is not None, prompt_length or 0
     if isinstance(config, RenoiseSettings):
         work, generated, knobs = _renoise_work(config, prompt_length)
     elif isinstance(config, DecodeConfig):
@@ -70,8 +73,10 @@ def bound_work(config: DecodeConfig | RenoiseSettings, *, prompt_length: int = 0
         if prompt_length > MAX_PROMPT_LENGTH:
             raise ValueError(f"prompt length={prompt_length} is invalid: expected at most {MAX_PROMPT_LENGTH} tokens")
     elif work.positions > max_length:
-        raise ValueError(f"prompt length + {name} = {prompt_length} + {generated} = {work.positions} is invalid: "
-                         f"expected at most the model's max_length={max_length}{note}")
+        asked = f"prompt length + {name} = {prompt_length} + {generated} = {work.positions}" if known else \
+            f"{name} = {generated}"
+        raise ValueError(f"{asked} is invalid: expected at most the model's max_length={max_length}"
+                         f"{'' if known else ', less the prompt tokens'}{note}")
     if max_cells is not None and work.cells > max_cells:
         per = f"{work.width if work.width is not None else work.positions} positions"
         raise ValueError(f"config asks for up to {work.steps} steps x {per} = {work.cells} positions computed: "
@@ -123,9 +128,9 @@ class Budget:
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name}={short(value)} is invalid: expected None or an integer >= 1")
 
-    def check(self, config: DecodeConfig | RenoiseSettings, prompt_length: int = 0) -> Work:
-        """`bound_work` of `config` within these bounds (the prompt's tokens, when known, count), as the model
-        reads it (`resolve`)."""
+    def check(self, config: DecodeConfig | RenoiseSettings, prompt_length: int | None = None) -> Work:
+        """`bound_work` of `config` within these bounds (the prompt's tokens, when known, count; None: not yet
+        tokenized), as the model reads it (`resolve`)."""
         if self.resolve is not None and isinstance(config, DecodeConfig):
             config = self.resolve(config)
         return bound_work(config, prompt_length=prompt_length, max_length=self.max_length, max_cells=self.max_cells)
