@@ -39,6 +39,24 @@ def test_relabel_renders_every_view_again_without_decoding(pg, runner):
                       cmp_summary=back.compare.cmp_summary, **widgets()).compare.cmp_summary == stopped
 
 
+def test_a_language_switch_says_the_playgrounds_banner_again_in_the_new_language(pg, runner):
+    """The banner of a decode (here a teaching switch against the correct run) is kept with its trace and said again
+    in the new language, with no decode; a stopped decode's banner likewise; a page with no banner gets none."""
+    shown = pg.play.decode(prompt="ab ", lang="en", **widgets(temperature=1.5, confidence_from="tempered"))
+    zh = pg.play.decode(prompt="ab ", lang="zh", **widgets(temperature=1.5, confidence_from="tempered"))
+    assert shown.banner and zh.banner and shown.banner != zh.banner
+    runner.calls.clear()
+    out = pg.relabel(lang="zh", trace=shown.trace, cmp_traces=None, sweep_state=None, lesson_key="polluted",
+                     banner=shown.banner, **widgets())
+    assert out.banner == zh.banner and runner.calls == []
+    back = pg.relabel(lang="en", trace=shown.trace, cmp_traces=None, sweep_state=None, lesson_key="polluted",
+                      banner=out.banner, **widgets())
+    assert back.banner == shown.banner
+    for banner, said in ((t("banner_stopped", "en"), t("banner_stopped", "zh")), ("", "")):
+        assert pg.relabel(lang="zh", trace=shown.trace, cmp_traces=None, sweep_state=None, lesson_key="polluted",
+                          banner=banner, **widgets()).banner == said
+
+
 def test_generate_returns_text_then_trace_json(pg):
     *beats, (text, trace_json) = pg.generate("the ", json.dumps({"gen_length": 16, "temperature": 0.0}))
     trace = Trace.from_json(trace_json)

@@ -402,5 +402,5 @@ def wire_page(p: Page, pg: Playground, concurrency_limit: int | None) -> None:
         return [gr.update(**{lb.attr: lb.text(lang)}) for lb in p.labels]
 
     wire(p, p.lang.change, pg.relabel, ins=(p.lang, p.trace, p.cmp_traces, p.sweep_state, p.lesson_key, p.model_pick,
-                                            p.cmp_summary, *p.knobs),
+                                            p.cmp_summary, p.banner, *p.knobs),
          out=Relabelled, also=([lb.component for lb in p.labels], labels), **QUIET)

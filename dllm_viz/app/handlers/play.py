@@ -9,6 +9,7 @@ the handlers send the run facts and the banner. No Gradio, no HTML here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -187,7 +188,6 @@ class PlayHandlers:
         shown = trace
         asked = self.ask(prompt=prompt, model_pick=model_pick, shown=shown.trace.config if shown else None,
                          settings=settings)
-        notes = [t(note.key, lang, **note.values) for note in asked.fixes]
         decoding, free = self.starts.adopt(session, ref, asked.decodes)  # the page may have started it already
         if decoding is None:
             decoding = self.launch(asked, session=session, handle=ref if free else None)
@@ -226,21 +226,15 @@ class PlayHandlers:
         if traces is None or stop.is_set():
             return
         settle([decoding.entry])  # a page reads it: its views first, then the facts
-        yield self._finished(Shown(handle, traces[0]), traces[1] if asked.on else None, asked, shown, notes, lang)
+        yield self._finished(handle, traces[0], traces[1] if asked.on else None, asked, shown, lang)
 
-    def _finished(self, done: Shown, correct: Trace | None, asked: Asked, shown: Shown | None, notes: list[str],
+    def _finished(self, handle: str, trace: Trace, correct: Trace | None, asked: Asked, shown: Shown | None,
                   lang: str) -> DecodeFirst:
-        """A decode's last answer: the finished trace, its facts, the banner."""
-        shipped = shipped_banner(done.trace, correct, list(asked.on), lang)
-        if shipped:
-            notes.append(shipped)
-        elif asked.on:
-            notes.append(switch_banner(done.trace, correct, list(asked.on), lang))
-        notes += revision_banner(done.trace, lang)
-        if shown is not None:
-            notes.append(unchanged_note(shown.trace, done.trace, lang))
-        return DecodeFirst(trace=done, banner="\n\n".join(n for n in notes if n), knobs=asked.knobs,
-                           **self.first_views(done, lang=lang))
+        """A decode's last answer: the finished trace, its facts, the banner (kept with the trace, to be said again
+        in another language)."""
+        before = shown.trace if shown is not None else None  # its trace, not its own banner's (no chain of traces)
+        done = Shown(handle, trace, banner=functools.partial(_banner, trace, correct, asked, before))
+        return DecodeFirst(trace=done, banner=done.banner(lang), knobs=asked.knobs, **self.first_views(done, lang=lang))
 
     def ask(self, *, prompt: str, model_pick: str | None, shown: DecodeConfig | None,
             settings: dict[str, Any]) -> Asked:
@@ -438,3 +432,19 @@ class PlayHandlers:
         if example not in self.examples:
             raise ValueError(f"example={example!r} is invalid: expected one of {' | '.join(self.examples)}")
         return self.load_trace(self.examples[example], lang=lang, example=example)
+
+
+def _banner(trace: Trace, correct: Trace | None, asked: Asked, before: Trace | None, lang: str) -> str:
+    """What the Playground's banner says of a finished decode, in `lang`: what fitting the widgets changed, a preset
+    as shipped or a teaching switch against the correct config's run (`correct`, same batch), the revision rule's
+    counts, and whether new settings gave the trace on show before it (`before`) again."""
+    notes = [t(note.key, lang, **note.values) for note in asked.fixes]
+    shipped = shipped_banner(trace, correct, list(asked.on), lang)
+    if shipped:
+        notes.append(shipped)
+    elif asked.on:
+        notes.append(switch_banner(trace, correct, list(asked.on), lang))
+    notes += revision_banner(trace, lang)
+    if before is not None:
+        notes.append(unchanged_note(before, trace, lang))
+    return "\n\n".join(n for n in notes if n)

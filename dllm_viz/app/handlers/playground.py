@@ -241,7 +241,8 @@ class Playground:
             if own and view.trace is not KEEP:
                 view = dataclasses.replace(view, **self.play.first_views(view.trace, lang=lang, autoplay=True,
                                                                          selected=0))
-                self.opened[lang] = (self.traces.publish(view.trace.trace), view.banner)
+                published = dataclasses.replace(self.traces.publish(view.trace.trace), banner=view.trace.banner)
+                self.opened[lang] = (published, view.banner)
             yield self.compare_fitted(view, picked, lang) if view.trace is not KEEP and picked else view
 
     def compare_fitted(self, view: Linked, pick: str, lang: str) -> Linked:
@@ -272,10 +273,11 @@ class Playground:
     # --- language -------------------------------------------------------------------------------
     def relabel(self, *, lang: str, trace: Shown | None, temperature: float, cmp_traces: tuple[Shown, Shown] | None,
                 sweep_state: SweepResult | None, lesson_key: str | None, model_pick: str | None = None,
-                cmp_summary: str | None = None, **settings: Any) -> Relabelled:
+                cmp_summary: str | None = None, banner: str | None = None, **settings: Any) -> Relabelled:
         """Every rendered view again, in `lang`, from the stored traces (no decode): the page redraws the
-        traces it holds in `lang`, told so by their handles' values. A stopped compare's banner (`cmp_summary`, in
-        any language) is said again in `lang`."""
+        traces it holds in `lang`, told so by their handles' values. The banners on show are said again in `lang`:
+        the Playground's (`banner`: what its decode said, kept with its trace, or that a decode was stopped; any
+        other is cleared) and a stopped compare's (`cmp_summary`)."""
         canvas = facts = badge = KEEP
         if trace is not None:  # the same trace: the page keeps its cursor and playback
             first = self.play.first_views(trace, lang=lang)
@@ -288,12 +290,21 @@ class Playground:
         return Relabelled(
             compare=compare,
             sweep=self.sweep.view(sweep_state, lang=lang),
-            canvas=canvas, facts=facts, banner="", preset_badge=badge,
+            canvas=canvas, facts=facts, banner=self._banner_in(lang, banner, trace), preset_badge=badge,
             lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick),
             model_prompts=render.model_prompts_html(self.models[model_pick].prompts, lang)
             if model_pick in self.models else KEEP,
             k_steps=self.play.k_steps(lang=lang, temperature=temperature, **settings).k_steps,
         )
+
+    @staticmethod
+    def _banner_in(lang: str, banner: str | None, trace: Shown | None) -> str:
+        """The Playground's banner on show (`banner`, in any language) said in `lang`: "" when none is on show."""
+        if not banner:
+            return ""
+        if banner in {t("banner_stopped", other) for other in LANGS}:
+            return t("banner_stopped", lang)
+        return trace.banner(lang) if trace is not None and trace.banner is not None else ""
 
     # --- API -----------------------------------------------------------------------------------
     def generate(self, prompt: str, config_json: str, *, client: Hashable = None) -> Iterator[tuple[str, str]]:

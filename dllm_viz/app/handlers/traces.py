@@ -25,6 +25,7 @@ import re
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from dllm_viz.app.handlers.asking import Waiting
@@ -57,6 +58,9 @@ class Shown:
 
     handle: str
     trace: Trace
+    # What the Playground's banner says of the decode that made it, in a language (`PlayHandlers._finished`), said
+    # again when the page switches language (`Playground.relabel`); None: nothing to say again.
+    banner: Callable[[str], str] | None = dataclasses.field(default=None, compare=False)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Shown:
         return self
