@@ -15,6 +15,7 @@ from PIL import Image
 from dllm_viz import DecodeConfig, Trace, decode, export_animation, load_model
 from dllm_viz.app.handlers.exports import ExportPathError, export_path
 from dllm_viz.app.views import anim_raster
+from dllm_viz.app.views.anim_renoise import scene as renoise_scene
 from dllm_viz.app.views.anim_scene import AnimationSpec, Box, Measure, Text, scene
 from dllm_viz.app.views.animation import animation_bytes
 from dllm_viz.app.views.palette import PALETTE, tint
@@ -107,6 +108,39 @@ def test_a_revised_trace_marks_what_was_taken_back():
     frames, _ = frames_of(animation_bytes(tr, "gif", spec))
     box = framed[0]
     assert close(frames[f].getpixel((box.x0, box.y0 + 5)), PALETTE["remask"], tol=40)
+
+
+def test_a_renoising_trace_animates_its_noise_acceptances_and_losses():
+    """A canvas never masked (docs/renoise.md): frame f is what step f + 1 read, as `views.renoise.frames` says;
+    the positions a step accepted anew are outlined, those renoised after an acceptance framed in red, the status
+    line says what the step accepted, in the language asked; the frames read back are the steps."""
+    from dllm_viz.app.views import renoise as renoise_view
+    from tests.renoise_table import TableRenoiser
+
+    (tr,) = decode(TableRenoiser(), [[3, 4, 5]], DecodeConfig(gen_length=18, seed=1, max_denoising_steps=6,
+                                                               entropy_bound=0.8, confidence_threshold=2.0))
+    states = renoise_view.frames(tr)
+    n = len(tr.steps)
+    assert tr.canvas == "renoise" and len(states) == n + 1
+    assert any(fr["lost"] for fr in states)  # the table renoises some accepted tokens: their mark is exercised
+    spec = AnimationSpec(step_ms=300, hold_ms=600)
+    sc = renoise_scene(tr, spec, Measure(anim_raster.fonts(spec.font_size)))
+    assert len(sc.frames) == n + 1 and sc.durations == (300,) * n + (900,)
+    for f, fr in enumerate(states):
+        new = [p for p, st in enumerate(fr["state"]) if st == renoise_view.ACCEPTED and fr["since"][p] == f - 1]
+        text = [s for s in sc.frames[f] if isinstance(s, Box) and s.y1 < sc.height - 3 * spec.font_size]
+        assert len([b for b in text if b.fill is None and b.outline == PALETTE["accent"]]) == len(new), f
+        assert len([b for b in text if b.outline == PALETTE["remask"]]) == len(fr["lost"]), f
+        status = next(s for s in sc.frames[f] if isinstance(s, Text) and s.small).text
+        assert status.startswith(f"step {f} of {n}") and (f == 0 or f"{tr.steps[f - 1].k} accepted" in status)
+    frames, durations = frames_of(animation_bytes(tr, "gif", spec))
+    assert len(frames) == n + 1 and durations == [300] * n + [900]
+    f = next(i for i, fr in enumerate(states) if fr["lost"])
+    p = next(iter(states[f]["lost"]))
+    box = next(b for b in sc.frames[f] if isinstance(b, Box) and b.outline == PALETTE["remask"])  # a lost token's
+    assert close(frames[f].getpixel((box.x0, box.y0 + 5)), PALETTE["remask"], tol=40), p
+    assert animation_bytes(tr, "gif", lang="zh") != animation_bytes(tr, "gif")  # the labels follow the language
+    assert animation_bytes(tr, "svg") == animation_bytes(Trace.from_json(tr.to_json()), "svg")
 
 
 def test_svg_is_one_document_whose_shapes_switch_with_the_frames(trace):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from dllm_viz import DecodeConfig, decode
 from dllm_viz.app.handlers import takeout
 from dllm_viz.app.handlers.playground import Playground
 from dllm_viz.app.strings import t
@@ -52,6 +53,20 @@ def test_svg_and_webp_downloads_parse(pg):
     assert ET.fromstring(svg.read_bytes()).tag.endswith("svg")
     webp = Path(pg.takeout.animation(trace=tr, anim_format="webp", lang="en").anim_file)
     assert Image.open(webp).format == "WEBP"
+
+
+def test_a_renoising_trace_on_show_is_animated_too(tmp_path):
+    """The page of a renoising model (`python app.py --model world-renoise`): its download writes the canvas's
+    frames (`views.anim_renoise`), one per step and the start, labelled in the page's language."""
+    from dllm_viz import load_model
+    from dllm_viz.app.handlers.traces import Shown
+
+    model = load_model("world-renoise")
+    pg = Playground(lambda prompts, configs, **kw: decode(model, prompts, configs, **kw), export_dir=tmp_path)
+    (trace,) = decode(model, ["Tom Lopez of"], [DecodeConfig(gen_length=24, seed=2)])
+    on_show = Shown("h", trace)
+    path = Path(pg.takeout.animation(trace=on_show, anim_format="gif", lang="zh").anim_file)
+    assert Image.open(path).n_frames == len(trace.steps) + 1 and trace.canvas == "renoise"
 
 
 def test_mp4_is_offered_only_with_an_encoder(pg, monkeypatch):

@@ -217,7 +217,7 @@ def test_renoise_settings_and_decode_config_share_one_validation():
         assert str(a.value) == str(b.value)
 
 
-def test_diff_fork_and_export_refuse_a_renoising_trace_by_name(tmp_path):
+def test_diff_and_fork_refuse_a_renoising_trace_by_name_and_export_animates_it(tmp_path):
     import dllm_viz
 
     model = TableRenoiser()
@@ -226,5 +226,5 @@ def test_diff_fork_and_export_refuse_a_renoising_trace_by_name(tmp_path):
         dllm_viz.diff(a, b)
     with pytest.raises(ValueError, match=r"^trace\.canvas='renoise' is invalid: expected a masked trace"):
         dllm_viz.fork(model, a, 1)
-    with pytest.raises(ValueError, match=r"^trace\.canvas='renoise' is invalid: expected a masked trace"):
-        dllm_viz.export_animation(a, tmp_path / "a.svg")
+    written = dllm_viz.export_animation(a, tmp_path / "a.svg")  # its frames: noise, acceptances (anim_renoise)
+    assert f'dur="{(len(a.steps) + 1) * 450 + 2000}ms"' in written.read_text(encoding="utf-8")  # a frame a step

@@ -63,9 +63,10 @@ class TakeoutHandlers:
             raise ValueError(f"anim_format={anim_format!r} is invalid: expected one of "
                              f"{', '.join(animation_formats())}")
         tr = trace.trace
-        cells = len(tr.steps) * tr.config.gen_length
+        width = max(tr.config.gen_length, len(tr.token_ids))  # a renoising trace's whole canvases may be wider
+        cells = len(tr.steps) * width
         if cells > MAX_ANIMATION_CELLS:
-            raise ValueError(f"animation steps x positions = {len(tr.steps)} x {tr.config.gen_length} = {cells} "
+            raise ValueError(f"animation steps x positions = {len(tr.steps)} x {width} = {cells} "
                              f"is invalid: expected at most {MAX_ANIMATION_CELLS} (the CLI draws longer traces: "
                              "dllm-viz export TRACE.json --to anim.gif)")
         data = animation_bytes(tr, anim_format, lang=lang)

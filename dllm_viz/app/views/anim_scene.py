@@ -131,15 +131,14 @@ class _Cell:
     w: int
 
 
-class _Layout:
-    """Where the prompt and every generated position sit: one box per position, one width for all frames."""
+class Layout:
+    """Where the prompt and every generated position sit: one box per position, one width for all frames (the
+    widest of the texts `shown[p]` position p ever holds)."""
 
-    def __init__(self, trace: Trace, spec: AnimationSpec, measure: Measure) -> None:
+    def __init__(self, trace: Trace, spec: AnimationSpec, measure: Measure, shown: list[set[str]]) -> None:
         s = spec.font_size
         self.pad, self.gap, self.row = s, max(2, s // 4), round(s * 2.1)
         self.status_h = round(s * 1.9)
-        history = events(trace)
-        shown = [{piece(trace, e.token) for e in evs if e.token is not None} for evs in history]
         x, y = self.pad, self.pad + self.status_h
         right = spec.width - self.pad
         self.prompt: list[tuple[int, int, str]] = []
@@ -174,7 +173,7 @@ def _state(history: list[Any], f: int) -> Any:
     return last
 
 
-def _frame(trace: Trace, spec: AnimationSpec, lay: _Layout, f: int, history: list[list[Any]],
+def _frame(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, history: list[list[Any]],
            bad: list[str], measure: Measure) -> list[Shape]:
     """Frame f's shapes: the status line, the prompt, every position, the key."""
     n, s = len(trace.steps), spec.font_size
@@ -217,7 +216,7 @@ def _frame(trace: Trace, spec: AnimationSpec, lay: _Layout, f: int, history: lis
     return [_status(trace, spec, lay, f, fresh), *head, *out, *_key(trace, spec, lay, measure)]
 
 
-def _status(trace: Trace, spec: AnimationSpec, lay: _Layout, f: int, fresh: int) -> Text:
+def _status(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, fresh: int) -> Text:
     n, lang = len(trace.steps), spec.lang
     now = t("start", lang) if f == 0 else t("after_step", lang, s=f, k=trace.steps[f - 1].k, new=fresh)
     if f == n and n > 0:
@@ -225,7 +224,7 @@ def _status(trace: Trace, spec: AnimationSpec, lay: _Layout, f: int, fresh: int)
     return Text(lay.pad, lay.pad, t("step_of", lang, f=f, n=n) + " · " + now, PALETTE["muted"], small=True)
 
 
-def _key(trace: Trace, spec: AnimationSpec, lay: _Layout, measure: Measure) -> list[Shape]:
+def _key(trace: Trace, spec: AnimationSpec, lay: Layout, measure: Measure) -> list[Shape]:
     """The key below the text: the confidence scale, a token confirmed at the step, a revised trace's marks."""
     lang, s, c = spec.lang, spec.font_size, PALETTE
     y = lay.text_bottom + round(s * 0.8)
@@ -259,8 +258,8 @@ def _key(trace: Trace, spec: AnimationSpec, lay: _Layout, measure: Measure) -> l
 def scene(trace: Trace, spec: AnimationSpec, measure: Measure) -> Scene:
     """Every frame of `trace` (frame f: after f steps), each shown `spec.step_ms` in `frames_per_step`
     frames, the last one held `spec.hold_ms` longer."""
-    lay = _Layout(trace, spec, measure)
     history = events(trace)
+    lay = Layout(trace, spec, measure, [{piece(trace, e.token) for e in evs if e.token is not None} for evs in history])
     bad = (task_view.token_rules(trace) if task_view.task_of(trace) else world_view.token_rules(trace))
     frames: list[tuple[Shape, ...]] = []
     durations: list[int] = []

@@ -100,7 +100,7 @@ STRINGS: dict[str, str] = {
     "rs_stops": "canvases the stop ended", "rn_renoised": "renoised", "rn_stable": "argmax stable",
     "rs_footer": "{model}, {n} runs per setting (prompts × seeds), {g} new tokens; 95% Wilson intervals.",
     "rn_state_empty": "not begun", "rn_state_noise": "noise (random token)", "rn_state_accepted": "accepted proposal",
-    "rn_state_final": "final", "rn_lost": "renoised: lost an accepted token", "rn_changed": "token changed",
+    "rn_state_final": "final", "rn_new": "accepted at this step", "rn_lost": "renoised: lost an accepted token", "rn_changed": "token changed",
     "rn_tip_empty": "position {pos} · its canvas has not begun", "rn_tip_final": "position {pos} · final: {tok}",
     "rn_tip_noise": "position {pos} · noise {tok} (what step {f} reads)", "rn_nats": "entropy (nats)",
     "rn_tip_accepted": "position {pos} · {tok}, accepted since step {s}", "rn_tip_lost": "renoised at step {s}: lost {old}",

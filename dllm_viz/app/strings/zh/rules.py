@@ -96,7 +96,7 @@ STRINGS: dict[str, str] = {
     "rs_valid": "有效运行", "rs_tpf": "每次前向的词数", "rs_stops": "停止规则结束的画布数",
     "rs_footer": "{model}，每种设置 {n} 次运行（提示 × 种子），{g} 个新词；95% Wilson 区间。",
     "rn_state_empty": "尚未开始", "rn_state_noise": "噪声（随机词）", "rn_state_accepted": "被接受的提议", "rn_state_final": "最终",
-    "rn_lost": "重噪：丢掉了一个已接受的词", "rn_renoised": "重噪", "rn_stable": "最可能的词（argmax）稳定", "rn_changed": "词改变了",
+    "rn_new": "本步接受", "rn_lost": "重噪：丢掉了一个已接受的词", "rn_renoised": "重噪", "rn_stable": "最可能的词（argmax）稳定", "rn_changed": "词改变了",
     "rn_tip_empty": "位置 {pos} · 所在画布尚未开始", "rn_tip_final": "位置 {pos} · 最终：{tok}",
     "rn_tip_noise": "位置 {pos} · 噪声 {tok}（第 {f} 步读到的）", "rn_tip_accepted": "位置 {pos} · {tok}，自第 {s} 步起被接受",
     "rn_tip_lost": "第 {s} 步重噪：丢掉了 {old}", "rn_nats": "熵（奈特）", "rn_canvas": "画布",
