@@ -108,6 +108,39 @@ def test_traces_of_two_prompts_are_refused_by_name():
         diff(run(), "not a trace")
 
 
+def test_two_renoising_traces_part_where_their_acceptances_do():
+    """A renoising canvas (docs/renoise.md): each step accepts some proposals and renoises the rest. Two runs part
+    at the first step where a position is accepted in one only (the other renoised it) or with another proposal;
+    the summary says so in each language. A masked trace against a renoising one is refused by name."""
+    from dllm_viz.app.views import renoise as renoise_view
+    from tests.renoise_table import TableRenoiser
+
+    model = TableRenoiser()
+    cfg = DecodeConfig(gen_length=12, seed=1, max_denoising_steps=6, entropy_bound=0.8, confidence_threshold=2.0)
+    a, b = decode(model, [[3, 4, 5], [3, 4, 5]], [cfg, cfg.replace(entropy_bound=1.6)])
+    assert diff(a, Trace.from_json(a.to_json())).same
+    d = diff(a, b)
+    frames = {id(a): renoise_view.frames(a), id(b): renoise_view.frames(b)}
+
+    def seen(trace, f):  # what step f accepted, as the canvas view shows it: frame f + 1 holds it (same canvas)
+        assert f + 1 < len(trace.steps) and trace.steps[f + 1].block == trace.steps[f].block
+        after = frames[id(trace)][f + 1]
+        held = zip(after["state"], after["token"])
+        return {p: tok for p, (st, tok) in enumerate(held) if st == renoise_view.ACCEPTED}
+
+    assert not d.same and d.first.kind in ("another_acceptance", "another_proposal")
+    assert {x.kind for x in d.differences} <= {"another_acceptance", "another_proposal", "another_stop"}
+    f, pos = d.first.step, d.first.position
+    assert all(seen(a, s) == seen(b, s) for s in range(f))  # the same acceptances up to there
+    assert (seen(a, f).get(pos), seen(b, f).get(pos)) == (d.first.a, d.first.b) and d.first.a != d.first.b
+    assert d.config == {"entropy_bound": (0.8, 1.6)}
+    for lang in LANGS:
+        said = summary(d, a, b, lang)
+        assert t(f"diff_kind_{d.first.kind}", lang) in said and f"{f + 1}" in said
+    with pytest.raises(ValueError, match=r"^b\.canvas='renoise' is invalid: expected A's 'masked'"):
+        diff(run(prompt="the cat "), a)
+
+
 def test_a_version_1_example_reads_and_compares():
     text = (assets.path("examples") / "01-quality_preset.json").read_text(encoding="utf-8")
     assert json.loads(text)["version"] == 1

@@ -23,6 +23,9 @@ Kinds, in the order they are reported within a step:
   another_stop      one trace took its last step here and the other went on, or both stopped here for
                     another reason (position None; a, b: "end", "early_stop" (the end-of-text early stop
                     fired) or None (went on))
+  another_acceptance  (a renoising canvas, docs/renoise.md) a position whose proposal this step accepted in one
+                    trace only (a, b: the id accepted, None: renoised there)
+  another_proposal  a position this step accepted in both, with another proposal (a, b: the ids)
 Positions are 0-based in the generated span; steps are 0-based records (the page shows step i + 1).
 """
 from __future__ import annotations
@@ -34,7 +37,8 @@ from typing import Any
 
 from dllm_viz.core.trace import StepRecord, Trace
 
-KINDS = ("forced", "another_selection", "another_token", "taken_back", "another_rewrite", "another_stop")
+KINDS = ("forced", "another_selection", "another_token", "taken_back", "another_rewrite", "another_stop",
+         "another_acceptance", "another_proposal")
 MASK = "mask"  # what a "forced" difference says of a position its fork point took back
 
 
@@ -177,6 +181,29 @@ def rewritten(rec: StepRecord) -> dict[int, int]:
     return dict(zip(getattr(rec, "edited", None) or (), getattr(rec, "edited_to", None) or ()))
 
 
+def accepted(trace: Trace, rec: StepRecord) -> dict[int, int]:
+    """A renoising step's accepted positions (generated positions: its canvas's start on) and their proposals."""
+    section = getattr(rec, "renoise", None)
+    if section is None or not trace.canvases:
+        return {}
+    start = trace.canvases[rec.block].start
+    return {start + i: section.proposal[i] for i in section.accepted}
+
+
+def renoise_section(a: Trace, b: Trace, step: int) -> Found:
+    """What a renoising step accepted: a position accepted in one trace only, or in both with another proposal
+    (a position either accepts or renoises: a renoised position is one the other trace's acceptance names)."""
+    ra, rb = _record(a, step), _record(b, step)
+    if ra is None or rb is None:
+        return
+    da, db = accepted(a, ra), accepted(b, rb)
+    for pos in sorted(da.keys() | db.keys()):
+        if pos not in da or pos not in db:
+            yield pos, "another_acceptance", da.get(pos), db.get(pos), None
+        elif da[pos] != db[pos]:
+            yield pos, "another_proposal", da[pos], db[pos], None
+
+
 # The sections of a step, in the order a step happens (a fork's change before it, then its decisions).
 SECTIONS: list[Section] = [
     forks_section,
@@ -184,6 +211,7 @@ SECTIONS: list[Section] = [
     _positions(taken_back, "taken_back"),
     _positions(rewritten, "another_rewrite"),
     stop_section,
+    renoise_section,
 ]
 
 
@@ -212,10 +240,9 @@ def diff(a: Trace, b: Trace) -> TraceDiff:
     for traces of different prompts or canvas lengths."""
     if not isinstance(a, Trace) or not isinstance(b, Trace):
         raise ValueError(f"a, b: got {type(a).__name__} and {type(b).__name__}: expected two Trace objects")
-    for name, t in (("a", a), ("b", b)):  # a renoising trace's steps are renoise sections, which no section reads yet
-        if t.canvas != "masked":
-            raise ValueError(f"{name}.canvas={t.canvas!r} is invalid: expected two masked traces (a renoising "
-                             "trace's steps are not compared yet)")
+    if a.canvas != b.canvas:  # a masked step and a renoising one decide different things
+        raise ValueError(f"b.canvas={b.canvas!r} is invalid: expected A's {a.canvas!r} (two traces of one kind of "
+                         "canvas)")
     check_same_prompt(a, b)
     found: list[Difference] = []
     for step in range(max(len(a.steps), len(b.steps)) + 1):  # + 1: fork points after the last record

@@ -19,6 +19,8 @@ STOPS = {"end": "diff_end", "early_stop": "diff_early_stop"}  # how a trace stop
 def _value(d: Difference, side: Any, trace: Trace, lang: str) -> str:
     """What one trace did at a difference, in words."""
     if side is None:
+        if d.kind == "another_acceptance":  # a renoising step: what it did not accept, it renoised
+            return t("rn_renoised", lang)
         return t("diff_went_on", lang) if d.kind == "another_stop" else t("diff_nothing", lang)
     if d.kind == "another_stop":
         return t(STOPS[side], lang)

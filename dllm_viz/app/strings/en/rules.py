@@ -162,6 +162,7 @@ STRINGS: dict[str, str] = {
     "diff_went_on": "went on", "diff_kind_forced": "a fork's change", "diff_kind_another_selection": "another selection",
     "diff_kind_another_token": "another token", "diff_kind_taken_back": "a taken-back token",
     "diff_kind_another_rewrite": "another rewrite", "diff_kind_another_stop": "another stop",
+    "diff_kind_another_acceptance": "another acceptance", "diff_kind_another_proposal": "another proposal accepted",  # a renoising step (core.diff)
     # ===== knobs that decode together (handlers/fit.py): what the page set for the visitor ==========================
     "fit_dual_block": ("The dual cache keeps the keys of the blocks after the current one, so it needs blocks: "
         "block length set to {b}."),

@@ -154,6 +154,7 @@ STRINGS: dict[str, str] = {
     "diff_kind_forced": "分叉时的改动", "diff_kind_another_selection": "选了别的位置",
     "diff_kind_another_token": "换了词", "diff_kind_taken_back": "撤回了词",
     "diff_kind_another_rewrite": "改写不同", "diff_kind_another_stop": "停止不同",
+    "diff_kind_another_acceptance": "接受与否不同", "diff_kind_another_proposal": "接受的提议不同",  # a renoising step (core.diff)
     # ===== knobs that decode together (handlers/fit.py): what the page set for the visitor ==========================
     "fit_dual_block": "双向缓存要保存当前块之后各块的键值，所以需要分块：块长度已设为 {b}。",
     "fit_block": "块长度 {a} 不能整除生成长度 {g}：已设为能整除它的最近值 {b}。",
