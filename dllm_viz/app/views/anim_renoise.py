@@ -14,7 +14,8 @@ from typing import Any
 
 from dllm_viz.app.strings import t
 from dllm_viz.app.views import renoise as renoise_view
-from dllm_viz.app.views.anim_scene import WHITE, AnimationSpec, Box, Layout, Measure, Scene, Shape, Text, mix
+from dllm_viz.app.views.anim_scene import (WHITE, AnimationSpec, Box, Layout, Measure, Scene, Shape, Text, mix,
+                                           status)
 from dllm_viz.app.views.palette import PALETTE
 from dllm_viz.core.analysis import piece
 from dllm_viz.core.trace import Trace
@@ -51,15 +52,7 @@ def _frame(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, frame: dict[s
         faded = trace.text_end is not None and p >= trace.text_end  # final: plain, the end padding faded
         out.append(Text(x0 + 3, y0 + 2, text, mix(c["text"], 0.35) if faded else c["text"], clip=cell.w - 6))
     head = [Text(x, y, text, c["muted"]) for x, y, text in lay.prompt]
-    return [_status(trace, spec, lay, f, fresh), *head, *out, *_key(spec, lay, measure)]
-
-
-def _status(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, fresh: int) -> Text:
-    n, lang = len(trace.steps), spec.lang
-    now = t("rn_start", lang) if f == 0 else t("rn_after_step", lang, s=f, k=trace.steps[f - 1].k, new=fresh)
-    if f == n and n > 0:
-        now += " · " + t("finished", lang)
-    return Text(lay.pad, lay.pad, t("step_of", lang, f=f, n=n) + " · " + now, PALETTE["muted"], small=True)
+    return [status(trace, spec, lay, f, fresh, ("rn_start", "rn_after_step")), *head, *out, *_key(spec, lay, measure)]
 
 
 def _key(spec: AnimationSpec, lay: Layout, measure: Measure) -> list[Shape]:

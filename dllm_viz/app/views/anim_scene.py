@@ -213,12 +213,15 @@ def _frame(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, history: list
         if bad[p]:
             out.append(Line(x0, y1 - 2, x1, y1 - 2, c["diverge"], 3))
     head = [Text(x, y, text, c["muted"]) for x, y, text in lay.prompt]
-    return [_status(trace, spec, lay, f, fresh), *head, *out, *_key(trace, spec, lay, measure)]
+    return [status(trace, spec, lay, f, fresh), *head, *out, *_key(trace, spec, lay, measure)]
 
 
-def _status(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, fresh: int) -> Text:
+def status(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, fresh: int,
+           words: tuple[str, str] = ("start", "after_step")) -> Text:
+    """The line above frame f: the step counter, what the step did (`words`: the strings of the start and of a
+    step, a renoising canvas's its own), and the end."""
     n, lang = len(trace.steps), spec.lang
-    now = t("start", lang) if f == 0 else t("after_step", lang, s=f, k=trace.steps[f - 1].k, new=fresh)
+    now = t(words[0], lang) if f == 0 else t(words[1], lang, s=f, k=trace.steps[f - 1].k, new=fresh)
     if f == n and n > 0:
         now += " · " + t("finished", lang)
     return Text(lay.pad, lay.pad, t("step_of", lang, f=f, n=n) + " · " + now, PALETTE["muted"], small=True)
