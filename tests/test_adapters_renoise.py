@@ -120,10 +120,12 @@ def test_the_page_shows_the_knobs_of_the_canvas_on_show():
     for name in ("gen_length", "seed"):  # both canvases read them
         assert getattr(masked, name) and getattr(renoise, name)
     boxes = ("presets_canvas", "presets_canvas_title", "presets_article", "presets_title", "schedule_box",
-             "article_box", "canvas_renoise", "subtitle_renoise", "subtitle_masked", "scenes_box", "lessons_box")
+             "article_box", "canvas_renoise", "subtitle_renoise", "subtitle_masked", "scenes_box", "lessons_box",
+             "sweep_box", "sweep_note_renoise")
     assert [getattr(renoise, b) for b in boxes] == [True, True, False, False, False, False, True, True, False, False,
-                                                    False]
-    assert [getattr(masked, b) for b in boxes] == [False, False, True, True, True, True, False, False, True, True, True]
+                                                    False, False, True]
+    assert [getattr(masked, b) for b in boxes] == [False, False, True, True, True, True, False, False, True, True, True,
+                                                   True, False]
     assert PRESET_GROUPS["canvas"] == ("diffusion_gemma", "gemma4_renoise")
 
 

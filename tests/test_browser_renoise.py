@@ -152,6 +152,17 @@ def test_compare_on_a_renoising_model_runs_its_own_pair(page):
     assert page.locator(".toast-body").count() == 0
 
 
+def test_the_sweep_on_a_renoising_model_says_what_sweeps_it_instead_of_a_grid_it_cannot_run(page):
+    """The Sweep's grid (temperature x top_k x decay) is the masked canvas's: on the renoising model its box hides
+    and a note shows in its place, with the renoise study counted (its entropy bound, temperatures, stop)."""
+    page.get_by_role("tab", name="Sweep").click()
+    page.wait_for_function(VISIBLE, arg="dv-sweep-note-renoise", timeout=TIMEOUT_MS)
+    assert not page.evaluate(VISIBLE, "dv-sweep-box")  # the grid, its Run button with it
+    note = page.locator("#dv-sweep-note-renoise").inner_text()
+    assert "renoise_lessons" in note and "DiffusionGemma" in note
+    assert page.locator(".toast-body").count() == 0
+
+
 def test_on_a_phone_both_canvas_presets_show_whole(served):
     """At 390 px the canvas presets' row wraps: its second button was cut at the screen's edge (the masked preset
     rows scroll sideways, each with many presets)."""
@@ -206,4 +217,7 @@ def test_picking_the_masked_model_brings_its_widgets_back(page):
     assert page.evaluate(VISIBLE, "dv-subtitle-masked") and not page.evaluate(VISIBLE, "dv-subtitle-renoise")
     page.get_by_role("tab", name="Compare").click()  # the masked model's lessons are back
     page.wait_for_function(VISIBLE, arg="dv-lessons-box", timeout=TIMEOUT_MS)
+    page.get_by_role("tab", name="Sweep").click()  # and the Sweep's grid, without the renoising model's note
+    page.wait_for_function(VISIBLE, arg="dv-sweep-box", timeout=TIMEOUT_MS)
+    assert not page.evaluate(VISIBLE, "dv-sweep-note-renoise")
     assert page.locator(".toast-body").count() == 0

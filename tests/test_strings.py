@@ -21,7 +21,7 @@ APP = Path(strings.__file__).parents[1]
 # Keys built at run time from a prefix and a registry name: (prefix, where the names come from).
 DYNAMIC = ("preset_", "m_", "choice_", "col_", "ex_", "rule_", "rv_score_", "rv_rule_", "info_", "rt_regime_",
            "diff_kind_", "mv_born_", "it_kind_", "it_op_", "rn_state_", "rn_tip_", "rs_", "sb_", "sweep_mean_",
-           "scene_", "rt_shipped_", "canvas_box_", "canvas_note_", "subtitle_", "canvas_cmp_")
+           "scene_", "rt_shipped_", "canvas_box_", "canvas_note_", "subtitle_", "canvas_cmp_", "sweep_canvas_")
 # English words allowed on the 中文 page: code identifiers (field and registry names), units and
 # symbols the article itself uses, and the model's own text.
 CODE_WORDS = {

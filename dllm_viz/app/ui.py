@@ -151,8 +151,8 @@ def build_demo(
                             "tab_compare") as tabs["compare"]:
                 c = merged(c, build_compare_tab(labels, pg.compare, model_pick=pick))
             with labels.add(gr.Tab(t("tab_sweep", labels.lang)), "tab_sweep") as tabs["sweep"]:
-                c |= build_sweep_tab(labels, longest=longest,
-                                     prompts=models[pick].prompts if models and pick in models else DEFAULT_PROMPTS)
+                c = merged(c, build_sweep_tab(labels, longest=longest, prompts=models[pick].prompts
+                                              if models and pick in models else DEFAULT_PROMPTS))
             with labels.add(gr.Tab(t("tab_about", labels.lang)), "tab_about") as tabs["about"]:
                 build_about_tab(labels)
         build_footer(labels)

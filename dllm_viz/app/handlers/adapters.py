@@ -193,6 +193,8 @@ BOX_CANVASES: dict[str, tuple[str, ...]] = {
     "article_box": ("masked",),  # what the article's table is: the masked presets' note
     "scenes_box": ("masked",),  # the revision rules' scenes: masked decodes (a click picks the scene's model)
     "lessons_box": ("masked",),  # Compare's lessons: masked pairs (a canvas plug-in's model has its own pair)
+    "sweep_box": ("masked",),  # the Sweep's grid: masked knobs (a canvas plug-in's model shows its note instead)
+    **{f"sweep_note_{name}": (name,) for name in rules.CANVAS_RULES},
     "subtitle_masked": ("masked",), **{f"subtitle_{name}": (name,) for name in rules.CANVAS_RULES},  # the header's
     "presets_canvas_title": tuple(rules.CANVAS_RULES),
     **{f"presets_{group}": canvases for group, canvases in PRESET_CANVAS.items()},

@@ -120,8 +120,8 @@ AutoStates = _record("AutoStates", "Which canvas knobs' sliders are live (greyed
 # The page's groups of widgets that show or hide whole with the canvas of the model on show (`adapters.shown_on`):
 # the masked canvas's boxes, the preset rows (`adapters.PRESET_GROUPS`) and their headings, each canvas plug-in's box.
 BOXES = ("schedule_box", "revise_box", "teaching_box", "article_box", "presets_title", "presets_canvas_title",
-         "presets_article", "presets_shipped", "presets_canvas", "scenes_box", "lessons_box",
-         *(f"canvas_{name}" for name in rules.CANVAS_RULES),
+         "presets_article", "presets_shipped", "presets_canvas", "scenes_box", "lessons_box", "sweep_box",
+         *(f"canvas_{name}" for name in rules.CANVAS_RULES), *(f"sweep_note_{name}" for name in rules.CANVAS_RULES),
          *(f"subtitle_{name}" for name in ("masked", *rules.CANVAS_RULES)))
 CanvasShown = _record("CanvasShown", "Which widgets and groups show for the canvas of the model on show (the knobs "
                                      "that apply to it; the others are hidden and not sent).",

@@ -81,6 +81,7 @@ STRINGS: dict[str, str] = {
         "model. Configs A and B take its own knobs over its defaults (\"auto\": the checkpoint's): A, empty, decodes as "
         "shipped, accepting by the entropy of the **tempered** logits; B, `acceptance_from: raw`, ranks by the raw "
         "logits' entropy, the article's rule. Pick a masked model for the lessons."),  # the Compare tab on a renoising model (handlers/compare.lesson_text)
+    "sweep_canvas_renoise": ("### Sweep on a renoising model\nOn a masked model this tab sweeps temperature, initial top_k and decay: knobs a renoising model does not read, so the grid does not run here. A renoising model's own knobs, its entropy bound, temperatures and stability threshold, are swept by `python -m dllm_viz.studies.renoise_lessons`; what it counted on the world language follows. Pick a masked model for the grid."),  # the Sweep tab on a renoising model (layout/sweep.sweep_note_md)
     "err_sweep_canvas": "model_pick={m} is invalid for the Sweep: its canvas is {c}, and the grid's knobs (temperature, top_k, decay) are the masked canvas's; expected a masked model",  # user errors of a renoising model's page (handlers/errors.localize)
     "err_lesson_canvas": "lesson={k} is invalid for {m}, whose canvas is {c}: the lessons compare masked decodes; expected a masked model (or configs A and B of its own knobs)",
     "err_knob_canvas": "{name}={value} is invalid for {m}, whose canvas is {c}: the knob applies to {kinds} canvases only; expected its default {default} (a {c} canvas reads {reads})",

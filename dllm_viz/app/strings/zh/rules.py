@@ -78,6 +78,7 @@ STRINGS: dict[str, str] = {
     "canvas_cmp_renoise": ("### 在重新加噪的模型上对比\n课题对比的是掩码解码，所以在这个模型上不运行。配置 A 和 B 使用这个模型自己的参数，"
         "未写的取其默认值（“自动”：检查点自带的值）：A 为空，按发布的做法解码，依据**调温后** logits（模型输出的未归一化分数）的熵来接受；"
         "B 为 `acceptance_from: raw`，按原始 logits（未归一化分数）的熵排序，即文章的规则。要运行课题，请选择一个掩码模型。"),  # the Compare tab on a renoising model (handlers/compare.lesson_text)
+    "sweep_canvas_renoise": ("### 在重噪模型上做参数扫描\n在掩码模型上，这个标签页扫描温度、初始 top_k 和衰减；重噪模型不读取这些参数，所以这里不运行网格。重噪模型自己的参数（熵上界、温度和稳定次数）由 `python -m dllm_viz.studies.renoise_lessons` 扫描；下面是它在世界语言上数出的结果。要运行网格，请选择一个掩码模型。"),  # the Sweep tab on a renoising model (layout/sweep.sweep_note_md)
     "err_sweep_canvas": "参数扫描不能用于 {m}：它的画布是 {c}，而扫描的参数（temperature、top_k、decay）属于掩码画布；请选择一个掩码模型。",  # user errors of a renoising model's page (handlers/errors.localize)
     "err_lesson_canvas": "课题 {k} 不能在 {m} 上运行：它的画布是 {c}，课题对比的是掩码解码；请选择一个掩码模型（或在配置 A、B 中写它自己的参数）。",
     "err_knob_canvas": "{name}={value} 对 {m} 无效：它的画布是 {c}，这个参数只用于 {kinds} 画布；应为默认值 {default}（这种画布读取的参数：{reads}）",
