@@ -28,8 +28,8 @@ def _text(trace: Trace, token: int | None) -> str:
 
 
 def _frame(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, frame: dict[str, Any],
-           measure: Measure) -> list[Shape]:
-    """Frame f's shapes: the status line, the prompt, every position, the key."""
+           key: list[Shape]) -> list[Shape]:
+    """Frame f's shapes: the status line, the prompt, every position, the key (the same in every frame)."""
     c, th = PALETTE, round(spec.font_size * 1.5)  # a token box's height
     out: list[Shape] = []
     fresh = 0
@@ -52,26 +52,23 @@ def _frame(trace: Trace, spec: AnimationSpec, lay: Layout, f: int, frame: dict[s
         faded = trace.text_end is not None and p >= trace.text_end  # final: plain, the end padding faded
         out.append(Text(x0 + 3, y0 + 2, text, mix(c["text"], 0.35) if faded else c["text"], clip=cell.w - 6))
     head = [Text(x, y, text, c["muted"]) for x, y, text in lay.prompt]
-    return [status(trace, spec, lay, f, fresh, ("rn_start", "rn_after_step")), *head, *out, *_key(spec, lay, measure)]
+    return [status(trace, spec, lay, f, fresh, ("rn_start", "rn_after_step")), *head, *out, *key]
 
 
 def _key(spec: AnimationSpec, lay: Layout, measure: Measure) -> list[Shape]:
     """The key below the text: each state as the canvas draws it, the mark of a lost token, a new acceptance."""
     c, s = PALETTE, spec.font_size
     y, h = lay.text_bottom + round(s * 0.8), round(s * 0.8)
-    legend = renoise_view.legend(spec.lang)
-    samples = (("noise", Box(0, 1, h + 4, h + 5, c["mask_bg"], c["mask_border"], dashed=True)),
-               ("accepted", Box(0, 1, h + 4, h + 5, c["mask_bg"], c["accent"])),
-               ("new", Box(0, 1, h + 4, h + 5, c["mask_bg"], c["accent"], 2)),
-               ("final", Box(0, 1, h + 4, h + 5, WHITE, c["mask_border"])),
-               ("empty", Box(0, 1, h + 4, h + 5, c["mask_bg"], c["mask_border"], dashed=True)),
-               ("lost", Box(0, 1, h + 4, h + 5, c["mask_bg"], c["remask"], 2)))
+    legend = renoise_view.legend(spec.lang) | {"new": t("rn_new", spec.lang)}
+    samples = (("noise", c["mask_bg"], c["mask_border"], 1, True), ("accepted", c["mask_bg"], c["accent"], 1, False),
+               ("new", c["mask_bg"], c["accent"], 2, False), ("final", WHITE, c["mask_border"], 1, False),
+               ("empty", c["mask_bg"], c["mask_border"], 1, True), ("lost", c["mask_bg"], c["remask"], 2, False))
     x, out = lay.pad, []
-    for name, box in samples:
-        label = t("rn_new", spec.lang) if name == "new" else legend[name]
+    for name, fill, outline, width, dashed in samples:  # (name, the sample box as the canvas draws that state)
+        label = legend[name]
         if x + h + 10 + measure.width(label, True) > spec.width - lay.pad and x > lay.pad:  # wrap the key
             x, y = lay.pad, y + round(s * 1.3)
-        out.append(box._replace(x0=x, y0=y + box.y0, x1=x + box.x1, y1=y + box.y1))
+        out.append(Box(x, y + 1, x + h + 4, y + h + 5, fill, outline, width, dashed))
         x += h + 10
         out.append(Text(x, y, label, c["muted"], small=True))
         x += measure.width(label, True) + 18
@@ -84,11 +81,12 @@ def scene(trace: Trace, spec: AnimationSpec, measure: Measure) -> Scene:
     frames = renoise_view.frames(trace)
     shown = [{_text(trace, fr["token"][p]) for fr in frames} for p in range(len(trace.token_ids))]
     lay = Layout(trace, spec, measure, shown)
-    lay.height += round(spec.font_size * 1.3)  # room for the key's second row
+    key = _key(spec, lay, measure)
+    height = max(lay.height, max(b.y1 for b in key if isinstance(b, Box)) + spec.font_size)  # every row of the key
     out: list[tuple[Shape, ...]] = []
     durations: list[int] = []
     for f, frame in enumerate(frames):
-        out += [tuple(_frame(trace, spec, lay, f, frame, measure))] * spec.frames_per_step
+        out += [tuple(_frame(trace, spec, lay, f, frame, key))] * spec.frames_per_step
         durations += [spec.frame_ms] * spec.frames_per_step
     durations[-1] += spec.hold_ms
-    return Scene(width=spec.width, height=lay.height, frames=tuple(out), durations=tuple(durations))
+    return Scene(width=spec.width, height=height, frames=tuple(out), durations=tuple(durations))
