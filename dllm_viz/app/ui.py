@@ -182,7 +182,8 @@ def build_demo(
 
 def merged(c: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
     """The page's components `c` and a builder's `part`, the groups each shows by the canvas of the model on show
-    (`boxes`: the header's subtitles, the Playground's boxes, the Compare tab's lessons) gathered."""
+    (`boxes`: the header's subtitles, the Playground's boxes, the Compare tab's lessons, the Sweep's grid and its
+    note on another canvas) gathered."""
     return c | part | {"boxes": {**c.get("boxes", {}), **part.get("boxes", {})}}
 
 
