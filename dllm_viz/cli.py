@@ -227,13 +227,17 @@ def _knob(text: str) -> tuple[str, Any]:
 
 def shipped_model(name: str) -> str | None:
     """`load_model`'s path for a model shipped in the package, by the name its traces record ("world-mdlm"
-    -> "world"; the embedded model: ""); None for any other."""
+    -> "world", "world-renoise" -> "world-renoise"; the embedded model: ""); None for any other."""
     from dllm_viz import assets
     from dllm_viz.models import SHIPPED
 
     for path, folder in (("", assets.path("embedded")), *SHIPPED.items()):
         config = Path(folder) / "config.json"
-        if config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("name") == name:
+        if not config.is_file():
+            continue
+        values = json.loads(config.read_text(encoding="utf-8"))
+        # the embedded format names its model; a Hugging Face checkpoint (model_type) is named by its folder
+        if values.get("name", Path(folder).resolve().name if "model_type" in values else None) == name:
             return path
     return None
 

@@ -103,3 +103,23 @@ def test_json_never_overwrites_a_file_that_is_not_a_trace_without_force(tmp_path
     assert Trace.from_json(source.read_text(encoding="utf-8")).config.gen_length == 8
     assert main(argv) == 0  # now a trace: replaced without --force
     assert main(["generate", "--prompt", "It is", "--quiet", "--json", str(tmp_path)]) == 2  # a directory
+
+
+@pytest.mark.parametrize("model, config, change", [
+    ("", DecodeConfig.preset("balanced", 16, seed=3), ["--set", "temperature=0"]),
+    ("world-renoise", DecodeConfig.preset("diffusion_gemma", 32, seed=1), ["--set", "entropy_bound=1.0"]),
+])
+def test_fork_continues_a_trace_file_with_a_switched_knob(model: str, config: DecodeConfig, change: list[str],
+                                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dllm_viz import decode, load_model
+
+    (trace,) = decode(load_model(model or None), ["It is a truth" if not model else "Ana"], config)
+    parent, out = tmp_path / "parent.json", tmp_path / "fork.json"
+    parent.write_text(trace.to_json(), encoding="utf-8")
+    assert main(["fork", str(parent), "--step", "3", *change, "--json", str(out)]) == 0
+    forked = Trace.from_json(out.read_text(encoding="utf-8"))
+    knob, value = change[1].split("=")
+    assert [json.dumps(r.to_dict()) for r in forked.steps[:3]] == [json.dumps(r.to_dict()) for r in trace.steps[:3]]
+    assert forked.forks[0].step == 3
+    assert dict(forked.forks[0].knobs) == {knob: float(value)} and getattr(forked.config, knob) == float(value)
+    assert capsys.readouterr().out == forked.text + "\n"

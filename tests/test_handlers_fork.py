@@ -58,3 +58,17 @@ def test_on_the_world_model_the_api_returns_both_verdicts():
         tiny = make_text_model()
         other = decode(tiny, ["the cat "], DecodeConfig.preset("balanced", 8))[0]
         pg.fork(other.to_json(), '{"step": 1}')
+
+
+def test_a_renoising_trace_forks_through_the_api_with_knobs_and_a_forced_token_is_refused_by_name():
+    model = load_model("world-renoise")
+    run = lambda prompts, configs, **kw: decode(model, prompts, configs, **kw)  # noqa: E731
+    pg = Playground(run, models={"world-renoise": ModelChoice(run=run, prompts=("Ana",), name=model.name,
+                                                              fork=make_forker(model))})
+    trace = decode(model, ["Ana"], DecodeConfig.preset("diffusion_gemma", 32, seed=1))[0]
+    text, fork_json, verdicts = pg.fork(trace.to_json(), json.dumps({"step": 4, "knobs": {"entropy_bound": 1.0}}))
+    fork = Trace.from_json(fork_json)
+    assert verdicts == "null" and text == fork.text  # the world checker reads the masked world model's text only
+    assert fork.steps[:4] == trace.steps[:4] and fork.config.entropy_bound == 1.0 and fork.forks[0].step == 4
+    with pytest.raises(ValueError, match=r"^force=\{3: 7\} is invalid on a renoising trace"):
+        pg.fork(trace.to_json(), json.dumps({"step": 4, "force": {"3": 7}}))

@@ -39,6 +39,18 @@ def table() -> Trace:
 
 
 @pytest.fixture(scope="module")
+def forked(world) -> Trace:
+    """The world trace forked half-way with another entropy bound and stop threshold: the figure's lines step there."""
+    from dllm_viz import fork
+
+    tr = fork(load_model("world-renoise"), world, 5, knobs={"entropy_bound": 0.5, "confidence_threshold": 0.05})
+    se, n = view.series(tr), len(tr.steps)
+    assert se["bound"] == [world.config.entropy_bound] * 5 + [0.5] * (n - 5)
+    assert se["confidence"] == [world.config.confidence_threshold] * 5 + [0.05] * (n - 5)
+    return tr
+
+
+@pytest.fixture(scope="module")
 def page(chromium):  # noqa: F811
     page = renderer.open_page(chromium)
     yield page
@@ -96,7 +108,7 @@ def test_the_heatmap_cells_are_each_steps_accepted_and_renoised_positions(page, 
     assert heat["layout"]["xaxis"]["range"] == [-0.5, G - 0.5] and heat["layout"]["yaxis"]["range"] == [n + 0.5, 0.5]
 
 
-@pytest.mark.parametrize("which", ["world", "table"])
+@pytest.mark.parametrize("which", ["world", "table", "forked"])
 def test_the_per_step_figure_is_the_views_series(page, request, which):
     trace = request.getfixturevalue(which)
     se, n = view.series(trace), len(trace.steps)

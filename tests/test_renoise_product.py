@@ -217,13 +217,15 @@ def test_renoise_settings_and_decode_config_share_one_validation():
         assert str(a.value) == str(b.value)
 
 
-def test_fork_refuses_a_renoising_trace_by_name_and_diff_and_export_take_it(tmp_path):
+def test_fork_diff_and_export_take_a_renoising_trace(tmp_path):
     import dllm_viz
 
     model = TableRenoiser()
     a, b = decode(model, [[1, 2], [1, 2]], [DecodeConfig(gen_length=6, seed=1), DecodeConfig(gen_length=6, seed=2)])
     assert not dllm_viz.diff(a, b).same  # where their acceptances part (tests/test_diff.py)
-    with pytest.raises(ValueError, match=r"^trace\.canvas='renoise' is invalid: expected a masked trace"):
-        dllm_viz.fork(model, a, 1)
+    forked = dllm_viz.fork(model, a, 1, knobs={"seed": 2})  # knobs only (tests/test_fork_renoise.py)
+    assert forked.steps[:1] == a.steps[:1] and forked.forks[0].knobs == (("seed", 2),)
+    with pytest.raises(ValueError, match=r"^force=\{0: 1\} is invalid on a renoising trace"):
+        dllm_viz.fork(model, a, 1, force={0: 1})
     written = dllm_viz.export_animation(a, tmp_path / "a.svg")  # its frames: noise, acceptances (anim_renoise)
     assert f'dur="{(len(a.steps) + 1) * 450 + 2000}ms"' in written.read_text(encoding="utf-8")  # a frame a step

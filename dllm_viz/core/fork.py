@@ -21,6 +21,9 @@ change would hold keys of tokens no longer there).
 
 The forked trace keeps the parent's first `step` records as they were and lists its lineage in
 `Trace.forks` (`core.lineage.ForkPoint`: the parent's digest, the step, the change).
+
+A renoising trace forks with knobs switched only (`core.fork_renoise`: its canvas holds no decided position to
+force or take back); this module checks the request and hands it over.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from dllm_viz.core.budget import bound_work
 from dllm_viz.core.config import DecodeConfig, short
 from dllm_viz.core.decoder import encode_prompt, request_generator
 from dllm_viz.core.diff import step_differences
+from dllm_viz.core.fork_renoise import fork_renoise
 from dllm_viz.core.lineage import ForkPoint
 from dllm_viz.core.trace import StepRecord, Trace
 from dllm_viz.models.base import check_denoiser, model_max_length, model_name
@@ -44,6 +48,7 @@ from dllm_viz.models.base import check_denoiser, model_max_length, model_name
 # insert/delete rule's block state is its own), the cache's state, or which stream the random numbers come from. Every
 # other DecodeConfig field may change at a fork (seed: the request's generator is seeded again at the fork's step).
 FIXED = ("gen_length", "block_length", "cache", "cache_refresh", "cache_drift", "rng", "indel")
+FIXED_RENOISE = ("gen_length", "canvas_length")  # a renoising canvas: the new tokens asked for, each canvas's length
 
 
 def digest(trace: Trace) -> str:
@@ -66,7 +71,8 @@ def fork(model: Any, trace: Trace, step: int, *, force: Mapping[int, int] | None
 
     `force` {position: token id} places tokens (on masks or over visible tokens), `remask` takes visible
     positions back to [MASK], `knobs` {field: value} switches DecodeConfig fields (not those of `FIXED`);
-    with none of them the fork is the trace itself. `record_candidates` (default: as many as the trace
+    with none of them the fork is the trace itself; a renoising trace takes knobs only (not those of
+    `FIXED_RENOISE`, `core.fork_renoise`). `record_candidates` (default: as many as the trace
     kept) and `on_step` (called with each new record) are `decode`'s. The canvas is checked against the
     model's context and the continuation's work (what the switched knobs may add) against `max_cells` (a
     server's bound, `core.budget`; the replay is the trace's own steps) before anything is allocated.
@@ -76,20 +82,27 @@ def fork(model: Any, trace: Trace, step: int, *, force: Mapping[int, int] | None
     """
     if not isinstance(trace, Trace):
         raise ValueError(f"trace={short(trace)} is invalid: expected a Trace")
-    if trace.canvas != "masked":
-        raise ValueError(f"trace.canvas={trace.canvas!r} is invalid: expected a masked trace (a renoising trace "
-                         "cannot be forked yet)")
     n = len(trace.steps)
     if type(step) is not int or not 0 <= step <= n:
         raise ValueError(f"step={short(step)} is invalid: expected a step in [0, {n}] (the trace has {n} steps; "
                          f"a fork at {n} continues after its last)")
-    check_denoiser(model)
     if model_name(model) != trace.model:
         raise ValueError(f"model={model_name(model)!r} is invalid: expected the trace's own model {trace.model!r} "
                          "(a fork replays the trace's first steps)")
     lineage = tuple(p for p in trace.forks if p.step <= step)  # the parent's own fork points up to here
     start = initial_config(trace)
-    config, was = _switched(config_at(start, lineage), knobs)
+    renoising = trace.canvas == "renoise"
+    config, was = _switched(config_at(start, lineage), knobs, FIXED_RENOISE if renoising else FIXED)
+    if renoising:
+        for name, change in (("force", force), ("remask", remask)):
+            if change:
+                raise ValueError(f"{name}={short(change)} is invalid on a renoising trace: expected none (every step "
+                                 "writes every position of its canvas, an accepted proposal or noise, so none is "
+                                 "decided to force or take back); switch knobs instead")
+        chain = [config_at(start, lineage[:j]) for j in range(len(lineage) + 1)] + [config]
+        return fork_renoise(model, trace, step, chain=chain, lineage=lineage, was=was, parent=digest(trace),
+                            on_step=on_step, max_cells=max_cells)
+    check_denoiser(model)
     prompt = encode_prompt(model, trace.prompt_ids)  # the ids checked against this model's vocabulary
     bound_work(config, prompt_length=len(prompt), max_length=model_max_length(model), max_cells=max_cells)
     width = max(1, len(prompt) + start.gen_length)
@@ -126,16 +139,18 @@ def config_at(start: DecodeConfig, lineage: Sequence[ForkPoint]) -> DecodeConfig
     return start
 
 
-def _switched(config: DecodeConfig, knobs: Mapping[str, Any] | None) -> tuple[DecodeConfig, dict[str, Any]]:
-    """The config after the switch and the switched fields' old values (the fields whose value changes)."""
+def _switched(config: DecodeConfig, knobs: Mapping[str, Any] | None,
+              fixed: Sequence[str] = FIXED) -> tuple[DecodeConfig, dict[str, Any]]:
+    """The config after the switch and the switched fields' old values (the fields whose value changes); the
+    `fixed` fields may not switch."""
     if knobs is None:
         return config, {}
     if not isinstance(knobs, Mapping):
         raise ValueError(f"knobs={short(knobs)} is invalid: expected a mapping of DecodeConfig fields to values")
-    fixed = sorted(set(knobs) & set(FIXED))
-    if fixed:
-        raise ValueError(f"knobs: {fixed[0]}={short(knobs[fixed[0]])} is invalid at a fork: expected a knob that "
-                         f"keeps the canvas and its random stream (not {', '.join(FIXED)})")
+    held = sorted(set(knobs) & set(fixed))
+    if held:
+        raise ValueError(f"knobs: {held[0]}={short(knobs[held[0]])} is invalid at a fork: expected a knob that "
+                         f"keeps the canvas and its random stream (not {', '.join(fixed)})")
     new = config.replace(**knobs)  # an unknown field or a bad value: DecodeConfig's ValueError, naming it
     was = {k: getattr(config, k) for k in sorted(knobs) if getattr(new, k) != getattr(config, k)}
     return (new, was) if was else (config, {})

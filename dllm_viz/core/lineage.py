@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from dllm_viz.core.knobs import bad
@@ -98,9 +99,9 @@ def _int(path: str, v: Any, lo: int, hi: int) -> int:
     return v
 
 
-def check_forks(forks: list[Any], *, steps: int, gen_length: int) -> tuple[ForkPoint, ...]:
+def check_forks(forks: list[Any], *, steps: int, gen_length: int, canvas: str = "masked") -> tuple[ForkPoint, ...]:
     """A trace's `forks` read and checked against it: at most `MAX_FORKS`, steps in [0, `steps`] in order,
-    positions in [0, `gen_length`)."""
+    positions in [0, `gen_length`); on a renoising `canvas`, knobs only (`core.fork_renoise`)."""
     if not isinstance(forks, list) or len(forks) > MAX_FORKS:
         raise bad("forks", forks, f"a list of at most {MAX_FORKS} fork points")
     out = tuple(ForkPoint.from_dict(f, path=f"forks[{i}]") for i, f in enumerate(forks))
@@ -110,7 +111,35 @@ def check_forks(forks: list[Any], *, steps: int, gen_length: int) -> tuple[ForkP
             raise bad(f"forks[{i}].step", point.step, f"a step in [{last}, {steps}] (fork points in order, "
                       "none past the trace's last record)")
         last = point.step
+        if canvas != "masked" and point.changes_canvas:
+            raise bad(f"forks[{i}]", point.to_dict(), "knobs switched only: a renoising canvas has no decided "
+                      "position to force or take back")
         for pos in [p for p, _ in point.force] + list(point.remask):
             if not 0 <= pos < gen_length:
                 raise bad(f"forks[{i}]", pos, f"positions in [0, {gen_length}) (the generated span)")
+    return out
+
+
+
+def held(value: Any, forks: tuple[ForkPoint, ...], knob: str) -> Callable[[int], Any]:
+    """`knob`'s value in force at each step of a trace, as a function of the step: what the first fork point after
+    the step that switched it switched it from, else `value` (the trace's config's, after every fork)."""
+    switched = [(point.step, dict(point.was)[knob]) for point in forks if knob in dict(point.was)]
+
+    def at(step: int) -> Any:
+        return next((was for s, was in switched if s > step), value)
+    return at
+
+
+def most_steps(value: int, forks: tuple[ForkPoint, ...]) -> int:
+    """The largest `max_denoising_steps` a renoising trace's decode ran under: its config's or one a fork point
+    switched from; each of those an integer >= 1 (ValueError naming the fork point's field)."""
+    out = value
+    for i, point in enumerate(forks):
+        was = dict(point.was)
+        if "max_denoising_steps" in was:
+            v = was["max_denoising_steps"]
+            if type(v) is not int or v < 1:
+                raise bad(f"forks[{i}].was.max_denoising_steps", v, "an integer >= 1 (the steps it ran under)")
+            out = max(out, v)
     return out

@@ -196,10 +196,12 @@ class StopState:
     history: torch.Tensor = field(repr=False)  # (S, B, L) the last S argmax canvases, oldest first
 
 
-def empty_history(threshold: torch.Tensor, rows: int, length: int, device: torch.device | str) -> torch.Tensor:
-    """History `(S, B, L)` filled with -1 (no argmax ever equals it), S = max threshold: the state
+def empty_history(threshold: torch.Tensor, rows: int, length: int, device: torch.device | str,
+                  depth: int = 0) -> torch.Tensor:
+    """History `(S, B, L)` filled with -1 (no argmax ever equals it), S = max threshold (at least `depth`: a
+    deeper history changes no verdict, each row compares its own last `threshold` entries): the state
     `StableAndConfidentStoppingCriteria` starts each canvas with (`reset`, then lazy allocation)."""
-    depth = int(threshold.max()) if threshold.numel() else 0
+    depth = max(depth, int(threshold.max()) if threshold.numel() else 0)
     return torch.full((depth, rows, length), -1, dtype=torch.long, device=device)
 
 

@@ -75,13 +75,14 @@ class RenoiseSlot:
 class RenoiseBatch:
     """Slots of renoising requests, stepped in groups (see module doc). `capacity` bounds the slots;
     `record_candidates` and `device` are `DecodeBatch`'s arguments, unused here (a renoising step keeps no
-    candidates; it runs on the model's device)."""
+    candidates; it runs on the model's device). `history_depth`: the least depth of its groups' stop histories
+    (`RenoiseGroup`'s `depth`; a fork's replay)."""
 
     atomic = True  # a unit of `units()` fails together (its rows share one cache)
 
     def __init__(self, model: Renoiser, *, capacity: int, max_length: int | None = None,
-                 record_candidates: int = 5, device: torch.device | str | None = None) -> None:
-        self.model, self.capacity = model, capacity
+                 record_candidates: int = 5, device: torch.device | str | None = None, history_depth: int = 0) -> None:
+        self.model, self.capacity, self.history_depth = model, capacity, history_depth
         self.max_length = max_length if max_length is not None else model_max_length(model)
         self.slots: dict[int, RenoiseSlot] = {}
         self.defaults = model.generation_defaults()  # the checkpoint's generation config, read once
@@ -114,6 +115,19 @@ class RenoiseBatch:
                            generator=generator_for(settings, self.model.device), prompt_text=prompt_text)
         self.slots[index] = slot
         return slot
+
+    def reconfigure(self, index: int, config: DecodeConfig) -> None:
+        """Decode slot `index` under `config` from its next step on, its canvas, generator and steps as they are
+        (a fork's switch, `core.fork_renoise`). ValueError naming a bad knob, or a canvas length not the slot's."""
+        slot = self.slots[index]
+        settings = self.settings(config)
+        if settings.canvas_length != slot.settings.canvas_length:
+            raise ValueError(f"canvas_length={settings.canvas_length} is invalid here: expected the request's "
+                             f"{slot.settings.canvas_length} (its canvases are that long)")
+        self.check(slot.prompt_ids, settings)
+        slot.config, slot.settings = config, settings
+        if slot.group is not None:
+            slot.group.reconfigure(index, settings)
 
     def release(self, index: int) -> RenoiseSlot:
         """Free slot `index`; a request still decoding leaves its group (frozen until its canvas ends)."""
@@ -177,7 +191,7 @@ class RenoiseBatch:
         for i in requests:
             slot = self.slots[i]
             prompts[i], settings[i], generators[i] = slot.prompt_ids, slot.settings, slot.generator
-        group = RenoiseGroup(self.model, prompts, settings, requests, length, generators)
+        group = RenoiseGroup(self.model, prompts, settings, requests, length, generators, self.history_depth)
         for i in requests:
             self.slots[i].group = group
 

@@ -123,12 +123,13 @@ class CanvasState:
     k: int = 0  # steps taken on this canvas
 
     @classmethod
-    def start(cls, model: Renoiser, rows: Rows, length: int) -> CanvasState:
-        """1.b: a uniform canvas from each row's generator, no self-conditioning, the history reset."""
+    def start(cls, model: Renoiser, rows: Rows, length: int, depth: int = 0) -> CanvasState:
+        """1.b: a uniform canvas from each row's generator, no self-conditioning, the history reset (at least
+        `depth` argmax canvases deep: `RenoiseGroup`'s)."""
         B, device = len(rows.requests), model.device
         canvas = uniform_canvas(rows.generators, model.vocab_size, length, device)  # (B, L)
         return cls(canvas=canvas, argmax=canvas, self_conditioning=None,
-                   history=empty_history(rows.stability, B, length, device),
+                   history=empty_history(rows.stability, B, length, device, depth),
                    stopped=torch.zeros(B, dtype=torch.bool, device=device))
 
     def active(self, rows: Rows, k: int | None = None) -> torch.Tensor:
@@ -246,18 +247,21 @@ class RenoiseGroup:
     """Requests decoded together: one exact cache and one decoder forward per step for all of them (one
     canvas length). `step()` takes step 1.c of the current canvas for every row still in it; the step
     that ends a canvas also finishes it (1.d-1.f): requests that are done leave the group, the others'
-    next canvas is encoded and started. A step that raises in the decoder changes nothing."""
+    next canvas is encoded and started. A step that raises in the decoder changes nothing. `depth`: the stop
+    rule's history keeps at least that many argmax canvases (a fork that raises a row's stability threshold
+    half-way through a canvas reads the ones before the switch, `core.fork_renoise`)."""
 
     def __init__(self, model: Renoiser, prompts: Sequence[list[int]], settings: Sequence[RenoiseSettings],
-                 requests: list[int], length: int, generators: Sequence[torch.Generator] | None = None) -> None:
-        self.model, self.settings, self.length = model, settings, length
+                 requests: list[int], length: int, generators: Sequence[torch.Generator] | None = None,
+                 depth: int = 0) -> None:
+        self.model, self.settings, self.length, self.depth = model, list(settings), length, depth
         self.rows = Rows.build(requests, settings, model.device, generators)
         self.leaving: set[int] = set()  # requests dropped (cancelled): frozen, gone at the canvas's end
         ids, mask = _left_padded([prompts[r] for r in requests], model.device)
         self.context = model.encode(ids, mask, None, canvas_length=length)  # 1.a
         self.progress = {r: Progress() for r in requests}
         self.index = 0  # the current canvas
-        self.state = CanvasState.start(model, self.rows, length)  # 1.b
+        self.state = CanvasState.start(model, self.rows, length, depth)  # 1.b
         self.start = time.perf_counter()
 
     @property
@@ -272,6 +276,21 @@ class RenoiseGroup:
             b = self.rows.requests.index(request)
             self.state.stopped = self.state.stopped.clone()
             self.state.stopped[b] = True
+
+    def reconfigure(self, request: int, settings: RenoiseSettings) -> None:
+        """Decode `request` under `settings` (its canvas length the group's) from its next step on: a fork's
+        switch of knobs (`core.fork_renoise`). Its canvas, self-conditioning, history and generator stay; a
+        history shallower than the new stability threshold is deepened with entries no argmax equals (the
+        canvases before it began are not known: `depth` avoids that)."""
+        self.settings[request] = settings
+        own = dict(zip(self.rows.requests, self.rows.generators))
+        self.rows = Rows.build(self.rows.requests, self.settings, self.model.device,
+                               [own.get(r) for r in range(len(self.settings))])  # type: ignore[misc]
+        history = self.state.history  # (S, B, L)
+        missing = int(settings.stability_threshold) - history.shape[0]
+        if missing > 0:
+            older = history.new_full((missing, *history.shape[1:]), -1)
+            self.state = replace(self.state, history=torch.cat([older, history]))
 
     def step(self) -> list[tuple[int, RenoiseStep]]:
         """One step of the current canvas (1.c); the records of the rows that stepped, by request. (When every
@@ -316,7 +335,7 @@ class RenoiseGroup:
         self.context = self.model.encode(appended, torch.ones_like(appended, dtype=torch.bool), context,
                                          canvas_length=self.length)  # 1.f, then 1.a of the next canvas
         self.rows = rows
-        self.state = CanvasState.start(self.model, rows, self.length)  # 1.b of the next canvas
+        self.state = CanvasState.start(self.model, rows, self.length, self.depth)  # 1.b of the next canvas
 
 
 def resolve(model: Renoiser, settings: RenoiseSettings | Sequence[RenoiseSettings], count: int

@@ -29,7 +29,7 @@ from typing import Any
 from dllm_viz.core import trace_renoise
 from dllm_viz.core.cache_facts import cache_facts
 from dllm_viz.core.config import DecodeConfig, short
-from dllm_viz.core.lineage import ForkPoint, check_forks
+from dllm_viz.core.lineage import ForkPoint, check_forks, held, most_steps
 from dllm_viz.core.revision import max_steps
 from dllm_viz.core.step_record import StepRecord, quantize  # noqa: F401 - both read from here too
 from dllm_viz.core.trace_renoise import CanvasSpan
@@ -42,7 +42,7 @@ VERSION = 3  # the newest written: a trace with a per-step section; see READS
 PLAIN_VERSION = 2  # what a trace without one is written as (its readers need nothing newer)
 READS = (1, 2, 3)  # versions this dllm-viz reads
 # What only a canvas of that kind has (at the top of a trace, in a step): a trace of another kind refuses it.
-CANVAS_TOP = {"masked": ("forks",), "renoise": ("canvas", "canvases", "finished_by")}
+CANVAS_TOP = {"masked": (), "renoise": ("canvas", "canvases", "finished_by")}
 CANVAS_STEP = {"renoise": ("renoise",)}
 
 
@@ -295,22 +295,23 @@ class Trace:
             raise ValueError(f"trace canvas={short(canvas)} is invalid: expected " + " | ".join(CANVAS_TOP))
         others = {f for kind, names in CANVAS_TOP.items() if kind != canvas for f in names}
         trace_fields = [f for f in dataclass_fields(cls) if f not in others]
-        forks: tuple[ForkPoint, ...] = ()
+        steps = d.get("steps")
+        forks = check_forks(d["forks"], steps=len(steps) if isinstance(steps, list) else 0,
+                            gen_length=config.gen_length, canvas=canvas) if "forks" in d else ()
         if canvas == "renoise":
             if config.canvas_length is None or config.max_denoising_steps is None:
                 raise ValueError("trace config: a renoising trace records the canvas_length and max_denoising_steps "
                                  "it ran with (got None)")
             check_renoise_trace_dict(d, trace_fields=trace_fields, gen_length=config.gen_length,
-                                     canvas_length=config.canvas_length, max_steps=config.max_denoising_steps)
+                                     canvas_length=config.canvas_length,
+                                     max_steps=most_steps(config.max_denoising_steps, forks),
+                                     budget=held(config.max_denoising_steps, forks, "max_denoising_steps"))
         else:
             step_fields = tuple(f for f in dataclass_fields(StepRecord) if f not in CANVAS_STEP["renoise"])
             if version == 1:  # version 1 has none of the revision or cache fields
                 step_fields = tuple(f for f in step_fields if f not in StepRecord.OPTIONAL)
             elif version == 2:  # version 2 has no per-step section
                 step_fields = tuple(f for f in step_fields if f not in StepRecord.SECTIONS)
-            steps = d.get("steps")
-            forks = check_forks(d["forks"], steps=len(steps) if isinstance(steps, list) else 0,
-                                gen_length=config.gen_length) if "forks" in d else ()
             bound = max_steps(config) + (forks[-1].step if forks else 0)  # a fork's own steps follow its parent's
             check_trace_dict(d, trace_fields=trace_fields, step_fields=step_fields, gen_length=config.gen_length,
                              num_blocks=config.num_blocks, max_steps=bound, revision=config.revise,

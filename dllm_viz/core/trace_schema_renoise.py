@@ -11,7 +11,7 @@ A problem raises ValueError naming the field (`steps[3].renoise.accepted[1]`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from dllm_viz.core.trace_renoise import SECTION_FIELDS, SPAN_FIELDS, CanvasSpan, RenoiseSection, settled
@@ -27,9 +27,11 @@ REQUIRED_RENOISE = ("canvas", "canvases", "finished_by")
 
 
 def check_renoise_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], gen_length: int,
-                             canvas_length: int, max_steps: int) -> None:
+                             canvas_length: int, max_steps: int, budget: Callable[[int], int] | None = None) -> None:
     """Raise ValueError naming the first malformed field of a parsed renoising trace; `gen_length` (the new
-    tokens asked for), `canvas_length` (L) and `max_steps` (per canvas) come from its validated config."""
+    tokens asked for), `canvas_length` (L) and `max_steps` (per canvas) come from its validated config, `budget`
+    gives the max_denoising_steps in force at each step (a fork may switch it; None: `max_steps` throughout)."""
+    budget = budget if budget is not None else lambda s: max_steps
     known_ids, _ = check_header(d, trace_fields)
     for key in REQUIRED_RENOISE:
         if key not in d:
@@ -56,7 +58,7 @@ def check_renoise_trace_dict(d: dict[str, Any], *, trace_fields: Iterable[str], 
         if span.steps > max_steps or span.last_step >= len(steps):
             raise bad(f"canvases[{c}].steps", span.steps, f"at most max_denoising_steps={max_steps}, within the "
                        f"trace's {len(steps)} steps")
-        _check_canvas(f"canvases[{c}]", span, sections, steps, max_steps)
+        _check_canvas(f"canvases[{c}]", span, sections, steps, budget)
         first += span.steps
     if first != len(steps):
         raise bad("steps", steps, f"{first} steps, those of the canvases (got {len(steps)})")
@@ -114,14 +116,15 @@ def _step(path: str, i: int, rec: Any, L: int, known_ids: set[int] | None) -> Re
 
 
 def _check_canvas(path: str, span: CanvasSpan, sections: list[RenoiseSection], steps: list[dict],
-                  max_steps: int) -> None:
-    """A canvas's steps: its own (block), the temperature's steps left falling by one, what one step accepted
-    read by the next, no stop before the last step, the last one's stop flag the canvas's."""
+                  budget: Callable[[int], int]) -> None:
+    """A canvas's steps: its own (block), the temperature's steps left falling by one (from the budget in force,
+    `budget(step)`, never below one), what one step accepted read by the next, no stop before the last step, the
+    last one's stop flag the canvas's, and a canvas the stop did not end ended by its budget."""
     for s in range(span.first_step, span.last_step + 1):
         here = f"steps[{s}]"
         if steps[s]["block"] != span.index:
             raise bad(f"{here}.block", steps[s]["block"], f"{span.index}, the canvas this step denoises")
-        left = max_steps - (s - span.first_step)  # N at the canvas's first step, one less at each next
+        left = max(1, budget(s) - (s - span.first_step))  # N at the canvas's first step, one less at each next
         if sections[s].steps_left != left:
             raise bad(f"{here}.renoise.steps_left", sections[s].steps_left, f"{left} (max_denoising_steps less the "
                        "canvas's steps before it)")
@@ -136,8 +139,9 @@ def _check_canvas(path: str, span: CanvasSpan, sections: list[RenoiseSection], s
     last = sections[span.last_step]
     if span.stop_fired != last.stopped:
         raise bad(f"{path}.stop_fired", span.stop_fired, f"{str(last.stopped).lower()}, its last step's stop flag")
-    if not span.stop_fired and last.steps_left != 1:
-        raise bad(f"{path}.steps", span.steps, "its step budget when the stop rule did not end it")
+    end = min(budget(span.last_step), budget(span.last_step + 1))  # (a fork after the last step may lower it)
+    if not span.stop_fired and span.steps < end:
+        raise bad(f"{path}.steps", span.steps, f"its step budget ({end}) when the stop rule did not end it")
 
 
 def _check_end(d: dict[str, Any], spans: list[CanvasSpan], sections: list[RenoiseSection], tokens: list[int]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from dllm_viz.app.strings import t
+from dllm_viz.core.lineage import held
 from dllm_viz.core.trace import Trace
 from dllm_viz.core.trace_renoise import changes
 
@@ -76,20 +77,22 @@ def series(trace: Trace) -> dict[str, list]:
     """Per step: `canvas`, `accepted` (count), `bound` (the entropy bound), `sum_less_max` (the accepted
     positions' entropies summed less the largest: what the bound admitted, <= bound) and `sum` (all of them:
     above the bound whenever a position was renoised), `temperature`, `mean_entropy` against `confidence` (the
-    stop's threshold), `stable`, `confident`, `stopped`."""
+    stop's threshold), `stable`, `confident`, `stopped`. The bound and the threshold are those in force at the step
+    (a fork may switch them, `Trace.forks`)."""
     _check(trace)
     c = trace.config
+    bound, threshold = (held(getattr(c, knob), trace.forks, knob) for knob in ("entropy_bound", "confidence_threshold"))
     out: dict[str, list] = {k: [] for k in ("canvas", "accepted", "bound", "sum_less_max", "sum", "temperature",
                                             "mean_entropy", "confidence", "stable", "confident", "stopped")}
-    for rec in trace.steps:
+    for i, rec in enumerate(trace.steps):
         s = rec.renoise
         assert s is not None
         entropies = [s.entropy[i] for i in s.accepted]
         total = sum(entropies)
-        for key, value in (("canvas", rec.block), ("accepted", len(s.accepted)), ("bound", c.entropy_bound),
+        for key, value in (("canvas", rec.block), ("accepted", len(s.accepted)), ("bound", bound(i)),
                            ("sum_less_max", round(total - max(entropies), 6)), ("sum", round(total, 6)),
                            ("temperature", rec.temperature), ("mean_entropy", s.mean_entropy),
-                           ("confidence", c.confidence_threshold), ("stable", s.stable),
+                           ("confidence", threshold(i)), ("stable", s.stable),
                            ("confident", s.confident), ("stopped", s.stopped)):
             out[key].append(value)
     return out

@@ -33,7 +33,7 @@ from dllm_viz.app.links import link_fields
 from dllm_viz.app.views import moves as moves_view, task as task_view, world as world_view
 from dllm_viz.core.analysis import piece, prompt_text
 from dllm_viz.core.config import DecodeConfig
-from dllm_viz.core.lineage import ForkPoint
+from dllm_viz.core.lineage import ForkPoint, held
 from dllm_viz.core.schedules import planned_steps
 from dllm_viz.core.trace import StepRecord, Trace
 from dllm_viz.core.trace_renoise import changes
@@ -286,11 +286,21 @@ def done(trace: Trace) -> dict[str, Any]:
 
 def renoise_done(trace: Trace) -> dict[str, Any]:
     """What a renoising trace's figures read beside its steps: the entropy bound (`bound`) and the stop's
-    confidence threshold (`ct`) that ran, and per position the steps that changed its token (`changes`,
-    `core.trace_renoise.changes`: by token id, which the page cannot tell apart where two ids share a piece)."""
+    confidence threshold (`ct`) that ran (a list, one per step, where a fork switched it), and per position the
+    steps that changed its token (`changes`, `core.trace_renoise.changes`: by token id, which the page cannot tell
+    apart where two ids share a piece)."""
     sections = [rec.renoise for rec in trace.steps]
-    return {"bound": trace.config.entropy_bound, "ct": trace.config.confidence_threshold,
+    return {"bound": _in_force(trace, "entropy_bound"), "ct": _in_force(trace, "confidence_threshold"),
             "changes": changes(trace.token_ids, trace.canvases or [], sections)}  # type: ignore[arg-type]
+
+
+def _in_force(trace: Trace, knob: str) -> Any:
+    """`knob`'s value, or its value at each step when a fork switched it (`Trace.forks`)."""
+    value = getattr(trace.config, knob)
+    if not any(knob in dict(point.was) for point in trace.forks):
+        return value
+    at = held(value, trace.forks, knob)
+    return [at(s) for s in range(len(trace.steps))]
 
 
 def encoder_for(trace: Trace) -> Encoder:

@@ -37,6 +37,11 @@ function dvRenoiseStability(d) {
   return r.stab;
 }
 
+// A knob's value at step s: one value, or one per step where a fork switched it (views/wire.py's `renoise_done`).
+function dvInForce(v, s) {
+  return Array.isArray(v) ? v[s] ?? null : v ?? null;
+}
+
 // Per step (views/renoise.py's `series`): canvas, accepted, bound, sum_less_max, sum, temperature, mean_entropy,
 // confidence, stable, confident, stopped.
 function dvRenoiseSeries(d) {
@@ -47,8 +52,9 @@ function dvRenoiseSeries(d) {
   for (let s = 0; s < d.n; s++) {
     const ent = [...r.acc[s]].sort((a, b) => a - b).map((i) => r.ent[s][i]), total = ent.reduce((a, x) => a + x, 0);
     const top = ent.length ? Math.max(...ent) : 0, st = r.st[s];
-    const row = {canvas: d.block[s], accepted: ent.length, bound: d.bound ?? null, sum_less_max: dvRound6(total - top),
-                 sum: dvRound6(total), temperature: d.T[s], mean_entropy: r.me[s], confidence: d.ct ?? null,
+    const row = {canvas: d.block[s], accepted: ent.length, bound: dvInForce(d.bound, s),
+                 sum_less_max: dvRound6(total - top), sum: dvRound6(total), temperature: d.T[s], mean_entropy: r.me[s],
+                 confidence: dvInForce(d.ct, s),
                  stable: (st & 1) > 0, confident: (st & 2) > 0, stopped: (st & 4) > 0};
     keys.forEach((k) => out[k].push(row[k]));
   }
