@@ -175,7 +175,7 @@ STRINGS: dict[str, str] = {
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "一键对比",
     "compare_note": "两边都用演练场的提示词、随机种子和生成长度，在同一批里解码。同一个播放器让两边停在同一步；该步词不同的位置用红色波浪线标出。",
-    "config_a": "配置 A（JSON：覆盖均衡预设的 DecodeConfig 字段）", "config_b": "配置 B",
+    "config_a": "配置 A（JSON：DecodeConfig 字段；其余取均衡预设，重新加噪的模型取它自己的设置）", "config_b": "配置 B",
     "compare_run": "对比",
     "side_a": "A", "side_b": "B", "side_masked": "掩码",
     "side_tip_step": "第 {f} 步时不同：A 为 {a}，B 为 {b}", "side_step_of": "两边都在第 {f} / {n} 步 · {k} 处不同",
