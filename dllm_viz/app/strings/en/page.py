@@ -172,9 +172,10 @@ STRINGS: dict[str, str] = {
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "One-click lessons",
-    "compare_note": ("Both sides decode the Playground's prompt with its seed and gen length, in one batch. "
+    "compare_note": ("Both sides decode the Playground's prompt with its seed and gen length, in one batch; a field "
+        "a config leaves out takes the balanced preset's value (on a renoising model, the model's own). "
         "One player moves both to the same step; positions whose token differs there are underlined in red."),
-    "config_a": "Config A (JSON: DecodeConfig fields; the rest: the balanced preset, a renoising model's own settings)", "config_b": "Config B",
+    "config_a": "Config A (JSON: DecodeConfig fields)", "config_b": "Config B",
     "compare_run": "Compare", "side_a": "A", "side_b": "B", "side_masked": "a mask",
     "side_tip_step": "differs at step {f}: A shows {a}, B shows {b}", "look_for": "What to look for",
     "side_step_of": "both at step {f} of {n} · {k} positions differ", "measured": "What we measured on `{model}`",
