@@ -13,8 +13,8 @@ imports nothing of the decoder, so `core.trace` can read it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from dllm_viz.core.knobs import bad
@@ -118,7 +118,6 @@ def check_forks(forks: list[Any], *, steps: int, gen_length: int, canvas: str = 
             if not 0 <= pos < gen_length:
                 raise bad(f"forks[{i}]", pos, f"positions in [0, {gen_length}) (the generated span)")
     return out
-
 
 
 def held(value: Any, forks: tuple[ForkPoint, ...], knob: str) -> Callable[[int], Any]:
