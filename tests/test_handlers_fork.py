@@ -37,11 +37,16 @@ def test_a_bad_request_is_a_value_error_naming_the_field(text, match):
     assert MAX_FORK_CHARS < 100000
 
 
+def serving(model) -> Playground:
+    """A page that runs `model` alone, its picker entry able to fork (`make_forker`)."""
+    run = lambda prompts, configs, **kw: decode(model, prompts, configs, **kw)  # noqa: E731
+    return Playground(run, models={model.name: ModelChoice(run=run, prompts=("Ana",), name=model.name,
+                                                           fork=make_forker(model))})
+
+
 def test_on_the_world_model_the_api_returns_both_verdicts():
     world = load_model("world")
-    run = lambda prompts, configs, **kw: decode(world, prompts, configs, **kw)  # noqa: E731
-    pg = Playground(run, models={"world": ModelChoice(run=run, prompts=("Ana",), name=world.name,
-                                                      fork=make_forker(world))})
+    pg = serving(world)
     trace = decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
     pos = next(p for p, tok in enumerate(trace.canvas_at(2)) if tok is None)
     text, fork_json, verdicts = pg.fork(trace.to_json(), json.dumps({"step": 3, "force": {str(pos): 7}}))
@@ -62,9 +67,7 @@ def test_on_the_world_model_the_api_returns_both_verdicts():
 
 def test_a_renoising_trace_forks_through_the_api_with_knobs_and_a_forced_token_is_refused_by_name():
     model = load_model("world-renoise")
-    run = lambda prompts, configs, **kw: decode(model, prompts, configs, **kw)  # noqa: E731
-    pg = Playground(run, models={"world-renoise": ModelChoice(run=run, prompts=("Ana",), name=model.name,
-                                                              fork=make_forker(model))})
+    pg = serving(model)
     trace = decode(model, ["Ana"], DecodeConfig.preset("diffusion_gemma", 32, seed=1))[0]
     text, fork_json, verdicts = pg.fork(trace.to_json(), json.dumps({"step": 4, "knobs": {"entropy_bound": 1.0}}))
     fork = Trace.from_json(fork_json)
