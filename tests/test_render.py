@@ -36,6 +36,21 @@ def test_run_facts_match_metrics(trace):
     facts = dict(render.run_facts(trace))
     assert facts["f_steps"] == str(len(trace.steps))
     assert facts["f_distinct2"] == f"{trace.metrics['distinct_2']:.2f}"
+    assert "f_forked" not in facts  # a decode, not a fork
+
+
+def test_a_forked_traces_facts_say_where_it_left_its_parent_and_what_changed_there(model, trace):
+    from dllm_viz import fork
+
+    pos = next(p for p, tok in enumerate(trace.canvas_at(1)) if tok is None)
+    forked = fork(model, fork(model, trace, 2, force={pos: 5}, knobs={"temperature": 0.0}), 4)
+    facts = {lang: dict(render.run_facts(forked, lang))["f_forked"] for lang in ("en", "zh")}
+    assert facts["en"] == (f"after 2 steps: forced (position=id) {pos}=5; temperature 0.0 (was 1.0) · "
+                           "after 4 steps: nothing changed")
+    assert facts["zh"].startswith("第 2 步之后：") and "（原为 1.0）" in facts["zh"]
+    assert facts["zh"].endswith("第 4 步之后：没有改动")
+    shown = render.facts_html(Trace.from_json(forked.to_json()), "zh")  # the page's panel, from a trace file
+    assert "从父轨迹分叉而来" in shown and "temperature 0.0（原为 1.0）" in shown
 
 
 def test_divergence_text_counts_real_steps(model, trace):

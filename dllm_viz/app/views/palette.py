@@ -201,6 +201,8 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   padding: 6px 10px; }}
 .dv-fact b {{ display: block; font-size: 18px; color: {PALETTE['text']}; }}
 .dv-fact span {{ font-size: 12px; color: {PALETTE['muted']}; }}
+.dv-fact-wide {{ grid-column: 1 / -1; }}
+.dv-fact-wide b {{ font-size: 14px; }}
 .dv-side {{ display: inline-block; font-weight: 700; color: white; border-radius: 4px; padding: 0 6px;
   margin-right: 6px; }}
 .dv-side-a {{ background: {PALETTE['side_a']}; }}

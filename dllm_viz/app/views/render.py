@@ -97,14 +97,15 @@ def script_html(src: str) -> str:
 
 
 # ----- run facts ---------------------------------------------------------------------------------
-def run_facts(trace: Trace) -> list[tuple[str, str]]:
-    """(i18n key, formatted value) pairs for the facts panel."""
+def run_facts(trace: Trace, lang: str = "en") -> list[tuple[str, str]]:
+    """(i18n key, formatted value) pairs for the facts panel; a forked trace's fork points in `lang`."""
     m = trace.metrics
+    forked = [("f_forked", fork_points_text(trace, lang))] if trace.forks else []
     if trace.canvas == "renoise":  # never masked: no confirmations, so no confidence or log-prob of them
         return [("f_steps", str(m["steps"])), ("f_wall", f"{1000 * trace.wall_time:.0f} ms"),
                 ("f_tps", f"{m['tokens_per_second']:.0f}"), ("f_tokens_per_step", f"{m['tokens_per_forward']:.2f}"),
                 ("f_repeat", f"{m['repeat_3']:.1%}"), ("f_distinct1", f"{m['distinct_1']:.2f}"),
-                ("f_distinct2", f"{m['distinct_2']:.2f}")]
+                ("f_distinct2", f"{m['distinct_2']:.2f}"), *forked]
     return [
         ("f_steps", str(m["steps"])),
         ("f_wall", f"{1000 * trace.wall_time:.0f} ms"),
@@ -125,13 +126,30 @@ def run_facts(trace: Trace) -> list[tuple[str, str]]:
         *([("f_unfinished", "1")] if world_view.unfinished(trace) else []),
         # A task prompt: the task checker's verdict on the answer (✓, or ✗ and the first rule broken).
         *([("f_answer", task_view.answer_fact(trace))] if task_view.task_of(trace) else []),
+        *forked,  # where it left its parent, and what changed there (`Trace.forks`)
     ]
+
+
+def fork_points_text(trace: Trace, lang: str = "en") -> str:
+    """A forked trace's fork points in words, in order: `after 4 steps: temperature 0.0 (was 1.0)` (`ForkPoint`)."""
+    out = []
+    for point in trace.forks:
+        parts = [t("fk_force", lang, pos=", ".join(f"{p}={tok}" for p, tok in point.force))] if point.force else []
+        parts += [t("fk_remask", lang, pos=", ".join(map(str, point.remask)))] if point.remask else []
+        was = dict(point.was)
+        parts += [t("fk_knob", lang, knob=k, new=repr(v), old=repr(was.get(k))) for k, v in point.knobs]
+        out.append(t("fk_at", lang, s=point.step, what=t("fk_sep", lang).join(parts) or t("fk_same", lang)))
+    return " · ".join(out)
+
+
+WIDE_FACTS = ("f_forked",)  # a sentence, not a number: a row of its own
 
 
 def facts_html(trace: Trace, lang: str = "en", *, side: str | None = None) -> str:
     cells = "".join(
-        f'<div class="dv-fact"><b>{html.escape(v)}</b><span>{html.escape(t(k, lang))}</span></div>'
-        for k, v in run_facts(trace)
+        f'<div class="dv-fact{" dv-fact-wide" if k in WIDE_FACTS else ""}"><b>{html.escape(v)}</b>'
+        f'<span>{html.escape(t(k, lang))}</span></div>'
+        for k, v in run_facts(trace, lang)
     )
     head = side_label(side, lang) if side else ""
     return f'{head}<div class="dv-facts">{cells}</div>'

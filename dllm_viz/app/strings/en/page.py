@@ -169,6 +169,9 @@ STRINGS: dict[str, str] = {
     "live_queued": "waiting for a free slot: {a} requests ahead of yours",
     "live_queued_eta": "waiting for a free slot: {a} requests ahead of yours · about {s} s",
     "f_unfinished": "unfinished sentence at the end (not counted)",
+    "f_forked": "forked from its parent trace", "fk_at": "after {s} steps: {what}",
+    "fk_force": "forced (position=id) {pos}", "fk_remask": "{pos} taken back to [MASK]", "fk_knob": "{knob} {new} (was {old})",
+    "fk_same": "nothing changed", "fk_sep": "; ",
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "One-click lessons",

@@ -171,6 +171,9 @@ STRINGS: dict[str, str] = {
     "live_queued": "等待空闲位置：前面还有 {a} 个请求",
     "live_queued_eta": "等待空闲位置：前面还有 {a} 个请求 · 约 {s} 秒",
     "f_unfinished": "结尾未写完的句子（不计入）",
+    "f_forked": "从父轨迹分叉而来", "fk_at": "第 {s} 步之后：{what}",
+    "fk_force": "强制放入（位置=词编号）{pos}", "fk_remask": "{pos} 收回为 [MASK]", "fk_knob": "{knob} {new}（原为 {old}）",
+    "fk_same": "没有改动", "fk_sep": "；",
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "一键对比",
