@@ -258,6 +258,24 @@ def test_steps_plot_shows_k_temperature_and_confirmed_confidence(page, model):
     assert rawp["y"] == [round(confidence_position(p), 4) for p in drawn]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_steps_plot_marks_where_a_fork_switched_knobs(page, model, trace, lang):
+    from dllm_viz import fork
+
+    renderer.load(page, trace)
+    plain = valid(renderer.figure(page, "steps"))["layout"]
+    assert not plain.get("shapes") and not plain.get("annotations")  # a decode: nothing marked
+    forked = fork(model, fork(model, trace, 3, knobs={"temperature": 0.0}), 6, knobs={"top_k": 2})
+    renderer.load(page, forked)
+    layout = valid(renderer.figure(page, "steps", lang))["layout"]
+    assert [(s["x0"], s["x1"], s["xref"]) for s in layout["shapes"]] == [(3.5, 3.5, "x2"), (6.5, 6.5, "x2")]
+    marks = layout["annotations"]
+    assert [m["text"] for m in marks] == [t("fk_mark", lang)] * 2
+    knob = lambda k, new: t("fk_knob", lang, knob=k, new=new, old=repr(getattr(trace.config, k)))  # noqa: E731
+    assert [m["hovertext"] for m in marks] == [t("fk_at", lang, s=3, what=knob("temperature", "0.0")),
+                                               t("fk_at", lang, s=6, what=knob("top_k", "2"))]
+
+
 def test_steps_plot_adds_revisions_per_step_under_a_rule(page, remasked, edited, trace):
     renderer.load(page, trace)
     assert len(valid(renderer.figure(page, "steps"))["data"]) == 5  # no rule: the figure as it was

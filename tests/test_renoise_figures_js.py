@@ -126,7 +126,12 @@ def test_the_per_step_figure_is_the_views_series(page, request, which):
         assert flagged["x"] == [s + 1 for s in range(n) if se[key][s]], key
         assert flagged["y"] == [se["accepted"][x - 1] for x in flagged["x"]]
     starts = [s + 1 for s in range(1, n) if se["canvas"][s] != se["canvas"][s - 1]]
-    assert [shape["x0"] + 0.5 for shape in steps["layout"].get("shapes", [])] == starts
+    lines = steps["layout"].get("shapes", [])
+    assert [shape["x0"] + 0.5 for shape in lines if shape.get("name") != "fork"] == starts
+    switched = [(f.step, dict(f.knobs)) for f in trace.forks if f.knobs]  # a fork's switch: a line before its step
+    assert [shape["x0"] - 0.5 for shape in lines if shape.get("name") == "fork"] == [s for s, _ in switched]
+    assert [a["hovertext"].split(": ", 1)[0] for a in steps["layout"].get("annotations", [])] == \
+        [t("fk_at", "en", s=s, what="").split(": ", 1)[0] for s, _ in switched]
     assert steps["layout"]["xaxis2"]["range"] == [0.5, n + 0.5] and steps["layout"]["yaxis3"]["type"] == "log"
     if which == "world":
         assert any(se["stopped"]) and any(se["stable"]) and not all(se["confident"])

@@ -54,7 +54,7 @@ TOUR = {
 STRING_KEYS = ("step_of", "start", "after_step", "finished", "play", "pause", "frame", "stop", "raw", "tempered",
                "threshold", "mean", "confirmed_marker", "schedule_conf", "raw_token_p", "aup_refused")
 STRING_PREFIXES = ("tip_", "rule_", "insp_", "rv_", "legend_", "ctl_", "tour_", "live_of", "live_queued", "fig_",
-                   "axis_", "heat_", "task_", "side_", "mv_", "rn_")
+                   "axis_", "heat_", "task_", "side_", "mv_", "rn_", "fk_")
 
 
 def _read(names: tuple[str, ...]) -> str:

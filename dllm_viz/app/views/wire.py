@@ -141,6 +141,11 @@ class Encoder:
             out["head"]["forks"] = [{"step": f.step, "remask": list(f.remask),
                                      "force": [[p, self.ix(i)] for p, i in f.force]}
                                     for f in self.forks if f.changes_canvas]
+            # ... and the knobs they switched there, [name, new, old] as Python writes the values (the per-step
+            # figure marks the step).
+            out["head"]["switches"] = [{"step": f.step, "knobs": [[k, repr(v), repr(dict(f.was).get(k))]
+                                                                  for k, v in f.knobs]}
+                                       for f in self.forks if f.knobs]
         if records:
             out["steps"] = self.steps(records)
         if done is not None:

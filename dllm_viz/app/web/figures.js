@@ -276,6 +276,7 @@ function dvStepsFig(d, t, opts = {}) {
   if (d.revise !== "none") data.push(dvRevisionsSeries(d, t));
   const span = [0.5, Math.max(1, d.n) + 0.5];
   return dvFigure(theme, data, dvTitled(t, t.fig_steps, opts.side), 520, {
+    ...dvSwitchMarks(d, t, "x2"),
     margin: {l: 56, r: 50, t: 44, b: 176},  // b: its legend wraps to 3 lines in a 390 px column
     xaxis: {anchor: "y", matches: "x2", showticklabels: false, range: span},
     yaxis: dvAxis(t.axis_k, {domain: DV_STEPS_DOMAINS.top, rangemode: "tozero"}),
@@ -285,6 +286,20 @@ function dvStepsFig(d, t, opts = {}) {
     yaxis3: dvAxis(t.axis_confidence, {domain: DV_STEPS_DOMAINS.low, range: [-0.03, 1.03], ...dvConfidenceAxis(theme)}),
     legend: {orientation: "h", yanchor: "top", y: -0.16, xanchor: "left", x: 0},
   });
+}
+
+// Where a fork switched knobs (d.switches): a dashed line before that step on the per-step figure's lower plot
+// (`xref`), and above it a mark whose hover says what changed, in the page's words (render.fork_points_text's).
+function dvSwitchMarks(d, t, xref) {
+  const P = d.theme.palette, shapes = [], annotations = [];
+  for (const sw of d.switches || []) {
+    const x = sw.step + 0.5, what = sw.knobs.map(([k, now, was]) => dvFill(t.fk_knob, {knob: k, new: now, old: was}));
+    shapes.push({type: "line", name: "fork", xref, yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
+                 line: {color: P.diverge, dash: "dash", width: 1.5}});
+    annotations.push({xref, yref: "paper", x, y: 1, yanchor: "bottom", showarrow: false, text: t.fk_mark,
+                      font: {size: 11, color: P.diverge}, hovertext: dvFill(t.fk_at, {s: sw.step, what: what.join(t.fk_sep)})});
+  }
+  return {shapes, annotations};
 }
 
 function dvRevisionsSeries(d, t) {

@@ -164,10 +164,12 @@ function dvRenoiseStepsFig(d, t, opts = {}) {
     low(se.confidence, t.rn_confidence, {color: P.raw, dash: "dash", width: 1.5}),
   ];
   const span = [0.5, Math.max(1, d.n) + 0.5];
+  const marks = dvSwitchMarks(d, t, "x2");  // a fork's switch of the bound, the temperatures, ... (figures.js)
   const shapes = xs.slice(1).filter((x) => se.canvas[x - 1] !== se.canvas[x - 2]).map((x) => ({type: "line",
     xref: "x2", yref: "paper", x0: x - 0.5, x1: x - 0.5, y0: 0, y1: 1, line: {color: P.muted, dash: "dot", width: 1}}));
   return dvFigure(d.theme, data, dvTitled(t, t.rn_series_title, opts.side), 520, {
-    margin: {l: 56, r: 50, t: 60, b: 176}, shapes,  // t: the title's two lines; b: the legend's
+    margin: {l: 56, r: 50, t: 60, b: 176}, shapes: [...shapes, ...marks.shapes], annotations: marks.annotations,
+    // t: the title's two lines; b: the legend's
     xaxis: {anchor: "y", matches: "x2", showticklabels: false, range: span},
     yaxis: dvAxis(t.rn_accepted, {domain: DV_STEPS_DOMAINS.top, rangemode: "tozero"}),
     yaxis2: dvAxis(t.rn_temperature, {overlaying: "y", side: "right", showgrid: false,

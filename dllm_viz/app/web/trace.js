@@ -87,6 +87,7 @@ function dvTraceAdd(d, chunk) {
 
 function dvHead(d, h) {
   d.forks = h.forks || [];
+  d.switches = h.switches || [];  // a fork's knobs switched before record `step`: [name, new, old] (views/wire.py)
   Object.assign(d, {G: h.G, bs: h.bs, canvas: h.canvas || "masked", prompt: h.prompt, model: h.model,
     planned: h.planned, schedule: h.schedule,
     threshold: h.threshold, strict: h.strict, temperature: h.temperature, src: h.src, revise: h.revise,

@@ -171,7 +171,7 @@ STRINGS: dict[str, str] = {
     "f_unfinished": "unfinished sentence at the end (not counted)",
     "f_forked": "forked from its parent trace", "fk_at": "after {s} steps: {what}",
     "fk_force": "forced (position=id) {pos}", "fk_remask": "{pos} taken back to [MASK]", "fk_knob": "{knob} {new} (was {old})",
-    "fk_same": "nothing changed", "fk_sep": "; ",
+    "fk_same": "nothing changed", "fk_sep": "; ", "fk_mark": "fork",
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "One-click lessons",

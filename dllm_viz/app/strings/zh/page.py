@@ -173,7 +173,7 @@ STRINGS: dict[str, str] = {
     "f_unfinished": "结尾未写完的句子（不计入）",
     "f_forked": "从父轨迹分叉而来", "fk_at": "第 {s} 步之后：{what}",
     "fk_force": "强制放入（位置=词编号）{pos}", "fk_remask": "{pos} 收回为 [MASK]", "fk_knob": "{knob} {new}（原为 {old}）",
-    "fk_same": "没有改动", "fk_sep": "；",
+    "fk_same": "没有改动", "fk_sep": "；", "fk_mark": "分叉",
     # ===== the Compare, Sweep and About tabs =======================================================================
     # ----- compare ----------------------------------------------------------------------------
     "lessons": "一键对比",
