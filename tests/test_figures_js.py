@@ -274,6 +274,13 @@ def test_steps_plot_marks_where_a_fork_switched_knobs(page, model, trace, lang):
     knob = lambda k, new: t("fk_knob", lang, knob=k, new=new, old=repr(getattr(trace.config, k)))  # noqa: E731
     assert [m["hovertext"] for m in marks] == [t("fk_at", lang, s=3, what=knob("temperature", "0.0")),
                                                t("fk_at", lang, s=6, what=knob("top_k", "2"))]
+    import json
+
+    d = json.loads(forked.to_json())  # a trace file's own words in a fork point: text in the hover, never markup
+    d["forks"][0]["knobs"], d["forks"][0]["was"] = {'<a href="x">k</a>': "<b>1</b>"}, {'<a href="x">k</a>': 0}
+    renderer.load(page, Trace.from_json(json.dumps(d)))
+    hover = valid(renderer.figure(page, "steps", lang))["layout"]["annotations"][0]["hovertext"]
+    assert "<a " not in hover and "<b>" not in hover and "&lt;a href=&quot;x&quot;&gt;k&lt;/a&gt;" in hover
 
 
 def test_steps_plot_adds_revisions_per_step_under_a_rule(page, remasked, edited, trace):

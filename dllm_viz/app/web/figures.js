@@ -293,7 +293,8 @@ function dvStepsFig(d, t, opts = {}) {
 function dvSwitchMarks(d, t, xref) {
   const P = d.theme.palette, shapes = [], annotations = [];
   for (const sw of d.switches || []) {
-    const x = sw.step + 0.5, what = sw.knobs.map(([k, now, was]) => dvFill(t.fk_knob, {knob: k, new: now, old: was}));
+    const x = sw.step + 0.5, what = sw.knobs.map(([k, now, was]) =>  // a trace file's words: text, never markup
+      dvFill(t.fk_knob, {knob: dvEscape(k), new: dvEscape(now), old: dvEscape(was)}));
     shapes.push({type: "line", name: "fork", xref, yref: "paper", x0: x, x1: x, y0: 0, y1: 1,
                  line: {color: P.diverge, dash: "dash", width: 1.5}});
     annotations.push({xref, yref: "paper", x, y: 1, yanchor: "bottom", showarrow: false, text: t.fk_mark,
