@@ -79,12 +79,23 @@ def _stable(trace: Trace, threshold, t: int) -> bool:
                                   for j in range(1, n + 1))
 
 
+def _stable_at_one_not_at_three(trace: Trace) -> int | None:
+    """A step whose argmax equals the one before but not the one before that, in one canvas: stable at a threshold
+    of 1, not at 3 (None: the trace has none)."""
+    A = [rec.renoise.argmax for rec in trace.steps]
+    return next((s for s in range(2, len(A)) if len({trace.steps[s - j].block for j in range(3)}) == 1
+                 and A[s] == A[s - 1] != A[s - 2]), None)
+
+
 def test_raising_the_stability_threshold_half_way_reads_the_canvases_before_the_switch(model, trace):
     assert trace.config.stability_threshold == 1
-    A = [rec.renoise.argmax for rec in trace.steps]
-    # a step whose argmax equals the one before but not the one before that, in one canvas: stable at 1, not at 3
-    step = next(s for s in range(2, len(A)) if len({trace.steps[s - j].block for j in range(3)}) == 1
-                and A[s] == A[s - 1] != A[s - 2])
+    step = _stable_at_one_not_at_three(trace)
+    for seed in range(1, 8):  # another CPU's floats may take another path: the first seed that has such a step
+        if step is not None:
+            break
+        (trace,) = decode(model, ["Ana"], trace.config.replace(seed=seed))
+        step = _stable_at_one_not_at_three(trace)
+    assert step is not None, "no decode of seeds 0-7 has a step stable at threshold 1 and not at 3"
     assert trace.steps[step].renoise.stable
     forked = fork(model, trace, step, knobs={"stability_threshold": 3})
     threshold = lambda t: 3 if t >= step else 1  # noqa: E731
