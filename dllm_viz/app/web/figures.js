@@ -45,14 +45,23 @@ const dvTitled = (t, title, side) => (side ? `${t[side]} · ${title}` : title).r
 const dvPlotlyScale = (scale) => scale.map(([x, c]) => [x, c]);
 const dvScaled = (theme, c) => (Number.isNaN(c) ? null : Math.round(dvPosition(theme, c) * 1e4) / 1e4);
 
+// A per-step figure's temperature axis, on the right over the top plot: from 0 to past the highest temperature,
+// labelled every 0.5 (short labels, which a phone's narrow right margin holds beside the axis title).
+function dvTemperatureAxis(title, temperatures) {
+  return dvAxis(title, {overlaying: "y", side: "right", showgrid: false, range: [0, 1.15 * Math.max(...temperatures, 1.0)],
+    tickmode: "linear", tick0: 0, dtick: 0.5});
+}
+
 function dvConfidenceAxis(theme) {
   return {tickvals: theme.ticks.map((c) => Math.round(dvPosition(theme, c) * 1e6) / 1e6), ticktext: theme.ticks.map(String)};
 }
 
-// A figure: our light theme, the title top left, no drag (a click selects a cell), stated margins.
+// A figure: our light theme, the title top left, no drag (a click selects a cell), stated margins. Its axes'
+// labels are laid out as stated (level, drawn where they fall): plotly's defaults measure every label of every axis
+// through a layout of the page each draw, to tilt labels that might touch and to hide those past the figure's edge.
 function dvFigure(theme, data, title, height, layout) {
   const P = theme.palette, axis = {gridcolor: "#eef0f4", zerolinecolor: "#eef0f4", linecolor: "#d1d5db", ticks: "",
-    automargin: false};
+    automargin: false, tickangle: 0, ticklabeloverflow: "allow"};
   const base = {
     paper_bgcolor: P.card, plot_bgcolor: P.card, font: {family: DV_FONT, size: 12, color: P.text},
     hoverlabel: {font: {family: "ui-monospace, monospace"}}, colorway: [P.side_a, P.side_b, P.accent, P.k],
@@ -280,8 +289,7 @@ function dvStepsFig(d, t, opts = {}) {
     margin: {l: 56, r: 50, t: 44, b: 176},  // b: its legend wraps to 3 lines in a 390 px column
     xaxis: {anchor: "y", matches: "x2", showticklabels: false, range: span},
     yaxis: dvAxis(t.axis_k, {domain: DV_STEPS_DOMAINS.top, rangemode: "tozero"}),
-    yaxis2: dvAxis(t.axis_temperature, {overlaying: "y", side: "right", showgrid: false,
-      range: [0, 1.15 * Math.max(...d.T, 1.0)]}),
+    yaxis2: dvTemperatureAxis(t.axis_temperature, d.T),
     xaxis2: dvAxis(step, {anchor: "y3", range: span}),
     yaxis3: dvAxis(t.axis_confidence, {domain: DV_STEPS_DOMAINS.low, range: [-0.03, 1.03], ...dvConfidenceAxis(theme)}),
     legend: {orientation: "h", yanchor: "top", y: -0.16, xanchor: "left", x: 0},

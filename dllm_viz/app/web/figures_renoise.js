@@ -172,8 +172,7 @@ function dvRenoiseStepsFig(d, t, opts = {}) {
     // t: the title's two lines; b: the legend's
     xaxis: {anchor: "y", matches: "x2", showticklabels: false, range: span},
     yaxis: dvAxis(t.rn_accepted, {domain: DV_STEPS_DOMAINS.top, rangemode: "tozero"}),
-    yaxis2: dvAxis(t.rn_temperature, {overlaying: "y", side: "right", showgrid: false,
-      range: [0, 1.15 * Math.max(...se.temperature, 1.0)]}),
+    yaxis2: dvTemperatureAxis(t.rn_temperature, se.temperature),
     xaxis2: dvAxis(step, {anchor: "y3", range: span}),
     yaxis3: dvAxis(t.rn_nats, {domain: DV_STEPS_DOMAINS.low, type: "log", range: dvLogRange(se),
       exponentformat: "power"}),
