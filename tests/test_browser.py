@@ -107,6 +107,16 @@ def release(page, elem_id: str, at: float) -> None:
     page.mouse.click(box["x"] + at * box["width"], box["y"] + box["height"] / 2)
 
 
+# "figure id: text" of every text of a figure shown that lies outside the figure's box (its title, colour bar,
+# labels and legend are in its stated margins: figures.js; a narrow per-step figure grows for its legend: views.js).
+OUTSIDE = """() => [...document.querySelectorAll('.dv-fig')].filter((e) => e.offsetParent)
+    .flatMap((e) => { const r = e.getBoundingClientRect();
+      return [...e.querySelectorAll('text')].filter((t) => t.textContent.trim())
+        .map((t) => [e.parentElement.closest('[id]').id, t.textContent, t.getBoundingClientRect()])
+        .filter(([, , b]) => b.width && (b.left < r.left - 1 || b.right > r.right + 1
+          || b.top < r.top - 1 || b.bottom > r.bottom + 1)).map(([id, text]) => `${id}: ${text}`); })"""
+
+
 def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     wait_played_out(page)  # the example played to its end by itself
     z0, text0 = page.evaluate(HEATMAP_Z), page.evaluate(CANVAS_TEXT)
@@ -123,13 +133,7 @@ def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     page.screenshot(path=str(tmp_path / "playground.png"), full_page=True)
     # Each figure's stated margins hold its title, colour bar, labels and legend (no margin grows:
     # figures.js): no text of a figure lies outside it.
-    outside = page.evaluate("""() => [...document.querySelectorAll('.dv-fig')].filter((e) => e.offsetParent)
-        .flatMap((e) => { const r = e.getBoundingClientRect();
-          return [...e.querySelectorAll('text')].filter((t) => t.textContent.trim())
-            .map((t) => [e.parentElement.closest('[id]').id, t.textContent, t.getBoundingClientRect()])
-            .filter(([, , b]) => b.width && (b.left < r.left - 1 || b.right > r.right + 1
-              || b.top < r.top - 1 || b.bottom > r.bottom + 1)).map(([id, text]) => `${id}: ${text}`); })""")
-    assert page.locator("#dv-heatmap .js-plotly-plot").count() == 1 and outside == []
+    assert page.locator("#dv-heatmap .js-plotly-plot").count() == 1 and page.evaluate(OUTSIDE) == []
 
 
 def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page, served):

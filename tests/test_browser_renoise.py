@@ -13,7 +13,7 @@ import pytest
 from playwright import sync_api as playwright
 
 from dllm_viz.app.strings import t
-from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, TIMEOUT_MS, release
+from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, OUTSIDE, TIMEOUT_MS, release
 
 TITLE = "(id) => { const e = document.querySelector(`#${id} .gtitle`); return e ? e.textContent : null; }"
 VISIBLE = "(id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; }"
@@ -113,6 +113,8 @@ def test_a_renoise_slider_decodes_and_draws_the_renoise_views(page, served, tmp_
     assert page.evaluate(TITLE, "dv-order").startswith(t("rn_stability_title", "en").split("\n")[0])
     assert page.locator(".toast-body").count() == 0
     page.screenshot(path=str(tmp_path / "renoise.png"), full_page=True)
+    # every figure holds its text: the per-step figure's nine legend entries among them (its column is narrow here)
+    assert page.evaluate(OUTSIDE) == []
     # a knob's "auto" switch is as wide as its label: the slider beside it keeps the rest of the row for its label
     # (a half-width slider left a Chinese label one character wide)
     widths = page.evaluate(WIDTHS, ["dv-knob-entropy-bound", "dv-knob-entropy-bound-auto"])
@@ -177,6 +179,11 @@ def test_on_a_phone_both_canvas_presets_show_whole(served):
             assert len(buttons) == 2 and all(row[0] - 1 <= left and right <= min(row[1], 390) + 1
                                               for left, right in buttons), (row, buttons)
             assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
+            # a decode's figures hold their text at this width too (the per-step legend, one entry a row)
+            page.locator("#dv-knob-entropy-bound-auto input").click()  # auto off: the slider's value decodes
+            decoded(page, "")
+            page.locator("#dv-steps").scroll_into_view_if_needed()
+            assert page.evaluate(OUTSIDE) == []
         finally:
             browser.close()
 

@@ -51,25 +51,6 @@ function dvArea(gd, dom) {
   return {left: r.left + m.l, right: r.left + m.l + w, top, bottom, width: w, height: bottom - top};
 }
 
-// A narrow figure (a phone): the heatmap's boxes and the order map's labels shrunk to their cells. Returns
-// the figure's width (0: not laid out).
-function dvFit(gd, fig) {
-  const width = gd.clientWidth || (gd.parentElement && gd.parentElement.clientWidth) || 0;
-  if (!width) return 0;
-  const m = fig.layout.margin, w = width - m.l - m.r, h = fig.layout.height - m.t - m.b;
-  const span = (axis) => Math.abs(axis.range[1] - axis.range[0]) || 1;
-  if (fig.__kind === "heatmap") {
-    const cell = Math.min(w / span(fig.layout.xaxis), h / span(fig.layout.yaxis)), want = Math.max(2, Math.floor(cell * 0.9));
-    fig.data.forEach((tr) => { if (tr.type === "scatter" && tr.marker && tr.marker.size > want) tr.marker.size = want; });
-  } else if (fig.__kind === "order") {
-    const chars = Math.max(1, Math.floor(w / span(fig.layout.xaxis) / 7.5));  // ~7 px a character at 11 px
-    const tr = fig.data[0], full = tr.__full || (tr.__full = tr.text.map((row) => row.slice()));
-    const cut = (s) => { const [first, rest] = s.split("<br>"); const c = first.length <= chars ? first : first.slice(0, Math.max(1, chars - 1)) + "…"; return rest === undefined ? c : c + "<br>" + rest; };
-    tr.text = full.map((row) => row.map(cut));
-  }
-  return width;
-}
-
 function dvOverlay(gd) {
   const host = gd.parentElement;
   if (getComputedStyle(host).position === "static") host.style.position = "relative";

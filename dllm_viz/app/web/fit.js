@@ -1,0 +1,76 @@
+// dllm-viz: a figure fitted to the width it is drawn at (after figures.js; views.js's dvPlot calls `dvFit` before
+// plotly draws). Plotly neither wraps a title nor grows a figure for a legend that wraps, and its heatmap boxes and
+// cell labels keep their stated sizes: in a narrow figure (a phone) the title and legend would lie past its edges
+// and the boxes over each other. The figure grows by the rows it adds, its plots keeping their size.
+
+// A narrow figure (a phone): the heatmap's boxes and the order map's labels shrunk to their cells, the title's lines
+// and the per-step figure's legend wrapped, the figure grown by the rows they add (`dvGrow`). Returns the figure's
+// width (0: not laid out).
+function dvFit(gd, fig) {
+  const width = gd.clientWidth || (gd.parentElement && gd.parentElement.clientWidth) || 0;
+  if (!width) return 0;
+  const base = fig.__dvBase || (fig.__dvBase = {height: fig.layout.height, t: fig.layout.margin.t,
+    b: fig.layout.margin.b, title: fig.layout.title && fig.layout.title.text});
+  const m = fig.layout.margin, w = width - m.l - m.r, h = base.height - base.t - base.b;
+  const span = (axis) => Math.abs(axis.range[1] - axis.range[0]) || 1;
+  if (fig.__kind === "heatmap") {
+    const cell = Math.min(w / span(fig.layout.xaxis), h / span(fig.layout.yaxis)), want = Math.max(2, Math.floor(cell * 0.9));
+    fig.data.forEach((tr) => { if (tr.type === "scatter" && tr.marker && tr.marker.size > want) tr.marker.size = want; });
+  } else if (fig.__kind === "order") {
+    const chars = Math.max(1, Math.floor(w / span(fig.layout.xaxis) / 7.5));  // ~7 px a character at 11 px
+    const tr = fig.data[0], full = tr.__full || (tr.__full = tr.text.map((row) => row.slice()));
+    const cut = (s) => { const [first, rest] = s.split("<br>"); const c = first.length <= chars ? first : first.slice(0, Math.max(1, chars - 1)) + "…"; return rest === undefined ? c : c + "<br>" + rest; };
+    tr.text = full.map((row) => row.map(cut));
+  }
+  let top = 0;
+  if (base.title) {
+    const lines = base.title.split("<br>"), rows = lines.flatMap((line) => dvWrapped(line, width - 16, 14));
+    const added = rows.length - lines.length;
+    fig.layout.title = {...fig.layout.title, text: rows.join("<br>")};
+    if (added > 0) {  // its first line where it stood (plotly's "auto" puts that baseline mid-margin), the rest below
+      fig.layout.title = {...fig.layout.title, yref: "container", y: 1, yanchor: "top", pad: {t: base.t / 2}};
+      top = 18 * added;  // (a top-anchored title's pad places its first baseline)
+    }
+  }
+  dvGrow(fig, base, top, fig.__kind === "steps" ? dvLegendRows(fig, width - m.l) : 0);
+  return width;
+}
+
+// Text's width in px at `size` px in the figures' font, measured on a canvas (no layout of the page); where there is
+// none, estimated (a CJK character as wide as the size, a Latin one about half of it).
+function dvTextPx(text, size) {
+  const ctx = dvTextPx.ctx === undefined ? (dvTextPx.ctx = document.createElement("canvas").getContext("2d")) : dvTextPx.ctx;
+  if (!ctx) return [...text].reduce((a, c) => a + (c.charCodeAt(0) > 0x2e7f ? size : 0.56 * size), 0);
+  ctx.font = `${size}px ${DV_FONT}`;
+  return ctx.measureText(text).width;
+}
+
+// `line` (plotly's text: no <br>) in rows no wider than `room` px at `size` px: broken after a space, or between
+// CJK characters; a word wider than the room keeps a row of its own.
+function dvWrapped(line, room, size) {
+  const rows = [];
+  let row = "";
+  for (const piece of line.match(/[\u2e80-\uffff]|[^\s\u2e80-\uffff]+\s*|\s+/g) || [line]) {
+    if (row && dvTextPx((row + piece).trimEnd(), size) > room) { rows.push(row.trimEnd()); row = piece.trimStart(); }
+    else row += piece;
+  }
+  return [...rows, row.trimEnd()].filter((r, i, all) => r || all.length === 1);
+}
+
+// A per-step figure's legend rows under its plots in `w` px (from the plots' left edge to the figure's right): in
+// one row when every entry fits, else in columns as wide as the widest entry, as plotly lays it out (an entry: its
+// symbol and gaps, 46 px, and its name at 12 px).
+function dvLegendRows(fig, w) {
+  const widths = fig.data.filter((tr) => tr.showlegend !== false && tr.name).map((tr) => 46 + dvTextPx(String(tr.name), 12));
+  if (widths.reduce((a, x) => a + x, 0) <= w) return Math.min(1, widths.length);
+  return Math.ceil(widths.length / Math.max(1, Math.floor(w / Math.max(...widths))));
+}
+
+// The figure `fig` as laid out at first (`base`: its height and margins), grown by `top` px over its plots (a title's
+// added rows) and by what `legendRows` under them need past its stated bottom margin (19 px a row, below 64 px of the
+// x axis's labels and title): its plots keep their size, so the overlay's geometry is still the layout's.
+function dvGrow(fig, base, top, legendRows) {
+  const bottom = legendRows ? Math.max(0, 64 + 19 * legendRows - base.b) : 0;
+  fig.layout.height = base.height + top + bottom;
+  fig.layout.margin = {...fig.layout.margin, t: base.t + top, b: base.b + bottom};
+}

@@ -1,0 +1,79 @@
+"""A figure fitted to the width it is drawn at (app/web/fit.js), in Debian's chromium.
+
+Plotly neither wraps a title nor grows a figure for a legend that wraps: in a phone's column the per-step figure of a
+renoising trace lost its last legend entries under its bottom edge and the long titles ran past its right edge.
+Drawn by `dvPlot` (which fits each figure first) into a column 300 px wide and one 700 px wide, the same figures:
+every text of the figure lies inside its box, the title above its plots, and the plots keep the size the figure
+states (the overlay's cursor is placed from the layout); where nothing needs to wrap, the figure is as stated.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dllm_viz import DecodeConfig, decode, load_model
+from dllm_viz.core.trace import Trace
+from tests import renderer
+
+# Draw the figure `kind` of window.d ("zh" or "en" strings) into a new column `width` px wide; returns what was
+# stated (height, margins, title), what was drawn, and every text of the figure outside its box or, for the
+# title, below the top of its plots.
+DRAW = """([kind, width, lang]) => {
+  const t = window.OPTIONS.strings[lang], make = {heatmap: DV.dvHeatmapFig, order: DV.dvOrderFig, steps: DV.dvStepsFig};
+  const stated = make[kind](window.d, t), host = document.createElement('div');
+  host.style.width = width + 'px';
+  document.body.appendChild(host);
+  const fig = make[kind](window.d, t);
+  fig.__kind = kind;
+  const gd = DV.dvPlot(host, fig), box = gd.querySelector('.main-svg').getBoundingClientRect();
+  const plot = gd.querySelector('.cartesianlayer .bg, .nsewdrag').getBoundingClientRect();
+  const texts = [...gd.querySelectorAll('text')].filter((e) => e.textContent.trim() && e.getBoundingClientRect().width);
+  const outside = texts.filter((e) => { const r = e.getBoundingClientRect();
+    return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1; });
+  const title = gd.querySelector('.gtitle').getBoundingClientRect();
+  const out = {stated: {height: stated.layout.height, t: stated.layout.margin.t, b: stated.layout.margin.b,
+                        title: stated.layout.title.text},
+               drawn: {height: gd.layout.height, t: gd.layout.margin.t, b: gd.layout.margin.b,
+                       title: gd.layout.title.text, box: box.height},
+               outside: outside.map((e) => e.textContent), titleOverPlot: title.bottom > plot.top + 1};
+  host.remove();
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def page():
+    with renderer.opened() as page:
+        yield page
+
+
+@pytest.fixture(scope="module")
+def renoising() -> Trace:
+    return decode(load_model("world-renoise"), ["Ana"], DecodeConfig.preset("diffusion_gemma", 48))[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kind", ["heatmap", "order", "steps"])
+def test_in_a_narrow_column_every_text_of_a_renoising_traces_figure_is_inside_it(page, renoising, kind, lang):
+    renderer.load(page, renoising)
+    fig = page.evaluate(DRAW, [kind, 300, lang])
+    assert fig["outside"] == [] and not fig["titleOverPlot"], fig
+    stated, drawn = fig["stated"], fig["drawn"]
+    # the plots keep their stated size: the figure grew by what its margins took more
+    assert drawn["height"] - drawn["t"] - drawn["b"] == stated["height"] - stated["t"] - stated["b"]
+    assert drawn["box"] == pytest.approx(drawn["height"], abs=1)
+    # the title's words are all there, in order, in more rows where they did not fit
+    words = lambda title: re.sub(r"<br>|\s", "", title)  # noqa: E731
+    assert words(drawn["title"]) == words(stated["title"])
+    assert drawn["title"].count("<br>") >= stated["title"].count("<br>")
+    if kind == "steps":  # nine legend entries, one a row at this width: the figure grew under its plots
+        assert drawn["b"] > stated["b"]
+
+
+@pytest.mark.parametrize("kind", ["heatmap", "order", "steps"])
+def test_where_everything_fits_the_figure_is_as_stated(page, renoising, kind):
+    renderer.load(page, renoising)
+    fig = page.evaluate(DRAW, [kind, 1400, "en"])
+    stated, drawn = fig["stated"], fig["drawn"]
+    assert fig["outside"] == [] and {k: drawn[k] for k in stated} == stated
