@@ -286,7 +286,7 @@ function dvStepsFig(d, t, opts = {}) {
   const span = [0.5, Math.max(1, d.n) + 0.5];
   return dvFigure(theme, data, dvTitled(t, t.fig_steps, opts.side), 520, {
     ...dvSwitchMarks(d, t, "x2"),
-    margin: {l: 56, r: 50, t: 44, b: 176},  // b: its legend wraps to 3 lines in a 390 px column
+    margin: {l: 56, r: 50, t: 44, b: 176},  // b: its legend's rows in a figure column (fit.js grows it for more)
     xaxis: {anchor: "y", matches: "x2", showticklabels: false, range: span},
     yaxis: dvAxis(t.axis_k, {domain: DV_STEPS_DOMAINS.top, rangemode: "tozero"}),
     yaxis2: dvTemperatureAxis(t.axis_temperature, d.T),
