@@ -46,12 +46,17 @@ class ForkPoint:
         for pos, tok in self.force:
             canvas[pos] = tok
 
+    @property
+    def switches(self) -> tuple[tuple[str, str, str], ...]:
+        """Each knob switched: (name, new value, value before), the values as Python writes them (`repr`)."""
+        was = dict(self.was)
+        return tuple((k, repr(v), repr(was.get(k))) for k, v in self.knobs)
+
     def describe(self) -> str:
         """One line: `step 5: force 3=17, remask 8, temperature 0.0 (was 1.0)` (steps 0-based, as records)."""
         parts = [f"force {', '.join(f'{p}={t}' for p, t in self.force)}"] if self.force else []
         parts += [f"remask {', '.join(map(str, self.remask))}"] if self.remask else []
-        was = dict(self.was)
-        parts += [f"{k} {v!r} (was {was.get(k)!r})" for k, v in self.knobs]
+        parts += [f"{k} {new} (was {old})" for k, new, old in self.switches]
         return f"step {self.step}: " + ("; ".join(parts) or "nothing changed")
 
     def to_dict(self) -> dict[str, Any]:

@@ -136,8 +136,7 @@ def fork_points_text(trace: Trace, lang: str = "en") -> str:
     for point in trace.forks:
         parts = [t("fk_force", lang, pos=", ".join(f"{p}={tok}" for p, tok in point.force))] if point.force else []
         parts += [t("fk_remask", lang, pos=", ".join(map(str, point.remask)))] if point.remask else []
-        was = dict(point.was)
-        parts += [t("fk_knob", lang, knob=k, new=repr(v), old=repr(was.get(k))) for k, v in point.knobs]
+        parts += [t("fk_knob", lang, knob=k, new=new, old=old) for k, new, old in point.switches]
         out.append(t("fk_at", lang, s=point.step, what=t("fk_sep", lang).join(parts) or t("fk_same", lang)))
     return " · ".join(out)
 

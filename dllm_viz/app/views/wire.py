@@ -143,8 +143,7 @@ class Encoder:
                                     for f in self.forks if f.changes_canvas]
             # ... and the knobs they switched there, [name, new, old] as Python writes the values (the per-step
             # figure marks the step).
-            out["head"]["switches"] = [{"step": f.step, "knobs": [[k, repr(v), repr(dict(f.was).get(k))]
-                                                                  for k, v in f.knobs]}
+            out["head"]["switches"] = [{"step": f.step, "knobs": [list(s) for s in f.switches]}
                                        for f in self.forks if f.knobs]
         if records:
             out["steps"] = self.steps(records)
