@@ -841,6 +841,49 @@ def test_a_copied_link_reopens_the_same_trace_and_view(page, url, served):
         other.close()
 
 
+MASKED_AT = """(f) => { const d = window.__dv.data;
+  for (let p = 0; p < d.G; p++) { const st = window.__dv.lib.dvState(d, p, f); if (!st || st.taken) return p; }
+  return -1; }"""
+
+
+def test_the_inspectors_fork_is_shown_and_a_copied_link_reopens_the_fork(page, served):
+    """A fork button of the inspector (a candidate of a position still masked on the canvas on show): the fork is on
+    show, the position it changed selected, its fork point in the banner and the facts; a copied link reopens the
+    fork itself (its decode, then its fork made again); a fork the server refuses is one error, the trace stays."""
+    wait_played_out(page)
+    ref, f = page.evaluate("() => window.__dv.shownRef"), 2
+    pos = page.evaluate(MASKED_AT, f)
+    page.evaluate("([f, p]) => window.__dv.select(f, p)", [f, pos])
+    page.locator("#dv-inspector .dv-insp-row button.dv-insp-fork").nth(1).click()
+    page.wait_for_function("(r) => window.__dv.shownRef !== r && window.__dv.data && !window.__dv.data.live && "
+                           "window.__dv.data.forks.length === 1", arg=ref, timeout=TIMEOUT_MS)
+    assert page.evaluate(SELECTED) == pos and page.evaluate("() => window.__dv.data.forks[0].step") == f
+    page.wait_for_function("() => document.querySelector('#dv-banner').innerText.includes('Forked after step 2')",
+                           timeout=TIMEOUT_MS)
+    assert t("f_forked", "en") in page.inner_text("#dv-views-facts")
+    page.locator("#dv-link-box button.dv-link").click()
+    link = page.evaluate("() => window.__dv.lastLink")
+    assert "forks=" in link
+    seen = view_of(page)
+    other = new_page(page.context.browser, link)
+    try:
+        other.wait_for_function("(n) => window.__dv.data && window.__dv.data.n === n && window.__dv.data.forks && "
+                                "window.__dv.data.forks.length === 1 && !document.querySelector('#dv-canvas .dv-live')",
+                                arg=seen["n"], timeout=TIMEOUT_MS)
+        other.wait_for_function(f"(p) => ({SELECTED})() === p", arg=pos, timeout=TIMEOUT_MS)
+        assert view_of(other) == seen and other.errors == []
+    finally:
+        other.close()
+    shown = page.evaluate("() => window.__dv.shownRef")
+    page.evaluate("() => window.__dv.options.onFork({step: 999, remask: [0]})")  # a change the server refuses
+    toast = page.locator("[data-testid=toast-text]")
+    toast.first.wait_for(timeout=TIMEOUT_MS)
+    assert "step=999 is invalid" in toast.first.inner_text() and page.locator(".toast-body").count() == 1
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.__dv.shownRef") == shown
+    page.errors[:] = [e for e in page.errors if "step=999" not in e]  # the error the test asked for
+
+
 # The step of Compare's player and of its two side canvases.
 PAIR_AT = """() => ['#dv-cmp-player .dv-pair', '#dv-cmp-canvas-a .dv-canvas', '#dv-cmp-canvas-b .dv-canvas']
   .map((sel) => { const el = document.querySelector(sel); return el ? el.dataset.frame || null : null; })"""

@@ -1,12 +1,14 @@
-"""app/handlers/fork.py: the /fork request parsed and bounded; on the world model, the checker's verdict on both."""
+"""app/handlers/fork.py: the /fork request parsed and bounded; on the world model, the checker's verdict on both; the
+inspector's fork (`Playground.fork_here`): a candidate the trace recorded, forked as core.fork does, shown as a loaded
+trace."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from dllm_viz import DecodeConfig, Trace, decode, load_model
-from dllm_viz.app.handlers.fork import MAX_FORK_CHARS, ForkRequest, parse_fork_json
+from dllm_viz import DecodeConfig, Trace, decode, fork, load_model
+from dllm_viz.app.handlers.fork import MAX_FORK_CHARS, ForkRequest, page_fork_json, parse_fork_json
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from dllm_viz.app.serve import make_forker
 from dllm_viz.world import check
@@ -75,3 +77,84 @@ def test_a_renoising_trace_forks_through_the_api_with_knobs_and_a_forced_token_i
     assert fork.steps[:4] == trace.steps[:4] and fork.config.entropy_bound == 1.0 and fork.forks[0].step == 4
     with pytest.raises(ValueError, match=r"^force=\{3: 7\} is invalid on a renoising trace"):
         pg.fork(trace.to_json(), json.dumps({"step": 4, "force": {"3": 7}}))
+
+
+# ----- the inspector's fork (`Playground.fork_here`) ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def world():
+    return load_model("world")
+
+
+@pytest.fixture(scope="module")
+def world_trace(world) -> Trace:
+    return decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"step": 1, "candidate": [0, 1]}', r"candidate=\[0, 1\] is invalid: expected \[position, step, rank\]"),
+    ('{"step": 1, "candidate": [0, 99, 0]}', r"no candidate of rank 0 at position 0 at step 99"),
+    ('{"step": 1, "candidate": [0, 1, 9]}', r"no candidate of rank 9 at position 0 at step 1"),
+    ('{"step": 1, "candidate": [99, 1, 0]}', r"no candidate of rank 0 at position 99 at step 1"),
+])
+def test_a_candidate_the_trace_did_not_record_is_a_value_error_naming_it(world_trace, text, match):
+    with pytest.raises(ValueError, match=match):
+        page_fork_json(text, world_trace)
+    assert page_fork_json('{"step": 1}', world_trace) == '{"step": 1}'  # /fork's own request, as it came
+
+
+def test_the_inspectors_fork_is_core_forks_shown_as_a_loaded_trace_with_its_change_selected(world, world_trace):
+    pg = serving(world)
+    shown = pg.traces.add("s", world_trace)
+    assert pg.play.first_views(shown, lang="en")["canvas"]["fork"] is True  # the page offers the buttons
+    f = 3
+    pos = next(p for p, tok in enumerate(world_trace.canvas_at(f - 1)) if tok is None)  # masked on that canvas
+    out = pg.fork_here(fork_request=json.dumps({"step": f, "candidate": [pos, f, 1]}), trace=shown, lang="en",
+                       session="s")
+    token = world_trace.steps[f].candidates[pos][1]
+    expected = fork(world, world_trace, f, force={pos: token})
+    got = out.trace.trace
+    assert got.token_ids == expected.token_ids and got.forks == expected.forks
+    assert [r.to_dict() for r in got.steps] == [r.to_dict() for r in expected.steps]  # (NaN: None)
+    assert out.canvas["ref"] == out.trace.handle and out.canvas["selected"] == pos and out.canvas["fork"] is True
+    assert pg.traces.entry("s", out.trace.handle) is not None  # the page reads it by its handle
+    differ = sum(a != b for a, b in zip(world_trace.token_ids, got.token_ids))
+    assert out.banner == out.trace.banner("en") and f"Forked** after step {f}" in out.banner
+    assert f"{differ} of {len(got.token_ids)} positions" in out.banner and repr(world.tokenizer.decode([token])) in \
+        out.banner.replace("\\", "")
+    assert out.trace.banner("zh") != out.banner and f"第 {f} 步之后" in out.trace.banner("zh")
+    # a decided position taken back from the end: the trace again, that position decided anew
+    end = len(got.steps)
+    back = pg.fork_here(fork_request=json.dumps({"step": end, "remask": [pos]}), trace=out.trace, lang="en",
+                        session="s")
+    assert back.trace.trace.forks[-1].remask == (pos,) and back.trace.trace.forks[0] == got.forks[0]
+    assert back.canvas["selected"] == pos
+
+
+@pytest.mark.parametrize("request_text, match", [
+    ('{"step": 99, "force": {"0": 5}}', r"step=99 is invalid: expected a step in \[0, "),
+    ('{"step": 1, "force": {"999": 5}}', "999"),
+    ("{oops", "fork_json='{oops' is invalid"),
+])
+def test_a_bad_fork_request_is_a_value_error_and_the_trace_on_show_stays(world, world_trace, request_text, match):
+    pg = serving(world)
+    shown = pg.traces.add("s", world_trace)
+    with pytest.raises(ValueError, match=match):
+        pg.fork_here(fork_request=request_text, trace=shown, lang="en", session="s")
+    assert pg.traces.entry("s", shown.handle) is not None
+
+
+def test_a_trace_this_server_cannot_fork_offers_no_fork():
+    from tests.ui_model import make_text_model
+
+    tiny = make_text_model()
+    world = load_model("world")
+    pg = serving(world)
+    other = pg.traces.add("s", decode(tiny, ["the cat "], DecodeConfig.preset("balanced", 8))[0])
+    assert pg.play.first_views(other, lang="en")["canvas"]["fork"] is False
+    for shown in (other, None):
+        with pytest.raises(ValueError, match="fork_request: the trace on show cannot be forked here: .*world-mdlm"):
+            pg.fork_here(fork_request='{"step": 1}', trace=shown, lang="en", session="s")
+    renoise = load_model("world-renoise")
+    rn = serving(renoise)
+    shown = rn.traces.add("s", decode(renoise, ["Ana"], DecodeConfig.preset("diffusion_gemma", 16, seed=1))[0])
+    assert rn.play.first_views(shown, lang="en")["canvas"]["fork"] is False  # its fork is by knobs: `/fork`

@@ -70,3 +70,52 @@ def test_opening_a_link_decodes_it_once_at_its_step_and_position(trace, tmp_path
     first = (live or [final])[0]
     assert first.knobs.temperature == trace.config.temperature and first.knobs.stages_on is True
     assert first.prompt == "the cat "
+
+
+def test_a_forks_link_holds_the_settings_its_decode_started_with_and_its_fork_points():
+    from dllm_viz import fork, load_model
+
+    world = load_model("world")
+    tr = decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
+    first = fork(world, tr, 2, force={5: 7})
+    out = fork(world, first, 4, remask=[5], knobs={"temperature": 0.0})
+    fields = link_fields(out)
+    assert DecodeConfig.from_dict(fields["config"]) == tr.config  # not the switched one: the fork points switch it
+    assert fields["forks"] == [{"step": 2, "force": [[5, 7]], "remask": [], "knobs": {}},
+                               {"step": 4, "force": [], "remask": [5], "knobs": {"temperature": 0.0}}]
+    link = parse_link({**query_of(out), "forks": json.dumps(fields["forks"])})
+    assert [(f.step, f.force, f.remask, f.knobs) for f in link.forks] == [
+        (2, {5: 7}, (), {}), (4, {}, (5,), {"temperature": 0.0})]
+    assert "forks" not in link_fields(tr)  # a trace of no fork: no fork points in its link
+
+
+@pytest.mark.parametrize(("forks", "named"), [
+    ("{oops", r"link forks='\{oops' is invalid: expected a JSON list of 1 to 8"),
+    ("[]", "link forks='\\[\\]' is invalid"), ('{"step": 1}', "link forks="),
+    (json.dumps([{"step": 1}] * 9), "expected a JSON list of 1 to 8"),
+    ('[{"step": 1}, {"step": -1, "force": 3}]', r"link forks\[1\]: force=3 is invalid"),
+    ('[{"what": 1}]', r"link forks\[0\]: "), ("[" * 100 + "]" * 100, "link forks="),
+])
+def test_a_malformed_fork_list_names_the_parameter(forks, named):
+    with pytest.raises(ValueError, match=named):
+        parse_link({"config": "{}", "forks": forks})
+
+
+def test_opening_a_forks_link_makes_the_fork_again_at_its_step_and_position():
+    from dllm_viz import fork, load_model
+    from tests.test_handlers_fork import serving
+
+    world = load_model("world")
+    pg = serving(world)
+    tr = decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
+    out = fork(world, fork(world, tr, 2, force={5: 7}), 4, remask=[5], knobs={"temperature": 0.0})
+    fields = link_fields(out)
+    query = {**query_of(out), "forks": json.dumps(fields["forks"]), "step": "3", "pos": "5"}
+    views = list(pg.open_page(query=query, lang="en", session="s"))
+    last = views[-1]
+    got = last.trace.trace
+    assert got.token_ids == out.token_ids and [r.to_dict() for r in got.steps] == [r.to_dict() for r in out.steps]
+    assert [(p.step, p.force, p.remask, p.knobs) for p in got.forks] == \
+        [(p.step, p.force, p.remask, p.knobs) for p in out.forks]
+    assert (last.canvas["frame"], last.canvas["selected"], last.canvas["fork"]) == (3, 5, True)
+    assert last.knobs.temperature == 0.0 and "Forked** after step 4" in last.banner

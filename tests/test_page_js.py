@@ -483,3 +483,37 @@ def test_a_forks_forced_and_taken_back_tokens_replay_as_the_traces_canvas(show):
                          "DV['dv' + k[0].toUpperCase() + k.slice(1) + 'Fig']"
                          "(window.d, window.OPTIONS.strings.zh)).length)")
     assert all(n > 100 for n in figs)
+
+
+def test_the_inspectors_fork_buttons_ask_for_the_candidate_on_show_and_the_server_reads_its_token(show, trace):
+    """With the page's `onFork` (the server forks this trace: `canFork`), each candidate of the position on show has a
+    fork button asking for it on the canvas of the frame on show, and a decided position a take-back button; the
+    server reads the candidate's token id from the trace's own record (`page_fork_json`). No `onFork`: no button."""
+    from dllm_viz.app.handlers.fork import page_fork_json, parse_fork_json
+
+    page = show(trace, frame=0, selected=0)
+    f = 2
+    pos = next(p for p in range(trace.config.gen_length) if trace.order[p] >= f)  # masked on the canvas of frame f
+    at(page, f, pos)
+    assert page.locator("#dv-inspector button.dv-insp-fork").count() == 0  # the renderer alone forks nothing
+    page.evaluate("() => { window.__asked = []; window.__dv.options.onFork = (c) => window.__asked.push(c);"
+                  " window.__dv.options.canFork = (d) => d === window.__dv.data; }")
+    at(page, f, pos)
+    buttons = page.locator("#dv-inspector .dv-insp-row button.dv-insp-fork")
+    cands = trace.steps[f].candidates[pos]
+    assert buttons.count() == len(cands) and page.locator("#dv-inspector .dv-insp-takeback button").count() == 0
+    assert piece(trace, cands[1]) in buttons.nth(1).get_attribute("title") and f"after step {f}" in \
+        buttons.nth(1).get_attribute("title")
+    buttons.nth(1).click()
+    asked = page.evaluate("() => window.__asked")
+    assert asked == [{"step": f, "candidate": [pos, f, 1]}]
+    request = parse_fork_json(page_fork_json(json.dumps(asked[0]), trace))
+    assert request.step == f and request.force == {pos: cands[1]} and request.remask == ()
+    decided = next(p for p in range(trace.config.gen_length) if trace.order[p] < f)
+    at(page, f, decided)
+    page.locator("#dv-inspector .dv-insp-takeback button").click()
+    assert page.evaluate("() => window.__asked")[1] == {"step": f, "remask": [decided]}
+    page.evaluate("() => { window.__dv.options.canFork = () => false; }")  # a trace the server cannot fork
+    at(page, f, pos)
+    assert page.locator("#dv-inspector button.dv-insp-fork").count() == 0
+

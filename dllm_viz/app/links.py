@@ -7,6 +7,9 @@ selected position, the tab, the Compare lesson or configs, and the step both Com
     ?model=austen-mdlm&prompt=Elizabeth&config={"gen_length":64,"seed":3}&step=4&pos=17&tab=compare&lesson=polluted
      &cmp_step=5
 
+A forked trace's link also lists its fork points (`forks`, `/fork`'s changes in order), which the page makes again
+after the decode (`Playground.open_page`): `&forks=[{"step":3,"force":[[12,57]],"remask":[],"knobs":{}}]`.
+
 `link_fields(trace)` is what the page needs to write one (the trace's last chunk carries it: views/wire.py; page.js
 adds the cursor, the tab and the lesson, and copies it); `parse_link(query)` reads one back, and
 raises `ValueError` naming the parameter for anything malformed.
@@ -18,21 +21,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dllm_viz.app.handlers.fork import MAX_FORK_CHARS, ForkRequest, parse_fork_json
 from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.core.analysis import prompt_text
 from dllm_viz.core.config import DecodeConfig, short
+from dllm_viz.core.fork import initial_config
 from dllm_viz.core.trace import Trace
 
 TABS = ("play", "compare")  # the tabs a link may open
+MAX_LINK_FORKS = 8  # fork points a link may replay (each forks the trace again: a replay of its decode)
 MAX_PROMPT_CHARS = 4000  # a link's prompt; longer ones are refused, not cut
 
 
 def link_fields(trace: Trace) -> dict[str, Any]:
     """Model, prompt and settings of `trace`, the settings written as the fields that differ from
-    DecodeConfig's defaults (gen_length always), so a link stays short."""
+    DecodeConfig's defaults (gen_length always), so a link stays short. A forked trace's are the settings its decode
+    started with, and its fork points follow as `/fork`'s changes (`forks`: the page forks again, in order)."""
     defaults = DecodeConfig().to_dict()
-    config = {k: v for k, v in trace.config.to_dict().items() if k == "gen_length" or v != defaults[k]}
-    return {"model": trace.model, "prompt": prompt_text(trace), "config": config}
+    start = initial_config(trace)
+    config = {k: v for k, v in start.to_dict().items() if k == "gen_length" or v != defaults[k]}
+    out = {"model": trace.model, "prompt": prompt_text(trace), "config": config}
+    if trace.forks:
+        out["forks"] = [{"step": p.step, "force": [list(f) for f in p.force], "remask": list(p.remask),
+                         "knobs": {k: list(v) if isinstance(v, tuple) else v for k, v in p.knobs}}
+                        for p in trace.forks]
+    return out
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class Link:
     cmp_a: str | None  # Compare configs (JSON), when no lesson names them
     cmp_b: str | None
     cmp_step: int | None = None  # the step both Compare sides show (None: their ends; past a side's end: its end)
+    forks: tuple[ForkRequest, ...] = ()  # a forked trace's fork points, as `/fork`'s changes, made in order
 
 
 def _int(query: Mapping[str, str], name: str) -> int | None:
@@ -89,4 +103,28 @@ def parse_link(query: Mapping[str, str]) -> Link:
         raise ValueError(f"link cmp_step={cmp_step} is invalid: a step of the Compare tab, expected tab=compare")
     return Link(model=query.get("model") or None, prompt=prompt, config=config, step=_int(query, "step"),
                 pos=_int(query, "pos"), tab=tab, lesson=lesson, cmp_a=query.get("a") or None,
-                cmp_b=query.get("b") or None, cmp_step=cmp_step)
+                cmp_b=query.get("b") or None, cmp_step=cmp_step, forks=_forks(query.get("forks") or ""))
+
+
+def _forks(text: str) -> tuple[ForkRequest, ...]:
+    """A link's `forks`: at most MAX_LINK_FORKS of `/fork`'s changes (each replays the decode: a link's work is
+    bounded), each read as `/fork` reads one (ValueError naming it)."""
+    if not text:
+        return ()
+    if len(text) > MAX_LINK_FORKS * MAX_FORK_CHARS:
+        raise ValueError(f"link forks has {len(text)} characters: expected at most {MAX_LINK_FORKS * MAX_FORK_CHARS}")
+    try:
+        items = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        items = None
+    if not isinstance(items, list) or not 0 < len(items) <= MAX_LINK_FORKS or \
+            not all(isinstance(item, dict) for item in items):
+        raise ValueError(f"link forks={short(text)} is invalid: expected a JSON list of 1 to {MAX_LINK_FORKS} fork "
+                         "changes ({\"step\": ..., \"force\": ..., \"remask\": ..., \"knobs\": ...})")
+    out = []
+    for i, item in enumerate(items):
+        try:
+            out.append(parse_fork_json(json.dumps(item)))
+        except ValueError as err:
+            raise ValueError(f"link forks[{i}]: {err}") from None
+    return tuple(out)

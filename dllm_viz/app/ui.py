@@ -174,6 +174,7 @@ def build_demo(
         api = concurrency_limit if api_concurrency_limit == "same" else api_concurrency_limit
         gr.api(api_generate(pg), api_name="generate", concurrency_limit=api, concurrency_id="api")
         forks = FORK_CONCURRENCY if api is None else min(FORK_CONCURRENCY, api)
+        wire_fork(page, pg, forks)
         gr.api(user_errors(pg.fork), api_name="fork", concurrency_limit=forks, concurrency_id="fork")
     # for tests and other front ends: the page, the traces it reads by handle, the decodes it starts itself
     demo.page, demo.traces, demo.starts = page, pg.traces, {"play": pg.play.starts, "compare": pg.compare.starts}
@@ -340,6 +341,16 @@ def wire_stop(p: Page, pg: Playground) -> None:
     show comes back. No Gradio `cancels`: see `PlayHandlers.stopped`."""
     wire(p, p.stop.click, pg.play.stopped, ins=(p.trace, p.lang, p.stop_key), out=DecodeStopped,
          request=("session",), **QUIET)
+
+
+def wire_fork(p: Page, pg: Playground, forks: int | None) -> None:
+    """The inspector's fork buttons (drawn by the page, which puts their change in the hidden box and clicks this
+    hidden button): the trace on show forked from the canvas on show (`Playground.fork_here`: outside the engine,
+    as `/fork`, and in its group), shown as a loaded trace is; then the sliders' ends and its download file."""
+    forked = wire(p, p.fork.click, pg.fork_here, ins=(p.fork_request, p.trace, p.lang), out=Loaded,
+                  request=("session",), concurrency_limit=forks, concurrency_id="fork", show_progress="minimal",
+                  show_progress_on=[p.canvas])
+    wire(p, ranges_after(p, pg, forked.success), pg.play.export, ins=(p.trace,), out=Exported, **QUIET)
 
 
 def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:

@@ -4,9 +4,12 @@ change of settings that gave the trace on show again. Pure: traces in, text out 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from dllm_viz.app.handlers.adapters import active_preset
 from dllm_viz.app.strings import t
+from dllm_viz.app.views.markup import md_literal
 from dllm_viz.core.analysis import divergence
 from dllm_viz.core.config import REVISION_PRESETS, SHIPPED_PRESETS, DecodeConfig
 from dllm_viz.core.trace import Trace
@@ -92,3 +95,34 @@ def switch_banner(trace: Trace, correct: Trace, on: list[str], lang: str) -> str
                  href=f"#{LESSON_LINK}{key}")
     return t("banner_diff", lang, sw=switches, n=len(d.order_differs), g=trace.config.gen_length,
              t=len(d.token_differs))
+
+
+def decode_banner(trace: Trace, correct: Trace | None, fixes: Sequence[Any], on: Sequence[str], before: Trace | None,
+                  lang: str) -> str:
+    """What the Playground's banner says of a finished decode, in `lang`: what fitting the widgets changed (`fixes`,
+    `fit.Note`s), a preset as shipped or the teaching switches `on` against the correct config's run (`correct`,
+    same batch), the revision rule's counts, and whether new settings gave the trace on show before it (`before`)
+    again."""
+    notes = [t(note.key, lang, **note.values) for note in fixes]
+    shipped = shipped_banner(trace, correct, list(on), lang)
+    if shipped:
+        notes.append(shipped)
+    elif on:
+        notes.append(switch_banner(trace, correct, list(on), lang))
+    notes += revision_banner(trace, lang)
+    if before is not None:
+        notes.append(unchanged_note(before, trace, lang))
+    return "\n\n".join(n for n in notes if n)
+
+
+def fork_banner(parent: Trace, fork: Trace, lang: str) -> str:
+    """What the Playground's banner says of a fork the inspector made (`Playground.fork_here`), in `lang`: its change
+    (the last fork point: tokens by their text) and how many positions end with another token than its parent's."""
+    point = fork.forks[-1]
+    parts = [t("banner_fork_force", lang, tok=md_literal(repr(fork.vocab.get(tok, f"<{tok}>"))), pos=pos)
+             for pos, tok in point.force]
+    parts += [t("banner_fork_remask", lang, pos=pos) for pos in point.remask]
+    a, b = parent.token_ids, fork.token_ids  # (an insert/delete rule's canvases may end at other lengths)
+    differ = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+    return t("banner_forked", lang, s=point.step, what=t("fk_sep", lang).join(parts) or t("fk_same", lang), n=differ,
+             g=max(len(a), len(b)))

@@ -77,6 +77,34 @@ def parse_fork_json(text: str | None) -> ForkRequest:
                        knobs=knobs)
 
 
+def page_fork_json(text: str | None, trace: Trace) -> str:
+    """The inspector's change (`Playground.fork_here`) as `/fork`'s JSON: a `"candidate": [position, s, rank]` is the
+    candidate of that rank the trace recorded at that position at its step s, forced there (its token id: the page
+    holds token texts, two ids may share one); the rest of the request is `/fork`'s own. ValueError names what is
+    wrong."""
+    text = (text or "").strip()
+    if len(text) > MAX_FORK_CHARS or "candidate" not in text:
+        return text  # (`parse_fork_json` bounds and reads it)
+    try:
+        values = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+    if not isinstance(values, dict) or "candidate" not in values:
+        return text
+    where = values.pop("candidate")
+    if not (isinstance(where, list) and len(where) == 3 and all(type(x) is int for x in where)):
+        raise ValueError(f"candidate={short(where)} is invalid: expected [position, step, rank], three integers")
+    pos, step, rank = where
+    n = len(trace.steps)
+    cands = trace.steps[step].candidates if 0 <= step < n else None
+    if not cands or not 0 <= pos < len(cands) or not 0 <= rank < len(cands[pos]):
+        raise ValueError(f"candidate={where} is invalid: the trace recorded no candidate of rank {rank} at position "
+                         f"{pos} at step {step} (it has {n} steps)")
+    force = values.get("force") if isinstance(values.get("force"), dict) else {}
+    values["force"] = {**force, str(pos): cands[pos][rank]}
+    return json.dumps(values)
+
+
 def _position(value: Any) -> Any:
     """A position written as a JSON key ("3") as the integer it names; another integer as it came (the fork
     checks its range)."""

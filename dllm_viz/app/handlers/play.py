@@ -34,14 +34,7 @@ from dllm_viz.app.handlers.adapters import config_to_settings, settings_to_confi
 from dllm_viz.app.strings import example_label, t
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.app.links import parse_link
-from dllm_viz.app.handlers.banners import (
-    NOT_SWITCHES,
-    SWITCHES,
-    revision_banner,
-    shipped_banner,
-    switch_banner,
-    unchanged_note,
-)
+from dllm_viz.app.handlers.banners import NOT_SWITCHES, SWITCHES, decode_banner
 from dllm_viz.app.handlers.fit import Note, fit_settings, fitted_knobs
 from dllm_viz.app.handlers.live import Decoding, stream
 from dllm_viz.app.handlers.seats import Seat, Seats
@@ -134,8 +127,10 @@ class PlayHandlers:
                  cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
                  edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None,
                  canvas_for: Callable[[str | None], str] = lambda pick: "masked",
+                 can_fork: Callable[[Trace], bool] = lambda trace: False,
                  seats: Seats | None = None, stops: Stops | None = None) -> None:
         self.runner_for = runner_for
+        self.can_fork = can_fork  # whether the inspector may fork a trace here (its model is served)
         self.traces = traces  # every session's traces by handle: what the page reads
         self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
         self.edits_lengths_for = edits_lengths_for  # whether it can edit lengths (None: not known)
@@ -158,9 +153,9 @@ class PlayHandlers:
 
         `selected`: the position to select (None keeps the page's); the page draws the inspector.
         """
-        canvas = wire.canvas_value(shown.handle, lang=lang, frame=0 if autoplay else frame, selected=selected,
-                                   autoplay=autoplay)
         trace = shown.trace
+        canvas = wire.canvas_value(shown.handle, lang=lang, frame=0 if autoplay else frame, selected=selected,
+                                   autoplay=autoplay, fork=self.can_fork(trace))
         return {"canvas": canvas, "facts": render.facts_html(trace, lang),
                 "preset_badge": preset_badge(trace.config, lang)}
 
@@ -233,7 +228,8 @@ class PlayHandlers:
         """A decode's last answer: the finished trace, its facts, the banner (kept with the trace, to be said again
         in another language)."""
         before = shown.trace if shown is not None else None  # its trace, not its own banner's (no chain of traces)
-        done = Shown(handle, trace, banner=functools.partial(_banner, trace, correct, asked, before))
+        done = Shown(handle, trace, banner=functools.partial(decode_banner, trace, correct, asked.fixes, asked.on,
+                                                                   before))
         return DecodeFirst(trace=done, banner=done.banner(lang), knobs=asked.knobs, **self.first_views(done, lang=lang))
 
     def ask(self, *, prompt: str, model_pick: str | None, shown: DecodeConfig | None,
@@ -403,9 +399,10 @@ class PlayHandlers:
         return Exported(str(path))
 
     def load_trace(self, shown: Shown, *, lang: str, autoplay: bool = False,
-                   example: str | None = None) -> Loaded:
-        """Show a stored trace (uploaded or example: its handle) and set the widgets to its config."""
-        first = self.first_views(shown, lang=lang, autoplay=autoplay, selected=0)
+                   example: str | None = None, selected: int = 0) -> Loaded:
+        """Show a stored trace (uploaded, an example, a fork: its handle), position `selected` selected, and set the
+        widgets to its config."""
+        first = self.first_views(shown, lang=lang, autoplay=autoplay, selected=selected)
         trace = shown.trace
         if example is not None:
             first["preset_badge"] = preset_badge(trace.config, lang, example=example)
@@ -433,18 +430,3 @@ class PlayHandlers:
             raise ValueError(f"example={example!r} is invalid: expected one of {' | '.join(self.examples)}")
         return self.load_trace(self.examples[example], lang=lang, example=example)
 
-
-def _banner(trace: Trace, correct: Trace | None, asked: Asked, before: Trace | None, lang: str) -> str:
-    """What the Playground's banner says of a finished decode, in `lang`: what fitting the widgets changed, a preset
-    as shipped or a teaching switch against the correct config's run (`correct`, same batch), the revision rule's
-    counts, and whether new settings gave the trace on show before it (`before`) again."""
-    notes = [t(note.key, lang, **note.values) for note in asked.fixes]
-    shipped = shipped_banner(trace, correct, list(asked.on), lang)
-    if shipped:
-        notes.append(shipped)
-    elif asked.on:
-        notes.append(switch_banner(trace, correct, list(asked.on), lang))
-    notes += revision_banner(trace, lang)
-    if before is not None:
-        notes.append(unchanged_note(before, trace, lang))
-    return "\n\n".join(n for n in notes if n)

@@ -12,6 +12,7 @@ the runner of the entry picked in the model picker (`ModelChoice`).
 """
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 import time
@@ -24,13 +25,14 @@ from typing import Any
 from dllm_viz.app.views import render, world as world_view
 from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import FIRST_LESSON, CompareHandlers
-from dllm_viz.app.handlers.fork import Forker, fork_api
+from dllm_viz.app.handlers.fork import Forker, ForkRequest, fork_api, page_fork_json, parse_fork_json
 from dllm_viz.app.links import parse_link
 from dllm_viz.app.strings import LANGS, t
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
-from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, Linked, ModelPicked, Ranges, Relabelled, SceneSet
+from dllm_viz.app.handlers.banners import fork_banner
+from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, Linked, Loaded, ModelPicked, Ranges, Relabelled, SceneSet
 from dllm_viz.app.handlers.scenes import SCENES
 from dllm_viz.app.handlers.seats import Seats
 from dllm_viz.app.handlers.stops import Stops
@@ -93,7 +95,7 @@ class Playground:
                                  new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for,
                                  budget_for=self.budget_for, cache_modes_for=self.cache_modes_for,
                                  edits_lengths_for=self.edits_lengths_for, canvas_for=self.canvas_for,
-                                 seats=self.seats, stops=self.stops)
+                                 can_fork=self.can_fork, seats=self.seats, stops=self.stops)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for,
                                        canvas_for=self.canvas_for, seats=self.seats, stops=self.stops)
@@ -235,15 +237,30 @@ class Playground:
                     cmp_a=KEEP, cmp_b=KEEP, lesson_text=KEEP,
                     **self.play.first_views(shown, lang=lang, autoplay=True, selected=0)), pick, lang)
                 return
-        picked = None
+        picked, forks = None, parse_link(query).forks
         for view in self.play.open_link(query=query, lang=lang, session=session):
             picked = picked if view.model_pick is KEEP else view.model_pick
+            if forks and view.trace is not KEEP:  # a fork's link: its fork points made again, in order
+                view = self._forked(view, forks, lang=lang, session=session)
             if own and view.trace is not KEEP:
                 view = dataclasses.replace(view, **self.play.first_views(view.trace, lang=lang, autoplay=True,
                                                                          selected=0))
                 published = dataclasses.replace(self.traces.publish(view.trace.trace), banner=view.trace.banner)
                 self.opened[lang] = (published, view.banner)
             yield self.compare_fitted(view, picked, lang) if view.trace is not KEEP and picked else view
+
+    def _forked(self, view: Linked, forks: Sequence[ForkRequest], *, lang: str, session: str | None) -> Linked:
+        """A link's decode (`view`, finished) forked as its fork points say (`links.Link.forks`), shown at the link's
+        frame and position (the view's), with the fork's settings and its banner."""
+        decoded = view.trace.trace
+        out, fork = decoded, self.forker_for(decoded.model)
+        for change in forks:
+            out = fork(out, change.step, force=change.force, remask=change.remask, knobs=change.knobs)
+        shown = self.traces.add(session, out)
+        shown = dataclasses.replace(shown, banner=functools.partial(fork_banner, decoded, out))
+        frame, selected = view.canvas["frame"], view.canvas["selected"]
+        return dataclasses.replace(view, trace=shown, banner=shown.banner(lang), knobs=knobs_of(out.config),
+                                   **self.play.first_views(shown, lang=lang, frame=frame, selected=selected))
 
     def compare_fitted(self, view: Linked, pick: str, lang: str) -> Linked:
         """`view` (a link's trace, opened on the model `pick`) with the Compare tab fitted to that model: configs A and
@@ -335,6 +352,34 @@ class Playground:
         "remask": [positions], "knobs": {field: value}}`; returns the fork's text, its trace JSON and the
         world checker's verdicts on the trace and the fork (`null` for another model)."""
         return fork_api(self.forker_for, trace_json, fork_json)
+
+    def can_fork(self, trace: Trace) -> bool:
+        """Whether the inspector may fork `trace` here (`fork_here`): a masked canvas (a renoising one forks by its
+        knobs alone, through `/fork`) of a model an entry of the picker forks."""
+        return trace.canvas != "renoise" and any(c.fork is not None and c.name == trace.model
+                                                 for c in self.models.values())
+
+    def fork_here(self, *, fork_request: str, trace: Shown | None, lang: str, session: str | None = None) -> Loaded:
+        """The inspector's fork of the trace on show (`trace`): `fork_request` is `/fork`'s change (`parse_fork_json`:
+        the step of the canvas on show, a token forced at a position, a candidate the trace recorded (`page_fork_json`)
+        or positions taken back), the fork (`core.fork`,
+        on the trace's own model) shown as a loaded trace is, the position it changed selected, and the banner says
+        how far it went from its parent. ValueError names what is wrong (the trace on show stays)."""
+        if trace is None or not self.can_fork(trace.trace):
+            raise ValueError("fork_request: the trace on show cannot be forked here: expected a trace of a masked "
+                             f"canvas by a model this server runs ({', '.join(sorted(self._forkable())) or 'none'})")
+        parent = trace.trace
+        request = parse_fork_json(page_fork_json(fork_request, parent))
+        out = self.forker_for(parent.model)(parent, request.step, force=request.force, remask=request.remask,
+                                            knobs=request.knobs)
+        shown = self.traces.add(session, out)
+        shown = dataclasses.replace(shown, banner=functools.partial(fork_banner, parent, out))
+        changed = [*request.force, *request.remask]
+        loaded = self.play.load_trace(shown, lang=lang, selected=changed[0] if changed else 0)
+        return dataclasses.replace(loaded, banner=shown.banner(lang))
+
+    def _forkable(self) -> set[str]:
+        return {choice.name for choice in self.models.values() if choice.fork is not None}
 
     def forker_for(self, model: str) -> Forker:
         """How the model named `model` (a trace's) forks here; ValueError when no entry of the picker can."""

@@ -110,6 +110,8 @@ class Page:
     ref: gr.Textbox  # hidden: the handle the page draws for a decode it starts (`page_server.NEW_REF_JS`)
     stop: gr.Button  # hidden: the live canvas's Stop clicks it (page.js)
     stop_key: gr.Textbox  # hidden: the key of the decode to stop, from its live canvas (page.js)
+    fork: gr.Button  # hidden: the inspector's fork buttons click it (page.js)
+    fork_request: gr.Textbox  # hidden: their change, `/fork`'s JSON, the step being the canvas on show (page.js)
     facts: gr.HTML
     heatmap: gr.HTML  # the figures' hosts: the page draws them from the trace (web/figures.js)
     order: gr.HTML

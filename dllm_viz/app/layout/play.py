@@ -220,6 +220,8 @@ def build_views_panel(labels: Labels, shown: dict[str, Any], *, server: Sequence
         c["stop"] = labels.add(gr.Button(t("stop", labels.lang), size="sm", elem_id="dv-stop"), "stop", "value")
         c["stop_key"] = gr.Textbox("", show_label=False, container=False, elem_id="dv-stop-key")  # page.js fills it
         c["ref"] = gr.Textbox("", visible=False)  # a decode's handle, drawn by the page when it starts one
+        c["fork"] = gr.Button("fork", size="sm", elem_id="dv-fork")  # hidden: the inspector's fork buttons click it
+        c["fork_request"] = gr.Textbox("", show_label=False, container=False, elem_id="dv-fork-key")  # their change
     with gr.Column(elem_id="dv-views-facts"):
         c["facts"] = gr.HTML(shown.get("facts", ""), js_on_load=None)
     with gr.Column(elem_id="dv-views-task"):  # a task prompt's measured curves (dllm_viz.tasks)

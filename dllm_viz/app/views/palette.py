@@ -186,6 +186,11 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   padding: 10px 14px; }}
 .dv-insp h4 {{ margin: 0 0 8px 0; font-size: 14px; color: {PALETTE['text']}; }}
 .dv-insp-row {{ display: grid; grid-template-columns: 90px 1fr; gap: 8px; align-items: center; margin: 4px 0; }}
+.dv-insp-row.dv-insp-forks {{ grid-template-columns: 90px 1fr auto; }}
+.dv-insp-fork {{ font-size: 11px; line-height: 14px; padding: 1px 6px; border-radius: 6px; cursor: pointer;
+  border: 1px solid {PALETTE['border']}; background: {PALETTE['card']}; color: {PALETTE['text']}; }}
+.dv-insp-fork:hover {{ border-color: {PALETTE['tempered']}; }}
+.dv-insp-takeback {{ margin: 6px 0 2px 0; }}
 .dv-insp-tok {{ font-family: {MONO}; font-size: 13px;
   overflow: hidden; text-overflow: ellipsis; white-space: pre; color: {PALETTE['text']}; }}
 .dv-insp-line {{ display: flex; align-items: center; gap: 6px; margin: 2px 0; font-size: 11px; line-height: 12px;
@@ -233,7 +238,7 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 .dv-progress i {{ display: block; height: 100%; width: 0; background: {PALETTE['accent']}; }}
 .dv-controls button.dv-stop {{ background: {PALETTE['diverge']}; color: white; }}
 /* page.js fills the key and clicks Stop for the canvas's button (the Playground's, a Compare side's) */
-#dv-stop, #dv-stop-key, #dv-cmp-stop, #dv-cmp-stop-key {{ display: none !important; }}
+#dv-stop, #dv-stop-key, #dv-cmp-stop, #dv-cmp-stop-key, #dv-fork, #dv-fork-key {{ display: none !important; }}
 .dv-insp-text {{ font-size: 14px; }}
 .dv-insp-text p {{ margin: 6px 0; }}
 .dv-insp-rules {{ margin: 4px 0; padding-left: 18px; }}

@@ -98,16 +98,25 @@ function historyLines(d, pos, f) {
 
 // The inspector's HTML: raw shares (cool) above tempered ones (warm) per stored candidate, then
 // the schedule's reasoning, the checker's rules (world model) and the small print.
-function inspectorHtml(d, insp) {
+// `fork`: the page forks traces (a button per candidate places it at the position on the canvas on show, one takes a
+// decided position back; `paintInspector` hands their change to the page).
+function inspectorHtml(d, insp, fork = false) {
   if (!insp) return "";
-  const t = d.t, [scale, minBar] = d.theme.bars;
+  const t = d.t, [scale, minBar] = d.theme.bars, f = insp.frame, p = insp.position;
   const width = (share) => Math.max(minBar, scale * share).toFixed(1) + "%";
+  fork = fork && !insp.renoise;
+  const forkButton = (i) => !fork ? "" : `<button class="dv-insp-fork" data-step="${f}" data-pos="${p}" data-s="${insp.step}" data-rank="${i}" ` +
+    `title="${dvEscape(dvFill(t.insp_fork_title, {tok: dvRepr(insp.candidates[i]), p, f}))}">${dvEscape(t.insp_fork)}</button>`;
   let rows = insp.candidates.map((text, i) =>
-    `<div class="dv-insp-row"><span class="dv-insp-tok" title="${dvEscape(dvRepr(text))}">${dvEscape(dvRepr(text))}</span>` +
+    `<div class="dv-insp-row${fork ? " dv-insp-forks" : ""}"><span class="dv-insp-tok" title="${dvEscape(dvRepr(text))}">${dvEscape(dvRepr(text))}</span>` +
     `<div class="dv-insp-bars"><div class="dv-insp-line"><i class="dv-insp-raw" style="width:${width(insp.rawShare[i])}"></i>` +
     `<span>${dvPct(insp.rawShare[i])} · p = ${insp.raw[i].toFixed(3)}</span></div>` +
     `<div class="dv-insp-line"><i class="dv-insp-temp" style="width:${width(insp.tempered[i])}"></i>` +
-    `<span class="dv-insp-tlab">${dvPct(insp.tempered[i])}</span></div></div></div>`).join("");
+    `<span class="dv-insp-tlab">${dvPct(insp.tempered[i])}</span></div></div>${forkButton(i)}</div>`).join("");
+  if (fork && insp.confirmed && f > 0) {  // a decided position on the canvas on show: take it back from there
+    rows += `<div class="dv-insp-takeback"><button class="dv-insp-fork" data-step="${f}" data-pos="${p}" data-remask="1" ` +
+      `title="${dvEscape(dvFill(t.insp_remask_title, {p, f}))}">${dvEscape(t.insp_remask)}</button></div>`;
+  }
   if (!rows && !insp.renoise) rows = `<p>${dvEscape(t.insp_no_candidates)}</p>`;
   const key = insp.renoise ? "" : `<div class="dv-insp-key"><i class="dv-insp-raw"></i>${dvEscape(t.raw)}` +
     `<i class="dv-insp-temp"></i><span class="dv-insp-tkey">${dvEscape(dvFill(t.tempered, {t: insp.temperature}))}</span></div>`;
@@ -116,14 +125,23 @@ function inspectorHtml(d, insp) {
   const rules = insp.rules.length ? `<ul class="dv-insp-rules">${insp.rules.map((r) => `<li>${r}</li>`).join("")}</ul>` : "";
   const history = insp.history.length ? `<p><b>${dvEscape(dvFill(t.rv_history, {p: insp.position, s: insp.frame}))}</b></p>` +
     `<ol class="dv-insp-history">${insp.history.map((h) => `<li>${h}</li>`).join("")}</ol>` : "";
+  const forkNote = fork ? `<p><small>${dvEscape(dvFill(t.insp_fork_note, {f}))}</small></p>` : "";
   return `<div class="dv-insp" data-position="${insp.position}" data-step="${insp.step}"><h4>${title}</h4>${rows}${key}</div>` +
     `<div class="dv-insp-text">${insp.lines.map((l) => `<p>${l}</p>`).join("")}${history}${rules}` +
-    `<p><small>${dvEscape(insp.note)}</small></p></div>`;
+    `<p><small>${dvEscape(insp.note)}</small></p>${forkNote}</div>`;
 }
 
-// Draw the inspector of `pos` at `frame` into `host` (re-written only when it changed).
-function paintInspector(host, d, pos, frame, T) {
+// Draw the inspector of `pos` at `frame` into `host` (re-written only when it changed). `onFork(change)`, when given,
+// is what its fork buttons ask from the canvas of `frame`: {step, candidate: [position, s, rank]}, a candidate the
+// trace recorded at step s (Playground.fork_here reads its token id), or {step, remask: [position]}.
+function paintInspector(host, d, pos, frame, T, onFork = null) {
   if (!host || !d || d.live || !d.n) return;
-  const html = inspectorHtml(d, inspectAt(d, pos, frame, T));
+  const html = inspectorHtml(d, inspectAt(d, pos, frame, T), !!onFork);
   if (host.__dvHtml !== html) { host.__dvHtml = html; host.innerHTML = html; }
+  host.onclick = !onFork ? null : (e) => {
+    const b = e.target.closest && e.target.closest("button.dv-insp-fork");
+    if (!b) return;
+    const step = Number(b.dataset.step), at = Number(b.dataset.pos);
+    onFork(b.dataset.remask ? {step, remask: [at]} : {step, candidate: [at, Number(b.dataset.s), Number(b.dataset.rank)]});
+  };
 }

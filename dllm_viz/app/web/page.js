@@ -20,8 +20,8 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
     const input = document.querySelector("#dv-temperature input[type=range]"), T = input ? parseFloat(input.value) : NaN;
     return Number.isFinite(T) && T >= 0 ? T : d.temperature;
   },
-  onStop: () => stopDecode(window.__dv.stopKey),
-  onDrawn: () => tellDrawn([window.__dv.shownRef]),
+  onStop: () => press("dv-stop", window.__dv.stopKey), onDrawn: () => tellDrawn([window.__dv.shownRef]),
+  onFork: (change) => press("dv-fork", JSON.stringify(change)), canFork: (d) => window.__dv.forkable === d,
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
@@ -147,6 +147,7 @@ function showDone(value, entry) {
   if (!same || linked) { at.frame = value.autoplay ? 0 : value.frame; at.selected = value.selected; }
   else if (value.selected !== null && value.selected !== undefined) at.selected = value.selected;
   dv.shownRef = value.ref;
+  dv.forkable = value.fork ? d : null;  // the inspector may fork it (the server runs its model)
   // The task curves are a task prompt's: for any other trace their box stays out of the way.
   const taskBox = document.getElementById("dv-views-task");
   if (taskBox) taskBox.style.display = d.task ? "" : "none";
@@ -193,7 +194,7 @@ function showSide(el, value, side) {
     if (!d.live) root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
     const pair = dv.pair && dv.pair.data;
     if (pair && (pair.a === d || pair.b === d)) dv.pair.render();  // in step with the other side
-    else dvShowStatic(root, d, t, dv.theme, side === "a", {onStop: () => stopDecode(d.key, "dv-cmp-stop")});
+    else dvShowStatic(root, d, t, dv.theme, side === "a", {onStop: () => press("dv-cmp-stop", d.key)});
     const busy = document.getElementById("dv-cmp-canvas-" + side);  // its steps show: no longer a busy look
     if (busy) busy.classList.remove("dv-busy");
   };
@@ -291,8 +292,8 @@ function linkUrl() {
   q.set("model", d.link.model);
   q.set("prompt", d.link.prompt);
   q.set("config", JSON.stringify(d.link.config));
-  q.set("step", String(dv.frame));
-  q.set("pos", String(dv.pos));
+  if (d.link.forks) q.set("forks", JSON.stringify(d.link.forks));  // a fork's: made again after the decode
+  q.set("step", String(dv.frame)); q.set("pos", String(dv.pos));
   if (compareShown()) {
     q.set("tab", "compare");
     if (dv.lesson) q.set("lesson", dv.lesson);
@@ -323,14 +324,13 @@ function openLinkedView() {
   if (id) pressWhenShown(id);
 }
 
-// Stop the decode on show: its key (which only this page received with the decode's live canvas)
-// goes into the hidden key box, then the hidden Stop button `id` sends it (PlayHandlers.stopped; a
-// Compare side's: "dv-cmp-stop", CompareHandlers.stopped).
-function stopDecode(key, id = "dv-stop") {
+// Press the hidden button `id` with `value` in its hidden box "id-key": Stop with the key of the decode on show (only this
+// page has it; "dv-stop", "dv-cmp-stop"), a fork with its change ("dv-fork": Playground.fork_here).
+function press(id, value) {
   const box = document.querySelector(`#${id}-key textarea, #${id}-key input`);
   const b = document.getElementById(id);
   if (!box || !b) return;
-  box.value = key || "";
+  box.value = value || "";
   box.dispatchEvent(new Event("input", {bubbles: true}));
   requestAnimationFrame(() => b.click());
 }

@@ -2,7 +2,8 @@
 // views/web.py). `dvView(hosts, options)` draws one trace into the elements it is given:
 //   hosts: {canvas, inspector, heatmap, order, steps, task} (any may be missing)
 //   options: {strings: {lang: table}, theme, lang, temperature: () => T, onDrawn: (v) => {} once a trace's
-//             figures are all drawn, onRender: (v) => {} after each
+//             figures are all drawn, onFork: (change) => {} what the inspector's fork buttons ask of a trace d
+//             where canFork(d) (none: no button), onRender: (v) => {} after each
 //             render, onHover: (v, p) => {} as the pointer enters a token (-1: leaves the text)}
 // and keeps ONE step cursor and ONE selected position shared by them: play, pause, step, scrub,
 // clicks on tokens and figure cells, hover. Several views on one page never share anything. Nothing
@@ -67,6 +68,8 @@ function dvBox(cls, h, x0, y0, x1, y1) {
 }
 
 const dvFig = (host) => host && host.querySelector(":scope > .dv-fig");
+// What the inspector's fork buttons call for trace `d`, or null: none (`options.onFork`, where `options.canFork(d)`).
+const dvForker = (v, d) => (v.options.onFork && v.options.canFork && v.options.canFork(d) ? v.options.onFork : null);
 
 // ----- one player -----------------------------------------------------------------------------------
 function dvView(hosts, options) {
@@ -85,7 +88,7 @@ function dvView(hosts, options) {
   v.play = () => dvPlay(v);
   v.inspect = () => {  // the inspector alone (the temperature slider moves: its tempered bars follow)
     const d = v.data;
-    if (d && !d.live) paintInspector(v.hosts.inspector, d, v.pos, v.frame, v.options.temperature ? v.options.temperature(d) : d.temperature);
+    if (d && !d.live) paintInspector(v.hosts.inspector, d, v.pos, v.frame, v.options.temperature ? v.options.temperature(d) : d.temperature, dvForker(v, d));
   };
   v.stop = () => { dvStop(v); dvRender(v); };
   return v;
@@ -212,7 +215,7 @@ function dvRender(v) {
   const play = root.querySelector(".dv-play");
   if (play) play.textContent = v.playing ? d.t.pause : d.t.play;
   const T = v.options.temperature ? v.options.temperature(d) : d.temperature;
-  paintInspector(v.hosts.inspector, d, v.pos, v.frame, T);
+  paintInspector(v.hosts.inspector, d, v.pos, v.frame, T, dvForker(v, d));
   dvDrawFigures(v);
   dvSync(v, true);
   if (v.options.onRender) v.options.onRender(v);

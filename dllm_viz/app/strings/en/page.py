@@ -96,6 +96,9 @@ STRINGS: dict[str, str] = {
     "legend_tok": "word", "legend_guess": "guess", "legend_prompt_sample": "Abc",
     # ----- prompt, links, a live decode, banners --------------------
     "prompt_info": "Enter runs · Shift+Enter: new line", "try_prompt": "Try one (a click runs it):",
+    "banner_forked": ("**Forked** after step {s}: {what}; the decode went on from that canvas. {n} of {g} positions end "
+        "with another token than in the trace it forked from (Download saves the fork, its fork point included)."),
+    "banner_fork_force": "{tok} placed at position {pos}", "banner_fork_remask": "position {pos} taken back to [MASK]",
     "banner_stopped": "Stopped. The run on show is the last one that finished, with its settings.",
     "banner_unchanged": "Same run as before: {what}, yet every step confirmed the same positions with the same tokens.",
     "banner_unchanged_threshold": ("Same run as before: no step had a confidence between the old threshold {a} and "

@@ -144,6 +144,11 @@ STRINGS: dict[str, str] = {
     "rv_hist_edit": "step {s}: rewritten {old} → **{tok}** (raw p {p}, the old token's {po})",
     "rv_hist_remask": "step {s}: {old} taken back to [MASK] ({score})",
     "rv_hist_force": "step {s}: **{tok}** forced by a fork", "rv_forced": "forced by a fork",
+    "insp_fork": "fork", "insp_remask": "take it back (fork)",
+    "insp_fork_title": "Fork: place {tok} at position {p} on the canvas on show (after step {f}) and decode the rest",
+    "insp_remask_title": "Fork: take position {p} back to [MASK] on the canvas on show (after step {f}) and decode the rest",
+    "insp_fork_note": ("fork: a new trace that goes on from the canvas on show (after step {f}) with that change; the "
+        "facts list its fork point. Move the cursor to fork from another step."),
     "insp_forced": "**Forced by a fork** before step {next}: **{tok}** (a fork's change: no probability decided it).",
     "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
         "The candidates below are that step's."),

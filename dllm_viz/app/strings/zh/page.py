@@ -101,6 +101,8 @@ STRINGS: dict[str, str] = {
     # ----- prompt, links, a live decode, banners --------------------
     "prompt_info": "回车（Enter）运行 · Shift（上档键）+回车换行",
     "try_prompt": "试一个（点击即运行）：",
+    "banner_forked": "在第 {s} 步之后**分叉**：{what}；解码从那一画布继续。{g} 个位置中有 {n} 个最终的词与原轨迹不同（下载保存的是分叉后的轨迹，含分叉点）。",
+    "banner_fork_force": "在位置 {pos} 放入 {tok}", "banner_fork_remask": "位置 {pos} 退回 [MASK]",
     "banner_stopped": "已停止。显示的是上一次完成的运行及其设置。",
     "banner_unchanged": "与之前完全相同的运行：虽然改了 {what}，每一步确认的位置和词都没有变。",
     "banner_unchanged_threshold": "与之前完全相同的运行：没有任何一步的置信度落在旧阈值 {a} 与新阈值 {b} 之间，所以每一步确认的位置都没变。",
