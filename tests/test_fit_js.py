@@ -77,3 +77,30 @@ def test_where_everything_fits_the_figure_is_as_stated(page, renoising, kind):
     fig = page.evaluate(DRAW, [kind, 1400, "en"])
     stated, drawn = fig["stated"], fig["drawn"]
     assert fig["outside"] == [] and {k: drawn[k] for k in stated} == stated
+
+
+# Compare's A and B figures of one kind drawn into two columns `width` px wide, B's title made longer; with `level`
+# through `dvPairFit` (page.js's Compare). Returns each plot's top below its column's top, and each title's rows.
+PAIR = """([kind, width, level]) => {
+  const t = window.OPTIONS.strings.en, make = {heatmap: DV.dvHeatmapFig, steps: DV.dvStepsFig};
+  const figs = ['side_a', 'side_b'].map((side) => make[kind](window.d, t, {side}));
+  figs[1].layout.title.text += ' and a few more words that make this title wrap once more';
+  const hosts = figs.map(() => { const h = document.createElement('div'); h.style.width = width + 'px';
+    document.body.appendChild(h); return h; });
+  if (level) DV.dvPairFit(figs, hosts);
+  const out = figs.map((fig, i) => { fig.__kind = kind; const gd = DV.dvPlot(hosts[i], fig);
+    const plot = gd.querySelector('.cartesianlayer .bg, .nsewdrag').getBoundingClientRect();
+    return {top: Math.round(plot.top - hosts[i].getBoundingClientRect().top),
+            rows: gd.layout.title.text.split('<br>').length}; });
+  hosts.forEach((h) => h.remove());
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("kind", ["heatmap", "steps"])
+def test_compares_two_figures_keep_their_plots_level_whatever_their_titles_wrap_to(page, renoising, kind):
+    renderer.load(page, renoising)
+    a, b = page.evaluate(PAIR, [kind, 420, True])
+    assert b["rows"] > a["rows"] and a["top"] == b["top"]  # A's title given B's room: the plots start level
+    a, b = page.evaluate(PAIR, [kind, 420, False])
+    assert b["top"] > a["top"]  # (each fitted alone, B's plots would start lower)

@@ -24,8 +24,8 @@ function dvFit(gd, fig) {
   }
   let top = 0;
   if (base.title) {
-    const lines = base.title.split("<br>"), rows = lines.flatMap((line) => dvWrapped(line, width - 16, 14));
-    const added = rows.length - lines.length;
+    const lines = base.title.split("<br>"), rows = dvTitleRows(base.title, width);
+    const added = Math.max(rows.length, fig.__dvTitleRows || 0) - lines.length;  // (a pair's: as many as the other's)
     fig.layout.title = {...fig.layout.title, text: rows.join("<br>")};
     if (added > 0) {  // its first line where it stood (plotly's "auto" puts that baseline mid-margin), the rest below
       fig.layout.title = {...fig.layout.title, yref: "container", y: 1, yanchor: "top", pad: {t: base.t / 2}};
@@ -34,6 +34,22 @@ function dvFit(gd, fig) {
   }
   dvGrow(fig, base, top, fig.__kind === "steps" ? dvLegendRows(fig, width - m.l) : 0);
   return width;
+}
+
+// A figure's title (plotly's text, lines split at <br>) in rows that fit a figure `width` px wide, at 14 px.
+function dvTitleRows(title, width) {
+  return title.split("<br>").flatMap((line) => dvWrapped(line, width - 16, 14));
+}
+
+// Two figures drawn side by side (Compare's A and B, into `hosts`) with their plots at one height: each title given
+// the room of the one that wraps into more rows at its host's width. Returns `figs`.
+function dvPairFit(figs, hosts) {
+  const rows = figs.map((f, i) => {
+    const title = f.layout.title && f.layout.title.text, width = hosts[i] ? hosts[i].clientWidth : 0;
+    return title && width ? dvTitleRows(title, width).length : 0;
+  });
+  figs.forEach((f) => { f.__dvTitleRows = Math.max(...rows); });
+  return figs;
 }
 
 // Text's width in px at `size` px in the figures' font, measured on a canvas (no layout of the page); where there is

@@ -233,17 +233,17 @@ function clearCompareFigures(side) {
 // The pair's figures once both sides are done: the heatmaps, then once they are painted the rest, from
 // where the two traces part as the page finds it (pair.js's dvDivergence: no wait for the server's summary).
 function drawCompareFigures(lang) {
-  const a = document.querySelector('[data-dv-side="a"]'), b = document.querySelector('[data-dv-side="b"]');
-  if (!a || !b || !a.__dvRef || !b.__dvRef) return;
-  const ea = dv.traces.get(a.__dvRef), eb = dv.traces.get(b.__dvRef);
-  if (!ea || !eb || ea.state !== "done" || eb.state !== "done") return;
+  const [a, b] = ["a", "b"].map((side) => document.querySelector(`[data-dv-side="${side}"]`));
+  const [ea, eb] = [a, b].map((el) => el && el.__dvRef && dv.traces.get(el.__dvRef));
+  if (![ea, eb].every((e) => e && e.state === "done")) return;
   const t = options.strings[lang], rows = Math.max(ea.d.n, eb.d.n);  // both heatmaps on one height and scale
   const draw = (id, f, kind) => { f.__kind = kind; dvPlot(fig(id), f); };
+  const pair = (ids, figs, kind) => dvPairFit(figs, ids.map(fig)).forEach((f, i) => draw(ids[i], f, kind));  // A, B level
   const key = `${a.__dvRef}|${b.__dvRef}|${lang}`;
   if (dv.compared !== key) {
     dv.compared = key;
-    draw("dv-cmp-heat-a", dvHeatmapFig(ea.d, t, {rows, side: "side_a"}), "heatmap");
-    draw("dv-cmp-heat-b", dvHeatmapFig(eb.d, t, {rows, side: "side_b"}), "heatmap");
+    pair(["dv-cmp-heat-a", "dv-cmp-heat-b"], [dvHeatmapFig(ea.d, t, {rows, side: "side_a"}),
+                                              dvHeatmapFig(eb.d, t, {rows, side: "side_b"})], "heatmap");
     tellDrawn([a.__dvRef, b.__dvRef]);
   }
   if (dv.comparedAll === key) return;
@@ -251,8 +251,8 @@ function drawCompareFigures(lang) {
   dvAfterPaint(() => {  // once the heatmaps are painted
     if (dv.comparedAll !== key) return;
     draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d)), "compare");
-    draw("dv-cmp-steps-a", dvStepsFig(ea.d, t, {side: "side_a"}), "steps");
-    draw("dv-cmp-steps-b", dvStepsFig(eb.d, t, {side: "side_b"}), "steps");
+    pair(["dv-cmp-steps-a", "dv-cmp-steps-b"], [dvStepsFig(ea.d, t, {side: "side_a"}), dvStepsFig(eb.d, t, {side: "side_b"})],
+         "steps");
     if (dv.pairDrawn) dv.pairDrawn([a.__dvRef, b.__dvRef]);  // the pair's event may come now (start.js)
   });
 }
