@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dllm_viz import DecodeConfig, decode
+from dllm_viz import DecodeConfig, Trace, decode
 from dllm_viz.app.links import link_fields, parse_link
 from dllm_viz.app.handlers.outputs import KEEP
 from dllm_viz.app.handlers.playground import Playground
@@ -87,6 +87,9 @@ def test_a_forks_link_holds_the_settings_its_decode_started_with_and_its_fork_po
     assert [(f.step, f.force, f.remask, f.knobs) for f in link.forks] == [
         (2, {5: 7}, (), {}), (4, {}, (5,), {"temperature": 0.0})]
     assert "forks" not in link_fields(tr)  # a trace of no fork: no fork points in its link
+    d = json.loads(out.to_json())  # a trace file whose fork point switched what no setting is: it loads, with no link
+    d["forks"][1]["knobs"], d["forks"][1]["was"] = {"no_such_knob": 1}, {"no_such_knob": 0}
+    assert link_fields(Trace.from_json(json.dumps(d))) is None
 
 
 @pytest.mark.parametrize(("forks", "named"), [

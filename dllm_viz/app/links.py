@@ -33,12 +33,16 @@ MAX_LINK_FORKS = 8  # fork points a link may replay (each forks the trace again:
 MAX_PROMPT_CHARS = 4000  # a link's prompt; longer ones are refused, not cut
 
 
-def link_fields(trace: Trace) -> dict[str, Any]:
+def link_fields(trace: Trace) -> dict[str, Any] | None:
     """Model, prompt and settings of `trace`, the settings written as the fields that differ from
     DecodeConfig's defaults (gen_length always), so a link stays short. A forked trace's are the settings its decode
-    started with, and its fork points follow as `/fork`'s changes (`forks`: the page forks again, in order)."""
+    started with, and its fork points follow as `/fork`'s changes (`forks`: the page forks again, in order); None
+    for a trace file whose fork points switch what no setting is (no link could make it again)."""
     defaults = DecodeConfig().to_dict()
-    start = initial_config(trace)
+    try:
+        start = initial_config(trace)
+    except ValueError:
+        return None
     config = {k: v for k, v in start.to_dict().items() if k == "gen_length" or v != defaults[k]}
     out = {"model": trace.model, "prompt": prompt_text(trace), "config": config}
     if trace.forks:
