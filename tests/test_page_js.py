@@ -489,7 +489,7 @@ def test_the_inspectors_fork_buttons_ask_for_the_candidate_on_show_and_the_serve
     """With the page's `onFork` (the server forks this trace: `canFork`), each candidate of the position on show has a
     fork button asking for it on the canvas of the frame on show, and a decided position a take-back button; the
     server reads the candidate's token id from the trace's own record (`page_fork_json`). No `onFork`: no button."""
-    from dllm_viz.app.handlers.fork import page_fork_json, parse_fork_json
+    from dllm_viz.app.fork_request import page_fork_json, parse_fork_json
 
     page = show(trace, frame=0, selected=0)
     f = 2

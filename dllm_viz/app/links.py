@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app.handlers.fork import MAX_FORK_CHARS, ForkRequest, parse_fork_json
+from dllm_viz.app.fork_request import MAX_FORK_CHARS, ForkRequest, parse_fork_json
 from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.core.analysis import prompt_text
 from dllm_viz.core.config import DecodeConfig, short

@@ -25,7 +25,8 @@ from typing import Any
 from dllm_viz.app.views import render, world as world_view
 from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import FIRST_LESSON, CompareHandlers
-from dllm_viz.app.handlers.fork import Forker, ForkRequest, fork_api, page_fork_json, parse_fork_json
+from dllm_viz.app.fork_request import ForkRequest, page_fork_json, parse_fork_json
+from dllm_viz.app.handlers.fork import Forker, fork_api
 from dllm_viz.app.links import parse_link
 from dllm_viz.app.strings import LANGS, t
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
