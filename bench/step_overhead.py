@@ -17,6 +17,15 @@ decode's own objects (its trace's records) is part of the decode's time, but not
 walking torch's modules or a neighbouring variant's traces, which would depend on the order of the
 variants rather than on the decode.
 
+The allocator is set alike for every variant: each measuring process runs with glibc's malloc thresholds fixed
+(`STEADY_MALLOC`: large blocks reused from the heap, none returned to the system between steps). torch's CPU tensors
+come from malloc, and glibc's default thresholds move with what the process allocated and freed before: LLaDA's loop
+makes a (B, N, V) float64 softmax every step (1.2 MB at B = 1), mmapped and page-faulted anew on every step in one
+history and reused from the heap in another. Measured (`--batches 1`, 3 rounds, the thresholds at their defaults):
+LLaDA's loop 1.0-1.4 ms a step instead of 0.70, so ours / LLaDA's read 0.86, against 1.16 with them fixed, the
+figure the default `--batches 1,8` gives either way. Fixed, a ratio no longer depends on which batch sizes one run
+measures: the loops are compared in the steady state a serving process reaches.
+
 The revision phase (issue 28): the same decode with each revision rule on (`revise=...`), as a
 ratio of host time per step to the rule-free decode of the same round (median over rounds), at
 each batch size. Host time is the CPU time of the decode less the model's: the replayed model
@@ -58,6 +67,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# glibc's malloc thresholds for every measuring process (see the docstring): blocks up to 64 MiB from the heap, and
+# up to 128 MiB of freed heap kept (no mmap or trim churn between steps, whatever the process allocated before).
+STEADY_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(128 << 20)}
 
 
 class ReplayedLogits:
@@ -258,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
              "--batches", args.batches] + (["--quick"] if args.quick else [])
     for r in range(args.rounds):  # alternate the checkouts round by round, each in a fresh process
         for name, tree in trees.items():
-            env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(args.threads)}
+            env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(args.threads), **STEADY_MALLOC}
             run = subprocess.run(child + ["--offset", str(r)], capture_output=True, text=True, env=env, cwd=tree)
             if run.returncode:  # the child's own error, not only its exit status
                 sys.exit(f"{name}: the measuring process failed ({run.returncode}):\n{run.stderr[-3000:]}")
