@@ -861,6 +861,14 @@ def test_the_inspectors_fork_is_shown_and_a_copied_link_reopens_the_fork(page, s
     page.wait_for_function("() => document.querySelector('#dv-banner').innerText.includes('Forked after step 2')",
                            timeout=TIMEOUT_MS)
     assert t("f_forked", "en") in page.inner_text("#dv-views-facts")
+    forked = page.evaluate("() => window.__dv.shownRef")
+    page.locator("#dv-banner a[href='#dv-open-fork-pair']").click()  # the fork beside the trace it left
+    page.wait_for_function("([a, b]) => { const s = (x) => document.querySelector(`[data-dv-side=\"${x}\"]`);"
+                           " return s('a') && s('a').__dvRef === a && s('b') && s('b').__dvRef === b && "
+                           "!!document.querySelector('#dv-cmp-steps-b .js-plotly-plot'); }", arg=[ref, forked],
+                           timeout=TIMEOUT_MS)
+    assert "A fork beside the trace it left" in page.inner_text("#dv-tab-compare")
+    page.locator("button[role=tab]", has_text="Playground").first.click()
     page.locator("#dv-link-box button.dv-link").click()
     link = page.evaluate("() => window.__dv.lastLink")
     assert "forks=" in link

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from dllm_viz import DecodeConfig, Trace, decode, fork, load_model
+from dllm_viz.app.handlers.adapters import parse_config_json
 from dllm_viz.app.handlers.playground import ModelChoice, Playground
 from dllm_viz.app.serve import make_forker
 from dllm_viz.world import check
@@ -90,6 +91,22 @@ def test_the_inspectors_fork_is_core_forks_shown_as_a_loaded_trace_with_its_chan
                         session="s")
     assert back.trace.trace.forks[-1].remask == (pos,) and back.trace.trace.forks[0] == got.forks[0]
     assert back.canvas["selected"] == pos
+    # the banner's link: the fork beside the trace it left, in Compare (no decode), A the parent
+    assert "(#dv-open-fork-pair)" in out.banner
+    paired = pg.fork_pair(trace=out.trace, lang="en", session="s")
+    a, b = paired.compare.cmp_traces
+    assert (a.handle, a.trace, b.handle, b.trace) == (shown.handle, world_trace, out.trace.handle, got)
+    assert paired.compare.cmp_canvas_b["diff"] == [p for p in range(len(got.token_ids))
+                                                   if got.token_ids[p] != world_trace.token_ids[p]]
+    assert paired.lesson_key is None and "A fork beside the trace it left" in paired.lesson_text
+    for box, tr in ((paired.cmp_a, world_trace), (paired.cmp_b, got)):  # their settings, as Compare reads them
+        assert parse_config_json(box, gen_length=tr.config.gen_length, seed=tr.config.seed) == tr.config
+    assert b.parent is None and back.trace.parent.handle == out.trace.handle  # one level: no chain of traces kept
+    again = pg.relabel(lang="zh", trace=out.trace, temperature=0.7, cmp_traces=paired.compare.cmp_traces,
+                       sweep_state=None, lesson_key=None, model_pick=world.name, banner=out.banner)
+    assert again.banner == out.trace.banner("zh") and again.lesson_text.startswith("### 分叉与原轨迹并排")
+    with pytest.raises(ValueError, match="fork_pair: the trace on show is no fork made on this page"):
+        pg.fork_pair(trace=shown, lang="en", session="s")
 
 
 @pytest.mark.parametrize("request_text, match", [

@@ -43,6 +43,7 @@ from dllm_viz.app.handlers.outputs import (
     CompareCleared,
     CompareShown,
     DecodeFirst,
+    ForkPaired,
     DecodeStopped,
     Diffed,
     Exported,
@@ -346,11 +347,13 @@ def wire_stop(p: Page, pg: Playground) -> None:
 def wire_fork(p: Page, pg: Playground, forks: int | None) -> None:
     """The inspector's fork buttons (drawn by the page, which puts their change in the hidden box and clicks this
     hidden button): the trace on show forked from the canvas on show (`Playground.fork_here`: outside the engine,
-    as `/fork`, and in its group), shown as a loaded trace is; then the sliders' ends and its download file."""
+    as `/fork`, and in its group), shown as a loaded trace is; then the sliders' ends and its download file. Its
+    banner's link shows it beside the trace it left, in the Compare tab (`Playground.fork_pair`, no decode)."""
     forked = wire(p, p.fork.click, pg.fork_here, ins=(p.fork_request, p.trace, p.lang), out=Loaded,
                   request=("session",), concurrency_limit=forks, concurrency_id="fork", show_progress="minimal",
                   show_progress_on=[p.canvas])
     wire(p, ranges_after(p, pg, forked.success), pg.play.export, ins=(p.trace,), out=Exported, **QUIET)
+    wire(p, p.fork_pair.click, pg.fork_pair, ins=(p.trace, p.lang), out=ForkPaired, request=("session",), **QUIET)
 
 
 def _compare_kw(concurrency_limit: int | None) -> dict[str, Any]:

@@ -234,6 +234,13 @@ def parse_config_json(text: str | None, *, gen_length: int | None = None, seed: 
     return DecodeConfig.preset("balanced", length, **values)
 
 
+def config_json(config: DecodeConfig) -> str:
+    """A masked canvas's `config` as Compare's config box writes it, `parse_config_json`'s inverse: the fields that
+    differ from the balanced preset (the gen length and the seed are the Playground's)."""
+    base = DecodeConfig.preset("balanced", config.gen_length).to_dict()
+    return json.dumps({k: v for k, v in config.to_dict().items() if k not in ("gen_length", "seed") and v != base[k]})
+
+
 def preset_config(name: str, gen_length: int) -> DecodeConfig:
     """The config a preset button sets (names in PRESET_GROUPS)."""
     return DecodeConfig.preset(name, gen_length)

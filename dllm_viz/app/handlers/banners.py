@@ -115,14 +115,24 @@ def decode_banner(trace: Trace, correct: Trace | None, fixes: Sequence[Any], on:
     return "\n\n".join(n for n in notes if n)
 
 
-def fork_banner(parent: Trace, fork: Trace, lang: str) -> str:
-    """What the Playground's banner says of a fork the inspector made (`Playground.fork_here`), in `lang`: its change
-    (the last fork point: tokens by their text) and how many positions end with another token than its parent's."""
+FORK_PAIR_LINK = "#dv-open-fork-pair"  # a banner link that shows a fork beside the trace it left (page.js)
+
+
+def fork_change(fork: Trace, lang: str) -> str:
+    """A fork's last change in words, in `lang`, tokens by their text (Markdown): `' Los' placed at position 3`."""
     point = fork.forks[-1]
     parts = [t("banner_fork_force", lang, tok=md_literal(repr(fork.vocab.get(tok, f"<{tok}>"))), pos=pos)
              for pos, tok in point.force]
     parts += [t("banner_fork_remask", lang, pos=pos) for pos in point.remask]
+    parts += [t("fk_knob", lang, knob=k, new=md_literal(new), old=md_literal(old)) for k, new, old in point.switches]
+    return t("fk_sep", lang).join(parts) or t("fk_same", lang)
+
+
+def fork_banner(parent: Trace, fork: Trace, lang: str) -> str:
+    """What the Playground's banner says of a fork made on the page (`Playground.fork_here`, a fork's link), in `lang`:
+    its change (the last fork point), how many positions end with another token than its parent's, and a link that
+    shows the two side by side (`Playground.fork_pair`)."""
     a, b = parent.token_ids, fork.token_ids  # (an insert/delete rule's canvases may end at other lengths)
     differ = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
-    return t("banner_forked", lang, s=point.step, what=t("fk_sep", lang).join(parts) or t("fk_same", lang), n=differ,
-             g=max(len(a), len(b)))
+    return t("banner_forked", lang, s=fork.forks[-1].step, what=fork_change(fork, lang), n=differ,
+             g=max(len(a), len(b)), href=FORK_PAIR_LINK)

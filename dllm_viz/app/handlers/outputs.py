@@ -229,6 +229,19 @@ class CompareCleared:
 
 
 @dataclass(frozen=True)
+class ForkPaired:
+    """The fork on show beside the trace it left, in the Compare tab (A the parent, B the fork), their configs in the
+    boxes, and a text that says which is which in the lesson's place (no lesson's text stays beside a pair it did not
+    make)."""
+
+    compare: CompareShown
+    cmp_a: str  # their configs, as the boxes write them (Run decodes them again: a fork's change is no config)
+    cmp_b: str
+    lesson_key: Any
+    lesson_text: str
+
+
+@dataclass(frozen=True)
 class LessonShown:
     """A lesson click: its configs and text filled in, and its ONE compare decoded."""
 

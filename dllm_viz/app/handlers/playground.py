@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dllm_viz.app.views import render, world as world_view
-from dllm_viz.app.handlers.adapters import knobs_of, parse_config_json, shown_on
+from dllm_viz.app.handlers.adapters import config_json, knobs_of, parse_config_json, shown_on
 from dllm_viz.app.handlers.compare import FIRST_LESSON, CompareHandlers
 from dllm_viz.app.fork_request import ForkRequest, page_fork_json, parse_fork_json
 from dllm_viz.app.handlers.fork import Forker, fork_api
@@ -32,8 +32,9 @@ from dllm_viz.app.strings import LANGS, t
 from dllm_viz.app.handlers.play import PlayHandlers, random_seed
 from dllm_viz.app.handlers.sweep import SweepHandlers
 from dllm_viz.app.handlers.fit import gen_length_max
-from dllm_viz.app.handlers.banners import fork_banner
-from dllm_viz.app.handlers.outputs import KEEP, CanvasShown, Linked, Loaded, ModelPicked, Ranges, Relabelled, SceneSet
+from dllm_viz.app.handlers.banners import fork_banner, fork_change
+from dllm_viz.app.handlers.outputs import (KEEP, CanvasShown, ForkPaired, Linked, Loaded, ModelPicked, Ranges,
+                                          Relabelled, SceneSet)
 from dllm_viz.app.handlers.scenes import SCENES
 from dllm_viz.app.handlers.seats import Seats
 from dllm_viz.app.handlers.stops import Stops
@@ -257,8 +258,8 @@ class Playground:
         out, fork = decoded, self.forker_for(decoded.model)
         for change in forks:
             out = fork(out, change.step, force=change.force, remask=change.remask, knobs=change.knobs)
-        shown = self.traces.add(session, out)
-        shown = dataclasses.replace(shown, banner=functools.partial(fork_banner, decoded, out))
+        shown = dataclasses.replace(self.traces.add(session, out), banner=functools.partial(fork_banner, decoded, out),
+                                    parent=view.trace)
         frame, selected = view.canvas["frame"], view.canvas["selected"]
         return dataclasses.replace(view, trace=shown, banner=shown.banner(lang), knobs=knobs_of(out.config),
                                    **self.play.first_views(shown, lang=lang, frame=frame, selected=selected))
@@ -309,7 +310,9 @@ class Playground:
             compare=compare,
             sweep=self.sweep.view(sweep_state, lang=lang),
             canvas=canvas, facts=facts, banner=self._banner_in(lang, banner, trace), preset_badge=badge,
-            lesson_text=self.compare.lesson_text(lesson_key, lang, model_pick=model_pick),
+            lesson_text=t("fork_pair_text", lang, what=fork_change(pair[1].trace, lang))  # a fork beside its parent
+            if not lesson_key and pair and pair[1].trace.forks else self.compare.lesson_text(lesson_key, lang,
+                                                                                             model_pick=model_pick),
             model_prompts=render.model_prompts_html(self.models[model_pick].prompts, lang)
             if model_pick in self.models else KEEP,
             k_steps=self.play.k_steps(lang=lang, temperature=temperature, **settings).k_steps,
@@ -373,11 +376,27 @@ class Playground:
         request = parse_fork_json(page_fork_json(fork_request, parent))
         out = self.forker_for(parent.model)(parent, request.step, force=request.force, remask=request.remask,
                                             knobs=request.knobs)
-        shown = self.traces.add(session, out)
-        shown = dataclasses.replace(shown, banner=functools.partial(fork_banner, parent, out))
+        shown = dataclasses.replace(self.traces.add(session, out), banner=functools.partial(fork_banner, parent, out),
+                                    parent=dataclasses.replace(trace, parent=None))
         changed = [*request.force, *request.remask]
         loaded = self.play.load_trace(shown, lang=lang, selected=changed[0] if changed else 0)
         return dataclasses.replace(loaded, banner=shown.banner(lang))
+
+    def fork_pair(self, *, trace: Shown | None, lang: str, session: str | None = None) -> ForkPaired:
+        """The fork on show beside the trace it left (its banner's link): Compare's view of the pair, in step (A the
+        parent, B the fork; no decode), and a text saying which is which in the lesson's place. ValueError for a trace
+        that is no fork made here."""
+        if trace is None or trace.parent is None:
+            raise ValueError("fork_pair: the trace on show is no fork made on this page: expected a fork of the "
+                             "inspector (or of a fork's link)")
+        parent = trace.parent
+        if self.traces.entry(session, parent.handle) is None:  # (the session's store may have let it go since)
+            parent = dataclasses.replace(self.traces.add(session, parent.trace), banner=parent.banner)
+        pair = (parent, dataclasses.replace(trace, parent=None))
+        summary = render.divergence_text(parent.trace, trace.trace, lang)
+        return ForkPaired(compare=self.compare.view(pair, summary=summary, lang=lang), lesson_key=None,
+                          cmp_a=config_json(parent.trace.config), cmp_b=config_json(trace.trace.config),
+                          lesson_text=t("fork_pair_text", lang, what=fork_change(trace.trace, lang)))
 
     def _forkable(self) -> set[str]:
         return {choice.name for choice in self.models.values() if choice.fork is not None}

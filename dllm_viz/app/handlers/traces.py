@@ -61,6 +61,9 @@ class Shown:
     # What the Playground's banner says of the decode that made it, in a language (`PlayHandlers._finished`), said
     # again when the page switches language (`Playground.relabel`); None: nothing to say again.
     banner: Callable[[str], str] | None = dataclasses.field(default=None, compare=False)
+    # A fork made here (`Playground.fork_here`, a fork's link): the trace it left, shown beside it on asking
+    # (`Playground.fork_pair`); one level only, so a chain of forks holds no chain of traces.
+    parent: Shown | None = dataclasses.field(default=None, compare=False)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Shown:
         return self

@@ -59,6 +59,7 @@ def build_compare_tab(labels: Labels, compare: CompareHandlers, *, model_pick: s
     # hidden (palette.CSS): a live side's Stop fills the key and clicks the button (page.js), as the Playground's
     c["cmp_stop"] = lab(gr.Button(t("stop", lang), size="sm", elem_id="dv-cmp-stop"), "stop", "value")
     c["cmp_stop_key"] = gr.Textbox("", show_label=False, container=False, elem_id="dv-cmp-stop-key")
+    c["fork_pair"] = gr.Button("fork pair", size="sm", elem_id="dv-fork-pair")  # hidden: a fork's banner link clicks it
     host = lambda elem_id: gr.HTML(render.figure_host_html(), js_on_load=None, elem_id=elem_id)  # noqa: E731
     c["cmp_orders"] = host("dv-cmp-orders")
     with gr.Row(elem_classes="dv-cmp-figs"):  # one above the other on a phone (palette.CSS)

@@ -140,6 +140,7 @@ class Page:
     cmp_ref: gr.Textbox  # hidden: the sides' handles the page draws for a compare it starts (`page_server.PAIR_JS`)
     cmp_stop: gr.Button  # hidden: a live Compare side's Stop clicks it (page.js)
     cmp_stop_key: gr.Textbox  # hidden: the key of the compare to stop, from its live sides (page.js)
+    fork_pair: gr.Button  # hidden: a fork's banner link clicks it (the fork beside the trace it left, page.js)
     lesson_key: gr.State
     # sweep
     sweep_temps: gr.CheckboxGroup

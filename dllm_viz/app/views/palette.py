@@ -237,8 +237,10 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 .dv-progress {{ flex: 1 1 160px; height: 8px; border-radius: 4px; background: {PALETTE['mask_bg']}; overflow: hidden; }}
 .dv-progress i {{ display: block; height: 100%; width: 0; background: {PALETTE['accent']}; }}
 .dv-controls button.dv-stop {{ background: {PALETTE['diverge']}; color: white; }}
-/* page.js fills the key and clicks Stop for the canvas's button (the Playground's, a Compare side's) */
-#dv-stop, #dv-stop-key, #dv-cmp-stop, #dv-cmp-stop-key, #dv-fork, #dv-fork-key {{ display: none !important; }}
+/* page.js fills the key and clicks the button: Stop for the canvas's (the Playground's, a Compare side's), the
+   inspector's fork, a fork's banner link */
+#dv-stop, #dv-stop-key, #dv-cmp-stop, #dv-cmp-stop-key, #dv-fork, #dv-fork-key,
+#dv-fork-pair {{ display: none !important; }}
 .dv-insp-text {{ font-size: 14px; }}
 .dv-insp-text p {{ margin: 6px 0; }}
 .dv-insp-rules {{ margin: 4px 0; padding-left: 18px; }}

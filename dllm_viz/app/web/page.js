@@ -335,10 +335,10 @@ function press(id, value) {
   requestAnimationFrame(() => b.click());
 }
 
-// Click the button `id` once it is on show: a tab's buttons appear after the tab is (up to 10 s).
+// Click the button `id` once it is on show (a hidden one: once its box is): a tab's buttons appear after the tab is.
 function pressWhenShown(id, tries = 0) {
   const button = document.getElementById(id);
-  if (button && button.offsetParent !== null) button.click();
+  if (button && (button.offsetParent || button.parentElement.offsetParent) !== null) button.click();
   else if (tries < 200) setTimeout(() => pressWhenShown(id, tries + 1), 50);
 }
 
@@ -363,14 +363,14 @@ if (!window.__dvListening) {
     if (chip) runPrompt(chip.dataset.prompt);
     const linkButton = e.target.closest && e.target.closest("button.dv-link");
     if (linkButton) copyLink(linkButton);
-    // A banner link "#dv-open-lesson-KEY": show the Compare tab, then run that lesson (one compare).
-    const link = e.target.closest && e.target.closest('a[href^="#dv-open-lesson-"]');
+    // A banner link "#dv-open-ID": show the Compare tab, then press its button "dv-ID" (a lesson's: one compare; a
+    // fork's "fork-pair": the fork beside the trace it left, banners.FORK_PAIR_LINK).
+    const link = e.target.closest && e.target.closest('a[href^="#dv-open-"]');
     if (link) {
       e.preventDefault();
-      const key = link.getAttribute("href").slice("#dv-open-lesson-".length);
       const tab = document.getElementById("dv-tab-compare-button");
       if (tab) tab.click();
-      pressWhenShown("dv-lesson-" + key);
+      pressWhenShown("dv-" + link.getAttribute("href").slice("#dv-open-".length));
     }
   });
   // A lesson or Compare click: its two canvases dim (CSS, after 0.3 s) until the event ends; the

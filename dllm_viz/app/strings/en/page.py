@@ -97,7 +97,11 @@ STRINGS: dict[str, str] = {
     # ----- prompt, links, a live decode, banners --------------------
     "prompt_info": "Enter runs · Shift+Enter: new line", "try_prompt": "Try one (a click runs it):",
     "banner_forked": ("**Forked** after step {s}: {what}; the decode went on from that canvas. {n} of {g} positions end "
-        "with another token than in the trace it forked from (Download saves the fork, its fork point included)."),
+        "with another token than in the trace it forked from: [see them side by side]({href}) (Download saves the "
+        "fork, its fork point included)."),
+    "fork_pair_text": ("### A fork beside the trace it left\n\nA is the trace on show before the fork, B the fork ({what}): "
+        "one player moves both, and the figures show where their confirmations part. The boxes hold their "
+        "settings: Compare decodes those again, without the fork's change."),
     "banner_fork_force": "{tok} placed at position {pos}", "banner_fork_remask": "position {pos} taken back to [MASK]",
     "banner_stopped": "Stopped. The run on show is the last one that finished, with its settings.",
     "banner_unchanged": "Same run as before: {what}, yet every step confirmed the same positions with the same tokens.",

@@ -101,7 +101,8 @@ STRINGS: dict[str, str] = {
     # ----- prompt, links, a live decode, banners --------------------
     "prompt_info": "回车（Enter）运行 · Shift（上档键）+回车换行",
     "try_prompt": "试一个（点击即运行）：",
-    "banner_forked": "在第 {s} 步之后**分叉**：{what}；解码从那一画布继续。{g} 个位置中有 {n} 个最终的词与原轨迹不同（下载保存的是分叉后的轨迹，含分叉点）。",
+    "banner_forked": "在第 {s} 步之后**分叉**：{what}；解码从那一画布继续。{g} 个位置中有 {n} 个最终的词与原轨迹不同：[并排查看]({href})（下载保存的是分叉后的轨迹，含分叉点）。",
+    "fork_pair_text": "### 分叉与原轨迹并排\n\nA 是分叉前显示的轨迹，B 是分叉（{what}）：一个播放器同时控制两边，图表显示它们的确认从哪里开始不同。下面的配置框是两者的设置：点击对比会按这些设置重新解码，不含分叉的改动。",
     "banner_fork_force": "在位置 {pos} 放入 {tok}", "banner_fork_remask": "位置 {pos} 退回 [MASK]",
     "banner_stopped": "已停止。显示的是上一次完成的运行及其设置。",
     "banner_unchanged": "与之前完全相同的运行：虽然改了 {what}，每一步确认的位置和词都没有变。",
