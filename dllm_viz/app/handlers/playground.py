@@ -310,13 +310,19 @@ class Playground:
             compare=compare,
             sweep=self.sweep.view(sweep_state, lang=lang),
             canvas=canvas, facts=facts, banner=self._banner_in(lang, banner, trace), preset_badge=badge,
-            lesson_text=t("fork_pair_text", lang, what=fork_change(pair[1].trace, lang))  # a fork beside its parent
-            if not lesson_key and pair and pair[1].trace.forks else self.compare.lesson_text(lesson_key, lang,
-                                                                                             model_pick=model_pick),
+            lesson_text=self._lesson_text(lesson_key, pair, lang, model_pick),
             model_prompts=render.model_prompts_html(self.models[model_pick].prompts, lang)
             if model_pick in self.models else KEEP,
             k_steps=self.play.k_steps(lang=lang, temperature=temperature, **settings).k_steps,
         )
+
+    def _lesson_text(self, lesson_key: str | None, pair: tuple[Shown, Shown] | None, lang: str,
+                     model_pick: str | None) -> str:
+        """The text in the Compare tab's lesson place, in `lang`: the lesson's, or for a fork beside its parent (no
+        lesson made that pair: `fork_pair`) which side is which."""
+        if not lesson_key and pair is not None and pair[1].trace.forks:
+            return t("fork_pair_text", lang, what=fork_change(pair[1].trace, lang))
+        return self.compare.lesson_text(lesson_key, lang, model_pick=model_pick)
 
     @staticmethod
     def _banner_in(lang: str, banner: str | None, trace: Shown | None) -> str:
@@ -360,18 +366,17 @@ class Playground:
     def can_fork(self, trace: Trace) -> bool:
         """Whether the inspector may fork `trace` here (`fork_here`): a masked canvas (a renoising one forks by its
         knobs alone, through `/fork`) of a model an entry of the picker forks."""
-        return trace.canvas != "renoise" and any(c.fork is not None and c.name == trace.model
-                                                 for c in self.models.values())
+        return trace.canvas != "renoise" and trace.model in self._forkers()
 
     def fork_here(self, *, fork_request: str, trace: Shown | None, lang: str, session: str | None = None) -> Loaded:
         """The inspector's fork of the trace on show (`trace`): `fork_request` is `/fork`'s change (`parse_fork_json`:
         the step of the canvas on show, a token forced at a position, a candidate the trace recorded (`page_fork_json`)
-        or positions taken back), the fork (`core.fork`,
-        on the trace's own model) shown as a loaded trace is, the position it changed selected, and the banner says
-        how far it went from its parent. ValueError names what is wrong (the trace on show stays)."""
+        or positions taken back). The fork (`core.fork`, on the trace's own model) is shown as a loaded trace is, the
+        position it changed selected, and the banner says how far it went from its parent. ValueError names what is
+        wrong (the trace on show stays)."""
         if trace is None or not self.can_fork(trace.trace):
             raise ValueError("fork_request: the trace on show cannot be forked here: expected a trace of a masked "
-                             f"canvas by a model this server runs ({', '.join(sorted(self._forkable())) or 'none'})")
+                             f"canvas by a model this server runs ({', '.join(sorted(self._forkers())) or 'none'})")
         parent = trace.trace
         request = parse_fork_json(page_fork_json(fork_request, parent))
         out = self.forker_for(parent.model)(parent, request.step, force=request.force, remask=request.remask,
@@ -396,14 +401,15 @@ class Playground:
         summary = render.divergence_text(parent.trace, trace.trace, lang)
         return ForkPaired(compare=self.compare.view(pair, summary=summary, lang=lang), lesson_key=None,
                           cmp_a=config_json(parent.trace.config), cmp_b=config_json(trace.trace.config),
-                          lesson_text=t("fork_pair_text", lang, what=fork_change(trace.trace, lang)))
+                          lesson_text=self._lesson_text(None, pair, lang, None))
 
-    def _forkable(self) -> set[str]:
-        return {choice.name for choice in self.models.values() if choice.fork is not None}
+    def _forkers(self) -> dict[str, Forker]:
+        """Model name -> how it forks, for each entry of the picker that forks (`ModelChoice.fork`)."""
+        return {choice.name: choice.fork for choice in self.models.values() if choice.fork is not None}
 
     def forker_for(self, model: str) -> Forker:
         """How the model named `model` (a trace's) forks here; ValueError when no entry of the picker can."""
-        able = {choice.name: choice.fork for choice in self.models.values() if choice.fork is not None}
+        able = self._forkers()
         if model not in able:
             raise ValueError(f"trace model={model!r} is invalid for a fork here: expected a trace of a model this "
                              "server runs (a fork replays the trace on its own model): "
