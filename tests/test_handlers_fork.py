@@ -68,7 +68,7 @@ def world_trace(world) -> Trace:
 def test_the_inspectors_fork_is_core_forks_shown_as_a_loaded_trace_with_its_change_selected(world, world_trace):
     pg = serving(world)
     shown = pg.traces.add("s", world_trace)
-    assert pg.play.first_views(shown, lang="en")["canvas"]["fork"] is True  # the page offers the buttons
+    assert pg.can_fork(world_trace) and pg.forking_models() == (world.name,)  # the page offers the buttons
     f = 3
     pos = next(p for p, tok in enumerate(world_trace.canvas_at(f - 1)) if tok is None)  # masked on that canvas
     out = pg.fork_here(fork_request=json.dumps({"step": f, "candidate": [pos, f, 1]}), trace=shown, lang="en",
@@ -78,7 +78,7 @@ def test_the_inspectors_fork_is_core_forks_shown_as_a_loaded_trace_with_its_chan
     got = out.trace.trace
     assert got.token_ids == expected.token_ids and got.forks == expected.forks
     assert [r.to_dict() for r in got.steps] == [r.to_dict() for r in expected.steps]  # (NaN: None)
-    assert out.canvas["ref"] == out.trace.handle and out.canvas["selected"] == pos and out.canvas["fork"] is True
+    assert out.canvas["ref"] == out.trace.handle and out.canvas["selected"] == pos
     assert pg.traces.entry("s", out.trace.handle) is not None  # the page reads it by its handle
     differ = sum(a != b for a, b in zip(world_trace.token_ids, got.token_ids))
     assert out.banner == out.trace.banner("en") and f"Forked** after step {f}" in out.banner
@@ -129,11 +129,11 @@ def test_a_trace_this_server_cannot_fork_offers_no_fork():
     world = load_model("world")
     pg = serving(world)
     other = pg.traces.add("s", decode(tiny, ["the cat "], DecodeConfig.preset("balanced", 8))[0])
-    assert pg.play.first_views(other, lang="en")["canvas"]["fork"] is False
+    assert not pg.can_fork(other.trace)
     for shown in (other, None):
         with pytest.raises(ValueError, match="fork_request: the trace on show cannot be forked here: .*world-mdlm"):
             pg.fork_here(fork_request='{"step": 1}', trace=shown, lang="en", session="s")
     renoise = load_model("world-renoise")
     rn = serving(renoise)
     shown = rn.traces.add("s", decode(renoise, ["Ana"], DecodeConfig.preset("diffusion_gemma", 16, seed=1))[0])
-    assert rn.play.first_views(shown, lang="en")["canvas"]["fork"] is False  # its fork is by knobs: `/fork`
+    assert not rn.can_fork(shown.trace) and rn.forking_models() == (renoise.name,)  # its fork is by knobs: `/fork`

@@ -31,7 +31,7 @@ def test_a_decode_calls_the_model_once_and_leaves_the_selection_to_the_page(pg, 
     assert runner.calls == [(["the cat "], [settings_to_config(**widgets())])]
     # The trace by its handle, at its end; no position named, so the page keeps the one it has selected.
     assert out.canvas == {"ref": out.trace.handle, "lang": "en", "live": False, "frame": None, "selected": None,
-                          "autoplay": False, "fork": False}  # (no model of the picker forks here)
+                          "autoplay": False}
     assert out.banner == "" and "active preset: balanced" in out.preset_badge
     assert len(runner.calls) == 1
 

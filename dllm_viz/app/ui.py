@@ -146,7 +146,7 @@ def build_demo(
         with gr.Tabs(elem_id="dv-root-tabs", overflow_behavior="wrap"):  # no tab hides behind "..." on a phone
             with labels.add(gr.Tab(t("tab_play", labels.lang)), "tab_play") as tabs["play"]:
                 c = merged(c, build_play_tab(labels, pg.play, **opens, examples=[name for name, _ in examples],
-                                             longest=longest, scenes=pg.scene_keys(),
+                                             longest=longest, scenes=pg.scene_keys(), forks=pg.forking_models(),
                                              server=read_traces(pg.traces, pg.play, pg.compare, lambda: demo.page)))
             with labels.add(gr.Tab(t("tab_compare", labels.lang), elem_id="dv-tab-compare"),
                             "tab_compare") as tabs["compare"]:

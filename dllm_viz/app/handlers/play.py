@@ -127,10 +127,8 @@ class PlayHandlers:
                  cache_modes_for: Callable[[str | None], tuple[str, ...] | None] = lambda pick: None,
                  edits_lengths_for: Callable[[str | None], bool | None] = lambda pick: None,
                  canvas_for: Callable[[str | None], str] = lambda pick: "masked",
-                 can_fork: Callable[[Trace], bool] = lambda trace: False,
                  seats: Seats | None = None, stops: Stops | None = None) -> None:
         self.runner_for = runner_for
-        self.can_fork = can_fork  # whether the inspector may fork a trace here (its model is served)
         self.traces = traces  # every session's traces by handle: what the page reads
         self.cache_modes_for = cache_modes_for  # the caches the picked model runs (None: any)
         self.edits_lengths_for = edits_lengths_for  # whether it can edit lengths (None: not known)
@@ -153,9 +151,9 @@ class PlayHandlers:
 
         `selected`: the position to select (None keeps the page's); the page draws the inspector.
         """
-        trace = shown.trace
         canvas = wire.canvas_value(shown.handle, lang=lang, frame=0 if autoplay else frame, selected=selected,
-                                   autoplay=autoplay, fork=self.can_fork(trace))
+                                   autoplay=autoplay)
+        trace = shown.trace
         return {"canvas": canvas, "facts": render.facts_html(trace, lang),
                 "preset_badge": preset_badge(trace.config, lang)}
 

@@ -97,7 +97,7 @@ class Playground:
                                  new_seed=new_seed, token_text_for=self.token_text_for, pick_for=self.pick_for,
                                  budget_for=self.budget_for, cache_modes_for=self.cache_modes_for,
                                  edits_lengths_for=self.edits_lengths_for, canvas_for=self.canvas_for,
-                                 can_fork=self.can_fork, seats=self.seats, stops=self.stops)
+                                 seats=self.seats, stops=self.stops)
         self.compare = CompareHandlers(self.runner_for, is_world=self.is_world, traces=self.traces,
                                        token_text_for=self.token_text_for, budget_for=self.budget_for,
                                        canvas_for=self.canvas_for, seats=self.seats, stops=self.stops)
@@ -365,8 +365,14 @@ class Playground:
 
     def can_fork(self, trace: Trace) -> bool:
         """Whether the inspector may fork `trace` here (`fork_here`): a masked canvas (a renoising one forks by its
-        knobs alone, through `/fork`) of a model an entry of the picker forks."""
+        knobs alone, through `/fork`) of a model an entry of the picker forks (`forking_models`: the page's own
+        test, given them once)."""
         return trace.canvas != "renoise" and trace.model in self._forkers()
+
+    def forking_models(self) -> tuple[str, ...]:
+        """The names of the models whose traces fork here: the page offers the inspector's fork on their masked traces
+        (`web.options(forks=...)`, page.js)."""
+        return tuple(sorted(self._forkers()))
 
     def fork_here(self, *, fork_request: str, trace: Shown | None, lang: str, session: str | None = None) -> Loaded:
         """The inspector's fork of the trace on show (`trace`): `fork_request` is `/fork`'s change (`parse_fork_json`:

@@ -46,21 +46,21 @@ def example_choices(names: Sequence[str], lang: str) -> list[tuple[str, str]]:
 def build_play_tab(labels: Labels, play: PlayHandlers, *, settings: dict[str, Any], shown: dict[str, Any],
                    first: Shown | None, examples: Sequence[str], default_prompt: str, longest: int,
                    server: Sequence[Callable[..., Any]], scenes: Sequence[str] = (),
-                   example: str | None = None) -> dict[str, Any]:
+                   example: str | None = None, forks: tuple[str, ...] = ()) -> dict[str, Any]:
     """The tab's components by `Page` name (`presets`: the preset buttons by name; `scenes`: a button per
     scene key given).
 
     `settings` are the knobs' start values, `shown` the start views (empty without an example),
     `first` the trace on show (`example`: the example it is, if one), `examples` the example traces' names,
     `longest` the longest gen_length, `server` the canvas's server functions (the page reads traces by handle
-    with them: `page_server.read_traces`).
+    with them: `page_server.read_traces`), `forks` the models whose traces the inspector forks.
     """
     with gr.Row(elem_id="dv-main"):
         with gr.Column(scale=4, min_width=320, elem_id="dv-knobs"):
             c = build_knobs_panel(labels, play, settings=settings, shown=shown, first=first, examples=examples,
                                   default_prompt=default_prompt, longest=longest, scenes=scenes, example=example)
         with gr.Column(scale=8, elem_id="dv-views"):
-            c |= build_views_panel(labels, shown, server=server)
+            c |= build_views_panel(labels, shown, server=server, forks=forks)
     return c
 
 
@@ -205,8 +205,8 @@ def figure_host(name: str, elem_id: str) -> gr.HTML:
     return gr.HTML(render.figure_host_html(), js_on_load=None, elem_id=elem_id, min_height=FIGURE_HEIGHTS.get(name))
 
 
-def build_views_panel(labels: Labels, shown: dict[str, Any], *, server: Sequence[Callable[..., Any]]
-                      ) -> dict[str, Any]:
+def build_views_panel(labels: Labels, shown: dict[str, Any], *, server: Sequence[Callable[..., Any]],
+                      forks: tuple[str, ...] = ()) -> dict[str, Any]:
     """The banner, the canvas with its player, run facts, and the figures of the trace on show. The
     canvas's value names the trace on show; its script (`web.PAGE_JS`) reads the trace with `server`
     and draws the canvas, the inspector and every figure; plotly.js comes with it (`head`)."""
@@ -216,7 +216,7 @@ def build_views_panel(labels: Labels, shown: dict[str, Any], *, server: Sequence
         labels.help_box("help_canvas")
         c["canvas"] = gr.HTML(shown.get("canvas"), html_template=render.canvas_template(),
                               js_on_load=web.PAGE_JS, server_functions=list(server), head=web.plotly_head(),
-                              elem_id="dv-canvas", **web.options())
+                              elem_id="dv-canvas", **web.options(forks))
         c["stop"] = labels.add(gr.Button(t("stop", labels.lang), size="sm", elem_id="dv-stop"), "stop", "value")
         c["stop_key"] = gr.Textbox("", show_label=False, container=False, elem_id="dv-stop-key")  # page.js fills it
         c["ref"] = gr.Textbox("", visible=False)  # a decode's handle, drawn by the page when it starts one

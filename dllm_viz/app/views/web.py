@@ -84,10 +84,12 @@ def theme() -> dict[str, Any]:
 
 
 @functools.cache
-def options() -> dict[str, Any]:
-    """Everything the renderer is given once: {strings: {lang: table}, theme, tour: {canvas: [[target, key], ...]}}."""
+def options(forks: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Everything the renderer is given once: {strings: {lang: table}, theme, tour: {canvas: [[target, key], ...]},
+    forks: the models whose masked traces the page's inspector forks (the server runs them: `Playground.fork_here`;
+    none in a notebook)}."""
     return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(),
-            "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}}
+            "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}, "forks": list(forks)}
 
 
 def keys_used() -> set[str]:

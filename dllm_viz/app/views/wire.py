@@ -323,13 +323,11 @@ def dumps(items: Iterable[dict[str, Any]]) -> str:
 
 
 def canvas_value(handle: str, *, lang: str, live: bool = False, frame: int | None = None, selected: int | None = None,
-                 autoplay: bool = False, key: str = "", fork: bool = False) -> dict[str, Any]:
+                 autoplay: bool = False, key: str = "") -> dict[str, Any]:
     """The Playground canvas's value: the trace on show by its handle, and where to put the cursor (a
-    frame and a position to select; None: the end, and the page's own selection); `fork`: the inspector may fork
-    it (the server runs its model: `Playground.fork_here`). A decode in progress (`live`) carries the `key` its Stop
-    must send (`PlayHandlers.stopped`): only this page receives it."""
-    value = {"ref": handle, "lang": lang, "live": live, "frame": frame, "selected": selected, "autoplay": autoplay,
-             "fork": fork}
+    frame and a position to select; None: the end, and the page's own selection). A decode in progress
+    (`live`) carries the `key` its Stop must send (`PlayHandlers.stopped`): only this page receives it."""
+    value = {"ref": handle, "lang": lang, "live": live, "frame": frame, "selected": selected, "autoplay": autoplay}
     return value | {"key": key} if live else value
 
 

@@ -21,7 +21,8 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
     return Number.isFinite(T) && T >= 0 ? T : d.temperature;
   },
   onStop: () => press("dv-stop", window.__dv.stopKey), onDrawn: () => tellDrawn([window.__dv.shownRef]),
-  onFork: (change) => press("dv-fork", JSON.stringify(change)), canFork: (d) => window.__dv.forkable === d,
+  onFork: (change) => press("dv-fork", JSON.stringify(change)),  // on a masked trace of a model the server forks:
+  canFork: (d) => !d.live && d.canvas === "masked" && (props.forks || []).includes(d.model),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
@@ -147,7 +148,6 @@ function showDone(value, entry) {
   if (!same || linked) { at.frame = value.autoplay ? 0 : value.frame; at.selected = value.selected; }
   else if (value.selected !== null && value.selected !== undefined) at.selected = value.selected;
   dv.shownRef = value.ref;
-  dv.forkable = value.fork ? d : null;  // the inspector may fork it (the server runs its model)
   // The task curves are a task prompt's: for any other trace their box stays out of the way.
   const taskBox = document.getElementById("dv-views-task");
   if (taskBox) taskBox.style.display = d.task ? "" : "none";
