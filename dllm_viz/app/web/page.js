@@ -21,8 +21,8 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
     return Number.isFinite(T) && T >= 0 ? T : d.temperature;
   },
   onStop: () => press("dv-stop", window.__dv.stopKey), onDrawn: () => tellDrawn([window.__dv.shownRef]),
-  onFork: (change) => press("dv-fork", JSON.stringify(change)),  // on a masked trace of a model the server forks:
-  canFork: (d) => !d.live && d.canvas === "masked" && (props.forks || []).includes(d.model),
+  onFork: (change) => press("dv-fork", JSON.stringify(change)),  // on a finished masked trace of a model that forks here
+  canFork: (d) => !d.live && d.canvas === "masked" && !!d.link && (props.forks || []).includes(d.link.model),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }
