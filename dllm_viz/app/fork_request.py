@@ -41,6 +41,15 @@ def parse_fork_json(text: str | None) -> ForkRequest:
     if not isinstance(values, dict) or "step" not in values:
         raise ValueError(f"fork_json={text[:80]!r} is invalid: expected a JSON object with a step, and any of "
                          "force, remask, knobs")
+    return fork_request(values)
+
+
+def fork_request(values: dict[str, Any]) -> ForkRequest:
+    """A `ForkRequest` from a parsed JSON object with a step (`parse_fork_json`'s, one of a link's `forks`), each field
+    checked (ValueError naming it)."""
+    if "step" not in values:
+        raise ValueError(f"fork_json={short(values)} is invalid: expected a JSON object with a step, and any of force, "
+                         "remask, knobs")
     extra = sorted(set(values) - set(KEYS))
     if extra:
         raise ValueError(f"fork_json: {extra[0]}={short(values[extra[0]])} is invalid: no such field; known fields: "

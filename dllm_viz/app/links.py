@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dllm_viz.app.fork_request import MAX_FORK_CHARS, ForkRequest, parse_fork_json
+from dllm_viz.app.fork_request import MAX_FORK_CHARS, ForkRequest, fork_request
 from dllm_viz.studies.lessons import LESSONS
 from dllm_viz.core.analysis import prompt_text
 from dllm_viz.core.config import DecodeConfig, short
@@ -128,7 +128,7 @@ def _forks(text: str) -> tuple[ForkRequest, ...]:
     out = []
     for i, item in enumerate(items):
         try:
-            out.append(parse_fork_json(json.dumps(item)))
+            out.append(fork_request(item))
         except ValueError as err:
             raise ValueError(f"link forks[{i}]: {err}") from None
     return tuple(out)

@@ -258,11 +258,17 @@ class Playground:
         out, fork = decoded, self.forker_for(decoded.model)
         for change in forks:
             out = fork(out, change.step, force=change.force, remask=change.remask, knobs=change.knobs)
-        shown = dataclasses.replace(self.traces.add(session, out), banner=functools.partial(fork_banner, decoded, out),
-                                    parent=view.trace)
+        shown = self._kept_fork(session, view.trace, out)
         frame, selected = view.canvas["frame"], view.canvas["selected"]
         return dataclasses.replace(view, trace=shown, banner=shown.banner(lang), knobs=knobs_of(out.config),
                                    **self.play.first_views(shown, lang=lang, frame=frame, selected=selected))
+
+    def _kept_fork(self, session: str | None, parent: Shown, fork: Trace) -> Shown:
+        """`fork` of the trace `parent` kept for `session` by handle, with its banner (`fork_banner`) and its parent one
+        level deep (a chain of forks keeps no chain of traces)."""
+        kept = self.traces.add(session, fork)
+        return dataclasses.replace(kept, banner=functools.partial(fork_banner, parent.trace, fork),
+                                   parent=dataclasses.replace(parent, parent=None))
 
     def compare_fitted(self, view: Linked, pick: str, lang: str) -> Linked:
         """`view` (a link's trace, opened on the model `pick`) with the Compare tab fitted to that model: configs A and
@@ -387,8 +393,7 @@ class Playground:
         request = parse_fork_json(page_fork_json(fork_request, parent))
         out = self.forker_for(parent.model)(parent, request.step, force=request.force, remask=request.remask,
                                             knobs=request.knobs)
-        shown = dataclasses.replace(self.traces.add(session, out), banner=functools.partial(fork_banner, parent, out),
-                                    parent=dataclasses.replace(trace, parent=None))
+        shown = self._kept_fork(session, trace, out)
         changed = [*request.force, *request.remask]
         loaded = self.play.load_trace(shown, lang=lang, selected=changed[0] if changed else 0)
         return dataclasses.replace(loaded, banner=shown.banner(lang))
