@@ -499,7 +499,9 @@ def test_the_phone_layout_puts_the_first_things_to_try_on_the_first_two_screens(
 
 def test_the_phone_layout_gives_compares_figures_their_width(url):
     """At 390 px Compare's two heatmaps and two per-step figures stand one above the other, each with a plot
-    area (side by side, their margins left the heatmaps none)."""
+    area (side by side, their margins left the heatmaps none); the lesson buttons stand on a grid, each wide
+    enough for a few words and none over another (in one row, twelve were columns a few letters wide whose labels
+    ran over each other)."""
     with playwright.sync_playwright() as p:
         browser, page = open_page(p, url, width=390, height=844)
         try:
@@ -514,6 +516,14 @@ def test_the_phone_layout_gives_compares_figures_their_width(url):
                                   " r = e.getBoundingClientRect(); return [e._fullLayout._size.w, r.left, r.right]; })",
                                   list(figs))
             assert all(w >= 120 and left >= 0 and right <= 390 + 1 for w, left, right in plots), plots
+            boxes = page.evaluate("() => [...document.querySelectorAll('.dv-lesson-buttons button')].map((b) => {"
+                                  " const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom,"
+                                  " b.scrollWidth <= b.clientWidth + 1]; })")
+            assert len(boxes) >= 2 and all(r - left >= 120 and left >= 0 and r <= 390 + 1 and fits
+                                           for left, _, r, _, fits in boxes), boxes
+            apart = [not (a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1)
+                     for i, a in enumerate(boxes) for b in boxes[i + 1:]]
+            assert all(apart), boxes
             assert page.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1
             assert page.errors == []
         finally:

@@ -125,7 +125,11 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
 /* A canvas knob's "auto" switch (layout/canvas.py) as wide as its label: Gradio's form grew it to half the row, and
    the slider's label beside its number box was left a column of one character in Chinese (which breaks anywhere). */
 .dv-auto {{ flex: 0 0 auto !important; width: auto !important; min-width: 0 !important; }}
-.dv-lesson-buttons button {{ min-width: 0; }}
+/* The lesson buttons on a grid of equal cells, as many to a row as fit (two on a phone): in one row, at 390 px
+   twelve of them were squeezed into columns a few letters wide and their labels ran over each other. */
+.dv-lesson-buttons {{ display: grid !important; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr));
+  gap: 8px; }}
+.dv-lesson-buttons button {{ min-width: 0 !important; width: auto !important; align-self: stretch !important; }}
 .dv-canvas {{ background: {PALETTE['card']}; color: {PALETTE['text']}; border-radius: 10px;
   padding: 12px 16px; border: 1px solid {PALETTE['border']}; font-size: 15px; }}
 /* a Compare run in flight (page.js): dim once, after 0.3 s; no animation (it would cost the CPU the decode needs) */
