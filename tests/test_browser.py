@@ -878,6 +878,18 @@ def test_the_inspectors_fork_is_shown_and_a_copied_link_reopens_the_fork(page, s
                            "!!document.querySelector('#dv-cmp-steps-b .js-plotly-plot'); }", arg=[ref, forked],
                            timeout=TIMEOUT_MS)
     assert "A fork beside the trace it left" in page.inner_text("#dv-tab-compare")
+    page.locator("#dv-link-box button.dv-link").click()  # Compare's link names the pair: it reopens beside the parent
+    paired = page.evaluate("() => window.__dv.lastLink")
+    assert "tab=compare" in paired and "pair=fork" in paired and "forks=" in paired and "lesson=" not in paired
+    other = new_page(page.context.browser, paired)
+    try:
+        other.wait_for_function("() => { const s = (x) => document.querySelector(`[data-dv-side=\"${x}\"]`);"
+                                " const d = window.__dv.data; return d && !d.live && d.forks && d.forks.length === 1"
+                                " && s('b') && s('b').__dvRef === window.__dv.shownRef && s('a') && s('a').__dvRef"
+                                " && s('a').__dvRef !== s('b').__dvRef; }", timeout=TIMEOUT_MS)
+        assert "A fork beside the trace it left" in other.inner_text("#dv-tab-compare") and other.errors == []
+    finally:
+        other.close()
     page.locator("button[role=tab]", has_text="Playground").first.click()
     page.locator("#dv-link-box button.dv-link").click()
     link = page.evaluate("() => window.__dv.lastLink")

@@ -104,6 +104,22 @@ def test_a_malformed_fork_list_names_the_parameter(forks, named):
         parse_link({"config": "{}", "forks": forks})
 
 
+FORKS = json.dumps([{"step": 1, "remask": [0]}])
+
+
+@pytest.mark.parametrize(("query", "named"), [
+    ({"tab": "compare", "forks": FORKS, "pair": "lesson"}, "link pair='lesson' is invalid: expected one of fork"),
+    ({"tab": "compare", "pair": "fork"}, "link pair=fork is invalid: the Compare tab .* of a fork's link"),
+    ({"forks": FORKS, "pair": "fork"}, "link pair=fork is invalid"),
+    ({"tab": "compare", "forks": FORKS, "pair": "fork", "lesson": "rng"}, "naming no lesson and no configs"),
+    ({"tab": "compare", "forks": FORKS, "pair": "fork", "a": "{}"}, "naming no lesson and no configs"),
+])
+def test_a_fork_pair_link_is_a_forks_compare_tab_and_nothing_else(query, named):
+    assert parse_link({"config": "{}", "tab": "compare", "forks": FORKS, "pair": "fork"}).pair == "fork"
+    with pytest.raises(ValueError, match=named):
+        parse_link({"config": "{}", **query})
+
+
 def test_opening_a_forks_link_makes_the_fork_again_at_its_step_and_position():
     from dllm_viz import fork, load_model
     from tests.test_handlers_fork import serving
@@ -122,3 +138,9 @@ def test_opening_a_forks_link_makes_the_fork_again_at_its_step_and_position():
         [(p.step, p.force, p.remask, p.knobs) for p in out.forks]
     assert (last.canvas["frame"], last.canvas["selected"]) == (3, 5)
     assert last.knobs.temperature == 0.0 and "Forked** after step 4" in last.banner
+    # with pair=fork the page then asks for the fork beside the trace it left (page.js presses the fork pair's button):
+    # the link's own decode on side A, the fork made again on side B
+    assert parse_link({**query, "tab": "compare", "pair": "fork"}).pair == "fork"
+    a, b = pg.fork_pair(trace=last.trace, lang="en", session="s").compare.cmp_traces
+    assert a.trace.token_ids == tr.token_ids and [r.to_dict() for r in a.trace.steps] == [r.to_dict() for r in tr.steps]
+    assert b.handle == last.trace.handle and b.trace is got

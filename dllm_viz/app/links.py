@@ -2,13 +2,15 @@
 
 A link names what decides a trace (model, prompt, the decode settings: decoding is deterministic,
 so the same model gives the same trace) and where the visitor was looking (the step on show, the
-selected position, the tab, the Compare lesson or configs, and the step both Compare sides show):
+selected position, the tab, what the Compare tab shows (a lesson, two configs, or a fork beside the trace it left),
+and the step both Compare sides show):
 
     ?model=austen-mdlm&prompt=Elizabeth&config={"gen_length":64,"seed":3}&step=4&pos=17&tab=compare&lesson=polluted
      &cmp_step=5
 
 A forked trace's link also lists its fork points (`forks`, `/fork`'s changes in order), which the page makes again
-after the decode (`Playground.open_page`): `&forks=[{"step":3,"force":[[12,57]],"remask":[],"knobs":{}}]`.
+after the decode (`Playground.open_page`): `&forks=[{"step":3,"force":[[12,57]],"remask":[],"knobs":{}}]`; with
+`&tab=compare&pair=fork` the Compare tab then shows that fork beside the trace it left (`Playground.fork_pair`).
 
 `link_fields(trace)` is what the page needs to write one (the trace's last chunk carries it: views/wire.py; page.js
 adds the cursor, the tab and the lesson, and copies it); `parse_link(query)` reads one back, and
@@ -29,6 +31,7 @@ from dllm_viz.core.fork import initial_config
 from dllm_viz.core.trace import Trace
 
 TABS = ("play", "compare")  # the tabs a link may open
+PAIRS = ("fork",)  # what else a link's Compare tab may show: the fork beside the trace it left
 MAX_LINK_FORKS = 8  # fork points a link may replay (each forks the trace again: a replay of its decode)
 MAX_PROMPT_CHARS = 4000  # a link's prompt; longer ones are refused, not cut
 
@@ -66,6 +69,7 @@ class Link:
     cmp_a: str | None  # Compare configs (JSON), when no lesson names them
     cmp_b: str | None
     cmp_step: int | None = None  # the step both Compare sides show (None: their ends; past a side's end: its end)
+    pair: str | None = None  # "fork": the Compare tab shows the link's fork beside the trace it left
     forks: tuple[ForkRequest, ...] = ()  # a forked trace's fork points, as `/fork`'s changes, made in order
 
 
@@ -105,9 +109,24 @@ def parse_link(query: Mapping[str, str]) -> Link:
     cmp_step = _int(query, "cmp_step")
     if cmp_step is not None and tab != "compare":
         raise ValueError(f"link cmp_step={cmp_step} is invalid: a step of the Compare tab, expected tab=compare")
+    forks = _forks(query.get("forks") or "")
     return Link(model=query.get("model") or None, prompt=prompt, config=config, step=_int(query, "step"),
                 pos=_int(query, "pos"), tab=tab, lesson=lesson, cmp_a=query.get("a") or None,
-                cmp_b=query.get("b") or None, cmp_step=cmp_step, forks=_forks(query.get("forks") or ""))
+                cmp_b=query.get("b") or None, cmp_step=cmp_step, forks=forks, pair=_pair(query, tab, forks))
+
+
+def _pair(query: Mapping[str, str], tab: str, forks: tuple[ForkRequest, ...]) -> str | None:
+    """A link's `pair`: "fork" (its fork beside the trace it left), on the Compare tab of a fork's link, naming no
+    lesson or configs of its own (ValueError naming it otherwise)."""
+    pair = query.get("pair") or None
+    if pair is None:
+        return None
+    if pair not in PAIRS:
+        raise ValueError(f"link pair={short(pair)} is invalid: expected one of {' | '.join(PAIRS)}")
+    if tab != "compare" or not forks or query.get("lesson") or query.get("a") or query.get("b"):
+        raise ValueError("link pair=fork is invalid: the Compare tab (tab=compare) of a fork's link (forks=...), "
+                         "naming no lesson and no configs a, b")
+    return pair
 
 
 def _forks(text: str) -> tuple[ForkRequest, ...]:

@@ -152,7 +152,7 @@ function showDone(value, entry) {
   const taskBox = document.getElementById("dv-views-task");
   if (taskBox) taskBox.style.display = d.task ? "" : "none";
   dvShow(dv, d, at);
-  if (linked) openLinkedView();
+  if (linked) dvOpenLinkedView(dv);
   if (value.autoplay && !dv.autoplayed && !dv.opening) {
     dv.autoplayed = true;
     dv.play();
@@ -278,52 +278,6 @@ function takeNumber(box) {
   return text;
 }
 
-// ----- links that reopen this view (links.py) ------------------------------------------------------
-// A link holds what decides the trace on show (model, prompt, settings: its `link` data) and where
-// the visitor is looking: the step, the selected position, the tab, the Compare lesson or configs and step.
-function compareShown() {
-  const tab = document.getElementById("dv-tab-compare-button");
-  return !!tab && tab.getAttribute("aria-selected") === "true";
-}
-
-function linkUrl() {
-  const d = dv.data, q = new URLSearchParams();
-  if (!d || !d.link) return location.href;
-  q.set("model", d.link.model);
-  q.set("prompt", d.link.prompt);
-  q.set("config", JSON.stringify(d.link.config));
-  if (d.link.forks) q.set("forks", JSON.stringify(d.link.forks));  // a fork's: made again after the decode
-  q.set("step", String(dv.frame)); q.set("pos", String(dv.pos));
-  if (compareShown()) {
-    q.set("tab", "compare");
-    if (dv.lesson) q.set("lesson", dv.lesson);
-    else if (dv.comparedConfigs) { q.set("a", dv.comparedConfigs[0]); q.set("b", dv.comparedConfigs[1]); }
-    if (dv.pair && dv.pair.data) q.set("cmp_step", String(dv.pair.frame));  // the step both sides are on
-  }
-  return location.origin + location.pathname + "?" + q.toString();
-}
-
-function copyLink(button) {
-  const url = linkUrl();
-  dv.lastLink = url;
-  history.replaceState(null, "", url);
-  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(url).catch(() => {});
-  const done = button.parentElement && button.parentElement.querySelector(".dv-link-done");
-  if (done) { done.hidden = false; setTimeout(() => { done.hidden = true; }, 2500); }
-}
-
-// The trace a link asked for has arrived: open its tab, and its lesson or its compare (one decode).
-function openLinkedView() {
-  const q = new URLSearchParams(location.search);
-  dv.opening = false;
-  if (q.get("tab") !== "compare") return;
-  const tab = document.getElementById("dv-tab-compare-button");
-  if (tab) tab.click();
-  const id = q.get("lesson") ? "dv-lesson-" + q.get("lesson") : (q.get("a") || q.get("b")) ? "dv-compare-run" : null;
-  if (id && q.get("cmp_step")) dv.cmpStep = Number(q.get("cmp_step"));  // showPair's first frame (links.py checked it)
-  if (id) pressWhenShown(id);
-}
-
 // Press the hidden button `id` with `value` in its hidden box "id-key": Stop with the key of the decode on show (only this
 // page has it; "dv-stop", "dv-cmp-stop"), a fork with its change ("dv-fork": Playground.fork_here).
 function press(id, value) {
@@ -333,13 +287,6 @@ function press(id, value) {
   box.value = value || "";
   box.dispatchEvent(new Event("input", {bubbles: true}));
   requestAnimationFrame(() => b.click());
-}
-
-// Click the button `id` once it is on show (a hidden one: once its box is): a tab's buttons appear after the tab is.
-function pressWhenShown(id, tries = 0) {
-  const button = document.getElementById(id);
-  if (button && (button.offsetParent || button.parentElement.offsetParent) !== null) button.click();
-  else if (tries < 200) setTimeout(() => pressWhenShown(id, tries + 1), 50);
 }
 
 // An example prompt clicked: into the prompt box (as if typed), then Run (one decode).
@@ -362,7 +309,7 @@ if (!window.__dvListening) {
     const chip = e.target.closest && e.target.closest(".dv-chip[data-prompt]");
     if (chip) runPrompt(chip.dataset.prompt);
     const linkButton = e.target.closest && e.target.closest("button.dv-link");
-    if (linkButton) copyLink(linkButton);
+    if (linkButton) dvCopyLink(dv, linkButton);
     // A banner link "#dv-open-ID": show the Compare tab, then press its button "dv-ID" (a lesson's: one compare; a
     // fork's "fork-pair": the fork beside the trace it left, banners.FORK_PAIR_LINK).
     const link = e.target.closest && e.target.closest('a[href^="#dv-open-"]');
@@ -370,21 +317,17 @@ if (!window.__dvListening) {
       e.preventDefault();
       const tab = document.getElementById("dv-tab-compare-button");
       if (tab) tab.click();
-      pressWhenShown("dv-" + link.getAttribute("href").slice("#dv-open-".length));
+      dvPressWhenShown("dv-" + link.getAttribute("href").slice("#dv-open-".length));
     }
   });
   // A lesson or Compare click: its two canvases dim (CSS, after 0.3 s) until the event ends; the
   // event's chained js calls __dvIdle, on success and on error alike.
   window.__dvIdle = () => document.querySelectorAll(".dv-busy").forEach((x) => x.classList.remove("dv-busy"));
   document.addEventListener("click", (e) => {
-    const b = e.target.closest && e.target.closest(".dv-lesson-buttons button, button#dv-compare-run");
+    const b = e.target.closest && e.target.closest(".dv-lesson-buttons button, #dv-compare-run, #dv-fork-pair");
     if (!b) return;
-    // What a link of the Compare tab names: the lesson clicked, or the configs run.
-    dv.lesson = b.id.startsWith("dv-lesson-") ? b.id.slice("dv-lesson-".length) : null;
-    dv.comparedConfigs = dv.lesson ? null : ["dv-cmp-a", "dv-cmp-b"].map((id) => {
-      const code = document.querySelector(`#${id} .cm-content`);
-      return code ? code.innerText.trim() : "{}";
-    });
+    dv.compareLink = dvComparedBy(dv, b);  // what a link of the Compare tab names
+    if (b.id === "dv-fork-pair") return;  // no decode: nothing to dim
     ["dv-cmp-canvas-a", "dv-cmp-canvas-b"].forEach((id) => {
       const box = document.getElementById(id);
       if (box) box.classList.add("dv-busy");
