@@ -914,6 +914,35 @@ def test_the_inspectors_fork_is_shown_and_a_copied_link_reopens_the_fork(page, s
     page.errors[:] = [e for e in page.errors if "step=999" not in e]  # the error the test asked for
 
 
+def test_the_inspectors_switch_row_forks_with_a_setting_changed(page, served):
+    """The inspector's last row forks the trace on show from the step on show with one setting changed: the fork is on
+    show with that fork point (its knobs), the banner names the setting; a value the server refuses is one error."""
+    wait_played_out(page)
+    ref = page.evaluate("() => window.__dv.shownRef")
+    page.evaluate("() => window.__dv.select(2, 0)")
+    row = page.locator("#dv-inspector .dv-insp-switch")
+    assert row.locator("select").input_value() == "temperature"
+    row.locator("input").fill("0")
+    row.locator("button").click()
+    page.wait_for_function("(r) => { const d = window.__dv.data; return window.__dv.shownRef !== r && d && !d.live && "
+                           "d.link && d.link.forks && d.link.forks.length === 1; }", arg=ref, timeout=TIMEOUT_MS)
+    # its fork point, as its link replays it (the page's `forks` are the points that change the canvas: none here)
+    assert page.evaluate("() => window.__dv.data.link.forks[0]") == {"step": 2, "force": [], "remask": [],
+                                                                     "knobs": {"temperature": 0}}
+    page.wait_for_function("() => document.querySelector('#dv-banner').innerText.includes('temperature')",
+                           timeout=TIMEOUT_MS)
+    shown = page.evaluate("() => window.__dv.shownRef")
+    page.evaluate("() => window.__dv.select(2, 0)")
+    row.locator("input").fill("-3")
+    row.locator("input").press("Enter")
+    toast = page.locator("[data-testid=toast-text]")
+    toast.first.wait_for(timeout=TIMEOUT_MS)
+    assert "temperature=-3 is invalid" in toast.first.inner_text()
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__dv.shownRef") == shown
+    page.errors[:] = [e for e in page.errors if "temperature=-3" not in e]  # the error the test asked for
+
+
 # The step of Compare's player and of its two side canvases.
 PAIR_AT = """() => ['#dv-cmp-player .dv-pair', '#dv-cmp-canvas-a .dv-canvas', '#dv-cmp-canvas-b .dv-canvas']
   .map((sel) => { const el = document.querySelector(sel); return el ? el.dataset.frame || null : null; })"""

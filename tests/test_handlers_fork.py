@@ -109,6 +109,28 @@ def test_the_inspectors_fork_is_core_forks_shown_as_a_loaded_trace_with_its_chan
         pg.fork_pair(trace=shown, lang="en", session="s")
 
 
+def test_the_inspectors_switch_forks_with_a_setting_changed_and_selects_where_the_text_first_differs(world,
+                                                                                                   world_trace):
+    """The inspector's switch row sends `{"step": f, "knobs": {name: value}}`: the fork is core.fork's with that setting
+    from step f on, its banner names the switch, and the position selected is the first that ends otherwise. A fixed
+    setting or a value out of range: a ValueError naming it (the page's gr.Error), the trace on show kept."""
+    pg = serving(world)
+    shown = pg.traces.add("s", world_trace)
+    out = pg.fork_here(fork_request=json.dumps({"step": 2, "knobs": {"temperature": 0.0}}), trace=shown, lang="en",
+                       session="s")
+    expected = fork(world, world_trace, 2, knobs={"temperature": 0.0})
+    got = out.trace.trace
+    assert got.token_ids == expected.token_ids and got.forks == expected.forks and got.config.temperature == 0.0
+    differ = [p for p, (a, b) in enumerate(zip(world_trace.token_ids, got.token_ids)) if a != b]
+    assert out.canvas["selected"] == (differ[0] if differ else 0)
+    assert "temperature" in out.banner and "Forked** after step 2" in out.banner
+    for change, match in (({"gen_length": 8}, "gen_length"), ({"temperature": -1}, "temperature=-1 is invalid"),
+                          ({"schedule": "nope"}, "schedule='nope' is invalid")):
+        with pytest.raises(ValueError, match=match):
+            pg.fork_here(fork_request=json.dumps({"step": 2, "knobs": change}), trace=shown, lang="en", session="s")
+    assert pg.traces.entry("s", shown.handle) is not None
+
+
 @pytest.mark.parametrize("request_text, match", [
     ('{"step": 99, "force": {"0": 5}}', r"step=99 is invalid: expected a step in \[0, "),
     ('{"step": 1, "force": {"999": 5}}', "999"),

@@ -517,3 +517,53 @@ def test_the_inspectors_fork_buttons_ask_for_the_candidate_on_show_and_the_serve
     at(page, f, pos)
     assert page.locator("#dv-inspector button.dv-insp-fork").count() == 0
 
+
+def test_the_inspectors_switch_row_forks_with_a_setting_changed_at_the_step_on_show(show, trace):
+    """With the page's `onFork` and the settings a fork may switch (`options.switchable`), the inspector has one more
+    row: a knob (temperature first), its value in force at the frame on show (the decode's, or a fork point's at or
+    before it), and a fork button asking for the rest with that value. Another knob picked: its own value in the box;
+    a word is sent as text, an empty box as None. Without `switchable`: no row."""
+    page = show(trace, frame=0, selected=0)
+    f = 2
+    page.evaluate("(s) => { window.__asked = []; window.__dv.options.onFork = (c) => window.__asked.push(c);"
+                  " window.__dv.options.canFork = (d) => d === window.__dv.data; window.__dv.options.switchable = s; }",
+                  web.switchable())
+    at(page, f, 0)
+    row = page.locator("#dv-inspector .dv-insp-switch")
+    assert row.count() == 1 and row.locator("select").input_value() == "temperature"
+    assert float(row.locator("input").input_value()) == trace.config.temperature
+    assert list(web.switchable())[:2] == ["schedule", "top_k"] and "gen_length" not in web.switchable()
+    row.locator("input").fill("0.25")
+    row.locator("button").click()
+    row.locator("select").select_option("schedule")
+    assert row.locator("input").input_value() == trace.config.schedule  # the picked knob's own value, as text
+    row.locator("input").fill("margin")
+    row.locator("input").press("Enter")  # Enter forks as the button does
+    row.locator("select").select_option("top_k")
+    row.locator("input").fill("")
+    row.locator("button").click()
+    assert page.evaluate("() => window.__asked") == [{"step": f, "knobs": {"temperature": 0.25}},
+                                                     {"step": f, "knobs": {"schedule": "margin"}},
+                                                     {"step": f, "knobs": {"top_k": None}}]
+    page.evaluate("() => { window.__dv.options.switchable = null; }")
+    at(page, f + 1, 0)
+    assert page.locator("#dv-inspector .dv-insp-switch").count() == 0
+
+
+def test_the_switch_rows_value_is_the_one_in_force_at_the_step_on_show(show):
+    """After a fork point that switched the temperature at step s, the row shows the decode's temperature before s and
+    the switched one from s on (core.fork's lineage: a fork point at or before the step)."""
+    from dllm_viz import fork, load_model
+
+    world = load_model("world")
+    tr = decode(world, ["Tom Lopez of"], DecodeConfig.preset("quality", 32, seed=3))[0]
+    out = fork(world, tr, 3, knobs={"temperature": 0.0})
+    page = show(out, frame=0, selected=0)
+    page.evaluate("(s) => { window.__dv.options.onFork = () => {}; window.__dv.options.canFork = () => true;"
+                  " window.__dv.options.switchable = s; }", web.switchable())
+    values = []
+    for f in (2, 3, 5):
+        at(page, f, 0)
+        values.append(float(page.locator("#dv-inspector .dv-insp-switch input").input_value()))
+    assert values == [tr.config.temperature, 0.0, 0.0] and tr.config.temperature != 0.0
+

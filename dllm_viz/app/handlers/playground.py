@@ -382,10 +382,11 @@ class Playground:
 
     def fork_here(self, *, fork_request: str, trace: Shown | None, lang: str, session: str | None = None) -> Loaded:
         """The inspector's fork of the trace on show (`trace`): `fork_request` is `/fork`'s change (`parse_fork_json`:
-        the step of the canvas on show, a token forced at a position, a candidate the trace recorded (`page_fork_json`)
-        or positions taken back). The fork (`core.fork`, on the trace's own model) is shown as a loaded trace is, the
-        position it changed selected, and the banner says how far it went from its parent. ValueError names what is
-        wrong (the trace on show stays)."""
+        the step of the canvas on show, a token forced at a position, a candidate the trace recorded (`page_fork_json`),
+        positions taken back, or settings switched). The fork (`core.fork`, on the trace's own model, within the
+        server's bounds) is shown as a loaded trace is, the position it changed selected (a setting switched: the first
+        that ends otherwise), and the banner says how far it went from its parent. ValueError names what is wrong (the
+        trace on show stays)."""
         if trace is None or not self.can_fork(trace.trace):
             raise ValueError("fork_request: the trace on show cannot be forked here: expected a trace of a masked "
                              f"canvas by a model this server runs ({', '.join(sorted(self._forkers())) or 'none'})")
@@ -394,7 +395,9 @@ class Playground:
         out = self.forker_for(parent.model)(parent, request.step, force=request.force, remask=request.remask,
                                             knobs=request.knobs)
         shown = self._kept_fork(session, trace, out)
-        changed = [*request.force, *request.remask]
+        # the position it changed; a setting switched: the first that ends with another token than the parent's
+        changed = [*request.force, *request.remask] or [p for p, (a, b) in enumerate(zip(parent.token_ids,
+                                                                                        out.token_ids)) if a != b]
         loaded = self.play.load_trace(shown, lang=lang, selected=changed[0] if changed else 0)
         return dataclasses.replace(loaded, banner=shown.banner(lang))
 

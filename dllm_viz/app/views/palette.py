@@ -195,6 +195,13 @@ footer {{ display: none !important; }}  /* Gradio's own, in English: the page dr
   border: 1px solid {PALETTE['border']}; background: {PALETTE['card']}; color: {PALETTE['text']}; }}
 .dv-insp-fork:hover {{ border-color: {PALETTE['tempered']}; }}
 .dv-insp-takeback {{ margin: 6px 0 2px 0; }}
+/* a fork with one setting switched from the canvas on show: the knob, its value, the button (inspector.js) */
+.dv-insp-switch {{ display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 8px 0 2px 0;
+  font-size: 12px; }}
+.dv-insp-switch select, .dv-insp-switch input {{ font-size: 12px; padding: 1px 4px; border-radius: 6px; min-width: 0;
+  border: 1px solid {PALETTE['border']}; background: {PALETTE['card']}; color: {PALETTE['text']}; }}
+.dv-insp-switch select {{ width: auto; max-width: 13em; }}
+.dv-insp-switch input {{ width: 7em; font-family: {MONO}; }}
 .dv-insp-tok {{ font-family: {MONO}; font-size: 13px;
   overflow: hidden; text-overflow: ellipsis; white-space: pre; color: {PALETTE['text']}; }}
 .dv-insp-line {{ display: flex; align-items: center; gap: 6px; margin: 2px 0; font-size: 11px; line-height: 12px;

@@ -22,7 +22,10 @@ import plotly
 
 from dllm_viz.app.strings import LANGS, STRINGS, t
 from dllm_viz.app.views import palette, render
+from dllm_viz.core import rules
 from dllm_viz.core.analysis import P_FLOOR
+from dllm_viz.core.config import DecodeConfig
+from dllm_viz.core.fork import FIXED
 
 WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (package data)
 # One job each, in order: the trace from its chunks, the canvas, the inspector, the figures' specs, their
@@ -88,9 +91,17 @@ def theme() -> dict[str, Any]:
 def options(forks: tuple[str, ...] = ()) -> dict[str, Any]:
     """Everything the renderer is given once: {strings: {lang: table}, theme, tour: {canvas: [[target, key], ...]},
     forks: the models whose masked traces the page's inspector forks (the server runs them: `Playground.fork_here`;
-    none in a notebook)}."""
+    none in a notebook), switchable: the settings such a fork may switch, {name: default} in the knob table's order}."""
     return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(),
-            "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}, "forks": list(forks)}
+            "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}, "forks": list(forks),
+            "switchable": switchable()}
+
+
+def switchable() -> dict[str, Any]:
+    """The settings a fork of a masked trace may switch at its step (`core.fork.FIXED` stay), {name: default}: the
+    knobs that apply to a masked canvas (`rules.applies`), in the knob table's order."""
+    defaults = DecodeConfig().to_dict()
+    return {k.name: defaults[k.name] for k in rules.KNOBS if k.name not in FIXED and "masked" in rules.applies(k.name)}
 
 
 def keys_used() -> set[str]:

@@ -99,8 +99,10 @@ function historyLines(d, pos, f) {
 // The inspector's HTML: raw shares (cool) above tempered ones (warm) per stored candidate, then
 // the schedule's reasoning, the checker's rules (world model) and the small print.
 // `fork`: the page forks traces (a button per candidate places it at the position on the canvas on show, one takes a
-// decided position back; `paintInspector` hands their change to the page).
-function inspectorHtml(d, insp, fork = false) {
+// decided position back; `paintInspector` hands their change to the page). `knobs` ({name: default}, the settings a
+// fork may switch, views/web.py `options`): one more row forks from the canvas on show with one of them changed, the
+// knob `chosen` picked, its value in force at that step filled in.
+function inspectorHtml(d, insp, fork = false, knobs = null, chosen = "temperature") {
   if (!insp) return "";
   const t = d.t, [scale, minBar] = d.theme.bars, f = insp.frame, p = insp.position;
   const width = (share) => Math.max(minBar, scale * share).toFixed(1) + "%";
@@ -126,22 +128,63 @@ function inspectorHtml(d, insp, fork = false) {
   const history = insp.history.length ? `<p><b>${dvEscape(dvFill(t.rv_history, {p: insp.position, s: insp.frame}))}</b></p>` +
     `<ol class="dv-insp-history">${insp.history.map((h) => `<li>${h}</li>`).join("")}</ol>` : "";
   const forkNote = fork ? `<p><small>${dvEscape(dvFill(t.insp_fork_note, {f}))}</small></p>` : "";
+  if (fork && knobs) rows += dvSwitchHtml(d, t, f, knobs, chosen in knobs ? chosen : Object.keys(knobs)[0]);
   return `<div class="dv-insp" data-position="${insp.position}" data-step="${insp.step}"><h4>${title}</h4>${rows}${key}</div>` +
     `<div class="dv-insp-text">${insp.lines.map((l) => `<p>${l}</p>`).join("")}${history}${rules}` +
     `<p><small>${dvEscape(insp.note)}</small></p>${forkNote}</div>`;
 }
 
-// Draw the inspector of `pos` at `frame` into `host` (re-written only when it changed). `onFork(change)`, when given,
-// is what its fork buttons ask from the canvas of `frame`: {step, candidate: [position, s, rank]}, a candidate the
-// trace recorded at step s (Playground.fork_here reads its token id), or {step, remask: [position]}.
-function paintInspector(host, d, pos, frame, T, onFork = null) {
+// The row that forks from the canvas of frame `f` with one setting switched: the knob, its value (as JSON, a bare word
+// read as a string; empty: None), a fork button.
+function dvSwitchHtml(d, t, f, knobs, chosen) {
+  const options = Object.keys(knobs).map((k) => `<option${k === chosen ? " selected" : ""}>${dvEscape(k)}</option>`).join("");
+  return `<div class="dv-insp-switch"><span>${dvEscape(t.insp_switch)}</span><select class="dv-insp-knob">${options}</select>` +
+    `<input class="dv-insp-value" spellcheck="false" value="${dvEscape(dvKnobText(dvKnobAt(d, chosen, f, knobs)))}">` +
+    `<button class="dv-insp-fork" data-step="${f}" data-switch="1" title="${dvEscape(dvFill(t.insp_switch_title, {f}))}">` +
+    `${dvEscape(t.insp_fork)}</button></div>`;
+}
+
+// The value of setting `name` in force on the canvas of frame `f` of trace `d`: its decode's (the link's settings,
+// which name those off their defaults), or a fork point's at or before f that switched it (core.fork's lineage).
+function dvKnobAt(d, name, f, knobs) {
+  const link = d.link || {};
+  let value = link.config && name in link.config ? link.config[name] : knobs[name];
+  for (const p of link.forks || []) if (p.step <= f && p.knobs && name in p.knobs) value = p.knobs[name];
+  return value;
+}
+
+const dvKnobText = (v) => (v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
+const dvKnobValue = (text) => {  // what the value box says, as the fork's knob value
+  const s = text.trim();
+  if (!s) return null;
+  try { return JSON.parse(s); } catch (err) { return s; }
+};
+
+// Draw the inspector of `pos` at `frame` into `host` (re-written only when it changed). `fork` ({ask, knobs}), when
+// given, is what its fork buttons ask from the canvas of `frame`: ask({step, candidate: [position, s, rank]}), a
+// candidate the trace recorded at step s (Playground.fork_here reads its token id), ask({step, remask: [position]}),
+// or, with `knobs` ({name: default}), ask({step, knobs: {name: value}}): the rest decoded with that setting.
+function paintInspector(host, d, pos, frame, T, fork = null) {
   if (!host || !d || d.live || !d.n) return;
-  const html = inspectorHtml(d, inspectAt(d, pos, frame, T), !!onFork);
+  const knobs = fork && fork.knobs && Object.keys(fork.knobs).length ? fork.knobs : null;
+  const html = inspectorHtml(d, inspectAt(d, pos, frame, T), !!fork, knobs, host.__dvKnob);
   if (host.__dvHtml !== html) { host.__dvHtml = html; host.innerHTML = html; }
-  host.onclick = !onFork ? null : (e) => {
+  const box = (cls) => host.querySelector(cls);
+  host.onclick = !fork ? null : (e) => {
     const b = e.target.closest && e.target.closest("button.dv-insp-fork");
     if (!b) return;
     const step = Number(b.dataset.step), at = Number(b.dataset.pos);
-    onFork(b.dataset.remask ? {step, remask: [at]} : {step, candidate: [at, Number(b.dataset.s), Number(b.dataset.rank)]});
+    if (b.dataset.switch) fork.ask({step, knobs: {[box(".dv-insp-knob").value]: dvKnobValue(box(".dv-insp-value").value)}});
+    else fork.ask(b.dataset.remask ? {step, remask: [at]} : {step, candidate: [at, Number(b.dataset.s), Number(b.dataset.rank)]});
+  };
+  host.onchange = !knobs ? null : (e) => {  // another knob picked: its value at this step in the box
+    if (!e.target.classList.contains("dv-insp-knob")) return;
+    host.__dvKnob = e.target.value;
+    // the HTML this state draws (a repaint of the same cursor then keeps the box, and what is typed in it)
+    host.__dvHtml = inspectorHtml(d, inspectAt(d, pos, frame, T), true, knobs, host.__dvKnob);
+    box(".dv-insp-value").value = dvKnobText(dvKnobAt(d, e.target.value, frame, knobs));
+  };
+  host.onkeydown = !knobs ? null : (e) => {  // Enter in the value box forks, as its button does
+    if (e.key === "Enter" && e.target.classList.contains("dv-insp-value")) box(".dv-insp-switch button").click();
   };
 }

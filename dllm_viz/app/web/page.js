@@ -22,6 +22,7 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
   },
   onStop: () => press("dv-stop", window.__dv.stopKey), onDrawn: () => tellDrawn([window.__dv.shownRef]),
   onFork: (change) => press("dv-fork", JSON.stringify(change)),  // on a finished masked trace of a model that forks here
+  switchable: props.switchable,  // the settings a fork may switch, {name: default}
   canFork: (d) => !d.live && d.canvas === "masked" && !!d.link && (props.forks || []).includes(d.link.model),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");

@@ -149,6 +149,9 @@ STRINGS: dict[str, str] = {
     "insp_remask_title": "Fork: take position {p} back to [MASK] on the canvas on show (after step {f}) and decode the rest",
     "insp_fork_note": ("fork: a new trace that goes on from the canvas on show (after step {f}) with that change; the "
         "facts list its fork point. Move the cursor to fork from another step."),
+    "insp_switch": "or a setting from here:",
+    "insp_switch_title": ("Fork: decode the rest after step {f} with this setting changed (its value as JSON; a word "
+        "is read as text, empty as None)"),
     "insp_forced": "**Forced by a fork** before step {next}: **{tok}** (a fork's change: no probability decided it).",
     "insp_edited": ("**Rewritten at step {s}**: {old} → **{tok}** (raw p = {p}; the old token's raw p there = {po}). "
         "The candidates below are that step's."),

@@ -137,6 +137,8 @@ STRINGS: dict[str, str] = {
     "insp_fork_title": "分叉：在当前画布（第 {f} 步之后）的位置 {p} 放入 {tok}，然后解码其余部分",
     "insp_remask_title": "分叉：把当前画布（第 {f} 步之后）的位置 {p} 退回 [MASK]，然后解码其余部分",
     "insp_fork_note": "分叉：从当前画布（第 {f} 步之后）带着这一改动继续解码，得到一条新轨迹；运行信息列出它的分叉点。移动游标即可从另一步分叉。",
+    "insp_switch": "或从这里改一项设置：",
+    "insp_switch_title": "分叉：第 {f} 步之后改用这项设置解码其余部分（值按 JSON 读取；单词按文本读取，留空即 None）",
     "insp_forced": "**分叉强制**（第 {next} 步之前）：**{tok}**（分叉的改动：没有概率决定它）。",
     "insp_edited": "**第 {s} 步改写**：{old} → **{tok}**（原始 p = {p}；原来的词在那一步的原始 p = {po}）。下面是那一步的候选。",
     "legend_edited": "被改写（悬停：原来的词）", "legend_remasked": "本步被撤回（划掉的是原来的词）",
