@@ -27,13 +27,20 @@ last lines compare each click with its own handler, loaded over not loaded.
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
     python bench/ui_bench.py --browser --only release   # one part of the page: release, lessons, replay
+    python bench/ui_bench.py --browser --pin            # the browser on cores of its own (see below)
+
+With --pin (a machine of two or more cores) this process, the app it serves and every in-process decode run on the
+first core it may use, and chromium (with Playwright's driver) on the others, re-pinned as it starts processes:
+the visitor's browser on a machine of its own, as a served page has it, instead of two cores shared with it.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -276,6 +283,57 @@ def serve_page(model: Any) -> tuple[Any, Any, Any, str]:
     return demo, engine, run, f"http://127.0.0.1:{port}/"
 
 
+def _threads(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def _descendants(root: int) -> list[int]:
+    """The processes started by process `root`, at any depth (Playwright's driver, chromium's processes)."""
+    parent: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    parent[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    out, todo = [], [root]
+    while todo:
+        at = todo.pop()
+        kids = [p for p, pp in parent.items() if pp == at]
+        out += kids
+        todo += kids
+    return out
+
+
+def pin_apart() -> tuple[set[int], set[int]] | None:
+    """--pin: every thread of this process on its first allowed core (and so every thread it starts later), and a
+    daemon thread that keeps every process it starts (the browser) on the other cores. None on a single core."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        return None
+    mine, theirs = {cores[0]}, set(cores[1:])
+    for tid in _threads(os.getpid()):
+        os.sched_setaffinity(tid, mine)
+
+    def keep() -> None:
+        while True:
+            for pid in _descendants(os.getpid()):
+                for tid in _threads(pid):
+                    try:
+                        if os.sched_getaffinity(tid) != theirs:
+                            os.sched_setaffinity(tid, theirs)
+                    except OSError:  # gone meanwhile
+                        pass
+            time.sleep(0.2)
+
+    threading.Thread(target=keep, name="pin-browser", daemon=True).start()
+    return mine, theirs
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", choices=("auto", "embedded", "tiny"), default="auto")
@@ -284,7 +342,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--browser", action="store_true", help="also measure slider release in chromium")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: app.THREADS)")
     parser.add_argument("--only", choices=PARTS, action="append", help="with --browser: only these parts (repeatable)")
+    parser.add_argument("--pin", action="store_true", help="with --browser: chromium on cores apart from the app's")
     args = parser.parse_args(argv)
+    pinned = pin_apart() if args.pin else None
+    if pinned:
+        print(f"pinned: this process (the app, every in-process decode) on CPU {sorted(pinned[0])}, "
+              f"chromium on CPU {sorted(pinned[1])}")
 
     import torch
     from gradio_client import Client
