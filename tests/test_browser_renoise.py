@@ -28,7 +28,7 @@ BOXES = """(id) => { const row = document.getElementById(id), r = row.getBoundin
 def served(tmp_path_factory):
     from dllm_viz import decode, load_model
     from dllm_viz.app.handlers.playground import ModelChoice
-    from dllm_viz.app.serve import limits_of, token_text
+    from dllm_viz.app.serve import limits_of, make_forker, token_text
     from dllm_viz.app.ui import build_demo, launch_options
     from tests.ui_model import TINY_PROMPTS, free_port, make_text_model
 
@@ -42,7 +42,7 @@ def served(tmp_path_factory):
         return run
 
     run = runner(renoiser)
-    models = {"world-renoise": ModelChoice(run=run, prompts=("Ana",), name=renoiser.name,
+    models = {"world-renoise": ModelChoice(run=run, prompts=("Ana",), name=renoiser.name, fork=make_forker(renoiser),
                                            token_text=token_text(renoiser), **limits_of(renoiser)),
               "tiny-chars": ModelChoice(run=runner(tiny), prompts=TINY_PROMPTS, name=tiny.name,
                                         token_text=token_text(tiny), **limits_of(tiny))}
@@ -119,6 +119,26 @@ def test_a_renoise_slider_decodes_and_draws_the_renoise_views(page, served, tmp_
     # (a half-width slider left a Chinese label one character wide)
     widths = page.evaluate(WIDTHS, ["dv-knob-entropy-bound", "dv-knob-entropy-bound-auto"])
     assert widths[0] > 2 * widths[1] > 0, widths
+
+
+def test_a_renoising_trace_forks_from_the_inspectors_settings_row(page):
+    """The inspector of a renoising trace (a model this server forks) offers its settings' row: the entropy bound
+    switched at step 2 forks the trace on show (its link replays the switch), the banner names it."""
+    page.locator("#dv-run").click()
+    decoded(page, "")
+    page.wait_for_function("() => window.__dv.data && !window.__dv.data.live", timeout=TIMEOUT_MS)
+    ref = page.evaluate("() => window.__dv.shownRef")
+    page.evaluate("() => { window.__dv.stop(); window.__dv.select(2, 0); }")
+    row = page.locator("#dv-inspector .dv-insp-switch")
+    assert row.locator("select").input_value() == "entropy_bound"
+    row.locator("input").fill("1.0")
+    row.locator("button").click()
+    page.wait_for_function("(r) => { const d = window.__dv.data; return window.__dv.shownRef !== r && d && !d.live && "
+                           "d.link && d.link.forks && d.link.forks.length === 1; }", arg=ref, timeout=TIMEOUT_MS)
+    assert page.evaluate("() => window.__dv.data.link.forks[0]") == {"step": 2, "force": [], "remask": [],
+                                                                     "knobs": {"entropy_bound": 1}}
+    page.wait_for_function("() => document.querySelector('#dv-banner').innerText.includes('entropy_bound')",
+                           timeout=TIMEOUT_MS)
 
 
 def test_the_walkthrough_speaks_of_the_renoising_canvas(page):

@@ -155,7 +155,22 @@ def test_a_trace_this_server_cannot_fork_offers_no_fork():
     for shown in (other, None):
         with pytest.raises(ValueError, match="fork_request: the trace on show cannot be forked here: .*world-mdlm"):
             pg.fork_here(fork_request='{"step": 1}', trace=shown, lang="en", session="s")
+
+
+def test_a_renoising_trace_forks_from_the_page_by_a_setting_and_a_forced_token_is_refused_by_name():
+    """A renoising canvas forks by its knobs alone (the inspector offers it the settings' row, no candidate): the fork
+    is core.fork's with that setting; a forced token is refused by name, the trace on show kept."""
     renoise = load_model("world-renoise")
     rn = serving(renoise)
-    shown = rn.traces.add("s", decode(renoise, ["Ana"], DecodeConfig.preset("diffusion_gemma", 16, seed=1))[0])
-    assert not rn.can_fork(shown.trace) and rn.forking_models() == (renoise.name,)  # its fork is by knobs: `/fork`
+    trace = decode(renoise, ["Ana"], DecodeConfig.preset("diffusion_gemma", 16, seed=1))[0]
+    shown = rn.traces.add("s", trace)
+    assert rn.can_fork(shown.trace) and rn.forking_models() == (renoise.name,)
+    out = rn.fork_here(fork_request=json.dumps({"step": 2, "knobs": {"entropy_bound": 1.0}}), trace=shown, lang="en",
+                       session="s")
+    expected = fork(renoise, trace, 2, knobs={"entropy_bound": 1.0})
+    got = out.trace.trace
+    assert got.token_ids == expected.token_ids and got.forks == expected.forks and got.config.entropy_bound == 1.0
+    assert "entropy_bound" in out.banner and out.trace.parent.handle == shown.handle
+    with pytest.raises(ValueError, match=r"force=\{3: 7\} is invalid on a renoising trace"):
+        rn.fork_here(fork_request=json.dumps({"step": 2, "force": {"3": 7}}), trace=shown, lang="en", session="s")
+    assert rn.traces.entry("s", shown.handle) is not None

@@ -526,8 +526,8 @@ def test_the_inspectors_switch_row_forks_with_a_setting_changed_at_the_step_on_s
     page = show(trace, frame=0, selected=0)
     f = 2
     page.evaluate("(s) => { window.__asked = []; window.__dv.options.onFork = (c) => window.__asked.push(c);"
-                  " window.__dv.options.canFork = (d) => d === window.__dv.data; window.__dv.options.switchable = s; }",
-                  web.switchable())
+                  " window.__dv.options.canFork = (d) => d === window.__dv.data;"
+                  " window.__dv.options.switchable = {masked: s}; }", web.switchable())
     at(page, f, 0)
     row = page.locator("#dv-inspector .dv-insp-switch")
     assert row.count() == 1 and row.locator("select").input_value() == "temperature"
@@ -560,7 +560,7 @@ def test_the_switch_rows_value_is_the_one_in_force_at_the_step_on_show(show):
     out = fork(world, tr, 3, knobs={"temperature": 0.0})
     page = show(out, frame=0, selected=0)
     page.evaluate("(s) => { window.__dv.options.onFork = () => {}; window.__dv.options.canFork = () => true;"
-                  " window.__dv.options.switchable = s; }", web.switchable())
+                  " window.__dv.options.switchable = {masked: s}; }", web.switchable())
     values = []
     for f in (2, 3, 5):
         at(page, f, 0)

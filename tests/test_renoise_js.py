@@ -87,3 +87,25 @@ def test_the_inspector_of_a_renoising_trace_says_its_state_never_a_masked_ones(s
             assert "masked" not in text and "Confirmed" not in text and "Top candidates" not in text, (f, p, text)
             assert page.locator("#dv-inspector .dv-insp-row, #dv-inspector .dv-insp-key").count() == 0
     assert {"noise", "accepted", "final"} <= seen, seen
+
+
+def test_a_renoising_trace_the_page_forks_offers_its_settings_row_and_no_candidate(show, trace):  # noqa: F811
+    """Where the page forks the trace (`onFork`, `canFork`), a renoising canvas's inspector has the settings' row only:
+    its own knobs (`web.switchable("renoise")`: the entropy bound first, ..., the seed), the value in force at the frame
+    ("" for the checkpoint's own), and a fork asking for `{step, knobs}`; no candidate, no take-back."""
+    from dllm_viz.app.views import web
+
+    page = show(trace, frame=0, selected=0)
+    page.evaluate("(s) => { window.__asked = []; window.__dv.options.onFork = (c) => window.__asked.push(c);"
+                  " window.__dv.options.canFork = () => true; window.__dv.options.switchable = s; }",
+                  web.options()["switchable"])
+    at(page, 2, 1)
+    row = page.locator("#dv-inspector .dv-insp-switch")
+    assert row.locator("option").all_inner_texts() == list(web.switchable("renoise"))
+    assert page.locator("#dv-inspector .dv-insp-row, #dv-inspector .dv-insp-takeback").count() == 0
+    assert row.locator("select").input_value() == "entropy_bound"  # its canvas's first knob (temperature is not one)
+    assert row.locator("input").input_value() == ("" if trace.config.entropy_bound is None
+                                                  else str(trace.config.entropy_bound))
+    row.locator("input").fill("1.5")
+    row.locator("button").click()
+    assert page.evaluate("() => window.__asked") == [{"step": 2, "knobs": {"entropy_bound": 1.5}}]

@@ -27,4 +27,9 @@ def test_a_fork_may_switch_the_masked_canvass_settings_that_core_fork_lets_switc
     assert switch and all(switch[k] == defaults[k] for k in switch)
     assert not set(switch) & set(FIXED) and all("masked" in rules.applies(k) for k in switch)
     assert "temperature" in switch and "entropy_bound" not in switch  # a renoising canvas's knob is not offered
-    assert list(switch) == [k.name for k in rules.KNOBS if k.name in switch]  # the knob table's order
+    # the knob table's order, the seed (every canvas's) last
+    assert list(switch) == [k.name for k in rules.KNOBS if k.name in switch and k.name != "seed"] + ["seed"]
+    renoise = web.switchable("renoise")  # a renoising canvas's: its own knobs, then the seed; not its lengths
+    assert list(renoise)[0] == "entropy_bound" and list(renoise)[-1] == "seed"
+    assert not set(renoise) & {"canvas_length", "temperature"}
+    assert web.options()["switchable"] == {"masked": switch, "renoise": renoise}

@@ -370,10 +370,10 @@ class Playground:
         return fork_api(self.forker_for, trace_json, fork_json)
 
     def can_fork(self, trace: Trace) -> bool:
-        """Whether the inspector may fork `trace` here (`fork_here`): a masked canvas (a renoising one forks by its
-        knobs alone, through `/fork`) of a model an entry of the picker forks (`forking_models`: the page's own
-        test, given them once)."""
-        return trace.canvas != "renoise" and trace.model in self._forkers()
+        """Whether the inspector may fork `trace` here (`fork_here`): a trace of a model an entry of the picker forks
+        (`forking_models`: the page's own test, given them once); a renoising one forks by its knobs alone (`core.fork`
+        refuses its forced tokens by name; the page offers it the settings' row only)."""
+        return trace.model in self._forkers()
 
     def forking_models(self) -> tuple[str, ...]:
         """The names of the models whose traces fork here: the page offers the inspector's fork on their masked traces
@@ -388,8 +388,8 @@ class Playground:
         that ends otherwise), and the banner says how far it went from its parent. ValueError names what is wrong (the
         trace on show stays)."""
         if trace is None or not self.can_fork(trace.trace):
-            raise ValueError("fork_request: the trace on show cannot be forked here: expected a trace of a masked "
-                             f"canvas by a model this server runs ({', '.join(sorted(self._forkers())) or 'none'})")
+            raise ValueError("fork_request: the trace on show cannot be forked here: expected a trace by a model this "
+                             f"server runs ({', '.join(sorted(self._forkers())) or 'none'})")
         parent = trace.trace
         request = parse_fork_json(page_fork_json(fork_request, parent))
         out = self.forker_for(parent.model)(parent, request.step, force=request.force, remask=request.remask,

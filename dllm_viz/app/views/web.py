@@ -25,7 +25,7 @@ from dllm_viz.app.views import palette, render
 from dllm_viz.core import rules
 from dllm_viz.core.analysis import P_FLOOR
 from dllm_viz.core.config import DecodeConfig
-from dllm_viz.core.fork import FIXED
+from dllm_viz.core.fork import FIXED, FIXED_RENOISE
 
 WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (package data)
 # One job each, in order: the trace from its chunks, the canvas, the inspector, the figures' specs, their
@@ -91,17 +91,22 @@ def theme() -> dict[str, Any]:
 def options(forks: tuple[str, ...] = ()) -> dict[str, Any]:
     """Everything the renderer is given once: {strings: {lang: table}, theme, tour: {canvas: [[target, key], ...]},
     forks: the models whose masked traces the page's inspector forks (the server runs them: `Playground.fork_here`;
-    none in a notebook), switchable: the settings such a fork may switch, {name: default} in the knob table's order}."""
+    none in a notebook), switchable: the settings such a fork may switch, by canvas: {canvas: {name: default}}}."""
     return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(),
             "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}, "forks": list(forks),
-            "switchable": switchable()}
+            "switchable": {canvas: switchable(canvas) for canvas in SWITCH_FIXED}}
 
 
-def switchable() -> dict[str, Any]:
-    """The settings a fork of a masked trace may switch at its step (`core.fork.FIXED` stay), {name: default}: the
-    knobs that apply to a masked canvas (`rules.applies`), in the knob table's order."""
-    defaults = DecodeConfig().to_dict()
-    return {k.name: defaults[k.name] for k in rules.KNOBS if k.name not in FIXED and "masked" in rules.applies(k.name)}
+SWITCH_FIXED = {"masked": FIXED, "renoise": FIXED_RENOISE}  # what a fork of a trace of that canvas keeps (core.fork)
+
+
+def switchable(canvas: str = "masked") -> dict[str, Any]:
+    """The settings a fork of a trace of `canvas` may switch at its step, {name: default}: the knobs that apply to that
+    canvas (`rules.applies`) but those a fork keeps (`core.fork.FIXED`, `FIXED_RENOISE`), in the knob table's order,
+    the seed (every canvas's) last: the canvas's own come first, and the page's row picks the first by default."""
+    defaults, fixed = DecodeConfig().to_dict(), SWITCH_FIXED[canvas]
+    names = [k.name for k in rules.KNOBS if k.name not in fixed and canvas in rules.applies(k.name)]
+    return {name: defaults[name] for name in sorted(names, key=lambda name: name == "seed")}
 
 
 def keys_used() -> set[str]:

@@ -100,12 +100,13 @@ function historyLines(d, pos, f) {
 // the schedule's reasoning, the checker's rules (world model) and the small print.
 // `fork`: the page forks traces (a button per candidate places it at the position on the canvas on show, one takes a
 // decided position back; `paintInspector` hands their change to the page). `knobs` ({name: default}, the settings a
-// fork may switch, views/web.py `options`): one more row forks from the canvas on show with one of them changed, the
-// knob `chosen` picked, its value in force at that step filled in.
+// fork of this canvas may switch, views/web.py `options`): one more row forks from the canvas on show with one of them
+// changed, the knob `chosen` picked (temperature; a renoising canvas's first), its value at that step filled in.
 function inspectorHtml(d, insp, fork = false, knobs = null, chosen = "temperature") {
   if (!insp) return "";
   const t = d.t, [scale, minBar] = d.theme.bars, f = insp.frame, p = insp.position;
   const width = (share) => Math.max(minBar, scale * share).toFixed(1) + "%";
+  const switching = fork && knobs;  // a renoising canvas forks by its settings alone: that row, no candidate's button
   fork = fork && !insp.renoise;
   const forkButton = (i) => !fork ? "" : `<button class="dv-insp-fork" data-step="${f}" data-pos="${p}" data-s="${insp.step}" data-rank="${i}" ` +
     `title="${dvEscape(dvFill(t.insp_fork_title, {tok: dvRepr(insp.candidates[i]), p, f}))}">${dvEscape(t.insp_fork)}</button>`;
@@ -128,7 +129,7 @@ function inspectorHtml(d, insp, fork = false, knobs = null, chosen = "temperatur
   const history = insp.history.length ? `<p><b>${dvEscape(dvFill(t.rv_history, {p: insp.position, s: insp.frame}))}</b></p>` +
     `<ol class="dv-insp-history">${insp.history.map((h) => `<li>${h}</li>`).join("")}</ol>` : "";
   const forkNote = fork ? `<p><small>${dvEscape(dvFill(t.insp_fork_note, {f}))}</small></p>` : "";
-  if (fork && knobs) rows += dvSwitchHtml(d, t, f, knobs, chosen in knobs ? chosen : Object.keys(knobs)[0]);
+  if (switching) rows += dvSwitchHtml(d, t, f, knobs, chosen in knobs ? chosen : Object.keys(knobs)[0]);
   return `<div class="dv-insp" data-position="${insp.position}" data-step="${insp.step}"><h4>${title}</h4>${rows}${key}</div>` +
     `<div class="dv-insp-text">${insp.lines.map((l) => `<p>${l}</p>`).join("")}${history}${rules}` +
     `<p><small>${dvEscape(insp.note)}</small></p>${forkNote}</div>`;

@@ -22,8 +22,9 @@ const options = {strings: props.strings, theme: props.theme, lang: (props.value 
   },
   onStop: () => press("dv-stop", window.__dv.stopKey), onDrawn: () => tellDrawn([window.__dv.shownRef]),
   onFork: (change) => press("dv-fork", JSON.stringify(change)),  // on a finished masked trace of a model that forks here
-  switchable: props.switchable,  // the settings a fork may switch, {name: default}
-  canFork: (d) => !d.live && d.canvas === "masked" && !!d.link && (props.forks || []).includes(d.link.model),
+  switchable: props.switchable,  // the settings a fork may switch, {canvas: {name: default}}
+  // a renoising trace forks by its settings alone (the inspector offers no candidate of it)
+  canFork: (d) => !d.live && !!d.link && (props.forks || []).includes(d.link.model),
   onTour: () => tour(true)};
 let root = element.querySelector(".dv-canvas");
 if (!root) { root = document.createElement("div"); root.className = "dv-canvas dv-player"; element.replaceChildren(root); }

@@ -69,9 +69,9 @@ function dvBox(cls, h, x0, y0, x1, y1) {
 
 const dvFig = (host) => host && host.querySelector(":scope > .dv-fig");
 // What the inspector's fork buttons call for trace `d`, or null: none (`options.onFork`, where `options.canFork(d)`),
-// with the settings a fork may switch (`options.switchable`: {name: default}).
+// with the settings a fork of a trace of its canvas may switch (`options.switchable`: {canvas: {name: default}}).
 const dvForker = (v, d) => (v.options.onFork && v.options.canFork && v.options.canFork(d)
-  ? {ask: v.options.onFork, knobs: v.options.switchable || null} : null);
+  ? {ask: v.options.onFork, knobs: (v.options.switchable || {})[d.canvas || "masked"] || null} : null);
 
 // ----- one player -----------------------------------------------------------------------------------
 function dvView(hosts, options) {
