@@ -376,8 +376,8 @@ class Playground:
         return trace.model in self._forkers()
 
     def forking_models(self) -> tuple[str, ...]:
-        """The names of the models whose traces fork here: the page offers the inspector's fork on their masked traces
-        (`web.options(forks=...)`, page.js)."""
+        """The names of the models whose traces fork here: the page offers the inspector's fork on their traces (a
+        renoising one: its settings' row only; `web.options(forks=...)`, page.js)."""
         return tuple(sorted(self._forkers()))
 
     def fork_here(self, *, fork_request: str, trace: Shown | None, lang: str, session: str | None = None) -> Loaded:

@@ -90,8 +90,8 @@ def theme() -> dict[str, Any]:
 @functools.cache
 def options(forks: tuple[str, ...] = ()) -> dict[str, Any]:
     """Everything the renderer is given once: {strings: {lang: table}, theme, tour: {canvas: [[target, key], ...]},
-    forks: the models whose masked traces the page's inspector forks (the server runs them: `Playground.fork_here`;
-    none in a notebook), switchable: the settings such a fork may switch, by canvas: {canvas: {name: default}}}."""
+    forks: the models whose traces the page's inspector forks (the server runs them: `Playground.fork_here`; none in
+    a notebook), switchable: the settings such a fork may switch, by canvas: {canvas: {name: default}}}."""
     return {"strings": {lang: strings(lang) for lang in LANGS}, "theme": theme(),
             "tour": {canvas: [list(x) for x in steps] for canvas, steps in TOUR.items()}, "forks": list(forks),
             "switchable": {canvas: switchable(canvas) for canvas in SWITCH_FIXED}}
