@@ -914,23 +914,30 @@ def test_the_inspectors_fork_is_shown_and_a_copied_link_reopens_the_fork(page, s
     page.errors[:] = [e for e in page.errors if "step=999" not in e]  # the error the test asked for
 
 
+def fork_by_switch(page, knob: str, text: str, value) -> None:
+    """Forks the trace on show by the inspector's settings row at step 2 (position 0 selected): `knob` is the knob it
+    picks, `text` is typed, then fork. Waits for the fork on show, checks its fork point (as its link replays it: the
+    page's own `forks` are the points that change the canvas, none here) and that the banner names the knob."""
+    ref = page.evaluate("() => window.__dv.shownRef")
+    page.evaluate("() => { window.__dv.stop(); window.__dv.select(2, 0); }")
+    row = page.locator("#dv-inspector .dv-insp-switch")
+    assert row.locator("select").input_value() == knob
+    row.locator("input").fill(text)
+    row.locator("button").click()
+    page.wait_for_function("(r) => { const d = window.__dv.data; return window.__dv.shownRef !== r && d && !d.live && "
+                           "d.link && d.link.forks && d.link.forks.length === 1; }", arg=ref, timeout=TIMEOUT_MS)
+    assert page.evaluate("() => window.__dv.data.link.forks[0]") == {"step": 2, "force": [], "remask": [],
+                                                                     "knobs": {knob: value}}
+    page.wait_for_function("(k) => document.querySelector('#dv-banner').innerText.includes(k)", arg=knob,
+                           timeout=TIMEOUT_MS)
+
+
 def test_the_inspectors_switch_row_forks_with_a_setting_changed(page, served):
     """The inspector's last row forks the trace on show from the step on show with one setting changed: the fork is on
     show with that fork point (its knobs), the banner names the setting; a value the server refuses is one error."""
     wait_played_out(page)
-    ref = page.evaluate("() => window.__dv.shownRef")
-    page.evaluate("() => window.__dv.select(2, 0)")
+    fork_by_switch(page, "temperature", "0", 0)
     row = page.locator("#dv-inspector .dv-insp-switch")
-    assert row.locator("select").input_value() == "temperature"
-    row.locator("input").fill("0")
-    row.locator("button").click()
-    page.wait_for_function("(r) => { const d = window.__dv.data; return window.__dv.shownRef !== r && d && !d.live && "
-                           "d.link && d.link.forks && d.link.forks.length === 1; }", arg=ref, timeout=TIMEOUT_MS)
-    # its fork point, as its link replays it (the page's `forks` are the points that change the canvas: none here)
-    assert page.evaluate("() => window.__dv.data.link.forks[0]") == {"step": 2, "force": [], "remask": [],
-                                                                     "knobs": {"temperature": 0}}
-    page.wait_for_function("() => document.querySelector('#dv-banner').innerText.includes('temperature')",
-                           timeout=TIMEOUT_MS)
     shown = page.evaluate("() => window.__dv.shownRef")
     page.evaluate("() => window.__dv.select(2, 0)")
     row.locator("input").fill("-3")

@@ -13,7 +13,7 @@ import pytest
 from playwright import sync_api as playwright
 
 from dllm_viz.app.strings import t
-from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, OUTSIDE, TIMEOUT_MS, release
+from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, OUTSIDE, TIMEOUT_MS, fork_by_switch, release
 
 TITLE = "(id) => { const e = document.querySelector(`#${id} .gtitle`); return e ? e.textContent : null; }"
 VISIBLE = "(id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; }"
@@ -127,18 +127,7 @@ def test_a_renoising_trace_forks_from_the_inspectors_settings_row(page):
     page.locator("#dv-run").click()
     decoded(page, "")
     page.wait_for_function("() => window.__dv.data && !window.__dv.data.live", timeout=TIMEOUT_MS)
-    ref = page.evaluate("() => window.__dv.shownRef")
-    page.evaluate("() => { window.__dv.stop(); window.__dv.select(2, 0); }")
-    row = page.locator("#dv-inspector .dv-insp-switch")
-    assert row.locator("select").input_value() == "entropy_bound"
-    row.locator("input").fill("1.0")
-    row.locator("button").click()
-    page.wait_for_function("(r) => { const d = window.__dv.data; return window.__dv.shownRef !== r && d && !d.live && "
-                           "d.link && d.link.forks && d.link.forks.length === 1; }", arg=ref, timeout=TIMEOUT_MS)
-    assert page.evaluate("() => window.__dv.data.link.forks[0]") == {"step": 2, "force": [], "remask": [],
-                                                                     "knobs": {"entropy_bound": 1}}
-    page.wait_for_function("() => document.querySelector('#dv-banner').innerText.includes('entropy_bound')",
-                           timeout=TIMEOUT_MS)
+    fork_by_switch(page, "entropy_bound", "1.0", 1)
 
 
 def test_the_walkthrough_speaks_of_the_renoising_canvas(page):
