@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from dllm_viz.core import rules
@@ -117,7 +118,7 @@ class DecodeConfig:
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        return _init_names(cls)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> DecodeConfig:
@@ -142,3 +143,9 @@ class DecodeConfig:
     def replace(self, **changes: Any) -> DecodeConfig:
         """A copy with `changes` applied (validated again)."""
         return self.from_dict({**self.to_dict(), **changes})
+
+
+@lru_cache(maxsize=None)
+def _init_names(cls: type) -> tuple[str, ...]:
+    """The fields `cls(...)` takes, in order, read once per class (every `from_dict`, `to_dict` and `replace` asks)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)

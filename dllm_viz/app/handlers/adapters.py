@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from functools import lru_cache
 from typing import Any
 
 from dllm_viz.app.handlers.outputs import (AUTO_OF, BOXES, CANVAS_KNOB_SPECS, CORE_KNOB_FIELDS, KEEP, RULE_KNOB_SPECS,
@@ -241,8 +242,10 @@ def config_json(config: DecodeConfig) -> str:
     return json.dumps({k: v for k, v in config.to_dict().items() if k not in ("gen_length", "seed") and v != base[k]})
 
 
+@lru_cache(maxsize=1024)
 def preset_config(name: str, gen_length: int) -> DecodeConfig:
-    """The config a preset button sets (names in PRESET_GROUPS)."""
+    """The config a preset button sets (names in PRESET_GROUPS), made once per name and length (configs are
+    frozen): every trace shown asks which preset gives it (`active_preset`)."""
     return DecodeConfig.preset(name, gen_length)
 
 
@@ -260,8 +263,9 @@ def preset_knobs(name: str, gen_length: Any) -> Knobs:
 
 def active_preset(cfg: DecodeConfig) -> str | None:
     """The preset whose button gives `cfg` (any seed), or None for custom settings."""
+    seedless = cfg if cfg.seed == 0 else cfg.replace(seed=0)
     for group in PRESET_GROUPS.values():
         for name in group:
-            if cfg.replace(seed=0) == preset_config(name, cfg.gen_length):
+            if seedless == preset_config(name, cfg.gen_length):
                 return name
     return None
