@@ -550,6 +550,24 @@ def test_the_inspectors_switch_row_forks_with_a_setting_changed_at_the_step_on_s
     assert page.locator("#dv-inspector .dv-insp-switch").count() == 0
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_switch_row_names_each_knob_as_its_widget_does(show, trace, lang):
+    """The settings row's knobs read as the page's widgets are labelled, in the page's language (the config name is
+    each option's value, which the fork sends, and its tip); a knob with no widget of its own keeps its name."""
+    page = show(trace, frame=0, selected=0, lang=lang)
+    page.evaluate("(s) => { window.__dv.options.onFork = () => {}; window.__dv.options.canFork = () => true;"
+                  " window.__dv.options.switchable = {masked: s}; }", web.switchable())
+    at(page, 2, 0)
+    options = page.locator("#dv-inspector .dv-insp-switch select option")
+    shown = {options.nth(i).get_attribute("value"): (options.nth(i).inner_text(), options.nth(i).get_attribute("title"))
+             for i in range(options.count())}
+    assert list(shown) == list(web.switchable())
+    assert shown["remask_eta"] == (t("remask_eta", lang), "remask_eta") and shown["top_k"][0] == t("top_k", lang)
+    assert shown["vocab_top_k"] == ("vocab_top_k", "vocab_top_k")  # no widget label: its name
+    if lang == "zh":
+        assert shown["temperature"][0] == "温度"
+
+
 def test_the_switch_rows_value_is_the_one_in_force_at_the_step_on_show(show):
     """After a fork point that switched the temperature at step s, the row shows the decode's temperature before s and
     the switched one from s on (core.fork's lineage: a fork point at or before the step)."""

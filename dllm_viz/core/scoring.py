@@ -16,6 +16,7 @@ import math
 from functools import cached_property, lru_cache
 from typing import Callable
 
+import numpy as np
 import torch
 
 from dllm_viz.core.knobs import CONFIDENCES
@@ -40,8 +41,13 @@ class Distribution:
 
     @cached_property
     def top_logp(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Top-N log-probabilities and ids, `(..., N)` each, most likely first."""
-        return top_k(self.logp, self.top_n)
+        """Top-N log-probabilities and ids, `(..., N)` each, most likely first: found on the logits, a tie to the
+        earlier id (`first_top`), where that can be done; else `top_k` of the log-probabilities."""
+        ids = first_top(self.logits, self.top_n)
+        if ids is None:
+            return top_k(self.logp, self.top_n)
+        self.__dict__["first_max"] = ids[..., 0]  # the logits' first maximum, whatever the ties
+        return self.logp.gather(-1, ids), ids
 
     @cached_property
     def top(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -60,6 +66,8 @@ class Distribution:
         log-softmax is monotone, so a row's strict top is its logits' only maximum (a tie of the log-probabilities
         may hide distinct logits, and topk's order among ties is not the first index: those rows need argmax)."""
         values, ids = self.top_logp
+        if "first_max" in self.__dict__:  # `first_top` found them: its first is the argmax, ties included
+            return self.__dict__["first_max"]
         if values.shape[-1] > 1 and not bool((values[..., 0] > values[..., 1]).all()):
             return None
         return ids[..., 0]
@@ -86,6 +94,34 @@ def top_k(values: torch.Tensor, n: int) -> torch.Tensor | tuple[torch.Tensor, to
     if not bool((top[:, :-1] > top[:, 1:]).all()):  # a tie or a NaN among them: topk's own order
         return torch.topk(values, n, dim=-1)
     return top[:, :n].reshape(*values.shape[:-1], n), ids.gather(1, at[:, :n]).reshape(*values.shape[:-1], n)
+
+
+def first_top(values: torch.Tensor, n: int) -> torch.Tensor | None:
+    """`(..., n)` the ids of the `n` largest of each row of `values (..., V)`, largest first, a tie to the earlier
+    id: the order of a stable descending sort, so the first is `values.argmax(-1)`, the first maximum.
+
+    Found on the CPU by `n` passes of numpy's argmax over a copy of the rows, each pass taking out the one before
+    (one thread, V = 1,024: about half of torch.topk's time at 128 rows and more, even at 16; topk copies every row
+    into a heap of its own, and its order among ties is its own, which leaves the argmax to be checked for ties).
+    None where it does not hold or pay: another device or dtype, values that need a gradient, a vocabulary of
+    `_MIN_VOCAB` or more (n passes over it cost more than `top_k`'s groups), or a row whose first found is not
+    finite (a NaN, which numpy's argmax takes first) or whose `n`-th is not (it has fewer than `n` above -inf)."""
+    V = values.shape[-1]
+    if values.device.type != "cpu" or values.dtype not in (torch.float32, torch.float64) or values.requires_grad \
+            or V >= _MIN_VOCAB or not 0 < n <= V or values.numel() == 0:
+        return None
+    x = values.reshape(-1, V).numpy()  # (M, V): a view (a copy when `values` is not contiguous)
+    work, M = x.copy(), x.shape[0]
+    rows = np.arange(M)
+    ids = np.empty((M, n), dtype=np.int64)
+    for j in range(n):
+        found = ids[:, j] = work.argmax(-1)  # (M,)
+        if j + 1 < n:
+            work[rows, found] = -np.inf
+    # the first found as it is (a NaN), the n-th as the last pass saw it (-inf once a row ran out, which repeats an id)
+    if not (np.isfinite(x[rows, ids[:, 0]]).all() and np.isfinite(work[rows, ids[:, -1]]).all()):
+        return None
+    return torch.from_numpy(ids).view(*values.shape[:-1], n)
 
 
 # The strided groups of a row; fewer rows, or shorter ones, and topk costs about what the ops around it cost

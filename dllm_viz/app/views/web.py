@@ -70,7 +70,10 @@ PAGE_JS = _read(PAGE_FILES)
 
 
 def string_keys() -> list[str]:
-    return [key for key in STRINGS if key in STRING_KEYS or key.startswith(STRING_PREFIXES)]
+    """The strings the renderer reads: those its scripts name, and the labels of the knobs a fork may switch (the
+    inspector's settings row names each as its widget does, `switchable`)."""
+    knobs = {name for canvas in SWITCH_FIXED for name in switchable(canvas)}
+    return [key for key in STRINGS if key in STRING_KEYS or key.startswith(STRING_PREFIXES) or key in knobs]
 
 
 def strings(lang: str) -> dict[str, str]:

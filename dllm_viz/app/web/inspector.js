@@ -135,10 +135,12 @@ function inspectorHtml(d, insp, fork = false, knobs = null, chosen = "temperatur
     `<p><small>${dvEscape(insp.note)}</small></p>${forkNote}</div>`;
 }
 
-// The row that forks from the canvas of frame `f` with one setting switched: the knob, its value (as JSON, a bare word
-// read as a string; empty: None), a fork button.
+// The row that forks from the canvas of frame `f` with one setting switched: the knob (named as its widget is, in the
+// page's language, its config name the value and the tip), its value (as JSON, a bare word read as a string; empty:
+// None), a fork button.
 function dvSwitchHtml(d, t, f, knobs, chosen) {
-  const options = Object.keys(knobs).map((k) => `<option${k === chosen ? " selected" : ""}>${dvEscape(k)}</option>`).join("");
+  const options = Object.keys(knobs).map((k) => `<option value="${dvEscape(k)}" title="${dvEscape(k)}"` +
+    `${k === chosen ? " selected" : ""}>${dvEscape(t[k] || k)}</option>`).join("");
   return `<div class="dv-insp-switch"><span>${dvEscape(t.insp_switch)}</span><select class="dv-insp-knob">${options}</select>` +
     `<input class="dv-insp-value" spellcheck="false" value="${dvEscape(dvKnobText(dvKnobAt(d, chosen, f, knobs)))}">` +
     `<button class="dv-insp-fork" data-step="${f}" data-switch="1" title="${dvEscape(dvFill(t.insp_switch_title, {f}))}">` +
