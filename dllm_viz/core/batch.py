@@ -35,6 +35,7 @@ from dllm_viz.core.config import DecodeConfig
 from dllm_viz.core.end_of_text import end_of_text_ids
 from dllm_viz.core.forward import step_forward
 from dllm_viz.core.indel_rows import BlockMemory, Carried, check_row, declared_edit_ids
+from dllm_viz.core.plain import PlainRows, plain_rows, plain_step
 from dllm_viz.core.record import Later, step_records
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.step import StepResult, StepState, denoise_step, revision_targets
@@ -57,6 +58,9 @@ class Slot:
     early_stop_step: int | None = None  # the step the end-of-text early stop finished it at
     hold: bool = False  # its revision rule keeps the current block open with no mask left
     indel: BlockMemory | None = None  # its insert/delete rule's state, while it steps outside the rows' set
+    # switched or edited between steps (a fork's point: `reconfigure`, `core.fork`): its canvas no longer follows
+    # its config's plan from the start, so it never steps as a plain row (`core.plain`)
+    replanned: bool = False
 
     @property
     def length(self) -> int:
@@ -82,6 +86,7 @@ class _Rows:
     # and writes the canvas buffer's rows in place, no copy of them.
     in_place: bool = False
     views: _Views | None = None  # with `in_place`: the rows of the buffers the step reads, as views made once
+    plain: PlainRows | None = None  # with `in_place`: the rows' plans, when every row is plain (`core.plain`)
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,7 @@ class DecodeBatch:
         step count, schedule state): a fork's switch of a knob (`core.fork`, which checks `config` first)."""
         self.flush()
         self.slots[index].config = config
+        self.slots[index].replanned = True
         self._row_sets.clear()  # the rows' parameters are built again at the next step
 
     def release(self, index: int) -> Slot:
@@ -252,6 +258,8 @@ class DecodeBatch:
         """The step of the rows `idx_list` whose positions stay (`denoise_step`)."""
         slots = [self.slots[i] for i in idx_list]
         r = self._rows(idx_list, slots)
+        if (out := plain_step(self, r, idx_list, slots, later=self._later_ok)) is not None:
+            return out  # every row plain: its schedule state known on the host (`core.plain`)
         spans, idx, at = r.set.spans, r.idx, r.at
 
         # (1) one forward pass for every stepping request, right-padded to the longest. Only masked
@@ -353,14 +361,16 @@ class DecodeBatch:
             views = _Views(canvas=self.canvas[at], ids=self.canvas[at, :n], attention=self.attention[at, :n],
                            order=self.order[at, :G], k=self.k[at], block_step=self.block_step[at],
                            block=self.block[at]) if in_place else None
-            return _Rows(idx=idx, at=at, n=n,
-                         set=RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids,
-                                          device=self.device, mask_id=self.mask_id, edit_ids=self.edit_ids,
-                                          prompt_lengths=[len(s.prompt_ids) for s in slots]),
+            row_set = RowSet.build([s.config for s in slots], spans, end_of_text_ids=self.end_ids, device=self.device,
+                                   mask_id=self.mask_id, edit_ids=self.edit_ids,
+                                   prompt_lengths=[len(s.prompt_ids) for s in slots])
+            return _Rows(idx=idx, at=at, n=n, set=row_set,
                          shadow=torch.tensor(shadowed, device=self.device) if any(shadowed) else None,
                          coins=coins if any(coins) else None,
                          quiet=tuple(c or not reads_uniforms(s.config) for c, s in zip(coins, slots)),
-                         in_place=in_place, views=views)
+                         in_place=in_place, views=views,
+                         plain=plain_rows([s.config for s in slots], in_place=in_place,
+                                          reference=row_set.params.quirks.any, width=G, device=self.device))
 
         return self._row_sets.get(slots, build)
 

@@ -223,6 +223,7 @@ def _apply(batch: DecodeBatch, point: ForkPoint, step: int, shared: torch.Genera
     batch.order[0, pos] = torch.where(back, -1, step - 1)
     batch.decided_conf[0, pos] = torch.where(back, 0.0, 1.0)
     slot.remaining = int((batch.canvas[0, P:P + G] == batch.mask_id).sum())
+    slot.replanned = True  # its canvas left its config's plan: never a plain row (core.plain)
     batch.caches.drop(0)  # its keys were computed from tokens no longer there: the next forward refreshes
     return shared
 

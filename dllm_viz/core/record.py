@@ -110,10 +110,14 @@ def _record(lists: dict[str, list], row: int, step: int, config: Any, first: lis
     )
     if config.confidence_from != "raw" and "raw_conf" in lists:
         rec.raw_confidence = lists["raw_conf"][row][:G]
-    if first is not None:
-        ids, ps = iter(lists["cand_i"][first[row]:first[row + 1]]), iter(lists["cand_p"][first[row]:first[row + 1]])
-        rec.candidates = [none if m < 0 else next(ids) for m in argmax]
-        rec.candidate_probs = [none if m < 0 else next(ps) for m in argmax]
+    if first is not None:  # each masked position's packed candidates, in order; `none` at the others
+        ids, ps, j = lists["cand_i"], lists["cand_p"], first[row]
+        cands, probs = [none] * len(argmax), [none] * len(argmax)
+        for p, m in enumerate(argmax):
+            if m >= 0:
+                cands[p], probs[p] = ids[j], ps[j]
+                j += 1
+        rec.candidates, rec.candidate_probs = cands, probs
     return rec
 
 
@@ -187,8 +191,9 @@ class Later:
         return (result.revision is None and drifts is None and not reused and fwd.scored is result.masked
                 and all(f is None for f in fwd.forwards) and not any(closes_blocks(s.config) for s in slots))
 
-    def add(self, slots: list[Any], result: StepResult, remaining: torch.Tensor) -> None:
-        """Keep the step's tensors; advance the slots' host-side counters as `step_records` does."""
+    def add(self, slots: list[Any], result: StepResult, remaining: torch.Tensor | list[int]) -> None:
+        """Keep the step's tensors; advance the slots' host-side counters as `step_records` does (`remaining`: the
+        masks each row has left, `(A,)`, or as ints when the caller knows them: `core.plain`)."""
         r = result
         top_p, top_i = r.raw.top  # (M, 1, N) each: the argmax and the candidates, cut at `flush`
         logp = r.greedy_logp  # (M, 1, 1): the drawn tokens' where a token was drawn (read at the selected only)
@@ -201,7 +206,7 @@ class Later:
         if any(s.config.confidence_from != "raw" for s in slots):
             kept["raw_conf"] = r.raw_confidence
         self.steps.append((slots, [s.step for s in slots], kept))
-        for s, left in zip(slots, remaining.tolist()):
+        for s, left in zip(slots, remaining.tolist() if isinstance(remaining, torch.Tensor) else remaining):
             s.step += 1
             s.remaining = left
 

@@ -21,7 +21,7 @@ from dllm_viz.core.rules.base import Columns, QuotaInputs, columns, select_top
 from dllm_viz.core.rules.linear_time import LINEAR_TIME_EPS, linear_times  # noqa: F401  (importable here)
 
 __all__ = ["QuotaInputs", "SCHEDULE_IDS", "quota", "rank", "next_k", "select_top", "block_of", "current_block",
-           "planned_quotas", "planned_steps", "temperature_at", "schedule_knobs"]
+           "planned_quotas", "planned_states", "planned_steps", "temperature_at", "schedule_knobs"]
 
 SCHEDULES = tuple(rules.SCHEDULES)
 SCHEDULE_IDS = {name: i for i, name in enumerate(SCHEDULES)}
@@ -93,13 +93,23 @@ def planned_quotas(config: Any) -> tuple[int, ...] | None:
     outside a loop keep the plan's count of visible tokens, so its steps are theirs.
     Cached per config (configs are frozen and hashable): `temperature_at` asks every step.
     """
+    plan = planned_states(config)
+    return None if plan is None else tuple(n for n, *_ in plan)
+
+
+@lru_cache(maxsize=4096)
+def planned_states(config: Any) -> tuple[tuple[int, int, int, int], ...] | None:
+    """`planned_quotas` with the schedule state the step leaves behind: per step `(count, block, block_step, k)`,
+    the positions it confirms, its block, and the steps taken in that block and topk_decay's k after it (what
+    `denoise_step` returns as `block`, `next_block_step` and `next_k` for a row whose every step confirms its
+    count in its block: nothing taken back, no early stop). None where `planned_quotas` is."""
     if not rules.SCHEDULES[config.schedule].planned or config.revision_adds_steps:
         return None
     one = lambda v: torch.tensor([v], dtype=torch.long)  # noqa: E731 - tiny local constructor
     bs, top_k = config.block_size, one(config.initial_k)
     knobs = schedule_knobs([config])
     k, out = top_k, []
-    for _ in range(config.num_blocks if config.gen_length else 0):
+    for block in range(config.num_blocks if config.gen_length else 0):
         left, block_step = bs, 0
         if config.block_schedule == "restart":
             k = top_k
@@ -108,10 +118,10 @@ def planned_quotas(config: Any) -> tuple[int, ...] | None:
                             steps_per_block=one(config.total_steps // config.num_blocks), eligible=one(left),
                             knobs=knobs)
             n = int(quota(q, one(SCHEDULE_IDS[config.schedule]), {config.schedule}))
-            out.append(n)
             left -= n
             k = next_k(k, knobs.decay, knobs.min_k)
             block_step += 1
+            out.append((n, block, block_step, int(k)))
     return tuple(out)
 
 

@@ -118,8 +118,9 @@ def first_top(values: torch.Tensor, n: int) -> torch.Tensor | None:
         found = ids[:, j] = work.argmax(-1)  # (M,)
         if j + 1 < n:
             work[rows, found] = -np.inf
-    # the first found as it is (a NaN), the n-th as the last pass saw it (-inf once a row ran out, which repeats an id)
-    if not (np.isfinite(x[rows, ids[:, 0]]).all() and np.isfinite(work[rows, ids[:, -1]]).all()):
+    # the first found as it is (a NaN), the n-th as the last pass saw it (-inf once a row ran out, which repeats an
+    # id): a sum of them all is finite only where each is (an infinite one, or a sum past the dtype, says None too)
+    if not math.isfinite(float(x[rows, ids[:, 0]].sum()) + float(work[rows, found].sum())):
         return None
     return torch.from_numpy(ids).view(*values.shape[:-1], n)
 
