@@ -7,8 +7,8 @@ by a fork. For such rows `denoise_step` computes, of its schedule state, only wh
 block, the count, the block's step, topk_decay's k), and of its draw only the argmax the top candidate is. So a
 set of plain rows at one step number steps here: the same forward, the same candidates (`Distribution`), the
 same selection and tokens and the same `StepResult`, record and buffers as `DecodeBatch._step` gives, with the
-schedule state read off the plan instead of computed (about 30 torch calls where the general step makes about
-55; at batch 1 the calls, not the arithmetic, are most of a step). `tests/test_plain.py` holds the two paths
+schedule state read off the plan instead of computed (about 40 torch calls where the general step makes 58; at
+batch 1 the calls, not the arithmetic, are most of a step). `tests/test_plain.py` holds the two paths
 to the same traces, bit for bit, over the schedules, blocks, batches, prompts and candidates they share.
 """
 from __future__ import annotations
