@@ -63,13 +63,14 @@ def same(a, b) -> None:
 
 @pytest.fixture
 def counted(monkeypatch):
-    """How many steps the plain step took and how many it handed back (`core.plain.plain_step`)."""
+    """How many steps of plain rows (`_Rows.plain`) the plain step took and how many it handed back."""
     seen = {"plain": 0, "back": 0}
     inner = batch_module.plain_step
 
-    def step(*args, **kwargs):
-        out = inner(*args, **kwargs)
-        seen["plain" if out is not None else "back"] += 1
+    def step(batch, rows, *args, **kwargs):
+        out = inner(batch, rows, *args, **kwargs)
+        if rows.plain is not None:  # (rows not the buffers' first are no plain rows)
+            seen["plain" if out is not None else "back"] += 1
         return out
 
     monkeypatch.setattr(batch_module, "plain_step", step)
@@ -142,3 +143,36 @@ def test_a_fork_continues_the_general_way(models, counted, monkeypatch):
     general(monkeypatch)
     same(forks, [fork(model, trace, 3, **change) for change in changes])
     assert [n for n, *_ in planned_states(config)] == list(planned_quotas(config)) == [s.k for s in trace.steps]
+
+
+def _staggered(model, configs, prompts):
+    """Rows joined at different steps, as an engine's: row 0 first, row 1 after two steps, row 2 after three more;
+    each slot's trace when it is done."""
+    from dllm_viz.core.batch import DecodeBatch
+    from dllm_viz.core.decoder import encode_prompt, request_generator
+
+    ids = [encode_prompt(model, p) for p in prompts]
+    batch = DecodeBatch(model, capacity=3, max_length=max(len(i) for i in ids) + max(c.gen_length for c in configs))
+    joins, out, step = {0: 0, 2: 1, 5: 2}, {}, 0
+    with torch.inference_mode():
+        while len(out) < len(configs):
+            if step in joins:
+                a = joins[step]
+                batch.add(a, ids[a], configs[a], request_generator(configs[a]), prompts[a])
+            batch.step(records=False)
+            for a in [a for a in batch.slots if batch.slots[a].done and a not in out]:
+                out[a] = batch.trace(a)
+            step += 1
+    return [out[a] for a in range(len(configs))]
+
+
+def test_rows_at_different_steps_step_plainly_too(models, counted, monkeypatch):
+    """Rows that joined at different steps (an engine's) and run different plans step the plain way together (while
+    they are the buffers' first rows), and give the general step's traces, which are each row's trace alone."""
+    model = models["world"]
+    configs = [DecodeConfig(gen_length=16, temperature=0.0, **f) for f in (PLAIN[0], PLAIN[3], PLAIN[6])]
+    fast = _staggered(model, configs, PROMPTS["world"])
+    assert counted["plain"] > 0 and counted["back"] == 0
+    general(monkeypatch)
+    same(fast, _staggered(model, configs, PROMPTS["world"]))
+    same(fast, [decode(model, [p], c)[0] for p, c in zip(PROMPTS["world"], configs)])

@@ -5,11 +5,12 @@ by the raw maximum probability, follows a planned schedule (its counts known fro
 and nothing else: no revision or insert/delete rule, no cache, no early stop, no reference quirks, never switched
 by a fork. For such rows `denoise_step` computes, of its schedule state, only what the plan already says (the
 block, the count, the block's step, topk_decay's k), and of its draw only the argmax the top candidate is. So a
-set of plain rows at one step number steps here: the same forward, the same candidates (`Distribution`), the
-same selection and tokens and the same `StepResult`, record and buffers as `DecodeBatch._step` gives, with the
-schedule state read off the plan instead of computed (about 40 torch calls where the general step makes 58; at
-batch 1 the calls, not the arithmetic, are most of a step). `tests/test_plain.py` holds the two paths
-to the same traces, bit for bit, over the schedules, blocks, batches, prompts and candidates they share.
+set of plain rows (each at its own step: an engine's rows joined at different times) steps here: the same
+forward, the same candidates (`Distribution`), the same selection and tokens and the same `StepResult`, record and
+buffers as `DecodeBatch._step` gives, with the schedule state read off the plan instead of computed (about 40
+torch calls where the general step makes 58; at batch 1 the calls, not the arithmetic, are most of a step).
+`tests/test_plain.py` holds the two paths to the same traces, bit for bit, over the schedules, blocks, batches,
+prompts and candidates they share.
 """
 from __future__ import annotations
 
@@ -42,26 +43,29 @@ def is_plain(config: Any) -> bool:
 
 @dataclass(frozen=True)
 class PlainRows:
-    """A set of plain rows: each row's plan (`planned_states`), and per step number, when every row is at it, the
-    plan's columns as `(A,)` tensors (made once per step number: `decode`'s rows step together)."""
+    """A set of plain rows: each row's plan (`planned_states`) and the plan's columns at the rows' steps as `(A,)`
+    tensors (made once per step number where every row is at it: `decode`'s rows step together)."""
 
     plans: tuple[tuple[tuple[int, int, int, int], ...], ...]  # per row, per step: (count, block, block_step, k)
     left: tuple[tuple[int, ...], ...]  # per row, per step: the masks it has entering that step
     one_block: bool  # every row's span is one block: the current block's masks are all its masks
     device: torch.device
 
-    def at(self, step: int) -> dict[str, Any] | None:
-        """The rows' plan at `step` (every row at it): counts (host), and count, block, block_step, k, (A,) each;
-        None past a row's plan."""
+    def at(self, steps: list[int]) -> dict[str, Any] | None:
+        """The rows' plans at their `steps` (row a at steps[a]): counts (host), and count, block, block_step, k,
+        (A,) each; None past a row's plan."""
         made = self.__dict__.setdefault("_at", {})  # beside the frozen fields, as cached_property does
-        if step not in made:
-            if any(step >= len(p) for p in self.plans):
-                return None
-            cols = list(zip(*(p[step] for p in self.plans)))  # 4 columns of A values
-            table = torch.tensor(cols, dtype=torch.long, device=self.device)  # (4, A)
-            made[step] = {"counts": list(cols[0]), "count": table[0], "block": table[1], "block_step": table[2],
-                          "k": table[3]}
-        return made[step]
+        same = steps.count(steps[0]) == len(steps)
+        if same and steps[0] in made:
+            return made[steps[0]]
+        if any(step >= len(p) for step, p in zip(steps, self.plans)):
+            return None
+        cols = list(zip(*(p[step] for step, p in zip(steps, self.plans))))  # 4 columns of A values
+        table = torch.tensor(cols, dtype=torch.long, device=self.device)  # (4, A)
+        out = {"counts": list(cols[0]), "count": table[0], "block": table[1], "block_step": table[2], "k": table[3]}
+        if same:  # (rows at several steps, an engine's, meet at this one set of steps once)
+            made[steps[0]] = out
+        return out
 
 
 def plain_rows(configs: Sequence[Any], *, in_place: bool, reference: bool, width: int,
@@ -80,14 +84,14 @@ def plain_rows(configs: Sequence[Any], *, in_place: bool, reference: bool, width
 def plain_step(batch: Any, rows: Any, idx_list: list[int], slots: list[Any], *,
                later: bool) -> dict[int, StepRecord] | None:
     """One step of the rows `idx_list` of `batch` (a `DecodeBatch`; `rows` its `_Rows` for them) when they are
-    plain (`rows.plain`) and all at one step of their plans with the masks those expect; else None, and nothing
-    done (the caller steps them the general way). Advances the buffers, the slots and the records as
+    plain (`rows.plain`), each within its plan and with the masks it expects there; else None, and nothing done
+    (the caller steps them the general way). Advances the buffers, the slots and the records as
     `DecodeBatch._step` does; `later`: the caller reads no record (`Later`)."""
-    plain, step = rows.plain, slots[0].step
-    if plain is None:
+    plain, steps = rows.plain, [s.step for s in slots]
+    if plain is None or any(s.replanned for s in slots):
         return None
-    plan = plain.at(step) if all(s.step == step and not s.replanned for s in slots) else None
-    if plan is None or any(s.remaining != left[step] for s, left in zip(slots, plain.left)):
+    plan = plain.at(steps)
+    if plan is None or any(s.remaining != left[step] for s, step, left in zip(slots, steps, plain.left)):
         return None
     v, spans, params, G = rows.views, rows.set.spans, rows.set.params, rows.set.spans.width
     current = spans.read(v.canvas)  # (A, G)
@@ -106,6 +110,7 @@ def plain_step(batch: Any, rows: Any, idx_list: list[int], slots: list[Any], *,
         confidence=conf, raw_confidence=conf, selected=selected, tokens=tokens, count=plan["count"],
         block=plan["block"], next_k=plan["k"], next_block_step=plan["block_step"], temperature=rows.set.temperature,
         masked=masked, raw=raw, stopped=_no_stop(params), greedy_logp=raw.top_logp[0][..., :1])
+    step = steps[0] if steps.count(steps[0]) == len(steps) else torch.tensor(steps, device=masked.device)
     done = commit(result, current, order=v.order, step=step)
     spans.write_(v.canvas, done.span)
     v.order.copy_(done.order)
