@@ -54,18 +54,25 @@ class PlainRows:
     def at(self, steps: list[int]) -> dict[str, Any] | None:
         """The rows' plans at their `steps` (row a at steps[a]): counts (host), and count, block, block_step, k,
         (A,) each; None past a row's plan."""
-        made = self.__dict__.setdefault("_at", {})  # beside the frozen fields, as cached_property does
-        same = steps.count(steps[0]) == len(steps)
-        if same and steps[0] in made:
-            return made[steps[0]]
         if any(step >= len(p) for step, p in zip(steps, self.plans)):
             return None
-        cols = list(zip(*(p[step] for step, p in zip(steps, self.plans))))  # 4 columns of A values
-        table = torch.tensor(cols, dtype=torch.long, device=self.device)  # (4, A)
-        out = {"counts": list(cols[0]), "count": table[0], "block": table[1], "block_step": table[2], "k": table[3]}
-        if same:  # (rows at several steps, an engine's, meet at this one set of steps once)
-            made[steps[0]] = out
-        return out
+        if steps.count(steps[0]) == len(steps):  # every row at one step (`decode`'s): a view of the plans' table
+            table = self._table()[steps[0]]  # (4, A)
+        else:  # rows at several steps (an engine's): their columns made for this step
+            table = torch.tensor(list(zip(*(p[s] for s, p in zip(steps, self.plans)))), dtype=torch.long,
+                                 device=self.device)
+        count, block, block_step, k = table.unbind(0)
+        return {"counts": [p[s][0] for s, p in zip(steps, self.plans)], "count": count, "block": block,
+                "block_step": block_step, "k": k}
+
+    def _table(self) -> torch.Tensor:
+        """`(S, 4, A)` long: every row's plan at each step s they all have, made once (one transfer, not one a step)."""
+        made = self.__dict__  # beside the frozen fields, as cached_property does
+        if "_all" not in made:
+            S = min(len(p) for p in self.plans)
+            made["_all"] = torch.tensor([list(zip(*(p[s] for p in self.plans))) for s in range(S)], dtype=torch.long,
+                                        device=self.device).view(S, 4, len(self.plans))
+        return made["_all"]
 
 
 def plain_rows(configs: Sequence[Any], *, in_place: bool, reference: bool, width: int,
