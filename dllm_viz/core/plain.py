@@ -26,9 +26,10 @@ from dllm_viz.core.canvas import commit
 from dllm_viz.core.packed import unpack
 from dllm_viz.core.forward import step_forward
 from dllm_viz.core.record import step_records
+from dllm_viz.core.rules.base import select_top
 from dllm_viz.core.schedules import planned_states
 from dllm_viz.core.scoring import Distribution
-from dllm_viz.core.step import StepResult, mask_out
+from dllm_viz.core.step import StepResult, mask_out, no_stop
 from dllm_viz.core.trace import StepRecord
 
 
@@ -116,7 +117,7 @@ def plain_step(batch: Any, rows: Any, idx_list: list[int], slots: list[Any], *,
     result = StepResult(
         confidence=conf, raw_confidence=conf, selected=selected, tokens=tokens, count=plan["count"],
         block=plan["block"], next_k=plan["k"], next_block_step=plan["block_step"], temperature=rows.set.temperature,
-        masked=masked, raw=raw, stopped=_no_stop(params), greedy_logp=raw.top_logp[0][..., :1])
+        masked=masked, raw=raw, stopped=no_stop(params), greedy_logp=raw.top_logp[0][..., :1])
     step = steps[0] if steps.count(steps[0]) == len(steps) else torch.tensor(steps, device=masked.device)
     done = commit(result, current, order=v.order, step=step)
     spans.write_(v.canvas, done.span)
@@ -140,18 +141,10 @@ def plain_step(batch: Any, rows: Any, idx_list: list[int], slots: list[Any], *,
 
 def _select(conf: torch.Tensor, eligible: torch.Tensor, plan: dict[str, Any]) -> torch.Tensor:
     """`(A, G)` bool: each row's planned count of its most confident eligible positions, ties to the earlier
-    (`select_top`'s rank mask; with one count for every row, the sorted order's first columns)."""
+    (`select_top`; with one count for every row, its sorted order's first columns, a rank mask's work less)."""
     counts = plan["counts"]
+    if counts.count(counts[0]) != len(counts):
+        return select_top(conf, eligible, plan["count"])
     order = torch.sort(torch.where(eligible, conf, float("-inf")), dim=-1, descending=True, stable=True).indices
-    if counts.count(counts[0]) == len(counts):  # (a count never exceeds the eligible: the plan confirms its masks)
-        return torch.zeros_like(eligible).scatter_(-1, order[:, :counts[0]], True)
-    ranks = torch.arange(order.shape[-1], device=order.device)
-    return torch.zeros_like(eligible).scatter_(-1, order, ranks < plan["count"].unsqueeze(-1)) & eligible
-
-
-def _no_stop(params: Any) -> torch.Tensor:
-    """`(A,)` False: no plain row stops early (the rows' constant, as `core.step.early_stop` keeps it)."""
-    made = params.__dict__
-    if "_no_stop" not in made:
-        made["_no_stop"] = torch.zeros_like(params.early_stop)
-    return made["_no_stop"]
+    # (a count never exceeds the eligible: the plan confirms its masks, so the first columns are all eligible)
+    return torch.zeros_like(eligible).scatter_(-1, order[:, :counts[0]], True)

@@ -357,13 +357,17 @@ def early_stop(raw: Distribution, masked: torch.Tensor, block: torch.Tensor, par
     end-of-text token, in the current block). Returns `(selected, tokens, count, stopped (A,))`,
     unchanged when no row asks for it.
     """
-    if not params.end_of_text_ids or not params.any_early_stop:  # no row stops: the rows' constant (never written)
-        made = params.__dict__
-        if "_no_stop" not in made:  # made once, beside the frozen fields
-            made["_no_stop"] = torch.zeros_like(params.early_stop)
-        return selected, tokens, count, made["_no_stop"]
+    if not params.end_of_text_ids or not params.any_early_stop:
+        return selected, tokens, count, no_stop(params)
     stopped = end_of_text_rows(raw, masked, block, params.block_size, end_ids=params.end_of_text_ids,
                                enabled=params.early_stop, threshold=params.early_stop_threshold)
     fill = unpack(raw.argmax, masked, -1)  # (A, G) what each masked position predicts
     return (*fill_end_of_text(stopped, masked, selected, tokens, count, fill_tokens=fill), stopped)
 
+
+def no_stop(params: StepParams) -> torch.Tensor:
+    """`(A,)` False: no row stops early, the rows' constant (made once, beside the frozen fields; never written)."""
+    made = params.__dict__
+    if "_no_stop" not in made:
+        made["_no_stop"] = torch.zeros_like(params.early_stop)
+    return made["_no_stop"]
