@@ -1,14 +1,17 @@
 """A step's records (`core.record`): made step by step (`step_records`), or at the end for a caller that reads
-none as it goes (`Later`, `DecodeBatch.step(records=False)`): the same records either way."""
+none as it goes (`Later`, `DecodeBatch.step(records=False)`): the same records either way; their candidates left
+packed until read (`core.step_record.Unread`)."""
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
 
-from dllm_viz import DecodeConfig, decode
+from dllm_viz import DecodeConfig, decode, load_model
 from dllm_viz.core.batch import DecodeBatch
 from dllm_viz.core.decoder import request_generator
-from dllm_viz.core.step_record import quantize, quantize_many, rounded
+from dllm_viz.core.step_record import Unread, candidate_ids, quantize, quantize_many, rounded
 from tests.tiny import TinyDenoiser
 
 CONFIGS = [
@@ -67,3 +70,44 @@ def test_floats_rounded_by_tensor_ops_are_pythons_round() -> None:
     assert [str(v) for v in got] == [str(v) for v in want]  # (str: NaN equal to NaN, -0.0 apart from 0.0)
     a, b = x[:6].view(2, 3), x[6:10].float()
     assert quantize_many([a, b]) == [quantize(a.double()), quantize(b.double())]
+
+
+def _unread(rec) -> bool:
+    return isinstance(rec.__dict__.get("candidates"), Unread)
+
+
+def test_candidates_stay_packed_until_read_and_read_as_lists(model) -> None:
+    """`decode` leaves each record's candidates packed (`Unread`); the first read of either field gives both as
+    lists: `[]` where the position was visible, the argmax first where masked, probabilities rounded, falling."""
+    traces = decode(model, [[5, 6, 7], [8, 9]], CONFIGS[:2], record_candidates=3)
+    records = [rec for t in traces for rec in t.steps]
+    assert all(_unread(rec) for rec in records)
+    ids_unread = [candidate_ids(t.steps) for t in traces]  # read from the packs, no lists made
+    assert all(_unread(rec) for rec in records)
+    for rec in records:
+        probs = rec.candidate_probs  # either field first: both made
+        assert not _unread(rec) and isinstance(rec.__dict__["candidates"], list)
+        assert len(rec.candidates) == len(probs) == len(rec.argmax)
+        for m, cands, ps in zip(rec.argmax, rec.candidates, probs):
+            assert (cands == [] and ps == []) if m < 0 else (len(cands) == len(ps) == 3 and cands[0] == m)
+            assert ps == quantize(ps) and ps == sorted(ps, reverse=True)
+    for t, seen in zip(traces, ids_unread):
+        assert seen == {i for rec in t.steps for cands in rec.candidates for i in cands} == candidate_ids(t.steps)
+
+
+def test_a_trace_names_the_text_of_every_candidate_it_left_packed() -> None:
+    trace = decode(load_model(), ["The cat"], DecodeConfig(gen_length=12, steps=6), record_candidates=4)[0]
+    assert _unread(trace.steps[0])
+    ids = {i for rec in trace.steps for cands in rec.candidates for i in cands}
+    assert ids and ids <= set(trace.vocab)
+
+
+def test_a_packed_record_set_or_copied_keeps_its_candidates(model) -> None:
+    """Setting one of the two fields keeps the other's packed values; a copy, `to_dict` and `==` read them."""
+    trace = decode(model, [[5, 6, 7]], CONFIGS[0], record_candidates=2)[0]
+    first, second = trace.steps[0], trace.steps[1]
+    copied = copy.deepcopy(second)
+    assert copied.to_dict() == second.to_dict() and not _unread(second)
+    probs = copy.deepcopy(first).candidate_probs
+    first.candidates = None
+    assert first.candidates is None and first.candidate_probs == probs

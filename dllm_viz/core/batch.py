@@ -40,6 +40,7 @@ from dllm_viz.core.record import Later, step_records
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.step import StepResult, StepState, denoise_step, revision_targets
 from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
+from dllm_viz.core.step_record import candidate_ids
 from dllm_viz.models.base import Denoiser, can_edit, check_cache, model_device, model_name, shadow_kind
 
 
@@ -395,8 +396,7 @@ class DecodeBatch:
                 seen.update(rec.tokens)  # a confirmed token may be taken back or rewritten later
                 seen.update(rec.edited_to or ())
                 seen.update(rec.edited_from or ())
-                for cands in rec.candidates or []:
-                    seen.update(cands)
+            seen |= candidate_ids(s.records)
             vocab = {i: tok.decode([i]) for i in sorted(seen)}
         end = first_end_of_text(token_ids, self.end_ids)  # the text stops there; the rest is end padding
         if tok is not None:

@@ -17,7 +17,7 @@ from dllm_viz.core.references.sglang import closes_blocks
 from dllm_viz.core.revision import Plan
 from dllm_viz.core.packed import unpack
 from dllm_viz.core.step import StepResult
-from dllm_viz.core.step_record import quantize_many
+from dllm_viz.core.step_record import PackedCandidates, Unread, quantize_many
 from dllm_viz.core.trace import StepRecord, quantize
 
 
@@ -57,13 +57,10 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     if r.masked.device.type != "cpu":
         host = {k: v.cpu() for k, v in host.items()}
     lists = _as_lists(host)
-    # each row's first packed position (with candidates), and one empty list for every visible position of the
-    # step's records: fewer objects to collect
-    first = list(itertools.accumulate([0] + lists["n_masked"])) if candidates else None
-    none: list = []
+    pack = _packed(host["cand_i"], host["cand_p"], lists["n_masked"]) if candidates else None
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
-        rec = _record(lists, row, s.step, s.config, first, none)
+        rec = _record(lists, row, s.step, s.config, pack)
         if plan is not None:
             for key, values in revisions.get(row, {}).items():
                 setattr(rec, key, values)
@@ -96,11 +93,17 @@ def _closed(r: StepResult, block_sizes: list[int]) -> torch.Tensor:
     return ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)
 
 
-def _record(lists: dict[str, list], row: int, step: int, config: Any, first: list[int] | None,
-            none: list) -> StepRecord:
+def _packed(ids: torch.Tensor, probs: torch.Tensor, n_masked: list[int]) -> tuple[PackedCandidates, list[int]]:
+    """The candidates `(M, n)` of rows with `n_masked` masked positions each, packed (`PackedCandidates`), and
+    each row's first packed position."""
+    return PackedCandidates(ids, probs), list(itertools.accumulate([0] + n_masked))
+
+
+def _record(lists: dict[str, list], row: int, step: int, config: Any,
+            pack: tuple[PackedCandidates, list[int]] | None) -> StepRecord:
     """Row `row` of the fields `lists` (`_as_lists`, `_later_lists`) as the StepRecord of step `step`: its
-    selections most confident first, the raw confidence where the row ranks by another, and with `first` (each
-    row's first packed position) the candidates, `none` standing for every visible position's."""
+    selections most confident first, the raw confidence where the row ranks by another, and with `pack` (`_packed`)
+    its candidates, left packed until read (`StepRecord.unread`)."""
     G, n_sel = config.gen_length, lists["count"][row]
     argmax = lists["argmax"][row][:G]  # -1 where the position was not masked
     rec = StepRecord(
@@ -110,22 +113,16 @@ def _record(lists: dict[str, list], row: int, step: int, config: Any, first: lis
     )
     if config.confidence_from != "raw" and "raw_conf" in lists:
         rec.raw_confidence = lists["raw_conf"][row][:G]
-    if first is not None:  # each masked position's packed candidates, in order; `none` at the others
-        ids, ps, j = lists["cand_i"], lists["cand_p"], first[row]
-        cands, probs = [none] * len(argmax), [none] * len(argmax)
-        for p, m in enumerate(argmax):
-            if m >= 0:
-                cands[p], probs[p] = ids[j], ps[j]
-                j += 1
-        rec.candidates, rec.candidate_probs = cands, probs
+    if pack is not None:
+        rec.unread(Unread(pack[0], pack[1][row], pack[1][row + 1]))
     return rec
 
 
 def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
     """Every row's fields at once: one rounding pass over all the float fields (`quantize_many`) and one
-    conversion to lists per field; the candidates packed at the masked positions, `(M, n)`."""
-    floats = [k for k in ("conf", "sel_logp", "raw_conf", "cand_p") if k in host]
-    keys = ("argmax", "sel", "sel_tokens", "count", "block", "temperature", "cand_i", "n_masked")
+    conversion to lists per field (the candidates stay tensors: `_packed`)."""
+    floats = [k for k in ("conf", "sel_logp", "raw_conf") if k in host]
+    keys = ("argmax", "sel", "sel_tokens", "count", "block", "temperature", "n_masked")
     out = {k: host[k].tolist() for k in keys if k in host}
     out.update(zip(floats, quantize_many([host[k] for k in floats])))
     return out
@@ -216,22 +213,21 @@ class Later:
             return
         steps, self.steps = self.steps, []
         lists = _later_lists([kept for _, _, kept in steps], self.candidates)
-        first = list(itertools.accumulate([0] + lists["n_masked"]))  # each row's first packed position
-        none: list = []  # one empty list for every visible position: fewer objects to collect
+        pack = _packed(lists.pop("cand_i"), lists.pop("cand_p"), lists["n_masked"]) if self.candidates else None
         row = 0
         for slots, numbers, _ in steps:
             for s, number in zip(slots, numbers):
-                rec = _record(lists, row, number, s.config, first if self.candidates else None, none)
+                rec = _record(lists, row, number, s.config, pack)
                 if lists["stopped"][row]:
                     s.early_stop_step = number
                 s.records.append(rec)
                 row += 1
 
 
-def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[str, list]:
+def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[str, Any]:
     """The fields of every row of every kept step (`Later`), rows in step order then row order, as lists: the
     `(A, G)` fields padded to the widest G and stacked, the packed ones concatenated (step by step, row-major:
-    the order of the stacked `masked`), each computed and converted once."""
+    the order of the stacked `masked`), each computed and converted once; the candidates as tensors (`_packed`)."""
     G = max(k["masked"].shape[1] for k in steps)
 
     def rows(key: str, fill: float | bool) -> torch.Tensor:  # (R, G)
@@ -253,12 +249,10 @@ def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[
     if any("raw_conf" in k for k in steps):
         raw = [F.pad(k["raw_conf"] if "raw_conf" in k else k["conf"], (0, G - k["conf"].shape[1])) for k in steps]
         floats["raw_conf"] = torch.cat(raw).masked_fill(~masked, float("nan"))
-    if candidates:
-        floats["cand_p"] = flat("top_p")[:, 0, :candidates]
-    out = dict(zip(floats, quantize_many(list(floats.values()))))
+    out: dict[str, Any] = dict(zip(floats, quantize_many(list(floats.values()))))
     out.update(sel=sel.tolist(), sel_tokens=rows("tokens", -1).gather(1, sel).tolist(), count=counts,
                argmax=unpack(top_i[:, 0, 0], masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
                **{key: flat(key).tolist() for key in ("block", "temperature", "stopped")})
-    if candidates:
-        out["cand_i"] = top_i[:, 0, :candidates].tolist()
+    if candidates:  # packed, as tensors on the host (`_packed`)
+        out["cand_i"], out["cand_p"] = top_i[:, 0, :candidates].cpu(), flat("top_p")[:, 0, :candidates].cpu()
     return out

@@ -48,6 +48,84 @@ def rounded(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+class PackedCandidates:
+    """The raw candidates of the rows of one step (or of every step a `Later` flushed), packed at their masked
+    positions as the step computed them: `ids (M, n)`, `probs (M, n)` (CPU tensors, never written after). A record
+    keeps its share (`Unread`) and reads it as lists the first time its `candidates` or `candidate_probs` is
+    read: the pack is rounded and converted once for all its records, so a decode pays the conversion only for
+    the candidates someone reads (every one of them once, when a trace is written or drawn)."""
+
+    __slots__ = ("ids", "probs", "_lists")
+
+    def __init__(self, ids: torch.Tensor, probs: torch.Tensor) -> None:
+        self.ids, self.probs = ids, probs
+        self._lists: tuple[list, list] | None = None
+
+    def lists(self) -> tuple[list[list[int]], list[list[float]]]:
+        """`(ids, probs)` as nested lists, the probabilities rounded (`quantize`); made once."""
+        if self._lists is None:
+            self._lists = (self.ids.tolist(), quantize_many([self.probs])[0])
+        return self._lists
+
+
+class Unread:
+    """A record's candidates not read yet: its pack and its rows in it, `start:stop` (its masked positions' in
+    order, the record's `argmax` >= 0 marking them)."""
+
+    __slots__ = ("pack", "start", "stop")
+
+    def __init__(self, pack: PackedCandidates, start: int, stop: int) -> None:
+        self.pack, self.start, self.stop = pack, start, stop
+
+
+def candidate_ids(records: Sequence[StepRecord]) -> set[int]:
+    """Every id among the records' candidates, read from their packs where they are still packed (no lists made)."""
+    seen: set[int] = set()
+    packed = []
+    for rec in records:
+        value = rec.__dict__.get("candidates")
+        if isinstance(value, Unread):
+            packed.append(value.pack.ids[value.start:value.stop].reshape(-1))
+        else:
+            for cands in value or ():
+                seen.update(cands)
+    if packed:
+        seen.update(torch.cat(packed).unique().tolist())
+    return seen
+
+
+_NONE: list = []  # a visible position's candidates (shared: one object however many)
+
+
+class _Candidates:
+    """The descriptor of `StepRecord.candidates` and `.candidate_probs`: a value set is kept as it is; an `Unread`
+    share is made into both lists (`[]` at the positions that were not masked) when either is first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, rec: Any, owner: type | None = None) -> Any:
+        if rec is None:
+            return None  # the field's default
+        value = rec.__dict__.get(self.name)
+        if isinstance(value, Unread):
+            ids, ps = value.pack.lists()
+            j = value.start
+            cands, probs = [_NONE] * len(rec.argmax), [_NONE] * len(rec.argmax)
+            for p, m in enumerate(rec.argmax):
+                if m >= 0:
+                    cands[p], probs[p] = ids[j], ps[j]
+                    j += 1
+            rec.__dict__.update(candidates=cands, candidate_probs=probs)
+            value = rec.__dict__[self.name]
+        return value
+
+    def __set__(self, rec: Any, value: Any) -> None:
+        if isinstance(rec.__dict__.get(self.name), Unread):  # the other of the two keeps its values
+            getattr(rec, self.name)
+        rec.__dict__[self.name] = value
+
+
 def _nan_to_none(values: list[float]) -> list[float | None]:
     return [None if math.isnan(v) else v for v in values]
 
@@ -70,8 +148,10 @@ class StepRecord:
     tokens: list[int]  # (k,) ids placed at `selected`
     logprobs: list[float]  # (k,) raw log-probability of those ids
     raw_confidence: list[float] | None = None  # (gen_length,) raw confidence, when the schedule used another
-    candidates: list[list[int]] | None = None  # (gen_length, N) top raw candidates; [] where not masked
-    candidate_probs: list[list[float]] | None = None  # (gen_length, N) their raw probabilities
+    # (gen_length, N) top raw candidates and their raw probabilities; [] where not masked. The decoder leaves them
+    # packed (`Unread`) until read: set `unread(...)`, and reading either gives lists as a set value would.
+    candidates: list[list[int]] | None = _Candidates()  # type: ignore[assignment]
+    candidate_probs: list[list[float]] | None = _Candidates()  # type: ignore[assignment]
     # Version 2 (the revision rules, docs/revision.md), each None when the step has none of it (and then
     # left out of the JSON).
     # Taken back: positions returned to [MASK], the ids they held, and what decided it (the rule's score:
@@ -121,7 +201,12 @@ class StepRecord:
 
     MASKED: ClassVar[tuple[str, ...]] = ("confidence", "argmax", "selected", "tokens", "logprobs")  # a masked step's
 
+    def unread(self, share: Unread) -> None:
+        """Leave the candidates packed (`share`) until first read."""
+        self.__dict__["candidates"] = self.__dict__["candidate_probs"] = share
+
     def to_dict(self) -> dict[str, Any]:
+        _ = self.candidates  # packed candidates read into lists
         if self.renoise is not None:  # a renoising step: its section, no masked field
             return {"step": self.step, "block": self.block, "k": self.k, "temperature": self.temperature,
                     "renoise": self.renoise.to_dict()}
