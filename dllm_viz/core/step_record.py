@@ -55,10 +55,11 @@ class PackedCandidates:
     read: the pack is rounded and converted once for all its records, so a decode pays the conversion only for
     the candidates someone reads (every one of them once, when a trace is written or drawn)."""
 
-    __slots__ = ("ids", "probs", "_lists")
+    __slots__ = ("ids", "probs", "none", "_lists")
 
     def __init__(self, ids: torch.Tensor, probs: torch.Tensor) -> None:
         self.ids, self.probs = ids, probs
+        self.none: list = []  # a visible position's candidates in the pack's records (one object: fewer to collect)
         self._lists: tuple[list, list] | None = None
 
     def lists(self) -> tuple[list[list[int]], list[list[float]]]:
@@ -94,9 +95,6 @@ def candidate_ids(records: Sequence[StepRecord]) -> set[int]:
     return seen
 
 
-_NONE: list = []  # a visible position's candidates (shared: one object however many)
-
-
 class _Candidates:
     """The descriptor of `StepRecord.candidates` and `.candidate_probs`: a value set is kept as it is; an `Unread`
     share is made into both lists (`[]` at the positions that were not masked) when either is first read."""
@@ -111,7 +109,8 @@ class _Candidates:
         if isinstance(value, Unread):
             ids, ps = value.pack.lists()
             j = value.start
-            cands, probs = [_NONE] * len(rec.argmax), [_NONE] * len(rec.argmax)
+            none = value.pack.none
+            cands, probs = [none] * len(rec.argmax), [none] * len(rec.argmax)
             for p, m in enumerate(rec.argmax):
                 if m >= 0:
                     cands[p], probs[p] = ids[j], ps[j]
