@@ -39,8 +39,8 @@ from dllm_viz.core.plain import PlainRows, plain_rows, plain_step
 from dllm_viz.core.record import Later, step_records
 from dllm_viz.core.revision import RevisionState
 from dllm_viz.core.step import StepResult, StepState, denoise_step, revision_targets
-from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
 from dllm_viz.core.step_record import candidate_ids
+from dllm_viz.core.trace import StepRecord, Trace, first_end_of_text
 from dllm_viz.models.base import Denoiser, can_edit, check_cache, model_device, model_name, shadow_kind
 
 

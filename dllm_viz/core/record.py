@@ -6,7 +6,6 @@ touches each row once and each value only to round it.
 from __future__ import annotations
 
 import bisect
-import itertools
 from typing import Any
 
 import torch
@@ -17,7 +16,7 @@ from dllm_viz.core.references.sglang import closes_blocks
 from dllm_viz.core.revision import Plan
 from dllm_viz.core.packed import unpack
 from dllm_viz.core.step import StepResult
-from dllm_viz.core.step_record import PackedCandidates, Unread, quantize_many
+from dllm_viz.core.step_record import PackedCandidates, quantize_many
 from dllm_viz.core.trace import StepRecord, quantize
 
 
@@ -57,7 +56,7 @@ def step_records(slots: list[Any], idx_list: list[int], result: StepResult, curr
     if r.masked.device.type != "cpu":
         host = {k: v.cpu() for k, v in host.items()}
     lists = _as_lists(host)
-    pack = _packed(host["cand_i"], host["cand_p"], lists["n_masked"]) if candidates else None
+    pack = PackedCandidates(host["cand_i"], host["cand_p"], lists["n_masked"]) if candidates else None
     out = {}
     for row, (index, s) in enumerate(zip(idx_list, slots)):
         rec = _record(lists, row, s.step, s.config, pack)
@@ -93,17 +92,10 @@ def _closed(r: StepResult, block_sizes: list[int]) -> torch.Tensor:
     return ~(r.masked & ~r.selected & (blocks == r.block.unsqueeze(-1))).any(-1)
 
 
-def _packed(ids: torch.Tensor, probs: torch.Tensor, n_masked: list[int]) -> tuple[PackedCandidates, list[int]]:
-    """The candidates `(M, n)` of rows with `n_masked` masked positions each, packed (`PackedCandidates`), and
-    each row's first packed position."""
-    return PackedCandidates(ids, probs), list(itertools.accumulate([0] + n_masked))
-
-
-def _record(lists: dict[str, list], row: int, step: int, config: Any,
-            pack: tuple[PackedCandidates, list[int]] | None) -> StepRecord:
+def _record(lists: dict[str, list], row: int, step: int, config: Any, pack: PackedCandidates | None) -> StepRecord:
     """Row `row` of the fields `lists` (`_as_lists`, `_later_lists`) as the StepRecord of step `step`: its
-    selections most confident first, the raw confidence where the row ranks by another, and with `pack` (`_packed`)
-    its candidates, left packed until read (`StepRecord.unread`)."""
+    selections most confident first, the raw confidence where the row ranks by another, and with `pack` its
+    candidates, left packed until read (`StepRecord.unread`)."""
     G, n_sel = config.gen_length, lists["count"][row]
     argmax = lists["argmax"][row][:G]  # -1 where the position was not masked
     rec = StepRecord(
@@ -114,13 +106,13 @@ def _record(lists: dict[str, list], row: int, step: int, config: Any,
     if config.confidence_from != "raw" and "raw_conf" in lists:
         rec.raw_confidence = lists["raw_conf"][row][:G]
     if pack is not None:
-        rec.unread(Unread(pack[0], pack[1][row], pack[1][row + 1]))
+        rec.unread(pack.share(row))
     return rec
 
 
 def _as_lists(host: dict[str, torch.Tensor]) -> dict[str, list]:
     """Every row's fields at once: one rounding pass over all the float fields (`quantize_many`) and one
-    conversion to lists per field (the candidates stay tensors: `_packed`)."""
+    conversion to lists per field (the candidates stay tensors: `PackedCandidates`)."""
     floats = [k for k in ("conf", "sel_logp", "raw_conf") if k in host]
     keys = ("argmax", "sel", "sel_tokens", "count", "block", "temperature", "n_masked")
     out = {k: host[k].tolist() for k in keys if k in host}
@@ -213,7 +205,8 @@ class Later:
             return
         steps, self.steps = self.steps, []
         lists = _later_lists([kept for _, _, kept in steps], self.candidates)
-        pack = _packed(lists.pop("cand_i"), lists.pop("cand_p"), lists["n_masked"]) if self.candidates else None
+        ids, probs = lists.pop("cand_i", None), lists.pop("cand_p", None)
+        pack = PackedCandidates(ids, probs, lists["n_masked"]) if self.candidates else None
         row = 0
         for slots, numbers, _ in steps:
             for s, number in zip(slots, numbers):
@@ -227,7 +220,8 @@ class Later:
 def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[str, Any]:
     """The fields of every row of every kept step (`Later`), rows in step order then row order, as lists: the
     `(A, G)` fields padded to the widest G and stacked, the packed ones concatenated (step by step, row-major:
-    the order of the stacked `masked`), each computed and converted once; the candidates as tensors (`_packed`)."""
+    the order of the stacked `masked`), each computed and converted once; the candidates as tensors
+    (`PackedCandidates`)."""
     G = max(k["masked"].shape[1] for k in steps)
 
     def rows(key: str, fill: float | bool) -> torch.Tensor:  # (R, G)
@@ -253,6 +247,6 @@ def _later_lists(steps: list[dict[str, torch.Tensor]], candidates: int) -> dict[
     out.update(sel=sel.tolist(), sel_tokens=rows("tokens", -1).gather(1, sel).tolist(), count=counts,
                argmax=unpack(top_i[:, 0, 0], masked, -1).tolist(), n_masked=masked.sum(-1).tolist(),
                **{key: flat(key).tolist() for key in ("block", "temperature", "stopped")})
-    if candidates:  # packed, as tensors on the host (`_packed`)
+    if candidates:  # packed, as tensors on the host (`PackedCandidates`)
         out["cand_i"], out["cand_p"] = top_i[:, 0, :candidates].cpu(), flat("top_p")[:, 0, :candidates].cpu()
     return out

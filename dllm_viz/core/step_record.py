@@ -5,6 +5,7 @@ memory is exactly what the JSON says. `core.trace` gathers the records of a deco
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
@@ -55,12 +56,18 @@ class PackedCandidates:
     read: the pack is rounded and converted once for all its records, so a decode pays the conversion only for
     the candidates someone reads (every one of them once, when a trace is written or drawn)."""
 
-    __slots__ = ("ids", "probs", "none", "_lists")
+    __slots__ = ("ids", "probs", "starts", "none", "_lists")
 
-    def __init__(self, ids: torch.Tensor, probs: torch.Tensor) -> None:
+    def __init__(self, ids: torch.Tensor, probs: torch.Tensor, n_masked: list[int]) -> None:
+        """`ids`, `probs` `(M, n)`: the candidates of rows with `n_masked` masked positions each, row after row."""
         self.ids, self.probs = ids, probs
+        self.starts = list(itertools.accumulate([0] + n_masked))  # each row's first packed position
         self.none: list = []  # a visible position's candidates in the pack's records (one object: fewer to collect)
         self._lists: tuple[list, list] | None = None
+
+    def share(self, row: int) -> Unread:
+        """Row `row`'s candidates, to leave packed in its record (`StepRecord.unread`)."""
+        return Unread(self, self.starts[row], self.starts[row + 1])
 
     def lists(self) -> tuple[list[list[int]], list[list[float]]]:
         """`(ids, probs)` as nested lists, the probabilities rounded (`quantize`); made once."""
