@@ -190,6 +190,55 @@ def test_a_release_event_leaves_the_page_once_its_decode_is_drawn(page):
     assert len(drawn) >= 3 and len(join) == 1 and max(drawn) < join[0]
 
 
+# Records when Gradio makes each decode event of the page (its js, start.js `__dvNewRef`, runs as it does).
+MADE = """() => { window.__made = []; const f = window.__dvNewRef;
+  window.__dvNewRef = (...a) => { window.__made.push(performance.now()); return f(...a); }; }"""
+
+
+def test_a_release_the_page_starts_reaches_gradio_once_its_decode_is_drawn(page, served):
+    # A release whose decode the page starts itself (the second: the first event's inputs are known) is kept from
+    # Gradio's slider until the page has drawn that decode (start.js `released`): Gradio makes its event (a long
+    # task of its page) only then, and the event adopts the decode: one decode per release.
+    demo = served[0]
+    wait_played_out(page)
+    z0, calls = page.evaluate(HEATMAP_Z), len(demo.decode_calls)
+    release(page, "dv-temperature", 0.7)  # Gradio's event: the page learns its inputs
+    page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    page.evaluate("() => performance.clearMarks()")
+    page.evaluate(MADE)
+    z1 = page.evaluate(HEATMAP_Z)
+    release(page, "dv-temperature", 0.3)
+    page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z1, timeout=TIMEOUT_MS)
+    page.wait_for_function("() => window.__made.length > 0", timeout=TIMEOUT_MS)
+    drawn = page.evaluate("() => performance.getEntriesByType('mark').filter((m) => m.name.startsWith('dv-drawn-'))"
+                          ".map((m) => m.startTime)")
+    made = page.evaluate("() => window.__made")
+    assert len(drawn) >= 3 and len(made) == 1 and max(drawn) < made[0]
+    ref = page.evaluate("() => window.__dv.shownRef")
+    assert adopted(page, demo.starts["play"], ref) and len(demo.decode_calls) == calls + 2
+    assert page.evaluate("() => window.__dvEarly.count") == {"started": 1, "taken": 1, "missed": 0}
+    # Held mid-decode, the release goes on to Gradio as soon as the visitor acts again (a key pressed), so Gradio's
+    # events keep the order of the visitor's acts; its event adopts the decode in progress.
+    demo.hold[0] = 1
+    demo.gate.clear()
+    try:
+        release(page, "dv-temperature", 0.75)
+        page.wait_for_function("() => !!document.querySelector('#dv-canvas .dv-live .dv-text .dv-tok')",
+                               timeout=TIMEOUT_MS)
+        page.wait_for_timeout(300)
+        assert len(page.evaluate("() => window.__made")) == 1  # held: no event made yet
+        page.keyboard.press("Shift")
+        page.wait_for_function("() => window.__made.length === 2", timeout=TIMEOUT_MS)
+    finally:
+        demo.hold[0] = None
+        demo.gate.set()
+    page.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live')", timeout=TIMEOUT_MS)
+    ref = page.evaluate("() => window.__dv.shownRef")
+    assert adopted(page, demo.starts["play"], ref) and len(demo.decode_calls) == calls + 3
+    assert page.evaluate("() => window.__dvEarly.count") == {"started": 2, "taken": 2, "missed": 0}
+
+
 def test_a_number_typed_into_a_slider_box_reruns(page):
     wait_played_out(page)
     z0 = page.evaluate(HEATMAP_Z)

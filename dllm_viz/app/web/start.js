@@ -53,6 +53,7 @@ function heldUntil(newer) {
 }
 const hold = (early, out) => {
   const v = window.__dv;
+  if (S.drawn === early.ref) return out;  // its release was held until the page drew it (below): nothing to wait for
   return early.asked.then((why) => (why !== null ? out : new Promise((done) => {
     const go = () => { if (holds.get(early.ref) === go) holds.delete(early.ref); clearTimeout(timer); done(out); };
     const timer = setTimeout(go, HOLD_MS);
@@ -65,8 +66,11 @@ const hold = (early, out) => {
 
 // Kept on the page, not in this script's scope: the script runs again when the canvas is made anew.
 // last: the last decode event's inputs {args, at, fields, stale}; early: the decode a release started,
-// until its event takes it {ref, args, t}; count: how often one was started, taken by its event, missed.
-const S = window.__dvEarly = window.__dvEarly || {last: null, early: null, count: {started: 0, taken: 0, missed: 0}};
+// until its event takes it {ref, args, t}; held: that release, kept from Gradio {ref, input, timer}; drawn: the
+// handle of the last decode drawn with its release held; count: how often one was started, taken by its
+// event, missed.
+const S = window.__dvEarly = window.__dvEarly || {last: null, early: null, held: null, drawn: null,
+                                                  count: {started: 0, taken: 0, missed: 0}};
 const EARLY_MS = 2000;  // a release whose event has not come by then (Gradio dropped it) leaves its start behind
 const sameInputs = (a, b, at) => a.length === b.length &&
   a.every((x, i) => i === at || JSON.stringify(x) === JSON.stringify(b[i]));
@@ -74,6 +78,7 @@ const sameInputs = (a, b, at) => a.length === b.length &&
 window.__dvNewRef = (args, at, fields) => {
   const mine = S.early;
   S.early = null;
+  drop();  // another event asks for a decode while a release is held: it reads the slider as the release would
   S.last = {args: [...args], at, fields: fields || [], stale: false};
   if (mine && sameInputs(mine.args, args, at)) {  // its release started it: the event takes its handle
     S.count.taken += 1;
@@ -97,8 +102,15 @@ function readField(field) {
 }
 
 // The release of a slider of the decode's inputs: its decode started now, with the inputs its event will send.
+// The release itself reaches Gradio (its slider, which makes the event) only once the page has drawn that
+// decode (page.js `tellDrawn`), or it ended without a trace, or HOLD_MS passed, or the visitor presses a key
+// or a pointer first: Gradio's page makes an event in a long task of its own (the inputs gathered, every
+// loading status updated, a frame laid out and painted), which would take the page's and the decode's cores
+// while the decode runs. The event then adopts the finished decode at once (`hold`).
 function released(e) {
   const input = e.target, v = window.__dv, last = S.last;
+  if (S.replaying) return;  // a held release, let go (letGo): Gradio's
+  letGo();  // a release before the one held goes first
   if (S.early && performance.now() - S.early.t > EARLY_MS) S.early = null;
   if (!last || last.stale || S.early || !v || !v.server || !v.server.dv_start) return;
   if (!(input instanceof HTMLInputElement) || input.type !== "range" || input.disabled || e.button !== 0) return;
@@ -112,6 +124,37 @@ function released(e) {
   });
   S.early = play(args, last.at);
   S.count.started += 1;
+  e.stopPropagation();  // not on to Gradio's slider (nor to any listener below the document) for now
+  const ref = S.early.ref, held = S.held = {ref, input, timer: setTimeout(letGo, HOLD_MS)};
+  holds.set(ref, () => { if (S.held === held) S.drawn = ref; letGo(); });  // page.js tellDrawn: drawn
+  const entry = v.traces.get(ref);
+  if (entry) entry.promise.then((state) => { if (state !== "done" && S.held === held) letGo(); });
+}
+
+// The held release is not let go: an event that asks for a decode with every input as it stands came first.
+function drop() {
+  const held = S.held;
+  if (!held) return;
+  S.held = null;
+  clearTimeout(held.timer);
+  holds.delete(held.ref);
+}
+
+// The held release goes on to Gradio's slider: a pointerup as the visitor's, which this page's listeners let pass.
+function letGo() {
+  const held = S.held;
+  if (!held) return;
+  S.held = null;
+  clearTimeout(held.timer);
+  holds.delete(held.ref);
+  if (!held.input.isConnected) return;
+  S.replaying = true;
+  try {
+    held.input.dispatchEvent(new PointerEvent("pointerup", {bubbles: true, cancelable: true, composed: true, button: 0,
+                                                            pointerId: 1, pointerType: "mouse", isPrimary: true}));
+  } finally {
+    S.replaying = false;
+  }
 }
 
 // Whether `e` changed an input the page does not read itself (the kept inputs are then stale); the views'
@@ -125,6 +168,8 @@ function touched(e) {
 if (!window.__dvReleasing) {
   window.__dvReleasing = true;
   document.addEventListener("pointerup", released, true);  // before Gradio's own listener takes its long task
+  // the visitor acts again: a release held goes first, so Gradio's events keep the order of the visitor's acts
+  ["pointerdown", "keydown"].forEach((kind) => document.addEventListener(kind, () => letGo(), true));
   ["input", "change"].forEach((kind) => document.addEventListener(kind, touched, true));
 }
 
