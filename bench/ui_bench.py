@@ -11,7 +11,8 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
   replay    a ~3 MB trace file shown by `PlayHandlers.upload` (parse once, render every view);
   browser   (with --browser) in Debian's chromium, after clicking the balanced preset: slider
             release to the first step painted (a decode streams: the page reads each step as it is
-            computed), the finished canvas, the heatmap, and every figure updated; a lesson click to
+            computed), the last step read (the served decode and its transport, before any drawing of
+            the finished trace), the finished canvas, the heatmap, and every figure updated; a lesson click to
             both compare canvases updated, then their heatmaps (the lesson's figures), then every
             figure of the pair; a 3 MB trace uploaded to the canvas updated, then its figures; one
             played frame drawn in the page (no server).
@@ -95,7 +96,8 @@ def timed(fn: Callable[[], Any]) -> float:
 # the page next to nothing. A view that is not on the page (a figure remounting; the finished
 # canvas while a live one stands in its place) has not changed yet: it changes when it is back, new.
 ARM = """(watched) => { let t0 = performance.now(), acted = false;
-  const act = (e) => { if (!acted) { acted = true; t0 = e.timeStamp; } };
+  window.__dvT0 = t0;
+  const act = (e) => { if (!acted) { acted = true; t0 = window.__dvT0 = e.timeStamp; } };
   const kinds = ['pointerup', 'keyup', 'change'];
   kinds.forEach((k) => document.addEventListener(k, act, true));
   const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
@@ -113,6 +115,11 @@ ARM = """(watched) => { let t0 = performance.now(), acted = false;
     else if (now - start > 120000) finish(at.map((x) => (x === null ? NaN : x)));
     else setTimeout(tick, 5); }; tick(); }); }"""
 DONE = "() => window.__dvWatch"
+# When the page had read a decode's last step (its last read, page.js `dvRead`), counted as DONE counts: what the
+# served decode and its transport take, before the page draws the finished trace.
+LAST_READ = """() => { const t0 = window.__dvT0, reads = performance.getEntriesByType('mark')
+  .filter((m) => m.name === 'dv-read-done' && m.startTime >= t0);
+  return reads.length ? reads[reads.length - 1].startTime - t0 : NaN; }"""
 # Resolves once the page's main thread has had no long task (> 50 ms) for `quiet` ms: plotly draws
 # each figure twice per update (Gradio remounts it) and resizes it 100 ms later, so "the last view
 # changed" is not "the page is done"; a round that starts earlier would wait behind the last one.
@@ -158,7 +165,8 @@ def browser_latency(url: str, rounds: int, direct: Callable[[], Any]) -> dict[st
     speed drifts."""
     from playwright.sync_api import sync_playwright
 
-    out: dict[str, list[float]] = {"browser: first step painted": [], "browser: finished canvas": [],
+    out: dict[str, list[float]] = {"browser: first step painted": [], "browser: last step read": [],
+                                   "browser: finished canvas": [],
                                    "browser: canvas + heatmap": [], "browser: all figures drawn": [],
                                    BETWEEN["direct"]: []}
     with sync_playwright() as p:
@@ -174,11 +182,13 @@ def browser_latency(url: str, rounds: int, direct: Callable[[], Any]) -> dict[st
             box = slider.bounding_box()
             current = float(slider.input_value())  # move well away from it, so every release changes the decode
             frac = (0.2 if current > 1.25 else 0.75) + 0.01 * (i % 5)
+            page.evaluate("() => performance.clearMarks()")
             page.evaluate(ARM, [TEXT, DONE_CANVAS, *FIGURES])
             page.mouse.click(box["x"] + frac * box["width"], box["y"] + box["height"] / 2)
             text, done, heat, *rest = page.evaluate(DONE)  # waits for every figure: rounds never overlap
             if i:  # round 0 warms up
                 out["browser: first step painted"].append(min(text, done) / 1000)
+                out["browser: last step read"].append(page.evaluate(LAST_READ) / 1000)
                 out["browser: finished canvas"].append(done / 1000)
                 out["browser: canvas + heatmap"].append(max(done, heat) / 1000)
                 out["browser: all figures drawn"].append(max(text, done, heat, *rest) / 1000)

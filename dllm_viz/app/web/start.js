@@ -125,7 +125,7 @@ function released(e) {
   S.early = play(args, last.at);
   S.count.started += 1;
   e.stopPropagation();  // not on to Gradio's slider (nor to any listener below the document) for now
-  const ref = S.early.ref, held = S.held = {ref, input, timer: setTimeout(letGo, HOLD_MS)};
+  const ref = S.early.ref, held = S.held = {ref, input, id: last.fields[which][0], timer: setTimeout(letGo, HOLD_MS)};
   holds.set(ref, () => { if (S.held === held) S.drawn = ref; letGo(); });  // page.js tellDrawn: drawn
   const entry = v.traces.get(ref);
   if (entry) entry.promise.then((state) => { if (state !== "done" && S.held === held) letGo(); });
@@ -147,10 +147,12 @@ function letGo() {
   S.held = null;
   clearTimeout(held.timer);
   holds.delete(held.ref);
-  if (!held.input.isConnected) return;
+  // the slider as it stands (Gradio may have made its input anew meanwhile)
+  const input = held.input.isConnected ? held.input : document.querySelector(`#${held.id} input[type=range]`);
+  if (!input) return;
   S.replaying = true;
   try {
-    held.input.dispatchEvent(new PointerEvent("pointerup", {bubbles: true, cancelable: true, composed: true, button: 0,
+    input.dispatchEvent(new PointerEvent("pointerup", {bubbles: true, cancelable: true, composed: true, button: 0,
                                                             pointerId: 1, pointerType: "mouse", isPrimary: true}));
   } finally {
     S.replaying = false;
