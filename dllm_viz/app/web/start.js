@@ -66,9 +66,9 @@ const hold = (early, out) => {
 
 // Kept on the page, not in this script's scope: the script runs again when the canvas is made anew.
 // last: the last decode event's inputs {args, at, fields, stale}; early: the decode a release started,
-// until its event takes it {ref, args, t}; held: that release, kept from Gradio {ref, input, timer}; drawn: the
-// handle of the last decode drawn with its release held; count: how often one was started, taken by its
-// event, missed.
+// until its event takes it {ref, args, t}; held: that release, kept from Gradio {ref, input, id (its slider's),
+// timer}; drawn: the handle of the last decode drawn with its release held; count: how often one was started,
+// taken by its event, missed.
 const S = window.__dvEarly = window.__dvEarly || {last: null, early: null, held: null, drawn: null,
                                                   count: {started: 0, taken: 0, missed: 0}};
 const EARLY_MS = 2000;  // a release whose event has not come by then (Gradio dropped it) leaves its start behind
@@ -78,7 +78,7 @@ const sameInputs = (a, b, at) => a.length === b.length &&
 window.__dvNewRef = (args, at, fields) => {
   const mine = S.early;
   S.early = null;
-  drop();  // another event asks for a decode while a release is held: it reads the slider as the release would
+  unhold();  // another event asks for a decode while a release is held: it reads the slider as the release would
   S.last = {args: [...args], at, fields: fields || [], stale: false};
   if (mine && sameInputs(mine.args, args, at)) {  // its release started it: the event takes its handle
     S.count.taken += 1;
@@ -131,22 +131,21 @@ function released(e) {
   if (entry) entry.promise.then((state) => { if (state !== "done" && S.held === held) letGo(); });
 }
 
-// The held release is not let go: an event that asks for a decode with every input as it stands came first.
-function drop() {
+// The release held, held no longer (its timer and its entry in `holds` gone); null where none is.
+function unhold() {
   const held = S.held;
-  if (!held) return;
-  S.held = null;
-  clearTimeout(held.timer);
-  holds.delete(held.ref);
+  if (held) {
+    S.held = null;
+    clearTimeout(held.timer);
+    holds.delete(held.ref);
+  }
+  return held;
 }
 
 // The held release goes on to Gradio's slider: a pointerup as the visitor's, which this page's listeners let pass.
 function letGo() {
-  const held = S.held;
+  const held = unhold();
   if (!held) return;
-  S.held = null;
-  clearTimeout(held.timer);
-  holds.delete(held.ref);
   // the slider as it stands (Gradio may have made its input anew meanwhile)
   const input = held.input.isConnected ? held.input : document.querySelector(`#${held.id} input[type=range]`);
   if (!input) return;
