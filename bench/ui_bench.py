@@ -29,6 +29,7 @@ last lines compare each click with its own handler, loaded over not loaded.
     python bench/ui_bench.py --browser --rounds 9
     python bench/ui_bench.py --browser --only release   # one part of the page: release, lessons, replay
     python bench/ui_bench.py --browser --pin            # the browser on cores of its own (see below)
+    python bench/ui_bench.py --browser --plotly         # every figure plotly's (the heatmaps too, as before)
 
 With --pin (a machine of two or more cores) this process, the app it serves and every in-process decode run on the
 first core it may use, and chromium (with Playwright's driver) on the others, re-pinned as it starts processes:
@@ -91,8 +92,8 @@ def timed(fn: Callable[[], Any]) -> float:
 # saw it: the first pointerup (a click, a slider release), keyup or change (a file chosen) after
 # arming, by its event timestamp; Playwright's own checks before a click are not the app's latency.
 # Without such an event (a frame step run inside the page) the count starts at arming. A canvas is
-# watched through its text (or the trace it carries), a figure through its data object (plotly
-# replaces it on every update). Polled every 5 ms with cheap reads (no layout), so the probe costs
+# watched through its text (or the trace it carries), a figure through its data object (a new spec's
+# on every draw, by plotly or plot2d.js). Polled every 5 ms with cheap reads (no layout), so the probe costs
 # the page next to nothing. A view that is not on the page (a figure remounting; the finished
 # canvas while a live one stands in its place) has not changed yet: it changes when it is back, new.
 ARM = """(watched) => { let t0 = performance.now(), acted = false;
@@ -101,7 +102,7 @@ ARM = """(watched) => { let t0 = performance.now(), acted = false;
   const kinds = ['pointerup', 'keyup', 'change'];
   kinds.forEach((k) => document.addEventListener(k, act, true));
   const sig = (sel) => { const e = document.querySelector(sel); if (!e) return null;
-    if (e.classList.contains('js-plotly-plot')) return e.data && e.data.length ? e.data[0] : null;
+    if (e.classList.contains('dv-fig')) return e.data && e.data.length ? e.data[0] : null;
     // a live canvas, once painted
     if (e.classList.contains('dv-text') && e.closest('.dv-live')) return e.firstChild ? 'live' : null;
     const s = e.textContent; return s.length + ':' + s.slice(0, 4000); };
@@ -134,6 +135,7 @@ SETTLE = """(quiet) => new Promise((done) => {
 # The in-process references, timed again between browser rounds (named rows of the report).
 BETWEEN = {"direct": "direct, between browser rounds", "compare": "same lesson, between clicks"}
 PARTS = ("release", "lessons", "replay")  # the browser's parts (--only)
+PLOTLY_ONLY = False  # --plotly
 
 
 def settle(page: Any, quiet_ms: int = 500) -> None:
@@ -141,8 +143,8 @@ def settle(page: Any, quiet_ms: int = 500) -> None:
     page.evaluate(SETTLE, quiet_ms)
 # The canvas's text changes at the first step painted (live) or, for a decode done before its first
 # live canvas was sent, at the finished one; the finished player is the canvas without `dv-live`.
-TEXT, DONE_CANVAS, HEAT = "#dv-canvas .dv-text", "#dv-canvas .dv-player:not(.dv-live)", "#dv-heatmap .js-plotly-plot"
-FIGURES = (HEAT, "#dv-order .js-plotly-plot", "#dv-steps .js-plotly-plot")
+TEXT, DONE_CANVAS, HEAT = "#dv-canvas .dv-text", "#dv-canvas .dv-player:not(.dv-live)", "#dv-heatmap .dv-fig"
+FIGURES = (HEAT, "#dv-order .dv-fig", "#dv-steps .dv-fig")
 
 
 def open_page(p: Any, url: str) -> Any:
@@ -150,6 +152,8 @@ def open_page(p: Any, url: str) -> Any:
     browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
     page = browser.new_page(viewport={"width": 1500, "height": 1000})
     page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
+    if PLOTLY_ONLY:
+        page.add_init_script("window.__dvFlatOff = true")  # --plotly: every figure plotly's (plot2d.js's left out)
     page.goto(url)
     page.wait_for_selector("#dv-canvas .dv-player .dv-scrub", timeout=120_000)
     page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
@@ -238,9 +242,9 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], lesson: Callabl
                 out["browser: frame step"].append(ms / 1000)
         keys = ("polluted", "staged")
         cmp_views = ["#dv-cmp-canvas-a .dv-canvas", "#dv-cmp-canvas-b .dv-canvas",
-                     "#dv-cmp-heat-a .js-plotly-plot", "#dv-cmp-heat-b .js-plotly-plot",  # the lesson's figures
-                     "#dv-cmp-orders .js-plotly-plot", "#dv-cmp-steps-a .js-plotly-plot",
-                     "#dv-cmp-steps-b .js-plotly-plot"]
+                     "#dv-cmp-heat-a .dv-fig", "#dv-cmp-heat-b .dv-fig",  # the lesson's figures
+                     "#dv-cmp-orders .dv-fig", "#dv-cmp-steps-a .dv-fig",
+                     "#dv-cmp-steps-b .dv-fig"]
 
         def lessons(suffix: str) -> None:
             page.get_by_role("tab", name="Compare").click()
@@ -361,7 +365,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: app.THREADS)")
     parser.add_argument("--only", choices=PARTS, action="append", help="with --browser: only these parts (repeatable)")
     parser.add_argument("--pin", action="store_true", help="with --browser: chromium on cores apart from the app's")
+    parser.add_argument("--plotly", action="store_true",
+                        help="with --browser: every figure drawn by plotly, the heatmaps too (as before plot2d.js)")
     args = parser.parse_args(argv)
+    global PLOTLY_ONLY
+    PLOTLY_ONLY = args.plotly
     pinned = pin_apart() if args.pin else None
     if pinned:
         print(f"pinned: this process (the app, every in-process decode) on CPU {sorted(pinned[0])}, "

@@ -27,7 +27,7 @@ from tests.test_strings import english_words, unglossed
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-HEATMAP_Z = """() => { const el = document.querySelector('#dv-heatmap .js-plotly-plot');
+HEATMAP_Z = """() => { const el = document.querySelector('#dv-heatmap .dv-fig');
   return el && el.data && el.data.length ? JSON.stringify(el.data[0].z) : null; }"""
 CANVAS_TEXT = "() => document.querySelector('#dv-canvas .dv-text').innerText"
 FRAME = "() => Number(document.querySelector('#dv-canvas .dv-player').dataset.frame)"
@@ -37,7 +37,7 @@ DRAWS = """() => ['dv-heatmap', 'dv-order', 'dv-steps'].map((id) => {
   const gd = document.querySelector(`#${id} .dv-fig`); return gd ? gd.__dvDraws || 0 : 0; })"""
 AREA = """(id) => { const a = window.__dv.lib.dvArea(document.querySelector(`#${id} .dv-fig`));
   return a && {x: a.left, y: a.top, width: a.width, height: a.height}; }"""
-ORDER_DATA = ("() => { const e = document.querySelector('#dv-order .js-plotly-plot'); "
+ORDER_DATA = ("() => { const e = document.querySelector('#dv-order .dv-fig'); "
               "return e && e.data ? e.data[0] : null; }")
 LOST = ("**/queue/join*", "**/component_server**")  # Gradio's events, and the page's own calls (`dv_start`, `dv_read`)
 TIMEOUT_MS = 60_000  # generous: the CI machine is shared; nothing here measures speed
@@ -75,7 +75,7 @@ def new_page(browser, url, *, width=1440, height=900, tour=False):
         page.add_init_script("localStorage.setItem('dv-tour', 'done')")
     page.goto(url)
     # a link may open Compare
-    page.wait_for_selector("#dv-heatmap .js-plotly-plot", state="attached", timeout=TIMEOUT_MS)
+    page.wait_for_selector("#dv-heatmap .dv-fig", state="attached", timeout=TIMEOUT_MS)
     page.wait_for_function("() => document.querySelector('#dv-canvas .dv-player') !== null", timeout=TIMEOUT_MS)
     return page
 
@@ -133,7 +133,7 @@ def test_the_page_opens_on_a_playing_example_and_release_reruns(page, tmp_path):
     page.screenshot(path=str(tmp_path / "playground.png"), full_page=True)
     # Each figure's stated margins hold its title, colour bar, labels and legend (no margin grows:
     # figures.js): no text of a figure lies outside it.
-    assert page.locator("#dv-heatmap .js-plotly-plot").count() == 1 and page.evaluate(OUTSIDE) == []
+    assert page.locator("#dv-heatmap .dv-fig").count() == 1 and page.evaluate(OUTSIDE) == []
 
 
 def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page, served):
@@ -159,7 +159,7 @@ def test_a_release_starts_its_decode_from_the_page_and_its_event_adopts_it(page,
     # A lesson's click: its compare too (both sides under the handles the page drew).
     page.get_by_role("tab", name="Compare").click()
     page.locator("#dv-lesson-polluted").click()
-    page.wait_for_function("() => !!document.querySelector('#dv-cmp-heat-a .js-plotly-plot')", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => !!document.querySelector('#dv-cmp-heat-a .dv-fig')", timeout=TIMEOUT_MS)
     ref = page.evaluate("() => document.querySelector('[data-dv-side=\"a\"]').__dvRef")
     assert adopted(page, demo.starts["compare"], ref) and len(demo.decode_calls) == calls + 3
 
@@ -392,7 +392,7 @@ def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
     wait_played_out(page)
     page.wait_for_timeout(500)  # the settled cursor's one inspector request, before counting
     page.get_by_role("tab", name="Compare").click()
-    heat_b = ("() => { const e = document.querySelector('#dv-cmp-heat-b .js-plotly-plot'); "
+    heat_b = ("() => { const e = document.querySelector('#dv-cmp-heat-b .dv-fig'); "
               "return e && e.data ? e.data[0] : null; }")
     for key in ("global", "lock_in", "rng", "staged", "threshold", "polluted"):
         before = len(calls)
@@ -407,8 +407,8 @@ def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
         assert len(calls) - before == 1, key  # one batched compare per click, figures included
         assert page.locator(".dv-busy").count() == 0, key  # the canvases' busy look ended with the event
     assert page.locator("#dv-cmp-canvas-a .dv-side-a").count() == 1
-    a = page.locator("#dv-cmp-heat-a .js-plotly-plot").bounding_box()
-    b = page.locator("#dv-cmp-heat-b .js-plotly-plot").bounding_box()
+    a = page.locator("#dv-cmp-heat-a .dv-fig").bounding_box()
+    b = page.locator("#dv-cmp-heat-b .dv-fig").bounding_box()
     assert a["height"] == b["height"]
 
 
@@ -482,14 +482,18 @@ FITS = """() => { const heat = document.querySelector('#dv-heatmap .dv-fig'), fi
   const a = window.__dv.lib.dvArea(heat), L = heat.__dvFig.layout;
   const cell = Math.min(a.width / Math.abs(L.xaxis.range[1] - L.xaxis.range[0]),
     a.height / Math.abs(L.yaxis.range[0] - L.yaxis.range[1]));
-  const title = [...heat.querySelectorAll('text')].find((t) => t.textContent && t.getBoundingClientRect().top < a.top);
-  const tb = title.getBoundingClientRect();
+  const c = heat.querySelector('canvas.dv-flat').getBoundingClientRect();  // the heatmap: plot2d.js's, its title's rows
+  const rows = heat.__dvFlat.texts.filter((x) => x.title), tb = {left: c.left + Math.min(...rows.map((x) => x.left)),
+    right: c.left + Math.max(...rows.map((x) => x.right))};
   const order = document.querySelector('#dv-order .dv-fig'), o = window.__dv.lib.dvArea(order),
     O = order.__dvFig.layout;
   const width = o.width / Math.abs(O.xaxis.range[1] - O.xaxis.range[0]);
-  const inside = [...order.querySelectorAll('text')].map((t) => t.getBoundingClientRect())
+  const oc = order.querySelector('canvas.dv-flat').getBoundingClientRect();  // plot2d.js's: its cells' texts
+  const inside = order.__dvFlat.texts.filter((x) => x.cell).map((x) => ({left: oc.left + x.left,
+    right: oc.left + x.right, top: oc.top + x.top, bottom: oc.top + x.bottom, width: x.right - x.left}))
     .filter((b) => b.width && b.left >= o.left && b.right <= o.right + 8 && b.top >= o.top && b.bottom <= o.bottom);
-  return {title: tb.left >= fig.left - 1 && tb.right <= fig.right + 1, marker: heat.data[1].marker.size <= cell,
+  return {title: rows.length > 0 && tb.left >= fig.left - 1 && tb.right <= fig.right + 1,
+          marker: heat.data[1].marker.size <= cell,
           labels: inside.length > 0 && Math.max(...inside.map((b) => b.width)) <= width}; }"""
 
 
@@ -558,12 +562,13 @@ def test_the_phone_layout_gives_compares_figures_their_width(url):
             page.get_by_role("tab", name="Compare").click()
             page.locator("#dv-lesson-polluted").click()
             figs = ("#dv-cmp-heat-a", "#dv-cmp-heat-b", "#dv-cmp-steps-a", "#dv-cmp-steps-b")
-            page.wait_for_function("(s) => s.every((id) => { const e = document.querySelector(id + ' .js-plotly-plot');"
-                                   " return e && e._fullLayout; })", arg=list(figs), timeout=TIMEOUT_MS)
+            # each figure's plot width: plotly's layout, or plot2d.js's (the heatmaps)
+            page.wait_for_function("(s) => s.every((id) => { const e = document.querySelector(id + ' .dv-fig');"
+                                   " return e && (e._fullLayout || e.__dvFlat); })", arg=list(figs), timeout=TIMEOUT_MS)
             page.wait_for_timeout(300)
-            plots = page.evaluate("(s) => s.map((id) => { const e = document.querySelector(id + ' .js-plotly-plot'),"
-                                  " r = e.getBoundingClientRect(); return [e._fullLayout._size.w, r.left, r.right]; })",
-                                  list(figs))
+            plots = page.evaluate("(s) => s.map((id) => { const e = document.querySelector(id + ' .dv-fig'),"
+                                  " r = e.getBoundingClientRect(), w = e._fullLayout ? e._fullLayout._size.w"
+                                  " : e.__dvFlat.box.w; return [w, r.left, r.right]; })", list(figs))
             assert all(w >= 120 and left >= 0 and right <= 390 + 1 for w, left, right in plots), plots
             boxes = page.evaluate("() => [...document.querySelectorAll('.dv-lesson-buttons button')].map((b) => {"
                                   " const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom,"
@@ -857,7 +862,7 @@ def test_a_compare_stops_shows_it_stopped_and_the_next_lesson_runs(page, served)
     before = len(calls)
     page.locator("#dv-lesson-shipped_llada").click()
     page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.startsWith('Steps: A') && "
-                           "!!document.querySelector('#dv-cmp-heat-b .js-plotly-plot') && "
+                           "!!document.querySelector('#dv-cmp-heat-b .dv-fig') && "
                            "!document.querySelector('#dv-cmp-canvas-a .dv-live')", timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
     assert len(calls) - before == 1 and page.locator(".dv-busy").count() == 0
@@ -924,7 +929,7 @@ def test_the_inspectors_fork_is_shown_and_a_copied_link_reopens_the_fork(page, s
     page.locator("#dv-banner a[href='#dv-open-fork-pair']").click()  # the fork beside the trace it left
     page.wait_for_function("([a, b]) => { const s = (x) => document.querySelector(`[data-dv-side=\"${x}\"]`);"
                            " return s('a') && s('a').__dvRef === a && s('b') && s('b').__dvRef === b && "
-                           "!!document.querySelector('#dv-cmp-steps-b .js-plotly-plot'); }", arg=[ref, forked],
+                           "!!document.querySelector('#dv-cmp-steps-b .dv-fig'); }", arg=[ref, forked],
                            timeout=TIMEOUT_MS)
     assert "A fork beside the trace it left" in page.inner_text("#dv-tab-compare")
     page.locator("#dv-link-box button.dv-link").click()  # Compare's link names the pair: it reopens beside the parent

@@ -15,7 +15,10 @@ from playwright import sync_api as playwright
 from dllm_viz.app.strings import t
 from tests.test_browser import ARGS, CANVAS_TEXT, CHROMIUM, OUTSIDE, TIMEOUT_MS, fork_by_switch, release
 
-TITLE = "(id) => { const e = document.querySelector(`#${id} .gtitle`); return e ? e.textContent : null; }"
+# A figure's title as drawn: plotly's title element, or the title's lines plot2d.js wrote (the heatmap)
+TITLE = """(id) => { const e = document.querySelector(`#${id} .dv-fig`), f = e && e.__dvFlat;
+  if (f) return f.texts.filter((x) => x.title).map((x) => x.text).join(' ') || null;
+  const g = e && e.querySelector('.gtitle'); return g ? g.textContent : null; }"""
 VISIBLE = "(id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; }"
 CANVAS = "() => { const e = document.querySelector('#dv-canvas .dv-text'); return e ? e.innerText : ''; }"
 WIDTHS = "(ids) => ids.map((id) => document.getElementById(id).getBoundingClientRect().width)"

@@ -16,27 +16,45 @@ from dllm_viz import DecodeConfig, decode, load_model
 from dllm_viz.core.trace import Trace
 from tests import renderer
 
+# Where a drawn figure `gd` lies and what it wrote, in viewport px, whoever drew it: plotly (its elements) or
+# plot2d.js (its canvas, and where it wrote each text: `__dvFlat`). {box, plot, texts: [[text, rect]], title: rect}.
+BOXES = """const boxes = (gd) => {
+  const flat = gd.__dvFlat;
+  if (!flat) {
+    const texts = [...gd.querySelectorAll('text')]
+      .filter((e) => e.textContent.trim() && e.getBoundingClientRect().width);
+    return {box: gd.querySelector('.main-svg').getBoundingClientRect(),
+            plot: gd.querySelector('.cartesianlayer .bg, .nsewdrag').getBoundingClientRect(),
+            texts: texts.map((e) => [e.textContent, e.getBoundingClientRect()]),
+            title: gd.querySelector('.gtitle').getBoundingClientRect()};
+  }
+  const box = gd.querySelector('canvas.dv-flat').getBoundingClientRect(), b = flat.box;
+  const at = (r) => ({left: box.left + r.left, right: box.left + r.right, top: box.top + r.top,
+                      bottom: box.top + r.bottom});
+  const titles = flat.texts.filter((x) => x.title).map(at);
+  return {box, plot: at({left: b.l, right: b.l + b.w, top: b.t, bottom: b.t + b.h}),
+          texts: flat.texts.map((x) => [x.text, at(x)]),
+          title: {top: Math.min(...titles.map((r) => r.top)), bottom: Math.max(...titles.map((r) => r.bottom))}};
+};"""
 # Draw the figure `kind` of window.d ("zh" or "en" strings) into a new column `width` px wide; returns what was
 # stated (height, margins, title), what was drawn, and every text of the figure outside its box or, for the
 # title, below the top of its plots.
 DRAW = """([kind, width, lang]) => {
+  """ + BOXES + """
   const t = window.OPTIONS.strings[lang], make = {heatmap: DV.dvHeatmapFig, order: DV.dvOrderFig, steps: DV.dvStepsFig};
   const stated = make[kind](window.d, t), host = document.createElement('div');
   host.style.width = width + 'px';
   document.body.appendChild(host);
   const fig = make[kind](window.d, t);
   fig.__kind = kind;
-  const gd = DV.dvPlot(host, fig), box = gd.querySelector('.main-svg').getBoundingClientRect();
-  const plot = gd.querySelector('.cartesianlayer .bg, .nsewdrag').getBoundingClientRect();
-  const texts = [...gd.querySelectorAll('text')].filter((e) => e.textContent.trim() && e.getBoundingClientRect().width);
-  const outside = texts.filter((e) => { const r = e.getBoundingClientRect();
-    return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1; });
-  const title = gd.querySelector('.gtitle').getBoundingClientRect();
+  const gd = DV.dvPlot(host, fig), {box, plot, texts, title} = boxes(gd);
+  const outside = texts.filter(([, r]) =>
+    r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1);
   const out = {stated: {height: stated.layout.height, t: stated.layout.margin.t, b: stated.layout.margin.b,
                         title: stated.layout.title.text},
                drawn: {height: gd.layout.height, t: gd.layout.margin.t, b: gd.layout.margin.b,
                        title: gd.layout.title.text, box: box.height},
-               outside: outside.map((e) => e.textContent), titleOverPlot: title.bottom > plot.top + 1};
+               outside: outside.map(([text]) => text), flat: !!gd.__dvFlat, titleOverPlot: title.bottom > plot.top + 1};
   host.remove();
   return out;
 }"""
@@ -59,6 +77,7 @@ def test_in_a_narrow_column_every_text_of_a_renoising_traces_figure_is_inside_it
     renderer.load(page, renoising)
     fig = page.evaluate(DRAW, [kind, 300, lang])
     assert fig["outside"] == [] and not fig["titleOverPlot"], fig
+    assert fig["flat"] == (kind != "steps")  # the heatmap and the order map drawn by plot2d.js, the other by plotly
     stated, drawn = fig["stated"], fig["drawn"]
     # the plots keep their stated size: the figure grew by what its margins took more
     assert drawn["height"] - drawn["t"] - drawn["b"] == stated["height"] - stated["t"] - stated["b"]
@@ -82,6 +101,7 @@ def test_where_everything_fits_the_figure_is_as_stated(page, renoising, kind):
 # Compare's A and B figures of one kind drawn into two columns `width` px wide, B's title made longer; with `level`
 # through `dvPairFit` (page.js's Compare). Returns each plot's top below its column's top, and each title's rows.
 PAIR = """([kind, width, level]) => {
+  """ + BOXES + """
   const t = window.OPTIONS.strings.en, make = {heatmap: DV.dvHeatmapFig, steps: DV.dvStepsFig};
   const figs = ['side_a', 'side_b'].map((side) => make[kind](window.d, t, {side}));
   figs[1].layout.title.text += ' and a few more words that make this title wrap once more';
@@ -89,7 +109,7 @@ PAIR = """([kind, width, level]) => {
     document.body.appendChild(h); return h; });
   if (level) DV.dvPairFit(figs, hosts);
   const out = figs.map((fig, i) => { fig.__kind = kind; const gd = DV.dvPlot(hosts[i], fig);
-    const plot = gd.querySelector('.cartesianlayer .bg, .nsewdrag').getBoundingClientRect();
+    const {plot} = boxes(gd);
     return {top: Math.round(plot.top - hosts[i].getBoundingClientRect().top),
             rows: gd.layout.title.text.split('<br>').length}; });
   hosts.forEach((h) => h.remove());

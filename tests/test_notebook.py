@@ -118,6 +118,8 @@ MOUNT = """async ([name, state]) => {
 }"""
 FRAME = "(name) => Number(document.querySelector(`#out-${name} .dv-canvas`).dataset.frame)"
 SAVED = "(name) => window.models[name].saved"
+# Every widget's four figures drawn (by plotly or, the heatmaps, plot2d.js: each keeps its spec's data).
+DRAWN_FIGURES = "[...document.querySelectorAll('.dv-fig-host .dv-fig')].filter((e) => e.data).length === 4"
 INSPECTED = "(name) => Number(document.querySelector(`#out-${name} .dv-insp`).dataset.position)"
 
 
@@ -157,7 +159,7 @@ def page(browser, traces):
     for name, trace in zip("ab", traces):
         state = dllm_viz.show(trace, frame=None if name == "a" else 4).get_state()
         page.evaluate(MOUNT, [name, json.loads(json.dumps(state))])
-    page.wait_for_function("document.querySelectorAll('.dv-fig-host .js-plotly-plot').length === 4")
+    page.wait_for_function(DRAWN_FIGURES)
     yield page
     page.close()
 
@@ -168,8 +170,8 @@ def test_two_widgets_draw_their_own_traces_offline(page, traces):
         assert page.evaluate(FRAME, name) == frame
         spans = page.locator(f"{out} .dv-text [data-pos]")
         assert spans.count() == len(trace.token_ids)
-        assert page.locator(f"{out} .dv-w-heatmap .js-plotly-plot").count() == 1
-        assert page.locator(f"{out} .dv-w-order .js-plotly-plot").count() == 1
+        assert page.locator(f"{out} .dv-w-heatmap .dv-fig canvas.dv-flat").count() == 1  # plot2d.js's
+        assert page.locator(f"{out} .dv-w-order .dv-fig canvas.dv-flat").count() == 1
         assert page.evaluate(INSPECTED, name) == 0
         if name == "a":  # at the end every token shows its text: the trace's own
             assert "".join(spans.all_inner_texts()) == "".join(trace.token_text(i) for i in trace.token_ids)
@@ -253,7 +255,7 @@ def test_a_moved_and_a_renoising_trace_play_in_widgets_frame_by_frame(chromium_p
     traces = _moved_and_renoising()
     for name, trace in zip("ab", traces):
         page.evaluate(MOUNT, [name, json.loads(json.dumps(dllm_viz.show(trace, frame=0).get_state()))])
-    page.wait_for_function("document.querySelectorAll('.dv-fig-host .js-plotly-plot').length === 4")
+    page.wait_for_function(DRAWN_FIGURES)
     for name, trace in zip("ab", traces):
         for frame in [*range(len(trace.steps) + 1), 0]:
             page.evaluate("([name, f]) => window.models[name].model.set('frame', f)", [name, frame])

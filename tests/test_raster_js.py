@@ -1,9 +1,9 @@
 """Dense marker layers drawn as one image (app/web/raster.js), in Debian's chromium.
 
-The heatmap's confirmed-cell boxes and the per-step figure's dots are painted into one image per subplot
-(plotly would draw an SVG element per point); what the figure shows and says on hover stays: the image
-has a mark at every point, each point's trace still hovers with its label, the legend keeps its keys, and
-a legend click hides a layer from the image.
+The per-step figure's dots are painted into one image per subplot (plotly would draw an SVG element per point;
+the heatmap's boxes are painted with its cells: tests/test_plot2d_js.py); what the figure shows and says on hover
+stays: the image has a mark at every point, each point's trace still hovers with its label, the legend keeps its
+keys, and a legend click hides a layer from the image.
 """
 from __future__ import annotations
 
@@ -43,18 +43,6 @@ INKED = """async ([kind, i]) => { const gd = document.querySelector(`#dv-${kind}
   const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
   const g = c.getContext('2d'); g.drawImage(img, 0, 0);
   return g.getImageData(0, 0, c.width, c.height).data.filter((v, j) => j % 4 === 3 && v > 0).length; }"""
-
-
-def test_the_heatmaps_boxes_are_one_image_and_still_hover(page, trace):
-    renderer.show(page, trace)
-    drawn = page.evaluate(DRAWN, "heatmap")
-    heat, boxes = drawn["data"]
-    assert boxes["mode"] == "none" and boxes["n"] == 48  # every confirmed cell still a point of its trace
-    assert drawn["images"] == [["x domain", "y domain", "data:image/png;base64,"]] and drawn["paths"] == 0
-    assert page.evaluate(INKED, ["heatmap", 0]) > 48 * 10
-    pos = next(p for p in range(48) if trace.order[p] == 0)
-    label = " ".join(page.evaluate(HOVER, ["heatmap", pos, 1, "xy"]))
-    assert "confirmed" in label, label  # the box's own label, as before
 
 
 def test_the_per_step_dots_are_one_image_with_their_keys_and_hover(page, trace):

@@ -158,7 +158,7 @@ def test_the_one_cursor_follows_the_step_over_a_renoising_traces_figures(show, r
     settled = view.stability(trace)["settled"]
     page = show(trace, frame=0, selected=3)
     page.wait_for_function("() => ['dv-heatmap', 'dv-order', 'dv-steps'].every((id) => "
-                           "document.querySelector(`#${id} .dv-fig-host .dv-fig .main-svg`))")
+                           "document.querySelector(`#${id} .dv-fig-host .dv-fig :is(.main-svg, canvas.dv-flat)`))")
     for f in (1, 5, n // 2, n, 2):
         at(page, f, 3)
         heat, order, steps = (page.evaluate(CURSORS, name) for name in ("dv-heatmap", "dv-order", "dv-steps"))

@@ -1,5 +1,6 @@
 // dllm-viz: the figures of a trace as plotly.js specs, pure functions of its data (trace.js) and the
-// page's language `t` (after trace.js and canvas.js; see views/web.py). views.js draws them.
+// page's language `t` (after trace.js and canvas.js; see views/web.py). views.js draws them: the heatmaps and the
+// order map through plot2d.js, the others through plotly.
 //
 // Steps are shown 1-based (step 1 = the first forward pass); colours come from the theme (views/
 // palette.py), so the canvas tints and the figures agree. Every figure states its axis ranges and

@@ -1,9 +1,9 @@
 // dllm-viz: a figure's dense marker layers painted as one image (after figures.js; views.js's dvPlot calls
 // dvRaster just before plotly draws).
 //
-// plotly draws an SVG element per marker point, which the page then styles and lays out one by one (a
-// confirmed-cell box of the heatmap, a dot of the per-step figure: ~0.1 ms each), and a browser without a
-// GPU has no WebGL for scattergl. So a trace of markers alone with at least DV_RASTER_MIN points is
+// plotly draws an SVG element per marker point, which the page then styles and lays out one by one (a dot
+// of the per-step figure: ~0.1 ms each; the heatmaps are plot2d.js's, painted with `dvRasterDraw` below),
+// and a browser without a GPU has no WebGL for scattergl. So a trace of markers alone with at least DV_RASTER_MIN points is
 // painted, with the others of its axes, into one 2D canvas at the plot's own pixel size, shown as a layout
 // image over those axes (`x domain` / `y domain`: it follows the plot area). The trace itself stays with
 // its markers hidden (mode "none"): hovering a point still shows its label. One in the legend leaves its
@@ -54,9 +54,14 @@ function dvRasterPaint(traces, xa, ya, w, h) {
   const scale = Math.min(2, Math.max(1, (typeof window !== "undefined" && window.devicePixelRatio) || 1));
   const canvas = document.createElement("canvas");
   canvas.width = Math.round(w * scale); canvas.height = Math.round(h * scale);
-  const g = canvas.getContext("2d");
   const [x0, x1] = xa.range, [y0, y1] = ya.range, sx = w / (x1 - x0), sy = h / (y1 - y0);
-  const at = (x, y) => [(x - x0) * sx, (y1 - y) * sy];
+  dvRasterDraw(canvas.getContext("2d"), traces, (x, y) => [(x - x0) * sx, (y1 - y) * sy], scale);
+  return canvas.toDataURL();
+}
+
+// Traces of markers (and plain lines) painted into `g` at `scale` device pixels a css pixel, each point placed at
+// the css pixel `at(x, y)`: the painter of the images above, and of the figures plot2d.js draws without plotly.
+function dvRasterDraw(g, traces, at, scale) {
   for (const tr of traces) {
     if (tr.mode === "lines") { dvRasterLine(g, tr, at, scale); continue; }
     const m = tr.marker || {}, r = (m.size ?? 6) / 2, symbol = String(m.symbol || "circle"), line = m.line || {};
@@ -76,7 +81,8 @@ function dvRasterPaint(traces, xa, ya, w, h) {
       if (g.lineWidth > 0) g.stroke(shape);
     }
   }
-  return canvas.toDataURL();
+  g.setTransform(1, 0, 0, 1, 0, 0);
+  g.globalAlpha = 1;
 }
 
 // A plain line (a null breaks it) painted into `g`, points placed by `at`.

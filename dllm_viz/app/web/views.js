@@ -16,12 +16,18 @@
 
 const DV_PLOT_CONFIG = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"]};
 
-// Draw `fig` into `host` (a figure div of ours inside it), at most once per new figure.
+// Draw `fig` into `host` (a figure div of ours inside it), at most once per new figure: a figure of heatmaps and
+// markers on a canvas of ours (plot2d.js), any other with plotly.
 function dvPlot(host, fig) {
   // plotly.js: the page's (a global), or the one a module of ours holds in scope (the notebook widget's)
-  const P = typeof Plotly === "undefined" ? null : Plotly;
-  if (!host || !P) return null;
+  const P = typeof Plotly === "undefined" ? null : Plotly, flat = dvFlatFits(fig);
+  if (!host || (!P && !flat)) return null;
   let gd = host.querySelector(":scope > .dv-fig");
+  if (gd && !!gd.__dvFlat !== flat) {  // drawn the other way before: a figure element anew
+    if (P && !gd.__dvFlat) P.purge(gd);
+    gd.remove();
+    gd = null;
+  }
   if (!gd) {
     gd = document.createElement("div");
     gd.className = "dv-fig";
@@ -30,11 +36,15 @@ function dvPlot(host, fig) {
   fig.layout.margin = {...fig.layout.margin, autoexpand: false};  // the margins stated are the margins drawn
   gd.__dvFig = fig;
   const width = dvFit(gd, fig);
-  dvRaster(gd, fig, width);  // dense marker layers as one image each (raster.js)
-  P.react(gd, fig.data, fig.layout, DV_PLOT_CONFIG);
-  if (gd.__dvRaster && !gd.__dvRasterWired) {
-    gd.__dvRasterWired = true;
-    gd.on("plotly_restyle", () => dvRasterAgain(gd));
+  if (flat) {
+    dvFlatPlot(gd, fig, width);
+  } else {
+    dvRaster(gd, fig, width);  // dense marker layers as one image each (raster.js)
+    P.react(gd, fig.data, fig.layout, DV_PLOT_CONFIG);
+    if (gd.__dvRaster && !gd.__dvRasterWired) {
+      gd.__dvRasterWired = true;
+      gd.on("plotly_restyle", () => dvRasterAgain(gd));
+    }
   }
   performance.mark("dv-drawn-" + (fig.__kind || "figure"));  // timed by bench/ui_bench.py
   gd.__dvDraws = (gd.__dvDraws || 0) + 1;  // how often this figure was drawn (tests count: once per trace)
