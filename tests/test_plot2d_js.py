@@ -168,3 +168,19 @@ def test_the_order_maps_cell_texts_are_drawn_in_their_cells_as_text(page, trace)
       gd.dispatchEvent(new MouseEvent('mousemove', at));
       return gd.querySelector('.dv-flat-tip').innerText; }""", [r, c])
     assert label.startswith(f"position {r * 8 + c} · step"), label
+
+
+def test_a_label_is_shown_as_text_never_as_markup(page, trace):
+    renderer.show(page, trace)
+    tip = page.evaluate("""() => { const host = document.querySelector('#dv-heatmap .dv-fig-host');
+      const fig = DV.dvHeatmapFig(window.d, window.OPTIONS.strings.en); fig.__kind = 'heatmap';
+      const heat = fig.data[0], j = heat.z.findIndex((row) => row.some((v) => v !== null));
+      const i = heat.z[j].findIndex((v) => v !== null);
+      heat.customdata[j][i] = "'&lt;b&gt;x&lt;/b&gt;'<img src=x onerror=\\"window.__dvPwned = 1\\"><br>two";
+      const gd = DV.dvPlot(host, fig), f = gd.__dvFlat, b = gd.getBoundingClientRect();
+      const at = {clientX: b.left + f.at.X(heat.x[i]), clientY: b.top + f.at.Y(heat.y[j]), bubbles: true};
+      gd.dispatchEvent(new MouseEvent('mousemove', at));
+      const el = gd.querySelector('.dv-flat-tip');
+      return {text: el.innerText, tags: [...el.querySelectorAll('*')].map((e) => e.tagName)}; }""")
+    assert tip["text"].endswith("'<b>x</b>'\ntwo") and set(tip["tags"]) == {"BR"}, tip  # an escaped token: as written
+    assert page.evaluate("() => window.__dvPwned") is None

@@ -340,7 +340,7 @@ function dvFlatHover(gd, e) {
   dvFlatTip(gd, dvFlatHit(gd, e.clientX - r.left, e.clientY - r.top));
 }
 
-// The hover label `hit` ({x, y, text}: css px in the figure, the label's markup) beside its point, or none.
+// The hover label `hit` ({x, y, text}: css px in the figure, the label in plotly's markup) beside its point, or none.
 function dvFlatTip(gd, hit) {
   let tip = gd.querySelector(":scope > .dv-flat-tip");
   if (!hit || !hit.text) { if (tip) tip.style.display = "none"; return; }
@@ -353,7 +353,9 @@ function dvFlatTip(gd, hit) {
       color: (L.font && L.font.color) || "#111", whiteSpace: "nowrap", boxShadow: "0 1px 3px rgba(0,0,0,.15)"});
     gd.appendChild(tip);
   }
-  tip.innerHTML = hit.text;  // figures.js's labels: their token text escaped (dvLabel), the rest our strings
+  // as text, line by line (a trace's token text is escaped in the label, dvLabel; nothing in it is markup here)
+  const lines = dvFlatLines(hit.text);
+  tip.replaceChildren(...lines.flatMap((line, i) => (i ? [document.createElement("br"), line] : [line])));
   tip.style.display = "block";
   const w = tip.offsetWidth, h = tip.offsetHeight, W = gd.clientWidth;
   tip.style.left = Math.max(0, hit.x + 12 + w > W ? hit.x - 12 - w : hit.x + 12) + "px";
