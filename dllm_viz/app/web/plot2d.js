@@ -62,6 +62,21 @@ function dvFlatTicks(axis, length, px) {
   return out;
 }
 
+// Heatmap `tr` as drawn: its cells `z`, their x and y values (plotly's defaults: 0, 1, ... where it states none), its
+// colour range lo..hi (zmin and zmax, else its values'), its colours `lut` and a value's index in it, `colour(v)`
+// (`colours` false: no lut, as hovering and the colour bar need none).
+function dvFlatHeat(tr, colours = true) {
+  const z = tr.z, cols = Math.max(0, ...z.map((row) => (row ? row.length : 0)));
+  let lo = tr.zmin, hi = tr.zmax;
+  if (lo === undefined || hi === undefined) {
+    const all = z.flat().filter((v) => v !== null && v !== undefined && !Number.isNaN(v));
+    lo = lo ?? (all.length ? Math.min(...all) : 0); hi = hi ?? (all.length ? Math.max(...all) : 1);
+  }
+  const span = hi > lo ? hi - lo : 1, lut = colours ? dvFlatLut(tr.colorscale) : null;
+  return {z, xs: tr.x || [...Array(cols).keys()], ys: tr.y || [...z.keys()], lo, hi, lut,
+          colour: (v) => Math.round(Math.min(1, Math.max(0, (v - lo) / span)) * (DV_FLAT_LUT - 1))};
+}
+
 // A colour scale's colours at DV_FLAT_LUT even steps from 0 to 1.
 function dvFlatLut(scale) {
   return Array.from({length: DV_FLAT_LUT}, (_, i) => dvScaleColor(scale, i / (DV_FLAT_LUT - 1)));
@@ -160,15 +175,7 @@ function dvFlatAxes(L, box, at, ticks, text) {
 // scale from zmin to zmax; a null cell is left empty; xgap and ygap pixels between cells, or, where zsmooth (a dense
 // grid, figures.js's dvCells), no gap: one image of a pixel a cell.
 function dvFlatCells(g, tr, X, Y, scale) {
-  const z = tr.z, cols = Math.max(0, ...z.map((row) => (row ? row.length : 0)));
-  const xs = tr.x || [...Array(cols).keys()], ys = tr.y || [...z.keys()];
-  let lo = tr.zmin, hi = tr.zmax;
-  if (lo === undefined || hi === undefined) {
-    const all = z.flat().filter((v) => v !== null && v !== undefined && !Number.isNaN(v));
-    lo = lo ?? Math.min(...all); hi = hi ?? Math.max(...all);
-  }
-  const lut = dvFlatLut(tr.colorscale), span = hi > lo ? hi - lo : 1;
-  const colour = (v) => Math.round(Math.min(1, Math.max(0, (v - lo) / span)) * (DV_FLAT_LUT - 1));  // its index in lut
+  const {z, xs, ys, lut, colour} = dvFlatHeat(tr);
   const step = (vs, at) => Math.abs(vs.length > 1 ? at(vs[1]) - at(vs[0]) : at(vs[0] + 0.5) - at(vs[0] - 0.5));
   const cw = step(xs, X), ch = step(ys, Y), gx = tr.xgap || 0, gy = tr.ygap || 0;
   if (tr.zsmooth) return dvFlatImage(g, z, xs, ys, X, Y, cw, ch, lut, colour);
@@ -215,17 +222,14 @@ function dvFlatImage(g, z, xs, ys, X, Y, cw, ch, lut, colour) {
 // A heatmap's cell texts, each line centred in its cell (lines 1.2 times the size apart), dark on a light cell and
 // white on a dark one (plotly's "auto" colour); an empty cell's none. Where each line lies is kept (`cell`).
 function dvFlatCellTexts(gd, g, tr, X, Y, family) {
-  const z = tr.z, cols = Math.max(0, ...z.map((row) => (row ? row.length : 0)));
-  const xs = tr.x || [...Array(cols).keys()], ys = tr.y || [...z.keys()];
-  const size = (tr.textfont && tr.textfont.size) || 12;
-  const lut = dvFlatLut(tr.colorscale), lo = tr.zmin ?? 0, span = (tr.zmax ?? 1) - lo || 1;
+  const {z, xs, ys, lut, colour} = dvFlatHeat(tr), size = (tr.textfont && tr.textfont.size) || 12;
   g.font = `${size}px ${family}`;
   g.textAlign = "center";
   g.textBaseline = "middle";
   z.forEach((row, j) => (row || []).forEach((v, i) => {
     const lines = tr.text[j] && tr.text[j][i] ? dvFlatLines(tr.text[j][i]) : [];
     if (v === null || v === undefined || Number.isNaN(v) || !lines.length || i >= xs.length || j >= ys.length) return;
-    const [r, gg, b] = dvRgb(lut[Math.round(Math.min(1, Math.max(0, (v - lo) / span)) * (DV_FLAT_LUT - 1))]);
+    const [r, gg, b] = dvRgb(lut[colour(v)]);
     g.fillStyle = 0.299 * r + 0.587 * gg + 0.114 * b > 128 ? "#444" : "#fff";
     const x = X(xs[i]), y = Y(ys[j]) - (lines.length - 1) * size * 0.6;
     lines.forEach((line, k) => {
@@ -241,7 +245,7 @@ function dvFlatCellTexts(gd, g, tr, X, Y, family) {
 // 10 px at each end, centred), its ticks' labels beside it and its title turned beside them.
 function dvFlatColorbar(g, tr, box, text) {
   const cb = tr.colorbar || {}, thick = cb.thickness || 30, len = Math.max(10, (cb.len ?? 1) * box.h - 20);
-  const left = box.l + 1.02 * box.w + 10, top = box.t + (box.h - len) / 2, lo = tr.zmin ?? 0, hi = tr.zmax ?? 1;
+  const left = box.l + 1.02 * box.w + 10, top = box.t + (box.h - len) / 2, {lo, hi} = dvFlatHeat(tr, false);
   const grad = g.createLinearGradient(0, top + len, 0, top);
   tr.colorscale.forEach(([x, c]) => grad.addColorStop(x, c));
   g.fillStyle = grad;
@@ -322,8 +326,7 @@ function dvFlatHit(gd, x, y) {
     }
   }
   for (const tr of shown.filter((t) => t.type === "heatmap" && hovers(t)).reverse()) {
-    const cols = Math.max(0, ...tr.z.map((row) => (row ? row.length : 0)));
-    const xs = tr.x || [...Array(cols).keys()], ys = tr.y || [...tr.z.keys()];
+    const {xs, ys} = dvFlatHeat(tr, false);
     const off = (at, v, c) => Math.abs(at(v) - c);
     const nearest = (vs, at, c) => vs.reduce((best, v, i) => (off(at, v, c) < off(at, vs[best], c) ? i : best), 0);
     const i = nearest(xs, X, x), j = nearest(ys, Y, y), v = tr.z[j] ? tr.z[j][i] : null;
