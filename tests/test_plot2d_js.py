@@ -184,3 +184,18 @@ def test_a_label_is_shown_as_text_never_as_markup(page, trace):
       return {text: el.innerText, tags: [...el.querySelectorAll('*')].map((e) => e.tagName)}; }""")
     assert tip["text"].endswith("'<b>x</b>'\ntwo") and set(tip["tags"]) == {"BR"}, tip  # an escaped token: as written
     assert page.evaluate("() => window.__dvPwned") is None
+
+
+def test_a_narrow_order_map_clips_a_token_whole_never_inside_an_entity(page, trace):
+    import html
+
+    renderer.show(page, trace)
+    cut = page.evaluate("""() => { const host = document.createElement('div');
+      host.style.width = '380px';  // 4 characters a cell
+      document.body.appendChild(host);
+      const fig = DV.dvOrderFig(window.d, window.OPTIONS.strings.en); fig.__kind = 'order';
+      fig.data[0].text[0][0] = '.&quot;&lt;ab';  // a cell's text as figures.js writes it (dvCellText: escaped)
+      const gd = DV.dvPlot(host, fig), out = [gd.data[0].text[0][0], gd.__dvFlat.texts.filter((x) => x.cell)[0].text];
+      host.remove(); return out; }""")
+    assert cut[0].endswith("…") and "&" not in html.unescape(cut[0]), cut  # clipped whole: no "&q…"
+    assert cut[1] == html.unescape(cut[0]), cut  # and drawn as text

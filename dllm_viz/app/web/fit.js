@@ -1,5 +1,5 @@
-// dllm-viz: a figure fitted to the width it is drawn at (after figures.js; views.js's dvPlot calls `dvFit` before
-// plotly draws). Plotly neither wraps a title nor grows a figure for a legend that wraps, and its heatmap boxes and
+// dllm-viz: a figure fitted to the width it is drawn at (after figures.js and plot2d.js; views.js's dvPlot calls
+// `dvFit` before drawing). Plotly neither wraps a title nor grows a figure for a legend that wraps, and its heatmap boxes and
 // cell labels keep their stated sizes: in a narrow figure (a phone) the title and legend would lie past its edges
 // and the boxes over each other. The figure grows by the rows it adds, its plots keeping their size.
 
@@ -19,7 +19,11 @@ function dvFit(gd, fig) {
   } else if (fig.__kind === "order") {
     const chars = Math.max(1, Math.floor(w / span(fig.layout.xaxis) / 7.5));  // ~7 px a character at 11 px
     const tr = fig.data[0], full = tr.__full || (tr.__full = tr.text.map((row) => row.slice()));
-    const cut = (s) => { const [first, rest] = s.split("<br>"); const c = first.length <= chars ? first : first.slice(0, Math.max(1, chars - 1)) + "…"; return rest === undefined ? c : c + "<br>" + rest; };
+    const cut = (s) => {  // the token's text clipped, then escaped again (clipping escaped text could cut "&quot;")
+      const [first, rest] = s.split("<br>"), [text] = dvFlatLines(first);
+      const c = dvEscape(text.length <= chars ? text : text.slice(0, Math.max(1, chars - 1)) + "…");
+      return rest === undefined ? c : c + "<br>" + rest;
+    };
     tr.text = full.map((row) => row.map(cut));
   }
   let top = 0;
