@@ -29,7 +29,7 @@ last lines compare each click with its own handler, loaded over not loaded.
     python bench/ui_bench.py --browser --rounds 9
     python bench/ui_bench.py --browser --only release   # one part of the page: release, lessons, replay
     python bench/ui_bench.py --browser --pin            # the browser on cores of its own (see below)
-    python bench/ui_bench.py --browser --plotly         # every figure plotly's (the heatmaps too, as before)
+    python bench/ui_bench.py --browser --plotly         # every figure plotly's (as before plot2d.js, chart2d.js)
 
 With --pin (a machine of two or more cores) this process, the app it serves and every in-process decode run on the
 first core it may use, and chromium (with Playwright's driver) on the others, re-pinned as it starts processes:
@@ -93,7 +93,7 @@ def timed(fn: Callable[[], Any]) -> float:
 # arming, by its event timestamp; Playwright's own checks before a click are not the app's latency.
 # Without such an event (a frame step run inside the page) the count starts at arming. A canvas is
 # watched through its text (or the trace it carries), a figure through its data object (a new spec's
-# on every draw, by plotly or plot2d.js). Polled every 5 ms with cheap reads (no layout), so the probe costs
+# on every draw, by plotly or ours). Polled every 5 ms with cheap reads (no layout), so the probe costs
 # the page next to nothing. A view that is not on the page (a figure remounting; the finished
 # canvas while a live one stands in its place) has not changed yet: it changes when it is back, new.
 ARM = """(watched) => { let t0 = performance.now(), acted = false;
@@ -153,7 +153,7 @@ def open_page(p: Any, url: str) -> Any:
     page = browser.new_page(viewport={"width": 1500, "height": 1000})
     page.add_init_script("localStorage.setItem('dv-tour', 'done')")  # no walkthrough over the sliders
     if PLOTLY_ONLY:
-        page.add_init_script("window.__dvFlatOff = true")  # --plotly: every figure plotly's (plot2d.js's left out)
+        page.add_init_script("window.__dvFlatOff = true")  # --plotly: every figure plotly's (ours left out)
     page.goto(url)
     page.wait_for_selector("#dv-canvas .dv-player .dv-scrub", timeout=120_000)
     page.wait_for_function(PLAYED, timeout=120_000)  # the example plays by itself first
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", choices=PARTS, action="append", help="with --browser: only these parts (repeatable)")
     parser.add_argument("--pin", action="store_true", help="with --browser: chromium on cores apart from the app's")
     parser.add_argument("--plotly", action="store_true",
-                        help="with --browser: every figure drawn by plotly, the heatmaps too (as before plot2d.js)")
+                        help="with --browser: every figure drawn by plotly (as before plot2d.js and chart2d.js)")
     args = parser.parse_args(argv)
     global PLOTLY_ONLY
     PLOTLY_ONLY = args.plotly

@@ -1,7 +1,8 @@
-"""Dense marker layers drawn as one image (app/web/raster.js), in Debian's chromium.
+"""Dense marker layers drawn as one image (app/web/raster.js) in a figure plotly draws, in Debian's chromium.
 
-The per-step figure's dots are painted into one image per subplot (plotly would draw an SVG element per point;
-the heatmap's boxes are painted with its cells: tests/test_plot2d_js.py); what the figure shows and says on hover
+The page's figures are drawn on canvases of ours (plot2d.js, chart2d.js); plotly draws the others, and all of them
+where `window.__dvFlatOff` says so (`bench/ui_bench.py --plotly`), as here. Its per-step figure's dots are then
+painted into one image per subplot (plotly would draw an SVG element per point); what the figure shows and says on hover
 stays: the image has a mark at every point, each point's trace still hovers with its label, the legend keeps its
 keys, and a legend click hides a layer from the image.
 """
@@ -18,6 +19,7 @@ from tests.ui_model import make_text_model
 @pytest.fixture(scope="module")
 def page():
     with renderer.opened() as page:
+        page.evaluate("() => { window.__dvFlatOff = true; }")  # every figure plotly's
         yield page
 
 

@@ -34,7 +34,7 @@ WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (packa
 # then the page's own: the walkthrough, the links that reopen a view, the glue to Gradio, and what the page starts
 # itself as an event starts.
 RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "figures_renoise.js", "raster.js", "plot2d.js",
-                  "fit.js", "views.js", "pair.js")
+                  "chart2d.js", "fit.js", "views.js", "pair.js")
 PAGE_FILES = (*RENDERER_FILES, "tour.js", "links.js", "page.js", "start.js")
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 

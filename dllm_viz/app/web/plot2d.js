@@ -57,7 +57,7 @@ function dvFlatTicks(axis, length, px) {
   const tick0 = axis.tick0 || 0, digits = Math.max(0, -Math.floor(Math.log10(dtick) + 1e-9)), out = [];
   for (let k = Math.ceil((lo - tick0) / dtick - 1e-9); tick0 + k * dtick <= hi + 1e-9; k++) {
     const v = tick0 + k * dtick;
-    out.push([v, (Math.abs(v) < dtick / 1e6 ? 0 : v).toFixed(digits)]);
+    out.push([v, String(Number((Math.abs(v) < dtick / 1e6 ? 0 : v).toFixed(digits)))]);  // 1, not 1.0: plotly's
   }
   return out;
 }
@@ -85,45 +85,12 @@ function dvFlatLut(scale) {
 // Draw `fig` (dvFlatFits) into the figure element `gd`, `width` css px wide (0: not laid out; it is drawn once it
 // is), and keep it there for hovering and for a change of width.
 function dvFlatPlot(gd, fig, width) {
-  gd.data = fig.data;
-  gd.layout = fig.layout;
-  let canvas = gd.querySelector(":scope > canvas.dv-flat");
-  if (!canvas) {
-    canvas = document.createElement("canvas");
-    canvas.className = "dv-flat";
-    canvas.style.display = "block";
-    gd.replaceChildren(canvas);
-    gd.style.position = "relative";
-    gd.addEventListener("mousemove", (e) => dvFlatHover(gd, e));
-    gd.addEventListener("mouseleave", () => dvFlatTip(gd, null));
-    if (typeof ResizeObserver !== "undefined") {  // plotly's `responsive`: drawn again at a new width
-      new ResizeObserver(() => {
-        const f = gd.__dvFig, w = gd.clientWidth;
-        if (f && gd.__dvFlat && w && w !== gd.__dvFlat.width) dvFlatPlot(gd, f, dvFit(gd, f));
-      }).observe(gd);
-    }
-  }
-  const L = fig.layout, m = L.margin, H = L.height;
-  canvas.setAttribute("role", "img");  // what a screen reader says of it: the figure's title
-  canvas.setAttribute("aria-label", dvFlatLines(L.title && L.title.text).join(" "));
-  canvas.style.width = width ? width + "px" : "100%";
-  canvas.style.height = H + "px";
-  const box = {l: m.l, t: m.t, w: width - m.l - m.r, h: H - m.t - m.b};
-  gd.__dvFlat = {width, box, texts: [], fig};
-  if (!width || box.w <= 0 || box.h <= 0) return;
-  const scale = Math.min(2, Math.max(1, window.devicePixelRatio || 1));
-  canvas.width = Math.round(width * scale);
-  canvas.height = Math.round(H * scale);
-  const g = canvas.getContext("2d"), [x0, x1] = L.xaxis.range, [y0, y1] = L.yaxis.range;
+  const drawn = dvFlatCanvas(gd, fig, width, dvFlatPlot, dvFlatHit);
+  if (!drawn) return;
+  const {g, scale, box, text, family} = drawn, L = fig.layout, [x0, x1] = L.xaxis.range, [y0, y1] = L.yaxis.range;
   const at = gd.__dvFlat.at = {X: (x) => box.l + (x - x0) / (x1 - x0) * box.w,
                                Y: (y) => box.t + (y1 - y) / (y1 - y0) * box.h};
   const shown = fig.data.filter((tr) => tr.visible !== false && tr.visible !== "legendonly");
-  const font = L.font || {}, family = font.family || "sans-serif";
-  const base = {size: font.size || 12, family, colour: font.color || "#000"};
-  const text = (s, x, y, opts = {}) => dvFlatText(gd, g, s, x, y, {...base, ...opts});
-  g.fillStyle = L.paper_bgcolor || "#fff";
-  g.fillRect(0, 0, canvas.width, canvas.height);
-  g.setTransform(scale, 0, 0, scale, 0, 0);
   g.fillStyle = L.plot_bgcolor || "#fff";
   g.fillRect(box.l, box.t, box.w, box.h);
   const ticks = {x: dvFlatTicks(L.xaxis, box.w, 80), y: dvFlatTicks(L.yaxis, box.h, 40)};
@@ -143,6 +110,53 @@ function dvFlatPlot(gd, fig, width) {
   shown.filter((tr) => tr.type === "heatmap" && tr.showscale !== false).slice(0, 1)
     .forEach((tr) => dvFlatColorbar(g, tr, box, text));
   dvFlatTitle(L, width, text);
+}
+
+// The canvas of figure element `gd` for `fig` at `width` css px (made once, with its listeners: hovering through
+// `hit(gd, x, y)`, a click through gd.__dvFlat.click, a new width drawing it again through `draw`), sized and filled
+// with the paper's colour; gd.__dvFlat made anew ({width, box: the plots' area, texts, fig, draw, hit}) and `gd.data`,
+// `gd.layout` set to the spec, as plotly's element has them. Returns {g (scaled to css px), scale, box, text(s, x, y,
+// opts): dvFlatText in the figure's font, family}, or null where there is nothing to draw yet (no width).
+function dvFlatCanvas(gd, fig, width, draw, hit) {
+  gd.data = fig.data;
+  gd.layout = fig.layout;
+  let canvas = gd.querySelector(":scope > canvas.dv-flat");
+  if (!canvas) {
+    canvas = document.createElement("canvas");
+    canvas.className = "dv-flat";
+    canvas.style.display = "block";
+    gd.replaceChildren(canvas);
+    gd.style.position = "relative";
+    gd.addEventListener("mousemove", (e) => dvFlatHover(gd, e));
+    gd.addEventListener("mouseleave", () => dvFlatTip(gd, null));
+    gd.addEventListener("click", (e) => {
+      const f = gd.__dvFlat, r = gd.getBoundingClientRect();
+      if (f && f.click) f.click(e.clientX - r.left, e.clientY - r.top);
+    });
+    if (typeof ResizeObserver !== "undefined") {  // plotly's `responsive`: drawn again at a new width
+      new ResizeObserver(() => {
+        const f = gd.__dvFig, w = gd.clientWidth, flat = gd.__dvFlat;
+        if (f && flat && w && w !== flat.width) flat.draw(gd, f, dvFit(gd, f));
+      }).observe(gd);
+    }
+  }
+  const L = fig.layout, m = L.margin, H = L.height;
+  canvas.setAttribute("role", "img");  // what a screen reader says of it: the figure's title
+  canvas.setAttribute("aria-label", dvFlatLines(L.title && L.title.text).join(" "));
+  canvas.style.width = width ? width + "px" : "100%";
+  canvas.style.height = H + "px";
+  const box = {l: m.l, t: m.t, w: width - m.l - m.r, h: H - m.t - m.b};
+  gd.__dvFlat = {width, box, texts: [], fig, draw, hit};
+  if (!width || box.w <= 0 || box.h <= 0) return null;
+  const scale = Math.min(2, Math.max(1, window.devicePixelRatio || 1));
+  canvas.width = Math.round(width * scale);
+  canvas.height = Math.round(H * scale);
+  const g = canvas.getContext("2d"), font = L.font || {}, family = font.family || "sans-serif";
+  const base = {size: font.size || 12, family, colour: font.color || "#000"};
+  g.fillStyle = L.paper_bgcolor || "#fff";
+  g.fillRect(0, 0, canvas.width, canvas.height);
+  g.setTransform(scale, 0, 0, scale, 0, 0);
+  return {g, scale, box, family, text: (s, x, y, opts = {}) => dvFlatText(gd, g, s, x, y, {...base, ...opts})};
 }
 
 // The grid lines at the axes' ticks, under the cells (a line 1 css px wide, on a device pixel).
@@ -339,8 +353,8 @@ function dvFlatHit(gd, x, y) {
 }
 
 function dvFlatHover(gd, e) {
-  const r = gd.getBoundingClientRect();
-  dvFlatTip(gd, dvFlatHit(gd, e.clientX - r.left, e.clientY - r.top));
+  const r = gd.getBoundingClientRect(), f = gd.__dvFlat;
+  dvFlatTip(gd, f && f.hit ? f.hit(gd, e.clientX - r.left, e.clientY - r.top) : null);
 }
 
 // The hover label `hit` ({x, y, text}: css px in the figure, the label in plotly's markup) beside its point, or none.

@@ -2,7 +2,8 @@
 // dvRaster just before plotly draws).
 //
 // plotly draws an SVG element per marker point, which the page then styles and lays out one by one (a dot
-// of the per-step figure: ~0.1 ms each; the heatmaps are plot2d.js's, painted with `dvRasterDraw` below),
+// of the per-step figure: ~0.1 ms each, where plotly draws it: `window.__dvFlatOff`; the page's heatmaps and
+// charts are plot2d.js's and chart2d.js's, their markers painted with `dvRasterDraw` below),
 // and a browser without a GPU has no WebGL for scattergl. So a trace of markers alone with at least DV_RASTER_MIN points is
 // painted, with the others of its axes, into one 2D canvas at the plot's own pixel size, shown as a layout
 // image over those axes (`x domain` / `y domain`: it follows the plot area). The trace itself stays with
@@ -71,14 +72,15 @@ function dvRasterDraw(g, traces, at, scale) {
     g.globalAlpha = (m.opacity ?? 1) * (tr.opacity ?? 1);
     g.fillStyle = m.color;
     g.strokeStyle = open ? m.color : line.color || m.color;
-    g.lineWidth = line.width ?? (open ? 1 : 0);
+    const outline = line.width ?? (open ? 1 : 0);  // (a canvas keeps its last width where it is given 0)
+    if (outline > 0) g.lineWidth = outline;
     for (let j = 0; j < tr.x.length; j++) {
       const x = tr.x[j], y = tr.y[j];
       if (x === null || y === null || x === undefined || y === undefined) continue;
       const [px, py] = at(x, y);
       g.setTransform(scale, 0, 0, scale, px * scale, py * scale);
       if (!open) g.fill(shape);
-      if (g.lineWidth > 0) g.stroke(shape);
+      if (outline > 0) g.stroke(shape);
     }
   }
   g.setTransform(1, 0, 0, 1, 0, 0);

@@ -9,18 +9,21 @@
 // clicks on tokens and figure cells, hover. Several views on one page never share anything. Nothing
 // here asks a server; nothing here knows Gradio (page.js does).
 //
-// The figures are plotly.js's (`Plotly`, loaded before these files run). The cursor is drawn
-// over them in an overlay of our own, placed from each figure's own layout (its margins, height and
-// axis ranges: figures.js states them all and lets no margin grow), so nothing reaches into plotly's
-// elements; a click is mapped back to a cell the same way.
+// The figures are drawn on canvases of ours (plot2d.js, chart2d.js) or, the others, by plotly.js (`Plotly`,
+// loaded before these files run). The cursor is drawn over them in an overlay of our own, placed from each
+// figure's own layout (its margins, height and axis ranges: figures.js states them all and lets no margin grow),
+// so nothing reaches into either's elements; a click is mapped back to a cell the same way.
 
 const DV_PLOT_CONFIG = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"]};
 
 // Draw `fig` into `host` (a figure div of ours inside it), at most once per new figure: a figure of heatmaps and
-// markers on a canvas of ours (plot2d.js), any other with plotly.
+// markers on a canvas of ours (plot2d.js), one of bars, lines and markers (the per-step figure, Compare's order
+// figure) likewise (chart2d.js), any other with plotly.
 function dvPlot(host, fig) {
   // plotly.js: the page's (a global), or the one a module of ours holds in scope (the notebook widget's)
-  const P = typeof Plotly === "undefined" ? null : Plotly, flat = dvFlatFits(fig);
+  // a figure of heatmaps and markers: plot2d.js's; bars, lines and markers: chart2d.js's; anything else: plotly's
+  const P = typeof Plotly === "undefined" ? null : Plotly;
+  const draw = dvFlatFits(fig) ? dvFlatPlot : dvChartFits(fig) ? dvChartPlot : null, flat = !!draw;
   if (!host || (!P && !flat)) return null;
   let gd = host.querySelector(":scope > .dv-fig");
   if (gd && !!gd.__dvFlat !== flat) {  // drawn the other way before: a figure element anew
@@ -37,7 +40,7 @@ function dvPlot(host, fig) {
   gd.__dvFig = fig;
   const width = dvFit(gd, fig);
   if (flat) {
-    dvFlatPlot(gd, fig, width);
+    draw(gd, fig, width);
   } else {
     dvRaster(gd, fig, width);  // dense marker layers as one image each (raster.js)
     P.react(gd, fig.data, fig.layout, DV_PLOT_CONFIG);
