@@ -48,7 +48,7 @@ HOVER = """async ([id, xr, yr, x, y]) => { const gd = document.querySelector(`#$
   const tip = gd.querySelector('.dv-flat-tip'), shown = tip && tip.style.display !== 'none' ? tip.innerText : null;
   gd.dispatchEvent(new MouseEvent('mouseleave', {bubbles: false}));
   return [shown, tip ? tip.style.display : null]; }"""
-# A click on the legend key of trace `name` in host `id`.
+# A click on the legend key of trace `name` in host `id` (its 'click' replaced: another event there).
 KEY = """([id, name]) => { const gd = document.querySelector(`#${id} .dv-fig`), f = gd.__dvFlat;
   const e = f.legend.find((x) => gd.data[x.i].name === name), r = gd.getBoundingClientRect();
   gd.dispatchEvent(new MouseEvent('click', {clientX: r.left + (e.left + e.right) / 2,
@@ -133,6 +133,8 @@ def test_a_legend_click_hides_its_trace_and_a_second_shows_it_again(page, trace)
     spec = page.evaluate(DRAWN, ["dv-steps", []])
     bars = spec["data"][0]
     at = [["x", "y", s, k / 2] for s, k in zip(bars["x"], bars["y"])]
+    page.evaluate(KEY.replace("'click'", "'mousemove'"), ["dv-steps", "k"])
+    assert page.evaluate("() => document.querySelector('#dv-steps .dv-fig').style.cursor") == "pointer"  # a key
     page.evaluate(KEY, ["dv-steps", "k"])
     hidden = page.evaluate(DRAWN, ["dv-steps", at])
     assert hidden["data"][0]["visible"] == "legendonly"

@@ -39,12 +39,22 @@ function dvChartFits(fig) {
     if (tr.type === "bar") return !tr.orientation || tr.orientation === "v";
     const line = tr.line || {};
     return tr.type === "scatter" && ["lines", "markers", "lines+markers"].includes(tr.mode || "lines+markers") &&
-      [undefined, "linear", "hv", "hvh"].includes(line.shape) && [undefined, "solid", "dot", "dash"].includes(line.dash) &&
-      DV_RASTER_SYMBOLS.has(m.symbol || "circle");
+      [undefined, "linear", "hv", "hvh"].includes(line.shape) &&
+      [undefined, "solid", "dot", "dash"].includes(line.dash) && DV_RASTER_SYMBOLS.has(m.symbol || "circle");
   });
 }
 
 const dvChartAxisKey = (ref) => ref[0] + "axis" + ref.slice(1);  // "x2" -> "xaxis2"
+
+// A line's dashes in css px as plotly draws them (its "dot" and "dash", by its width, at least 3), or none.
+function dvChartDash(line, width) {
+  const w = Math.max(width, 3);
+  return line.dash === "dot" ? [w, w] : line.dash === "dash" ? [3 * w, 3 * w] : [];
+}
+
+// The legend entry (chart2d's, gd.__dvFlat.legend) at (x, y) css px of a drawn figure `f`, or undefined.
+const dvChartKeyAt = (f, x, y) => (f.legend || []).find((k) => x >= k.left && x <= k.right && y >= k.top &&
+                                                               y <= k.bottom);
 
 // The axes of `fig` as drawn in `box` (the plots' area): {"x": {a, lo, hi, at(v) -> px, ticks}, "y2": ...}, each
 // over its domain (an overlaying axis over the domain of the one it overlays), its range stated or plotly's automatic
@@ -86,6 +96,7 @@ function dvChartPlot(gd, fig, width) {
   const {g, scale, box, text} = drawn, L = fig.layout, axes = dvChartAxes(fig, box), flat = gd.__dvFlat;
   flat.axes = axes;
   flat.click = (x, y) => dvChartToggle(gd, x, y);
+  flat.clicks = (x, y) => !!dvChartKeyAt(flat, x, y);
   const shown = fig.data.filter((tr) => tr.visible !== false && tr.visible !== "legendonly");
   const plots = [...new Set(fig.data.map((tr) => `${tr.xaxis || "x"} ${tr.yaxis || "y"}`))].map((key) => {
     const [x, y] = key.split(" ");
@@ -158,12 +169,12 @@ function dvChartBars(g, tr, X, Y) {
 function dvChartTrace(g, tr, X, Y, scale) {
   const mode = tr.mode || "lines+markers", line = tr.line || {};
   if (mode.includes("lines")) {
-    const w = line.width ?? 2, dash = Math.max(w, 3);
+    const w = line.width ?? 2;
     g.strokeStyle = line.color || "#636efa";
     g.lineWidth = w;
     g.lineJoin = "round";
     g.globalAlpha = tr.opacity ?? 1;
-    g.setLineDash(line.dash === "dot" ? [dash, dash] : line.dash === "dash" ? [3 * dash, 3 * dash] : []);
+    g.setLineDash(dvChartDash(line, w));
     g.beginPath();
     let last = null;
     tr.x.forEach((x, j) => {
@@ -172,7 +183,10 @@ function dvChartTrace(g, tr, X, Y, scale) {
       const px = X.at(x), py = Y.at(y);
       if (!last) g.moveTo(px, py);
       else if (line.shape === "hv") { g.lineTo(px, last[1]); g.lineTo(px, py); }
-      else if (line.shape === "hvh") { const mid = (last[0] + px) / 2; g.lineTo(mid, last[1]); g.lineTo(mid, py); g.lineTo(px, py); }
+      else if (line.shape === "hvh") {
+        const mid = (last[0] + px) / 2;
+        g.lineTo(mid, last[1]); g.lineTo(mid, py); g.lineTo(px, py);
+      }
       else g.lineTo(px, py);
       last = [px, py];
     });
@@ -201,10 +215,9 @@ function dvChartShapes(g, shapes, where, layer) {
     }
     const w = line.width ?? 2;
     if (w > 0 && (s.type === "line" || line.color)) {
-      const dash = Math.max(w, 3);
       g.strokeStyle = line.color || "#444";
       g.lineWidth = w;
-      g.setLineDash(line.dash === "dot" ? [dash, dash] : line.dash === "dash" ? [3 * dash, 3 * dash] : []);
+      g.setLineDash(dvChartDash(line, w));
       g.beginPath();
       if (s.type === "line") { g.moveTo(x0, y0); g.lineTo(x1, y1); } else g.rect(x0, y0, x1 - x0, y1 - y0);
       g.stroke();
@@ -250,7 +263,8 @@ function dvChartAxisTexts(L, box, axes, width, text) {
                                               {align: right ? "left" : "right", base: "middle"}));
     }
     if (title(a)) {
-      text(title(a), right ? width - 10 : 10, mid, {size: big, align: "center", base: "middle", turn: -1});  // (plotly turns both so)
+      // turned anticlockwise on either side, as plotly turns them
+      text(title(a), right ? width - 10 : 10, mid, {size: big, align: "center", base: "middle", turn: -1});
     }
   }
 }
@@ -294,10 +308,10 @@ function dvChartKey(g, tr, x, mid) {
     return;
   }
   if (mode.includes("lines")) {
-    const w = Math.min(line.width ?? 2, 5), dash = Math.max(w, 3);
+    const w = Math.min(line.width ?? 2, 5);
     g.strokeStyle = line.color || "#636efa";
     g.lineWidth = w;
-    g.setLineDash(line.dash === "dot" ? [dash, dash] : line.dash === "dash" ? [3 * dash, 3 * dash] : []);
+    g.setLineDash(dvChartDash(line, w));
     g.beginPath();
     g.moveTo(x + 5, mid);
     g.lineTo(x + 35, mid);
@@ -316,7 +330,7 @@ function dvChartKey(g, tr, x, mid) {
 // A click at (x, y) css px on a legend entry: its trace hidden ("legendonly", its key left faded) or shown again, and
 // the figure drawn again (plotly's legend click).
 function dvChartToggle(gd, x, y) {
-  const f = gd.__dvFlat, hit = f && (f.legend || []).find((e) => x >= e.left && x <= e.right && y >= e.top && y <= e.bottom);
+  const f = gd.__dvFlat, hit = f && dvChartKeyAt(f, x, y);
   if (!hit) return;
   const tr = f.fig.data[hit.i];
   tr.visible = tr.visible === "legendonly" ? true : "legendonly";
@@ -339,7 +353,8 @@ function dvChartHit(gd, x, y) {
                                           tr.hoverinfo !== "skip" && tr.hoverinfo !== "none");
   const label = (tr, j) => {
     const extra = /<extra>[^<]*%\{fullData\.name\}/.test(tr.hovertemplate) ? `<br>${tr.name}` : "";
-    return dvFlatLabel(tr.hovertemplate, {x: tr.x[j], y: tr.y[j], customdata: tr.customdata && tr.customdata[j]}) + extra;
+    const point = {x: tr.x[j], y: tr.y[j], customdata: tr.customdata && tr.customdata[j]};
+    return dvFlatLabel(tr.hovertemplate, point) + extra;
   };
   let best = null, dist = DV_CHART_REACH;
   for (const tr of shown.filter((t) => t.type === "scatter")) {

@@ -232,8 +232,9 @@ function clearCompareFigures(side) {
   if (dv.pair) dvPairClear(dv.pair);
 }
 
-// The pair's figures once both sides are done: the heatmaps, then once they are painted the rest, from
-// where the two traces part as the page finds it (pair.js's dvDivergence: no wait for the server's summary).
+// The pair's figures once both sides are done: the heatmaps, then the rest (at once where they are drawn on
+// canvases of ours, else once the heatmaps are painted), from where the two traces part as the page finds it
+// (pair.js's dvDivergence: no wait for the server's summary).
 function drawCompareFigures(lang) {
   const [a, b] = ["a", "b"].map((side) => document.querySelector(`[data-dv-side="${side}"]`));
   const [ea, eb] = [a, b].map((el) => el && el.__dvRef && dv.traces.get(el.__dvRef));
@@ -250,13 +251,16 @@ function drawCompareFigures(lang) {
   }
   if (dv.comparedAll === key) return;
   dv.comparedAll = key;
-  dvAfterPaint(() => {  // once the heatmaps are painted
+  const order = dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d));
+  const steps = [dvStepsFig(ea.d, t, {side: "side_a"}), dvStepsFig(eb.d, t, {side: "side_b"})];
+  const rest = () => {
     if (dv.comparedAll !== key) return;
-    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d)), "compare");
-    pair(["dv-cmp-steps-a", "dv-cmp-steps-b"], [dvStepsFig(ea.d, t, {side: "side_a"}), dvStepsFig(eb.d, t, {side: "side_b"})],
-         "steps");
+    draw("dv-cmp-orders", order, "compare");
+    pair(["dv-cmp-steps-a", "dv-cmp-steps-b"], steps, "steps");
     if (dv.pairDrawn) dv.pairDrawn([a.__dvRef, b.__dvRef]);  // the pair's event may come now (start.js)
-  });
+  };
+  if ([order, ...steps].every(dvOurs)) rest();
+  else dvAfterPaint(rest);  // plotly's: once the heatmaps are painted
 }
 
 // A slider's number box: its typed value clamped to the slider's range and rounded to its step (an

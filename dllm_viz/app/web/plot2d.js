@@ -113,7 +113,8 @@ function dvFlatPlot(gd, fig, width) {
 }
 
 // The canvas of figure element `gd` for `fig` at `width` css px (made once, with its listeners: hovering through
-// `hit(gd, x, y)`, a click through gd.__dvFlat.click, a new width drawing it again through `draw`), sized and filled
+// `hit(gd, x, y)`, a click through gd.__dvFlat.click (and a pointer where gd.__dvFlat.clicks(x, y) says a click
+// does something), a new width drawing it again through `draw`), sized and filled
 // with the paper's colour; gd.__dvFlat made anew ({width, box: the plots' area, texts, fig, draw, hit}) and `gd.data`,
 // `gd.layout` set to the spec, as plotly's element has them. Returns {g (scaled to css px), scale, box, text(s, x, y,
 // opts): dvFlatText in the figure's font, family}, or null where there is nothing to draw yet (no width).
@@ -353,8 +354,9 @@ function dvFlatHit(gd, x, y) {
 }
 
 function dvFlatHover(gd, e) {
-  const r = gd.getBoundingClientRect(), f = gd.__dvFlat;
-  dvFlatTip(gd, f && f.hit ? f.hit(gd, e.clientX - r.left, e.clientY - r.top) : null);
+  const r = gd.getBoundingClientRect(), f = gd.__dvFlat, x = e.clientX - r.left, y = e.clientY - r.top;
+  dvFlatTip(gd, f && f.hit ? f.hit(gd, x, y) : null);
+  gd.style.cursor = f && f.clicks && f.clicks(x, y) ? "pointer" : "";  // something a click does there (chart2d.js)
 }
 
 // The hover label `hit` ({x, y, text}: css px in the figure, the label in plotly's markup) beside its point, or none.

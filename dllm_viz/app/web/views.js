@@ -16,6 +16,9 @@
 
 const DV_PLOT_CONFIG = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"]};
 
+// Whether `fig` is drawn on a canvas of ours (plot2d.js, chart2d.js), not by plotly.
+const dvOurs = (fig) => dvFlatFits(fig) || dvChartFits(fig);
+
 // Draw `fig` into `host` (a figure div of ours inside it), at most once per new figure: a figure of heatmaps and
 // markers on a canvas of ours (plot2d.js), one of bars, lines and markers (the per-step figure, Compare's order
 // figure) likewise (chart2d.js), any other with plotly.
@@ -246,14 +249,18 @@ function dvAfterPaint(fn) {
 }
 
 // The figures of the trace on show, drawn once per trace and language, in tasks of their own after the
-// canvas is painted: the heatmap first, then, once it is painted, the others in one task (the page is laid
-// out and painted once for them, not once each); `options.onDrawn(v)` once the trace's figures are all
-// drawn. `v.later` is set while some are to come (the call that set it is the one that draws them).
-// `v.drawNow` (a decode that has just ended, its text painted as it came): the heatmap without waiting for
-// a frame, in the task that finishes the canvas, painted with it.
+// canvas is painted: the heatmap first, with every other figure drawn on a canvas of ours (a few ms each), then,
+// once that is painted, plotly's in one task (the page is laid out and painted once for them, not once each);
+// `options.onDrawn(v)` once the trace's figures are all drawn. `v.later` is set while some are to come (the call
+// that set it is the one that draws them). `v.drawNow` (a decode that has just ended, its text painted as it
+// came): the heatmap (and ours with it) without waiting for a frame, in the task that finishes the canvas.
 function dvDrawFigures(v) {
   const d = v.data, t = v.t(), key = v.lang, names = ["heatmap", "order", "steps", "task"];
   const todo = () => names.filter((name) => v.hosts[name] && v.drawn[name] !== key);
+  const specs = {};  // name -> its figure, made once
+  const make = {heatmap: () => dvHeatmapFig(d, t), order: () => dvOrderFig(d, t), steps: () => dvStepsFig(d, t),
+                task: () => dvTaskFig(d, t, v.theme)};
+  const spec = (name) => specs[name] || (specs[name] = make[name]());
   const draw = (name) => {
     const host = v.hosts[name];
     if (!host || v.drawn[name] === key || v.data !== d) return;
@@ -263,8 +270,7 @@ function dvDrawFigures(v) {
       if (host.__dvTaskSig === sig) return;
       host.__dvTaskSig = sig;
     }
-    const fig = {heatmap: () => dvHeatmapFig(d, t), order: () => dvOrderFig(d, t), steps: () => dvStepsFig(d, t),
-                 task: () => dvTaskFig(d, t, v.theme)}[name]();
+    const fig = spec(name);
     fig.__kind = name;
     dvPlot(host, fig);
   };
@@ -274,7 +280,8 @@ function dvDrawFigures(v) {
     if (v.later !== mine) return;  // a later call draws them
     v.later = null;
     if (v.data !== d || v.lang !== key) return;  // another trace or language: its own call draws it
-    const left = todo(), now = left[0] === "heatmap" ? left.slice(0, 1) : left;
+    const left = todo(), now = left[0] === "heatmap" ? left.filter((name) => name === "heatmap" || dvOurs(spec(name)))
+      : left;
     now.forEach(draw);
     dvSync(v, true);
     if (left.length > now.length) { v.later = mine; dvAfterPaint(next); }
