@@ -5,13 +5,14 @@ value in its colour, the temperature line through its steps, a mark at every poi
 shaded columns where two orders differ; the legend under the plots names every trace, and a click on a key hides its
 trace (the plot without it) and a second shows it again; hovering a point, a bar or the fork's mark shows its label;
 the plots lie where the overlay's cursor and a click's step put them; a narrow figure's legend wraps inside it; a
-figure it cannot draw (a log axis) is plotly's.
+renoising trace's per-step figure (a log axis, stars, a symbol a point) likewise; a figure it cannot draw (a number
+format, a symbol it does not paint) is plotly's.
 """
 from __future__ import annotations
 
 import pytest
 
-from dllm_viz import DecodeConfig, decode
+from dllm_viz import DecodeConfig, decode, load_model
 from tests import renderer
 from tests.ui_model import make_text_model
 
@@ -195,11 +196,40 @@ def test_a_figure_it_cannot_draw_is_plotlys(page, trace):
     renderer.show(page, trace)
     fallback = """(kind) => { const host = document.querySelector('#dv-steps .dv-fig-host');
       const fig = DV.dvStepsFig(window.d, window.OPTIONS.strings.en); fig.__kind = 'steps';
-      if (kind === 'log') fig.layout.yaxis3 = {...fig.layout.yaxis3, type: 'log', range: [-2, 0]};
+      if (kind === 'symbol') fig.data[2].marker = {...fig.data[2].marker, symbol: 'triangle-up'};
       if (kind === 'format') fig.data[0].hovertemplate = '%{y:.1f}';
       const gd = DV.dvPlot(host, fig);
       return {flat: !!gd.__dvFlat, svg: !!gd.querySelector('.main-svg'),
               figs: host.querySelectorAll('.dv-fig').length}; }"""
-    assert page.evaluate(fallback, "log") == {"flat": False, "svg": True, "figs": 1}
+    assert page.evaluate(fallback, "symbol") == {"flat": False, "svg": True, "figs": 1}
     assert page.evaluate(fallback, "format") == {"flat": False, "svg": True, "figs": 1}
     assert page.evaluate(fallback, "plain") == {"flat": True, "svg": False, "figs": 1}
+
+
+def test_a_renoising_traces_per_step_figure_its_log_axis_and_stars(page):
+    """The renoising canvas's per-step figure: entropies on a log axis labelled in powers of ten, a star at each
+    step whose stop fired, a mark at each mean entropy (open or filled point by point: its line runs through both,
+    so the pixels do not tell them apart), nine keys."""
+    tr = decode(load_model("world-renoise"), ["Ana"], DecodeConfig.preset("diffusion_gemma", 48))[0]
+    renderer.show(page, tr)
+    spec = page.evaluate(DRAWN, ["dv-steps", []])
+    assert spec["flat"] and not spec["svg"] and len(spec["legend"]) == 9 and inside(spec) == []
+    mean = next(t for t in spec["data"] if t["name"] == "mean tempered entropy")
+    stars = next(t for t in spec["data"] if t["name"] == "stop fired")
+    points = [[x, y] for x, y in zip(mean["x"], mean["y"]) if y and y > 0]
+    at = [["x2", "y3", x, y] for x, y in points] + [["x", "y", x, y] for x, y in zip(stars["x"], stars["y"])]
+    drawn = page.evaluate(DRAWN, ["dv-steps", at])
+    # each mean's mark in its colour at its place on the log axis (an open mark: its ring, a pixel beside the middle)
+    ring = page.evaluate("""(pts) => { const gd = document.querySelector('#dv-steps .dv-fig'), f = gd.__dvFlat;
+      const c = gd.querySelector('canvas'), g = c.getContext('2d'), k = c.width / f.width;
+      return pts.map(([x, y]) => { const px = f.axes.x2.at(x), py = f.axes.y3.at(y), out = [];
+        for (let dx = -5; dx <= 5; dx++) { const p = g.getImageData(Math.floor((px + dx) * k), Math.floor(py * k), 1, 1)
+          .data; out.push([p[0], p[1], p[2]]); } return out; }); }""", points)
+    assert all(any(near(px, rgb(mean["colour"]), 40) for px in row) for row in ring)
+    assert stars["x"] and all(near(px, rgb(stars["colour"]), 40) for px in drawn["pixels"][len(points):])
+    # the log axis: its ticks powers of ten, raised (plotly's exponentformat "power"), each where its value lies
+    labels = {t[0] for t in drawn["texts"]}
+    assert "1" in labels and "10\u207b\u00b9" in labels and "10\u207b\u00b2" in labels
+    span = page.evaluate("""() => { const a = document.querySelector('#dv-steps .dv-fig').__dvFlat.axes.y3;
+      return [a.at(1), a.at(0.1), a.at(0.01)]; }""")
+    assert span[0] < span[1] < span[2] and abs((span[2] - span[1]) - (span[1] - span[0])) < 0.5  # a decade each

@@ -77,7 +77,7 @@ def test_in_a_narrow_column_every_text_of_a_renoising_traces_figure_is_inside_it
     renderer.load(page, renoising)
     fig = page.evaluate(DRAW, [kind, 300, lang])
     assert fig["outside"] == [] and not fig["titleOverPlot"], fig
-    assert fig["flat"] == (kind != "steps")  # the heatmap and the order map drawn by plot2d.js, the other by plotly
+    assert fig["flat"]  # drawn on a canvas of ours: the heatmap and the order map by plot2d.js, the other by chart2d.js
     stated, drawn = fig["stated"], fig["drawn"]
     # the plots keep their stated size: the figure grew by what its margins took more
     assert drawn["height"] - drawn["t"] - drawn["b"] == stated["height"] - stated["t"] - stated["b"]

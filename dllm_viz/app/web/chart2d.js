@@ -16,16 +16,19 @@
 const DV_CHART_REACH = 20;  // px from a point within which hovering shows its label (plotly's hoverdistance)
 const DV_CHART_ROW = 19;  // px a legend row (fit.js's dvLegendRows counts the rows, dvGrow the room they take)
 const DV_CHART_KEY = 46;  // px of a legend entry before its name: its symbol and the gaps (fit.js's too)
+const DV_CHART_SUPERSCRIPT = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";  // 0-9 raised
 
 // Whether `fig` is one this file draws: bars and scatter traces (lines, markers, both; lines straight or in steps)
-// of one marker colour, size and symbol (raster.js's), on linear axes; shapes that are lines or rectangles; no
-// heatmaps (plot2d.js's), menus, images, error bars or number formats in a hover label.
+// of one marker colour and size and raster.js's symbols (one, or one a point), on linear axes or log ones (a stated
+// range); shapes that are lines or rectangles; no heatmaps (plot2d.js's), menus, images, error bars or number
+// formats in a hover label.
 function dvChartFits(fig) {
   const L = fig.layout;
   if (typeof window !== "undefined" && window.__dvFlatOff) return false;  // (benches compare plotly's drawing)
   if (L.updatemenus || (L.images && L.images.length) || !L.margin || !L.height || !fig.data.length) return false;
   const axes = Object.keys(L).filter((k) => /^[xy]axis\d*$/.test(k)).map((k) => L[k]);
-  if (axes.some((a) => (a.type && a.type !== "linear") || a.visible === false)) return false;
+  const log = (a) => a.type === "log" && Array.isArray(a.range);
+  if (axes.some((a) => (a.type && a.type !== "linear" && !log(a)) || a.visible === false)) return false;
   if ((L.shapes || []).some((s) => s.type !== "line" && s.type !== "rect")) return false;
   return fig.data.every((tr) => {
     if (tr.error_y || tr.error_x || tr.fill || tr.text || !Array.isArray(tr.x) || !Array.isArray(tr.y)) return false;
@@ -33,14 +36,13 @@ function dvChartFits(fig) {
     if (!L[dvChartAxisKey(tr.xaxis || "x")] && (tr.xaxis || "x") !== "x") return false;
     if (!L[dvChartAxisKey(tr.yaxis || "y")] && (tr.yaxis || "y") !== "y") return false;
     const m = tr.marker || {};
-    if ((m.color !== undefined && typeof m.color !== "string") || Array.isArray(m.size) || Array.isArray(m.symbol)) {
-      return false;
-    }
+    if ((m.color !== undefined && typeof m.color !== "string") || Array.isArray(m.size)) return false;
+    const symbols = Array.isArray(m.symbol) ? m.symbol : [m.symbol || "circle"];
     if (tr.type === "bar") return !tr.orientation || tr.orientation === "v";
     const line = tr.line || {};
     return tr.type === "scatter" && ["lines", "markers", "lines+markers"].includes(tr.mode || "lines+markers") &&
       [undefined, "linear", "hv", "hvh"].includes(line.shape) &&
-      [undefined, "solid", "dot", "dash"].includes(line.dash) && DV_RASTER_SYMBOLS.has(m.symbol || "circle");
+      [undefined, "solid", "dot", "dash"].includes(line.dash) && symbols.every((s) => DV_RASTER_SYMBOLS.has(s));
   });
 }
 
@@ -58,33 +60,56 @@ const dvChartKeyAt = (f, x, y) => (f.legend || []).find((k) => x >= k.left && x 
 
 // The axes of `fig` as drawn in `box` (the plots' area): {"x": {a, lo, hi, at(v) -> px, ticks}, "y2": ...}, each
 // over its domain (an overlaying axis over the domain of the one it overlays), its range stated or plotly's automatic
-// one over what is drawn on it (bars from zero).
+// one over what is drawn on it (bars from zero). A log axis's range is in powers of ten, as plotly states it, and a
+// value not above zero has no place on it (NaN).
 function dvChartAxes(fig, box) {
   const L = fig.layout, out = {}, refs = new Set(["x", "y"]);
   fig.data.forEach((tr) => { refs.add(tr.xaxis || "x"); refs.add(tr.yaxis || "y"); });
   for (const ref of refs) {
     const a = L[dvChartAxisKey(ref)] || {}, over = a.overlaying ? L[dvChartAxisKey(a.overlaying)] || {} : a;
     const [d0, d1] = over.domain || a.domain || [0, 1], horizontal = ref[0] === "x";
-    const [r0, r1] = a.range || dvChartAutorange(fig, ref, a);
     const lo = horizontal ? box.l + d0 * box.w : box.t + (1 - d1) * box.h;  // px at the domain's start
     const hi = horizontal ? box.l + d1 * box.w : box.t + (1 - d0) * box.h;
-    const at = horizontal ? (v) => lo + (v - r0) / (r1 - r0) * (hi - lo) : (v) => hi - (v - r0) / (r1 - r0) * (hi - lo);
-    out[ref] = {a, ref, lo, hi, at, range: [r0, r1], ticks: dvFlatTicks({...a, range: [r0, r1]}, hi - lo,
-                                                                       horizontal ? 80 : 40)};
+    const [r0, r1] = a.range || dvChartAutorange(fig, ref, a, hi - lo);
+    const log = a.type === "log", u = (v) => (log ? (v > 0 ? Math.log10(v) : NaN) : v);
+    const at = horizontal ? (v) => lo + (u(v) - r0) / (r1 - r0) * (hi - lo)
+      : (v) => hi - (u(v) - r0) / (r1 - r0) * (hi - lo);
+    const ticks = log ? dvChartLogTicks(r0, r1, a)
+      : dvFlatTicks({...a, range: [r0, r1]}, hi - lo, horizontal ? 80 : 40);
+    out[ref] = {a, ref, lo, hi, at, range: [r0, r1], ticks};
   }
   return out;
 }
 
-// plotly's automatic range of axis `ref` (`a`): over the values of the traces on it, 5% beyond them at each end (from
-// zero where a bar stands on it or `rangemode` says so, with nothing below it then).
-function dvChartAutorange(fig, ref, a) {
+// A log axis's ticks over log10 range r0..r1, [value, label]: every power of ten (1, 10, else 10 to its power with
+// the exponent raised where `exponentformat` is "power", else 1e-3), and over less than two decades 2 and 5 of each
+// too, labelled so (plotly's).
+function dvChartLogTicks(r0, r1, a) {
+  const lo = Math.min(r0, r1), hi = Math.max(r0, r1), out = [];
+  const sup = (n) => String(n).replace(/-/g, "\u207b").replace(/\d/g, (c) => DV_CHART_SUPERSCRIPT[c]);
+  const power = (k) => (k === 0 ? "1" : k === 1 ? "10" : a.exponentformat === "power" ? "10" + sup(k) : `1e${k}`);
+  for (let k = Math.floor(lo); k <= Math.ceil(hi); k++) {
+    for (const [m, label] of [[1, power(k)], ...(hi - lo < 2 ? [[2, "2"], [5, "5"]] : [])]) {
+      const v = m * 10 ** k, e = Math.log10(v);
+      if (e >= lo - 1e-9 && e <= hi + 1e-9) out.push([v, label]);
+    }
+  }
+  return out;
+}
+
+// plotly's automatic range of axis `ref` (`a`, `length` px long): over the values of the traces on it, 5% beyond them
+// at each end, or as far as the largest marker on it needs to be whole (from zero where a bar stands on it or
+// `rangemode` says so, with nothing below it then).
+function dvChartAutorange(fig, ref, a, length) {
   const on = fig.data.filter((tr) => (ref[0] === "x" ? tr.xaxis || "x" : tr.yaxis || "y") === ref);
   const vals = on.flatMap((tr) => (ref[0] === "x" ? tr.x : tr.y)).filter((v) => typeof v === "number" && isFinite(v));
   const zero = a.rangemode === "tozero" || on.some((tr) => tr.type === "bar" && ref[0] === "y");
   let lo = vals.length ? Math.min(...vals) : 0, hi = vals.length ? Math.max(...vals) : 1;
   if (zero) { lo = Math.min(0, lo); hi = Math.max(0, hi); }
   if (hi === lo) { lo -= 1; hi += 1; }
-  const pad = 0.05 * (hi - lo);
+  const marked = on.filter((tr) => tr.type === "scatter" && (tr.mode || "lines+markers").includes("markers"));
+  const px = Math.max(0, ...marked.map((tr) => ((tr.marker && tr.marker.size) ?? 6) / 2 + 1));
+  const pad = Math.max(0.05, px / Math.max(1, length - 2 * px)) * (hi - lo);
   return [zero && lo === 0 ? 0 : lo - pad, zero && hi === 0 ? 0 : hi + pad];
 }
 
@@ -179,8 +204,8 @@ function dvChartTrace(g, tr, X, Y, scale) {
     let last = null;
     tr.x.forEach((x, j) => {
       const y = tr.y[j];
-      if (x === null || y === null || x === undefined || y === undefined) { last = null; return; }
-      const px = X.at(x), py = Y.at(y);
+      const px = x === null || x === undefined ? NaN : X.at(x), py = y === null || y === undefined ? NaN : Y.at(y);
+      if (!Number.isFinite(px) || !Number.isFinite(py)) { last = null; return; }  // a gap (plotly's connectgaps off)
       if (!last) g.moveTo(px, py);
       else if (line.shape === "hv") { g.lineTo(px, last[1]); g.lineTo(px, py); }
       else if (line.shape === "hvh") {
@@ -195,8 +220,14 @@ function dvChartTrace(g, tr, X, Y, scale) {
     g.globalAlpha = 1;
   }
   if (mode.includes("markers")) {
-    const marker = {...tr.marker, color: (tr.marker && tr.marker.color) || line.color || "#636efa"};
-    dvRasterDraw(g, [{...tr, mode: "markers", marker}], (x, y) => [X.at(x), Y.at(y)], scale);
+    const m = tr.marker || {}, marker = {...m, color: m.color || line.color || "#636efa"};
+    const symbols = Array.isArray(m.symbol) ? m.symbol : null, at = (x, y) => [X.at(x), Y.at(y)];
+    const placed = (j) => Number.isFinite(X.at(tr.x[j])) && Number.isFinite(Y.at(tr.y[j]));
+    for (const symbol of symbols ? new Set(symbols) : [m.symbol]) {  // one symbol a point: the points of each
+      const mine = (j) => placed(j) && (!symbols || symbols[j] === symbol);
+      dvRasterDraw(g, [{...tr, mode: "markers", marker: {...marker, symbol},
+                        x: tr.x.map((x, j) => (mine(j) ? x : null)), y: tr.y}], at, scale);
+    }
     g.setTransform(scale, 0, 0, scale, 0, 0);
   }
 }
@@ -320,7 +351,8 @@ function dvChartKey(g, tr, x, mid) {
   }
   if (mode.includes("markers")) {
     const alpha = g.globalAlpha, t = g.getTransform(), scale = t.a;
-    const marker = {...m, color: m.color || line.color || "#636efa", size: Math.min(m.size ?? 6, 12)};
+    const marker = {...m, color: m.color || line.color || "#636efa", size: Math.min(m.size ?? 6, 12),
+                    symbol: Array.isArray(m.symbol) ? m.symbol[0] : m.symbol};  // a point's own: its first
     dvRasterDraw(g, [{x: [0], y: [0], mode: "markers", marker, opacity: alpha}], () => [x + 20, mid], scale);
     g.setTransform(t);
     g.globalAlpha = alpha;
@@ -362,7 +394,7 @@ function dvChartHit(gd, x, y) {
     tr.x.forEach((px, j) => {
       const py = tr.y[j];
       if (px === null || py === null || px === undefined || py === undefined) return;
-      const d = Math.hypot(X.at(px) - x, Y.at(py) - y);
+      const d = Math.hypot(X.at(px) - x, Y.at(py) - y);  // (NaN off a log axis: never within reach)
       if (d <= dist) { dist = d; best = {x: X.at(px), y: Y.at(py), text: label(tr, j)}; }
     });
   }

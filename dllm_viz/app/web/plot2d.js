@@ -114,9 +114,9 @@ function dvFlatPlot(gd, fig, width) {
 
 // The canvas of figure element `gd` for `fig` at `width` css px (made once, with its listeners: hovering through
 // `hit(gd, x, y)`, a click through gd.__dvFlat.click (and a pointer where gd.__dvFlat.clicks(x, y) says a click
-// does something), a new width drawing it again through `draw`), sized and filled
-// with the paper's colour; gd.__dvFlat made anew ({width, box: the plots' area, texts, fig, draw, hit}) and `gd.data`,
-// `gd.layout` set to the spec, as plotly's element has them. Returns {g (scaled to css px), scale, box, text(s, x, y,
+// does something), a new width drawing it again through `draw`), sized and filled with the paper's colour;
+// gd.__dvFlat made anew ({width, box: the plots' area, texts, fig, draw, hit}) and `gd.data`, `gd.layout` set to
+// the spec, as plotly's element has them. Returns {g (scaled to css px), scale, box, text(s, x, y,
 // opts): dvFlatText in the figure's font, family}, or null where there is nothing to draw yet (no width).
 function dvFlatCanvas(gd, fig, width, draw, hit) {
   gd.data = fig.data;

@@ -16,9 +16,15 @@ const DV_RASTER_MIN = 24;  // points of a trace below which plotly's own markers
 // A symbol's outline as an SVG path at radius r (plotly's geometry: size = diameter), or null for a circle;
 // the symbols painted are these (any other is left to plotly).
 const DV_RASTER_SYMBOLS = new Set(["circle", "circle-open", "square", "square-open", "diamond", "diamond-open", "x",
-  "x-open", "x-thin-open"]);
+  "x-open", "x-thin-open", "star", "star-open"]);
 function dvSymbolPath(symbol, r) {
   const f = (x) => Math.round(x * 100) / 100;
+  if (symbol.startsWith("star")) {  // five points at 1.4 r, point up, the inner corners at 0.382 of that
+    return Array.from({length: 10}, (_, i) => {
+      const R = (i % 2 ? 0.382 : 1) * 1.4 * r, a = Math.PI * (i / 5 - 0.5);
+      return `${i ? "L" : "M"}${f(R * Math.cos(a))},${f(R * Math.sin(a))}`;
+    }).join("") + "Z";
+  }
   if (symbol.startsWith("square")) return `M${f(r)},${f(r)}H${f(-r)}V${f(-r)}H${f(r)}Z`;
   if (symbol.startsWith("diamond")) { const d = f(r * 1.3); return `M${d},0L0,${d}L${-d},0L0,${-d}Z`; }
   if (symbol.startsWith("x-thin")) { const x = f(r); return `M${x},${x}L${-x},${-x}M${x},${-x}L${-x},${x}`; }

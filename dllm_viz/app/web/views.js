@@ -24,7 +24,6 @@ const dvOurs = (fig) => dvFlatFits(fig) || dvChartFits(fig);
 // figure) likewise (chart2d.js), any other with plotly.
 function dvPlot(host, fig) {
   // plotly.js: the page's (a global), or the one a module of ours holds in scope (the notebook widget's)
-  // a figure of heatmaps and markers: plot2d.js's; bars, lines and markers: chart2d.js's; anything else: plotly's
   const P = typeof Plotly === "undefined" ? null : Plotly;
   const draw = dvFlatFits(fig) ? dvFlatPlot : dvChartFits(fig) ? dvChartPlot : null, flat = !!draw;
   if (!host || (!P && !flat)) return null;
