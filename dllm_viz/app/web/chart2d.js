@@ -7,11 +7,11 @@
 // image (raster.js), in the task that shows a finished decode (docs/playground.md). Such a figure is drawn here
 // instead, from the same spec (figures.js), laid out from what it states as plotly lays it out: its margins and the
 // axes' domains (so views.js's overlay and a click's step are where they were), the axes' ranges (or plotly's
-// automatic range where a bar's axis states none), ticks and titles, a right axis over a plot (`overlaying`), the
-// shapes (lines, shaded spans) and annotations (a fork's mark, whose hover says what changed) and the legend under
-// the plots, whose key hides or shows its trace on a click, as plotly's does. Hovering shows the nearest point's
-// label (its hovertemplate filled in), a bar's under the pointer, or an annotation's text. The element keeps `data`
-// and `layout` and `__dvFlat` (where each text and legend key was drawn) as plot2d.js's does.
+// automatic range where a bar's axis states none; a log axis in powers of ten), ticks and titles, a right axis over
+// a plot (`overlaying`), the shapes (lines, shaded spans) and annotations (a fork's mark, whose hover says what
+// changed) and the legend under the plots, whose key hides or shows its trace on a click, as plotly's does. Hovering
+// shows the nearest point's label (its hovertemplate filled in), a bar's under the pointer, or an annotation's text.
+// The element keeps `data` and `layout` and `__dvFlat` (where each text and legend key was drawn) as plot2d.js's does.
 
 const DV_CHART_REACH = 20;  // px from a point within which hovering shows its label (plotly's hoverdistance)
 const DV_CHART_ROW = 19;  // px a legend row (fit.js's dvLegendRows counts the rows, dvGrow the room they take)
