@@ -76,7 +76,7 @@ function dvChartAxes(fig, box) {
       : (v) => hi - (u(v) - r0) / (r1 - r0) * (hi - lo);
     const ticks = log ? dvChartLogTicks(r0, r1, a)
       : dvFlatTicks({...a, range: [r0, r1]}, hi - lo, horizontal ? 80 : 40);
-    out[ref] = {a, ref, lo, hi, at, range: [r0, r1], ticks};
+    out[ref] = {a, ref, lo, hi, at, ticks};
   }
   return out;
 }
@@ -123,9 +123,10 @@ function dvChartPlot(gd, fig, width) {
   flat.click = (x, y) => dvChartToggle(gd, x, y);
   flat.clicks = (x, y) => !!dvChartKeyAt(flat, x, y);
   const shown = fig.data.filter((tr) => tr.visible !== false && tr.visible !== "legendonly");
-  const plots = [...new Set(fig.data.map((tr) => `${tr.xaxis || "x"} ${tr.yaxis || "y"}`))].map((key) => {
+  const plotOf = (tr) => `${tr.xaxis || "x"} ${tr.yaxis || "y"}`;  // a plot: a pair of axes
+  const plots = [...new Set(fig.data.map(plotOf))].map((key) => {
     const [x, y] = key.split(" ");
-    return {X: axes[x], Y: axes[y], traces: shown.filter((tr) => `${tr.xaxis || "x"} ${tr.yaxis || "y"}` === key)};
+    return {X: axes[x], Y: axes[y], traces: shown.filter((tr) => plotOf(tr) === key)};
   });
   g.fillStyle = L.plot_bgcolor || "#fff";
   plots.forEach(({X, Y}) => g.fillRect(X.lo, Y.lo, X.hi - X.lo, Y.hi - Y.lo));
