@@ -21,6 +21,7 @@ TITLE = """(id) => { const e = document.querySelector(`#${id} .dv-fig`), f = e &
   const g = e && e.querySelector('.gtitle'); return g ? g.textContent : null; }"""
 VISIBLE = "(id) => { const e = document.getElementById(id); return !!e && e.offsetParent !== null; }"
 CANVAS = "() => { const e = document.querySelector('#dv-canvas .dv-text'); return e ? e.innerText : ''; }"
+TOP = "(sel) => document.querySelector(sel).getBoundingClientRect().top + window.scrollY"
 WIDTHS = "(ids) => ids.map((id) => document.getElementById(id).getBoundingClientRect().width)"
 BOXES = """(id) => { const row = document.getElementById(id), r = row.getBoundingClientRect();
   return [[r.left, r.right], [...row.querySelectorAll('button')].map((b) => { const q = b.getBoundingClientRect();
@@ -102,10 +103,15 @@ def test_a_renoise_slider_decodes_and_draws_the_renoise_views(page, served, tmp_
     assert "DiffusionGemma" in page.locator("#dv-subtitle-renoise").inner_text()
     slider = "#dv-knob-entropy-bound input[type=range]"
     assert page.locator(slider).is_disabled()  # "auto": the checkpoint's bound
-    calls = len(demo.decode_calls)
+    calls, top = len(demo.decode_calls), page.evaluate(TOP, slider)
+    # the badge names the opening settings (a preset, or custom) before any decode
+    assert page.locator("#dv-preset-badge").inner_text().startswith("active")
     page.locator("#dv-knob-entropy-bound-auto input").click()  # auto off: the slider's value decodes
     decoded(page, "")
     page.wait_for_function(f"() => !document.querySelector('{slider}').disabled", timeout=TIMEOUT_MS)
+    # the decode's badge ("custom settings") took the line the opening one held: nothing below it moved (a badge
+    # that appeared only now moved the slider down a line under the pointer about to press it)
+    assert page.evaluate(TOP, slider) == top
     text0 = page.evaluate(CANVAS_TEXT)
     release(page, "dv-knob-entropy-bound", 0.6)  # a bound of about 4.8 nats: many more accepted per step
     decoded(page, text0)
