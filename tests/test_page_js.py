@@ -585,3 +585,30 @@ def test_the_switch_rows_value_is_the_one_in_force_at_the_step_on_show(show):
         values.append(float(page.locator("#dv-inspector .dv-insp-switch input").input_value()))
     assert values == [tr.config.temperature, 0.0, 0.0] and tr.config.temperature != 0.0
 
+
+
+# Each span the box shows whole, its box's scrollTop, the line height, the page's own scroll.
+IN_BOX = """(ps) => { const box = document.querySelector('#dv-canvas .dv-text'), b = box.getBoundingClientRect();
+  const whole = (p) => { const r = box.querySelector(`[data-pos="${p}"]`).getBoundingClientRect();
+    return r.top >= b.top && r.bottom <= b.bottom; };
+  return [ps.map(whole), box.scrollTop, parseFloat(getComputedStyle(box).lineHeight), window.scrollY,
+          box.scrollHeight > box.clientHeight]; }"""
+
+
+def test_the_canvas_scrolls_its_own_box_to_what_the_frame_confirms(show, model):
+    """On a long generation in a narrow canvas, the tokens a frame confirms are scrolled into the text box (by whole
+    lines, the page itself never scrolled) by the next frame, both ways along the trace."""
+    config = DecodeConfig.preset("balanced", 240, seed=3).replace(block_length=24, steps=40)  # block by block
+    trace = decode(model, [PROMPT], config)[0]
+    page = show(trace, frame=0)
+    page.add_style_tag(content="#dv-canvas { width: 160px; }")
+    confirmed = [[p for p, s in enumerate(trace.order) if s == step] for step in range(len(trace.steps))]
+    late = next(s for s in range(len(confirmed)) if confirmed[s] and min(confirmed[s]) > 100)  # below the fold
+    early = next(s for s in range(len(confirmed)) if confirmed[s] and max(confirmed[s]) < 30)
+    for step in (late, early):
+        at(page, step + 1)
+        page.wait_for_function("() => new Promise((done) => requestAnimationFrame(() => done(true)))")
+        whole, top, line, page_y, overflows = page.evaluate(IN_BOX, confirmed[step])
+        assert overflows and any(whole), (step, whole, top)
+        assert top % line == 0 and page_y == 0
+        assert (top > 0) == (step == late), top

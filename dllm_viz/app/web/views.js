@@ -130,13 +130,7 @@ function dvShow(v, d, at = {}) {
     v.data = d;
     if (!d.n) { root.querySelector(".dv-status").textContent = liveStatus(d); return; }
     paintCanvas(root, d, d.n, -1);
-    if (!v.inViewQueued) {  // its layout read once per frame, where the frame lays out anyway: not once per chunk
-      v.inViewQueued = true;
-      requestAnimationFrame(() => {
-        v.inViewQueued = false;
-        if (v.data && v.data.live && v.hosts.canvas === root) keepInView(root, v.data, v.data.n, -1);
-      });
-    }
+    inViewSoon(v);
     return;
   }
   const same = v.data === d && root.__dvKind === "player" && root.__dvLang === v.lang;
@@ -219,13 +213,28 @@ function dvPlay(v) {
   v.render();
 }
 
+// The canvas's text scrolled to what its frame confirms (canvas.js keepInView), at the next frame: its layout is
+// read where the frame lays out anyway, once after every change a task makes (the inspector's, the figures'), not
+// forced in the middle of them; once per frame however many chunks or frames came.
+function inViewSoon(v) {
+  if (v.inViewQueued) return;
+  v.inViewQueued = true;
+  requestAnimationFrame(() => {
+    v.inViewQueued = false;
+    const root = v.hosts.canvas, d = v.data;
+    if (!d || !root || !root.isConnected) return;
+    if (d.live) keepInView(root, d, d.n, -1);
+    else keepInView(root, d, v.frame, v.pos);
+  });
+}
+
 // Everything that follows the cursor: the canvas, the scrubber, the inspector, the figures' overlays.
 function dvRender(v) {
   const d = v.data, root = v.hosts.canvas;
   if (!d || !root || !root.isConnected || d.live) return;
   d.t = v.t();
   paintCanvas(root, d, v.frame, v.pos);
-  keepInView(root, d, v.frame, v.pos);
+  inViewSoon(v);
   performance.mark("dv-canvas");
   const scrub = root.querySelector(".dv-scrub");
   if (scrub && Number(scrub.value) !== v.frame) scrub.value = String(v.frame);
