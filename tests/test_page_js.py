@@ -586,7 +586,6 @@ def test_the_switch_rows_value_is_the_one_in_force_at_the_step_on_show(show):
     assert values == [tr.config.temperature, 0.0, 0.0] and tr.config.temperature != 0.0
 
 
-
 # Each span the box shows whole, its box's scrollTop, the line height, the page's own scroll.
 IN_BOX = """(ps) => { const box = document.querySelector('#dv-canvas .dv-text'), b = box.getBoundingClientRect();
   const whole = (p) => { const r = box.querySelector(`[data-pos="${p}"]`).getBoundingClientRect();
@@ -607,7 +606,7 @@ def test_the_canvas_scrolls_its_own_box_to_what_the_frame_confirms(show, model):
     early = next(s for s in range(len(confirmed)) if confirmed[s] and max(confirmed[s]) < 30)
     for step in (late, early):
         at(page, step + 1)
-        page.wait_for_function("() => new Promise((done) => requestAnimationFrame(() => done(true)))")
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done(true)))")  # after the page's own
         whole, top, line, page_y, overflows = page.evaluate(IN_BOX, confirmed[step])
         assert overflows and any(whole), (step, whole, top)
         assert top % line == 0 and page_y == 0
