@@ -39,6 +39,21 @@ def test_relabel_renders_every_view_again_without_decoding(pg, runner):
                       cmp_summary=back.compare.cmp_summary, **widgets()).compare.cmp_summary == stopped
 
 
+def test_with_no_trace_yet_a_language_switch_says_the_badge_of_what_a_run_would_decode(pg, runner):
+    """A page that opened without an example shows the badge of its settings before any decode (ui.opened); a language
+    switch then says that badge again in the new language, as the decode would say it, decoding nothing; settings
+    that ask for no decode leave the badge as it is."""
+    for lang, knobs in (("zh", widgets()), ("en", widgets(temperature=1.5))):
+        said = pg.relabel(lang=lang, trace=None, cmp_traces=None, sweep_state=None, lesson_key=None, **knobs)
+        assert runner.calls == []
+        assert said.preset_badge == pg.play.decode(prompt="ab ", lang=lang, **knobs).preset_badge
+        runner.calls.clear()
+    assert "当前预设" in pg.relabel(lang="zh", trace=None, cmp_traces=None, sweep_state=None, lesson_key=None,
+                                **widgets()).preset_badge
+    bad = pg.relabel(lang="zh", trace=None, cmp_traces=None, sweep_state=None, lesson_key=None, **widgets(top_k=-3))
+    assert bad.preset_badge is KEEP
+
+
 def test_a_language_switch_says_the_playgrounds_banner_again_in_the_new_language(pg, runner):
     """The banner of a decode (here a teaching switch against the correct run) is kept with its trace and said again
     in the new language, with no decode; a stopped decode's banner likewise; a page with no banner gets none."""

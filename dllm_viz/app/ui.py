@@ -27,7 +27,7 @@ import gradio as gr
 
 from dllm_viz.app.handlers.adapters import config_to_settings
 from dllm_viz.app.handlers.fit import gen_length_max
-from dllm_viz.app.handlers.play import preset_badge, random_seed
+from dllm_viz.app.handlers.play import random_seed
 from dllm_viz.app.strings import t
 from dllm_viz.app.layout.compare import build_compare_tab
 from dllm_viz.app.layout.header import build_about_tab, build_footer, build_header
@@ -196,12 +196,13 @@ def opened(pg: Playground, lang: str, default_prompt: str) -> dict[str, Any]:
     pick, example = pg.opening()
     first = dict(pg.examples)[example] if example is not None else None
     config = first.trace.config if first else pg.opening_config()
-    # without an example, the badge names the opening settings' preset already: its line never appears under the
-    # visitor's pointer as the first decode lands (it moved every knob below it down a line)
+    settings = config_to_settings(config)
+    # without an example, the badge says what a Run of the opening settings decodes already: its line never appears
+    # under the visitor's pointer as the first decode lands (it moved every knob below it down a line)
     shown = (values_of(pg.play.load_trace(first, lang=lang, autoplay=True, example=example)) if first
-             else {"preset_badge": preset_badge(config, lang)})
+             else {"preset_badge": pg.play.badge_for(settings, model_pick=pick, lang=lang) or ""})
     prompts = pg.models[pick].prompts if pick else ()
-    return {"first": first, "example": example, "shown": shown, "settings": config_to_settings(config),
+    return {"first": first, "example": example, "shown": shown, "settings": settings,
             "default_prompt": prompts[0] if prompts else default_prompt}
 
 

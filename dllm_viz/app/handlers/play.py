@@ -247,6 +247,15 @@ class PlayHandlers:
                    if getattr(cfg, name) != ok and (name, getattr(cfg, name)) not in NOT_SWITCHES)
         return Asked(prompt or "", model_pick, cfg, on, knobs, tuple(fixes))
 
+    def badge_for(self, settings: dict[str, Any], *, model_pick: str | None, lang: str) -> str | None:
+        """The preset badge a Run with the widgets' `settings` would show, in `lang` (no decode): the page's badge
+        before its first decode, and said again in another language; None where the settings ask for no decode."""
+        try:
+            cfg = self.ask(prompt="", model_pick=model_pick, shown=None, settings=settings).cfg
+        except ValueError:
+            return None
+        return preset_badge(cfg, lang)
+
     def launch(self, asked: Asked, *, session: str | None, handle: str | None = None,
                followed: bool = True, seat: Seat | None = None) -> Decoding:
         """Start the decode `asked` (one call to `run`, in a worker thread, as the session's: `Ticket`) under

@@ -307,6 +307,9 @@ class Playground:
         if trace is not None:  # the same trace: the page keeps its cursor and playback
             first = self.play.first_views(trace, lang=lang)
             canvas, facts, badge = first["canvas"], first["facts"], first["preset_badge"]
+        else:  # no trace yet: the badge of what a Run would decode (the page opened with one)
+            said = self.play.badge_for({"temperature": temperature, **settings}, model_pick=model_pick, lang=lang)
+            badge = KEEP if said is None else said
         pair = cmp_traces
         summary = render.divergence_text(pair[0].trace, pair[1].trace, lang) if pair else ""
         compare = self.compare.view(pair, summary=summary, lang=lang)  # KEEP without a pair
