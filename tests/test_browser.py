@@ -336,6 +336,41 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
     page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
 
 
+def test_a_decode_is_read_in_one_streamed_request_and_step_by_step_where_that_fails(page):
+    """Issue 43: the page reads a decode's steps from one streamed request (`dv_stream`: an answer a line, as the
+    steps come), not a request a step; where the stream cannot be had (refused on the way, as a proxy might) it
+    reads them one request an answer (`dv_read`), and the decode is drawn all the same."""
+    wait_played_out(page)
+    sent: list[str] = []
+
+    def record(req) -> None:
+        if "/component_server" in req.url:
+            sent.append(json.loads(req.post_data or "{}").get("fn_name", "?"))
+
+    def refuse(route) -> None:
+        if '"fn_name":"dv_stream' in (route.request.post_data or ""):
+            route.abort()
+        else:
+            route.continue_()
+
+    page.on("request", record)
+    for streamed, frac in ((True, 0.8), (False, 0.3)):
+        sent.clear()
+        if not streamed:
+            page.route("**/component_server**", refuse)
+        z0 = page.evaluate(HEATMAP_Z)
+        release(page, "dv-temperature", frac)
+        page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
+        page.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live')", timeout=TIMEOUT_MS)
+        if streamed:  # its steps came as answers of the one request
+            assert sent.count("dv_stream") == 1 and "dv_read" not in sent, sent
+        else:
+            assert sent.count("dv_stream") == 1 and sent.count("dv_read") >= 1, sent
+            page.unroute("**/component_server**")
+    page.remove_listener("request", record)
+    page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
+
+
 def test_during_playback_the_inspector_says_what_the_canvas_shows(page):
     wait_played_out(page)
     page.locator('#dv-canvas [data-pos="0"]').click()
@@ -413,7 +448,7 @@ def test_each_lesson_click_runs_one_compare_and_labels_both_sides(page, served):
 
 
 def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_figures(page):
-    """The page reads a compare's two sides in one request each time (`dv_read_pair`), never one by one, and
+    """The page reads a compare's two sides in one streamed request (`dv_stream_pair`), never one by one, and
     holds the click's Gradio event until the pair's figures are drawn (`dv_shown` goes first): Gradio's work
     for the event never takes the page's time from the compare and its figures."""
     wait_played_out(page)
@@ -433,7 +468,7 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
                            timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
     page.remove_listener("request", record)
-    assert "dv_read_pair" in sent and "dv_read" not in sent, sent
+    assert sent.count("dv_stream_pair") == 1 and not {"dv_read", "dv_read_pair", "dv_stream"} & set(sent), sent
     assert sent.count("join") == 1 and sent.index("dv_shown") < sent.index("join"), sent
 
 

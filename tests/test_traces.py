@@ -257,3 +257,94 @@ def test_a_cancelled_read_together_leaves_no_read_waiting():
         return before, waiting()  # (asyncio.run would cancel what is left only as it ends)
 
     assert asyncio.run(go_away()) == ({"s": 2}, {})
+
+
+def test_a_stream_of_a_decode_answers_as_its_reads_would_until_it_ends(traces):
+    """`answers` (the page's `dv_stream`): one answer as each step comes, each what a `read` from where the one
+    before it ended gives, and the stream ends with the answer that says the trace is live no more; a decode that
+    says nothing within the timeout gets an empty "live" answer and the stream goes on; a handle of another session
+    streams one "gone" answer."""
+    tr = traces[0]
+    store = TraceStore()
+    handle, entry = store.live("s", wire.encoder_for(tr))
+    got: list[tuple[float, dict]] = []
+
+    async def stream() -> None:
+        async for text in store.answers("s", handle, 0, timeout=0.3):
+            got.append((time.monotonic(), json.loads(text)))
+
+    reader = threading.Thread(target=lambda: asyncio.run(stream()))
+    reader.start()
+    sent = []
+    for rec in tr.steps:
+        time.sleep(0.05)
+        sent.append(time.monotonic())
+        entry.add(rec)
+    time.sleep(0.5)  # longer than the timeout: an empty answer keeps the stream open
+    entry.finish(tr)
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    answers = [a for _, a in got]
+    assert [a["state"] for a in answers[:-1]] == ["live"] * (len(answers) - 1) and answers[-1]["state"] == "done"
+    assert {"chunks": [], "state": "live", "next": len(tr.steps)} in answers  # the timeout's empty answer
+    assert [a["next"] for a in answers] == sorted(a["next"] for a in answers)
+    chunks = [c for a in answers for c in a["chunks"]]
+    assert chunks == [json.loads(c) for c in entry.since(0)[0]]  # every chunk once, in order
+    assert answers[-1]["next"] == len(tr.steps) + 1
+    for when in sent:  # each step answered as it came, not at the end
+        assert min(t for t, a in got if t >= when and a["chunks"]) - when < 0.5
+
+    async def collect(session, start=0) -> list[dict]:
+        return [json.loads(text) async for text in store.answers(session, handle, start, timeout=0.05)]
+
+    assert asyncio.run(collect("s")) == [read(store, "s", handle)]  # a finished trace: one answer, all of it
+    assert asyncio.run(collect("s", 3)) == [read(store, "s", handle, 3)]
+    assert asyncio.run(collect("t")) == [{"chunks": [], "state": "gone", "next": 0}]
+    assert asyncio.run(collect("s", -1)) == [{"chunks": [], "state": "gone", "next": 0}]
+
+
+def test_a_stream_of_a_compares_sides_asks_on_for_the_sides_still_live(traces):
+    """`answers_together` (the page's `dv_stream_pair`): each answer is `read_together`'s for the sides still
+    live, in the order asked, each from where its last answer ended; a side that ended drops out of the next
+    answers, and the stream ends once none is live. Malformed asks answer `[]` once."""
+    from dllm_viz.app.handlers.traces import MAX_TOGETHER
+
+    ta, tb = traces[0], traces[1]
+    store = TraceStore()
+    (ha, ea), (hb, eb) = (store.live("s", wire.encoder_for(tr)) for tr in (ta, tb))
+    got: list[list[dict]] = []
+
+    async def stream() -> None:
+        async for text in store.answers_together("s", [[ha, 0], [hb, 0]], timeout=5.0):
+            got.append(json.loads(text))
+
+    reader = threading.Thread(target=lambda: asyncio.run(stream()))
+    reader.start()
+    for a, b in zip(ta.steps, tb.steps):
+        time.sleep(0.03)
+        ea.add(a)
+        eb.add(b)
+    time.sleep(0.1)
+    ea.finish(ta)  # A ends first: B's answers go on alone
+    time.sleep(0.1)
+    for b in tb.steps[len(ta.steps):]:
+        eb.add(b)
+    eb.finish(tb)
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    open_, chunks = [0, 1], ([], [])  # the sides still live, as the page keeps them
+    for answer in got:
+        assert len(answer) == len(open_)
+        for i, side in zip(open_, answer):
+            chunks[i].extend(side["chunks"])
+        open_ = [i for i, side in zip(open_, answer) if side["state"] == "live"]
+    assert open_ == [] and [len(answer) for answer in got].count(1) >= 1  # B went on alone after A's end
+    for side, entry in zip(chunks, (ea, eb)):
+        assert side == [json.loads(c) for c in entry.since(0)[0]]
+
+    async def collect(asks) -> list[str]:
+        return [text async for text in store.answers_together("s", asks, timeout=0.05)]
+
+    for bad in ([], "x", [[ha]], [[ha, 0]] * (MAX_TOGETHER + 1), None):
+        assert asyncio.run(collect(bad)) == ["[]"]
+    assert asyncio.run(collect([[ha, 0], [hb, 2]])) == [asyncio.run(store.read_together("s", [[ha, 0], [hb, 2]]))]

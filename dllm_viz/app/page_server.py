@@ -4,15 +4,23 @@ Gradio serves a component's server functions on a route of their own (`component
 page's script (`app/web/page.js`: `server.dv_read(...)`) with the page's session; nothing waits in the
 queue. `dv_read` reads a trace by its handle, `dv_shown` says the page drew it, and `dv_start` starts a
 decode at a slider's release, before Gradio's event for it leaves the page (`handlers.starts`).
+
+A decode's steps are streamed: `dv_stream` answers one request with an event per answer of `dv_read`, as
+its steps come (`TraceStore.answers`; server-sent events, as Gradio streams its own, so that proxies pass them
+on at once), where a read a step would cost the browser and the server a request each (about 6 ms of CPU
+beside the decode: `bench/ui_bench.py`). Gradio's page client waits for a whole answer, so the page opens
+the stream itself (`app/web/reads.js`) on the same route, with its session and the canvas's id
+(`dv_session` says them); where it cannot, it reads as before.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import Any
 
 import gradio as gr
 from fastapi import Response
+from fastapi.responses import StreamingResponse
 
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.play import PlayHandlers
@@ -30,6 +38,12 @@ PAIR_JS = "(...args) => (window.__dvNewPair ? window.__dvNewPair(args, args.leng
 # The same for an uploaded trace file: its handle drawn into the event's `ref` input (the last), and the page
 # reads it at once (the read waits for the server to have it), so the canvas is drawn before Gradio's answer.
 UPLOAD_JS = "(...args) => (window.__dvNewUpload ? window.__dvNewUpload(args, args.length - 1) : args)"
+
+
+# A stream's answers, an event each ("data: <json>" and a blank line; JSON text has no raw newline), as Gradio
+# streams its own events: never held back by a proxy nor kept in a cache.
+EVENTS = "text/event-stream"
+STREAM_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
 
 async def session_of(request: gr.Request) -> str | None:
@@ -116,16 +130,38 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
     `CompareHandlers.start`) with inputs `args` asks for starts now, under the handles the page drew,
     for the event to adopt (`shown`: the handle of the trace on show); answers null once started, else
     why not (the event reports its own error). The session is Gradio's: another session's handle reads
-    as gone, and is not adopted."""
+    as gone, and is not adopted. `dv_stream(handle, start)` and `dv_stream_pair(asks)`: the same reads,
+    streamed (an event per answer, `TraceStore.answers`, `answers_together`) until the trace is live no more;
+    `dv_session()`: the page's session and the canvas's component id, which the page sends with a stream's
+    request (`app/web/reads.js`), as Gradio's client sends them with every call."""
+
+    def one_read(data: Any) -> tuple[Any, Any]:
+        return (data + [None, None])[:2] if isinstance(data, list) else (None, None)
+
+    def pair_asks(data: Any) -> Any:
+        one = isinstance(data, list) and len(data) == 1 and isinstance(data[0], list)  # the call's one argument
+        return data[0] if one and all(isinstance(a, list) for a in data[0]) else data
 
     async def dv_read(data: Any, request: gr.Request) -> Response:
-        handle, start = (data + [None, None])[:2] if isinstance(data, list) else (None, None)
+        handle, start = one_read(data)
         return Response(await store.read(await session_of(request), handle, start), media_type="application/json")
 
     async def dv_read_pair(data: Any, request: gr.Request) -> Response:
-        one = isinstance(data, list) and len(data) == 1 and isinstance(data[0], list)  # the call's one argument
-        asks = data[0] if one and all(isinstance(a, list) for a in data[0]) else data
-        return Response(await store.read_together(await session_of(request), asks), media_type="application/json")
+        return Response(await store.read_together(await session_of(request), pair_asks(data)),
+                        media_type="application/json")
+
+    async def dv_stream(data: Any, request: gr.Request) -> StreamingResponse:
+        handle, start = one_read(data)
+        answers = store.answers(await session_of(request), handle, start)
+        return StreamingResponse(events(answers), media_type=EVENTS, headers=STREAM_HEADERS)
+
+    async def dv_stream_pair(data: Any, request: gr.Request) -> StreamingResponse:
+        answers = store.answers_together(await session_of(request), pair_asks(data))
+        return StreamingResponse(events(answers), media_type=EVENTS, headers=STREAM_HEADERS)
+
+    async def dv_session(data: Any, request: gr.Request) -> list[Any]:
+        body = await request.json()
+        return [body.get("session_hash"), body.get("component_id")] if isinstance(body, dict) else [None, None]
 
     async def dv_shown(data: Any, request: gr.Request) -> bool:
         handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data
@@ -148,4 +184,10 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
             return compare.start(session=session, lesson=lesson if kind == "lesson" else None, **named)
         return "not started"
 
-    return [dv_read, dv_read_pair, dv_shown, dv_start]
+    return [dv_read, dv_read_pair, dv_shown, dv_start, dv_stream, dv_stream_pair, dv_session]
+
+
+async def events(answers: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Each answer an event of its own."""
+    async for answer in answers:
+        yield f"data: {answer}\n\n"

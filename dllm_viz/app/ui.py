@@ -9,10 +9,10 @@ misspelt name fails at build time. Handlers (`playground.Playground`: one object
 plain values (or `KEEP`); only `wiring` speaks Gradio to them.
 
 Events carry control values and handles, never traces: a trace travels once, as the chunks of
-`views.wire`, read by the page itself from the canvas's server function `dv_read` (`page_server`:
-a decode in progress step by step, as it is computed). The page draws every view of it (the
-renderer, `views.web`: `app/web/*.js`, run as the canvas's `js_on_load`, plotly.js loaded by the
-canvas's `head`): moving the cursor sends nothing to the server.
+`views.wire`, read by the page itself from the canvas's server functions (`page_server`: `dv_stream`,
+a decode in progress step by step as it is computed, in one streamed answer; `dv_read`, an answer a
+call). The page draws every view of it (the renderer, `views.web`: `app/web/*.js`, run as the canvas's
+`js_on_load`, plotly.js loaded by the canvas's `head`): moving the cursor sends nothing to the server.
 
 Gradio 6 takes theme and CSS in `launch()`: launch with `**launch_options()`.
 """

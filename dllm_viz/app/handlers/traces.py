@@ -1,7 +1,8 @@
 """The traces each visitor's page shows, by handle: what the page reads, and what its events name.
 
 A trace travels to the page once, as the chunks of `views.wire`, read by the page itself (`read`,
-the canvas's server function `dv_read`: `page_server`) under a handle; the page's events carry the handle, never
+the canvas's server function `dv_read`: `page_server`; or `answers`, those reads streamed in one request,
+`dv_stream`) under a handle; the page's events carry the handle, never
 the trace. A session's `gr.State` holds a `Shown` (the handle, and the trace for the handlers), so a
 loaded 3 MB trace costs no event anything.
 
@@ -25,8 +26,8 @@ import re
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NamedTuple
 
 from dllm_viz.app.handlers.asking import Waiting
 from dllm_viz.app.views import wire
@@ -193,6 +194,13 @@ def settle(entries: Any, delivered: float = DELIVERED_SECONDS, drawn: float = DR
 GONE = '{"chunks":[],"state":"gone","next":0}'  # what an unknown handle, or another session's, reads as
 
 
+class Answer(NamedTuple):
+    """One answer of a read: its JSON text, and the state and the next chunk's index that text says."""
+    text: str
+    state: str
+    next: int
+
+
 def _finish(entry: Entry, trace: Trace) -> None:
     """`entry.finish(trace)`, or the entry failed (a page reading it stops waiting)."""
     try:
@@ -354,14 +362,17 @@ class TraceStore:
         from index `start` on. A decode in progress answers once it has something new (or after
         `timeout` seconds, `wait_seconds` unless given); an unknown handle, or one of another session,
         reads as "gone"."""
+        return (await self._answer(session, handle, start, timeout)).text
+
+    async def _answer(self, session: str | None, handle: Any, start: Any, timeout: float | None) -> Answer:
         timeout = self.wait_seconds if timeout is None else timeout
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-            return GONE
+            return Answer(GONE, "gone", 0)
         entry = self.entry(session, handle)
         if entry is None and session is not None and isinstance(handle, str) and HANDLE.fullmatch(handle):
             entry = await self._expect(session, handle, timeout)  # a decode the page has asked for, not here yet
         if entry is None:
-            return GONE
+            return Answer(GONE, "gone", 0)
         entry.read.set()
         await entry.wait(start, timeout)
         if entry.at_last_step():  # its end comes in the same answer: the page reads the finished trace one trip sooner
@@ -369,17 +380,31 @@ class TraceStore:
         chunks, state = entry.since(start)
         if state != "live":
             entry.delivered.set()
-        return f'{{"chunks":[{",".join(chunks)}],"state":"{state}","next":{start + len(chunks)}}}'
+        text = f'{{"chunks":[{",".join(chunks)}],"state":"{state}","next":{start + len(chunks)}}}'
+        return Answer(text, state, start + len(chunks))
+
+    async def answers(self, session: str | None, handle: Any, start: Any = 0, *,
+                      timeout: float | None = None) -> AsyncIterator[str]:
+        """`read` again and again, each from where the answer before it ended, until one says the trace is
+        live no more (the page's stream of a trace, `dv_stream`: one request a decode, not one a step). A
+        decode that says nothing for `timeout` seconds gets an answer with no chunks, as a read does."""
+        while True:
+            answer = await self._answer(session, handle, start, timeout)
+            yield answer.text
+            if answer.state != "live":
+                return
+            start = answer.next
 
     async def read_together(self, session: str | None, asks: Any, *, timeout: float | None = None) -> str:
         """`read` of several traces at once (`asks`: [handle, start] pairs; a compare's sides, which step
         together): a JSON list of their answers, once one has something new (or after `timeout`) and the
         others have had `TOGETHER_SECONDS` more to catch up; one with nothing new by then answers "live"
         with no chunks (the page asks again). Malformed asks read as `[]`."""
-        if (not isinstance(asks, list) or not 0 < len(asks) <= MAX_TOGETHER
-                or not all(isinstance(a, list) and len(a) == 2 for a in asks)):
-            return "[]"
-        reads = [asyncio.ensure_future(self.read(session, handle, start, timeout=timeout)) for handle, start in asks]
+        answers = await self._together(session, asks, timeout) if _together_asks(asks) else []
+        return "[" + ",".join(answer.text for answer in answers) + "]"
+
+    async def _together(self, session: str | None, asks: list[list[Any]], timeout: float | None) -> list[Answer]:
+        reads = [asyncio.ensure_future(self._answer(session, handle, start, timeout)) for handle, start in asks]
         try:
             _, pending = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
             if pending:
@@ -388,5 +413,24 @@ class TraceStore:
             for task in reads:
                 task.cancel()
         late = '{"chunks":[],"state":"live","next":%d}'
-        return "[" + ",".join(late % start if task in pending else task.result()
-                              for task, (_, start) in zip(reads, asks)) + "]"
+        return [Answer(late % start, "live", start) if task in pending else task.result()
+                for task, (_, start) in zip(reads, asks)]
+
+    async def answers_together(self, session: str | None, asks: Any, *,
+                               timeout: float | None = None) -> AsyncIterator[str]:
+        """`read_together` again and again (the page's stream of a compare's sides, `dv_stream_pair`), each
+        time of the traces still live, each from where its last answer ended, in the order asked, until none
+        is live: the page keeps its sides in step by the same rule. Malformed asks answer `[]` once."""
+        if not _together_asks(asks):
+            yield "[]"
+            return
+        while asks:
+            answers = await self._together(session, asks, timeout)
+            yield "[" + ",".join(answer.text for answer in answers) + "]"
+            asks = [[handle, answer.next] for (handle, _), answer in zip(asks, answers) if answer.state == "live"]
+
+
+def _together_asks(asks: Any) -> bool:
+    """Whether `asks` is what `read_together` takes: 1 to `MAX_TOGETHER` [handle, start] pairs."""
+    return (isinstance(asks, list) and 0 < len(asks) <= MAX_TOGETHER
+            and all(isinstance(a, list) and len(a) == 2 for a in asks))

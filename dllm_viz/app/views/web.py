@@ -31,11 +31,11 @@ WEB = Path(__file__).resolve().parents[1] / "web"  # the page's .js files (packa
 # One job each, in order: the trace from its chunks, the canvas, the inspector, the figures' specs, their
 # dense layers as images, a figure of heatmaps and markers drawn without plotly, a figure fitted to its width, the
 # player and its linked views, Compare's pair in step;
-# then the page's own: the walkthrough, the links that reopen a view, the glue to Gradio, and what the page starts
-# itself as an event starts.
+# then the page's own: the walkthrough, the links that reopen a view, a trace's answers streamed from the server, the
+# glue to Gradio, and what the page starts itself as an event starts.
 RENDERER_FILES = ("trace.js", "canvas.js", "inspector.js", "figures.js", "figures_renoise.js", "raster.js", "plot2d.js",
                   "chart2d.js", "fit.js", "views.js", "pair.js")
-PAGE_FILES = (*RENDERER_FILES, "tour.js", "links.js", "page.js", "start.js")
+PAGE_FILES = (*RENDERER_FILES, "tour.js", "links.js", "reads.js", "page.js", "start.js")
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
 # Inspector bars: a share s is drawn BAR_SCALE * s percent wide (the label fits beside it), never

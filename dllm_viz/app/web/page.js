@@ -1,13 +1,13 @@
 // dllm-viz: the page's script (the last of its files; see views/web.py). Gradio runs it as the
 // canvas component's `js_on_load`, with `element` (the canvas component), `props` (its value, and the
-// renderer's options: `strings`, `theme`, `tour`), `server` (`dv_read`: a trace's chunks by handle)
-// and `watch`.
+// renderer's options: `strings`, `theme`, `tour`), `server` (`dv_read`: a trace's chunks by handle; reads.js
+// streams them) and `watch`.
 //
 // The page's events carry handles, never traces: the canvas's value names the trace on show
 // ({ref, live, frame, selected, autoplay, lang}), the Compare sides' values theirs. The page reads each
 // trace once, by its handle, from the server (`dvRead`: the chunks of views/wire.py; a decode in
-// progress step by step, as they are computed) and draws every view from it (views.js). The
-// Playground's player is `window.__dv` (a `dvView`): ONE step cursor and ONE selected position
+// progress step by step, as they are computed, in one streamed request) and draws every view from it
+// (views.js). The Playground's player is `window.__dv` (a `dvView`): ONE step cursor and ONE selected position
 // shared by the canvas, the inspector, the heatmap, the unmasking-order map and the per-step plot;
 // moving it asks the server nothing, so a slow, lost or aborted request never leaves a view behind.
 
@@ -36,6 +36,7 @@ if (!first) { dv.hosts = hosts; dv.options = options; dv.drawn = {}; }
 window.__dv = dv;
 dv.root = root;
 dv.server = server;
+dvStreamWhere(server);  // asked now, so that the first decode's stream does not wait for it (reads.js)
 dv.theme = options.theme;
 dv.traces = dv.traces || new Map();  // handle -> {d, state, promise}: each trace read once
 dv.lib = {paintCanvas, inspectAt, inspectorHtml, temperedShares, dvState, dvTraceNew, dvTraceAdd, dvCanvasAt,
@@ -51,10 +52,24 @@ function dvRead(ref) {
   if (known) { dv.traces.delete(ref); dv.traces.set(ref, known); return known; }
   const entry = {d: dvTraceNew(dv.theme), state: "live", listeners: new Set()};
   entry.promise = (async () => {
-    let next = 0, fails = 0;
-    for (;;) {
+    let next = 0, fails = 0, live = true;
+    const take = (r) => {  // an answer: its chunks added, those who follow the trace told
+      for (const chunk of r.chunks) dvTraceAdd(entry.d, chunk);
+      performance.mark("dv-trace-added");
+      next = r.next;
+      entry.state = r.state;
+      if (r.chunks.length) entry.listeners.forEach((f) => f(entry));
+      live = r.state === "live";
+    };
+    for await (const r of dvStreamed(dv.server, "dv_stream", [ref, next])) {  // one request for the whole decode
+      performance.mark("dv-read-done");  // timed by bench/ui_bench.py
+      if (!r || !Array.isArray(r.chunks)) break;
+      take(r);
+      if (!live) break;
+    }
+    while (live) {  // no stream, or it broke: read on from its last answer
       let r = null;
-      performance.mark("dv-read");  // timed by bench/ui_bench.py
+      performance.mark("dv-read");
       try { r = await dv.server.dv_read(ref, next); } catch (err) { r = null; }
       performance.mark("dv-read-done");
       if (!r || !Array.isArray(r.chunks)) {  // a lost request: try again, a little later each time
@@ -63,12 +78,7 @@ function dvRead(ref) {
         continue;
       }
       fails = 0;
-      for (const chunk of r.chunks) dvTraceAdd(entry.d, chunk);
-      performance.mark("dv-trace-added");
-      next = r.next;
-      entry.state = r.state;
-      if (r.chunks.length) entry.listeners.forEach((f) => f(entry));
-      if (r.state !== "live") break;
+      take(r);
     }
     entry.listeners.clear();
     return entry.state;

@@ -184,8 +184,9 @@ window.__dvNewUpload = (args, at) => {
   return out;
 };
 
-// A compare's sides, read together (`dv_read_pair`: one request, one answer for both, as their decode steps
-// them in one batch), each an entry of the page's `traces` as page.js's dvRead makes it (which then finds it).
+// A compare's sides, read together (`dv_stream_pair`, reads.js: one stream for both, an answer for both at a
+// time, as their decode steps them in one batch; else `dv_read_pair`, a request an answer), each an entry of the
+// page's `traces` as page.js's dvRead makes it (which then finds it).
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 function readPair(v, refs) {
   if (!v.server.dv_read_pair || refs.some((ref) => v.traces.has(ref))) return;  // each side read alone
@@ -194,16 +195,9 @@ function readPair(v, refs) {
   const end = (i) => { entries[i].listeners.clear(); ends[i](entries[i].state); };  // its views may come
   (async () => {
     const next = refs.map(() => 0);
-    let fails = 0;
-    for (let open = [0, 1]; open.length; open = open.filter((i) => entries[i].state === "live")) {
-      let r = null;
-      try { r = await v.server.dv_read_pair(open.map((i) => [refs[i], next[i]])); } catch (err) { r = null; }
-      if (!Array.isArray(r) || r.length !== open.length || !r.every((x) => x && Array.isArray(x.chunks))) {
-        if (++fails > 8) { open.forEach((i) => { entries[i].state = "gone"; }); break; }  // a lost request: again
-        await sleep(50 * fails);
-        continue;
-      }
-      fails = 0;
+    let open = [0, 1], fails = 0;  // the sides still live, in the order asked (the server keeps the same)
+    const fits = (r) => Array.isArray(r) && r.length === open.length && r.every((x) => x && Array.isArray(x.chunks));
+    const take = (r) => {  // an answer for the open sides
       open.forEach((i, k) => {
         for (const chunk of r[k].chunks) dvTraceAdd(entries[i].d, chunk);
         next[i] = r[k].next;
@@ -211,6 +205,23 @@ function readPair(v, refs) {
       });
       open.forEach((i, k) => { if (r[k].chunks.length) entries[i].listeners.forEach((f) => f(entries[i])); });
       open.filter((i) => entries[i].state !== "live").forEach(end);
+      open = open.filter((i) => entries[i].state === "live");
+    };
+    for await (const r of dvStreamed(v.server, "dv_stream_pair", [open.map((i) => [refs[i], next[i]])])) {
+      if (!fits(r)) break;  // one request for the whole compare
+      take(r);
+      if (!open.length) break;
+    }
+    while (open.length) {  // no stream, or it broke: read on from its last answer
+      let r = null;
+      try { r = await v.server.dv_read_pair(open.map((i) => [refs[i], next[i]])); } catch (err) { r = null; }
+      if (!fits(r)) {
+        if (++fails > 8) { open.forEach((i) => { entries[i].state = "gone"; }); break; }  // a lost request: again
+        await sleep(50 * fails);
+        continue;
+      }
+      fails = 0;
+      take(r);
     }
     entries.forEach((_, i) => end(i));
   })();

@@ -1,0 +1,65 @@
+// dllm-viz: a trace's answers streamed from the server (page_server `dv_stream`, `dv_stream_pair`): one request
+// for a whole decode, an event per answer as its steps come (each "data: " and the answer `dv_read` /
+// `dv_read_pair` gives, on a line of its own; the other lines of the stream say nothing),
+// where a read a step costs the browser and the server a request each, beside the decode (bench/ui_bench.py).
+// Gradio's page client waits for a whole answer, so the stream is opened here, on the route Gradio's client
+// calls (`component_server`), with the session and the canvas's id the server says once (`dv_session`). Where it
+// cannot be opened, or it breaks, or an answer is not JSON, the stream ends: the caller reads on (`dv_read`)
+// from the last answer it took.
+
+let dvWhereAsked = null;  // a promise of {url, session, component}, or of null (asked again next time)
+
+function dvStreamWhere(server) {
+  if (!dvWhereAsked) {
+    dvWhereAsked = (async () => {
+      if (!server || !server.dv_session) return null;
+      const [session, component] = await server.dv_session();
+      if (typeof session !== "string" || !Number.isInteger(component)) return null;
+      // the app's root as Gradio's client resolves it (its config's root; this page's origin on the same host)
+      const config = window.gradio_config || {}, root = new URL(config.root || ".", location.href);
+      const origin = root.hostname === location.hostname ? location.origin : root.origin;
+      const url = `${origin}${root.pathname.replace(/\/$/, "")}${config.api_prefix || "/gradio_api"}/component_server/`;
+      return {url, session, component};
+    })().catch(() => null);
+    dvWhereAsked.then((where) => { if (!where) dvWhereAsked = null; });
+  }
+  return dvWhereAsked;
+}
+
+// The answers of the server function `fn` called with `data` (as `server[fn](...data)` sends it), each parsed
+// as its event's line comes; nothing where the stream cannot be had.
+async function* dvStreamed(server, fn, data) {
+  const where = await dvStreamWhere(server);
+  if (!where) return;
+  let reader = null;
+  try {
+    const response = await fetch(where.url, {
+      method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({data, component_id: where.component, fn_name: fn, session_hash: where.session})});
+    if (!response.ok || !response.body) return;
+    reader = response.body.getReader();
+  } catch (err) {
+    return;
+  }
+  const text = new TextDecoder();
+  let held = [];  // the line's text so far (a 3 MB trace's one answer comes in many pieces: joined once)
+  try {
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) return;
+      let piece = text.decode(value, {stream: true});
+      for (let at = piece.indexOf("\n"); at >= 0; at = piece.indexOf("\n")) {
+        held.push(piece.slice(0, at));
+        piece = piece.slice(at + 1);
+        const line = held.join("");
+        held = [];
+        if (line.startsWith("data: ")) yield JSON.parse(line.slice(6));
+      }
+      if (piece) held.push(piece);
+    }
+  } catch (err) {
+    return;
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}

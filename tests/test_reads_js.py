@@ -1,0 +1,144 @@
+"""app/web/reads.js: a trace's answers streamed from the server (an event each), parsed as the pieces come.
+
+In Debian's chromium, on a page of a made-up origin, with `fetch` replaced by one that answers from pieces the
+test chooses (a line split anywhere, several lines in a piece, a character split between pieces), and a
+stand-in for Gradio's `server` (its `dv_session`). The stream in the real app: tests/test_browser.py.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dllm_viz.app.views import web
+from tests.renderer import opened
+
+ORIGIN = "http://dv.test"
+# reads.js installed on the page; `window.__pieces` is what the next fetch's body streams (an Error in it: the
+# stream breaks there), `window.__fetched` what was fetched, `window.__answer` (`ok`, `reject`) how it answers.
+INSTALL = """([code]) => {
+  window.__fetched = []; window.__pieces = []; window.__answer = "ok";
+  window.fetch = async (url, init) => {
+    window.__fetched.push({url: String(url), init: {...init, body: JSON.parse(init.body)}});
+    if (window.__answer === "reject") throw new TypeError("Failed to fetch");
+    const pieces = window.__pieces, bytes = new TextEncoder();
+    const body = new ReadableStream({async pull(c) {
+      await new Promise((r) => setTimeout(r, 1));
+      const p = pieces.shift();
+      if (p === undefined) c.close(); else if (p instanceof Error) c.error(p); else c.enqueue(bytes.encode(p));
+    }});
+    return new Response(body, {status: window.__answer === "ok" ? 200 : 500});
+  };
+  window.RD = new Function(code + "\\nreturn {dvStreamed};")();
+}"""
+# The answers of one stream, with a `server` whose `dv_session` answers `session` (or throws).
+TAKE = """async ([session, fn, data]) => {
+  window.__sessions = (window.__sessions || 0);
+  const server = {dv_session: async () => { window.__sessions += 1; if (!session) throw new Error("lost");
+                                            return session; }};
+  const out = [];
+  for await (const answer of RD.dvStreamed(server, fn, data)) out.push(answer);
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def page():
+    with opened() as page:
+        page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<html></html>"))
+        page.goto(f"{ORIGIN}/app/")
+        yield page
+
+
+def stream(page, pieces: list, *, session=("abc", 7), fn="dv_stream", data=("H", 0), answer="ok", config=None):
+    page.evaluate(INSTALL, [(web.WEB / "reads.js").read_text(encoding="utf-8")])
+    page.evaluate("""([pieces, answer, config]) => {
+      window.__pieces = pieces.map((p) => p === null ? new Error('cut') : p);
+      window.__answer = answer;
+      if (config) window.gradio_config = config; else delete window.gradio_config;
+    }""", [pieces, answer, config])
+    got = page.evaluate(TAKE, [list(session) if session else None, fn, list(data)])
+    return got, page.evaluate("() => window.__fetched")
+
+
+ANSWERS = [{"chunks": [{"head": {"text": "a é"}}], "state": "live", "next": 1},
+           {"chunks": [{"steps": {"from": 1}}, {"steps": {"from": 2}}], "state": "live", "next": 3},
+           {"chunks": [], "state": "live", "next": 3},
+           {"chunks": [{"done": {"n": 3}}], "state": "done", "next": 4}]
+
+
+def event(answer) -> str:
+    """An answer as the server streams it (page_server.events)."""
+    return f"data: {json.dumps(answer, ensure_ascii=False)}\n\n"
+
+
+def test_each_event_is_an_answer_however_the_pieces_fall(page):
+    text = "".join(event(a) for a in ANSWERS)
+    raw = text.encode()
+    cut = raw.index("é".encode()) + 1  # inside the two bytes of é
+    splits = {
+        "one piece": [text],
+        "a piece an event": [event(a) for a in ANSWERS],
+        "every 7 characters": [text[i:i + 7] for i in range(0, len(text), 7)],
+        "newlines alone": [p for a in ANSWERS for p in ("data: " + json.dumps(a, ensure_ascii=False), "\n", "\n")],
+        "with a comment and other fields": [": ping\n\n", "event: answer\n" + event(ANSWERS[0]), ": ping\n\n",
+                                            *(event(a) for a in ANSWERS[1:])],
+    }
+    for name, pieces in splits.items():
+        got, fetched = stream(page, pieces)
+        assert got == ANSWERS, name
+        assert len(fetched) == 1, name
+    # a character split between two pieces (bytes, as the network may cut them): decoded whole
+    page.evaluate(INSTALL, [(web.WEB / "reads.js").read_text(encoding="utf-8")])
+    got = page.evaluate("""async ([a, b]) => {
+      const real = window.fetch;
+      window.fetch = async (url, init) => { await real(url, init);
+        const parts = [new Uint8Array(a), new Uint8Array(b)];
+        return new Response(new ReadableStream({pull(c) { const p = parts.shift(); if (p) c.enqueue(p);
+                                                          else c.close(); }}));
+      };
+      const out = [];
+      for await (const x of RD.dvStreamed({dv_session: async () => ["s", 1]}, "dv_stream", ["H", 0])) out.push(x);
+      return out;
+    }""", [list(raw[:cut]), list(raw[cut:])])
+    assert got == ANSWERS
+
+
+def test_the_request_is_gradios_component_server_call_with_the_pages_session(page):
+    got, fetched = stream(page, ["data: []\n\n"], fn="dv_stream_pair", data=[[["A", 0], ["B", 2]]],
+                          config={"root": f"{ORIGIN}/app", "api_prefix": "/gradio_api"})
+    assert got == [[]]
+    (call,) = fetched
+    assert call["url"] == f"{ORIGIN}/app/gradio_api/component_server/"
+    assert call["init"]["method"] == "POST" and call["init"]["credentials"] == "same-origin"
+    assert call["init"]["body"] == {"data": [[["A", 0], ["B", 2]]], "component_id": 7, "fn_name": "dv_stream_pair",
+                                    "session_hash": "abc"}
+    # without Gradio's config: the route beside the page
+    _, fetched = stream(page, [], config=None)
+    assert fetched[0]["url"] == f"{ORIGIN}/app/gradio_api/component_server/"
+    # a root on another host (a proxy's): its origin; on this page's host: this page's origin
+    _, fetched = stream(page, [], config={"root": "https://elsewhere.test/x/", "api_prefix": "/gradio_api"})
+    assert fetched[0]["url"] == "https://elsewhere.test/x/gradio_api/component_server/"
+
+
+def test_a_stream_that_cannot_be_had_or_breaks_ends_and_the_session_is_asked_again(page):
+    """What the caller gets is the answers before the trouble, then the end (it reads on from there)."""
+    line = event(ANSWERS[0])
+    assert stream(page, [line], answer="reject")[0] == []
+    assert stream(page, [line], answer="error")[0] == []  # a 500
+    assert stream(page, [line, None, event(ANSWERS[1])])[0] == [ANSWERS[0]]  # cut off
+    assert stream(page, [line, "data: {not json\n\n", line])[0] == [ANSWERS[0]]
+    assert stream(page, [line, event(ANSWERS[1])[:-2]])[0] == [ANSWERS[0]]  # a last line never ended: not taken
+    # no session (the call failed): nothing fetched; the next stream asks for it again
+    page.evaluate(INSTALL, [(web.WEB / "reads.js").read_text(encoding="utf-8")])
+    page.evaluate("() => { window.__sessions = 0; }")
+    assert page.evaluate(TAKE, [None, "dv_stream", ["H", 0]]) == []
+    assert page.evaluate("() => window.__fetched.length") == 0
+    page.evaluate("(line) => { window.__pieces = [line]; }", line)
+    assert page.evaluate(TAKE, [["s", 3], "dv_stream", ["H", 0]]) == [ANSWERS[0]]
+    assert page.evaluate("() => [window.__sessions, window.__fetched.length]") == [2, 1]
+    # once known, the session is not asked again
+    page.evaluate("(line) => { window.__pieces = [line]; }", line)
+    assert page.evaluate(TAKE, [["s", 3], "dv_stream", ["H", 0]]) == [ANSWERS[0]]
+    assert page.evaluate("() => window.__sessions") == 2
+
