@@ -5,9 +5,9 @@ The app served in this process as app.py serves it (the embedded model, gen_leng
 as ui_bench.py), Debian's chromium on it; per temperature-slider release, counted from the release as the page
 saw it (ms):
   marks     the page's own performance marks (start.js, page.js, views.js): `dv-start` (the page asks the
-            server to decode), each read answered (`dv-read-done`: how many, the last), the finished canvas
-            (`dv-canvas`) and each figure drawn (`dv-drawn-*`), and ui_bench.py's view times (the first step,
-            the canvas and heatmap, every figure);
+            server to decode), each answer read (`dv-read-done`, streamed or not: how many, the last), the
+            finished canvas (`dv-canvas`) and each figure drawn (`dv-drawn-*`), and ui_bench.py's view times
+            (the first step, the canvas and heatmap, every figure);
   cpu       CPU ms from the release to every figure drawn: the decode's thread (`dllm-viz-engine`) and the
             rest of this process (the web server, and Playwright's client), and chromium by process type
             (renderer: the page's main thread and its painting; browser and utility: the network);
