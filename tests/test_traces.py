@@ -75,6 +75,16 @@ def test_what_the_store_holds_is_bounded(traces):
     assert small.entry("s4", handles[4]) is None and small._chars == 2 * size
 
 
+def step_by_step(entry, steps, pause: float = 0.05) -> list[float]:
+    """The decode's thread: each step added `pause` seconds after the one before; when each was added."""
+    sent = []
+    for rec in steps:
+        time.sleep(pause)
+        sent.append(time.monotonic())
+        entry.add(rec)
+    return sent
+
+
 def test_a_read_of_a_decode_in_progress_answers_as_each_step_comes(traces):
     tr = traces[0]
     store = TraceStore()
@@ -92,11 +102,7 @@ def test_a_read_of_a_decode_in_progress_answers_as_each_step_comes(traces):
 
     reader = threading.Thread(target=page)
     reader.start()
-    sent = []
-    for rec in tr.steps:
-        time.sleep(0.05)
-        sent.append(time.monotonic())
-        entry.add(rec)
+    sent = step_by_step(entry, tr.steps)
     time.sleep(0.6)  # a read that no step woke answers at the end, 0.6 s or more after the last step
     entry.finish(tr)
     reader.join(timeout=10)
@@ -275,11 +281,7 @@ def test_a_stream_of_a_decode_answers_as_its_reads_would_until_it_ends(traces):
 
     reader = threading.Thread(target=lambda: asyncio.run(stream()))
     reader.start()
-    sent = []
-    for rec in tr.steps:
-        time.sleep(0.05)
-        sent.append(time.monotonic())
-        entry.add(rec)
+    sent = step_by_step(entry, tr.steps)
     time.sleep(0.5)  # longer than the timeout: an empty answer keeps the stream open
     entry.finish(tr)
     reader.join(timeout=10)
