@@ -142,3 +142,33 @@ def test_a_stream_that_cannot_be_had_or_breaks_ends_and_the_session_is_asked_aga
     assert page.evaluate(TAKE, [["s", 3], "dv_stream", ["H", 0]]) == [ANSWERS[0]]
     assert page.evaluate("() => window.__sessions") == 2
 
+
+
+def test_a_stream_left_after_its_last_answer_is_read_to_its_end_or_cancelled(page):
+    """The caller breaks off once it has the answer that ends the trace: what is left of the stream (the server's
+    end of it) is read in the background, so that its connection serves the next request, not cut off; a stream
+    that goes on regardless is cancelled after DRAIN_MS."""
+    page.evaluate(INSTALL, [(web.WEB / "reads.js").read_text(encoding="utf-8")])
+    first = """async ([forever]) => {
+      const real = window.fetch;
+      window.__cancelled = false;
+      window.fetch = async (url, init) => { await real(url, init);
+        return new Response(new ReadableStream({
+          pull(c) { const p = window.__pieces.shift();
+                    if (p !== undefined) c.enqueue(new TextEncoder().encode(p));
+                    else if (!forever) c.close();
+                    else return new Promise(() => {}); },  // nothing more, ever
+          cancel() { window.__cancelled = true; }}));
+      };
+      for await (const x of RD.dvStreamed({dv_session: async () => ["s", 1]}, "dv_stream", ["H", 0])) return x;
+    }"""
+    page.evaluate("(pieces) => { window.__pieces = pieces; }", [event(ANSWERS[0]), event(ANSWERS[1]), ": end\n\n"])
+    assert page.evaluate(first, [False]) == ANSWERS[0]
+    page.wait_for_function("() => window.__pieces.length === 0", timeout=3_000)  # the rest read, to its end
+    assert page.evaluate("() => window.__cancelled") is False
+    page.evaluate(INSTALL, [(web.WEB / "reads.js").read_text(encoding="utf-8")])
+    page.evaluate("(pieces) => { window.__pieces = pieces; }", [event(ANSWERS[0])])
+    assert page.evaluate(first, [True]) == ANSWERS[0]
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__cancelled") is False  # still read, for a while
+    page.wait_for_function("() => window.__cancelled", timeout=3_000)

@@ -42,11 +42,11 @@ async function* dvStreamed(server, fn, data) {
     return;
   }
   const text = new TextDecoder();
-  let held = [];  // the line's text so far (a 3 MB trace's one answer comes in many pieces: joined once)
+  let held = [], ended = false;  // the line's text so far (a 3 MB trace's one answer comes in many pieces: joined once)
   try {
     for (;;) {
       const {value, done} = await reader.read();
-      if (done) return;
+      if (done) { ended = true; return; }
       let piece = text.decode(value, {stream: true});
       for (let at = piece.indexOf("\n"); at >= 0; at = piece.indexOf("\n")) {
         held.push(piece.slice(0, at));
@@ -60,6 +60,17 @@ async function* dvStreamed(server, fn, data) {
   } catch (err) {
     return;
   } finally {
-    reader.cancel().catch(() => {});
+    if (!ended) dvLetEnd(reader);
   }
+}
+
+// A stream its reader left (its last answer taken; the server ends it at once) read to its end in the background,
+// at most DRAIN_MS, so that its connection serves the next request; cancelled past that, or when it breaks.
+const DRAIN_MS = 1000;
+function dvLetEnd(reader) {
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), DRAIN_MS);
+  (async () => {
+    try { while (!(await reader.read()).done); } catch (err) { /* broken: cancelled */ }
+    clearTimeout(timer);
+  })();
 }
