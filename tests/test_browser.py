@@ -467,9 +467,24 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.length > 0",
                            timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
-    page.remove_listener("request", record)
     assert sent.count("dv_stream_pair") == 1 and not {"dv_read", "dv_read_pair", "dv_stream"} & set(sent), sent
     assert sent.count("join") == 1 and sent.index("dv_shown") < sent.index("join"), sent
+    # Where the stream cannot be had (refused on the way, as a proxy might), the sides are read together, a
+    # request an answer, and drawn all the same.
+    sent.clear()
+    page.route("**/component_server**", lambda route: route.abort() if '"fn_name":"dv_stream'
+               in (route.request.post_data or "") else route.continue_())
+    summary = page.inner_text("#dv-cmp-summary")
+    heat = "() => { const f = document.querySelector('#dv-cmp-heat-a .dv-fig'); return f && f.data && f.data[0]; }"
+    before = page.evaluate(f"() => JSON.stringify(({heat})())")
+    page.locator("#dv-lesson-polluted").click()
+    page.wait_for_function(f"([old, s]) => JSON.stringify(({heat})()) !== old && "
+                           "document.querySelector('#dv-cmp-summary').innerText !== s", arg=[before, summary],
+                           timeout=TIMEOUT_MS)
+    page.unroute("**/component_server**")
+    page.remove_listener("request", record)
+    assert sent.count("dv_stream_pair") == 1 and sent.count("dv_read_pair") >= 1 and "dv_read" not in sent, sent
+    page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
 
 
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):
