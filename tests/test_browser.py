@@ -654,6 +654,41 @@ def test_a_no_effect_banner_opens_its_compare_lesson(page, served):
     assert len(calls) - before == 1  # one batched compare, nothing else
 
 
+def test_a_position_selected_on_an_uploaded_trace_before_its_event_answers_stays_selected(page, tmp_path, monkeypatch):
+    """The page shows an uploaded trace as soon as the server has parsed it, before Gradio's answer to the upload
+    (start.js `__dvNewUpload`), with the first position selected; a position the visitor selects in between stays
+    selected when that answer comes with the same cursor (page.js showDone)."""
+    from dllm_viz import DecodeConfig, decode
+    from dllm_viz.app.handlers import play, traces
+    from tests.ui_model import make_text_model
+
+    answered: list[float] = []
+
+    def late(entries) -> None:  # the upload's answer held back a while after the page drew the trace
+        traces.settle(entries)
+        time.sleep(1.5)
+        answered.append(time.monotonic())
+
+    monkeypatch.setattr(play, "settle", late)
+    wait_played_out(page)
+    trace = decode(make_text_model(), ["the cat "], DecodeConfig.preset("balanced", 32, seed=5))[0]
+    path = tmp_path / "upload.json"
+    path.write_text(trace.to_json(), encoding="utf-8")
+    old = page.evaluate(CANVAS_TEXT)
+    page.locator("input[type=file]").first.set_input_files(str(path))
+    page.wait_for_function(f"(old) => ({CANVAS_TEXT})() !== old && document.querySelector('#dv-inspector h4')"
+                           ".textContent.includes('position 0')", arg=old, timeout=TIMEOUT_MS)
+    page.locator('#dv-canvas [data-pos="5"]').click()
+    page.wait_for_function("() => document.querySelector('#dv-inspector h4').textContent.includes('position 5')",
+                           timeout=TIMEOUT_MS)
+    assert answered == []  # selected before the answer came
+    deadline = time.monotonic() + 30
+    while not answered and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(800)  # the answer reaches the page and is applied
+    assert answered and "position 5" in page.locator("#dv-inspector h4").inner_text()
+
+
 def test_a_shared_trace_with_markup_in_its_vocabulary_makes_no_request(page, tmp_path):
     """Issue 33 item 3: a trace whose vocabulary holds an image tag (or Markdown image) pointing at
     another host is shown as text everywhere (canvas, inspector, figures, error toast): nothing is

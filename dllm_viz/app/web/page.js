@@ -157,8 +157,12 @@ function showDone(value, entry) {
   const d = entry.d, same = dv.shownRef === value.ref, linked = dv.opening && value.frame !== null && value.frame !== undefined && !value.autoplay;
   d.live = false;
   const at = {};
+  // The event's answer for a trace the page showed ahead of it (start.js: an upload), with the same cursor: the
+  // visitor's clicks since stand.
+  const ahead = same && dv.ahead === `${value.ref} ${value.selected}`;
+  dv.ahead = value.early ? `${value.ref} ${value.selected}` : null;
   if (!same || linked) { at.frame = value.autoplay ? 0 : value.frame; at.selected = value.selected; }
-  else if (value.selected !== null && value.selected !== undefined) at.selected = value.selected;
+  else if (value.selected !== null && value.selected !== undefined && !ahead) at.selected = value.selected;
   dv.shownRef = value.ref;
   // The task curves are a task prompt's: for any other trace their box stays out of the way.
   const taskBox = document.getElementById("dv-views-task");

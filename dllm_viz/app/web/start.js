@@ -175,12 +175,13 @@ if (!window.__dvReleasing) {
 }
 
 // An uploaded trace file: read by the handle drawn here as soon as the server has parsed it, and shown then
-// (as its event's answer would show it: the end, the first position selected), before Gradio's answer comes.
+// (as its event's answer would show it: the end, the first position selected), before Gradio's answer comes;
+// that answer then leaves the cursor where the visitor has put it since (`early`: page.js showDone).
 window.__dvNewUpload = (args, at) => {
   const v = window.__dv, out = [...args];
   if (!v || !v.follow || window.__dvUploadLate) return out;  // (__dvUploadLate: benches compare without it)
   out[at] = newHandle();
-  v.follow({ref: out[at], lang: v.lang, live: false, frame: null, selected: 0, autoplay: false}, false);
+  v.follow({ref: out[at], lang: v.lang, live: false, frame: null, selected: 0, autoplay: false, early: true}, false);
   return out;
 };
 
