@@ -42,7 +42,8 @@ async function* dvStreamed(server, fn, data) {
     return;
   }
   const text = new TextDecoder();
-  let held = [], ended = false;  // the line's text so far (a 3 MB trace's one answer comes in many pieces: joined once)
+  let held = [];  // the line's text so far (a 3 MB trace's one answer comes in many pieces: joined once)
+  let ended = false;  // the server ended the stream (else what is left of it is let end: dvLetEnd)
   try {
     for (;;) {
       const {value, done} = await reader.read();
