@@ -301,6 +301,7 @@ def serve_page(model: Any) -> tuple[Any, Any, Any, str]:
                       max_length=getattr(model, "max_length", None), concurrency_limit=app.MAX_BATCH)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    app.quiet_queue(demo)
     app.freeze_heap()
     return demo, engine, run, f"http://127.0.0.1:{port}/"
 

@@ -177,3 +177,34 @@ def test_a_shipped_model_asked_for_by_name_keeps_the_hub_offline():
     environ = {"DLLM_VIZ_MODEL": "world-renoise", "HF_HUB_OFFLINE": "0"}
     app._offline_environment(environ)
     assert environ["HF_HUB_OFFLINE"] == "0"
+
+
+def test_the_served_queue_looks_for_events_every_poll_interval_and_still_answers(monkeypatch):
+    """`quiet_queue` (serve() applies it to the running server): Gradio's queue, with no event, looks for one every
+    QUEUE_POLL_SECONDS instead of every 1 ms (each look takes Python's lock from a decode in progress); an event
+    still runs and answers. Fails on a Gradio whose queue no longer has that setting, so an upgrade says so."""
+    import gradio as gr
+    from gradio import queueing
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        gr.Button().click(lambda s: s[::-1], box, box, api_name="echo")
+    port = free_port()
+    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        looks = []
+        real = queueing.Queue.__len__
+        monkeypatch.setattr(queueing.Queue, "__len__", lambda self: looks.append(1) or real(self))  # one a look
+        time.sleep(0.2)
+        looks.clear()
+        time.sleep(0.5)
+        before = len(looks)  # Gradio's own 1 ms: hundreds in 0.5 s
+        assert app.quiet_queue(demo) and demo._queue.sleep_when_free == app.QUEUE_POLL_SECONDS
+        time.sleep(0.1)
+        looks.clear()
+        time.sleep(0.5)
+        after = len(looks)
+        assert after <= 0.5 / app.QUEUE_POLL_SECONDS + 10 < before, (before, after)
+        assert Client(f"http://127.0.0.1:{port}/", verbose=False).predict("abc", api_name="/echo") == "cba"
+    finally:
+        demo.close()

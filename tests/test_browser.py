@@ -487,6 +487,41 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
 
 
+# Marks each frame the page paints ("probe-frame"), each Gradio event it sends ("probe-join"), and the times the
+# Compare player is drawn (its `data-frame`, set by every render of pair.js's dvPairRender) in `window.__renders`.
+FRAMES_AND_JOINS = """() => { performance.clearMarks(); window.__renders = [];
+  const frame = () => { performance.mark('probe-frame'); requestAnimationFrame(frame); }; requestAnimationFrame(frame);
+  new MutationObserver((rs) => rs.forEach(() => window.__renders.push(performance.now())))
+    .observe(document.querySelector('#dv-cmp-player'), {subtree: true, attributeFilter: ['data-frame']});
+  const real = window.fetch;
+  window.fetch = function (u, o) { if (String(u).includes('/queue/join')) performance.mark('probe-join');
+    return real.apply(this, arguments); }; }"""
+
+
+def test_a_lesson_s_heatmaps_are_painted_before_its_other_figures_and_those_before_its_event(page):
+    """Both sides of a compare end in one answer: their canvases (drawn once for the two, not once per side) and
+    their heatmaps in that task; the order and per-step figures once those are painted; the click's Gradio event
+    once those are painted too (page.js drawCompareFigures): the lesson's figures wait neither for the others nor
+    for Gradio's work on the event."""
+    wait_played_out(page)
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_timeout(300)
+    page.evaluate(FRAMES_AND_JOINS)
+    page.locator("#dv-lesson-staged").click()
+    page.wait_for_function("() => performance.getEntriesByName('probe-join').length > 0 && "
+                           "document.querySelector('#dv-cmp-summary').innerText.length > 0", timeout=TIMEOUT_MS)
+    marks: dict[str, list[float]] = {}
+    for name, at in page.evaluate("() => performance.getEntriesByType('mark').map((m) => [m.name, m.startTime])"):
+        marks.setdefault(name, []).append(at)
+    heat, rest = marks["dv-drawn-heatmap"], marks["dv-drawn-compare"] + marks["dv-drawn-steps"]
+    frames, join = marks["probe-frame"], min(marks["probe-join"])
+    assert len(heat) == 2 and len(rest) == 3, marks.keys()
+    assert any(max(heat) < f < min(rest) for f in frames)  # the heatmaps painted before the others are drawn
+    assert any(max(rest) < f < join for f in frames)  # ... and those before Gradio's event leaves
+    renders = page.evaluate("() => window.__renders")
+    assert len([t for t in renders if t < min(rest)]) == 1, renders  # both sides' canvases, drawn once
+
+
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):
     wait_played_out(page)
     page.locator("#dv-schedule input").click()

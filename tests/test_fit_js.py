@@ -124,3 +124,33 @@ def test_compares_two_figures_keep_their_plots_level_whatever_their_titles_wrap_
     assert b["rows"] > a["rows"] and a["top"] == b["top"]  # A's title given B's room: the plots start level
     a, b = page.evaluate(PAIR, [kind, 420, False])
     assert b["top"] > a["top"]  # (each fitted alone, B's plots would start lower)
+
+
+# A figure of `kind` drawn into a column 700 px wide and seen there (two frames), then, in one task, the column made
+# 300 px wide and the figure drawn again; returns the width it was drawn at in that task, and two frames later.
+SEEN = """async ([kind]) => {
+  const t = window.OPTIONS.strings.en, make = {heatmap: DV.dvHeatmapFig, order: DV.dvOrderFig, steps: DV.dvStepsFig};
+  const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  const drawn = () => { const fig = make[kind](window.d, t); fig.__kind = kind; return DV.dvPlot(host, fig); };
+  const host = document.createElement('div');
+  host.style.width = '700px';
+  document.body.appendChild(host);
+  const gd = drawn();
+  await frame(); await frame();
+  host.style.width = '300px';
+  drawn();
+  const inTask = gd.__dvFlat.width;
+  await frame(); await frame();
+  const later = gd.__dvFlat.width;
+  host.remove();
+  return [inTask, later];
+}"""
+
+
+@pytest.mark.parametrize("kind", ["heatmap", "order", "steps"])
+def test_a_figure_of_ours_is_drawn_at_the_width_last_seen_and_again_once_it_changes(page, renoising, kind):
+    """dvFit takes a figure of ours at the width its ResizeObserver last saw, so a figure drawn in the task that
+    changes the page does not lay the page out first (a decode's last step: its canvas, then its heatmap); the
+    observer draws it again at the new width at the next frame."""
+    renderer.load(page, renoising)
+    assert page.evaluate(SEEN, [kind]) == [700, 300]

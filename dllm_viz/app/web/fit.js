@@ -5,9 +5,11 @@
 
 // A narrow figure (a phone): the heatmap's boxes and the order map's labels shrunk to their cells, the title's lines
 // and the per-step figure's legend wrapped, the figure grown by the rows they add (`dvGrow`). Returns the figure's
-// width (0: not laid out).
+// width (0: not laid out). A figure of ours is drawn at the width its ResizeObserver last saw (plot2d.js: read where
+// the page is laid out anyway, and drawn again when it changes), so that a figure drawn in the task that changes
+// the page does not lay it out first; one not seen yet, or plotly's, at the width the page has now.
 function dvFit(gd, fig) {
-  const width = gd.clientWidth || (gd.parentElement && gd.parentElement.clientWidth) || 0;
+  const width = gd.__dvWidth || gd.clientWidth || (gd.parentElement && gd.parentElement.clientWidth) || 0;
   if (!width) return 0;
   const base = fig.__dvBase || (fig.__dvBase = {height: fig.layout.height, t: fig.layout.margin.t,
     b: fig.layout.margin.b, title: fig.layout.title && fig.layout.title.text});

@@ -98,14 +98,15 @@ function keepFew(refs) {
 dv.keepFew = keepFew;
 
 
-// The traces `refs` are drawn, every view of them: the server sends what follows a decode (facts,
-// banner: Gradio's update of the page) only now, so it never takes the page's time from drawing them; and
-// the event held for such a decode (start.js) goes once they are painted (its work in the page would
-// otherwise run in this task, before the paint).
+// The traces `refs` are drawn, every view of them: once that is painted, the server is told (it sends what
+// follows a decode, facts and banner, Gradio's update of the page, only then, so it never takes the page's time
+// from drawing them) and the event held for such a decode (start.js) goes (its work in the page, and the
+// request's, would otherwise run in this task, before the paint).
 function tellDrawn(refs) {
-  if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
-  const held = refs.map((ref) => window.__dvHolds && window.__dvHolds.get(ref)).filter(Boolean);
-  if (held.length) dvAfterPaint(() => held.forEach((go) => go()));
+  dvAfterPaint(() => {
+    if (dv.server && dv.server.dv_shown && refs.every(Boolean)) dv.server.dv_shown(refs).catch(() => {});
+    refs.map((ref) => window.__dvHolds && window.__dvHolds.get(ref)).filter(Boolean).forEach((go) => go());
+  });
 }
 
 // ----- the Playground's canvas value -----------------------------------------------------------------
@@ -132,7 +133,8 @@ function follow(value, pending) {
     const paint = () => {
       const shown = entry.d.n || entry.d.queue;
       if (pending && dv.pending === value.ref && dv.asked !== value.ref && shown) dv.asked = value.ref;
-      if (dv.asked === value.ref && shown) {
+      // (the answer that ends it is drawn finished, at once: below)
+      if (dv.asked === value.ref && shown && entry.state === "live") {
         if (entry.d.key) dv.stopKey = entry.d.key;  // the decode's own key (its chunks): what its Stop sends
         entry.d.live = true;
         dvShow(dv, entry.d);
@@ -221,8 +223,16 @@ function showSide(el, value, side) {
     if (state !== "done") return paint();  // failed: as it stands, without the live bar and Stop
     performance.mark("dv-side-" + side);
     drawCompareFigures(lang);
-    showPair(lang);
+    showPairSoon(lang);
   });
+}
+
+// showPair once, after the sides that end together have all said so (their promises' callbacks, one after the
+// other): both sides' canvases are drawn once, not once per side.
+function showPairSoon(lang) {
+  const queued = dv.pairLang !== undefined && dv.pairLang !== null;
+  dv.pairLang = lang;
+  if (!queued) queueMicrotask(() => { const at = dv.pairLang; dv.pairLang = null; showPair(at); });
 }
 
 // Both sides done: one player moves them in step (pair.js), at the step a link asked for (`cmp_step`) the
@@ -246,9 +256,9 @@ function clearCompareFigures(side) {
   if (dv.pair) dvPairClear(dv.pair);
 }
 
-// The pair's figures once both sides are done: the heatmaps, then the rest (at once where they are drawn on
-// canvases of ours, else once the heatmaps are painted), from where the two traces part as the page finds it
-// (pair.js's dvDivergence: no wait for the server's summary).
+// The pair's figures once both sides are done: the heatmaps (in the task that finishes the sides' canvases),
+// then, once those are painted, the rest, from where the two traces part as the page finds it (pair.js's
+// dvDivergence: no wait for the server's summary); the pair's event (start.js) goes once that is painted too.
 function drawCompareFigures(lang) {
   const [a, b] = ["a", "b"].map((side) => document.querySelector(`[data-dv-side="${side}"]`));
   const [ea, eb] = [a, b].map((el) => el && el.__dvRef && dv.traces.get(el.__dvRef));
@@ -265,16 +275,14 @@ function drawCompareFigures(lang) {
   }
   if (dv.comparedAll === key) return;
   dv.comparedAll = key;
-  const order = dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d));
-  const steps = [dvStepsFig(ea.d, t, {side: "side_a"}), dvStepsFig(eb.d, t, {side: "side_b"})];
-  const rest = () => {
+  const refs = [a.__dvRef, b.__dvRef];
+  dvAfterPaint(() => {
     if (dv.comparedAll !== key) return;
-    draw("dv-cmp-orders", order, "compare");
-    pair(["dv-cmp-steps-a", "dv-cmp-steps-b"], steps, "steps");
-    if (dv.pairDrawn) dv.pairDrawn([a.__dvRef, b.__dvRef]);  // the pair's event may come now (start.js)
-  };
-  if ([order, ...steps].every(dvOurs)) rest();
-  else dvAfterPaint(rest);  // plotly's: once the heatmaps are painted
+    draw("dv-cmp-orders", dvCompareFig(ea.d, eb.d, t, dvDivergence(ea.d, eb.d)), "compare");
+    pair(["dv-cmp-steps-a", "dv-cmp-steps-b"], [dvStepsFig(ea.d, t, {side: "side_a"}),
+                                                 dvStepsFig(eb.d, t, {side: "side_b"})], "steps");
+    dvAfterPaint(() => { if (dv.pairDrawn) dv.pairDrawn(refs); });  // the pair's event may come now (start.js)
+  });
 }
 
 // A slider's number box: its typed value clamped to the slider's range and rounded to its step (an

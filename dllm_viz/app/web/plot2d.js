@@ -136,7 +136,7 @@ function dvFlatCanvas(gd, fig, width, draw, hit) {
     });
     if (typeof ResizeObserver !== "undefined") {  // plotly's `responsive`: drawn again at a new width
       new ResizeObserver(() => {
-        const f = gd.__dvFig, w = gd.clientWidth, flat = gd.__dvFlat;
+        const f = gd.__dvFig, w = gd.__dvWidth = gd.clientWidth, flat = gd.__dvFlat;  // (laid out here: no cost)
         if (f && flat && w && w !== flat.width) flat.draw(gd, f, dvFit(gd, f));
       }).observe(gd);
     }

@@ -242,8 +242,7 @@ function dvRender(v) {
   if (play) play.textContent = v.playing ? d.t.pause : d.t.play;
   const T = v.options.temperature ? v.options.temperature(d) : d.temperature;
   paintInspector(v.hosts.inspector, d, v.pos, v.frame, T, dvForker(v, d));
-  dvDrawFigures(v);
-  dvSync(v, true);
+  if (!dvDrawFigures(v)) dvSync(v, true);  // (figures drawn in this task have their cursors)
   if (v.options.onRender) v.options.onRender(v);
 }
 
@@ -261,7 +260,9 @@ function dvAfterPaint(fn) {
 // once that is painted, plotly's in one task (the page is laid out and painted once for them, not once each);
 // `options.onDrawn(v)` once the trace's figures are all drawn. `v.later` is set while some are to come (the call
 // that set it is the one that draws them). `v.drawNow` (a decode that has just ended, its text painted as it
-// came): the heatmap (and ours with it) without waiting for a frame, in the task that finishes the canvas.
+// came): the heatmap (and ours with it) without waiting for a frame, in the task that finishes the canvas, their
+// cursors at that frame (read where the page is laid out anyway, not laid out in that task). Returns whether
+// figures were drawn now (their cursors then follow).
 function dvDrawFigures(v) {
   const d = v.data, t = v.t(), key = v.lang, names = ["heatmap", "order", "steps", "task"];
   const todo = () => names.filter((name) => v.hosts[name] && v.drawn[name] !== key);
@@ -282,8 +283,9 @@ function dvDrawFigures(v) {
     fig.__kind = name;
     dvPlot(host, fig);
   };
-  if (!todo().length) return;
-  const mine = v.later = {}, atOnce = v.drawNow;
+  if (!todo().length) return false;
+  const mine = v.later = {};
+  let atOnce = v.drawNow;
   const next = () => {
     if (v.later !== mine) return;  // a later call draws them
     v.later = null;
@@ -291,12 +293,17 @@ function dvDrawFigures(v) {
     const left = todo(), now = left[0] === "heatmap" ? left.filter((name) => name === "heatmap" || dvOurs(spec(name)))
       : left;
     now.forEach(draw);
-    dvSync(v, true);
+    dvSync(v, !atOnce);  // their cursors: drawn with them, or (in the task that finishes a decode) at its frame
     if (left.length > now.length) { v.later = mine; dvAfterPaint(next); }
     else if (v.options.onDrawn) v.options.onDrawn(v);
   };
-  if (atOnce) next();
-  else dvAfterPaint(next);
+  if (!atOnce) {
+    dvAfterPaint(next);
+    return false;
+  }
+  next();
+  atOnce = false;
+  return true;
 }
 
 // Redraw the figures that depend on the host's width (a phone turned, a tab shown).
