@@ -242,7 +242,7 @@ function dvRender(v) {
   if (play) play.textContent = v.playing ? d.t.pause : d.t.play;
   const T = v.options.temperature ? v.options.temperature(d) : d.temperature;
   paintInspector(v.hosts.inspector, d, v.pos, v.frame, T, dvForker(v, d));
-  if (!dvDrawFigures(v)) dvSync(v, true);  // (figures drawn in this task have their cursors)
+  if (!dvDrawFigures(v)) dvSync(v, true);  // (figures drawn in this task bring their cursors themselves)
   if (v.options.onRender) v.options.onRender(v);
 }
 
