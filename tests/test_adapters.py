@@ -186,3 +186,32 @@ def test_revision_presets_are_whole_states_and_round_trip():
     values = widgets(gen_length=64, revise="wino", threshold_strict=True, verify_threshold=0.5)
     values.update({k: v for k, v in vars(knobs).items() if v is not KEEP})
     assert values["revise"] == "none" and settings_to_config(**values) == DecodeConfig.preset("balanced", 64)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1, -0.5, 0, 0.5, 1, 2.5, 10**9, "x", None, True])
+def test_a_lone_knob_is_refused_with_the_error_a_config_of_it_alone_gives(value):
+    """`check_alone` (each knob's own check against one config of defaults) says of a value what a DecodeConfig of
+    that value alone says (the staged temperatures in their triple, a plug-in's knob on the largest canvas)."""
+    from dllm_viz.app.handlers.adapters import PLUGIN_KNOBS, _plugin_value, check_alone
+    from dllm_viz.core.config import MAX_COUNT
+
+    alone = {"t_early": lambda v: DecodeConfig(temperature_stages=(v, 1.0, 1.0)),
+             "t_middle": lambda v: DecodeConfig(temperature_stages=(1.0, v, 1.0)),
+             "t_late": lambda v: DecodeConfig(temperature_stages=(1.0, 1.0, v)),
+             "top_p": lambda v: DecodeConfig(top_p=v),
+             **{n: (lambda n: lambda v: DecodeConfig(gen_length=MAX_COUNT, **{n: _plugin_value(n, v)}))(n)
+                for n in PLUGIN_KNOBS}}
+    fine = {"t_early": 1.0, "t_middle": 1.0, "t_late": 1.0, "top_p": 1.0} | {
+        n: getattr(DecodeConfig(), n) for n in PLUGIN_KNOBS}
+    for name, make in alone.items():
+        try:
+            make(value)
+            said = None
+        except (ValueError, TypeError) as err:
+            said = (type(err), str(err))
+        try:
+            check_alone(fine | {name: value})
+            got = None
+        except (ValueError, TypeError) as err:
+            got = (type(err), str(err))
+        assert got == said, name
