@@ -106,6 +106,24 @@ def test_a_dense_heatmap_is_one_image_of_its_cells(page):
     assert filled > 136 and empty > 0
 
 
+def test_each_colour_scale_is_drawn_in_its_own_colours_though_its_table_is_made_once(page, trace):
+    # plot2d.js makes a scale's 256 colours once and keeps them by the scale: another scale gets its own, and the
+    # first, drawn again, the same colours as before.
+    renderer.show(page, trace)
+    first = page.evaluate(DRAWN)
+    turn = """() => { const gd = document.querySelector('#dv-heatmap .dv-fig'), f = gd.__dvFlat;
+      const fig = JSON.parse(JSON.stringify(f.fig));
+      fig.data[0].colorscale = fig.data[0].colorscale.map(([x, c]) => [1 - x, c]).reverse();
+      f.draw(gd, fig, f.width); }"""
+    page.evaluate(turn)
+    turned = page.evaluate(DRAWN)
+    assert turned["scale"] != first["scale"] and turned["pixels"] != first["pixels"]
+    assert_cells(turned)
+    page.evaluate(turn)  # the first scale again
+    again = page.evaluate(DRAWN)
+    assert again["scale"] == first["scale"] and again["pixels"] == first["pixels"]
+
+
 def test_hovering_a_cell_or_a_box_shows_its_label_and_leaving_hides_it(page, trace):
     renderer.show(page, trace)
     pos = next(p for p in range(48) if trace.order[p] == 1)  # confirmed at step 2: a cell at step 1 before it

@@ -13,7 +13,9 @@
 // as they read plotly's text elements). `window.__dvFlatOff` hands every figure to plotly (bench/ui_bench.py --plotly).
 
 const DV_FLAT_HEX = /^#[0-9a-f]{6}$/i;
-const DV_FLAT_LUT = 256;  // colours of a colour scale, made once a draw: a cell takes the nearest
+const DV_FLAT_LUT = 256;  // colours of a colour scale, made once a scale (dvFlatLut): a cell takes the nearest
+const DV_FLAT_LUTS = new Map();  // a colour scale's JSON -> its colours: the page's few scales, each made once
+const DV_FLAT_LUTS_KEPT = 16;
 const DV_FLAT_ENTITIES = {lt: "<", gt: ">", amp: "&", quot: '"', "#x27": "'", "#39": "'"};  // those figures.js writes
 
 // Whether `fig` is one this file draws: heatmaps (their cells' texts, if any, as they stand) and markers of no
@@ -77,9 +79,15 @@ function dvFlatHeat(tr, colours = true) {
           colour: (v) => Math.round(Math.min(1, Math.max(0, (v - lo) / span)) * (DV_FLAT_LUT - 1))};
 }
 
-// A colour scale's colours at DV_FLAT_LUT even steps from 0 to 1.
+// A colour scale's colours at DV_FLAT_LUT even steps from 0 to 1 (the same array for the same scale: not to be
+// changed), made once a scale, not once a draw (256 colours, about 1 ms, for each heatmap a decode's end draws).
 function dvFlatLut(scale) {
-  return Array.from({length: DV_FLAT_LUT}, (_, i) => dvScaleColor(scale, i / (DV_FLAT_LUT - 1)));
+  const key = JSON.stringify(scale), known = DV_FLAT_LUTS.get(key);
+  if (known) return known;
+  const lut = Array.from({length: DV_FLAT_LUT}, (_, i) => dvScaleColor(scale, i / (DV_FLAT_LUT - 1)));
+  if (DV_FLAT_LUTS.size >= DV_FLAT_LUTS_KEPT) DV_FLAT_LUTS.delete(DV_FLAT_LUTS.keys().next().value);
+  DV_FLAT_LUTS.set(key, lut);
+  return lut;
 }
 
 // Draw `fig` (dvFlatFits) into the figure element `gd`, `width` css px wide (0: not laid out; it is drawn once it
