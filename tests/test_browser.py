@@ -338,8 +338,9 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
 
 def test_a_decode_is_read_in_one_streamed_request_and_step_by_step_where_that_fails(page):
     """Issue 43: the page reads a decode's steps from one streamed request (`dv_stream`: an answer a line, as the
-    steps come), not a request a step; where the stream cannot be had (refused on the way, as a proxy might) it
-    reads them one request an answer (`dv_read`), and the decode is drawn all the same."""
+    steps come), not a request a step, and that request starts the decode; where the stream cannot be had
+    (refused on the way, as a proxy might) it starts it apart (`dv_start`) and reads its steps one request an
+    answer (`dv_read`), and the decode is drawn all the same."""
     wait_played_out(page)
     sent: list[str] = []
 
@@ -362,10 +363,10 @@ def test_a_decode_is_read_in_one_streamed_request_and_step_by_step_where_that_fa
         release(page, "dv-temperature", frac)
         page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
         page.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live')", timeout=TIMEOUT_MS)
-        if streamed:  # its steps came as answers of the one request
-            assert sent.count("dv_stream") == 1 and "dv_read" not in sent, sent
-        else:
-            assert sent.count("dv_stream") == 1 and sent.count("dv_read") >= 1, sent
+        if streamed:  # its steps came as answers of the one request, which started it too (no `dv_start` apart)
+            assert sent.count("dv_stream") == 1 and not {"dv_read", "dv_start"} & set(sent), sent
+        else:  # the stream never reached the server: the decode is started apart
+            assert sent.count("dv_stream") == 1 and sent.count("dv_read") >= 1 and sent.count("dv_start") == 1, sent
             page.unroute("**/component_server**")
     page.remove_listener("request", record)
     page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
@@ -467,7 +468,9 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     page.wait_for_function("() => document.querySelector('#dv-cmp-summary').innerText.length > 0",
                            timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
-    assert sent.count("dv_stream_pair") == 1 and not {"dv_read", "dv_read_pair", "dv_stream"} & set(sent), sent
+    # ... a request that also starts the compare (its `{"start": ...}`): no `dv_start` apart
+    assert sent.count("dv_stream_pair") == 1, sent
+    assert not {"dv_read", "dv_read_pair", "dv_stream", "dv_start"} & set(sent), sent
     assert sent.count("join") == 1 and sent.index("dv_shown") < sent.index("join"), sent
     # Where the stream cannot be had (refused on the way, as a proxy might), the sides are read together, a
     # request an answer, and drawn all the same.
@@ -484,6 +487,7 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     page.unroute("**/component_server**")
     page.remove_listener("request", record)
     assert sent.count("dv_stream_pair") == 1 and sent.count("dv_read_pair") >= 1 and "dv_read" not in sent, sent
+    assert sent.count("dv_start") == 1, sent  # the stream never reached the server: the compare is started apart
     page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
 
 

@@ -27,9 +27,9 @@ INSTALL = """([code]) => {
       const p = pieces.shift();
       if (p === undefined) c.close(); else if (p instanceof Error) c.error(p); else c.enqueue(bytes.encode(p));
     }});
-    return new Response(body, {status: window.__answer === "ok" ? 200 : 500});
+    return new Response(body, {status: window.__answer === "ok" ? 200 : 500, headers: window.__headers || {}});
   };
-  window.RD = new Function(code + "\\nreturn {dvStreamed};")();
+  window.RD = new Function(code + "\\nreturn {dvStreamed, dvStarting};")();
 }"""
 # The answers of one stream, with a `server` whose `dv_session` answers `session` (or throws).
 TAKE = """async ([session, fn, data]) => {
@@ -172,3 +172,42 @@ def test_a_stream_left_after_its_last_answer_is_read_to_its_end_or_cancelled(pag
     page.wait_for_timeout(300)
     assert page.evaluate("() => window.__cancelled") is False  # still read, for a while
     page.wait_for_function("() => window.__cancelled", timeout=3_000)
+
+
+# A stream that starts its decode (reads.js `dvStarting`): the stream's data with `{start: begin}` last, and the
+# server's answer from the stream's header, else `dv_start` asked apart with `begin`. Returns [the answer, the
+# answers streamed, what `opened` was called with ("response", null), the calls of `dv_start`].
+STARTING = """async ([headers, answer, starts]) => {
+  window.__headers = headers; window.__answer = answer;
+  const calls = [], seen = [];
+  const server = {dv_session: async () => ["s", 1],
+                  dv_start: async (...args) => { calls.push(args); if (starts === "throw") throw new Error("lost");
+                                                 return starts; }};
+  const starting = RD.dvStarting(server, ["H", ["args"], null, "play"]);
+  const opened = (r) => { seen.push(r === null ? null : "response"); starting.opened(r); };
+  const out = [];
+  for await (const x of RD.dvStreamed(server, "dv_stream", starting.data(["H", 0]), opened)) out.push(x);
+  return [await starting.started, out, seen, calls];
+}"""
+
+
+def test_a_stream_that_starts_its_decode_says_the_servers_answer_and_else_it_is_asked_apart(page):
+    page.evaluate(INSTALL, [(web.WEB / "reads.js").read_text(encoding="utf-8")])
+    line = event(ANSWERS[0])
+    begin = ["H", ["args"], None, "play"]
+
+    def run(headers, answer="ok", starts=None, pieces=(line,)):
+        page.evaluate("(pieces) => { window.__pieces = pieces; }", list(pieces))
+        return page.evaluate(STARTING, [headers, answer, starts])
+
+    # the server started it (null) or says why not: that answer, and no `dv_start` apart
+    assert run({"X-DV-Started": "null"}) == [None, [ANSWERS[0]], ["response"], []]
+    assert run({"X-DV-Started": '"busy"'}) == ["busy", [ANSWERS[0]], ["response"], []]
+    body = page.evaluate("() => window.__fetched.at(-1).init.body")
+    assert body["data"] == ["H", 0, {"start": begin}] and body["fn_name"] == "dv_stream"
+    # a server that does not say (an older one), or says what is not JSON: asked apart, the stream read all the same
+    assert run({}, starts="started apart") == ["started apart", [ANSWERS[0]], ["response"], [begin]]
+    assert run({"X-DV-Started": "{no"}, starts=None) == [None, [ANSWERS[0]], ["response"], [begin]]
+    # no stream (refused, a 500): asked apart, `opened` told so once; a lost `dv_start` answers "lost"
+    assert run({"X-DV-Started": "null"}, answer="reject", starts=None) == [None, [], [None], [begin]]
+    assert run({"X-DV-Started": "null"}, answer="error", starts="throw") == ["lost", [], [None], [begin]]

@@ -10,7 +10,11 @@ its steps come (`TraceStore.answers`; server-sent events, as Gradio streams its 
 on at once), where a read a step would cost the browser and the server a request each (about 6 ms of CPU
 beside the decode: `bench/ui_bench.py`). Gradio's page client waits for a whole answer, so the page opens
 the stream itself (`app/web/reads.js`) on the same route, with its session and the canvas's id
-(`dv_session` says them); where it cannot, it reads as before.
+(`dv_session` says them); where it cannot, it reads as before. A decode the page starts (a slider's release, a
+lesson's click) is asked for by the request that streams it: a stream whose last argument is `{"start": ...}` (what
+`dv_start` would be sent) starts it first and says `dv_start`'s answer in a header of the stream (`STARTED_HEADER`),
+one request where two each cost the server's event loop beside the decode's first step; where the stream cannot
+be had, the page asks `dv_start` itself.
 """
 from __future__ import annotations
 
@@ -44,6 +48,9 @@ UPLOAD_JS = "(...args) => (window.__dvNewUpload ? window.__dvNewUpload(args, arg
 # streams its own events: never held back by a proxy nor kept in a cache.
 EVENTS = "text/event-stream"
 STREAM_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+# A stream that started its decode says `dv_start`'s answer here (JSON: null once started, else why not; ASCII, as a
+# header must be); the page reads it (app/web/reads.js `dvStarting`).
+STARTED_HEADER = "X-DV-Started"
 
 
 async def session_of(request: gr.Request) -> str | None:
@@ -132,6 +139,8 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
     why not (the event reports its own error). The session is Gradio's: another session's handle reads
     as gone, and is not adopted. `dv_stream(handle, start)` and `dv_stream_pair(asks)`: the same reads,
     streamed (an event per answer, `TraceStore.answers`, `answers_together`) until the trace is live no more;
+    with a last argument `{"start": [handle, args, shown, kind]}`, `dv_start` of those first, its answer in the
+    stream's `STARTED_HEADER`.
     `dv_session()`: the page's session and the canvas's component id, which the page sends with a stream's
     request (`app/web/reads.js`), as Gradio's client sends them with every call."""
 
@@ -150,14 +159,21 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
         return Response(await store.read_together(await session_of(request), pair_asks(data)),
                         media_type="application/json")
 
+    async def streamed(data: Any, request: gr.Request, answers: Callable[[str | None, Any], AsyncIterator[str]]
+                       ) -> StreamingResponse:
+        """`answers(session, data)` streamed, once what `{"start": ...}` (the data's last item) asks is started."""
+        session, headers = await session_of(request), STREAM_HEADERS
+        begin = data[-1] if isinstance(data, list) and data and isinstance(data[-1], dict) else None
+        if begin is not None:  # the decode it reads is started first
+            data = data[:-1]
+            headers = {**headers, STARTED_HEADER: json.dumps(started(session, begin.get("start")))}
+        return StreamingResponse(events(answers(session, data)), media_type=EVENTS, headers=headers)
+
     async def dv_stream(data: Any, request: gr.Request) -> StreamingResponse:
-        handle, start = one_read(data)
-        answers = store.answers(await session_of(request), handle, start)
-        return StreamingResponse(events(answers), media_type=EVENTS, headers=STREAM_HEADERS)
+        return await streamed(data, request, lambda session, data: store.answers(session, *one_read(data)))
 
     async def dv_stream_pair(data: Any, request: gr.Request) -> StreamingResponse:
-        answers = store.answers_together(await session_of(request), pair_asks(data))
-        return StreamingResponse(events(answers), media_type=EVENTS, headers=STREAM_HEADERS)
+        return await streamed(data, request, lambda session, data: store.answers_together(session, pair_asks(data)))
 
     async def dv_session(data: Any, request: gr.Request) -> list[Any]:
         body = await request.json()
@@ -171,11 +187,10 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
     inputs = {"play": DecodeInputs(page_of), "lesson": DecodeInputs(page_of, lesson_inputs),
               "compare": DecodeInputs(page_of, compare_inputs)}
 
-    async def dv_start(data: Any, request: gr.Request) -> str | None:
+    def started(session: str | None, data: Any) -> str | None:
         handle, args, shown, kind = (data + [None] * 4)[:4] if isinstance(data, list) else (None,) * 4
         kind, _, lesson = (kind or "play").partition(":") if isinstance(kind, str) else ("", "", "")
         named = inputs[kind].values(args) if kind in inputs else None
-        session = await session_of(request)
         if named is None:
             return "not started"
         if kind == "play" and play is not None:
@@ -183,6 +198,9 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
         if compare is not None and kind != "play":
             return compare.start(session=session, lesson=lesson if kind == "lesson" else None, **named)
         return "not started"
+
+    async def dv_start(data: Any, request: gr.Request) -> str | None:
+        return started(await session_of(request), data)
 
     return [dv_read, dv_read_pair, dv_shown, dv_start, dv_stream, dv_stream_pair, dv_session]
 

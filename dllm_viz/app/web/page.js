@@ -47,10 +47,14 @@ const TRACES_KEPT = 12;
 // ----- traces, read once by handle --------------------------------------------------------------------
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-function dvRead(ref) {
+// `begin` (what `dv_start` is sent): the decode is asked for by the request that streams it, and `entry.started` is
+// the server's answer (reads.js `dvStarting`; start.js `started`).
+function dvRead(ref, begin = null) {
   const known = dv.traces.get(ref);
   if (known) { dv.traces.delete(ref); dv.traces.set(ref, known); return known; }
-  const entry = {d: dvTraceNew(dv.theme), state: "live", listeners: new Set()};
+  const entry = {d: dvTraceNew(dv.theme), state: "live", listeners: new Set(), started: null};
+  const starting = begin ? dvStarting(dv.server, begin) : null;
+  if (starting) entry.started = starting.started;
   entry.promise = (async () => {
     let next = 0, fails = 0, live = true;
     const take = (r) => {  // an answer: its chunks added, those who follow the trace told
@@ -61,7 +65,8 @@ function dvRead(ref) {
       if (r.chunks.length) entry.listeners.forEach((f) => f(entry));
       live = r.state === "live";
     };
-    for await (const r of dvStreamed(dv.server, "dv_stream", [ref, next])) {  // one request for the whole decode
+    const asks = starting ? starting.data([ref, next]) : [ref, next];
+    for await (const r of dvStreamed(dv.server, "dv_stream", asks, starting && starting.opened)) {  // one request
       performance.mark("dv-read-done");  // timed by bench/ui_bench.py
       if (!r || !Array.isArray(r.chunks)) break;
       take(r);

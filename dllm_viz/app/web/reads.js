@@ -27,20 +27,23 @@ function dvStreamWhere(server) {
 }
 
 // The answers of the server function `fn` called with `data` (as `server[fn](...data)` sends it), each parsed
-// as its event's line comes; nothing where the stream cannot be had.
-async function* dvStreamed(server, fn, data) {
+// as its event's line comes; nothing where the stream cannot be had. `opened(response)` is called once, before
+// any answer: with the stream's response (its headers say what the server did first: page.js `dvRead`), or with
+// null where the stream cannot be had.
+async function* dvStreamed(server, fn, data, opened = null) {
   const where = await dvStreamWhere(server);
-  if (!where) return;
-  let reader = null;
+  let response = null;
   try {
-    const response = await fetch(where.url, {
+    response = where && await fetch(where.url, {
       method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
       body: JSON.stringify({data, component_id: where.component, fn_name: fn, session_hash: where.session})});
-    if (!response.ok || !response.body) return;
-    reader = response.body.getReader();
   } catch (err) {
-    return;
+    response = null;
   }
+  const open = !!(response && response.ok && response.body);
+  if (opened) opened(open ? response : null);
+  if (!open) return;
+  const reader = response.body.getReader();
   const text = new TextDecoder();
   let held = [];  // the line's text so far (a 3 MB trace's one answer comes in many pieces: joined once)
   let ended = false;  // the server ended the stream (else what is left of it is let end: dvLetEnd)
@@ -63,6 +66,26 @@ async function* dvStreamed(server, fn, data) {
   } finally {
     if (!ended) dvLetEnd(reader);
   }
+}
+
+// A decode asked for by the stream that reads it (page_server: the stream's data ends with {start: begin}, what
+// `dv_start` would be sent): `started`, the server's answer (null once started, else why not), as the stream's
+// STARTED_HEADER says it; where the stream cannot be had, or it does not say, `dv_start` is asked apart.
+// `opened` is what the stream calls (dvStreamed's `opened`).
+const DV_STARTED_HEADER = "X-DV-Started";  // page_server.STARTED_HEADER
+function dvStarting(server, begin) {
+  let said = null;
+  const started = new Promise((done) => { said = done; });
+  const opened = (response) => {
+    if (!said) return;
+    const head = response ? response.headers.get(DV_STARTED_HEADER) : null;
+    let answer;
+    try { answer = head === null ? undefined : JSON.parse(head); } catch (err) { answer = undefined; }
+    said(answer !== undefined ? answer
+      : server && server.dv_start ? server.dv_start(...begin).catch(() => "lost") : "not started");
+    said = null;
+  };
+  return {started, opened, data: (data) => [...data, {start: begin}]};
 }
 
 // A stream its reader left (its last answer taken; the server ends it at once) read to its end in the background,

@@ -22,13 +22,18 @@ const newHandle = () => {  // 128 random bits, URL-safe (traces.HANDLE)
 };
 
 // The event's inputs with the handles drawn in, and `asked`: the server's answer (null once started, else why
-// not; "lost" when it never came).
+// not; "lost" when it never came). What it asks is asked for by the request that reads it (reads.js `dvStarting`:
+// page.js `dvRead`, a compare's `readPair`), one request where two would each take the server's time beside the
+// decode's first step; `dv_start` apart where the page reads it otherwise.
 const started = (refs, args, at, shown, kind) => {
   const out = [...args], v = window.__dv;
   out[at] = refs.join(" ");
+  const begin = [refs[0], out, shown, kind];
   performance.mark("dv-start");  // timed by bench/ui_bench.py
-  const asked = v.server && v.server.dv_start ? v.server.dv_start(refs[0], out, shown, kind).catch(() => "lost")
-    : Promise.resolve("not started");
+  const reading = kind !== "play" ? readPair(v, refs, begin)
+    : v.lib && v.traces && !v.traces.has(refs[0]) ? v.lib.read(refs[0], begin).started : null;
+  const asked = reading || (v.server && v.server.dv_start ? v.server.dv_start(...begin).catch(() => "lost")
+    : Promise.resolve("not started"));
   return {out, asked};
 };
 
@@ -187,10 +192,13 @@ window.__dvNewUpload = (args, at) => {
 
 // A compare's sides, read together (`dv_stream_pair`, reads.js: one stream for both, an answer for both at a
 // time, as their decode steps them in one batch; else `dv_read_pair`, a request an answer), each an entry of the
-// page's `traces` as page.js's dvRead makes it (which then finds it).
+// page's `traces` as page.js's dvRead makes it (which then finds it). The stream starts the compare (`begin`, what
+// `dv_start` is sent): returns the server's answer (reads.js `dvStarting`), or null where the sides are not read
+// together (each is read alone: the caller starts it).
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-function readPair(v, refs) {
-  if (!v.server.dv_read_pair || refs.some((ref) => v.traces.has(ref))) return;  // each side read alone
+function readPair(v, refs, begin) {
+  if (!v || !v.server || !v.traces || !v.server.dv_read_pair || refs.some((ref) => v.traces.has(ref))) return null;
+  const starting = dvStarting(v.server, begin);
   const entries = refs.map(() => ({d: dvTraceNew(v.theme), state: "live", listeners: new Set()})), ends = [];
   entries.forEach((e) => { e.promise = new Promise((done) => ends.push(done)); });
   const end = (i) => { entries[i].listeners.clear(); ends[i](entries[i].state); };  // its views may come
@@ -208,7 +216,8 @@ function readPair(v, refs) {
       open.filter((i) => entries[i].state !== "live").forEach(end);
       open = open.filter((i) => entries[i].state === "live");
     };
-    for await (const r of dvStreamed(v.server, "dv_stream_pair", [open.map((i) => [refs[i], next[i]])])) {
+    const asks = starting.data([open.map((i) => [refs[i], next[i]])]);
+    for await (const r of dvStreamed(v.server, "dv_stream_pair", asks, starting.opened)) {
       if (!fits(r)) break;  // one request for the whole compare
       take(r);
       if (!open.length) break;
@@ -228,6 +237,7 @@ function readPair(v, refs) {
   })();
   refs.forEach((ref, i) => v.traces.set(ref, entries[i]));
   if (v.keepFew) v.keepFew(refs);
+  return starting.started;
 }
 
 // A compare: both sides read and painted as their steps come. Its event waits in the page (Gradio awaits the
@@ -245,7 +255,6 @@ window.__dvNewPair = (args, at, kind) => {
   v.pairHeld = go;
   const {out, asked} = started(refs, args, at, null, kind);
   asked.then((why) => { if (why !== null) go(); });  // not started: the event decodes, or reports, itself
-  if (v.server && v.traces) readPair(v, refs);  // both sides in one request each time
   ["a", "b"].forEach((side, i) => {
     const el = document.querySelector(`[data-dv-side="${side}"]`);
     const value = {ref: refs[i], side, lang: v.lang, live: true};
