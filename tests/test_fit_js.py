@@ -154,3 +154,34 @@ def test_a_figure_of_ours_is_drawn_at_the_width_last_seen_and_again_once_it_chan
     observer draws it again at the new width at the next frame."""
     renderer.load(page, renoising)
     assert page.evaluate(SEEN, [kind]) == [700, 300]
+
+
+# Compare's two figures of `kind` fitted (`dvPairFit`) and drawn into columns 700 px wide and seen there (two
+# frames); then, in one task, the columns made 300 px wide and a new pair fitted; then again two frames later.
+# Returns the title rows each fit gave the pair.
+PAIR_SEEN = """async ([kind]) => {
+  const t = window.OPTIONS.strings.en, make = {heatmap: DV.dvHeatmapFig, steps: DV.dvStepsFig};
+  const frame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  const figs = () => ['side_a', 'side_b'].map((side) => make[kind](window.d, t, {side}));
+  const hosts = [0, 1].map(() => { const h = document.createElement('div'); h.style.width = '700px';
+    document.body.appendChild(h); return h; });
+  const rows = (fitted) => fitted[0].__dvTitleRows;
+  const first = DV.dvPairFit(figs(), hosts);
+  first.forEach((fig, i) => { fig.__kind = kind; DV.dvPlot(hosts[i], fig); });
+  await frame(); await frame();
+  hosts.forEach((h) => { h.style.width = '300px'; });
+  const inTask = rows(DV.dvPairFit(figs(), hosts));
+  await frame(); await frame();
+  const later = rows(DV.dvPairFit(figs(), hosts));
+  hosts.forEach((h) => h.remove());
+  return [rows(first), inTask, later];
+}"""
+
+
+@pytest.mark.parametrize("kind", ["heatmap", "steps"])
+def test_a_compares_pair_is_fitted_at_the_width_its_figures_were_last_seen(page, renoising, kind):
+    """dvPairFit gives the pair's titles the room of the width their figures were last seen at, as dvFit draws
+    them: a compare's end fits and draws its heatmaps in the task that changed the page without laying it out."""
+    renderer.load(page, renoising)
+    wide, in_task, later = page.evaluate(PAIR_SEEN, [kind])
+    assert in_task == wide and later > wide  # (at 300 px the title wraps into more rows)

@@ -48,10 +48,16 @@ function dvTitleRows(title, width) {
 }
 
 // Two figures drawn side by side (Compare's A and B, into `hosts`) with their plots at one height: each title given
-// the room of the one that wraps into more rows at its host's width. Returns `figs`.
+// the room of the one that wraps into more rows at its host's width (the width its figure was last seen at, as
+// dvFit draws it: a compare's end draws its heatmaps in the task that changed the page, not laying it out first).
+// Returns `figs`.
 function dvPairFit(figs, hosts) {
+  const seen = (host) => {
+    const gd = host.querySelector(":scope > .dv-fig");
+    return (gd && gd.__dvWidth) || host.clientWidth;
+  };
   const rows = figs.map((f, i) => {
-    const title = f.layout.title && f.layout.title.text, width = hosts[i] ? hosts[i].clientWidth : 0;
+    const title = f.layout.title && f.layout.title.text, width = hosts[i] ? seen(hosts[i]) : 0;
     return title && width ? dvTitleRows(title, width).length : 0;
   });
   figs.forEach((f) => { f.__dvTitleRows = Math.max(...rows); });
