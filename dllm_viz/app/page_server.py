@@ -163,10 +163,9 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
                        ) -> StreamingResponse:
         """`answers(session, data)` streamed, once what `{"start": ...}` (the data's last item) asks is started."""
         session, headers = await session_of(request), STREAM_HEADERS
-        begin = data[-1] if isinstance(data, list) and data and isinstance(data[-1], dict) else None
-        if begin is not None:  # the decode it reads is started first
-            data = data[:-1]
-            headers = {**headers, STARTED_HEADER: json.dumps(started(session, begin.get("start")))}
+        if isinstance(data, list) and data and isinstance(data[-1], dict) and "start" in data[-1]:
+            data, begin = data[:-1], data[-1]["start"]  # the decode it reads is started first
+            headers = {**headers, STARTED_HEADER: json.dumps(started(session, begin))}
         return StreamingResponse(events(answers(session, data)), media_type=EVENTS, headers=headers)
 
     async def dv_stream(data: Any, request: gr.Request) -> StreamingResponse:

@@ -218,7 +218,6 @@ function readPair(v, refs, begin) {
     };
     const asks = starting.data([open.map((i) => [refs[i], next[i]])]);
     for await (const r of dvStreamed(v.server, "dv_stream_pair", asks, starting.opened)) {
-      performance.mark("dv-pair-read");  // (probes time a compare's reads)
       if (!fits(r)) break;  // one request for the whole compare
       take(r);
       if (!open.length) break;
