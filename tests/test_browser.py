@@ -915,6 +915,37 @@ def test_the_newest_tokens_stay_in_view_on_a_long_canvas(page):
 LIVE = "() => { const r = document.querySelector('#dv-canvas .dv-live'); return r ? Number(r.dataset.steps) : 0; }"
 
 
+CANVAS_HEIGHT = "() => document.querySelector('#dv-canvas').getBoundingClientRect().height"
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_page_below_the_canvas_stays_put_as_a_decode_starts_and_ends(url, served, width):
+    """A decode's live controls (its bar and Stop) stand as tall as the player's buttons and scrubber (views.js
+    `__dvControlsPx`; on a phone those wrap into two rows): the canvas keeps its height from the player to the live
+    decode and back, so nothing below it moves (it moved 9 px, 44 px on a phone, twice a decode)."""
+    demo = served[0]
+    with playwright.sync_playwright() as p:
+        browser, page = open_page(p, url, width=width, height=844)
+        try:
+            wait_played_out(page)
+            page.wait_for_timeout(300)
+            before = page.evaluate(CANVAS_HEIGHT)
+            demo.hold[0] = 1
+            demo.gate.clear()
+            try:
+                release(page, "dv-temperature", 0.8)
+                page.wait_for_function(f"() => ({LIVE})() === 2", timeout=TIMEOUT_MS)  # held after its 2nd step
+                live = page.evaluate(CANVAS_HEIGHT)
+            finally:
+                demo.hold[0] = None
+                demo.gate.set()
+            page.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live')", timeout=TIMEOUT_MS)
+            after = page.evaluate(CANVAS_HEIGHT)
+        finally:
+            browser.close()
+    assert abs(live - before) < 0.5 and abs(after - before) < 0.5, (before, live, after)
+
+
 def test_a_decode_paints_its_steps_as_they_come_and_stops(page, served):
     # LLaDA's rule confirms one position per step: 32 steps. The test holds the decode after its
     # step 6 (the runner waits there: tests/ui_model.py), so the page is seen mid-decode: the steps

@@ -124,8 +124,9 @@ function dvShow(v, d, at = {}) {
       root.innerHTML = d.n ? dvCanvasHtml("live", d, t, v.theme)
         : `${dvLiveControlsHtml(t)}<div class="dv-status"></div>`;
       root.__dvKind = kind;
-      const stop = root.querySelector(".dv-stop");
+      const stop = root.querySelector(".dv-stop"), controls = root.querySelector(".dv-controls");
       if (stop) stop.onclick = () => v.options.onStop && v.options.onStop();
+      if (controls && root.__dvControlsPx) controls.style.minHeight = `${root.__dvControlsPx}px`;  // (inViewSoon)
     }
     v.data = d;
     if (!d.n) { root.querySelector(".dv-status").textContent = liveStatus(d); return; }
@@ -215,7 +216,9 @@ function dvPlay(v) {
 
 // The canvas's text scrolled to what its frame confirms (canvas.js keepInView), at the next frame: its layout is
 // read where the frame lays out anyway, once after every change a task makes (the inspector's, the figures'), not
-// forced in the middle of them; once per frame however many chunks or frames came.
+// forced in the middle of them; once per frame however many chunks or frames came. A player's controls' height is
+// kept there too (`__dvControlsPx`): a decode's live controls stand as tall (dvShow), so the page below the canvas
+// does not move when a decode starts, nor when it ends.
 function inViewSoon(v) {
   if (v.inViewQueued) return;
   v.inViewQueued = true;
@@ -225,6 +228,8 @@ function inViewSoon(v) {
     if (!d || !root || !root.isConnected) return;
     if (d.live) keepInView(root, d, d.n, -1);
     else keepInView(root, d, v.frame, v.pos);
+    const controls = d.live ? null : root.querySelector(".dv-controls");
+    if (controls) root.__dvControlsPx = controls.getBoundingClientRect().height;
   });
 }
 
