@@ -941,6 +941,7 @@ def test_the_page_below_the_canvas_stays_put_as_a_decode_starts_and_ends(url, se
                 demo.gate.set()
             page.wait_for_function("() => !document.querySelector('#dv-canvas .dv-live')", timeout=TIMEOUT_MS)
             after = page.evaluate(CANVAS_HEIGHT)
+            assert page.errors == []
         finally:
             browser.close()
     assert abs(live - before) < 0.5 and abs(after - before) < 0.5, (before, live, after)
