@@ -52,9 +52,8 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 function dvRead(ref, begin = null) {
   const known = dv.traces.get(ref);
   if (known) { dv.traces.delete(ref); dv.traces.set(ref, known); return known; }
-  const entry = {d: dvTraceNew(dv.theme), state: "live", listeners: new Set(), started: null};
   const starting = begin ? dvStarting(dv.server, begin) : null;
-  if (starting) entry.started = starting.started;
+  const entry = {d: dvTraceNew(dv.theme), state: "live", listeners: new Set(), started: starting && starting.started};
   entry.promise = (async () => {
     let next = 0, fails = 0, live = true;
     const take = (r) => {  // an answer: its chunks added, those who follow the trace told
