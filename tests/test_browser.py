@@ -912,6 +912,33 @@ def test_the_newest_tokens_stay_in_view_on_a_long_canvas(page):
     assert hidden == []
 
 
+# Counts the animation frames the page asks for (installed before any script of the page: every ask passes here).
+COUNT_FRAMES = """(() => { const ask = window.requestAnimationFrame; window.__frames = 0;
+  window.requestAnimationFrame = function (callback) { window.__frames += 1; return ask.call(window, callback); };
+})()"""
+
+
+def test_an_idle_page_asks_for_no_frame(url):
+    """Gradio's loader ("Loading...") leaves a timer behind that asked for a frame every 16 ms for as long as the
+    page was open (app/web/early.js keeps it from starting): once the opening example has played, the page asks for
+    none while nobody touches it."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.add_init_script(COUNT_FRAMES)
+            page.add_init_script("localStorage.setItem('dv-tour', 'done')")
+            page.goto(url)
+            page.wait_for_selector("#dv-heatmap .dv-fig", state="attached", timeout=TIMEOUT_MS)
+            wait_played_out(page)
+            page.wait_for_timeout(1000)  # plotly's deferred resizes, the figures' cursors
+            asked = page.evaluate("() => window.__frames")
+            page.wait_for_timeout(1000)
+            assert asked > 0 and page.evaluate("() => window.__frames") == asked
+        finally:
+            browser.close()
+
+
 LIVE = "() => { const r = document.querySelector('#dv-canvas .dv-live'); return r ? Number(r.dataset.steps) : 0; }"
 
 

@@ -69,3 +69,10 @@ def test_run_facts_report_the_nfe_the_early_stop_saved(trace):
     assert dict(render.run_facts(stopped))["f_nfe_saved"] == str(12 - len(stopped.steps)) == str(stopped.nfe_saved)
     stopped.config = DecodeConfig(gen_length=trace.config.gen_length, schedule="threshold")
     assert dict(render.run_facts(stopped))["f_nfe_saved"] == "–"  # the plan depended on the model
+
+
+def test_an_inline_script_is_written_whole_or_refused():
+    assert render.inline_script_html("let a = 1 < 2;") == "<script>let a = 1 < 2;</script>"
+    for bad in ("x = '</script>'", "x = '</SCRIPT >'"):
+        with pytest.raises(ValueError, match="code"):
+            render.inline_script_html(bad)

@@ -96,6 +96,14 @@ def script_html(src: str) -> str:
     return f'<script src="{html.escape(src)}"></script>'
 
 
+def inline_script_html(code: str) -> str:
+    """A script written into the page itself (app/early.py: the first of its head). `code` is the app's own; a
+    closing script tag in it would end the element early, so none may be there."""
+    if "</script" in code.lower():
+        raise ValueError("code: an inline script may not hold '</script'")
+    return f"<script>{code}</script>"
+
+
 # ----- run facts ---------------------------------------------------------------------------------
 def run_facts(trace: Trace, lang: str = "en") -> list[tuple[str, str]]:
     """(i18n key, formatted value) pairs for the facts panel; a forked trace's fork points in `lang`."""

@@ -12,6 +12,7 @@
 // moving it asks the server nothing, so a slow, lost or aborted request never leaves a view behind.
 
 (() => {
+if (window.__dvAppUp) window.__dvAppUp();  // the app is up: Gradio's status trackers may time again (early.js)
 const first = !window.__dv;
 const byId = (id, inner) => { const e = document.getElementById(id); return e && (inner ? e.querySelector(inner) : e); };
 const fig = (id) => byId(id, ".dv-fig-host");
