@@ -455,6 +455,31 @@ def test_a_decode_in_progress_is_painted_step_by_step_as_its_chunks_come(show, c
     page.close()
 
 
+def test_a_decode_ends_on_its_canvas_and_heatmap_first_and_the_rest_once_they_are_painted(chromium, trace):
+    """The task that finishes a live decode draws the finished canvas and the heatmap and nothing else; the
+    inspector, the unmasking-order map and the per-step figure come once those are painted, so that first frame lays
+    out and paints the two views a decode ends on (views.js `drawNow`)."""
+    from dllm_viz.app.views import wire
+
+    encoder = wire.encoder_for(trace)
+    page = renderer.open_page(chromium)
+    renderer.load(page, trace, "d", chunks=[encoder.chunk(trace.steps[:2])])
+    page.evaluate(renderer.VIEW, ["en"])
+    page.evaluate("() => { window.d.live = true; DV.dvShow(window.__dv, window.d); }")
+    shown = """() => { const fig = (id) => { const e = document.querySelector(`#${id} .dv-fig`);
+        return !!(e && e.data && e.data.length); };
+      return [!!document.querySelector('#dv-canvas .dv-player:not(.dv-live) .dv-scrub'), fig('dv-heatmap'),
+              fig('dv-order'), fig('dv-steps'), document.querySelector('#dv-inspector').innerText.trim() !== ''];
+    }"""
+    assert page.evaluate(shown) == [False, False, False, False, False]  # live: the canvas alone
+    page.evaluate("(c) => DV.dvTraceAdd(window.d, c)", encoder.chunk(trace.steps[2:], done=wire.done(trace)))
+    in_task = page.evaluate(f"() => {{ window.d.live = false; DV.dvShow(window.__dv, window.d); return ({shown})(); }}")
+    assert in_task == [True, True, False, False, False]
+    page.wait_for_function(f"() => ({shown})().every(Boolean)", timeout=10_000)
+    assert page.errors == []
+    page.close()
+
+
 def test_a_forks_forced_and_taken_back_tokens_replay_as_the_traces_canvas(show):
     """A fork (core.lineage) forces a token at the start and takes one back later: the page's canvas is
     `Trace.canvas_at` at every frame, the forced token on show from frame 0; the inspector and the

@@ -245,8 +245,15 @@ function dvRender(v) {
   if (scrub && Number(scrub.value) !== v.frame) scrub.value = String(v.frame);
   const play = root.querySelector(".dv-play");
   if (play) play.textContent = v.playing ? d.t.pause : d.t.play;
-  const T = v.options.temperature ? v.options.temperature(d) : d.temperature;
-  paintInspector(v.hosts.inspector, d, v.pos, v.frame, T, dvForker(v, d));
+  // The inspector at the cursor; in the task that finishes a decode (`v.drawNow`), once the canvas and heatmap it
+  // ends on are painted: that frame lays out and paints those two alone (dvDrawFigures draws the rest then too).
+  const inspect = () => {
+    if (v.data !== d) return;
+    const T = v.options.temperature ? v.options.temperature(d) : d.temperature;
+    paintInspector(v.hosts.inspector, d, v.pos, v.frame, T, dvForker(v, d));
+  };
+  if (v.drawNow) dvAfterPaint(inspect);
+  else inspect();
   if (!dvDrawFigures(v)) dvSync(v, true);  // (figures drawn in this task bring their cursors themselves)
   if (v.options.onRender) v.options.onRender(v);
 }
@@ -265,8 +272,9 @@ function dvAfterPaint(fn) {
 // once that is painted, plotly's in one task (the page is laid out and painted once for them, not once each);
 // `options.onDrawn(v)` once the trace's figures are all drawn. `v.later` is set while some are to come (the call
 // that set it is the one that draws them). `v.drawNow` (a decode that has just ended, its text painted as it
-// came): the heatmap (and ours with it) without waiting for a frame, in the task that finishes the canvas, their
-// cursors at that frame (read where the page is laid out anyway, not laid out in that task). Returns whether
+// came): the heatmap alone without waiting for a frame, in the task that finishes the canvas, its cursor at that
+// frame (read where the page is laid out anyway, not laid out in that task); the other figures once the canvas and
+// heatmap are painted (the first frame lays out and paints what a decode ends on, not every view). Returns whether
 // figures were drawn now (their cursors then follow).
 function dvDrawFigures(v) {
   const d = v.data, t = v.t(), key = v.lang, names = ["heatmap", "order", "steps", "task"];
@@ -295,8 +303,8 @@ function dvDrawFigures(v) {
     if (v.later !== mine) return;  // a later call draws them
     v.later = null;
     if (v.data !== d || v.lang !== key) return;  // another trace or language: its own call draws it
-    const left = todo(), now = left[0] === "heatmap" ? left.filter((name) => name === "heatmap" || dvOurs(spec(name)))
-      : left;
+    const left = todo(), now = left[0] !== "heatmap" ? left : atOnce ? ["heatmap"]
+      : left.filter((name) => name === "heatmap" || dvOurs(spec(name)));
     now.forEach(draw);
     dvSync(v, !atOnce);  // their cursors: drawn with them, or (in the task that finishes a decode) at its frame
     if (left.length > now.length) { v.later = mine; dvAfterPaint(next); }
