@@ -503,10 +503,10 @@ FRAMES_AND_JOINS = """() => { performance.clearMarks(); window.__renders = [];
 
 
 def test_a_lesson_s_heatmaps_are_painted_before_its_other_figures_and_those_before_its_event(page):
-    """Both sides of a compare end in one answer: their canvases (drawn once for the two, not once per side) and
-    their heatmaps in that task; the order and per-step figures once those are painted; the click's Gradio event
-    once those are painted too (page.js drawCompareFigures): the lesson's figures wait neither for the others nor
-    for Gradio's work on the event."""
+    """Both sides of a compare end in one answer: each side's finished canvas and both heatmaps in that task; the
+    order and per-step figures, and the pair's player (both canvases in step: drawn once for the two, not once per
+    side), once those are painted; the click's Gradio event once those are painted too (page.js drawCompareFigures,
+    showPairSoon): the lesson's figures wait neither for the others nor for Gradio's work on the event."""
     wait_played_out(page)
     page.get_by_role("tab", name="Compare").click()
     page.wait_for_timeout(300)
@@ -522,8 +522,9 @@ def test_a_lesson_s_heatmaps_are_painted_before_its_other_figures_and_those_befo
     assert len(heat) == 2 and len(rest) == 3, marks.keys()
     assert any(max(heat) < f < min(rest) for f in frames)  # the heatmaps painted before the others are drawn
     assert any(max(rest) < f < join for f in frames)  # ... and those before Gradio's event leaves
-    renders = page.evaluate("() => window.__renders")
-    assert len([t for t in renders if t < min(rest)]) == 1, renders  # both sides' canvases, drawn once
+    renders = [t for t in page.evaluate("() => window.__renders") if t < join]
+    assert len(renders) == 1, renders  # the pair's player: both sides' canvases, drawn once
+    assert any(max(heat) < f < renders[0] for f in frames)  # once the heatmaps are painted
 
 
 def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):

@@ -233,11 +233,12 @@ function showSide(el, value, side) {
 }
 
 // showPair once, after the sides that end together have all said so (their promises' callbacks, one after the
-// other): both sides' canvases are drawn once, not once per side.
+// other): both sides' canvases are drawn once, not once per side; once what the compare ends on (each side's
+// finished canvas, both heatmaps: drawCompareFigures) is painted, so that frame lays out and paints those alone.
 function showPairSoon(lang) {
   const queued = dv.pairLang !== undefined && dv.pairLang !== null;
   dv.pairLang = lang;
-  if (!queued) queueMicrotask(() => { const at = dv.pairLang; dv.pairLang = null; showPair(at); });
+  if (!queued) dvAfterPaint(() => { const at = dv.pairLang; dv.pairLang = null; showPair(at); });
 }
 
 // Both sides done: one player moves them in step (pair.js), at the step a link asked for (`cmp_step`) the
