@@ -58,6 +58,15 @@ def opened() -> Iterator[Any]:
         browser.close()
 
 
+@contextlib.contextmanager
+def opened_at(origin: str) -> Iterator[Any]:
+    """`opened`, the page at `origin`/app/: a made-up origin, where every request answers an empty page."""
+    with opened() as page:
+        page.route(f"{origin}/**", lambda route: route.fulfill(content_type="text/html", body="<html></html>"))
+        page.goto(f"{origin}/app/")
+        yield page
+
+
 def open_page(browser: Any, *, temperature: float = 1.0, width: int = 1200) -> Any:
     """A blank page with the page's CSS, plotly.js, the renderer (window.DV) and its options (window.OPTIONS)."""
     page = browser.new_page(viewport={"width": width, "height": 900})

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from dllm_viz.app import early
 from dllm_viz.app.ui import launch_options
-from tests.renderer import opened
+from tests.renderer import opened_at
 from tests.ui_model import free_port
 
 PAGE = "<!doctype html><html><head><meta charset='utf-8'><title>t</title></head><body>é</body></html>"
@@ -84,8 +84,8 @@ ORIGIN = "http://dv.test"
 # Asks for a frame from a script of file `name` (its source URL); resolves whether the frame came in 150 ms, and the
 # id the ask returned.
 ASK = """async ([name]) => {
-  const id = new Function(`return requestAnimationFrame(() => { window.__came = true; });\\n//# sourceURL=${name}`)();
   window.__came = false;
+  const id = new Function(`return requestAnimationFrame(() => { window.__came = true; });\\n//# sourceURL=${name}`)();
   await new Promise((r) => setTimeout(r, 150));
   return [window.__came, id];
 }"""
@@ -93,9 +93,7 @@ ASK = """async ([name]) => {
 
 @pytest.fixture(scope="module")
 def page():
-    with opened() as page:
-        page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<html></html>"))
-        page.goto(f"{ORIGIN}/app/")
+    with opened_at(ORIGIN) as page:
         page.add_script_tag(content=early.EARLY_JS)
         yield page
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from dllm_viz.app.views import web
-from tests.renderer import opened
+from tests.renderer import opened_at
 
 ORIGIN = "http://dv.test"
 # reads.js installed on the page; `window.__pieces` is what the next fetch's body streams (an Error in it: the
@@ -44,9 +44,7 @@ TAKE = """async ([session, fn, data]) => {
 
 @pytest.fixture(scope="module")
 def page():
-    with opened() as page:
-        page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<html></html>"))
-        page.goto(f"{ORIGIN}/app/")
+    with opened_at(ORIGIN) as page:
         yield page
 
 
