@@ -39,7 +39,8 @@ def app() -> TestClient:
         parts = [b"<html><he", b"ad><title>a</title></head>", b"</html>"]  # the head's tag cut in two
         return StreamingResponse(iter(parts), media_type="text/html")
 
-    routes = [Route("/", lambda r: HTMLResponse(PAGE)), Route("/json", lambda r: JSONResponse({"head": "<head>"})),
+    routes = [Route("/", lambda r: HTMLResponse(PAGE), methods=["GET", "HEAD"]),
+              Route("/json", lambda r: JSONResponse({"head": "<head>"})),
               Route("/pieces", pieces), Route("/post", lambda r: HTMLResponse(PAGE), methods=["POST"]),
               Route("/gz", lambda r: Response(gzip.compress(PAGE.encode()), media_type="text/html",
                                                headers={"Content-Encoding": "gzip"}))]
@@ -53,6 +54,8 @@ def test_each_html_page_gets_it_and_its_length_is_counted_again():
         assert r.status_code == 200 and early.EARLY_TAG in r.content, path
         assert int(r.headers["content-length"]) == len(r.content)
     assert client.get("/").content == early.with_early(PAGE.encode())
+    head = client.head("/")  # what a GET would be sent: the same length
+    assert head.content == b"" and int(head.headers["content-length"]) == len(early.with_early(PAGE.encode()))
     assert client.get("/pieces").content == b"<html><head>" + early.EARLY_TAG + b"<title>a</title></head></html>"
 
 
@@ -73,10 +76,14 @@ def test_gradio_serves_its_page_with_the_script_before_its_own():
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as answer:
             page = answer.read().decode("utf-8")
+        asked = urllib.request.Request(f"http://127.0.0.1:{port}/", method="HEAD")
+        with urllib.request.urlopen(asked, timeout=30) as answer:
+            head_length = int(answer.headers["Content-Length"])
     finally:
         demo.close()
     assert page.index("<script") == page.index(early.EARLY_TAG.decode())  # the first script of all
     assert page.count(early.EARLY_TAG.decode()) == 1 and 'type="module"' in page
+    assert head_length == len(page.encode("utf-8"))  # a HEAD says the length a GET gets
 
 
 # ----- the script in the browser ---------------------------------------------------------------------------------

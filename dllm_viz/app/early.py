@@ -41,13 +41,14 @@ def _is_page(headers: list[tuple[bytes, bytes]]) -> bool:
 
 class EarlyScript:
     """ASGI middleware: each HTML page a GET is answered with gets EARLY_TAG first in its head, its
-    Content-Length counted again; every other request and answer passes untouched."""
+    Content-Length counted again (a HEAD's too: the app answers it with the page, which the server leaves out);
+    every other request and answer passes untouched."""
 
     def __init__(self, app: Callable[[Message, Receive, Send], Awaitable[None]]) -> None:
         self.app = app
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
-        if scope.get("type") != "http" or scope.get("method") != "GET":
+        if scope.get("type") != "http" or scope.get("method") not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         start: Message | None = None
