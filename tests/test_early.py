@@ -62,7 +62,7 @@ def test_each_html_page_gets_it_and_its_length_is_counted_again():
 def test_every_other_answer_passes_untouched():
     client = app()
     assert client.get("/json").json() == {"head": "<head>"}
-    assert client.post("/post").content == PAGE.encode()  # only a GET's page
+    assert client.post("/post").content == PAGE.encode()  # only a GET's page (or a HEAD's)
     r = client.get("/gz", headers={"Accept-Encoding": "identity"})
     assert r.content == PAGE.encode()  # decoded by the client: the compressed page itself was not touched
     assert client.get("/missing").status_code == 404
