@@ -59,6 +59,12 @@ def test_each_html_page_gets_it_and_its_length_is_counted_again():
     assert client.get("/pieces").content == b"<html><head>" + early.EARLY_TAG + b"<title>a</title></head></html>"
 
 
+def test_a_page_too_big_to_hold_passes_as_it_comes(monkeypatch):
+    monkeypatch.setattr(early, "MAX_HELD_BYTES", 20)
+    r = app().get("/pieces")  # 9 bytes, then 26: past the bound, the answer goes on as it came
+    assert r.content == b"<html><head><title>a</title></head></html>" and early.EARLY_TAG not in r.content
+
+
 def test_every_other_answer_passes_untouched():
     client = app()
     assert client.get("/json").json() == {"head": "<head>"}

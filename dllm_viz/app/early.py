@@ -19,6 +19,9 @@ from dllm_viz.app.views import render, web
 EARLY_JS = (web.WEB / "early.js").read_text(encoding="utf-8")
 EARLY_TAG = render.inline_script_html(EARLY_JS).encode("utf-8")
 HEAD = re.compile(rb"<head(\s[^>]*)?>", re.IGNORECASE)
+# The most of an answer held to write the script in (the app's own page is about 1 MB: Gradio writes its config into
+# it); a bigger HTML answer (a file a visitor uploaded, served back) passes as it comes, its head untouched.
+MAX_HELD_BYTES = 16 * 2**20
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -41,8 +44,8 @@ def _is_page(headers: list[tuple[bytes, bytes]]) -> bool:
 
 class EarlyScript:
     """ASGI middleware: each HTML page a GET is answered with gets EARLY_TAG first in its head, its
-    Content-Length counted again (a HEAD's too: the app answers it with the page, which the server leaves out);
-    every other request and answer passes untouched."""
+    Content-Length counted again (a HEAD's too: the app answers it with the page, which the server leaves out); an
+    answer past MAX_HELD_BYTES, and every other request and answer, passes untouched."""
 
     def __init__(self, app: Callable[[Message, Receive, Send], Awaitable[None]]) -> None:
         self.app = app
@@ -53,9 +56,10 @@ class EarlyScript:
             return
         start: Message | None = None
         body: list[bytes] = []
+        size = 0
 
         async def sending(message: Message) -> None:
-            nonlocal start
+            nonlocal start, size
             if message["type"] == "http.response.start" and _is_page(list(message.get("headers", []))):
                 start = message  # held until the whole page is here
                 return
@@ -63,7 +67,14 @@ class EarlyScript:
                 await send(message)
                 return
             body.append(message.get("body", b""))
-            if message.get("more_body", False):
+            size += len(body[-1])
+            more = message.get("more_body", False)
+            if size > MAX_HELD_BYTES:  # too big to hold: on as it came
+                held, start = start, None
+                await send(held)
+                await send({"type": "http.response.body", "body": b"".join(body), "more_body": more})
+                return
+            if more:
                 return
             page = with_early(b"".join(body))
             headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
