@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright import sync_api as playwright
 
+from dllm_viz.app import fn_route
 from dllm_viz.app.handlers.traces import WAIT_SECONDS
 from dllm_viz.app.strings import t
 from tests.test_strings import english_words, unglossed
@@ -39,8 +40,30 @@ AREA = """(id) => { const a = window.__dv.lib.dvArea(document.querySelector(`#${
   return a && {x: a.left, y: a.top, width: a.width, height: a.height}; }"""
 ORDER_DATA = ("() => { const e = document.querySelector('#dv-order .dv-fig'); "
               "return e && e.data ? e.data[0] : null; }")
-LOST = ("**/queue/join*", "**/component_server**")  # Gradio's events, and the page's own calls (`dv_start`, `dv_read`)
+# The page's own calls to the server (`dv_start`, `dv_read`; its streams on fn_route's route where the server says it)
+CALLS = ("**/component_server**", f"**{fn_route.PATH}")
+LOST = ("**/queue/join*", *CALLS)  # Gradio's events, and the page's own calls
 TIMEOUT_MS = 60_000  # generous: the CI machine is shared; nothing here measures speed
+
+
+def server_call(url: str) -> bool:
+    """A call of the page's to a server function of the canvas: Gradio's `component_server`, or fn_route's."""
+    return "/component_server" in url or urlparse(url).path.endswith(fn_route.PATH)
+
+
+def refuse_streams(page, refused: bool = True) -> None:
+    """A stream's request (`dv_stream`, `dv_stream_pair`, on either route) refused on the way, as a proxy might
+    (`refused`), or no more; every other call goes on."""
+    def refuse(route) -> None:
+        if '"fn_name":"dv_stream' in (route.request.post_data or ""):
+            route.abort()
+        else:
+            route.continue_()
+    for path in CALLS:
+        if refused:
+            page.route(path, refuse)
+        else:
+            page.unroute(path)
 
 
 @pytest.fixture(scope="module")
@@ -338,27 +361,25 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
 
 def test_a_decode_is_read_in_one_streamed_request_and_step_by_step_where_that_fails(page):
     """Issue 43: the page reads a decode's steps from one streamed request (`dv_stream`: an answer a line, as the
-    steps come), not a request a step, and that request starts the decode; where the stream cannot be had
+    steps come; on fn_route's route), not a request a step, and that request starts the decode; where the stream cannot be had
     (refused on the way, as a proxy might) it starts it apart (`dv_start`) and reads its steps one request an
     answer (`dv_read`), and the decode is drawn all the same."""
     wait_played_out(page)
     sent: list[str] = []
 
-    def record(req) -> None:
-        if "/component_server" in req.url:
-            sent.append(json.loads(req.post_data or "{}").get("fn_name", "?"))
+    streams: list[str] = []  # the path each stream was asked on
 
-    def refuse(route) -> None:
-        if '"fn_name":"dv_stream' in (route.request.post_data or ""):
-            route.abort()
-        else:
-            route.continue_()
+    def record(req) -> None:
+        if server_call(req.url):
+            sent.append(json.loads(req.post_data or "{}").get("fn_name", "?"))
+            if sent[-1] == "dv_stream":
+                streams.append(urlparse(req.url).path)
 
     page.on("request", record)
     for streamed, frac in ((True, 0.8), (False, 0.3)):
         sent.clear()
         if not streamed:
-            page.route("**/component_server**", refuse)
+            refuse_streams(page)
         z0 = page.evaluate(HEATMAP_Z)
         release(page, "dv-temperature", frac)
         page.wait_for_function(f"(old) => ({HEATMAP_Z})() !== old", arg=z0, timeout=TIMEOUT_MS)
@@ -367,8 +388,9 @@ def test_a_decode_is_read_in_one_streamed_request_and_step_by_step_where_that_fa
             assert sent.count("dv_stream") == 1 and not {"dv_read", "dv_start"} & set(sent), sent
         else:  # the stream never reached the server: the decode is started apart
             assert sent.count("dv_stream") == 1 and sent.count("dv_read") >= 1 and sent.count("dv_start") == 1, sent
-            page.unroute("**/component_server**")
+            refuse_streams(page, False)
     page.remove_listener("request", record)
+    assert streams == [fn_route.PATH] * 2  # on the route the server serves them on, past Gradio's
     page.errors[:] = [e for e in page.errors if not any(m in e for m in ABORTED)]
 
 
@@ -460,7 +482,7 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     def record(req) -> None:
         if "/queue/join" in req.url:
             sent.append("join")
-        elif "/component_server" in req.url:
+        elif server_call(req.url):
             sent.append(json.loads(req.post_data or "{}").get("fn_name", "?"))
 
     page.on("request", record)
@@ -475,8 +497,7 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     # Where the stream cannot be had (refused on the way, as a proxy might), the sides are read together, a
     # request an answer, and drawn all the same.
     sent.clear()
-    page.route("**/component_server**", lambda route: route.abort() if '"fn_name":"dv_stream'
-               in (route.request.post_data or "") else route.continue_())
+    refuse_streams(page)
     summary = page.inner_text("#dv-cmp-summary")
     heat = "() => { const f = document.querySelector('#dv-cmp-heat-a .dv-fig'); return f && f.data && f.data[0]; }"
     before = page.evaluate(f"() => JSON.stringify(({heat})())")
@@ -484,7 +505,7 @@ def test_a_lesson_click_reads_both_sides_together_and_its_event_waits_for_their_
     page.wait_for_function(f"([old, s]) => JSON.stringify(({heat})()) !== old && "
                            "document.querySelector('#dv-cmp-summary').innerText !== s", arg=[before, summary],
                            timeout=TIMEOUT_MS)
-    page.unroute("**/component_server**")
+    refuse_streams(page, False)
     page.remove_listener("request", record)
     assert sent.count("dv_stream_pair") == 1 and sent.count("dv_read_pair") >= 1 and "dv_read" not in sent, sent
     assert sent.count("dv_start") == 1, sent  # the stream never reached the server: the compare is started apart

@@ -44,7 +44,7 @@ def app() -> TestClient:
               Route("/pieces", pieces), Route("/post", lambda r: HTMLResponse(PAGE), methods=["POST"]),
               Route("/gz", lambda r: Response(gzip.compress(PAGE.encode()), media_type="text/html",
                                                headers={"Content-Encoding": "gzip"}))]
-    return TestClient(Starlette(routes=routes, middleware=early.app_kwargs()["middleware"]))
+    return TestClient(Starlette(routes=routes, middleware=[early.middleware()]))
 
 
 def test_each_html_page_gets_it_and_its_length_is_counted_again():

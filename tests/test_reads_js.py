@@ -119,6 +119,19 @@ def test_the_request_is_gradios_component_server_call_with_the_pages_session(pag
     assert fetched[0]["url"] == "https://elsewhere.test/x/gradio_api/component_server/"
 
 
+def test_the_route_the_server_says_is_called_instead_of_gradios(page):
+    """fn_route.py: the same call, on the route `dv_session` names (under the app's root); a route that is not a
+    path of the app's (another host's, say) is not taken: Gradio's then."""
+    config = {"root": f"{ORIGIN}/app", "api_prefix": "/gradio_api"}
+    got, fetched = stream(page, ["data: []\n\n"], session=("abc", 7, "/dv/fn"), config=config)
+    assert got == [[]] and fetched[0]["url"] == f"{ORIGIN}/app/dv/fn"
+    assert fetched[0]["init"]["body"] == {"data": ["H", 0], "component_id": 7, "fn_name": "dv_stream",
+                                          "session_hash": "abc"}
+    for route in ("//elsewhere.test/dv/fn", "https://elsewhere.test/", "/dv/fn?x=1", None, 3):
+        _, fetched = stream(page, [], session=("abc", 7, route), config=config)
+        assert fetched[0]["url"] == f"{ORIGIN}/app/gradio_api/component_server/", route
+
+
 def test_a_stream_that_cannot_be_had_or_breaks_ends_and_the_session_is_asked_again(page):
     """What the caller gets is the answers before the trouble, then the end (it reads on from there)."""
     line = event(ANSWERS[0])

@@ -4,7 +4,7 @@ Gradio's page runs its scripts as modules, which load the app's status trackers 
 to the page (`head`, `js_on_load`) can run; what must run before them (`app/web/early.js`: a status tracker's
 timer that Gradio never stops, kept from starting) has to be in the page's HTML itself. `EarlyScript` is an
 ASGI middleware that writes it there, first in the head of each HTML page the app answers with; `launch_options`
-(ui.py) passes it to Gradio's FastAPI app (`app_kwargs`). Every other answer passes as it is.
+(ui.py) passes it to Gradio's FastAPI app (`app_kwargs`), beside `fn_route`'s. Every other answer passes as it is.
 """
 from __future__ import annotations
 
@@ -84,6 +84,6 @@ class EarlyScript:
         await self.app(scope, receive, sending)
 
 
-def app_kwargs() -> dict[str, Any]:
-    """What Gradio's `launch(app_kwargs=...)` passes to its FastAPI app: EarlyScript among its middleware."""
-    return {"middleware": [Middleware(EarlyScript)]}
+def middleware() -> Middleware:
+    """EarlyScript, for the middleware Gradio's `launch(app_kwargs=...)` passes to its FastAPI app (ui.py)."""
+    return Middleware(EarlyScript)

@@ -9,12 +9,12 @@ A decode's steps are streamed: `dv_stream` answers one request with an event per
 its steps come (`TraceStore.answers`; server-sent events, as Gradio streams its own, so that proxies pass them
 on at once), where a read a step would cost the browser and the server a request each (about 6 ms of CPU
 beside the decode: `bench/ui_bench.py`). Gradio's page client waits for a whole answer, so the page opens
-the stream itself (`app/web/reads.js`) on the same route, with its session and the canvas's id
-(`dv_session` says them); where it cannot, it reads as before. A decode the page starts (a slider's release, a
-lesson's click) is asked for by the request that streams it: a stream whose last argument is `{"start": ...}` (what
-`dv_start` would be sent) starts it first and says `dv_start`'s answer in a header of the stream (`STARTED_HEADER`),
-one request where two each cost the server's event loop beside the decode's first step; where the stream cannot
-be had, the page asks `dv_start` itself.
+the stream itself (`app/web/reads.js`), with its session and the canvas's id (`dv_session` says them), on the
+route `fn_route` serves (else Gradio's own); where it cannot, it reads as before. A decode the page starts (a
+slider's release, a lesson's click) is asked for by the request that streams it: a stream whose last argument
+is `{"start": ...}` (what `dv_start` would be sent) starts it first and says `dv_start`'s answer in a header of
+the stream (`STARTED_HEADER`), one request where two each cost the server's event loop beside the decode's
+first step; where the stream cannot be had, the page asks `dv_start` itself.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import gradio as gr
 from fastapi import Response
 from fastapi.responses import StreamingResponse
 
+from dllm_viz.app import fn_route
 from dllm_viz.app.handlers.compare import CompareHandlers
 from dllm_viz.app.handlers.play import PlayHandlers
 from dllm_viz.app.handlers.traces import TraceStore
@@ -142,7 +143,8 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
     with a last argument `{"start": [handle, args, shown, kind]}`, `dv_start` of those first, its answer in the
     stream's `STARTED_HEADER`.
     `dv_session()`: the page's session and the canvas's component id, which the page sends with a stream's
-    request (`app/web/reads.js`), as Gradio's client sends them with every call."""
+    request (`app/web/reads.js`), as Gradio's client sends them with every call, and the route the streams are
+    served on past Gradio's (`fn_route.served_at`; None: Gradio's `component_server`)."""
 
     def one_read(data: Any) -> tuple[Any, Any]:
         return (data + [None, None])[:2] if isinstance(data, list) else (None, None)
@@ -176,7 +178,8 @@ def read_traces(store: TraceStore, play: PlayHandlers | None = None, compare: Co
 
     async def dv_session(data: Any, request: gr.Request) -> list[Any]:
         body = await request.json()
-        return [body.get("session_hash"), body.get("component_id")] if isinstance(body, dict) else [None, None]
+        route = fn_route.served_at(getattr(request, "app", None))
+        return [body.get("session_hash"), body.get("component_id"), route] if isinstance(body, dict) else [None] * 3
 
     async def dv_shown(data: Any, request: gr.Request) -> bool:
         handles = data[0] if isinstance(data, list) and data and isinstance(data[0], list) else data

@@ -25,7 +25,7 @@ from typing import Any
 
 import gradio as gr
 
-from dllm_viz.app import early
+from dllm_viz.app import early, fn_route
 from dllm_viz.app.handlers.adapters import config_to_settings
 from dllm_viz.app.handlers.fit import gen_length_max
 from dllm_viz.app.handlers.play import random_seed
@@ -94,11 +94,12 @@ RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')),
 
 
 def launch_options() -> dict[str, Any]:
-    """Theme and CSS, and the page's first script (`early`: before Gradio's own); Gradio 6 takes them in
-    `launch()`, so app.py and the tests pass these."""
+    """Theme and CSS, the page's first script (`early`: before Gradio's own) and the route of its streams
+    (`fn_route`); Gradio 6 takes them in `launch()`, so app.py and the tests pass these."""
     theme = gr.themes.Soft(primary_hue="violet", secondary_hue="sky", neutral_hue="slate",  # fonts: no web fonts
                            font=[gr.themes.Font(f) for f in ("Inter", "ui-sans-serif", "system-ui", "sans-serif")])
-    return {"theme": theme, "css": PAGE_CSS + toast_heading_css(), "app_kwargs": early.app_kwargs()}
+    return {"theme": theme, "css": PAGE_CSS + toast_heading_css(),
+            "app_kwargs": {"middleware": [early.middleware(), fn_route.middleware()]}}
 
 
 FORK_CONCURRENCY = 2  # `/fork` calls at once: each decodes beside the engine, not in its turns (`serve.fair`)

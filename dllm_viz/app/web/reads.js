@@ -2,10 +2,11 @@
 // for a whole decode, an event per answer as its steps come (each "data: " and the answer `dv_read` /
 // `dv_read_pair` gives, on a line of its own; the other lines of the stream say nothing),
 // where a read a step costs the browser and the server a request each, beside the decode (bench/ui_bench.py).
-// Gradio's page client waits for a whole answer, so the stream is opened here, on the route Gradio's client
-// calls (`component_server`), with the session and the canvas's id the server says once (`dv_session`). Where it
-// cannot be opened, or it breaks, or an answer is not JSON, the stream ends: the caller reads on (`dv_read`)
-// from the last answer it took.
+// Gradio's page client waits for a whole answer, so the stream is opened here, with the session and the canvas's
+// id the server says once (`dv_session`), as Gradio's client calls a server function (`component_server`), on the
+// route the server says with them (fn_route.py: the same call, past Gradio's 3-4 ms of work before it), else on
+// Gradio's. Where it cannot be opened, or it breaks, or an answer is not JSON, the stream ends: the caller reads on
+// (`dv_read`) from the last answer it took.
 
 let dvWhereAsked = null;  // a promise of {url, session, component}, or of null (asked again next time)
 
@@ -13,12 +14,14 @@ function dvStreamWhere(server) {
   if (!dvWhereAsked) {
     dvWhereAsked = (async () => {
       if (!server || !server.dv_session) return null;
-      const [session, component] = await server.dv_session();
+      const [session, component, route] = await server.dv_session();
       if (typeof session !== "string" || !Number.isInteger(component)) return null;
       // the app's root as Gradio's client resolves it (its config's root; this page's origin on the same host)
       const config = window.gradio_config || {}, root = new URL(config.root || ".", location.href);
       const origin = root.hostname === location.hostname ? location.origin : root.origin;
-      const url = `${origin}${root.pathname.replace(/\/$/, "")}${config.api_prefix || "/gradio_api"}/component_server/`;
+      const path = typeof route === "string" && /^\/[\w/-]*$/.test(route) ? route
+        : `${config.api_prefix || "/gradio_api"}/component_server/`;
+      const url = `${origin}${root.pathname.replace(/\/$/, "")}${path}`;
       return {url, session, component};
     })().catch(() => null);
     dvWhereAsked.then((where) => { if (!where) dvWhereAsked = null; });
