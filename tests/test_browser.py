@@ -361,9 +361,9 @@ def test_an_aborted_request_never_freezes_the_cursor_or_the_inspector(page, serv
 
 def test_a_decode_is_read_in_one_streamed_request_and_step_by_step_where_that_fails(page):
     """Issue 43: the page reads a decode's steps from one streamed request (`dv_stream`: an answer a line, as the
-    steps come; on fn_route's route), not a request a step, and that request starts the decode; where the stream cannot be had
-    (refused on the way, as a proxy might) it starts it apart (`dv_start`) and reads its steps one request an
-    answer (`dv_read`), and the decode is drawn all the same."""
+    steps come; on fn_route's route), not a request a step, and that request starts the decode; where the stream
+    cannot be had (refused on the way, as a proxy might) it starts it apart (`dv_start`) and reads its steps one
+    request an answer (`dv_read`), and the decode is drawn all the same."""
     wait_played_out(page)
     sent: list[str] = []
 

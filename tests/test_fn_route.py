@@ -1,8 +1,8 @@
 """app/fn_route.py: the page's streams on a route of their own, answered as Gradio's `component_server` answers them.
 
 On Gradio's own app, launched with the playground's options, with the canvas's real server functions
-(`page_server.read_traces`) over a stand-in trace store that records what it is asked; the route in the real page
-(a decode read by it): tests/test_browser.py.
+(`page_server.read_traces`) over a stand-in trace store that records what it is asked (tests/test_page_server.py's);
+the route in the real page (a decode read by it): tests/test_browser.py.
 """
 from __future__ import annotations
 
@@ -16,28 +16,8 @@ import pytest
 
 from dllm_viz.app import fn_route, page_server
 from dllm_viz.app.ui import launch_options
+from tests.test_page_server import Store
 from tests.ui_model import free_port
-
-
-class Store:
-    """What the streams read: each ask recorded; one answer, done."""
-
-    def __init__(self) -> None:
-        self.asked: list[tuple] = []
-
-    def answers(self, session, handle, start):
-        self.asked.append((session, handle, start))
-
-        async def one():
-            yield json.dumps({"chunks": [handle, start], "state": "done", "next": 1})
-        return one()
-
-    def answers_together(self, session, asks):
-        self.asked.append((session, asks))
-
-        async def one():
-            yield json.dumps([{"chunks": asks, "state": "done", "next": 1}])
-        return one()
 
 
 def serve(**launch):

@@ -29,14 +29,23 @@ class Page:
 
 
 class Store:
+    """What the streams read: each ask recorded; one answer, done (also tests/test_fn_route.py's)."""
+
     def __init__(self) -> None:
         self.asked: list[tuple] = []
 
     def answers(self, session, handle, start):
         self.asked.append((session, handle, start))
+        return self.done('{"chunks": [], "state": "done", "next": 0}')
 
+    def answers_together(self, session, asks):
+        self.asked.append((session, asks))
+        return self.done('[{"chunks": [], "state": "done", "next": 0}]')
+
+    @staticmethod
+    def done(answer: str):
         async def one():
-            yield '{"chunks": [], "state": "done", "next": 0}'
+            yield answer
         return one()
 
 
