@@ -106,4 +106,5 @@ class FnRoute:
 
 
 def middleware() -> Middleware:
+    """FnRoute, for the middleware Gradio's `launch(app_kwargs=...)` passes to its FastAPI app (ui.py)."""
     return Middleware(FnRoute)
