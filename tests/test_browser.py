@@ -996,6 +996,39 @@ def test_the_page_below_the_canvas_stays_put_as_a_decode_starts_and_ends(url, se
     assert abs(live - before) < 0.5 and abs(after - before) < 0.5, (before, live, after)
 
 
+# The heights of both Compare sides and the pair's player at every change of theirs, with whether a side is still
+# decoding (queued or live), from the click on: `window.__tall`, rows [a, b, player, decoding].
+TALL = """() => { window.__tall = []; const ids = ['dv-cmp-canvas-a', 'dv-cmp-canvas-b', 'dv-cmp-player'];
+  const row = () => [...ids.map((id) => document.getElementById(id).getBoundingClientRect().height),
+                     !!document.querySelector('#dv-cmp-canvas-a .dv-live, #dv-cmp-canvas-b .dv-live')];
+  const seen = () => window.__tall.push(row()); seen();
+  const watch = new MutationObserver(seen);
+  ids.forEach((id) => watch.observe(document.getElementById(id), {subtree: true, childList: true, attributes: true}));
+  return row(); }"""
+
+
+def test_a_compare_after_another_stands_as_tall_until_it_is_drawn(page):
+    """A new compare's sides and its player hold the height the last compare ended at until they are drawn
+    (views.js `dvHoldHeight`): the page below does not jump up at the click (the sides had fallen to their
+    status line, 343 -> 66 px, the player to nothing) and down again at the first step."""
+    wait_played_out(page)
+    page.get_by_role("tab", name="Compare").click()
+    summary = "() => document.querySelector('#dv-cmp-summary').innerText"
+    page.locator("#dv-lesson-staged").click()
+    page.wait_for_function(f"() => ({summary})().length > 0", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    before = page.evaluate(TALL)
+    assert min(before[:3]) > 40, before  # both sides and the player drawn
+    page.locator("#dv-lesson-polluted").click()
+    page.wait_for_function(f"(s) => ({summary})() !== s", arg=page.evaluate(summary), timeout=TIMEOUT_MS)
+    rows = page.evaluate("() => window.__tall")
+    decoding = [r for r in rows if r[3]]
+    assert decoding, rows  # the sides were seen decoding
+    for row in decoding:
+        assert all(h >= b - 0.5 for h, b in zip(row[:3], before[:3])), (before, row)
+    assert page.errors == []
+
+
 def test_a_decode_paints_its_steps_as_they_come_and_stops(page, served):
     # LLaDA's rule confirms one position per step: 32 steps. The test holds the decode after its
     # step 6 (the runner waits there: tests/ui_model.py), so the page is seen mid-decode: the steps

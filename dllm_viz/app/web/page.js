@@ -196,7 +196,9 @@ function showSide(el, value, side) {
   let box = el.querySelector(".dv-side-box");
   if (!box) { box = document.createElement("div"); box.className = "dv-side-box"; el.replaceChildren(box); }
   el.__dvValue = value;
+  dvWatchHeight(box);
   if (!value || !value.ref) {
+    dvHoldHeight(box, false);
     box.replaceChildren();
     el.__dvRef = null;
     clearCompareFigures(side);
@@ -204,8 +206,9 @@ function showSide(el, value, side) {
   }
   const lang = value.lang || dv.lang, t = options.strings[lang], entry = dvRead(value.ref);
   if (el.__dvRef !== value.ref) {
+    dvHoldHeight(box, !!el.__dvRef);  // a compare after another: as tall as that one ended until this one is
     el.__dvRef = value.ref;
-    if (dv.pair) dvPairClear(dv.pair);  // a new compare: the player comes back once both sides are done
+    if (dv.pair) dvPairClear(dv.pair, true);  // a new compare: the player comes back once both sides are done
     box.innerHTML = `<span class="dv-side dv-side-${side}">${dvEscape(t["side_" + side])}</span><div class="dv-canvas dv-static"></div>`;
   }
   const paint = () => {
@@ -214,7 +217,10 @@ function showSide(el, value, side) {
     const d = entry.d, root = box.querySelector(".dv-canvas");
     d.live = entry.state === "live";
     d.diff = (el.__dvValue && el.__dvValue.diff) || [];
-    if (!d.live) root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
+    if (!d.live) {
+      root.__dvFor = null;  // finished: the markup anew, with the key to the checker's marks
+      dvHoldHeight(box, false);  // and as tall as it is
+    }
     const pair = dv.pair && dv.pair.data;
     if (pair && (pair.a === d || pair.b === d)) dv.pair.render();  // in step with the other side
     else dvShowStatic(root, d, t, dv.theme, side === "a", {onStop: () => press("dv-cmp-stop", d.key)});
@@ -225,7 +231,10 @@ function showSide(el, value, side) {
   entry.promise.then((state) => {
     if (el.__dvRef !== value.ref) return;
     if (state === "stopped") return showSide(el, null, side);  // Stop: an empty pair (CompareHandlers.stopped)
-    if (state !== "done") return paint();  // failed: as it stands, without the live bar and Stop
+    if (state !== "done") {  // failed: as it stands, without the live bar and Stop; no pair's player to come
+      if (dv.pair) dvHoldHeight(dv.pair.hosts.canvas, false);
+      return paint();
+    }
     performance.mark("dv-side-" + side);
     drawCompareFigures(lang);
     showPairSoon(lang);

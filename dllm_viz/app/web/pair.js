@@ -48,6 +48,8 @@ function dvPairShow(v, pair, at = {}, lang = v.lang) {
   v.data = {a: pair.a, b: pair.b, roots: pair.roots, n, live: false};
   if (at.frame !== null && at.frame !== undefined) v.frame = Math.max(0, Math.min(n, at.frame));
   else if (!same) v.frame = n;
+  dvWatchHeight(host);
+  dvHoldHeight(host, false);
   if (!same || host.__dvLang !== lang || !host.querySelector(".dv-controls")) {
     host.className = "dv-pair";
     host.innerHTML = dvControlsHtml(v.t(), v.theme, n, v.frame, {tour: false}) + '<div class="dv-status"></div>';
@@ -57,10 +59,12 @@ function dvPairShow(v, pair, at = {}, lang = v.lang) {
   v.render();
 }
 
-// The pair's player emptied (a new compare is on its way, or a side was cleared).
-function dvPairClear(v) {
+// The pair's player emptied: a side was cleared, or a new compare is on its way (`hold`: its host keeps the
+// height it stood at until the new pair is shown, so the page below does not move meanwhile).
+function dvPairClear(v, hold = false) {
   dvStop(v);
   v.data = null;
+  dvHoldHeight(v.hosts.canvas, hold);
   v.hosts.canvas.replaceChildren();
 }
 
