@@ -258,8 +258,6 @@ function dvRender(v) {
   if (v.options.onRender) v.options.onRender(v);
 }
 
-// `fn` in a task after the browser has painted what the page holds now (a hidden page paints nothing: then
-// after 100 ms), so a view drawn before it shows before the work `fn` does.
 // The height an element last stood at (`__dvPx`, as the page last laid it out), kept by one ResizeObserver
 // (`dvWatchHeight`), so a view made anew can stand as tall meanwhile (`dvHoldHeight`) with no layout forced to
 // read it: a new compare's sides and its player hold the height the last compare ended at until they are drawn,
@@ -275,6 +273,8 @@ function dvHoldHeight(el, hold) {
   if (el.style.minHeight !== px) el.style.minHeight = px;
 }
 
+// `fn` in a task after the browser has painted what the page holds now (a hidden page paints nothing: then
+// after 100 ms), so a view drawn before it shows before the work `fn` does.
 function dvAfterPaint(fn) {
   let done = false;
   const run = () => { if (!done) { done = true; fn(); } };
