@@ -559,6 +559,19 @@ def test_a_preset_after_the_threshold_schedule_enables_its_sliders(page):
                            timeout=TIMEOUT_MS)
 
 
+def test_the_opening_example_plays_on_through_a_switch_of_language(page):
+    """A switch to 中文 while the opening example plays draws it again in Chinese and lets it play on from where it
+    was (views.js dvShow: it stopped at the step it was on, step 0 of 6 where the switch came first)."""
+    page.wait_for_function("() => window.__dv && window.__dv.playing && window.__dv.data && "
+                           "window.__dv.frame < window.__dv.data.n", timeout=TIMEOUT_MS)
+    page.get_by_text("中文", exact=True).click()
+    page.wait_for_function("() => window.__dv.lang === 'zh' && /播放|暂停/.test(document.querySelector("
+                           "'#dv-canvas .dv-player .dv-play').textContent)", timeout=TIMEOUT_MS)  # drawn in Chinese
+    page.wait_for_function("() => { const r = document.querySelector('#dv-canvas .dv-player'), s = r.querySelector("
+                           "'.dv-scrub'); return r.dataset.frame === s.max && "
+                           "r.querySelector('.dv-play').textContent.includes('播放'); }", timeout=TIMEOUT_MS)
+
+
 def test_the_chinese_page_shows_no_untranslated_english(page, tmp_path):
     page.get_by_text("中文", exact=True).click()
     page.wait_for_function("() => document.querySelector('#dv-canvas').innerText.includes('播放')", timeout=TIMEOUT_MS)

@@ -139,7 +139,9 @@ function dvShow(v, d, at = {}) {
   // controls and the key around it are made anew, and the last paint changes only what the end changes.
   const finished = v.data === d && (root.__dvKind === "live" || root.__dvKind === "queued");
   const kept = finished && root.__dvKind === "live" && !d.grid ? root.querySelector(".dv-text") : null;
-  const wasPlaying = v.playing;
+  // a trace playing goes on playing where it is when it is shown again as it was (the same cursor), in another
+  // language too (its markup made anew: the page's language switched while it played)
+  const goOn = v.playing && v.data === d && !finished && at.frame === undefined;
   dvStop(v);
   if (v.data !== d || finished || at.frame !== undefined) v.frame = at.frame === null || at.frame === undefined ? d.n : Math.max(0, Math.min(d.n, at.frame));
   if (at.selected !== null && at.selected !== undefined) v.pos = at.selected;
@@ -158,7 +160,7 @@ function dvShow(v, d, at = {}) {
   v.drawNow = finished;  // a decode just ended: its heatmap in this task (its text stood painted step by step)
   dvRender(v);
   v.drawNow = false;
-  if (same && wasPlaying) dvPlay(v);
+  if (goOn) dvPlay(v);
 }
 
 // The player's controls (made anew with the canvas's markup).
