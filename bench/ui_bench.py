@@ -304,8 +304,11 @@ def serve_page(model: Any) -> tuple[Any, Any, Any, str]:
                     budget=Budget(max_cells=app.REQUEST_CELLS))
     run = app.make_runner(model, engine)
     examples = [(name, tr) for name, tr in app.load_examples() if tr.model == getattr(model, "name", None)]
+    # the model's token texts as app.py passes them: without them the page shows a decode's tokens as `<id>`
     demo = build_demo(run, examples=examples or app.load_examples(), model_name=getattr(model, "name", "model"),
-                      max_length=getattr(model, "max_length", None), concurrency_limit=app.MAX_BATCH)
+                      max_length=getattr(model, "max_length", None), token_text=app.token_text(model),
+                      max_cells=app.REQUEST_CELLS, concurrency_limit=2 * app.MAX_BATCH,
+                      api_concurrency_limit=app.MAX_BATCH // 2)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     app.quiet_queue(demo)
