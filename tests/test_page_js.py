@@ -99,6 +99,24 @@ def test_the_canvas_follows_the_trace_at_every_frame(show, trace):
     assert bgs == [tint(trace.steps[trace.order[p]].confidence[p]) for p in range(G)]
 
 
+NODES = """() => [...document.querySelectorAll('#dv-canvas .dv-text [data-pos]')]"""
+
+
+def test_a_frame_changes_each_positions_text_in_place(show, trace):
+    """From frame to frame each position's text changes in place (canvas.js `dvSetText`: the data of its one text
+    node, no node made or dropped), so the browser lays the text out again without rebuilding that part of its
+    layout tree; a decode's every step changes the guess at every masked position."""
+    page = show(trace, frame=0, selected=0)
+    page.evaluate(f"() => {{ window.__was = ({NODES})().map((s) => [s.firstChild, s.textContent]); }}")
+    at(page, len(trace.steps))
+    same, changed = page.evaluate(f"""() => {{ const spans = ({NODES})();
+      return [spans.every((s, p) => s.childNodes.length === 1 && s.firstChild === window.__was[p][0]),
+              spans.filter((s, p) => s.textContent !== window.__was[p][1]).length]; }}""")
+    assert same and changed >= len(trace.steps), changed  # the same nodes, their texts changed
+    at(page, 0)
+    assert page.evaluate(f"() => ({NODES})().every((s, p) => s.textContent === window.__was[p][1])")
+
+
 def test_the_frame_is_clamped_and_the_status_counts_real_steps(show, trace):
     page = show(trace, frame=0)
     n = len(trace.steps)

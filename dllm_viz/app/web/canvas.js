@@ -16,6 +16,19 @@ const dvFmt3 = (x) => (x === null || x === undefined || Number.isNaN(x) ? "–" 
 const dvRepr = (s) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`);
 const dvEscape = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
 
+// `el`'s text set to `text` in place where it holds one text node (its data changed: no node made or dropped,
+// so the browser lays the text out again without rebuilding that part of its layout tree, and records no
+// childList mutation), else its children replaced by the text. A decode's step changes the text of every
+// masked position (the model's new guesses), on each side of a compare.
+function dvSetText(el, text) {
+  const node = el.firstChild;
+  if (node && node.nodeType === 3 && !node.nextSibling) {
+    if (node.data !== text) node.data = text;
+  } else if (el.textContent !== text) {
+    el.textContent = text;
+  }
+}
+
 // One span per position, made once per data; later frames only change classes and text.
 function dvSpans(root, d) {
   if (root.__dvSpans && root.__dvFor === d && root.__dvSpans.length === d.G && root.__dvSpans[0] &&
@@ -123,12 +136,12 @@ function paintCanvas(root, d, f, sel, marks) {
     if (marks && marks.has(p)) { cls += " dv-diff-step"; title += "\n" + marks.get(p); }
     if (p === sel) cls += " dv-sel";
     if (span.className !== cls) span.className = cls;
-    if (span.textContent !== text) span.textContent = text;
+    dvSetText(span, text);
     if (span.__dvBg !== bg) { span.__dvBg = bg; span.style.background = bg; }
     if (span.title !== title) span.title = title;
   }
   const status = root.querySelector(".dv-status");
-  if (status) status.textContent = live ? liveStatus(d) : frameStatus(d, f, fresh);
+  if (status) dvSetText(status, live ? liveStatus(d) : frameStatus(d, f, fresh));
   if (live) {
     const bar = root.querySelector(".dv-progress i");
     if (bar) bar.style.width = (100 * liveShare(d)).toFixed(1) + "%";
@@ -170,11 +183,11 @@ function paintRenoise(root, d, f, sel, marks) {
     if (d.end >= 0 && p >= d.end && state === "final") cls += " dv-pad";
     if (marks && marks.has(p)) { cls += " dv-diff-step"; title += "\n" + marks.get(p); }
     if (span.className !== cls) span.className = cls;
-    if (span.textContent !== tok) span.textContent = tok;
+    dvSetText(span, tok);
     if (span.title !== title) span.title = title;
   }
   const status = root.querySelector(".dv-status");
-  if (status) status.textContent = frameStatus(d, f, fresh);
+  if (status) dvSetText(status, frameStatus(d, f, fresh));
   root.dataset.frame = String(f);
   root.dataset.selected = String(sel);
   return fresh;
