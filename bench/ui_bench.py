@@ -19,8 +19,9 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
             Each round starts once the page is idle (no long task for 0.5 s), so rounds never overlap; each
             click holds its press 100 ms, as a visitor's does, and is timed from its release (--hold).
 Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`); the
-browser rows' ratios use `direct` timed again between those browser rounds, once the page is idle,
-since this VM's speed drifts between the phases of one run, and for a lesson click the same lesson's
+browser rows' ratios use `direct` timed again between those browser rounds (a release's between releases, an
+upload's between uploads), once the page is idle, since this VM's speed drifts between the phases of one run,
+and for a lesson click the same lesson's
 handler timed between clicks on what the click sends (the page's prompt, seed and gen_length, which
 are not `compare`'s: the page's prompt is another length, and the clicks alternate two lessons).
 With a 3 MB trace loaded the page's gen_length is the trace's (240), so those clicks decode more; the
@@ -134,7 +135,8 @@ SETTLE = """(quiet) => new Promise((done) => {
 
 
 # The in-process references, timed again between browser rounds (named rows of the report).
-BETWEEN = {"direct": "direct, between browser rounds", "compare": "same lesson, between clicks"}
+BETWEEN = {"direct": "direct, between browser rounds", "compare": "same lesson, between clicks",
+           "replay": "direct, between uploads"}
 PARTS = ("release", "lessons", "replay")  # the browser's parts (--only)
 PLOTLY_ONLY = False  # --plotly
 # How long a click holds the button down, in ms (--hold): a visitor's click lasts about 100 ms, and the page handles
@@ -224,14 +226,15 @@ def page_request(page: Any) -> dict[str, Any]:
             "gen_length": int(float(page.locator("#dv-gen-length input[type=number]").input_value()))}
 
 
-def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], lesson: Callable[..., Any],
+def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], lesson: Callable[..., Any], direct: Callable[[], Any],
                  parts: frozenset[str] = frozenset(("lessons", "replay"))) -> dict[str, list[float]]:
     """Seconds per round, in the page: lesson click -> both compare canvases (then their figures);
     upload -> canvas (then the figures); one frame step drawn by page.js (measured inside the page,
     so only the browser's work). Lessons are clicked before any 3 MB trace is on the page: with
     one loaded (measured again at the end), the page has more to do. Between clicks,
     `lesson(key, prompt=, seed=, gen_length=)` times the same lesson's handler in this process, on
-    what the page sends (its prompt, seed and gen_length): the click's reference."""
+    what the page sends (its prompt, seed and gen_length): the click's reference; between uploads, `direct`
+    (the uploads' reference, timed in their own minutes of the run)."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {name: [] for name in (
@@ -284,6 +287,8 @@ def browser_more(url: str, rounds: int, bigs: tuple[Path, Path], lesson: Callabl
                 out["browser: 3 MB replay"].append(canvas / 1000)
                 out["browser: 3 MB replay figures"].append(max(canvas, *figs) / 1000)
             settle(page)
+            if i:
+                out.setdefault(BETWEEN["replay"], []).append(timed(direct))
         if parts == {"lessons", "replay"}:
             lessons(", 3 MB trace loaded")  # the same clicks with the big trace in the Playground tab
         page.context.browser.close()
@@ -441,7 +446,7 @@ def main(argv: list[str] | None = None) -> None:
         times |= browser_latency(url, args.rounds, cases["direct"])
     if args.browser and parts & {"lessons", "replay"}:
         times |= browser_more(url, args.rounds, bigs, lambda key, **sent: pg.compare.lesson(key, lang="en", **sent),
-                              parts & {"lessons", "replay"})
+                              cases["direct"], parts & {"lessons", "replay"})
     demo.close()
     engine.close()
 
@@ -456,7 +461,8 @@ def main(argv: list[str] | None = None) -> None:
         med = statistics.median(values)
         p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
         browser = name.startswith("browser")
-        base = median_of(BETWEEN["direct"] if browser else "direct", "direct")
+        replayed = name.startswith("browser: 3 MB replay")  # its own minutes' direct decode
+        base = median_of(BETWEEN["replay"] if replayed else BETWEEN["direct"] if browser else "direct", "direct")
         suffix = name[name.index(","):] if browser and "," in name else ""  # ", 3 MB trace loaded"
         cmp_base = median_of(BETWEEN["compare"] + suffix if browser else "compare", "compare")
         vs_cmp = f"{med / cmp_base:10.2f}" if "lesson" in name else ""
