@@ -1022,7 +1022,7 @@ TALL = """() => { window.__tall = []; const ids = ['dv-cmp-canvas-a', 'dv-cmp-ca
 
 def test_a_compare_after_another_stands_as_tall_until_it_is_drawn(page):
     """A new compare's sides and its player hold the height the last compare ended at until they are drawn
-    (views.js `dvHoldHeight`): the page below does not jump up at the click (the sides had fallen to their
+    (pair.js `dvHoldHeight`): the page below does not jump up at the click (the sides had fallen to their
     status line, 343 -> 66 px, the player to nothing) and down again at the first step."""
     wait_played_out(page)
     page.get_by_role("tab", name="Compare").click()

@@ -28,6 +28,21 @@ function dvPairMarks(da, db, f, t) {
   return new Map(dvDiffer(a, b).map((p) => [p, dvFill(t.side_tip_step, {f, a: shown(a[p]), b: shown(b[p])})]));
 }
 
+// The height an element last stood at (`__dvPx`, as the page last laid it out), kept by one ResizeObserver
+// (`dvWatchHeight`), so a view made anew can stand as tall meanwhile (`dvHoldHeight`) with no layout forced to
+// read it: a new compare's sides and its player hold the height the last compare ended at until they are drawn,
+// so the page below them does not jump up at the click and down again at the first step.
+const dvSized = typeof ResizeObserver === "undefined" ? null
+  : new ResizeObserver((seen) => seen.forEach((e) => { e.target.__dvPx = e.contentRect.height; }));
+function dvWatchHeight(el) {
+  if (dvSized && !el.__dvWatched) { el.__dvWatched = true; dvSized.observe(el); }
+}
+// `el` held at least as tall as it last stood (`hold`), or let go (min-height "": the height of what it shows).
+function dvHoldHeight(el, hold) {
+  const px = hold && el.__dvPx ? `${el.__dvPx}px` : "";
+  if (el.style.minHeight !== px) el.style.minHeight = px;
+}
+
 function dvPair(host, options) {
   const v = {hosts: {canvas: host}, options, data: null, frame: 0, playing: false, timer: null, speed: 1,
              theme: options.theme, lang: options.lang || "en"};

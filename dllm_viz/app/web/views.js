@@ -260,21 +260,6 @@ function dvRender(v) {
   if (v.options.onRender) v.options.onRender(v);
 }
 
-// The height an element last stood at (`__dvPx`, as the page last laid it out), kept by one ResizeObserver
-// (`dvWatchHeight`), so a view made anew can stand as tall meanwhile (`dvHoldHeight`) with no layout forced to
-// read it: a new compare's sides and its player hold the height the last compare ended at until they are drawn,
-// so the page below them does not jump up at the click and down again at the first step.
-const dvSized = typeof ResizeObserver === "undefined" ? null
-  : new ResizeObserver((seen) => seen.forEach((e) => { e.target.__dvPx = e.contentRect.height; }));
-function dvWatchHeight(el) {
-  if (dvSized && !el.__dvWatched) { el.__dvWatched = true; dvSized.observe(el); }
-}
-// `el` held at least as tall as it last stood (`hold`), or let go (min-height "": the height of what it shows).
-function dvHoldHeight(el, hold) {
-  const px = hold && el.__dvPx ? `${el.__dvPx}px` : "";
-  if (el.style.minHeight !== px) el.style.minHeight = px;
-}
-
 // `fn` in a task after the browser has painted what the page holds now (a hidden page paints nothing: then
 // after 100 ms), so a view drawn before it shows before the work `fn` does.
 function dvAfterPaint(fn) {
