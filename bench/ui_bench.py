@@ -21,9 +21,9 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
 Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`); the
 browser rows' ratios use `direct` timed again between those browser rounds (a release's between releases, an
 upload's between uploads), once the page is idle, since this VM's speed drifts between the phases of one run,
-and for a lesson click the same lesson's
-handler timed between clicks on what the click sends (the page's prompt, seed and gen_length, which
-are not `compare`'s: the page's prompt is another length, and the clicks alternate two lessons).
+and for a lesson click the same lesson's handler timed between clicks on what the click sends (the page's
+prompt, seed and gen_length, which are not `compare`'s: the page's prompt is another length, and the clicks
+alternate two lessons).
 With a 3 MB trace loaded the page's gen_length is the trace's (240), so those clicks decode more; the
 last lines compare each click with its own handler, loaded over not loaded.
 
