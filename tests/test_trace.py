@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
 from dllm_viz import DecodeConfig, StepRecord, Trace, assets
 from dllm_viz.core.schedules import planned_steps
+from dllm_viz.core import trace as trace_module
 from dllm_viz.core.trace import first_end_of_text, ngram_stats
+
+ORJSON = trace_module.orjson  # (tests switch it off)
 
 
 def make_trace():
@@ -152,6 +156,49 @@ def test_version_1_files_still_load(path):
     t = Trace.from_json(text)
     assert not t.revised and t.decisions == [1] * len(t.token_ids) and t.config.revise == "none"
     assert t.canvas_at(len(t.steps) - 1) == t.token_ids
+
+
+def parse_both(text, monkeypatch):
+    """Trace.from_json(text) with orjson (which the app's install pins) and with the standard library alone: each
+    a Trace, or the ValueError's message."""
+    assert ORJSON is not None  # requirements.txt installs it: the fast path is the one tested here
+    out = []
+    for parser in (ORJSON, None):
+        monkeypatch.setattr(trace_module, "orjson", parser)
+        try:
+            out.append(Trace.from_json(text))
+        except ValueError as err:
+            out.append(str(err))
+    return out
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_a_trace_reads_alike_with_orjson_and_without(path, monkeypatch):
+    text = path.read_text(encoding="utf-8")
+    fast, plain = parse_both(text, monkeypatch)
+    assert fast.to_json() == plain.to_json() == Trace.from_json(text).to_json()
+    fast_bytes, _ = parse_both(text.encode("utf-8"), monkeypatch)
+    assert fast_bytes.to_json() == plain.to_json()
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda s: s.replace('"wall_time": 0.25', '"wall_time": NaN'), "NaN is not a number a trace"),
+    (lambda s: s.replace('"wall_time": 0.25', '"wall_time": -Infinity'), "-Infinity is not a number"),
+    (lambda s: s.replace('"wall_time": 0.25', '"wall_time": 1e999'), "wall_time"),
+    (lambda s: s.replace('"mask_token_id": 0', '"mask_token_id": ' + "9" * 25), "mask_token_id"),
+    (lambda s: s.replace('"mask_token_id": 0', '"mask_token_id": ' + "9" * 5000), "does not parse"),
+    (lambda s: s[:-1], "does not parse"),
+    (lambda s: s.replace('"model": "m"', '"model": "\\ud800"'), None),  # a lone surrogate: only `json` reads it
+])
+def test_what_orjson_does_not_parse_reads_as_the_standard_library_reads_it(edit, says, monkeypatch):
+    text = edit(make_trace().to_json())
+    assert text != make_trace().to_json()
+    fast, plain = parse_both(text, monkeypatch)
+    if says is None:  # read by the standard library, alike
+        assert fast.to_json() == plain.to_json()
+    else:  # refused, alike
+        assert isinstance(fast, str) and isinstance(plain, str), (fast, plain)
+        assert re.search(says, fast) and re.search(says, plain), (fast, plain)
 
 
 def test_version_1_files_may_not_carry_version_2_fields():

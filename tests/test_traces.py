@@ -58,6 +58,30 @@ def test_a_trace_added_later_reads_as_one_added_at_once(traces, monkeypatch):
     assert read(store, "s", store.add("s", traces[1], later=True).handle)["state"] == "failed"
 
 
+def test_a_stored_traces_chunks_are_made_with_the_collector_paused(traces, monkeypatch):
+    """A stored trace's chunks (an upload's: hundreds of thousands of new lists and numbers for 3 MB) are made with
+    Python's cyclic collector off, as its parse is (core.trace.collector_paused); on again after, and after a
+    failure too."""
+    import gc
+
+    seen, chunk = [], wire.Encoder.chunk
+
+    def watched(self, *args, **kwargs):
+        seen.append(gc.isenabled())
+        return chunk(self, *args, **kwargs)
+
+    monkeypatch.setattr(wire.Encoder, "chunk", watched)
+    assert gc.isenabled()
+    store = TraceStore()
+    assert read(store, "s", store.add("s", traces[0], later=True).handle)["state"] == "done"
+    store.add("s", traces[1])
+    assert seen == [False, False] and gc.isenabled()
+    monkeypatch.setattr(wire, "done", lambda trace: 1 / 0)
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)
+    assert read(store, "s", store.add("s", traces[2], later=True).handle)["state"] == "failed"
+    assert gc.isenabled()
+
+
 def test_what_the_store_holds_is_bounded(traces):
     store = TraceStore(per_session=2, max_sessions=3)
     first = store.add("a", traces[0])

@@ -37,6 +37,11 @@ from dllm_viz.core.trace_schema import MAX_TRACE_BYTES, check_trace_dict, datacl
 from dllm_viz.core.trace_schema_renoise import check_renoise_trace_dict
 from dllm_viz.core.schedules import planned_steps
 
+try:  # a C parser (the [app] extra pins it; Gradio parses with it too): a 3 MB trace in ~20 ms, where `json` takes ~60
+    import orjson
+except ImportError:  # a core install without it parses with the standard library
+    orjson = None
+
 FORMAT = "dllm-viz-trace"
 VERSION = 3  # the newest written: a trace with a per-step section; see READS
 PLAIN_VERSION = 2  # what a trace without one is written as (its readers need nothing newer)
@@ -347,9 +352,9 @@ class Trace:
         if len(s) > MAX_TRACE_BYTES:  # characters or bytes: either way no real trace is this long
             raise ValueError(f"trace file has {len(s)} bytes: this viewer reads at most {MAX_TRACE_BYTES} "
                              "(a real decode writes far less; the file is not a trace it wrote, or was altered)")
-        with _collector_paused():
+        with collector_paused():
             try:
-                data = json.loads(s, parse_constant=_refuse_constant)
+                data = _parse(s)
             except RecursionError:
                 raise ValueError("trace JSON nests too deeply: a trace is at most four levels deep") from None
             except ValueError as err:  # JSONDecodeError, NaN/Infinity, an integer of thousands of digits
@@ -357,12 +362,27 @@ class Trace:
             return cls.from_dict(data)
 
 
+def _parse(s: str | bytes) -> Any:
+    """The JSON value of `s`: orjson's where it parses it, else the standard library's, which also says why a
+    text does not parse (NaN and Infinity refused: orjson refuses them too, and the words are then the
+    standard library's, with or without orjson). The two read every text either parses alike, but for an
+    integer past 64 bits, which orjson reads as a float (the checks then refuse it where an integer belongs),
+    and nesting 1,000-1,024 deep, which only orjson parses (no field of a trace nests more than four)."""
+    if orjson is not None:
+        try:
+            return orjson.loads(s)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(s, parse_constant=_refuse_constant)
+
+
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for the block, as it was after it. Parsing a trace makes
     hundreds of thousands of lists and numbers, none of them garbage yet, and each full collection
     the allocations trigger walks every object of the process: a 3 MB trace parsed in 40 ms with it
-    off took 250-540 ms with it on, inside a served app. Nothing here makes a reference cycle."""
+    off took 250-540 ms with it on, inside a served app. Nothing here makes a reference cycle. (The
+    switch is the process's: a block in another thread that ends meanwhile turns it back on.)"""
     was_on = gc.isenabled()
     gc.disable()
     try:

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from dllm_viz.app.handlers.asking import Waiting
 from dllm_viz.app.views import wire
 from dllm_viz.core.schedules import planned_steps
-from dllm_viz.core.trace import StepRecord, Trace
+from dllm_viz.core.trace import StepRecord, Trace, collector_paused
 
 PER_SESSION = 8  # the playground's trace, the one before it (Stop brings it back), a live one, a compare pair, ...
 MAX_SESSIONS = 10_000  # as Gradio's default state_session_capacity
@@ -119,7 +119,8 @@ class Entry:
         encoder = self.encoder
         if encoder is not None:
             self.config = trace.config  # as decoded (a runner may fit the config asked: `serve.fit_to_tasks`)
-            self._push(encoder.chunk(trace.steps[encoder.sent:], done=wire.done(trace)), "done")
+            with collector_paused():  # a stored trace's chunks: as many new lists and numbers as its parse made
+                self._push(encoder.chunk(trace.steps[encoder.sent:], done=wire.done(trace)), "done")
             self.encoder = None
 
     def queue(self, waiting: Waiting | None) -> None:
