@@ -498,6 +498,33 @@ def test_a_decode_ends_on_its_canvas_and_heatmap_first_and_the_rest_once_they_ar
     page.close()
 
 
+def test_the_players_speed_is_one_select_from_trace_to_trace(chromium, trace):
+    """The speed's <select> is made once per player and put back in each new markup: a decode that ends (its
+    player made anew from the live canvas) finds the same element, at the speed chosen before, in the language on
+    show (a <select> parsed anew costs Chrome's autofill a read of every form control of the page)."""
+    from dllm_viz.app.views import wire
+
+    encoder = wire.encoder_for(trace)
+    page = renderer.open_page(chromium)
+    renderer.load(page, trace, "whole")
+    page.evaluate(renderer.VIEW, ["en"])
+    page.evaluate("() => DV.dvShow(window.__dv, window.whole)")
+    page.select_option("#dv-canvas .dv-speed", "4")
+    page.evaluate("() => { document.querySelector('#dv-canvas .dv-speed').__mark = 1; }")
+    renderer.load(page, trace, "d", chunks=[encoder.chunk(trace.steps[:2])])
+    page.evaluate("() => { window.d.live = true; DV.dvShow(window.__dv, window.d); }")
+    assert page.evaluate("() => document.querySelectorAll('#dv-canvas select').length") == 0  # live: no player
+    page.evaluate("(c) => DV.dvTraceAdd(window.d, c)", encoder.chunk(trace.steps[2:], done=wire.done(trace)))
+    page.evaluate("() => { window.d.live = false; DV.dvShow(window.__dv, window.d); }")
+    speed = """() => { const s = [...document.querySelectorAll('#dv-canvas select')];
+      return [s.length, s[0].__mark, s[0].value, window.__dv.speed, s[0].title, s[0].closest('.dv-controls') !== null]; }"""
+    assert page.evaluate(speed) == [1, 1, "4", 4, t("ctl_speed", "en"), True]
+    page.evaluate("() => { window.__dv.lang = 'zh'; window.__dv.data = null; DV.dvShow(window.__dv, window.d); }")
+    assert page.evaluate(speed) == [1, 1, "4", 4, t("ctl_speed", "zh"), True]
+    assert page.errors == []
+    page.close()
+
+
 def test_a_forks_forced_and_taken_back_tokens_replay_as_the_traces_canvas(show):
     """A fork (core.lineage) forces a token at the start and takes one back later: the page's canvas is
     `Trace.canvas_at` at every frame, the forced token on show from frame 0; the inspector and the

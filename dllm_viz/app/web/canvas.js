@@ -242,15 +242,27 @@ function keepInView(root, d, f, sel) {
 // ----- the player's own markup ----------------------------------------------------------------------
 // Buttons, scrubber and speed (a player), or the progress bar and Stop (a decode in progress), then the
 // status line, the text and the key, written in the page's language `t` (app/strings/).
-function dvControlsHtml(t, theme, n, f, opts = {tour: true}) {
+function dvControlsHtml(t, n, f, opts = {tour: true}) {
   const b = (cls, label, key) => `<button type="button" class="${cls}" title="${dvEscape(t[key])}" aria-label="${dvEscape(t[key])}">${label}</button>`;
-  const speeds = theme.speeds.map((s) => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}×</option>`).join("");
   return '<div class="dv-controls">' + b("dv-first", "«", "ctl_first") + b("dv-prev", "◀", "ctl_prev") +
     `<button type="button" class="dv-play">${dvEscape(t.play)}</button>` + b("dv-next", "▶", "ctl_next") +
     b("dv-last", "»", "ctl_last") +
     `<input type="range" class="dv-scrub" min="0" max="${n}" step="1" value="${f}" aria-label="${dvEscape(t.frame)}">` +
-    `<select class="dv-speed" title="${dvEscape(t.ctl_speed)}">${speeds}</select>` +
+    '<span class="dv-speed"></span>' +  // where the player's own <select> goes (dvSpeedSelect)
     (opts.tour ? b("dv-tour-start", dvEscape(t.tour_button), "tour_start") : "") + "</div>";
+}
+
+// The speed's <select> of the player in `host`, made once and put back in each new markup (dvWireControls): a
+// <select> parsed anew has Chrome's autofill read every form control of the page (Gradio's knobs: 1-7 ms a
+// finished decode, on the main thread as the canvas ends; a range or a button costs it nothing).
+function dvSpeedSelect(host, t, theme) {
+  if (!host.__dvSpeed) {
+    const s = host.__dvSpeed = document.createElement("select");
+    s.className = "dv-speed";
+    s.innerHTML = theme.speeds.map((x) => `<option value="${x}"${x === 1 ? " selected" : ""}>${x}×</option>`).join("");
+  }
+  host.__dvSpeed.title = t.ctl_speed;
+  return host.__dvSpeed;
 }
 
 function dvLiveControlsHtml(t) {
@@ -292,7 +304,7 @@ function dvScaleTint(theme, x) {  // palette.scale_tint: a position of the scale
 // progress) or "static" (a Compare side, its key to the underlines when `key`).
 function dvCanvasHtml(kind, d, t, theme, key) {
   const f = Math.min(d.n, Math.max(0, d.frame0 === undefined ? d.n : d.frame0));
-  const controls = kind === "player" ? dvControlsHtml(t, theme, d.n, f) : kind === "live" ? dvLiveControlsHtml(t) : "";
+  const controls = kind === "player" ? dvControlsHtml(t, d.n, f) : kind === "live" ? dvLiveControlsHtml(t) : "";
   const revised = d.revisedSteps > 0;
   if (d.canvas === "renoise" && kind !== "static") {
     return `${controls}<div class="dv-status"></div><div class="dv-text"></div>${dvRenoiseLegendHtml(t)}`;

@@ -67,7 +67,7 @@ function dvPairShow(v, pair, at = {}, lang = v.lang) {
   dvHoldHeight(host, false);
   if (!same || host.__dvLang !== lang || !host.querySelector(".dv-controls")) {
     host.className = "dv-pair";
-    host.innerHTML = dvControlsHtml(v.t(), v.theme, n, v.frame, {tour: false}) + '<div class="dv-status"></div>';
+    host.innerHTML = dvControlsHtml(v.t(), n, v.frame, {tour: false}) + '<div class="dv-status"></div>';
     host.__dvLang = lang;
     dvWireControls(v);
   }

@@ -183,8 +183,9 @@ function dvWire(v) {
 // frame, speed, playing, data.n, seek, stop, render: a dvView, or Compare's pair: pair.js).
 function dvWireControls(v) {
   const q = (sel) => v.hosts.canvas.querySelector(sel);
-  const speed = q(".dv-speed");
-  speed.value = String(v.speed);
+  const slot = q(".dv-speed"), speed = dvSpeedSelect(v.hosts.canvas, v.t(), v.theme);
+  if (slot !== speed) slot.replaceWith(speed);
+  if (speed.value !== String(v.speed)) speed.value = String(v.speed);
   speed.onchange = () => { v.speed = Number(speed.value); if (v.playing) dvPlay(v); };
   q(".dv-play").onclick = () => { if (v.playing) v.stop(); else dvPlay(v); };
   q(".dv-first").onclick = () => v.seek(0);
