@@ -517,7 +517,8 @@ def test_the_players_speed_is_one_select_from_trace_to_trace(chromium, trace):
     page.evaluate("(c) => DV.dvTraceAdd(window.d, c)", encoder.chunk(trace.steps[2:], done=wire.done(trace)))
     page.evaluate("() => { window.d.live = false; DV.dvShow(window.__dv, window.d); }")
     speed = """() => { const s = [...document.querySelectorAll('#dv-canvas select')];
-      return [s.length, s[0].__mark, s[0].value, window.__dv.speed, s[0].title, s[0].closest('.dv-controls') !== null]; }"""
+      return [s.length, s[0].__mark, s[0].value, window.__dv.speed, s[0].title,
+              s[0].closest('.dv-controls') !== null]; }"""
     assert page.evaluate(speed) == [1, 1, "4", 4, t("ctl_speed", "en"), True]
     page.evaluate("() => { window.__dv.lang = 'zh'; window.__dv.data = null; DV.dvShow(window.__dv, window.d); }")
     assert page.evaluate(speed) == [1, 1, "4", 4, t("ctl_speed", "zh"), True]
