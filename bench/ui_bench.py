@@ -19,11 +19,12 @@ For gen_length 64 with the balanced preset, the median over interleaved rounds o
             Each round starts once the page is idle (no long task for 0.5 s), so rounds never overlap; each
             click holds its press 100 ms, as a visitor's does, and is timed from its release (--hold).
 Each line prints the median in ms and the ratio to `direct` (lesson rows also to `compare`); the
-browser rows' ratios use `direct` timed again between those browser rounds (a release's between releases, an
-upload's between uploads), once the page is idle, since this VM's speed drifts between the phases of one run,
-and for a lesson click the same lesson's handler timed between clicks on what the click sends (the page's
-prompt, seed and gen_length, which are not `compare`'s: the page's prompt is another length, and the clicks
-alternate two lessons).
+browser rows' ratios use a reference timed again between those browser rounds, once the page is idle, since
+this VM's speed drifts between the phases of one run: for a release the same decode (`decode` of what the
+release asked: the page's prompt, seed and gen_length, the balanced preset at the temperature released; the
+page's one-token prompt decodes 3-5% faster than PROMPT's eight), for a lesson click the same lesson's
+handler on what the click sends (the page's prompt, seed and gen_length, which are not `compare`'s: the
+clicks alternate two lessons), for an upload `direct` (no decode to match: the yardstick).
 With a 3 MB trace loaded the page's gen_length is the trace's (240), so those clicks decode more; the
 last lines compare each click with its own handler, loaded over not loaded.
 
@@ -135,7 +136,7 @@ SETTLE = """(quiet) => new Promise((done) => {
 
 
 # The in-process references, timed again between browser rounds (named rows of the report).
-BETWEEN = {"direct": "direct, between browser rounds", "compare": "same lesson, between clicks",
+BETWEEN = {"direct": "same decode, between releases", "compare": "same lesson, between clicks",
            "replay": "direct, between uploads"}
 PARTS = ("release", "lessons", "replay")  # the browser's parts (--only)
 PLOTLY_ONLY = False  # --plotly
@@ -171,11 +172,11 @@ def open_page(p: Any, url: str) -> Any:
     return page
 
 
-def browser_latency(url: str, rounds: int, direct: Callable[[], Any]) -> dict[str, list[float]]:
+def browser_latency(url: str, rounds: int, same: Callable[..., Any]) -> dict[str, list[float]]:
     """Seconds from a temperature slider release (balanced preset, L=64) to the canvas text, the
-    heatmap, and every figure of the page updated, per round; and `direct` (the in-process decode)
-    timed between rounds, once the page is idle, so the ratio compares like with like on a VM whose
-    speed drifts."""
+    heatmap, and every figure of the page updated, per round; and `same(prompt=, seed=, gen_length=,
+    temperature=)`, the in-process decode of what the release asked, timed between rounds once the page is
+    idle, so the ratio compares like with like on a VM whose speed drifts."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {"browser: first step painted": [], "browser: last step read": [],
@@ -207,7 +208,9 @@ def browser_latency(url: str, rounds: int, direct: Callable[[], Any]) -> dict[st
                 out["browser: all figures drawn"].append(max(text, done, heat, *rest) / 1000)
             settle(page)  # the download file, plotly's deferred resize
             if i:
-                out[BETWEEN["direct"]].append(timed(direct))
+                sent = page_request(page) | {"temperature": float(page.locator(
+                    "#dv-temperature input[type=number]").input_value())}
+                out[BETWEEN["direct"]].append(timed(lambda: same(**sent)))
         page.context.browser.close()
     return out
 
@@ -443,7 +446,11 @@ def main(argv: list[str] | None = None) -> None:
             encoded()
     parts = frozenset(args.only or PARTS)
     if args.browser and "release" in parts:
-        times |= browser_latency(url, args.rounds, cases["direct"])
+        def same(*, prompt: str, seed: int, gen_length: int, temperature: float) -> Any:  # what a release asks
+            asked = DecodeConfig.preset("balanced", gen_length, seed=seed, temperature=temperature)
+            return decode(model, [prompt], asked)
+
+        times |= browser_latency(url, args.rounds, same)
     if args.browser and parts & {"lessons", "replay"}:
         times |= browser_more(url, args.rounds, bigs, lambda key, **sent: pg.compare.lesson(key, lang="en", **sent),
                               cases["direct"], parts & {"lessons", "replay"})
@@ -454,7 +461,8 @@ def main(argv: list[str] | None = None) -> None:
         return statistics.median(times.get(name) or times[fallback])
 
     print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s} {'x compare':>10s}")
-    print("(browser rows: ratios to the direct decode / the same lessons' handler, timed between those browser rounds)")
+    print("(browser rows: ratios to the same decode, `direct` for uploads / the same lessons' handler, timed between "
+          "those browser rounds)")
     for name, values in times.items():
         if not values:  # a part not measured (--only)
             continue
