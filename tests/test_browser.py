@@ -733,13 +733,13 @@ def test_a_position_selected_on_an_uploaded_trace_before_its_event_answers_stays
     (start.js `__dvNewUpload`), with the first position selected; a position the visitor selects in between stays
     selected when that answer comes with the same cursor (page.js showDone)."""
     from dllm_viz import DecodeConfig, decode
-    from dllm_viz.app.handlers import play, traces
+    from dllm_viz.app.handlers import entry, play
     from tests.ui_model import make_text_model
 
     answered: list[float] = []
 
     def late(entries) -> None:  # the upload's answer held back a while after the page drew the trace
-        traces.settle(entries)
+        entry.settle(entries)
         time.sleep(1.5)
         answered.append(time.monotonic())
 

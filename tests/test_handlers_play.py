@@ -225,16 +225,16 @@ def test_an_as_shipped_preset_button_sets_its_rule(pg, name):
 def test_a_decode_streams_each_step_then_the_finished_view(pg, runner, monkeypatch):
     """The event answers with the decode's handle before its first step; each step reaches the page's
     reader as it is computed (the chunk is there when the runner goes on), then the finished trace."""
-    from dllm_viz.app.handlers import traces
+    from dllm_viz.app.handlers.entry import Entry
 
     seen = []  # (step, chunks readable once its on_step returned)
-    original = traces.Entry.add
+    original = Entry.add
 
     def add(entry, record):
         original(entry, record)
         seen.append((record.step, len(entry.since(0)[0])))
 
-    monkeypatch.setattr(traces.Entry, "add", add)
+    monkeypatch.setattr(Entry, "add", add)
     stream = pg.play.decode_stream(prompt="the ", lang="en", session="s", **widgets(schedule="fixed_steps", steps=12,
                                                                                      gen_length=24))
     first = next(stream)

@@ -11,6 +11,7 @@ import pytest
 from dllm_viz import DecodeConfig, decode
 from dllm_viz.app.handlers.traces import TraceStore, new_handle
 from dllm_viz.app.views import wire
+from dllm_viz.core.schedules import planned_steps
 from tests.ui_model import make_text_model
 
 
@@ -72,13 +73,20 @@ def test_a_stored_traces_chunks_are_made_with_the_collector_paused(traces, monke
 
     monkeypatch.setattr(wire.Encoder, "chunk", watched)
     assert gc.isenabled()
+    def encoded() -> None:  # the thread that made an upload's chunks has ended (a read may answer before it does)
+        for thread in threading.enumerate():
+            if thread.name == "dllm-viz-encode":
+                thread.join(timeout=10)
+
     store = TraceStore()
     assert read(store, "s", store.add("s", traces[0], later=True).handle)["state"] == "done"
     store.add("s", traces[1])
+    encoded()
     assert seen == [False, False] and gc.isenabled()
     monkeypatch.setattr(wire, "done", lambda trace: 1 / 0)
     monkeypatch.setattr(threading, "excepthook", lambda args: None)
     assert read(store, "s", store.add("s", traces[2], later=True).handle)["state"] == "failed"
+    encoded()
     assert gc.isenabled()
 
 
@@ -289,6 +297,20 @@ def test_a_cancelled_read_together_leaves_no_read_waiting():
     assert asyncio.run(go_away()) == ({"s": 2}, {})
 
 
+def streaming(store: TraceStore, handle: str, *, timeout: float) -> tuple[threading.Thread, list[tuple[float, dict]]]:
+    """Session "s"'s page streaming `handle` (`answers`) on a thread of its own: the thread, and each answer with
+    when it came, as they come."""
+    got: list[tuple[float, dict]] = []
+
+    async def stream() -> None:
+        async for text in store.answers("s", handle, 0, timeout=timeout):
+            got.append((time.monotonic(), json.loads(text)))
+
+    reader = threading.Thread(target=lambda: asyncio.run(stream()))
+    reader.start()
+    return reader, got
+
+
 def test_a_stream_of_a_decode_answers_as_its_reads_would_until_it_ends(traces):
     """`answers` (the page's `dv_stream`): one answer as each step comes, each what a `read` from where the one
     before it ended gives, and the stream ends with the answer that says the trace is live no more; a decode that
@@ -297,14 +319,7 @@ def test_a_stream_of_a_decode_answers_as_its_reads_would_until_it_ends(traces):
     tr = traces[0]
     store = TraceStore()
     handle, entry = store.live("s", wire.encoder_for(tr))
-    got: list[tuple[float, dict]] = []
-
-    async def stream() -> None:
-        async for text in store.answers("s", handle, 0, timeout=0.3):
-            got.append((time.monotonic(), json.loads(text)))
-
-    reader = threading.Thread(target=lambda: asyncio.run(stream()))
-    reader.start()
+    reader, got = streaming(store, handle, timeout=0.3)
     sent = step_by_step(entry, tr.steps)
     time.sleep(0.5)  # longer than the timeout: an empty answer keeps the stream open
     entry.finish(tr)
@@ -327,6 +342,81 @@ def test_a_stream_of_a_decode_answers_as_its_reads_would_until_it_ends(traces):
     assert asyncio.run(collect("s", 3)) == [read(store, "s", handle, 3)]
     assert asyncio.run(collect("t")) == [{"chunks": [], "state": "gone", "next": 0}]
     assert asyncio.run(collect("s", -1)) == [{"chunks": [], "state": "gone", "next": 0}]
+
+
+def test_a_stream_answers_a_decode_at_most_once_a_pace_after_its_first_step(traces, monkeypatch):
+    """Once a stream has brought a decode's first step, its next answer waits `PACE_SECONDS` after the one
+    before it, bringing every step made meanwhile; the answer that brings the last planned step, and the end,
+    comes at once. (A pace of 0.4 s here, so the test reads the holding, not the machine's speed.)"""
+    from dllm_viz.app.handlers import traces as store_module
+
+    monkeypatch.setattr(store_module, "PACE_SECONDS", 0.4)
+    tr = traces[0]
+    steps = tr.steps
+    assert len(steps) >= 4 and planned_steps(tr.config) == len(steps)
+
+    def run(last_after: float | None) -> tuple[list[tuple[float, dict]], list[float], list[dict]]:
+        store = TraceStore()
+        handle, entry = store.live("s", wire.encoder_for(tr))
+        reader, got = streaming(store, handle, timeout=5.0)
+        sent = step_by_step(entry, steps[:-1], pause=0.01)  # all but the last step, 10 ms apart
+        if last_after is not None:
+            time.sleep(last_after)
+            sent += step_by_step(entry, steps[-1:], pause=0)
+            entry.finish(tr)
+        else:
+            time.sleep(0.6)
+            entry.finish(tr)
+        reader.join(timeout=10)
+        assert not reader.is_alive()
+        return got, sent, [json.loads(c) for c in entry.since(0)[0]]
+
+    # The last step 0.1 s after the others: it comes at once, with every step held since the first answer's.
+    got, sent, chunks = run(0.1)
+    with_steps = [(t, a) for t, a in got if a["chunks"]]
+    assert len(with_steps[0][1]["chunks"]) == 1 and with_steps[0][0] - sent[0] < 0.3  # the first step at once
+    assert len(with_steps) == 2 and with_steps[1][1]["state"] == "done"  # ... then the rest in one answer
+    assert len(with_steps[1][1]["chunks"]) == len(steps)  # (the steps after the first, and the end)
+    assert with_steps[1][0] - sent[-1] < 0.3 < 0.4  # not held for the pace: the last planned step
+    assert [c for _, a in with_steps for c in a["chunks"]] == chunks  # every chunk once, in order
+
+    # No last step within the pace: the held steps come when it has passed, then the end.
+    got, sent, chunks = run(None)
+    with_steps = [(t, a) for t, a in got if a["chunks"]]
+    assert [len(a["chunks"]) for _, a in with_steps] == [1, len(steps) - 2, 1]
+    assert with_steps[1][0] - with_steps[0][0] >= 0.39  # held for the pace after the first answer
+    assert [c for _, a in with_steps for c in a["chunks"]] == chunks
+
+
+def test_a_stream_of_a_compares_sides_is_paced_as_one_sides(traces, monkeypatch):
+    """`answers_together` holds steps as `answers` does: after the answer with the sides' first steps, the
+    next comes a pace later with every step made meanwhile."""
+    from dllm_viz.app.handlers import traces as store_module
+
+    monkeypatch.setattr(store_module, "PACE_SECONDS", 0.4)
+    ta, tb = traces[0], traces[1]
+    store = TraceStore()
+    (ha, ea), (hb, eb) = (store.live("s", wire.encoder_for(tr)) for tr in (ta, tb))
+    got: list[tuple[float, list[dict]]] = []
+
+    async def stream() -> None:
+        async for text in store.answers_together("s", [[ha, 0], [hb, 0]], timeout=5.0):
+            got.append((time.monotonic(), json.loads(text)))
+
+    reader = threading.Thread(target=lambda: asyncio.run(stream()))
+    reader.start()
+    for a, b in zip(ta.steps[:3], tb.steps[:3]):  # three steps each, 10 ms apart: none the last planned
+        time.sleep(0.01)
+        ea.add(a)
+        eb.add(b)
+    time.sleep(0.6)
+    ea.finish(ta)
+    eb.finish(tb)
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    with_steps = [(t, answer) for t, answer in got if any(side["chunks"] for side in answer)]
+    assert [[len(side["chunks"]) for side in answer] for _, answer in with_steps[:2]] == [[1, 1], [2, 2]]
+    assert with_steps[1][0] - with_steps[0][0] >= 0.39
 
 
 def test_a_stream_of_a_compares_sides_asks_on_for_the_sides_still_live(traces):

@@ -28,7 +28,8 @@ from dllm_viz.app.handlers.play import LIVE_SECONDS, STOP_WAIT_SECONDS
 from dllm_viz.app.handlers.seats import Seat, Seats
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.stops import Signal, Stops
-from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore, settle
+from dllm_viz.app.handlers.entry import settle
+from dllm_viz.app.handlers.traces import HANDLE, Shown, TraceStore
 from dllm_viz.studies.world_lessons import load_world_measured_model, load_world_pairs
 from dllm_viz.app.handlers.asking import Ticket
 from dllm_viz.core.analysis import divergence
@@ -108,7 +109,7 @@ class PairDecoding(Started):
 
     def queue(self, waiting: Callable[[], Any]) -> None:
         """Before either side's first step, where the pair waits for a slot of the shared engine (`waiting()`:
-        `asking.Ticket.waiting`), on both sides (`traces.Entry.queue`); nothing once a step is out."""
+        `asking.Ticket.waiting`), on both sides (`entry.Entry.queue`); nothing once a step is out."""
         entries = [entry for _, entry in self.sides.values()]
         if all(entry.encoder is not None and not entry.encoder.sent for entry in entries):
             where = waiting()

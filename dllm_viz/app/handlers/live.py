@@ -4,7 +4,7 @@
 `StepRecord`s of its first request as the steps happen (the runner's `on_step`), then the traces;
 closing the iterator (the visitor pressed Stop, or left) stops the decode at its next step.
 `on_record`, when given, also receives each record of every request `(index, record)` in the decode's
-own thread, at once, and `on_done` the traces: the page's reader of a decode in progress (`traces.Entry`) sees a
+own thread, at once, and `on_done` the traces: the page's reader of a decode in progress (`entry.Entry`) sees a
 step, and the end, without waiting for the handler.
 """
 from __future__ import annotations
@@ -149,7 +149,7 @@ class Started:
 
 class Decoding(Started):
     """A decode in progress for the page: what it decodes (`asked`, compared when an event adopts it:
-    `starts.Starts`), its handle and the entry its steps go to (`traces.Entry`), its steps (`stream`),
+    `starts.Starts`), its handle and the entry its steps go to (`entry.Entry`), its steps (`stream`),
     its Stop signal (`stops.Signal`) and key. `close()` ends the entry as "stopped" or "failed" unless the
     decode finished (`Started`)."""
 

@@ -41,7 +41,8 @@ from dllm_viz.app.handlers.seats import Seat, Seats
 from dllm_viz.app.handlers.starts import Starts
 from dllm_viz.app.handlers.stops import Stops
 from dllm_viz.app.handlers.takeout import read_trace_file
-from dllm_viz.app.handlers.traces import Shown, TraceStore, settle
+from dllm_viz.app.handlers.entry import settle
+from dllm_viz.app.handlers.traces import Shown, TraceStore
 from dllm_viz.app.handlers.outputs import (
     AUTO_OF,
     KEEP,
@@ -170,7 +171,7 @@ class PlayHandlers:
         (`traces`); the other views stay as they are until the decode ends, then the finished trace's
         facts and banner follow. Stop (`stopped`, same `session`) or closing the stream stops the
         decode at its next step (or drops it from the queue), and nothing more is shown of it; while
-        the request waits for a slot of the shared engine the page reads where (`traces.Entry.queue`).
+        the request waits for a slot of the shared engine the page reads where (`entry.Entry.queue`).
 
         The settings are checked against the picked model (`budget_for`) before anything is sized
         by them. With a teaching switch on, the correct config decodes in the same batch, and the banner

@@ -13,15 +13,15 @@ public ones). What the store holds is bounded: `PER_SESSION` traces per session,
 sessions, `MAX_CHARS` characters of chunks in all; past a bound the least recently used go first.
 A decode in progress is an `Entry` that grows as its steps come (`add`, from the decode's thread);
 a read of it waits (at most `WAIT_SECONDS`) until there is something new, so the page sees each step
-as soon as it is computed. The page may name a decode's (or an uploaded file's) handle itself, in the
-event that starts it (128 random bits it drew): its read can then wait for the trace before the event
-reaches the server, within its own session (`MAX_EXPECTED` such reads at once).
+as soon as it is computed; a stream of reads (`answers`) holds the steps after the first for `PACE_SECONDS`
+after its last answer, unless the last planned step or the end comes first. The page may name a decode's (or an
+uploaded file's) handle itself, in the event that starts it (128 random bits it drew): its read can then wait for
+the trace before the event reaches the server, within its own session (`MAX_EXPECTED` such reads at once).
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 import re
 import secrets
 import threading
@@ -29,10 +29,9 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
 
-from dllm_viz.app.handlers.asking import Waiting
+from dllm_viz.app.handlers.entry import Entry, finish_later, finished, resolve
 from dllm_viz.app.views import wire
-from dllm_viz.core.schedules import planned_steps
-from dllm_viz.core.trace import StepRecord, Trace, collector_paused
+from dllm_viz.core.trace import Trace
 
 PER_SESSION = 8  # the playground's trace, the one before it (Stop brings it back), a live one, a compare pair, ...
 MAX_SESSIONS = 10_000  # as Gradio's default state_session_capacity
@@ -44,7 +43,11 @@ MAX_EXPECTED = 4  # reads a session may hold open for a handle its page made and
 MAX_TOGETHER = 4  # traces one read may ask for together (`read_together`: a compare's two sides)
 TOGETHER_SECONDS = 0.01  # how long such a read waits for the others' news once one trace has some
 END_SECONDS = 0.03  # a read that brings a decode's last planned step waits at most this long for its end too
-STATES = ("live", "done", "stopped", "failed")
+# A stream's answers of a decode in progress come at most this often once it has brought the first step (its last
+# planned step and its end go at once; ~16 a second, a step made meanwhile rides with the next): each answer wakes
+# the server's loop and the page's network, main and compositor threads, and on two cores each one read and painted
+# during a decode cost it ~2.5 ms (docs/playground.md).
+PACE_SECONDS = 0.06
 
 
 def new_handle() -> str:
@@ -70,128 +73,6 @@ class Shown:
         return self
 
 
-class Entry:
-    """One trace's chunks (JSON texts), growing while its decode runs; `state` says whether more come."""
-
-    def __init__(self, encoder: wire.Encoder) -> None:
-        self.encoder: wire.Encoder | None = encoder  # None once finished
-        self.config = encoder.config  # what it decodes (a page that starts a decode fits its widgets against it)
-        self.planned = planned_steps(encoder.config)  # its steps, where the schedule says (None: the model decides)
-        self.chunks: list[str] = []
-        self.chars = 0
-        self.state = "live"
-        self.read = threading.Event()  # a page reads this entry
-        self.delivered = threading.Event()  # ... and has read it to its end
-        self.drawn = threading.Event()  # ... and has drawn every view of it (`TraceStore.drawn`)
-        self.counter: Any = None  # the store's count of characters held, while it holds this entry
-        self.waiting: list[Any] | None = None  # where it waits for a slot, as last sent (`queue`)
-        self._lock = threading.Lock()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-
-    def _push(self, chunk: dict[str, Any] | None, state: str | None = None) -> None:
-        text = wire.dumps([chunk])[1:-1] if chunk is not None else None
-        with self._lock:
-            if self.state != "live":
-                return
-            if text is not None:
-                self.chunks.append(text)
-            if state is not None:
-                self.state = state
-            waiters, self._waiters = self._waiters, []
-            counter = self.counter
-        if text is not None:
-            (counter or Entry._grow)(self, len(text))
-        for loop, future in waiters:
-            loop.call_soon_threadsafe(_resolve, future)
-
-    def _grow(self, chars: int) -> None:
-        self.chars += chars
-
-    def add(self, record: StepRecord) -> None:
-        """One more step of the decode (its thread calls this)."""
-        encoder = self.encoder
-        if encoder is not None:
-            self._push(encoder.chunk([record]))
-
-    def finish(self, trace: Trace) -> None:
-        """The decode's trace: the steps not sent yet and what only the finished trace says. The entry
-        then holds its chunks only (the encoder's token text would keep the trace alive)."""
-        encoder = self.encoder
-        if encoder is not None:
-            self.config = trace.config  # as decoded (a runner may fit the config asked: `serve.fit_to_tasks`)
-            with collector_paused():  # a stored trace's chunks: as many new lists and numbers as its parse made
-                self._push(encoder.chunk(trace.steps[encoder.sent:], done=wire.done(trace)), "done")
-            self.encoder = None
-
-    def queue(self, waiting: Waiting | None) -> None:
-        """Where the decode waits for a slot of the shared engine (`asking.Ticket.waiting`: requests
-        ahead, an estimate in seconds; None: it runs), whenever that changes, before its first step."""
-        shown = None if waiting is None else [waiting[0], None if waiting[1] is None else math.ceil(waiting[1])]
-        if shown != self.waiting:
-            self.waiting = shown
-            self._push({"v": wire.VERSION, "queue": shown})
-
-    def stop_key(self, key: str) -> None:
-        """The key the decode's Stop must send (`PlayHandlers.stopped`), for the page that reads it (a
-        session's own entry: no other page reads it)."""
-        if key:
-            self._push({"v": wire.VERSION, "key": key})
-
-    def end(self, state: str) -> None:
-        """The decode ended without a trace ("stopped" by the visitor, or "failed")."""
-        self._push(None, state)
-        self.encoder = None
-
-    def at_last_step(self) -> bool:
-        """Whether the decode has sent the steps its schedule plans and not its end yet (which follows at once)."""
-        encoder, planned = self.encoder, self.planned
-        return self.state == "live" and encoder is not None and planned is not None and encoder.sent >= planned
-
-    def since(self, start: int) -> tuple[list[str], str]:
-        with self._lock:
-            return self.chunks[start:], self.state
-
-    async def wait(self, start: int, timeout: float) -> None:
-        """Until there is a chunk past `start` or the decode has ended (or `timeout` seconds)."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        with self._lock:
-            if len(self.chunks) > start or self.state != "live":
-                return
-            self._waiters.append((loop, future))
-        try:
-            await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            pass
-        finally:  # timed out or cancelled (`read_together`): nothing wakes it any more (its loop may be gone)
-            with self._lock:
-                self._waiters = [w for w in self._waiters if w[1] is not future]
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-# How long a decode's last answer (facts, banner, a compare's summary) waits for the page to have read the
-# finished traces (the page draws their canvases and heatmaps first, Gradio's update of the text after them),
-# and then for it to have drawn them (it says so: `TraceStore.drawn`).
-DELIVERED_SECONDS = 0.25
-DRAWN_SECONDS = 0.5
-
-
-def settle(entries: Any, delivered: float = DELIVERED_SECONDS, drawn: float = DRAWN_SECONDS) -> None:
-    """Wait until a page that reads `entries` has read them to their ends (at most `delivered` seconds)
-    and drawn them (at most `drawn` seconds more): a decode's last answer (its facts and banner, which
-    Gradio's page applies in one long task) then never takes the page's time from drawing the views.
-    Entries no page reads are not waited for."""
-    read = [entry for entry in entries if entry.read.is_set()]
-    for entry in read:
-        entry.delivered.wait(delivered)
-    for entry in read:
-        entry.drawn.wait(drawn)
-
-
 GONE = '{"chunks":[],"state":"gone","next":0}'  # what an unknown handle, or another session's, reads as
 
 
@@ -200,22 +81,6 @@ class Answer(NamedTuple):
     text: str
     state: str
     next: int
-
-
-def _finish(entry: Entry, trace: Trace) -> None:
-    """`entry.finish(trace)`, or the entry failed (a page reading it stops waiting)."""
-    try:
-        entry.finish(trace)
-    except Exception:  # noqa: BLE001 - the page is told; the app goes on
-        entry.end("failed")
-        raise
-
-
-def finished(trace: Trace) -> Entry:
-    """The entry of a stored trace: all its chunks, done."""
-    entry = Entry(wire.encoder_for(trace))
-    entry.finish(trace)
-    return entry
 
 
 class TraceStore:
@@ -248,7 +113,7 @@ class TraceStore:
             return Shown(self._keep(session, finished(trace), named), trace)
         entry = Entry(wire.encoder_for(trace))
         handle = self._keep(session, entry, named)
-        threading.Thread(target=_finish, args=(entry, trace), daemon=True, name="dllm-viz-encode").start()
+        threading.Thread(target=finish_later, args=(entry, trace), daemon=True, name="dllm-viz-encode").start()
         return Shown(handle, trace)
 
     def live(self, session: str | None, encoder: wire.Encoder, handle: Any = None) -> tuple[str, Entry]:
@@ -270,7 +135,7 @@ class TraceStore:
             self._bound(traces)
             waiters = self._expected.get(session or "", {}).pop(handle, [])
         for loop, future in waiters:  # reads that came before the decode did
-            loop.call_soon_threadsafe(_resolve, future)
+            loop.call_soon_threadsafe(resolve, future)
         return handle
 
     def refuse(self, session: str | None, handle: Any) -> None:
@@ -279,7 +144,7 @@ class TraceStore:
         with self._lock:
             waiters = self._expected.get(session or "", {}).pop(handle, []) if isinstance(handle, str) else []
         for loop, future in waiters:
-            loop.call_soon_threadsafe(_resolve, future)
+            loop.call_soon_threadsafe(resolve, future)
 
     def _count(self, entry: Entry, chars: int) -> None:
         """A held entry grew by `chars` (a decode's step)."""
@@ -365,7 +230,9 @@ class TraceStore:
         reads as "gone"."""
         return (await self._answer(session, handle, start, timeout)).text
 
-    async def _answer(self, session: str | None, handle: Any, start: Any, timeout: float | None) -> Answer:
+    async def _answer(self, session: str | None, handle: Any, start: Any, timeout: float | None,
+                      hold: float | None = None) -> Answer:
+        """`read`'s answer; `hold`: the loop's time before which a step past the first is held back (`Entry.hold`)."""
         timeout = self.wait_seconds if timeout is None else timeout
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
             return Answer(GONE, "gone", 0)
@@ -376,6 +243,8 @@ class TraceStore:
             return Answer(GONE, "gone", 0)
         entry.read.set()
         await entry.wait(start, timeout)
+        if hold is not None:
+            await entry.hold(start, hold)
         if entry.at_last_step():  # its end comes in the same answer: the page reads the finished trace one trip sooner
             await entry.wait(len(entry.chunks), min(timeout, END_SECONDS))
         chunks, state = entry.since(start)
@@ -388,13 +257,16 @@ class TraceStore:
                       timeout: float | None = None) -> AsyncIterator[str]:
         """`read` again and again, each from where the answer before it ended, until one says the trace is
         live no more (the page's stream of a trace, `dv_stream`: one request a decode, not one a step). A
-        decode that says nothing for `timeout` seconds gets an answer with no chunks, as a read does."""
+        decode that says nothing for `timeout` seconds gets an answer with no chunks, as a read does; once it
+        has brought the first step, an answer comes `PACE_SECONDS` after the one before it at the soonest,
+        with every step made meanwhile (its last planned step and its end at once)."""
+        loop, hold = asyncio.get_running_loop(), None
         while True:
-            answer = await self._answer(session, handle, start, timeout)
+            answer = await self._answer(session, handle, start, timeout, hold)
             yield answer.text
             if answer.state != "live":
                 return
-            start = answer.next
+            start, hold = answer.next, loop.time() + PACE_SECONDS
 
     async def read_together(self, session: str | None, asks: Any, *, timeout: float | None = None) -> str:
         """`read` of several traces at once (`asks`: [handle, start] pairs; a compare's sides, which step
@@ -404,8 +276,9 @@ class TraceStore:
         answers = await self._together(session, asks, timeout) if _together_asks(asks) else []
         return "[" + ",".join(answer.text for answer in answers) + "]"
 
-    async def _together(self, session: str | None, asks: list[list[Any]], timeout: float | None) -> list[Answer]:
-        reads = [asyncio.ensure_future(self._answer(session, handle, start, timeout)) for handle, start in asks]
+    async def _together(self, session: str | None, asks: list[list[Any]], timeout: float | None,
+                        hold: float | None = None) -> list[Answer]:
+        reads = [asyncio.ensure_future(self._answer(session, handle, start, timeout, hold)) for handle, start in asks]
         try:
             _, pending = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
             if pending:
@@ -421,14 +294,17 @@ class TraceStore:
                                timeout: float | None = None) -> AsyncIterator[str]:
         """`read_together` again and again (the page's stream of a compare's sides, `dv_stream_pair`), each
         time of the traces still live, each from where its last answer ended, in the order asked, until none
-        is live: the page keeps its sides in step by the same rule. Malformed asks answer `[]` once."""
+        is live: the page keeps its sides in step by the same rule; paced as `answers` is. Malformed asks answer
+        `[]` once."""
         if not _together_asks(asks):
             yield "[]"
             return
+        loop, hold = asyncio.get_running_loop(), None
         while asks:
-            answers = await self._together(session, asks, timeout)
+            answers = await self._together(session, asks, timeout, hold)
             yield "[" + ",".join(answer.text for answer in answers) + "]"
             asks = [[handle, answer.next] for (handle, _), answer in zip(asks, answers) if answer.state == "live"]
+            hold = loop.time() + PACE_SECONDS
 
 
 def _together_asks(asks: Any) -> bool:
