@@ -24,7 +24,7 @@ from dllm_viz.core.trace import Trace
 EXPORTS = ("dvTraceNew", "dvTraceAdd", "dvCanvasAt", "dvCands", "dvView", "dvShow", "dvShowStatic", "dvHeatmapFig",
            "dvOrderFig", "dvStepsFig", "dvCompareFig", "dvTaskFig", "inspectAt", "paintCanvas", "dvPlot", "dvArea",
            "dvFig", "dvCellAt", "dvTint", "dvG3", "dvResize", "dvPair", "dvPairShow", "dvPairDiff", "dvDivergence",
-           "dvPairFit")
+           "dvPairFit", "dvAfterPaint")
 INSTALL = """([code, names]) => { window.DV = new Function(code + "\\nreturn {" + names.join(",") + "};")(); }"""
 HOSTS = ("<div id='dv-temperature'><input type='range' min='0' max='2.5' step='0.05' value='{T}'></div>"
          "<div id='dv-canvas'><div class='dv-canvas dv-player'></div></div>"

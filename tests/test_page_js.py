@@ -498,6 +498,34 @@ def test_a_decode_ends_on_its_canvas_and_heatmap_first_and_the_rest_once_they_ar
     page.close()
 
 
+@pytest.mark.parametrize("hidden", [False, True])
+def test_work_after_paint_waits_for_a_late_frame_on_a_shown_page_and_not_on_a_hidden_one(chromium, hidden):
+    """views.js `dvAfterPaint`: on a shown page the work waits for the frame however late it comes (a busy machine's
+    frame can be later than 100 ms: the work done before it would be painted with the views it should follow); a
+    hidden page paints nothing, and its work runs once the page is seen hidden (within ~100 ms). The page's frames are
+    held back here by taking `requestAnimationFrame` away, and released by hand."""
+    page = renderer.open_page(chromium)
+    ran = page.evaluate("""async (hidden) => {
+      const frames = [], real = window.requestAnimationFrame, t0 = performance.now();
+      window.requestAnimationFrame = (f) => frames.push(f);
+      Object.defineProperty(document, 'hidden', {configurable: true, get: () => hidden});
+      let ran = null;
+      DV.dvAfterPaint(() => { ran = performance.now() - t0; });
+      await new Promise((ok) => setTimeout(ok, 400));
+      const before = ran;
+      window.requestAnimationFrame = real;
+      frames.forEach((f) => f(performance.now()));
+      await new Promise((ok) => setTimeout(ok, 50));
+      return [before, ran, frames.length];
+    }""", hidden)
+    before, after, frames = ran
+    assert frames == 1
+    if hidden:
+        assert before is not None and 90 <= before < 400 and after == before  # once, without a frame
+    else:
+        assert before is None and after is not None and after >= 400  # with the frame, however late
+
+
 def test_the_players_speed_is_one_select_from_trace_to_trace(chromium, trace):
     """The speed's <select> is made once per player and put back in each new markup: a decode that ends (its
     player made anew from the live canvas) finds the same element, at the speed chosen before, in the language on

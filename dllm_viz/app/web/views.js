@@ -261,13 +261,15 @@ function dvRender(v) {
   if (v.options.onRender) v.options.onRender(v);
 }
 
-// `fn` in a task after the browser has painted what the page holds now (a hidden page paints nothing: then
-// after 100 ms), so a view drawn before it shows before the work `fn` does.
+// `fn` in a task after the browser has painted what the page holds now, so a view drawn before it shows before the
+// work `fn` does. A hidden page paints nothing: then once the page is seen hidden, checked every 100 ms (a shown page
+// whose frame is late, on a busy machine, still waits for it).
 function dvAfterPaint(fn) {
   let done = false;
   const run = () => { if (!done) { done = true; fn(); } };
+  const hidden = () => { if (!done) { if (document.hidden) run(); else setTimeout(hidden, 100); } };
   requestAnimationFrame(() => setTimeout(run, 0));
-  setTimeout(run, 100);
+  setTimeout(hidden, 100);
 }
 
 // The figures of the trace on show, drawn once per trace and language, in tasks of their own after the
