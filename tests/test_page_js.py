@@ -519,7 +519,8 @@ def test_work_after_paint_waits_for_a_late_frame_on_a_shown_page_and_not_on_a_hi
       return [before, ran, frames.length];
     }""", hidden)
     before, after, frames = ran
-    assert frames == 1
+    assert frames == 1 and page.errors == []
+    page.close()
     if hidden:
         assert before is not None and 90 <= before < 400 and after == before  # once, without a frame
     else:
