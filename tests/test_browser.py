@@ -1088,7 +1088,8 @@ def test_a_compare_stops_shows_it_stopped_and_the_next_lesson_runs(page, served)
     calls, steps = demo.decode_calls, demo.decode_steps
     wait_played_out(page)
     page.get_by_role("tab", name="Compare").click()
-    demo.hold[0] = 3
+    held = 3
+    demo.hold[0] = held
     demo.gate.clear()
     try:
         before, made = len(calls), len(steps)
@@ -1097,7 +1098,7 @@ def test_a_compare_stops_shows_it_stopped_and_the_next_lesson_runs(page, served)
         assert page.locator("#dv-cmp-canvas-b .dv-live .dv-stop").inner_text() == "■ Stop"
         assert page.locator("#dv-cmp-canvas-a .dv-live .dv-progress").count() == 1
         deadline = time.monotonic() + TIMEOUT_MS / 1000  # Stop shows at the first step: the decode reaches its held
-        while 3 not in steps[made:] and time.monotonic() < deadline:  # step later (on a busy machine, steps later)
+        while held not in steps[made:] and time.monotonic() < deadline:  # step later (on a busy machine, steps later)
             time.sleep(0.01)
         ran = len(steps)
         page.locator(CMP_STOP).click()
