@@ -114,7 +114,8 @@ def test_every_block_is_run_or_says_why_not():
 
 
 @pytest.mark.parametrize("block", STANDALONE, ids=[f"{Path(b.doc).stem}-line{b.line}-{b.lang}" for b in STANDALONE])
-def test_block_runs_outside_the_checkout(block, tmp_path):
+def test_block_runs_outside_the_checkout(block, tmp_path, imports_the_installed_package):
+    # (the lock: under `pytest -n 2` without `--dist loadfile` the quick start's reinstall can run meanwhile)
     done = _run(block, tmp_path)
     assert done.returncode == 0, f"{block.where} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
 
