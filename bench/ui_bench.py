@@ -26,7 +26,8 @@ page's one-token prompt decodes 3-5% faster than PROMPT's eight), for a lesson c
 handler on what the click sends (the page's prompt, seed and gen_length, which are not `compare`'s: the
 clicks alternate two lessons), for an upload `direct` (no decode to match: the yardstick).
 With a 3 MB trace loaded the page's gen_length is the trace's (240), so those clicks decode more; the
-last lines compare each click with its own handler, loaded over not loaded.
+last lines compare each click with its own handler, loaded over not loaded. Then issue 43's floors (`FLOORS`),
+each with this run's figure, met or not.
 
     python bench/ui_bench.py                 # embedded model (falls back to the tiny test model)
     python bench/ui_bench.py --browser --rounds 9
@@ -155,6 +156,17 @@ def settle(page: Any, quiet_ms: int = 500) -> None:
 # live canvas was sent, at the finished one; the finished player is the canvas without `dv-live`.
 TEXT, DONE_CANVAS, HEAT = "#dv-canvas .dv-text", "#dv-canvas .dv-player:not(.dv-live)", "#dv-heatmap .dv-fig"
 FIGURES = (HEAT, "#dv-order .dv-fig", "#dv-steps .dv-fig")
+
+
+# Issue 43's floors: (label, row, "ms" | "x direct" | "x compare", at most); the last one is computed from the rows
+# of both phases (printed above it).
+FLOORS = [("slider release to the first step painted", "browser: first step painted", "ms", 150),
+          ("... to the finished canvas and heatmap", "browser: canvas + heatmap", "x direct", 1.3),
+          ("... to every figure drawn", "browser: all figures drawn", "x direct", 1.5),
+          ("a lesson click's figures (x its handler)", "browser: lesson figures", "x compare", 1.3),
+          ("a 3 MB trace's canvas", "browser: 3 MB replay", "x direct", 2.5),
+          ("... its figures", "browser: 3 MB replay figures", "x direct", 4.0),
+          ("lesson click, 3 MB trace loaded / not", "", "x compare", 1.1)]
 
 
 def open_page(p: Any, url: str) -> Any:
@@ -463,19 +475,28 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'path':28s} {'median ms':>10s} {'p90 ms':>8s} {'x direct':>9s} {'x compare':>10s}")
     print("(browser rows: ratios to the same decode, `direct` for uploads / the same lessons' handler, timed between "
           "those browser rounds)")
-    for name, values in times.items():
-        if not values:  # a part not measured (--only)
-            continue
-        med = statistics.median(values)
-        p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
+
+    def ratios(name: str) -> tuple[float, float]:
+        """`name`'s median over its base (browser rows: the same decode timed between their rounds, an upload's the
+        direct decode timed between uploads) and over the lessons' handler."""
         browser = name.startswith("browser")
         replayed = name.startswith("browser: 3 MB replay")  # its own minutes' direct decode
         base = median_of(BETWEEN["replay"] if replayed else BETWEEN["direct"] if browser else "direct", "direct")
         suffix = name[name.index(","):] if browser and "," in name else ""  # ", 3 MB trace loaded"
         cmp_base = median_of(BETWEEN["compare"] + suffix if browser else "compare", "compare")
-        vs_cmp = f"{med / cmp_base:10.2f}" if "lesson" in name else ""
-        print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {med / base:9.2f} {vs_cmp}")
+        med = statistics.median(times[name])
+        return med / base, med / cmp_base
+
+    for name, values in times.items():
+        if not values:  # a part not measured (--only)
+            continue
+        med = statistics.median(values)
+        p90 = sorted(values)[max(0, int(round(0.9 * len(values))) - 1)]
+        x_base, x_cmp = ratios(name)
+        vs_cmp = f"{x_cmp:10.2f}" if "lesson" in name else ""
+        print(f"{name:28s} {1000 * med:10.1f} {1000 * p90:8.1f} {x_base:9.2f} {vs_cmp}")
     loaded = ", 3 MB trace loaded"
+    found: dict[str, float] = {}  # floor's row -> its figure in this run
     if times.get("browser: lesson figures" + loaded):
         # A loaded trace sets the page's gen_length to its own (240), so the clicks after it decode 240 positions,
         # not 64: the like-for-like figure is each click's time over its own handler's (the same lesson, on what
@@ -484,6 +505,18 @@ def main(argv: list[str] | None = None) -> None:
             with_trace = median_of(row + loaded, row) / median_of(BETWEEN["compare"] + loaded, "compare")
             without = median_of(row, row) / median_of(BETWEEN["compare"], "compare")
             print(f"{row[9:]}, 3 MB trace loaded / not, each x its handler: {with_trace / without:.2f}")
+            found.setdefault("lesson click, 3 MB trace loaded / not", with_trace / without)
+    for label, row, column, at_most in FLOORS:
+        if times.get(row):
+            ms = 1000 * statistics.median(times[row])
+            found[label] = ms if column == "ms" else ratios(row)[column == "x compare"]
+    if found:
+        print("floors (issue 43):")
+        for label, _, column, at_most in FLOORS:
+            if label in found:
+                unit = " ms" if column == "ms" else "x"
+                verdict = "met" if found[label] <= at_most else "NOT met"
+                print(f"  {label:42s} {found[label]:8.2f}{unit} <= {at_most}{unit}: {verdict}")
 
 
 if __name__ == "__main__":
